@@ -1,0 +1,177 @@
+// Package backend reaches the object store that holds s3seal's ciphertext:
+// any S3 API through aws-sdk-go-v2, or an embedded gofakes3 store kept on
+// disk for the zero-setup default. It knows nothing of encryption or of the
+// client-facing HTTP API: it moves bytes and metadata and reports errors as
+// *Error values with the backend's S3 code.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Store is the narrow set of S3 operations s3seal needs from its backend.
+// Bodies given to PutObject must be seekable so that a failed attempt can be
+// replayed; bodies returned by GetObject must be closed by the caller.
+type Store interface {
+	ListBuckets(ctx context.Context) ([]Bucket, error)
+	CreateBucket(ctx context.Context, bucket string) error
+	HeadBucket(ctx context.Context, bucket string) error
+	DeleteBucket(ctx context.Context, bucket string) error
+	BucketRegion(ctx context.Context, bucket string) (string, error)
+
+	PutObject(ctx context.Context, in PutInput) (PutOutput, error)
+	// GetObject fetches an object or, with Range set, a byte range of it.
+	// IfMatch, when set, makes the backend answer PreconditionFailed if the
+	// object's backend ETag differs (used to pin a ranged read to the
+	// version a HEAD saw).
+	GetObject(ctx context.Context, in GetInput) (*Object, error)
+	HeadObject(ctx context.Context, bucket, key string) (ObjectInfo, error)
+	DeleteObject(ctx context.Context, bucket, key string) error
+	// DeleteObjects deletes up to 1000 keys; per-key failures come back in
+	// the result, not as the error.
+	DeleteObjects(ctx context.Context, bucket string, keys []string) ([]DeleteResult, error)
+	ListObjects(ctx context.Context, in ListInput) (ListOutput, error)
+}
+
+// Bucket is one entry of ListBuckets.
+type Bucket struct {
+	Name    string
+	Created time.Time
+}
+
+// Headers are the standard object headers S3 stores and returns verbatim.
+type Headers struct {
+	ContentType        string
+	CacheControl       string
+	ContentDisposition string
+	ContentEncoding    string
+	ContentLanguage    string
+	Expires            string // raw HTTP date as the client sent it
+}
+
+// PutInput describes one single-request upload.
+type PutInput struct {
+	Bucket, Key string
+	Body        io.ReadSeeker // replayed from offset 0 on a retry
+	Size        int64
+	ContentMD5  string            // base64 MD5 of Body, checked by the backend when set
+	Meta        map[string]string // user metadata, keys without "x-amz-meta-", lower case
+	Headers     Headers
+}
+
+// PutOutput is what the backend answered to a PUT.
+type PutOutput struct {
+	ETag string // backend ETag, quotes removed
+}
+
+// ByteRange is an inclusive-exclusive backend byte range [Off, Off+Len).
+type ByteRange struct {
+	Off, Len int64
+}
+
+// GetInput selects an object, or part of one.
+type GetInput struct {
+	Bucket, Key string
+	Range       *ByteRange
+	IfMatch     string // backend ETag, quotes optional
+}
+
+// ObjectInfo is what HEAD (or the headers of a GET) says of an object.
+type ObjectInfo struct {
+	Key          string
+	Size         int64 // backend (ciphertext) size of the whole object
+	ETag         string
+	LastModified time.Time
+	StorageClass string
+	Meta         map[string]string // lower-case keys without "x-amz-meta-"
+	Headers      Headers
+}
+
+// Object is a GET result. Body holds the requested range (or all of it).
+type Object struct {
+	Info ObjectInfo
+	Body io.ReadCloser
+}
+
+// ListInput covers ListObjects V1 and V2; the backend is always asked with
+// the version the client used, so markers and tokens pass through.
+type ListInput struct {
+	Bucket            string
+	V2                bool
+	Prefix            string
+	Delimiter         string
+	MaxKeys           int32  // 0 = backend default (1000)
+	Marker            string // V1
+	ContinuationToken string // V2
+	StartAfter        string // V2
+	FetchOwner        bool   // V2
+}
+
+// ListEntry is one object in a listing, as the backend reported it.
+type ListEntry struct {
+	Key          string
+	Size         int64
+	ETag         string
+	LastModified time.Time
+	StorageClass string
+	OwnerID      string
+	OwnerName    string
+}
+
+// ListOutput is one page of a listing.
+type ListOutput struct {
+	Entries               []ListEntry
+	CommonPrefixes        []string
+	IsTruncated           bool
+	NextMarker            string // V1 (may be empty: then the last key or prefix is the marker)
+	NextContinuationToken string // V2
+}
+
+// DeleteResult is the outcome for one key of DeleteObjects.
+type DeleteResult struct {
+	Key     string
+	Code    string // empty on success
+	Message string
+}
+
+// Error is a failure the backend reported with an S3 error code, or a
+// transport failure (Code "" and StatusCode 0).
+type Error struct {
+	Code       string // S3 error code, e.g. "NoSuchKey"; "NotFound" for a bodiless 404
+	StatusCode int
+	Message    string
+	Op         string // backend operation, for logs
+	Err        error  // underlying error
+}
+
+func (e *Error) Error() string {
+	if e.Code == "" {
+		return fmt.Sprintf("backend %s: %v", e.Op, e.Err)
+	}
+	return fmt.Sprintf("backend %s: %s (%d): %s", e.Op, e.Code, e.StatusCode, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorCode returns the S3 error code of err when it is (or wraps) an
+// *Error, else "".
+func ErrorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// IsNotFound reports whether err says the object (or bucket) does not exist.
+func IsNotFound(err error) bool {
+	switch ErrorCode(err) {
+	case "NoSuchKey", "NotFound", "NoSuchBucket":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+)
+
+// config is every setting of `s3seal serve`. Each one is a flag and an
+// environment variable: --backend-endpoint is S3SEAL_BACKEND_ENDPOINT.
+type config struct {
+	Listen          string
+	DataDir         string
+	TLSCert, TLSKey string
+	Domains         string
+
+	BackendEndpoint  string
+	BackendRegion    string
+	BackendAccessKey string
+	BackendSecretKey string
+	BackendPathStyle bool
+
+	AccessKey, SecretKey string
+	CredentialsFile      string
+
+	Key      string
+	KeysFile string
+
+	LogLevel string
+}
+
+// Development defaults, used only with the embedded store on a loopback
+// address. The README names them.
+const (
+	devAccessKey = "s3seal"
+	devSecretKey = "s3seal-dev-secret"
+)
+
+// usageError is a configuration mistake: s3seal exits with status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// parseConfig reads flags, falling back to S3SEAL_* environment variables
+// for every flag not given on the command line.
+func parseConfig(args []string, getenv func(string) string) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("s3seal serve", flag.ContinueOnError)
+	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, def, usage) }
+	str(&c.Listen, "listen", "127.0.0.1:7070", "address to serve the S3 API on")
+	str(&c.DataDir, "data-dir", "./s3seal-data", "directory for the embedded store, dev key and spool files")
+	str(&c.TLSCert, "tls-cert", "", "PEM certificate; with --tls-key, serve HTTPS")
+	str(&c.TLSKey, "tls-key", "", "PEM private key for --tls-cert")
+	str(&c.Domains, "domains", "localhost", "comma-separated host names for virtual-hosted-style requests")
+	str(&c.BackendEndpoint, "backend-endpoint", "", "URL of the S3 object store; empty = embedded store in --data-dir")
+	str(&c.BackendRegion, "backend-region", "us-east-1", "region of the object store")
+	str(&c.BackendAccessKey, "backend-access-key", "", "access key for the object store")
+	str(&c.BackendSecretKey, "backend-secret-key", "", "secret key for the object store")
+	fs.BoolVar(&c.BackendPathStyle, "backend-path-style", false, "address the object store path-style")
+	str(&c.AccessKey, "access-key", "", "the access key clients sign with")
+	str(&c.SecretKey, "secret-key", "", "the secret key clients sign with")
+	str(&c.CredentialsFile, "credentials-file", "", "JSON file of client credentials (instead of --access-key/--secret-key)")
+	str(&c.Key, "key", "", "master key, base64 of 32 bytes (key id \"default\")")
+	str(&c.KeysFile, "keys-file", "", "JSON keyring file (instead of --key)")
+	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, &usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		env := "S3SEAL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(env); v != "" && !set[f.Name] {
+			if err := f.Value.Set(v); err != nil && envErr == nil {
+				envErr = usagef("%s: %v", env, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return nil, envErr
+	}
+	return c, c.validate()
+}
+
+func (c *config) validate() error {
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return usagef("--tls-cert and --tls-key go together")
+	}
+	if c.Key != "" && c.KeysFile != "" {
+		return usagef("give --key or --keys-file, not both")
+	}
+	if (c.AccessKey == "") != (c.SecretKey == "") {
+		return usagef("--access-key and --secret-key go together")
+	}
+	if c.AccessKey != "" && c.CredentialsFile != "" {
+		return usagef("give --access-key/--secret-key or --credentials-file, not both")
+	}
+	if c.embedded() {
+		return nil
+	}
+	if c.Key == "" && c.KeysFile == "" {
+		return usagef("a real backend needs a master key: --key or --keys-file (s3seal keygen makes one)")
+	}
+	if c.AccessKey == "" && c.CredentialsFile == "" {
+		return usagef("a real backend needs client credentials: --access-key/--secret-key or --credentials-file")
+	}
+	if c.BackendAccessKey == "" || c.BackendSecretKey == "" {
+		return usagef("a real backend needs --backend-access-key and --backend-secret-key")
+	}
+	return nil
+}
+
+func (c *config) embedded() bool { return c.BackendEndpoint == "" }

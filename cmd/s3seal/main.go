@@ -1,0 +1,84 @@
+// Command s3seal is an S3-compatible proxy that encrypts every object
+// before it reaches the object store. `s3seal serve` runs it; `s3seal
+// keygen` prints a new master key.
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/s3seal/s3seal/crypto"
+)
+
+const usage = `usage: s3seal <command> [flags]
+
+commands:
+  serve    run the proxy (s3seal serve -h lists every flag)
+  keygen   print a new master key (base64 of 32 random bytes)
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// run executes a command and returns the process exit code: 0 on success,
+// 2 for a usage or configuration mistake, 1 for any other failure.
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		cfg, err := parseConfig(args[1:], getenv)
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "s3seal:", err)
+			return 2
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		if err := serve(ctx, cfg, stderr); err != nil {
+			fmt.Fprintln(stderr, "s3seal:", err)
+			var ue *usageError
+			if errors.As(err, &ue) {
+				return 2
+			}
+			return 1
+		}
+		return 0
+	case "keygen":
+		key, err := crypto.GenerateKey()
+		if err != nil {
+			fmt.Fprintln(stderr, "s3seal:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, base64.StdEncoding.EncodeToString(key))
+		return 0
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "s3seal: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+}
+
+// newLogger returns a text logger on w at the named level.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("--log-level: %v", err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/s3api"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// serve runs the proxy until ctx ends.
+func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
+	log, err := newLogger(logOut, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(log)
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return usagef("--listen %s: %v", cfg.Listen, err)
+	}
+	defer ln.Close()
+	loopback := isLoopback(ln.Addr())
+
+	kr, err := loadKeyring(cfg, loopback)
+	if err != nil {
+		return err
+	}
+	creds, err := loadCredentials(cfg, loopback)
+	if err != nil {
+		return err
+	}
+	be, closeBackend, backendName, err := openBackend(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeBackend()
+
+	spool := filepath.Join(cfg.DataDir, "spool")
+	if err := os.MkdirAll(spool, 0o700); err != nil {
+		return fmt.Errorf("spool dir: %w", err)
+	}
+	store, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: spool})
+	if err != nil {
+		return err
+	}
+	api := s3api.New(s3api.Config{Store: store, Credentials: creds, Domains: splitList(cfg.Domains)})
+	srv := &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	scheme := "http"
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return usagef("TLS: %v", err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		scheme = "https"
+	}
+	log.Info(fmt.Sprintf("s3seal listening on %s://%s", scheme, ln.Addr()),
+		"backend", backendName, "primary_key", kr.Primary(), "data_dir", cfg.DataDir)
+
+	errc := make(chan error, 1)
+	go func() {
+		if srv.TLSConfig != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("s3seal shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// openBackend connects to the configured object store, or starts the
+// embedded one in the data dir.
+func openBackend(cfg *config) (backend.Store, func(), string, error) {
+	if cfg.embedded() {
+		st, closer, err := backend.NewEmbeddedStore(cfg.DataDir)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("embedded store: %w", err)
+		}
+		return st, func() { closer.Close() }, "embedded (" + filepath.Join(cfg.DataDir, "objects") + ")", nil
+	}
+	st, err := backend.NewS3(backend.S3Config{
+		Endpoint: cfg.BackendEndpoint, Region: cfg.BackendRegion,
+		AccessKey: cfg.BackendAccessKey, SecretKey: cfg.BackendSecretKey,
+		PathStyle: cfg.BackendPathStyle,
+	})
+	if err != nil {
+		return nil, nil, "", usagef("backend: %v", err)
+	}
+	return st, func() {}, cfg.BackendEndpoint, nil
+}
+
+// devKeyFile is where the embedded default keeps its development master key.
+const devKeyFile = "dev-master.key"
+
+// loadKeyring builds the keyring from --key or --keys-file; with neither,
+// on the embedded store and a loopback address only, it uses (and on first
+// start creates) a development key in the data dir.
+func loadKeyring(cfg *config, loopback bool) (*crypto.Keyring, error) {
+	switch {
+	case cfg.Key != "":
+		key, err := crypto.ParseKey(strings.TrimSpace(cfg.Key))
+		if err != nil {
+			return nil, usagef("--key: %v", err)
+		}
+		return crypto.NewKeyring("default", map[string][]byte{"default": key})
+	case cfg.KeysFile != "":
+		kr, err := crypto.LoadKeyringFile(cfg.KeysFile)
+		if err != nil {
+			return nil, usagef("--keys-file: %v", err)
+		}
+		return kr, nil
+	}
+	if !loopback {
+		return nil, usagef("no master key given: the development key is only used on a loopback --listen address; give --key or --keys-file")
+	}
+	path := filepath.Join(cfg.DataDir, devKeyFile)
+	key, err := readOrCreateDevKey(path)
+	if err != nil {
+		return nil, err
+	}
+	slog.Warn("using the development master key; give --key or --keys-file for real data", "path", path)
+	return crypto.NewKeyring("dev", map[string][]byte{"dev": key})
+}
+
+func readOrCreateDevKey(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		key, err := crypto.ParseKey(strings.TrimSpace(string(data)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		return key, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	key, err := crypto.GenerateKey()
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := fmt.Fprintln(f, base64.StdEncoding.EncodeToString(key)); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return key, f.Close()
+}
+
+// loadCredentials returns the client credentials; with none configured,
+// on a loopback address only, the development pair the README names.
+func loadCredentials(cfg *config, loopback bool) (s3api.Credentials, error) {
+	switch {
+	case cfg.AccessKey != "":
+		return s3api.SingleCredential(cfg.AccessKey, cfg.SecretKey), nil
+	case cfg.CredentialsFile != "":
+		c, err := s3api.LoadCredentialsFile(cfg.CredentialsFile)
+		if err != nil {
+			return nil, usagef("--credentials-file: %v", err)
+		}
+		return c, nil
+	}
+	if !loopback {
+		return nil, usagef("no client credentials given: the development credentials are only used on a loopback --listen address")
+	}
+	slog.Warn("using development client credentials; give --access-key/--secret-key or --credentials-file for real use",
+		"access_key", devAccessKey)
+	return s3api.SingleCredential(devAccessKey, devSecretKey), nil
+}
+
+func isLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,85 @@
+package s3api
+
+import (
+	"net/http"
+	"regexp"
+)
+
+var bucketNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+
+func checkBucketName(name string) error {
+	if !bucketNameRE.MatchString(name) {
+		return apiErr("InvalidBucketName", "")
+	}
+	return nil
+}
+
+func (s *Server) listBuckets(req *request) error {
+	buckets, err := s.store.Backend().ListBuckets(req.r.Context())
+	if err != nil {
+		return err
+	}
+	out := listAllMyBucketsResult{Xmlns: s3ns, Owner: s3Owner()}
+	for _, b := range buckets {
+		if !req.cred.canRead(b.Name) {
+			continue
+		}
+		out.Buckets = append(out.Buckets, bucketInfo{Name: b.Name, CreationDate: s3Time(b.Created)})
+	}
+	writeXML(req.w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) createBucket(req *request) error {
+	if err := checkBucketName(req.bucket); err != nil {
+		return err
+	}
+	if err := s.store.Backend().CreateBucket(req.r.Context(), req.bucket); err != nil {
+		return err
+	}
+	req.w.Header().Set("Location", "/"+req.bucket)
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) headBucket(req *request) error {
+	if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err != nil {
+		return bucketErr(err)
+	}
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) deleteBucket(req *request) error {
+	if err := s.store.Backend().DeleteBucket(req.r.Context(), req.bucket); err != nil {
+		return bucketErr(err)
+	}
+	req.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) getBucketLocation(req *request) error {
+	region, err := s.store.Backend().BucketRegion(req.r.Context(), req.bucket)
+	if err != nil {
+		return bucketErr(err)
+	}
+	if region == "us-east-1" {
+		region = ""
+	}
+	writeXML(req.w, http.StatusOK, locationConstraint{Xmlns: s3ns, Region: region})
+	return nil
+}
+
+// bucketErr turns a bodiless 404 on a bucket into NoSuchBucket.
+func bucketErr(err error) error {
+	if toAPIError(err).Code == "NoSuchKey" {
+		return apiErr("NoSuchBucket", "")
+	}
+	return err
+}
+
+// s3Owner is the owner s3seal reports: the backend's real owner is the
+// proxy's own account, which clients need not see.
+func s3Owner() owner {
+	return owner{ID: "s3seal", DisplayName: "s3seal"}
+}

@@ -1,0 +1,79 @@
+package s3api
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+func (s *Server) copyObject(req *request) error {
+	srcBucket, srcKey, err := parseCopySource(req.r.Header.Get("X-Amz-Copy-Source"))
+	if err != nil {
+		return err
+	}
+	if !req.cred.canRead(srcBucket) {
+		return apiErr("AccessDenied", "")
+	}
+	in := sealstore.CopyInput{KeyID: req.cred.KeyID, SrcBucket: srcBucket, SrcKey: srcKey, Bucket: req.bucket, Key: req.key,
+		Check: func(src sealstore.ObjectInfo) error { return checkCopySource(req.r.Header, src) }}
+	switch d := req.r.Header.Get("X-Amz-Metadata-Directive"); d {
+	case "", "COPY":
+	case "REPLACE":
+		in.ReplaceMeta = true
+		if in.Meta, in.Headers, err = objectHeaders(req.r.Header); err != nil {
+			return err
+		}
+	default:
+		return apiErr("InvalidArgument", "Unknown metadata directive.")
+	}
+	info, err := s.store.Copy(req.r.Context(), in)
+	if err != nil {
+		return objectErr(err)
+	}
+	writeXML(req.w, http.StatusOK, copyObjectResult{Xmlns: s3ns, ETag: quote(info.ETag), LastModified: s3Time(time.Now())})
+	return nil
+}
+
+// parseCopySource reads "bucket/key" or "/bucket/key", URL-encoded, as
+// x-amz-copy-source carries it. A versionId other than "null" is refused:
+// s3seal does not implement versioning.
+func parseCopySource(v string) (bucket, key string, err error) {
+	src, query, _ := strings.Cut(v, "?")
+	if query != "" {
+		q, _ := url.ParseQuery(query)
+		if vid := q.Get("versionId"); vid != "" && vid != "null" {
+			return "", "", apiErr("NotImplemented", "s3seal does not implement object versions")
+		}
+	}
+	dec, err := url.PathUnescape(src)
+	if err != nil {
+		return "", "", apiErr("InvalidArgument", "Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+	}
+	bucket, key, ok := strings.Cut(strings.TrimPrefix(dec, "/"), "/")
+	if !ok || bucket == "" || key == "" {
+		return "", "", apiErr("InvalidArgument", "Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+	}
+	return bucket, key, nil
+}
+
+// checkCopySource evaluates the x-amz-copy-source-if-* conditions against
+// the source's plaintext ETag and date; all failures are 412.
+func checkCopySource(h http.Header, src sealstore.ObjectInfo) error {
+	lm := src.LastModified.Truncate(time.Second)
+	if im := h.Get("X-Amz-Copy-Source-If-Match"); im != "" && !etagListMatches(im, src.ETag) {
+		return apiErr("PreconditionFailed", "")
+	}
+	if inm := h.Get("X-Amz-Copy-Source-If-None-Match"); inm != "" && etagListMatches(inm, src.ETag) {
+		return apiErr("PreconditionFailed", "")
+	}
+	if t, err := http.ParseTime(h.Get("X-Amz-Copy-Source-If-Unmodified-Since")); err == nil && lm.After(t) {
+		return apiErr("PreconditionFailed", "")
+	}
+	if t, err := http.ParseTime(h.Get("X-Amz-Copy-Source-If-Modified-Since")); err == nil && !lm.After(t) {
+		return apiErr("PreconditionFailed", "")
+	}
+	return nil
+}

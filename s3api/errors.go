@@ -1,0 +1,160 @@
+package s3api
+
+import (
+	"encoding/xml"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/s3api/sigv4"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// APIError is an S3 error as the client sees it: a code, an HTTP status
+// and a message rendered in the S3 XML error body.
+type APIError struct {
+	Code       string
+	StatusCode int
+	Message    string
+	Resource   string
+}
+
+func (e *APIError) Error() string { return e.Code + ": " + e.Message }
+
+// errorTable holds the status and default message of every code s3seal
+// answers with itself.
+var errorTable = map[string]APIError{
+	"AccessDenied":            {StatusCode: 403, Message: "Access Denied"},
+	"BadDigest":               {StatusCode: 400, Message: "The Content-MD5 you specified did not match what we received."},
+	"BucketAlreadyExists":     {StatusCode: 409, Message: "The requested bucket name is not available."},
+	"BucketAlreadyOwnedByYou": {StatusCode: 409, Message: "Your previous request to create the named bucket succeeded and you already own it."},
+	"BucketNotEmpty":          {StatusCode: 409, Message: "The bucket you tried to delete is not empty"},
+	"EntityTooLarge":          {StatusCode: 400, Message: "Your proposed upload exceeds the maximum allowed object size."},
+	"IncompleteBody":          {StatusCode: 400, Message: "You did not provide the number of bytes specified by the Content-Length HTTP header."},
+	"InternalError":           {StatusCode: 500, Message: "We encountered an internal error. Please try again."},
+	"InvalidArgument":         {StatusCode: 400, Message: "Invalid Argument"},
+	"InvalidBucketName":       {StatusCode: 400, Message: "The specified bucket is not valid."},
+	"InvalidDigest":           {StatusCode: 400, Message: "The Content-MD5 you specified is not valid."},
+	"InvalidRange":            {StatusCode: 416, Message: "The requested range is not satisfiable"},
+	"InvalidRequest":          {StatusCode: 400, Message: "Invalid Request"},
+	"MalformedXML":            {StatusCode: 400, Message: "The XML you provided was not well-formed or did not validate against our published schema."},
+	"MethodNotAllowed":        {StatusCode: 405, Message: "The specified method is not allowed against this resource."},
+	"MissingContentLength":    {StatusCode: 411, Message: "You must provide the Content-Length HTTP header."},
+	"NoSuchBucket":            {StatusCode: 404, Message: "The specified bucket does not exist"},
+	"NoSuchKey":               {StatusCode: 404, Message: "The specified key does not exist."},
+	"NoSuchUpload":            {StatusCode: 404, Message: "The specified upload does not exist."},
+	"NotImplemented":          {StatusCode: 501, Message: "A header or operation you provided implies functionality that is not implemented."},
+	"NotModified":             {StatusCode: 304, Message: "Not Modified"},
+	"PreconditionFailed":      {StatusCode: 412, Message: "At least one of the pre-conditions you specified did not hold"},
+	"ServiceUnavailable":      {StatusCode: 503, Message: "Please reduce your request rate."},
+	"SlowDown":                {StatusCode: 503, Message: "Please reduce your request rate."},
+}
+
+// apiErr builds an APIError for a code from the table; msg overrides the
+// default message when not empty.
+func apiErr(code, msg string) *APIError {
+	e, ok := errorTable[code]
+	if !ok {
+		e = errorTable["InternalError"]
+	}
+	e.Code = code
+	if msg != "" {
+		e.Message = msg
+	}
+	return &e
+}
+
+type errorBody struct {
+	XMLName   xml.Name `xml:"Error"`
+	Code      string   `xml:"Code"`
+	Message   string   `xml:"Message"`
+	Resource  string   `xml:"Resource,omitempty"`
+	RequestID string   `xml:"RequestId"`
+}
+
+// toAPIError turns any error from the layers below into the S3 error the
+// client gets. Unknown errors become InternalError; their detail goes to
+// the log, not to the client.
+func toAPIError(err error) *APIError {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var se *sigv4.Error
+	if errors.As(err, &se) {
+		return &APIError{Code: se.Code, StatusCode: se.StatusCode, Message: se.Message}
+	}
+	var ce *checksum.Error
+	if errors.As(err, &ce) {
+		return &APIError{Code: ce.Code, StatusCode: ce.StatusCode, Message: ce.Message}
+	}
+	var ste *sealstore.Error
+	if errors.As(err, &ste) {
+		return apiErr(ste.Code, ste.Message)
+	}
+	var be *backend.Error
+	if errors.As(err, &be) {
+		return fromBackend(be)
+	}
+	return apiErr("InternalError", "")
+}
+
+// fromBackend passes the backend's S3 error through when it is one a
+// client understands, and hides transport detail otherwise.
+func fromBackend(be *backend.Error) *APIError {
+	switch be.Code {
+	case "":
+		return apiErr("ServiceUnavailable", "the object store did not answer")
+	case "NotFound":
+		return apiErr("NoSuchKey", "")
+	case "NotModified", "PreconditionFailed", "NoSuchKey", "NoSuchBucket",
+		"BucketNotEmpty", "BucketAlreadyExists", "BucketAlreadyOwnedByYou",
+		"InvalidBucketName", "NoSuchUpload", "SlowDown", "ServiceUnavailable",
+		"AccessDenied", "InvalidRange", "EntityTooSmall", "EntityTooLarge":
+		e := apiErr(be.Code, "")
+		if be.StatusCode != 0 && e.Code != be.Code {
+			e.StatusCode = be.StatusCode
+		}
+		return e
+	}
+	if be.StatusCode >= 500 {
+		return apiErr("ServiceUnavailable", "the object store failed: "+be.Code)
+	}
+	return apiErr("InternalError", "the object store refused the request: "+be.Code)
+}
+
+// writeError renders err as an S3 XML error body.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	ae := toAPIError(err)
+	reqID := w.Header().Get("x-amz-request-id")
+	if ae.Code == "InternalError" || ae.StatusCode >= 500 {
+		slog.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "request_id", reqID, "err", err)
+	} else {
+		slog.Debug("request refused", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "err", err)
+	}
+	if ae.StatusCode == http.StatusNotModified || r.Method == http.MethodHead {
+		w.WriteHeader(ae.StatusCode)
+		return
+	}
+	body := errorBody{Code: ae.Code, Message: ae.Message, Resource: ae.Resource, RequestID: reqID}
+	if body.Resource == "" {
+		body.Resource = r.URL.Path
+	}
+	writeXML(w, ae.StatusCode, body)
+}
+
+// writeXML renders v as an XML document with the given status.
+func writeXML(w http.ResponseWriter, status int, v any) {
+	out, err := xml.Marshal(v)
+	if err != nil {
+		slog.Error("xml encoding failed", "err", err)
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(xml.Header))
+	_, _ = w.Write(out)
+}

@@ -1,0 +1,166 @@
+package s3api
+
+import (
+	"encoding/xml"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// listParams reads the parameters both listing versions share.
+func listParams(q url.Values) (in backend.ListInput, encode bool, err error) {
+	in.Prefix, in.Delimiter = q.Get("prefix"), q.Get("delimiter")
+	in.MaxKeys = 1000
+	if v := q.Get("max-keys"); v != "" {
+		n, perr := strconv.Atoi(v)
+		if perr != nil || n < 0 {
+			return in, false, apiErr("InvalidArgument", "max-keys must be an integer between 0 and 2147483647")
+		}
+		in.MaxKeys = int32(min(n, 1000))
+	}
+	switch et := q.Get("encoding-type"); et {
+	case "":
+	case "url":
+		encode = true
+	default:
+		return in, false, apiErr("InvalidArgument", "Invalid Encoding Method specified in Request")
+	}
+	return in, encode, nil
+}
+
+func (s *Server) listObjectsV1(req *request) error {
+	q := req.r.URL.Query()
+	in, encode, err := listParams(q)
+	if err != nil {
+		return err
+	}
+	in.Bucket, in.Marker = req.bucket, q.Get("marker")
+	page, err := s.list(req, in)
+	if err != nil {
+		return err
+	}
+	enc := encoder(encode)
+	marker := enc(in.Marker)
+	out := listBucketResult{
+		Xmlns: s3ns, Name: req.bucket, Prefix: enc(in.Prefix), Marker: &marker,
+		MaxKeys: in.MaxKeys, Delimiter: enc(in.Delimiter), IsTruncated: page.IsTruncated,
+	}
+	if page.IsTruncated {
+		out.NextMarker = enc(page.NextMarker)
+	}
+	fillEntries(&out, page, enc, true)
+	if encode {
+		out.EncodingType = "url"
+	}
+	writeXML(req.w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) listObjectsV2(req *request) error {
+	q := req.r.URL.Query()
+	in, encode, err := listParams(q)
+	if err != nil {
+		return err
+	}
+	in.Bucket, in.V2 = req.bucket, true
+	in.ContinuationToken, in.StartAfter = q.Get("continuation-token"), q.Get("start-after")
+	in.FetchOwner = q.Get("fetch-owner") == "true"
+	page, err := s.list(req, in)
+	if err != nil {
+		return err
+	}
+	enc := encoder(encode)
+	out := listBucketResult{
+		Xmlns: s3ns, Name: req.bucket, Prefix: enc(in.Prefix), MaxKeys: in.MaxKeys,
+		Delimiter: enc(in.Delimiter), IsTruncated: page.IsTruncated,
+		ContinuationToken: in.ContinuationToken, StartAfter: enc(in.StartAfter),
+		NextContinuationToken: page.NextContinuationToken,
+	}
+	fillEntries(&out, page, enc, in.FetchOwner)
+	n := len(out.Contents) + len(out.CommonPrefixes)
+	out.KeyCount = &n
+	if encode {
+		out.EncodingType = "url"
+	}
+	writeXML(req.w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) list(req *request, in backend.ListInput) (sealstore.ListPage, error) {
+	if in.MaxKeys == 0 {
+		return sealstore.ListPage{}, s.store.Backend().HeadBucket(req.r.Context(), in.Bucket)
+	}
+	page, err := s.store.List(req.r.Context(), in)
+	return page, bucketErr(err)
+}
+
+func fillEntries(out *listBucketResult, page sealstore.ListPage, enc func(string) string, withOwner bool) {
+	for _, e := range page.Entries {
+		le := listEntry{Key: enc(e.Key), LastModified: s3Time(e.LastModified), ETag: quote(e.ETag),
+			Size: e.Size, StorageClass: e.StorageClass}
+		if le.StorageClass == "" {
+			le.StorageClass = "STANDARD"
+		}
+		if withOwner {
+			o := s3Owner()
+			le.Owner = &o
+		}
+		out.Contents = append(out.Contents, le)
+	}
+	for _, p := range page.CommonPrefixes {
+		out.CommonPrefixes = append(out.CommonPrefixes, commonPrefix{Prefix: enc(p)})
+	}
+}
+
+// encoder returns the key encoding for encoding-type=url (S3 uses form
+// encoding: space as '+'), or the identity.
+func encoder(encode bool) func(string) string {
+	if !encode {
+		return func(s string) string { return s }
+	}
+	return url.QueryEscape
+}
+
+// maxDeleteObjects is S3's limit on keys per DeleteObjects request.
+const maxDeleteObjects = 1000
+
+func (s *Server) deleteObjects(req *request) error {
+	body, err := io.ReadAll(io.LimitReader(req.r.Body, 2<<20))
+	if err != nil {
+		return err
+	}
+	var dr deleteRequest
+	if err := xml.Unmarshal(body, &dr); err != nil || len(dr.Objects) == 0 || len(dr.Objects) > maxDeleteObjects {
+		return apiErr("MalformedXML", "")
+	}
+	out := deleteResult{Xmlns: s3ns}
+	var keys []string
+	for _, o := range dr.Objects {
+		if err := sealstore.CheckKey(o.Key); err != nil {
+			ae := toAPIError(err)
+			out.Errors = append(out.Errors, deleteError{Key: o.Key, Code: ae.Code, Message: ae.Message})
+			continue
+		}
+		keys = append(keys, o.Key)
+	}
+	if len(keys) > 0 {
+		res, err := s.store.Backend().DeleteObjects(req.r.Context(), req.bucket, keys)
+		if err != nil {
+			return bucketErr(err)
+		}
+		for _, r := range res {
+			switch {
+			case r.Code != "":
+				out.Errors = append(out.Errors, deleteError{Key: r.Key, Code: r.Code, Message: r.Message})
+			case !dr.Quiet:
+				out.Deleted = append(out.Deleted, deletedEntry{Key: r.Key})
+			}
+		}
+	}
+	writeXML(req.w, http.StatusOK, out)
+	return nil
+}

@@ -1,0 +1,278 @@
+package s3api
+
+import (
+	"encoding/base64"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// maxMetaSize is S3's limit on user metadata (keys plus values).
+const maxMetaSize = 2 << 10
+
+func (s *Server) putObject(req *request) error {
+	size := req.auth.DecodedLength
+	if size < 0 {
+		return apiErr("MissingContentLength", "")
+	}
+	meta, headers, err := objectHeaders(req.r.Header)
+	if err != nil {
+		return err
+	}
+	md5sum, err := contentMD5(req.r.Header)
+	if err != nil {
+		return err
+	}
+	info, err := s.store.Put(req.r.Context(), sealstore.PutInput{
+		Bucket: req.bucket, Key: req.key, Body: req.r.Body, Size: size,
+		ContentMD5: md5sum, Meta: meta, Headers: headers, KeyID: req.cred.KeyID,
+	})
+	if err != nil {
+		return err
+	}
+	req.w.Header().Set("ETag", quote(info.ETag))
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) getObject(req *request) error {
+	rng, err := parseRange(req.r.Header.Get("Range"))
+	if err != nil {
+		return err
+	}
+	info, rd, err := s.store.Get(req.r.Context(), req.bucket, req.key, rng)
+	if err != nil {
+		return objectErr(err)
+	}
+	defer rd.Close()
+	h := req.w.Header()
+	setObjectHeaders(h, info, req.r.URL.Query())
+	if err := checkConditions(req.r, info); err != nil {
+		return err
+	}
+	status := http.StatusOK
+	h.Set("Content-Length", strconv.FormatInt(rd.Len, 10))
+	if rd.Partial {
+		status = http.StatusPartialContent
+		h.Set("Content-Range", contentRange(rd.Off, rd.Len, info.Size))
+	}
+	req.w.WriteHeader(status)
+	buf := make([]byte, 64<<10)
+	if _, err := io.CopyBuffer(req.w, io.LimitReader(rd, rd.Len), buf); err != nil {
+		// Headers are gone: the only honest signal left is to cut the
+		// connection, so the client sees a short body, never wrong bytes.
+		slog.Error("GET aborted mid-stream", "bucket", req.bucket, "key", req.key, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+func (s *Server) headObject(req *request) error {
+	rng, err := parseRange(req.r.Header.Get("Range"))
+	if err != nil {
+		return err
+	}
+	info, err := s.store.Head(req.r.Context(), req.bucket, req.key)
+	if err != nil {
+		return objectErr(err)
+	}
+	h := req.w.Header()
+	setObjectHeaders(h, info, req.r.URL.Query())
+	if err := checkConditions(req.r, info); err != nil {
+		return err
+	}
+	status := http.StatusOK
+	length := info.Size
+	if rng != nil {
+		off, n, err := rng.Resolve(info.Size)
+		if err != nil {
+			return err
+		}
+		status, length = http.StatusPartialContent, n
+		h.Set("Content-Range", contentRange(off, n, info.Size))
+	}
+	h.Set("Content-Length", strconv.FormatInt(length, 10))
+	req.w.WriteHeader(status)
+	return nil
+}
+
+func (s *Server) deleteObject(req *request) error {
+	if err := s.store.Delete(req.r.Context(), req.bucket, req.key); err != nil {
+		return err
+	}
+	req.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// objectErr turns a bodiless 404 on an object into NoSuchKey.
+func objectErr(err error) error {
+	if backend.ErrorCode(err) == "NotFound" {
+		return apiErr("NoSuchKey", "")
+	}
+	return err
+}
+
+// objectHeaders extracts user metadata and the standard headers S3 stores.
+func objectHeaders(h http.Header) (map[string]string, backend.Headers, error) {
+	meta := map[string]string{}
+	total := 0
+	for k, vs := range h {
+		lk := strings.ToLower(k)
+		name, ok := strings.CutPrefix(lk, "x-amz-meta-")
+		if !ok {
+			continue
+		}
+		v := strings.Join(vs, ",")
+		meta[name] = v
+		total += len(name) + len(v)
+	}
+	if total > maxMetaSize {
+		return nil, backend.Headers{}, &APIError{Code: "MetadataTooLarge", StatusCode: 400,
+			Message: "Your metadata headers exceed the maximum allowed metadata size."}
+	}
+	if err := sealstore.CheckMeta(meta); err != nil {
+		return nil, backend.Headers{}, err
+	}
+	return meta, backend.Headers{
+		ContentType:        h.Get("Content-Type"),
+		CacheControl:       h.Get("Cache-Control"),
+		ContentDisposition: h.Get("Content-Disposition"),
+		ContentEncoding:    stripAWSChunked(h.Get("Content-Encoding")),
+		ContentLanguage:    h.Get("Content-Language"),
+		Expires:            h.Get("Expires"),
+	}, nil
+}
+
+// stripAWSChunked removes the transfer coding "aws-chunked", which
+// describes the request body, not the object.
+func stripAWSChunked(ce string) string {
+	var keep []string
+	for _, c := range strings.Split(ce, ",") {
+		if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "aws-chunked") {
+			keep = append(keep, c)
+		}
+	}
+	return strings.Join(keep, ",")
+}
+
+// contentMD5 decodes a Content-MD5 header; nil when absent.
+func contentMD5(h http.Header) ([]byte, error) {
+	v, ok := h["Content-Md5"]
+	if !ok {
+		return nil, nil
+	}
+	sum, err := base64.StdEncoding.DecodeString(strings.Join(v, ""))
+	if err != nil || len(sum) != 16 {
+		return nil, apiErr("InvalidDigest", "")
+	}
+	return sum, nil
+}
+
+// setObjectHeaders writes what GET and HEAD report of an object; response-*
+// query parameters override the stored standard headers.
+func setObjectHeaders(h http.Header, info sealstore.ObjectInfo, q map[string][]string) {
+	h.Set("ETag", quote(info.ETag))
+	h.Set("Last-Modified", info.LastModified.UTC().Format(http.TimeFormat))
+	h.Set("Accept-Ranges", "bytes")
+	ct := info.Headers.ContentType
+	if ct == "" {
+		ct = "binary/octet-stream"
+	}
+	set := func(name, stored, override string) {
+		if vs := q[override]; len(vs) > 0 {
+			stored = vs[0]
+		}
+		if stored != "" {
+			h.Set(name, stored)
+		}
+	}
+	set("Content-Type", ct, "response-content-type")
+	set("Cache-Control", info.Headers.CacheControl, "response-cache-control")
+	set("Content-Disposition", info.Headers.ContentDisposition, "response-content-disposition")
+	set("Content-Encoding", info.Headers.ContentEncoding, "response-content-encoding")
+	set("Content-Language", info.Headers.ContentLanguage, "response-content-language")
+	set("Expires", info.Headers.Expires, "response-expires")
+	for k, v := range info.Meta {
+		h["X-Amz-Meta-"+k] = []string{v}
+	}
+	if info.StorageClass != "" && info.StorageClass != "STANDARD" {
+		h.Set("x-amz-storage-class", info.StorageClass)
+	}
+}
+
+func quote(etag string) string { return `"` + etag + `"` }
+
+func contentRange(off, n, size int64) string {
+	return "bytes " + strconv.FormatInt(off, 10) + "-" + strconv.FormatInt(off+n-1, 10) + "/" + strconv.FormatInt(size, 10)
+}
+
+// parseRange parses a single "bytes=" range. Syntactically invalid or
+// multi-range headers are ignored (the whole object is returned), as S3
+// and RFC 9110 do.
+func parseRange(v string) (*sealstore.Range, error) {
+	spec, ok := strings.CutPrefix(strings.TrimSpace(v), "bytes=")
+	if !ok || strings.Contains(spec, ",") {
+		return nil, nil
+	}
+	first, last, ok := strings.Cut(spec, "-")
+	if !ok {
+		return nil, nil
+	}
+	if first == "" {
+		n, err := strconv.ParseInt(last, 10, 64)
+		if err != nil || n < 0 {
+			return nil, nil
+		}
+		return &sealstore.Range{First: -1, SuffixLen: n}, nil
+	}
+	a, err := strconv.ParseInt(first, 10, 64)
+	if err != nil || a < 0 {
+		return nil, nil
+	}
+	if last == "" {
+		return &sealstore.Range{First: a, Last: -1}, nil
+	}
+	b, err := strconv.ParseInt(last, 10, 64)
+	if err != nil || b < a {
+		return nil, nil
+	}
+	return &sealstore.Range{First: a, Last: b}, nil
+}
+
+// checkConditions evaluates If-Match, If-Unmodified-Since, If-None-Match and
+// If-Modified-Since against the plaintext ETag and date, in RFC 9110 order.
+func checkConditions(r *http.Request, info sealstore.ObjectInfo) error {
+	lm := info.LastModified.Truncate(time.Second)
+	if im := r.Header.Get("If-Match"); im != "" {
+		if !etagListMatches(im, info.ETag) {
+			return apiErr("PreconditionFailed", "")
+		}
+	} else if t, err := http.ParseTime(r.Header.Get("If-Unmodified-Since")); err == nil && lm.After(t) {
+		return apiErr("PreconditionFailed", "")
+	}
+	if inm := r.Header.Get("If-None-Match"); inm != "" {
+		if etagListMatches(inm, info.ETag) {
+			return apiErr("NotModified", "")
+		}
+	} else if t, err := http.ParseTime(r.Header.Get("If-Modified-Since")); err == nil && !lm.After(t) {
+		return apiErr("NotModified", "")
+	}
+	return nil
+}
+
+func etagListMatches(list, etag string) bool {
+	for _, e := range strings.Split(list, ",") {
+		e = strings.TrimSpace(e)
+		e = strings.TrimPrefix(e, "W/")
+		if e == "*" || strings.Trim(e, `"`) == etag {
+			return true
+		}
+	}
+	return false
+}

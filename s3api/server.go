@@ -1,0 +1,140 @@
+// Package s3api is s3seal's HTTP front: it routes S3 requests (path-style
+// and virtual-hosted style), authenticates them (package sigv4), turns them
+// into calls on the encrypting object layer (package sealstore) and renders
+// S3 XML responses and errors. It never touches keys or ciphertext.
+package s3api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/s3seal/s3seal/s3api/sigv4"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// Config is everything the HTTP front needs. Store and Verifier are required.
+type Config struct {
+	// Store is the encrypting object layer.
+	Store *sealstore.Store
+	// Credentials are the clients s3seal accepts and what each may access.
+	Credentials Credentials
+	// Domains are the host names under which virtual-hosted-style requests
+	// arrive: Host "photos.s3.example.com" with domain "s3.example.com"
+	// addresses bucket "photos". Default: ["localhost"]. Any other Host is
+	// taken as path style.
+	Domains []string
+	// Ready, when set, reports whether s3seal can serve; /healthz answers
+	// 503 while it returns false. Default: always ready.
+	Ready func() bool
+}
+
+// Server is the HTTP handler for the S3 API.
+type Server struct {
+	cfg      Config
+	store    *sealstore.Store
+	verifier *sigv4.Verifier
+	router   *mux.Router
+}
+
+// New builds the handler.
+func New(cfg Config) *Server {
+	if len(cfg.Domains) == 0 {
+		cfg.Domains = []string{"localhost"}
+	}
+	for i, d := range cfg.Domains {
+		cfg.Domains[i] = strings.ToLower(strings.TrimPrefix(d, "."))
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, verifier: sigv4.NewVerifier(cfg.Credentials)}
+	s.router = s.routes()
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := newRequestID()
+	w.Header().Set("x-amz-request-id", id)
+	w.Header().Set("x-amz-id-2", id)
+	w.Header().Set("Server", "s3seal")
+	s.router.ServeHTTP(w, r)
+}
+
+// request is one authenticated S3 request with its target resolved.
+type request struct {
+	w           http.ResponseWriter
+	r           *http.Request
+	bucket, key string
+	auth        *sigv4.Result
+	cred        Credential
+}
+
+// access is what an operation needs of its bucket.
+type access int
+
+const (
+	accService access = iota // no bucket (ListBuckets filters by itself)
+	accRead
+	accWrite
+)
+
+// handler is an S3 operation. It writes its own success response and
+// returns an error for everything else, which is rendered in one place.
+type handler func(*request) error
+
+// serve wraps an operation with authentication, the bucket access check
+// and error rendering.
+func (s *Server) serve(need access, h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		res, err := s.verifier.Verify(r)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		if res.Body != nil {
+			r.Body = res.Body
+		}
+		bucket, key := s.target(r)
+		cred := s.cfg.Credentials[res.AccessKey]
+		if (need == accRead && !cred.canRead(bucket)) || (need == accWrite && !cred.canWrite(bucket)) {
+			writeError(w, r, apiErr("AccessDenied", ""))
+			return
+		}
+		req := &request{w: w, r: r, bucket: bucket, key: key, auth: res, cred: cred}
+		if err := h(req); err != nil {
+			writeError(w, r, err)
+		}
+	}
+}
+
+// target resolves the bucket and key a request addresses.
+func (s *Server) target(r *http.Request) (bucket, key string) {
+	path := strings.TrimPrefix(r.URL.Path, "/")
+	if b := s.hostBucket(r.Host); b != "" {
+		return b, path
+	}
+	bucket, key, _ = strings.Cut(path, "/")
+	return bucket, key
+}
+
+// hostBucket returns the bucket named by a virtual-hosted-style Host, or "".
+func (s *Server) hostBucket(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(host)
+	for _, d := range s.cfg.Domains {
+		if b, ok := strings.CutSuffix(host, "."+d); ok && b != "" {
+			return b
+		}
+	}
+	return ""
+}
+
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return strings.ToUpper(hex.EncodeToString(b[:]))
+}

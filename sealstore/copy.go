@@ -1,0 +1,62 @@
+package sealstore
+
+import (
+	"context"
+	"io"
+
+	"github.com/s3seal/s3seal/backend"
+)
+
+// CopyInput is a server-side copy. The copy is decrypted and sealed again
+// under a fresh data key: no two objects ever share a key.
+type CopyInput struct {
+	SrcBucket, SrcKey string
+	Bucket, Key       string
+	// ReplaceMeta selects the REPLACE metadata directive: Meta and Headers
+	// are used instead of the source's.
+	ReplaceMeta bool
+	Meta        map[string]string
+	Headers     backend.Headers
+	KeyID       string
+	// Check, when set, sees the source's description before any byte is
+	// copied (copy-source conditions); an error aborts the copy.
+	Check func(src ObjectInfo) error
+}
+
+// Copy copies an object, re-encrypting it. The source may be a plaintext
+// object written around s3seal; the copy is always encrypted.
+func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
+	if err := CheckKey(in.Key); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := CheckKey(in.SrcKey); err != nil {
+		return ObjectInfo{}, err
+	}
+	if in.SrcBucket == in.Bucket && in.SrcKey == in.Key && !in.ReplaceMeta {
+		return ObjectInfo{}, errorf("InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
+	}
+	src, rd, err := s.Get(ctx, in.SrcBucket, in.SrcKey, nil)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	defer rd.Close()
+	if in.Check != nil {
+		if err := in.Check(src); err != nil {
+			return ObjectInfo{}, err
+		}
+	}
+	meta, headers := src.Meta, src.Headers
+	if in.ReplaceMeta {
+		meta, headers = in.Meta, in.Headers
+	}
+	return s.Put(ctx, PutInput{Bucket: in.Bucket, Key: in.Key, Body: io.Reader(rd), Size: src.Size,
+		Meta: meta, Headers: headers, KeyID: in.KeyID})
+}
+
+// Delete removes an object. Deleting a missing key succeeds, as in S3.
+func (s *Store) Delete(ctx context.Context, bucket, key string) error {
+	if err := CheckKey(key); err != nil {
+		return err
+	}
+	return s.be.DeleteObject(ctx, bucket, key)
+}

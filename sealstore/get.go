@@ -1,0 +1,222 @@
+package sealstore
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// Range is a client's byte range in plaintext terms, as parsed from
+// "bytes=First-Last", "bytes=First-" (Last < 0) or "bytes=-SuffixLen"
+// (First < 0).
+type Range struct {
+	First, Last int64
+	SuffixLen   int64
+}
+
+// Resolve applies r to an object of size bytes and returns the offset and
+// length it selects, or InvalidRange.
+func (r Range) Resolve(size int64) (off, n int64, err error) {
+	switch {
+	case r.First < 0:
+		if r.SuffixLen <= 0 || size == 0 {
+			return 0, 0, errorf("InvalidRange", "the requested range is not satisfiable")
+		}
+		off = max(0, size-r.SuffixLen)
+		return off, size - off, nil
+	case r.First >= size:
+		return 0, 0, errorf("InvalidRange", "the requested range is not satisfiable")
+	default:
+		last := size - 1
+		if r.Last >= 0 && r.Last < last {
+			last = r.Last
+		}
+		return r.First, last - r.First + 1, nil
+	}
+}
+
+// Head describes an object in plaintext terms. For an encrypted object the
+// reported size and ETag are authenticated by unwrapping its data key.
+func (s *Store) Head(ctx context.Context, bucket, key string) (ObjectInfo, error) {
+	bi, err := s.be.HeadObject(ctx, bucket, key)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	info, err := s.describe(bucket, bi)
+	if err != nil {
+		return info, err
+	}
+	if info.Encrypted {
+		if _, err := s.dataKey(info); err != nil {
+			return info, err
+		}
+	}
+	return info, nil
+}
+
+// Reader is the plaintext body of a GET. Off and Len give the byte range it
+// holds; Partial is true when a range was asked for.
+type Reader struct {
+	io.Reader
+	Off, Len int64
+	Partial  bool
+	body     io.Closer
+}
+
+// Close releases the backend response.
+func (r *Reader) Close() error { return r.body.Close() }
+
+// Get opens an object, or the plaintext range rng of it, for reading. The
+// first segment is authenticated before Get returns, so a corrupt object
+// whose damage is at the start fails here rather than mid-stream; later
+// damage surfaces as a read error wrapping ErrIntegrity. The caller closes
+// the Reader.
+func (s *Store) Get(ctx context.Context, bucket, key string, rng *Range) (ObjectInfo, *Reader, error) {
+	if rng == nil {
+		obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key})
+		if err != nil {
+			return ObjectInfo{}, nil, err
+		}
+		info, rd, err := s.open(obj, bucket, 0, -1)
+		if err != nil {
+			obj.Body.Close()
+		}
+		return info, rd, err
+	}
+	// A range needs the plaintext size first. The ranged GET is pinned to
+	// the version the HEAD saw; if the object changed in between, start over
+	// once.
+	for attempt := 0; ; attempt++ {
+		info, err := s.Head(ctx, bucket, key)
+		if err != nil {
+			return info, nil, err
+		}
+		off, n, err := rng.Resolve(info.Size)
+		if err != nil {
+			return info, nil, err
+		}
+		br := &backend.ByteRange{Off: off, Len: n}
+		if info.Encrypted {
+			br.Off, br.Len = crypto.CipherRange(info.Size, off, n)
+		}
+		obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key, Range: br, IfMatch: info.backendETag})
+		if backend.ErrorCode(err) == "PreconditionFailed" && attempt == 0 {
+			continue
+		}
+		if err != nil {
+			return info, nil, err
+		}
+		_, rd, err := s.open(obj, bucket, off, n)
+		if err != nil {
+			obj.Body.Close()
+			return info, nil, err
+		}
+		rd.Partial = true
+		return info, rd, nil
+	}
+}
+
+// open wraps a backend response in a decrypting reader. n < 0 means the
+// whole object (obj holds all of it).
+func (s *Store) open(obj *backend.Object, bucket string, off, n int64) (ObjectInfo, *Reader, error) {
+	bi := obj.Info
+	if n >= 0 {
+		// A ranged response reports the range's size; the HEAD before it
+		// described the object, and the backend ETag pinned the version.
+		bi.Size = -1
+	}
+	var info ObjectInfo
+	var err error
+	if n < 0 {
+		info, err = s.describe(bucket, bi)
+	} else {
+		info, err = s.describeRanged(bucket, bi)
+	}
+	if err != nil {
+		return info, nil, err
+	}
+	if !info.Encrypted {
+		if n < 0 {
+			n = info.Size
+		}
+		return info, &Reader{Reader: obj.Body, Off: off, Len: n, body: obj.Body}, nil
+	}
+	dk, err := s.dataKey(info)
+	if err != nil {
+		return info, nil, err
+	}
+	if n < 0 {
+		n = info.Size
+	}
+	plain, err := crypto.NewReader(obj.Body, dk, 0, info.Size, off, n)
+	if err != nil {
+		return info, nil, integrityErr(bucket, info.Key, err)
+	}
+	pr := &primedReader{r: plain, bucket: bucket, key: info.Key}
+	if err := pr.prime(); err != nil {
+		return info, nil, err
+	}
+	return info, &Reader{Reader: pr, Off: off, Len: n, body: obj.Body}, nil
+}
+
+// describeRanged is describe for a ranged response, whose size is that of
+// the range: the plaintext size comes from the (authenticated) metadata.
+func (s *Store) describeRanged(bucket string, bi backend.ObjectInfo) (ObjectInfo, error) {
+	env, encrypted, err := crypto.ParseMetadata(bi.Meta)
+	if err != nil {
+		return ObjectInfo{}, integrityErr(bucket, bi.Key, err)
+	}
+	if encrypted && !env.Binding.Multipart {
+		bi.Size = crypto.CiphertextSize(env.Binding.PlainSize)
+	}
+	return s.describe(bucket, bi)
+}
+
+// primedReader reads ahead the first block so that damage at the start of
+// an object is reported before any response header is sent, and turns
+// authentication failures into integrity errors.
+type primedReader struct {
+	r           io.Reader
+	buf         []byte
+	bucket, key string
+	err         error
+}
+
+func (p *primedReader) prime() error {
+	p.buf = make([]byte, 32<<10)
+	n, err := io.ReadFull(p.r, p.buf)
+	p.buf = p.buf[:n]
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return p.wrap(err)
+	}
+	if err != nil {
+		p.err = io.EOF
+	}
+	return nil
+}
+
+func (p *primedReader) wrap(err error) error {
+	if errors.Is(err, crypto.ErrAuth) || errors.Is(err, crypto.ErrCorrupt) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return integrityErr(p.bucket, p.key, err)
+	}
+	return err
+}
+
+func (p *primedReader) Read(b []byte) (int, error) {
+	if len(p.buf) > 0 {
+		n := copy(b, p.buf)
+		p.buf = p.buf[n:]
+		return n, nil
+	}
+	if p.err != nil {
+		return 0, p.err
+	}
+	n, err := p.r.Read(b)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = p.wrap(err)
+	}
+	return n, err
+}

@@ -1,0 +1,186 @@
+package sealstore
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// PutInput is one plaintext object to store.
+type PutInput struct {
+	Bucket, Key string
+	// Body is read to its end. A read error aborts the PUT and nothing is
+	// published; the error is returned as it is, so a verifying reader can
+	// report its own S3 error.
+	Body io.Reader
+	// Size is the plaintext length the client declared, or -1 if unknown.
+	// A body of another length is refused with IncompleteBody.
+	Size int64
+	// ContentMD5, when set, is the 16-byte MD5 the client declared; a
+	// mismatch is refused with BadDigest.
+	ContentMD5 []byte
+	Meta       map[string]string // user metadata, lower-case keys without "x-amz-meta-"
+	Headers    backend.Headers
+	// KeyID names the master key for this object; "" means the primary.
+	KeyID string
+	// Observe, when set, sees every plaintext byte (e.g. checksum hashes).
+	Observe io.Writer
+	// Finalize, when set, runs after the whole body was read and sealed and
+	// before anything is published. An error aborts the PUT; extra metadata
+	// it returns is stored with the object.
+	Finalize func() (map[string]string, error)
+}
+
+// Put seals in.Body into a spool file, checks it, and publishes it to the
+// backend in one PUT. Nothing reaches the backend unless every check passed.
+func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
+	if err := CheckKey(in.Key); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := CheckMeta(in.Meta); err != nil {
+		return ObjectInfo{}, err
+	}
+	if in.Size > s.opt.MaxObjectSize {
+		return ObjectInfo{}, errorf("EntityTooLarge", "a single PUT may carry at most %d bytes", s.opt.MaxObjectSize)
+	}
+	sp, err := s.seal(in)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	defer sp.file.Close()
+
+	keyID := in.KeyID
+	if keyID == "" {
+		keyID = s.kr.Primary()
+	}
+	env, err := s.kr.Wrap(sp.dk, keyID, crypto.Binding{PlainSize: sp.size, PlainMD5: sp.md5})
+	if err != nil {
+		return ObjectInfo{}, fmt.Errorf("wrap data key: %w", err)
+	}
+	meta := make(map[string]string, len(in.Meta)+8)
+	for k, v := range in.Meta {
+		meta[k] = v
+	}
+	for k, v := range sp.extraMeta {
+		meta[k] = v
+	}
+	for k, v := range env.Metadata() {
+		meta[k] = v
+	}
+	if _, err := sp.file.Seek(0, io.SeekStart); err != nil {
+		return ObjectInfo{}, fmt.Errorf("rewind spool: %w", err)
+	}
+	out, err := s.be.PutObject(ctx, backend.PutInput{
+		Bucket: in.Bucket, Key: in.Key,
+		Body: sp.file, Size: sp.cipherSize,
+		ContentMD5: base64.StdEncoding.EncodeToString(sp.cipherMD5),
+		Meta:       meta, Headers: in.Headers,
+	})
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	etag := fmt.Sprintf("%x", sp.md5)
+	s.cache.Add(cacheKey{in.Bucket, in.Key, out.ETag, sp.cipherSize}, resolved{sp.size, etag})
+	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: sp.size, ETag: etag,
+		Meta: in.Meta, Headers: in.Headers, Encrypted: true, env: env,
+		backendETag: out.ETag, backendSize: sp.cipherSize}, nil
+}
+
+// spooled is a sealed body waiting in an unlinked file.
+type spooled struct {
+	file       *os.File
+	dk         *crypto.DataKey
+	size       int64
+	md5        [16]byte
+	cipherSize int64
+	cipherMD5  []byte
+	extraMeta  map[string]string
+}
+
+// seal reads the whole body, sealing it into a fresh spool file, and runs
+// every check on it. The caller closes the returned file.
+func (s *Store) seal(in PutInput) (*spooled, error) {
+	f, err := os.CreateTemp(s.opt.SpoolDir, "s3seal-spool-*")
+	if err != nil {
+		return nil, fmt.Errorf("create spool file: %w", err)
+	}
+	// Unlink at once: the file lives only as long as the open descriptor,
+	// so a crash leaves nothing behind.
+	_ = os.Remove(f.Name())
+	sp, err := s.sealInto(f, in)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return sp, nil
+}
+
+func (s *Store) sealInto(f *os.File, in PutInput) (*spooled, error) {
+	dk, err := crypto.NewDataKey()
+	if err != nil {
+		return nil, err
+	}
+	cipherMD5 := md5.New()
+	cw := crypto.NewWriter(io.MultiWriter(f, cipherMD5), dk, 0)
+	plainMD5 := md5.New()
+	sinks := []io.Writer{cw, plainMD5}
+	if in.Observe != nil {
+		sinks = append(sinks, in.Observe)
+	}
+	limit := s.opt.MaxObjectSize
+	if in.Size >= 0 {
+		limit = in.Size
+	}
+	n, err := copyBody(io.MultiWriter(sinks...), in.Body, limit, in.Size >= 0)
+	if err != nil {
+		return nil, err
+	}
+	if in.Size >= 0 && n != in.Size {
+		return nil, errorf("IncompleteBody", "the body had %d bytes, %d were declared", n, in.Size)
+	}
+	if err := cw.Close(); err != nil {
+		return nil, fmt.Errorf("seal: %w", err)
+	}
+	sp := &spooled{file: f, dk: dk, size: n, cipherSize: crypto.CiphertextSize(n), cipherMD5: cipherMD5.Sum(nil)}
+	copy(sp.md5[:], plainMD5.Sum(nil))
+	if in.ContentMD5 != nil && subtle.ConstantTimeCompare(in.ContentMD5, sp.md5[:]) != 1 {
+		return nil, errorf("BadDigest", "the Content-MD5 you specified did not match what we received")
+	}
+	if in.Finalize != nil {
+		if sp.extraMeta, err = in.Finalize(); err != nil {
+			return nil, err
+		}
+	}
+	return sp, nil
+}
+
+// copyBody copies src to dst and refuses a body longer than limit (the
+// declared size when declared is true, else the object size limit): one
+// byte past it is read to tell "exactly limit" from "more".
+func copyBody(dst io.Writer, src io.Reader, limit int64, declared bool) (int64, error) {
+	buf := make([]byte, crypto.SegmentSize)
+	n, err := io.CopyBuffer(dst, io.LimitReader(src, limit), buf)
+	if err != nil {
+		return n, err
+	}
+	var one [1]byte
+	m, err := io.ReadFull(src, one[:])
+	if m > 0 {
+		if declared {
+			return n, errorf("IncompleteBody", "the body is longer than the %d bytes declared", limit)
+		}
+		return n, errorf("EntityTooLarge", "a single PUT may carry at most %d bytes", limit)
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return n, err
+	}
+	return n, nil
+}

@@ -1,0 +1,200 @@
+// Package sealstore is s3seal's encrypting object layer. It stores each
+// plaintext object as sealed ciphertext (package crypto) in a backend.Store
+// and reads it back, keeping S3's plaintext semantics: sizes, ETags, ranges.
+// It speaks neither HTTP nor XML; the s3api package maps its errors.
+package sealstore
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// ReservedPrefix is the key prefix under which s3seal keeps its own objects
+// in a bucket. It is hidden from listings and refused as a client key.
+const ReservedPrefix = ".s3seal/"
+
+// MaxSingleObjectSize is the largest body one PUT or copy may carry, as in S3.
+const MaxSingleObjectSize = 5 << 30
+
+// Options configure a Store. The zero value of each field means its default.
+type Options struct {
+	// SpoolDir holds the unlinked temporary files that bodies are sealed
+	// into before they are published. Default: os.TempDir().
+	SpoolDir string
+	// MaxObjectSize bounds one PUT or copy. Default MaxSingleObjectSize.
+	MaxObjectSize int64
+	// ListConcurrency bounds the HEADs one listing page issues to resolve
+	// plaintext sizes and ETags. Default 16.
+	ListConcurrency int
+	// CacheEntries bounds the cache of resolved listing entries. Default 100,000.
+	CacheEntries int
+}
+
+// Store is the encrypting object layer. It is safe for concurrent use.
+type Store struct {
+	be    backend.Store
+	kr    *crypto.Keyring
+	opt   Options
+	cache *lru.Cache[cacheKey, resolved]
+}
+
+type cacheKey struct {
+	bucket, key, backendETag string
+	backendSize              int64
+}
+
+// resolved is what a listing needs of an object: immutable for a given
+// backend ETag, because the backend ETag hashes ciphertext with fresh nonces.
+type resolved struct {
+	size int64
+	etag string
+}
+
+// New returns a Store over be that wraps new data keys with kr.
+func New(be backend.Store, kr *crypto.Keyring, opt Options) (*Store, error) {
+	if opt.MaxObjectSize <= 0 {
+		opt.MaxObjectSize = MaxSingleObjectSize
+	}
+	if opt.ListConcurrency <= 0 {
+		opt.ListConcurrency = 16
+	}
+	if opt.CacheEntries <= 0 {
+		opt.CacheEntries = 100_000
+	}
+	c, err := lru.New[cacheKey, resolved](opt.CacheEntries)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{be: be, kr: kr, opt: opt, cache: c}, nil
+}
+
+// Backend returns the store underneath, for bucket operations that need no
+// encryption.
+func (s *Store) Backend() backend.Store { return s.be }
+
+// ObjectInfo describes an object in plaintext terms.
+type ObjectInfo struct {
+	Bucket, Key  string
+	Size         int64  // plaintext size
+	ETag         string // plaintext ETag, without quotes
+	LastModified time.Time
+	StorageClass string
+	Meta         map[string]string // user metadata, s3seal's own keys removed
+	Headers      backend.Headers
+	Encrypted    bool // false for an object written around s3seal
+
+	backendETag string
+	backendSize int64
+	env         crypto.Envelope
+}
+
+// Error is a failure a client caused or must be told about, with the S3
+// error code that describes it.
+type Error struct {
+	Code    string
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return e.Code + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrIntegrity is wrapped by every error that means stored data failed
+// authentication: the object was corrupted or tampered with.
+var ErrIntegrity = errors.New("stored object failed authentication")
+
+func integrityErr(bucket, key string, err error) error {
+	return &Error{Code: "InternalError",
+		Message: "the stored object failed its integrity check; s3seal refuses to return it",
+		Err:     fmt.Errorf("%w: %s/%s: %v", ErrIntegrity, bucket, key, err)}
+}
+
+// CheckKey refuses object keys s3seal keeps for itself.
+func CheckKey(key string) error {
+	if strings.HasPrefix(key, ReservedPrefix) {
+		return errorf("InvalidArgument", "object keys under %q are reserved by s3seal", ReservedPrefix)
+	}
+	return nil
+}
+
+// CheckMeta refuses user metadata keys s3seal keeps for itself.
+func CheckMeta(meta map[string]string) error {
+	for k := range meta {
+		if crypto.IsReservedMetaKey(k) {
+			return errorf("InvalidArgument", "metadata key x-amz-meta-%s is reserved by s3seal", k)
+		}
+	}
+	return nil
+}
+
+// userMeta returns meta without s3seal's own keys.
+func userMeta(meta map[string]string) map[string]string {
+	out := make(map[string]string, len(meta))
+	for k, v := range meta {
+		if !crypto.IsReservedMetaKey(k) {
+			out[strings.ToLower(k)] = v
+		}
+	}
+	return out
+}
+
+// describe turns what the backend says of an object into its plaintext
+// description, authenticating the metadata s3seal reports.
+func (s *Store) describe(bucket string, bi backend.ObjectInfo) (ObjectInfo, error) {
+	info := ObjectInfo{
+		Bucket: bucket, Key: bi.Key, Size: bi.Size, ETag: strings.Trim(bi.ETag, `"`),
+		LastModified: bi.LastModified, StorageClass: bi.StorageClass,
+		Meta: userMeta(bi.Meta), Headers: bi.Headers,
+		backendETag: strings.Trim(bi.ETag, `"`), backendSize: bi.Size,
+	}
+	env, encrypted, err := crypto.ParseMetadata(bi.Meta)
+	if err != nil {
+		return info, integrityErr(bucket, bi.Key, err)
+	}
+	if !encrypted {
+		return info, nil
+	}
+	if env.Binding.Multipart {
+		return info, integrityErr(bucket, bi.Key, errors.New("multipart objects are not supported by this s3seal version"))
+	}
+	if want := crypto.CiphertextSize(env.Binding.PlainSize); want != bi.Size {
+		return info, integrityErr(bucket, bi.Key, fmt.Errorf("ciphertext is %d bytes, metadata implies %d", bi.Size, want))
+	}
+	info.Encrypted = true
+	info.env = env
+	info.Size = env.Binding.PlainSize
+	info.ETag = fmt.Sprintf("%x", env.Binding.PlainMD5)
+	s.cache.Add(cacheKey{bucket, bi.Key, info.backendETag, bi.Size}, resolved{info.Size, info.ETag})
+	return info, nil
+}
+
+// dataKey unwraps the object's data key; this also authenticates the size
+// and MD5 that describe() reported.
+func (s *Store) dataKey(info ObjectInfo) (*crypto.DataKey, error) {
+	dk, err := s.kr.Unwrap(info.env)
+	if err != nil {
+		if errors.Is(err, crypto.ErrUnknownKey) {
+			return nil, &Error{Code: "InternalError",
+				Message: "the object was encrypted with a master key that is not in s3seal's keyring", Err: err}
+		}
+		return nil, integrityErr(info.Bucket, info.Key, err)
+	}
+	return dk, nil
+}
