@@ -1,0 +1,413 @@
+package sealstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// countingStore counts HEADs, to see the listing cache work.
+type countingStore struct {
+	backend.Store
+	heads atomic.Int64
+}
+
+func (c *countingStore) HeadObject(ctx context.Context, bucket, key string) (backend.ObjectInfo, error) {
+	c.heads.Add(1)
+	return c.Store.HeadObject(ctx, bucket, key)
+}
+
+type fixture struct {
+	st  *Store
+	be  *countingStore
+	kr  *crypto.Keyring
+	ctx context.Context
+}
+
+const bucket = "bkt"
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closer.Close() })
+	key, _ := crypto.GenerateKey()
+	kr, err := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := &countingStore{Store: be}
+	st, err := New(cs, kr, Options{SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := be.CreateBucket(ctx, bucket); err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{st: st, be: cs, kr: kr, ctx: ctx}
+}
+
+func randBytes(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 7))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func (f *fixture) put(t *testing.T, key string, data []byte) ObjectInfo {
+	t.Helper()
+	info, err := f.st.Put(f.ctx, PutInput{Bucket: bucket, Key: key, Body: bytes.NewReader(data), Size: int64(len(data)),
+		Meta: map[string]string{"color": "blue"}, Headers: backend.Headers{ContentType: "text/x-test"}})
+	if err != nil {
+		t.Fatalf("put %s: %v", key, err)
+	}
+	return info
+}
+
+func (f *fixture) get(t *testing.T, key string, rng *Range) (ObjectInfo, []byte, error) {
+	t.Helper()
+	info, rd, err := f.st.Get(f.ctx, bucket, key, rng)
+	if err != nil {
+		return info, nil, err
+	}
+	defer rd.Close()
+	data, err := io.ReadAll(io.LimitReader(rd, rd.Len))
+	return info, data, err
+}
+
+func md5hex(b []byte) string { return fmt.Sprintf("%x", md5.Sum(b)) }
+
+func TestPutGetRoundTrip(t *testing.T) {
+	f := newFixture(t)
+	for _, n := range []int{0, 1, 65535, 65536, 65537, 3*65536 + 17} {
+		data := randBytes(n, uint64(n))
+		key := fmt.Sprintf("obj-%d", n)
+		pi := f.put(t, key, data)
+		if pi.ETag != md5hex(data) || pi.Size != int64(n) {
+			t.Fatalf("%d: put says etag %s size %d", n, pi.ETag, pi.Size)
+		}
+		info, got, err := f.get(t, key, nil)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%d: get: err=%v equal=%v", n, err, bytes.Equal(got, data))
+		}
+		if info.ETag != pi.ETag || info.Size != int64(n) || info.Meta["color"] != "blue" || info.Headers.ContentType != "text/x-test" {
+			t.Fatalf("%d: get info %+v", n, info)
+		}
+		for k := range info.Meta {
+			if strings.HasPrefix(k, "s3seal-") {
+				t.Fatalf("internal metadata %q leaked", k)
+			}
+		}
+		hi, err := f.st.Head(f.ctx, bucket, key)
+		if err != nil || hi.ETag != pi.ETag || hi.Size != int64(n) {
+			t.Fatalf("%d: head %+v %v", n, hi, err)
+		}
+		raw, err := f.be.HeadObject(f.ctx, bucket, key)
+		if err != nil || raw.Size != crypto.CiphertextSize(int64(n)) {
+			t.Fatalf("%d: backend size %d, want %d (%v)", n, raw.Size, crypto.CiphertextSize(int64(n)), err)
+		}
+	}
+}
+
+func TestRangeResolve(t *testing.T) {
+	cases := []struct {
+		r       Range
+		size    int64
+		off, n  int64
+		invalid bool
+	}{
+		{Range{First: 0, Last: 0}, 10, 0, 1, false},
+		{Range{First: 2, Last: 5}, 10, 2, 4, false},
+		{Range{First: 2, Last: 50}, 10, 2, 8, false},
+		{Range{First: 7, Last: -1}, 10, 7, 3, false},
+		{Range{First: -1, SuffixLen: 3}, 10, 7, 3, false},
+		{Range{First: -1, SuffixLen: 30}, 10, 0, 10, false},
+		{Range{First: 10, Last: -1}, 10, 0, 0, true},
+		{Range{First: 0, Last: 5}, 0, 0, 0, true},
+		{Range{First: -1, SuffixLen: 0}, 10, 0, 0, true},
+		{Range{First: -1, SuffixLen: 5}, 0, 0, 0, true},
+	}
+	for _, c := range cases {
+		off, n, err := c.r.Resolve(c.size)
+		if c.invalid {
+			var se *Error
+			if !errors.As(err, &se) || se.Code != "InvalidRange" {
+				t.Errorf("%+v on %d: err=%v, want InvalidRange", c.r, c.size, err)
+			}
+			continue
+		}
+		if err != nil || off != c.off || n != c.n {
+			t.Errorf("%+v on %d: got %d,%d,%v want %d,%d", c.r, c.size, off, n, err, c.off, c.n)
+		}
+	}
+}
+
+func TestRangedGet(t *testing.T) {
+	f := newFixture(t)
+	const size = 4*65536 + 100
+	data := randBytes(size, 1)
+	f.put(t, "r", data)
+	for _, c := range []struct{ first, last int64 }{
+		{0, 0}, {0, 65535}, {65535, 65536}, {65530, 2*65536 + 3}, {size - 1, size - 1}, {100, -1}, {3 * 65536, -1},
+	} {
+		_, got, err := f.get(t, "r", &Range{First: c.first, Last: c.last})
+		last := c.last
+		if last < 0 {
+			last = size - 1
+		}
+		if err != nil || !bytes.Equal(got, data[c.first:last+1]) {
+			t.Fatalf("range %d-%d: err=%v len=%d", c.first, c.last, err, len(got))
+		}
+	}
+	_, got, err := f.get(t, "r", &Range{First: -1, SuffixLen: 70000})
+	if err != nil || !bytes.Equal(got, data[size-70000:]) {
+		t.Fatalf("suffix range: err=%v", err)
+	}
+}
+
+func TestFailedChecksPublishNothing(t *testing.T) {
+	f := newFixture(t)
+	data := randBytes(200000, 2)
+	bad := md5.Sum([]byte("other"))
+	cases := []struct {
+		name string
+		in   PutInput
+		code string
+	}{
+		{"bad digest", PutInput{Body: bytes.NewReader(data), Size: int64(len(data)), ContentMD5: bad[:]}, "BadDigest"},
+		{"short body", PutInput{Body: bytes.NewReader(data[:1000]), Size: int64(len(data))}, "IncompleteBody"},
+		{"long body", PutInput{Body: bytes.NewReader(data), Size: 1000}, "IncompleteBody"},
+		{"reserved key", PutInput{Body: bytes.NewReader(data), Size: int64(len(data))}, "InvalidArgument"},
+		{"reserved meta", PutInput{Body: bytes.NewReader(data), Size: int64(len(data)), Meta: map[string]string{"s3seal-v": "1"}}, "InvalidArgument"},
+		{"finalize refuses", PutInput{Body: bytes.NewReader(data), Size: int64(len(data)),
+			Finalize: func() (map[string]string, error) { return nil, &Error{Code: "BadDigest", Message: "crc32"} }}, "BadDigest"},
+	}
+	for _, c := range cases {
+		c.in.Bucket, c.in.Key = bucket, "victim"
+		if c.name == "reserved key" {
+			c.in.Key = ReservedPrefix + "x"
+		}
+		_, err := f.st.Put(f.ctx, c.in)
+		var se *Error
+		if !errors.As(err, &se) || se.Code != c.code {
+			t.Errorf("%s: err=%v, want %s", c.name, err, c.code)
+		}
+		if _, err := f.be.HeadObject(f.ctx, bucket, c.in.Key); !backend.IsNotFound(err) {
+			t.Errorf("%s: object was published (head err=%v)", c.name, err)
+		}
+	}
+	// A body that breaks mid-way publishes nothing and returns its own error.
+	boom := errors.New("client went away")
+	_, err := f.st.Put(f.ctx, PutInput{Bucket: bucket, Key: "victim", Size: int64(len(data)),
+		Body: io.MultiReader(bytes.NewReader(data[:100000]), errReader{boom})})
+	if !errors.Is(err, boom) {
+		t.Fatalf("broken body: err=%v", err)
+	}
+	if _, err := f.be.HeadObject(f.ctx, bucket, "victim"); !backend.IsNotFound(err) {
+		t.Fatalf("broken body published an object (head err=%v)", err)
+	}
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+func TestContentMD5Accepted(t *testing.T) {
+	f := newFixture(t)
+	data := randBytes(1000, 3)
+	sum := md5.Sum(data)
+	if _, err := f.st.Put(f.ctx, PutInput{Bucket: bucket, Key: "ok", Body: bytes.NewReader(data), Size: 1000, ContentMD5: sum[:]}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLegacyPlaintextPassthrough(t *testing.T) {
+	f := newFixture(t)
+	data := []byte("written before s3seal")
+	sum := md5.Sum(data)
+	_, err := f.be.PutObject(f.ctx, backend.PutInput{Bucket: bucket, Key: "old", Body: bytes.NewReader(data), Size: int64(len(data)),
+		Meta: map[string]string{"who": "legacy"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, got, err := f.get(t, "old", nil)
+	if err != nil || !bytes.Equal(got, data) || info.Encrypted || info.ETag != fmt.Sprintf("%x", sum) || info.Meta["who"] != "legacy" {
+		t.Fatalf("legacy get: %+v %q %v", info, got, err)
+	}
+	_, got, err = f.get(t, "old", &Range{First: 8, Last: 13})
+	if err != nil || string(got) != "before" {
+		t.Fatalf("legacy range: %q %v", got, err)
+	}
+}
+
+func TestListResolvesPlaintextAndHidesInternal(t *testing.T) {
+	f := newFixture(t)
+	want := map[string][]byte{}
+	for i := range 5 {
+		d := randBytes(1000*i+1, uint64(i))
+		k := fmt.Sprintf("dir/k%d", i)
+		f.put(t, k, d)
+		want[k] = d
+	}
+	if _, err := f.be.PutObject(f.ctx, backend.PutInput{Bucket: bucket, Key: ReservedPrefix + "manifests/x",
+		Body: bytes.NewReader([]byte("m")), Size: 1}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := f.st.List(f.ctx, backend.ListInput{Bucket: bucket, MaxKeys: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Entries) != len(want) {
+		t.Fatalf("listed %d entries, want %d: %+v", len(page.Entries), len(want), page.Entries)
+	}
+	for _, e := range page.Entries {
+		d := want[e.Key]
+		if e.Size != int64(len(d)) || e.ETag != md5hex(d) {
+			t.Fatalf("%s: size %d etag %s, want %d %s", e.Key, e.Size, e.ETag, len(d), md5hex(d))
+		}
+	}
+	// Puts filled the cache: a second listing needs no HEAD.
+	before := f.be.heads.Load()
+	if _, err := f.st.List(f.ctx, backend.ListInput{Bucket: bucket, MaxKeys: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.be.heads.Load() - before; n != 0 {
+		t.Fatalf("cached listing issued %d HEADs", n)
+	}
+	// A fresh store (e.g. after restart) resolves by HEAD, then caches.
+	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	before = f.be.heads.Load()
+	page, err = fresh.List(f.ctx, backend.ListInput{Bucket: bucket, MaxKeys: 1000, Delimiter: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.CommonPrefixes) != 1 || page.CommonPrefixes[0] != "dir/" {
+		t.Fatalf("common prefixes %v: the reserved prefix must be hidden", page.CommonPrefixes)
+	}
+	page, err = fresh.List(f.ctx, backend.ListInput{Bucket: bucket, MaxKeys: 1000, Prefix: "dir/"})
+	if err != nil || len(page.Entries) != 5 || page.Entries[4].Size != 4001 {
+		t.Fatalf("fresh listing: %+v %v", page, err)
+	}
+	if n := f.be.heads.Load() - before; n != 5 {
+		t.Fatalf("fresh listing issued %d HEADs, want 5", n)
+	}
+}
+
+func TestCopyReencrypts(t *testing.T) {
+	f := newFixture(t)
+	data := randBytes(150000, 9)
+	f.put(t, "src", data)
+	info, err := f.st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "src", Bucket: bucket, Key: "dst"})
+	if err != nil || info.ETag != md5hex(data) {
+		t.Fatalf("copy: %+v %v", info, err)
+	}
+	gi, got, err := f.get(t, "dst", nil)
+	if err != nil || !bytes.Equal(got, data) || gi.Meta["color"] != "blue" || gi.Headers.ContentType != "text/x-test" {
+		t.Fatalf("copy content/meta: %+v %v", gi, err)
+	}
+	a, _ := f.be.HeadObject(f.ctx, bucket, "src")
+	b, _ := f.be.HeadObject(f.ctx, bucket, "dst")
+	if a.Meta["s3seal-oid"] == "" || a.Meta["s3seal-oid"] == b.Meta["s3seal-oid"] || a.Meta["s3seal-dek"] == b.Meta["s3seal-dek"] {
+		t.Fatalf("copy shares the source's data key: %v vs %v", a.Meta, b.Meta)
+	}
+	_, err = f.st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "src", Bucket: bucket, Key: "dst2", ReplaceMeta: true,
+		Meta: map[string]string{"shape": "round"}, Headers: backend.Headers{ContentType: "a/b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gi, _, _ = f.get(t, "dst2", nil)
+	if gi.Meta["shape"] != "round" || gi.Meta["color"] != "" || gi.Headers.ContentType != "a/b" {
+		t.Fatalf("REPLACE directive not applied: %+v", gi)
+	}
+	var se *Error
+	if _, err := f.st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "src", Bucket: bucket, Key: "src"}); !errors.As(err, &se) || se.Code != "InvalidRequest" {
+		t.Fatalf("copy onto itself without REPLACE: %v", err)
+	}
+}
+
+// rewrite replaces an object's stored bytes on the backend, keeping its
+// metadata: what a tampering provider would do.
+func (f *fixture) rewrite(t *testing.T, key string, mutate func([]byte) []byte, meta map[string]string) {
+	t.Helper()
+	obj, err := f.be.GetObject(f.ctx, backend.GetInput{Bucket: bucket, Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(obj.Body)
+	obj.Body.Close()
+	if meta == nil {
+		meta = obj.Info.Meta
+	}
+	raw = mutate(raw)
+	if _, err := f.be.PutObject(f.ctx, backend.PutInput{Bucket: bucket, Key: key, Body: bytes.NewReader(raw), Size: int64(len(raw)), Meta: meta}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTamperedObjectsFail(t *testing.T) {
+	const size = 3 * 65536
+	seg := int(crypto.SegmentSize + crypto.SegmentOverhead)
+	cases := []struct {
+		name   string
+		mutate func([]byte) []byte
+	}{
+		{"flip first segment", func(b []byte) []byte { b[40] ^= 1; return b }},
+		{"flip last tag", func(b []byte) []byte { b[len(b)-1] ^= 0x80; return b }},
+		{"swap segments", func(b []byte) []byte {
+			out := append([]byte{}, b[seg:2*seg]...)
+			out = append(out, b[:seg]...)
+			return append(out, b[2*seg:]...)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			data := randBytes(size, 4)
+			f.put(t, "t", data)
+			f.rewrite(t, "t", c.mutate, nil)
+			_, got, err := f.get(t, "t", nil)
+			if !errors.Is(err, ErrIntegrity) {
+				t.Fatalf("get of tampered object: err=%v, %d bytes", err, len(got))
+			}
+			if bytes.Equal(got, data) {
+				t.Fatal("tampered object returned in full")
+			}
+		})
+	}
+	t.Run("swap metadata of two objects", func(t *testing.T) {
+		f := newFixture(t)
+		a, b := randBytes(size, 5), randBytes(size, 6)
+		f.put(t, "a", a)
+		f.put(t, "b", b)
+		bm, _ := f.be.HeadObject(f.ctx, bucket, "b")
+		f.rewrite(t, "a", func(x []byte) []byte { return x }, bm.Meta)
+		if _, _, err := f.get(t, "a", nil); !errors.Is(err, ErrIntegrity) {
+			t.Fatalf("a with b's metadata: err=%v", err)
+		}
+	})
+	t.Run("altered size metadata", func(t *testing.T) {
+		f := newFixture(t)
+		f.put(t, "s", randBytes(size, 7))
+		m, _ := f.be.HeadObject(f.ctx, bucket, "s")
+		m.Meta["s3seal-md5"] = md5hex([]byte("forged"))
+		f.rewrite(t, "s", func(x []byte) []byte { return x }, m.Meta)
+		if _, err := f.st.Head(f.ctx, bucket, "s"); !errors.Is(err, ErrIntegrity) {
+			t.Fatalf("head with forged md5: err=%v", err)
+		}
+	})
+}
