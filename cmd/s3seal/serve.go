@@ -17,6 +17,7 @@ import (
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/retry"
 	"github.com/s3seal/s3seal/s3api"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -102,24 +103,33 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 }
 
 // openBackend connects to the configured object store, or starts the
-// embedded one in the data dir.
+// embedded one in the data dir. The SDK client does not retry by itself:
+// every call goes through the retry package's policy.
 func openBackend(cfg *config) (backend.Store, func(), string, error) {
+	var s3cfg backend.S3Config
+	closeFn, name := func() {}, cfg.BackendEndpoint
 	if cfg.embedded() {
-		st, closer, err := backend.NewEmbeddedStore(cfg.DataDir)
+		emb, err := backend.StartEmbedded(cfg.DataDir)
 		if err != nil {
 			return nil, nil, "", fmt.Errorf("embedded store: %w", err)
 		}
-		return st, func() { closer.Close() }, "embedded (" + filepath.Join(cfg.DataDir, "objects") + ")", nil
+		s3cfg = emb.Config()
+		closeFn = func() { emb.Close() }
+		name = "embedded (" + filepath.Join(cfg.DataDir, "objects") + ")"
+	} else {
+		s3cfg = backend.S3Config{
+			Endpoint: cfg.BackendEndpoint, Region: cfg.BackendRegion,
+			AccessKey: cfg.BackendAccessKey, SecretKey: cfg.BackendSecretKey,
+			PathStyle: cfg.BackendPathStyle,
+		}
 	}
-	st, err := backend.NewS3(backend.S3Config{
-		Endpoint: cfg.BackendEndpoint, Region: cfg.BackendRegion,
-		AccessKey: cfg.BackendAccessKey, SecretKey: cfg.BackendSecretKey,
-		PathStyle: cfg.BackendPathStyle,
-	})
+	s3cfg.MaxAttempts = 1
+	st, err := backend.NewS3(s3cfg)
 	if err != nil {
+		closeFn()
 		return nil, nil, "", usagef("backend: %v", err)
 	}
-	return st, func() {}, cfg.BackendEndpoint, nil
+	return retry.Store(st, retry.Policy{}), closeFn, name, nil
 }
 
 // devKeyFile is where the embedded default keeps its development master key.

@@ -1,0 +1,162 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/johannesboyne/gofakes3"
+)
+
+// Fixed credentials of the embedded store. gofakes3 does not verify
+// signatures, so they are not a secret and grant nothing: the store relies
+// on listening on loopback only (see embeddedHandler for the checks it does
+// make).
+const (
+	EmbeddedAccessKey = "s3seal-embedded"
+	EmbeddedSecretKey = "s3seal-embedded-secret"
+)
+
+// Embedded is a gofakes3 S3 server over the local file system: objects live
+// in <dataDir>/objects (s3afero layout: buckets/<bucket>/<key> and
+// metadata/), so they survive a restart. It is meant for one s3seal process;
+// two processes over one data directory are not coordinated.
+type Embedded struct {
+	srv          *http.Server
+	endpoint     string
+	closeTimeout time.Duration
+	served       chan error // Serve's result
+
+	once     sync.Once
+	closeErr error
+}
+
+// EmbeddedOption configures StartEmbedded.
+type EmbeddedOption func(*embeddedConfig)
+
+type embeddedConfig struct {
+	addr         string
+	errorLog     *log.Logger
+	closeTimeout time.Duration
+}
+
+// WithEmbeddedAddr sets the listen address. Default "127.0.0.1:0" (a random
+// free port). Anything but a loopback address exposes an unauthenticated
+// store.
+func WithEmbeddedAddr(addr string) EmbeddedOption {
+	return func(c *embeddedConfig) { c.addr = addr }
+}
+
+// WithEmbeddedErrorLog sets the http.Server's error log. Default: the log
+// package's standard logger.
+func WithEmbeddedErrorLog(l *log.Logger) EmbeddedOption {
+	return func(c *embeddedConfig) { c.errorLog = l }
+}
+
+// WithEmbeddedCloseTimeout bounds how long Close waits for requests in
+// flight before cutting connections. Default 10s.
+func WithEmbeddedCloseTimeout(d time.Duration) EmbeddedOption {
+	return func(c *embeddedConfig) { c.closeTimeout = d }
+}
+
+// StartEmbedded creates <dataDir>/objects (mode 0700) if needed and serves
+// the store from it on a new listener. It fails if the directory cannot be
+// created or the address cannot be bound; on success the server runs until
+// Close.
+func StartEmbedded(dataDir string, opts ...EmbeddedOption) (*Embedded, error) {
+	cfg := embeddedConfig{addr: "127.0.0.1:0", closeTimeout: 10 * time.Second}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if dataDir == "" {
+		return nil, errors.New("backend: embedded store needs a data directory")
+	}
+	root, err := filepath.Abs(filepath.Join(dataDir, "objects"))
+	if err != nil {
+		return nil, fmt.Errorf("backend: embedded store: %w", err)
+	}
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, fmt.Errorf("backend: embedded store: %w", err)
+	}
+	fb, err := newFixedBackend(root)
+	if err != nil {
+		return nil, fmt.Errorf("backend: embedded store: %w", err)
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return nil, fmt.Errorf("backend: embedded store: %w", err)
+	}
+	faker := gofakes3.New(fb, gofakes3.WithAutoBucket(false))
+	host := ln.Addr().String()
+	e := &Embedded{
+		srv: &http.Server{
+			Handler:           embeddedHandler(host, faker.Server()),
+			ReadHeaderTimeout: 30 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			ErrorLog:          cfg.errorLog,
+		},
+		endpoint: "http://" + host,
+		served:   make(chan error, 1),
+	}
+	e.closeTimeout = cfg.closeTimeout
+	go func() { e.served <- e.srv.Serve(ln) }()
+	return e, nil
+}
+
+// Endpoint is the store's base URL, "http://127.0.0.1:<port>".
+func (e *Embedded) Endpoint() string { return e.endpoint }
+
+// Config returns an S3Config that reaches this store (path style, the fixed
+// credentials, default region).
+func (e *Embedded) Config() S3Config {
+	return S3Config{
+		Endpoint:  e.endpoint,
+		AccessKey: EmbeddedAccessKey,
+		SecretKey: EmbeddedSecretKey,
+		PathStyle: true,
+	}
+}
+
+// Close stops accepting connections and waits for requests in flight, up
+// to the close timeout, after which remaining connections are cut and the
+// timeout is reported. Later calls return the first result.
+func (e *Embedded) Close() error {
+	e.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), e.closeTimeout)
+		defer cancel()
+		err := e.srv.Shutdown(ctx)
+		if err != nil {
+			e.srv.Close()
+			err = fmt.Errorf("backend: embedded store shutdown: %w", err)
+		}
+		if serr := <-e.served; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
+		e.closeErr = err
+	})
+	return e.closeErr
+}
+
+// NewEmbeddedStore starts an embedded store on dataDir (see StartEmbedded)
+// and returns an S3 Store pointed at it, with the io.Closer that stops the
+// server. It fails as StartEmbedded does.
+func NewEmbeddedStore(dataDir string, opts ...EmbeddedOption) (Store, io.Closer, error) {
+	e, err := StartEmbedded(dataDir, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := NewS3(e.Config())
+	if err != nil {
+		e.Close()
+		return nil, nil, err
+	}
+	return st, e, nil
+}

@@ -1,0 +1,128 @@
+package backend
+
+import (
+	"net/http"
+	"strings"
+)
+
+// embeddedHandler wraps the gofakes3 handler with the request and response
+// fixes that need HTTP headers (fixedBackend covers the rest):
+//
+//   - Requests whose Host is not the listener's address, or which carry an
+//     Origin header, are refused with 403: the store has no authentication
+//     and gofakes3 answers CORS preflights with "*", so this keeps web pages
+//     (DNS rebinding, cross-origin fetches to 127.0.0.1) away from it.
+//   - PUT (and multipart initiation) copy Cache-Control, Content-Language and
+//     Expires, which gofakes3 drops, into X-Amz-S3seal-Std-* headers that it
+//     does store; fixedBackend renames them back on read.
+//   - GET and HEAD with If-Match: gofakes3 ignores the header; the ETag it
+//     is about to send is compared and a mismatch becomes 412
+//     PreconditionFailed before any byte of the object is written.
+func embeddedHandler(host string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Host != host || r.Header.Get("Origin") != "" {
+			writeS3Error(w, r, http.StatusForbidden, "AccessDenied", "Access Denied")
+			return
+		}
+		for k := range r.Header {
+			if strings.HasPrefix(k, stdHeaderPrefix) {
+				delete(r.Header, k)
+			}
+		}
+		isObject := strings.Contains(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		if !isObject {
+			next.ServeHTTP(w, r)
+			return
+		}
+		q := r.URL.Query()
+		switch {
+		case (r.Method == http.MethodPut && !q.Has("uploadId") && r.Header.Get("X-Amz-Copy-Source") == "") ||
+			(r.Method == http.MethodPost && q.Has("uploads")):
+			for _, h := range smuggledHeaders {
+				if v := r.Header.Get(h); v != "" {
+					r.Header.Set(stdHeaderPrefix+h, v)
+				}
+			}
+		case (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.Header.Get("If-Match") != "":
+			iw := &ifMatchWriter{ResponseWriter: w, r: r, want: r.Header.Get("If-Match")}
+			next.ServeHTTP(iw, r)
+			iw.decide()
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ifMatchWriter holds back the status line until it knows whether the
+// ETag gofakes3 set satisfies If-Match.
+type ifMatchWriter struct {
+	http.ResponseWriter
+	r               *http.Request
+	want            string
+	decided, failed bool
+	wroteHeader     bool
+}
+
+// decide runs once, before the first byte or status goes out (or after the
+// handler returned without writing, as a bodiless HEAD does).
+func (w *ifMatchWriter) decide() {
+	if w.decided {
+		return
+	}
+	w.decided = true
+	etag := w.Header().Get("ETag")
+	if etag == "" || etagMatches(w.want, etag) {
+		return
+	}
+	w.failed = true
+	for k := range w.Header() {
+		delete(w.Header(), k)
+	}
+	writeS3Error(w.ResponseWriter, w.r, http.StatusPreconditionFailed, "PreconditionFailed",
+		"At least one of the pre-conditions you specified did not hold")
+}
+
+func (w *ifMatchWriter) WriteHeader(code int) {
+	if code >= 200 && code < 300 {
+		w.decide()
+	} else {
+		w.decided = true // an error answer: nothing to check
+	}
+	// gofakes3 sends an error status after a body it failed to finish
+	// (client gone); a second status line is only log noise.
+	if !w.failed && !w.wroteHeader {
+		w.wroteHeader = true
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *ifMatchWriter) Write(p []byte) (int, error) {
+	w.decide()
+	if w.failed {
+		return len(p), nil // swallow the object body
+	}
+	w.wroteHeader = true
+	return w.ResponseWriter.Write(p)
+}
+
+// etagMatches applies If-Match: "*" or any listed ETag equal to etag.
+func etagMatches(ifMatch, etag string) bool {
+	etag = strings.Trim(etag, `"`)
+	for _, v := range strings.Split(ifMatch, ",") {
+		v = strings.TrimSpace(v)
+		if v == "*" || strings.Trim(v, `"`) == etag {
+			return true
+		}
+	}
+	return false
+}
+
+func writeS3Error(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		// code and msg are constants of this file: no escaping needed.
+		w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<Error><Code>" + code +
+			"</Code><Message>" + msg + "</Message></Error>"))
+	}
+}

@@ -1,0 +1,60 @@
+package backend
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+// wrapErr turns an SDK error into an *Error for operation op. It returns nil
+// for a nil err. The S3 code comes from smithy.APIError and the HTTP status
+// from smithyhttp.ResponseError, both found with errors.As, so SDK wrapping
+// (OperationError, retry exhaustion) does not hide them. A response without
+// an S3 code gets one from its status: 404 "NotFound" (bodiless HEAD), 412
+// "PreconditionFailed", 304 "NotModified", anything else its status text
+// without spaces ("ServiceUnavailable"). Anything without an HTTP response
+// (dial failure, cancelled context) becomes Code "" and StatusCode 0, with
+// the cause kept in Err for errors.Is/As.
+func wrapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	e := &Error{Op: op, Err: err}
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) {
+		e.StatusCode = re.HTTPStatusCode()
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() != "UnknownError" {
+		e.Code = ae.ErrorCode()
+		e.Message = ae.ErrorMessage()
+	}
+	if e.StatusCode == 0 {
+		// Without a response there is no backend verdict: keep the
+		// error a transport failure even if the SDK invented a code.
+		e.Code, e.Message = "", ""
+		return e
+	}
+	switch e.StatusCode {
+	case http.StatusNotFound:
+		if e.Code == "" {
+			e.Code = "NotFound"
+		}
+	case http.StatusPreconditionFailed:
+		e.Code = "PreconditionFailed"
+	case http.StatusNotModified:
+		e.Code = "NotModified"
+	}
+	if e.Code == "" {
+		// No S3 code in the answer: name the status instead, e.g.
+		// "ServiceUnavailable", so callers can still tell errors apart.
+		e.Code = strings.ReplaceAll(http.StatusText(e.StatusCode), " ", "")
+	}
+	if e.Message == "" {
+		e.Message = http.StatusText(e.StatusCode)
+	}
+	return e
+}

@@ -1,0 +1,302 @@
+package backend
+
+import (
+	"hash/fnv"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3afero"
+	"github.com/spf13/afero"
+)
+
+// Metadata entries of the embedded store, as gofakes3 keeps them: canonical
+// HTTP header names.
+const (
+	// stdHeaderPrefix smuggles the standard headers gofakes3 does not keep
+	// (Cache-Control, Content-Language, Expires) through its metadata; see
+	// embeddedHandler.
+	stdHeaderPrefix = "X-Amz-S3seal-Std-"
+)
+
+// smuggledHeaders are restored from stdHeaderPrefix entries on HEAD and GET.
+var smuggledHeaders = []string{"Cache-Control", "Content-Language", "Expires"}
+
+// keptMeta reports whether a metadata entry gofakes3 collected from a PUT is
+// worth storing. gofakes3 keeps every X-Amz-* request header (date,
+// content-sha256, checksums...) and would echo them on HEAD.
+func keptMeta(k string) bool {
+	switch k {
+	case "Content-Type", "Content-Disposition", "Content-Encoding", "Last-Modified":
+		return true
+	}
+	return strings.HasPrefix(k, "X-Amz-Meta-") || strings.HasPrefix(k, stdHeaderPrefix)
+}
+
+// fixedBackend corrects the gofakes3 afero backend where s3seal needs S3's
+// behaviour. It keeps the on-disk layout of s3afero.MultiBucket, so a data
+// directory stays readable by plain gofakes3.
+//
+//   - ListBucket: s3afero ignores max-keys, markers and continuation
+//     tokens (it returns everything, untruncated), reports empty directories
+//     as common prefixes and ignores delimiters other than "/". Here the
+//     matching keys are listed in full and paged in S3 order.
+//   - PutObject: s3afero writes the body straight over the old object and
+//     merges the old object's metadata into the new one; see PutObject.
+//   - Keys the file system cannot hold faithfully (empty, ".", ".." or
+//     over-long segments, so also a trailing "/") would alias other keys;
+//     they are refused on PUT and reported missing on read and delete.
+//   - DeleteObject: empty parent directories are pruned, so that "a/b"
+//     followed by deleting it does not block a later PUT of "a".
+type fixedBackend struct {
+	*s3afero.MultiBucketBackend
+	fs afero.Fs // the Fs given to MultiBucket; buckets live in "buckets/"
+
+	// tree is held shared by writers and exclusively while pruning
+	// directories, so a PUT never sees its parent directory vanish.
+	tree sync.RWMutex
+	// keyLocks serialise PUTs of the same key (striped by hash) so that
+	// unlink-and-write pairs do not interleave.
+	keyLocks [64]sync.Mutex
+	staging  string // directory for bodies in flight
+}
+
+// newFixedBackend serves the directory root; bodies in flight are staged in
+// root/staging, which is emptied first (leftovers of a crash).
+func newFixedBackend(root string) (*fixedBackend, error) {
+	staging := filepath.Join(root, "staging")
+	if err := os.RemoveAll(staging); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(staging, 0o700); err != nil {
+		return nil, err
+	}
+	fs := afero.NewBasePathFs(afero.NewOsFs(), root)
+	mb, err := s3afero.MultiBucket(fs)
+	if err != nil {
+		return nil, err
+	}
+	return &fixedBackend{MultiBucketBackend: mb, fs: fs, staging: staging}, nil
+}
+
+// validKey reports whether key maps onto a file path without aliasing.
+func validKey(key string) bool {
+	if key == "" || len(key) > gofakes3.KeySizeLimit || strings.ContainsRune(key, 0) {
+		return false
+	}
+	for _, seg := range strings.Split(key, "/") {
+		if seg == "" || seg == "." || seg == ".." || len(seg) > 255 {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *fixedBackend) keyLock(bucket, key string) *sync.Mutex {
+	h := fnv.New32a()
+	io.WriteString(h, bucket+"/"+key)
+	return &b.keyLocks[h.Sum32()%uint32(len(b.keyLocks))]
+}
+
+// PutObject stages the body in a temporary file first, so that a body cut
+// short or failing its Content-MD5 check (gofakes3 reports that only at the
+// end) leaves the previous object untouched; s3afero would already have
+// truncated it and left a file without metadata that fails every later
+// HEAD and listing. The old object is then unlinked (a GET streaming it
+// keeps its inode and reads it whole, and its metadata is not merged into
+// the new object) and the staged file copied into place.
+func (b *fixedBackend) PutObject(bucket, key string, meta map[string]string, input io.Reader, size int64, cond *gofakes3.PutConditions) (gofakes3.PutObjectResult, error) {
+	var none gofakes3.PutObjectResult
+	if !validKey(key) {
+		return none, gofakes3.ErrorInvalidArgument("key", key,
+			"key not supported by the embedded store (empty, '.' or '..' path segment, or segment over 255 bytes)")
+	}
+	if ok, err := b.BucketExists(bucket); err != nil {
+		return none, err
+	} else if !ok {
+		return none, gofakes3.BucketNotFound(bucket)
+	}
+	kept := make(map[string]string, len(meta))
+	for k, v := range meta {
+		if keptMeta(k) {
+			kept[k] = v
+		}
+	}
+
+	f, err := os.CreateTemp(b.staging, "put-*")
+	if err != nil {
+		return none, err
+	}
+	defer func() {
+		f.Close()
+		os.Remove(f.Name())
+	}()
+	n, err := io.Copy(f, input)
+	if err != nil {
+		return none, err
+	}
+	if n != size {
+		return none, gofakes3.ErrIncompleteBody
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return none, err
+	}
+
+	mu := b.keyLock(bucket, key)
+	mu.Lock()
+	defer mu.Unlock()
+	b.tree.RLock()
+	defer b.tree.RUnlock()
+	if cond != nil {
+		// Conditions are checked by s3afero against the object as it is
+		// now; keep it in place for that and let metadata merge (only
+		// reached by conditional PUTs, which s3seal does not send).
+		return b.MultiBucketBackend.PutObject(bucket, key, kept, f, size, cond)
+	}
+	if _, err := b.MultiBucketBackend.DeleteObject(bucket, key); err != nil {
+		return none, err
+	}
+	return b.MultiBucketBackend.PutObject(bucket, key, kept, f, size, nil)
+}
+
+func (b *fixedBackend) HeadObject(bucket, key string) (*gofakes3.Object, error) {
+	if !validKey(key) {
+		return nil, gofakes3.KeyNotFound(key)
+	}
+	obj, err := b.MultiBucketBackend.HeadObject(bucket, key)
+	if err == nil {
+		obj.Metadata = cleanMeta(obj.Metadata)
+	}
+	return obj, err
+}
+
+func (b *fixedBackend) GetObject(bucket, key string, rng *gofakes3.ObjectRangeRequest) (*gofakes3.Object, error) {
+	if !validKey(key) {
+		return nil, gofakes3.KeyNotFound(key)
+	}
+	obj, err := b.MultiBucketBackend.GetObject(bucket, key, rng)
+	if err == nil {
+		obj.Metadata = cleanMeta(obj.Metadata)
+	}
+	return obj, err
+}
+
+// cleanMeta turns smuggled entries back into headers.
+func cleanMeta(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if std, ok := strings.CutPrefix(k, stdHeaderPrefix); ok {
+			k = std
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func (b *fixedBackend) DeleteObject(bucket, key string) (gofakes3.ObjectDeleteResult, error) {
+	if !validKey(key) {
+		// Nothing can be stored under such a key; deleting it must not
+		// reach the aliased path.
+		if ok, err := b.BucketExists(bucket); err != nil || !ok {
+			return gofakes3.ObjectDeleteResult{}, gofakes3.BucketNotFound(bucket)
+		}
+		return gofakes3.ObjectDeleteResult{}, nil
+	}
+	res, err := b.MultiBucketBackend.DeleteObject(bucket, key)
+	if err == nil {
+		b.prune(bucket, key)
+	}
+	return res, err
+}
+
+func (b *fixedBackend) DeleteMulti(bucket string, keys ...string) (gofakes3.MultiDeleteResult, error) {
+	var valid []string
+	var res gofakes3.MultiDeleteResult
+	for _, k := range keys {
+		if validKey(k) {
+			valid = append(valid, k)
+		} else {
+			res.Deleted = append(res.Deleted, gofakes3.ObjectID{Key: k})
+		}
+	}
+	inner, err := b.MultiBucketBackend.DeleteMulti(bucket, valid...)
+	if err != nil {
+		return inner, err
+	}
+	for _, d := range inner.Deleted {
+		b.prune(bucket, d.Key)
+	}
+	res.Deleted = append(res.Deleted, inner.Deleted...)
+	res.Error = inner.Error
+	return res, nil
+}
+
+// prune removes the now empty directories above key, bottom up. Errors are
+// ignored: a non-empty directory simply stops the walk.
+func (b *fixedBackend) prune(bucket, key string) {
+	b.tree.Lock()
+	defer b.tree.Unlock()
+	for dir := path.Dir(key); dir != "." && dir != "/"; dir = path.Dir(dir) {
+		if err := b.fs.Remove(path.Join("buckets", bucket, dir)); err != nil {
+			if !os.IsNotExist(err) {
+				return
+			}
+		}
+	}
+}
+
+// ListBucket lists in S3 order with prefix, delimiter, marker and max-keys
+// applied here. Cost: every key under the prefix is read (with its metadata
+// file) for each page.
+func (b *fixedBackend) ListBucket(bucket string, prefix *gofakes3.Prefix, page gofakes3.ListBucketPage) (*gofakes3.ObjectList, error) {
+	var p gofakes3.Prefix
+	if prefix != nil {
+		p = *prefix
+	}
+	all, err := b.MultiBucketBackend.ListBucket(bucket, &gofakes3.Prefix{HasPrefix: p.HasPrefix, Prefix: p.Prefix}, gofakes3.ListBucketPage{})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(all.Contents, func(i, j int) bool { return all.Contents[i].Key < all.Contents[j].Key })
+
+	out := gofakes3.NewObjectList()
+	marker := ""
+	if page.HasMarker {
+		marker = page.Marker
+	}
+	n, lastPrefix, last := int64(0), "", ""
+	for _, c := range all.Contents {
+		if c.Key <= marker || (p.HasPrefix && !strings.HasPrefix(c.Key, p.Prefix)) {
+			continue
+		}
+		item, isPrefix := c.Key, false
+		if p.HasDelimiter {
+			rest := c.Key[len(p.Prefix):]
+			if i := strings.Index(rest, p.Delimiter); i >= 0 {
+				item, isPrefix = p.Prefix+rest[:i+len(p.Delimiter)], true
+				if item <= marker || item == lastPrefix {
+					continue
+				}
+			}
+		}
+		if n >= page.MaxKeys {
+			out.IsTruncated = true
+			out.NextMarker = last
+			break
+		}
+		n++
+		last = item
+		if isPrefix {
+			lastPrefix = item
+			out.AddPrefix(item)
+		} else {
+			out.Add(c)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,220 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+// maxDeleteKeys is the S3 limit on keys in one DeleteObjects request.
+const maxDeleteKeys = 1000
+
+// PutObject uploads in.Body (exactly in.Size bytes) with Content-Length and,
+// when given, Content-MD5. The payload is signed as UNSIGNED-PAYLOAD, so the
+// body is read once per attempt and never hashed with SHA-256; integrity
+// rests on Content-MD5 and TLS. The body is rewound to offset 0 first, and
+// the SDK's retryer rewinds it again before each new attempt. Headers.Expires
+// is sent verbatim, even if it is not a valid HTTP date.
+func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
+	if in.Size < 0 {
+		return PutOutput{}, fmt.Errorf("backend: PutObject %q: negative size %d", in.Key, in.Size)
+	}
+	input := &s3.PutObjectInput{
+		Bucket:             &in.Bucket,
+		Key:                &in.Key,
+		ContentLength:      aws.Int64(in.Size),
+		Metadata:           in.Meta,
+		ContentMD5:         optString(in.ContentMD5),
+		ContentType:        optString(in.Headers.ContentType),
+		CacheControl:       optString(in.Headers.CacheControl),
+		ContentDisposition: optString(in.Headers.ContentDisposition),
+		ContentEncoding:    optString(in.Headers.ContentEncoding),
+		ContentLanguage:    optString(in.Headers.ContentLanguage),
+	}
+	if in.Body != nil {
+		if _, err := in.Body.Seek(0, io.SeekStart); err != nil {
+			return PutOutput{}, &Error{Op: "PutObject", Err: fmt.Errorf("rewind body: %w", err)}
+		}
+		input.Body = in.Body
+	}
+	apiOpts := []func(*s3.Options){
+		s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware),
+	}
+	if in.Headers.Expires != "" {
+		// The modelled Expires member is a time.Time; S3 keeps the raw
+		// string, so set the header itself.
+		apiOpts = append(apiOpts, s3.WithAPIOptions(smithyhttp.SetHeaderValue("Expires", in.Headers.Expires)))
+	}
+	out, err := c.api.PutObject(ctx, input, apiOpts...)
+	if err != nil {
+		return PutOutput{}, wrapErr("PutObject", err)
+	}
+	return PutOutput{ETag: unquote(aws.ToString(out.ETag))}, nil
+}
+
+// GetObject fetches the object, or with in.Range the bytes
+// [Off, Off+Len) as "Range: bytes=Off-(Off+Len-1)". Info.Size is always the
+// size of the whole object (taken from Content-Range for a ranged read). A
+// range starting past the end fails with the backend's InvalidRange; an
+// IfMatch mismatch with PreconditionFailed.
+func (c *S3) GetObject(ctx context.Context, in GetInput) (*Object, error) {
+	input := &s3.GetObjectInput{Bucket: &in.Bucket, Key: &in.Key}
+	if r := in.Range; r != nil {
+		if r.Off < 0 || r.Len <= 0 {
+			return nil, fmt.Errorf("backend: GetObject %q: invalid range off=%d len=%d", in.Key, r.Off, r.Len)
+		}
+		input.Range = aws.String(fmt.Sprintf("bytes=%d-%d", r.Off, r.Off+r.Len-1))
+	}
+	if in.IfMatch != "" {
+		input.IfMatch = aws.String(`"` + unquote(in.IfMatch) + `"`)
+	}
+	out, err := c.api.GetObject(ctx, input)
+	if err != nil {
+		return nil, wrapErr("GetObject", err)
+	}
+	info := ObjectInfo{
+		Key:          in.Key,
+		Size:         aws.ToInt64(out.ContentLength),
+		ETag:         unquote(aws.ToString(out.ETag)),
+		LastModified: timeOrZero(out.LastModified),
+		StorageClass: string(out.StorageClass),
+		Meta:         lowerKeys(out.Metadata),
+		Headers: Headers{
+			ContentType:        aws.ToString(out.ContentType),
+			CacheControl:       aws.ToString(out.CacheControl),
+			ContentDisposition: aws.ToString(out.ContentDisposition),
+			ContentEncoding:    aws.ToString(out.ContentEncoding),
+			ContentLanguage:    aws.ToString(out.ContentLanguage),
+			Expires:            aws.ToString(out.ExpiresString),
+		},
+	}
+	if cr := aws.ToString(out.ContentRange); cr != "" {
+		total, err := rangeTotal(cr)
+		if err != nil {
+			out.Body.Close()
+			return nil, &Error{Op: "GetObject", Err: err}
+		}
+		info.Size = total
+	}
+	return &Object{Info: info, Body: out.Body}, nil
+}
+
+// HeadObject reads an object's size, ETag, metadata and headers. A missing
+// object (or bucket) fails with Code "NotFound": HEAD answers carry no body.
+func (c *S3) HeadObject(ctx context.Context, bucket, key string) (ObjectInfo, error) {
+	out, err := c.api.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &bucket, Key: &key})
+	if err != nil {
+		return ObjectInfo{}, wrapErr("HeadObject", err)
+	}
+	return ObjectInfo{
+		Key:          key,
+		Size:         aws.ToInt64(out.ContentLength),
+		ETag:         unquote(aws.ToString(out.ETag)),
+		LastModified: timeOrZero(out.LastModified),
+		StorageClass: string(out.StorageClass),
+		Meta:         lowerKeys(out.Metadata),
+		Headers: Headers{
+			ContentType:        aws.ToString(out.ContentType),
+			CacheControl:       aws.ToString(out.CacheControl),
+			ContentDisposition: aws.ToString(out.ContentDisposition),
+			ContentEncoding:    aws.ToString(out.ContentEncoding),
+			ContentLanguage:    aws.ToString(out.ContentLanguage),
+			Expires:            aws.ToString(out.ExpiresString),
+		},
+	}, nil
+}
+
+// DeleteObject deletes one key. Deleting a missing key succeeds, as on S3.
+func (c *S3) DeleteObject(ctx context.Context, bucket, key string) error {
+	_, err := c.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: &key})
+	return wrapErr("DeleteObject", err)
+}
+
+// DeleteObjects deletes up to 1000 keys in one non-quiet request and returns
+// one result per distinct key, in the order given. The request carries
+// Content-MD5 (older S3-compatible stores require it) besides the checksum
+// the SDK adds. A key the backend did not mention comes back with Code
+// "InternalError". More than 1000 keys is an error before any request.
+func (c *S3) DeleteObjects(ctx context.Context, bucket string, keys []string) ([]DeleteResult, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	if len(keys) > maxDeleteKeys {
+		return nil, fmt.Errorf("backend: DeleteObjects: %d keys, at most %d allowed", len(keys), maxDeleteKeys)
+	}
+	objs := make([]types.ObjectIdentifier, len(keys))
+	for i := range keys {
+		objs[i] = types.ObjectIdentifier{Key: &keys[i]}
+	}
+	out, err := c.api.DeleteObjects(ctx, &s3.DeleteObjectsInput{
+		Bucket: &bucket,
+		Delete: &types.Delete{Objects: objs, Quiet: aws.Bool(false)},
+	}, s3.WithAPIOptions(smithyhttp.AddContentChecksumMiddleware))
+	if err != nil {
+		return nil, wrapErr("DeleteObjects", err)
+	}
+	got := make(map[string]DeleteResult, len(keys))
+	for _, d := range out.Deleted {
+		k := aws.ToString(d.Key)
+		got[k] = DeleteResult{Key: k}
+	}
+	for _, e := range out.Errors {
+		k := aws.ToString(e.Key)
+		got[k] = DeleteResult{Key: k, Code: aws.ToString(e.Code), Message: aws.ToString(e.Message)}
+	}
+	res := make([]DeleteResult, 0, len(keys))
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		r, ok := got[k]
+		if !ok {
+			r = DeleteResult{Key: k, Code: "InternalError", Message: "backend did not report this key"}
+		}
+		res = append(res, r)
+	}
+	return res, nil
+}
+
+// rangeTotal extracts the complete length from "bytes a-b/total".
+func rangeTotal(cr string) (int64, error) {
+	i := strings.LastIndexByte(cr, '/')
+	if i < 0 || cr[i+1:] == "*" {
+		return 0, fmt.Errorf("unusable Content-Range %q", cr)
+	}
+	n, err := strconv.ParseInt(cr[i+1:], 10, 64)
+	if err != nil {
+		return 0, errors.Join(fmt.Errorf("unusable Content-Range %q", cr), err)
+	}
+	return n, nil
+}
+
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func unquote(etag string) string { return strings.Trim(etag, `"`) }
+
+// lowerKeys returns m with lower-case keys (the SDK already lowers them;
+// this keeps the ObjectInfo.Meta contract independent of that detail).
+func lowerKeys(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[strings.ToLower(k)] = v
+	}
+	return out
+}
