@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/s3seal/s3seal/s3api/checksum"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -17,8 +18,19 @@ func (s *Server) copyObject(req *request) error {
 	if !req.cred.canRead(srcBucket) {
 		return apiErr("AccessDenied", "")
 	}
+	// The copy keeps the source's checksum algorithm (else the default),
+	// computed afresh over the plaintext as it is copied.
+	hasher := &lazyHasher{}
 	in := sealstore.CopyInput{KeyID: req.cred.KeyID, SrcBucket: srcBucket, SrcKey: srcKey, Bucket: req.bucket, Key: req.key,
-		Check: func(src sealstore.ObjectInfo) error { return checkCopySource(req.r.Header, src) }}
+		Check: func(src sealstore.ObjectInfo) error {
+			hasher.h = checksum.NewHasher(copyChecksum(src))
+			return checkCopySource(req.r.Header, src)
+		},
+		Observe: hasher,
+		Finalize: func() (map[string]string, error) {
+			return map[string]string{string(hasher.h.Algorithm()): hasher.h.Base64()}, nil
+		},
+	}
 	switch d := req.r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
 	case "REPLACE":
@@ -35,6 +47,16 @@ func (s *Server) copyObject(req *request) error {
 	}
 	writeXML(req.w, http.StatusOK, copyObjectResult{Xmlns: s3ns, ETag: quote(info.ETag), LastModified: s3Time(time.Now())})
 	return nil
+}
+
+// copyChecksum picks the checksum algorithm for a copy of src.
+func copyChecksum(src sealstore.ObjectInfo) checksum.Algorithm {
+	for alg := range src.Checksums {
+		if a, ok := checksum.ParseAlgorithm(alg); ok {
+			return a
+		}
+	}
+	return defaultChecksum
 }
 
 // parseCopySource reads "bucket/key" or "/bucket/key", URL-encoded, as

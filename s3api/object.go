@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"encoding/base64"
 	"io"
 	"log/slog"
 	"net/http"
@@ -25,18 +24,22 @@ func (s *Server) putObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	md5sum, err := contentMD5(req.r.Header)
+	checks, err := newBodyChecks(req.r.Header)
 	if err != nil {
 		return err
 	}
 	info, err := s.store.Put(req.r.Context(), sealstore.PutInput{
 		Bucket: req.bucket, Key: req.key, Body: req.r.Body, Size: size,
-		ContentMD5: md5sum, Meta: meta, Headers: headers, KeyID: req.cred.KeyID,
+		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: req.cred.KeyID,
+		Observe: checks.hasher, Finalize: checks.finalize(req.auth.Trailer),
 	})
 	if err != nil {
 		return err
 	}
 	req.w.Header().Set("ETag", quote(info.ETag))
+	if checks.exp.Algorithm != "" {
+		setChecksumHeaders(req.w.Header(), info)
+	}
 	req.w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -61,6 +64,8 @@ func (s *Server) getObject(req *request) error {
 	if rd.Partial {
 		status = http.StatusPartialContent
 		h.Set("Content-Range", contentRange(rd.Off, rd.Len, info.Size))
+	} else if wantsChecksums(req.r) {
+		setChecksumHeaders(h, info)
 	}
 	req.w.WriteHeader(status)
 	buf := make([]byte, 64<<10)
@@ -96,6 +101,8 @@ func (s *Server) headObject(req *request) error {
 		}
 		status, length = http.StatusPartialContent, n
 		h.Set("Content-Range", contentRange(off, n, info.Size))
+	} else if wantsChecksums(req.r) {
+		setChecksumHeaders(h, info)
 	}
 	h.Set("Content-Length", strconv.FormatInt(length, 10))
 	req.w.WriteHeader(status)
@@ -159,19 +166,6 @@ func stripAWSChunked(ce string) string {
 		}
 	}
 	return strings.Join(keep, ",")
-}
-
-// contentMD5 decodes a Content-MD5 header; nil when absent.
-func contentMD5(h http.Header) ([]byte, error) {
-	v, ok := h["Content-Md5"]
-	if !ok {
-		return nil, nil
-	}
-	sum, err := base64.StdEncoding.DecodeString(strings.Join(v, ""))
-	if err != nil || len(sum) != 16 {
-		return nil, apiErr("InvalidDigest", "")
-	}
-	return sum, nil
 }
 
 // setObjectHeaders writes what GET and HEAD report of an object; response-*

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
@@ -34,9 +35,10 @@ type PutInput struct {
 	// Observe, when set, sees every plaintext byte (e.g. checksum hashes).
 	Observe io.Writer
 	// Finalize, when set, runs after the whole body was read and sealed and
-	// before anything is published. An error aborts the PUT; extra metadata
-	// it returns is stored with the object.
-	Finalize func() (map[string]string, error)
+	// before anything is published. An error aborts the PUT. The checksums
+	// it returns (algorithm name -> value as the client sees it) are kept
+	// with the object and reported in ObjectInfo.Checksums.
+	Finalize func() (checksums map[string]string, err error)
 }
 
 // Put seals in.Body into a spool file, checks it, and publishes it to the
@@ -61,15 +63,12 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if keyID == "" {
 		keyID = s.kr.Primary()
 	}
-	env, err := s.kr.Wrap(sp.dk, keyID, crypto.Binding{PlainSize: sp.size, PlainMD5: sp.md5})
+	env, err := s.kr.Wrap(sp.dk, keyID, crypto.Binding{PlainSize: sp.size, PlainMD5: sp.md5, Checksums: sp.checksums})
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("wrap data key: %w", err)
 	}
 	meta := make(map[string]string, len(in.Meta)+8)
 	for k, v := range in.Meta {
-		meta[k] = v
-	}
-	for k, v := range sp.extraMeta {
 		meta[k] = v
 	}
 	for k, v := range env.Metadata() {
@@ -90,7 +89,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	etag := fmt.Sprintf("%x", sp.md5)
 	s.cache.Add(cacheKey{in.Bucket, in.Key, out.ETag, sp.cipherSize}, resolved{sp.size, etag})
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: sp.size, ETag: etag,
-		Meta: in.Meta, Headers: in.Headers, Encrypted: true, env: env,
+		Meta: in.Meta, Headers: in.Headers, Encrypted: true, env: env, Checksums: sp.checksums,
 		backendETag: out.ETag, backendSize: sp.cipherSize}, nil
 }
 
@@ -102,7 +101,7 @@ type spooled struct {
 	md5        [16]byte
 	cipherSize int64
 	cipherMD5  []byte
-	extraMeta  map[string]string
+	checksums  map[string]string
 }
 
 // seal reads the whole body, sealing it into a fresh spool file, and runs
@@ -155,8 +154,15 @@ func (s *Store) sealInto(f *os.File, in PutInput) (*spooled, error) {
 		return nil, errorf("BadDigest", "the Content-MD5 you specified did not match what we received")
 	}
 	if in.Finalize != nil {
-		if sp.extraMeta, err = in.Finalize(); err != nil {
+		cks, err := in.Finalize()
+		if err != nil {
 			return nil, err
+		}
+		for name, v := range cks {
+			if sp.checksums == nil {
+				sp.checksums = map[string]string{}
+			}
+			sp.checksums[strings.ToLower(name)] = v
 		}
 	}
 	return sp, nil

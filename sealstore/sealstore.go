@@ -89,6 +89,9 @@ type ObjectInfo struct {
 	Meta         map[string]string // user metadata, s3seal's own keys removed
 	Headers      backend.Headers
 	Encrypted    bool // false for an object written around s3seal
+	// Checksums are the flexible checksums of the plaintext kept with the
+	// object: lower-case algorithm name ("crc32", "sha256", ...) -> value.
+	Checksums map[string]string
 
 	backendETag string
 	backendSize int64
@@ -179,6 +182,7 @@ func (s *Store) describe(bucket string, bi backend.ObjectInfo) (ObjectInfo, erro
 	}
 	info.Encrypted = true
 	info.env = env
+	info.Checksums = env.Binding.Checksums
 	info.Size = env.Binding.PlainSize
 	info.ETag = fmt.Sprintf("%x", env.Binding.PlainMD5)
 	s.cache.Add(cacheKey{bucket, bi.Key, info.backendETag, bi.Size}, resolved{info.Size, info.ETag})

@@ -1,0 +1,70 @@
+package crypto
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error is the type of every error this package returns for data, metadata
+// or keys it refuses. Kind says what went wrong and is one of the exported
+// sentinels below; errors.Is(err, Kind) holds, and an error of kind
+// [ErrAuth] also matches [ErrCorrupt]. Error strings never contain key
+// material.
+type Error struct {
+	Kind error  // ErrAuth, ErrCorrupt, ErrUnknownKey, ErrVersion or ErrKeyring
+	Msg  string // detail, e.g. which segment failed
+}
+
+type sentinel string
+
+func (s sentinel) Error() string { return string(s) }
+
+// The kinds of [Error].
+var (
+	// ErrCorrupt: data or metadata is malformed (a size no plaintext maps
+	// to, a stream that ends early or goes on after its final segment, a
+	// metadata value that does not parse). Every ErrAuth error matches it
+	// too, so errors.Is(err, ErrCorrupt) catches every integrity failure.
+	ErrCorrupt error = sentinel("s3seal: corrupt data")
+
+	// ErrAuth: AES-GCM authentication failed: the ciphertext, the wrapped
+	// key or the values bound into them (object id, part, segment index,
+	// final flag, key id, plaintext size and MD5) are not what they were
+	// sealed with, or the key is wrong.
+	ErrAuth error = sentinel("s3seal: authentication failed")
+
+	// ErrUnknownKey: the envelope names a master key id that is not in the
+	// keyring (the message names the id).
+	ErrUnknownKey error = sentinel("s3seal: unknown key id")
+
+	// ErrVersion: the metadata names a format version other than 1.
+	ErrVersion error = sentinel("s3seal: unsupported format version")
+
+	// ErrKeyring: a keyring, key id or master key is invalid.
+	ErrKeyring error = sentinel("s3seal: invalid keyring")
+)
+
+func (e *Error) Error() string {
+	if e.Msg == "" {
+		return e.Kind.Error()
+	}
+	return e.Kind.Error() + ": " + e.Msg
+}
+
+// Unwrap returns e.Kind.
+func (e *Error) Unwrap() error { return e.Kind }
+
+// Is reports that an authentication failure is also corruption.
+func (e *Error) Is(target error) bool {
+	return target == ErrCorrupt && e.Kind == ErrAuth
+}
+
+// Misuse of a stream; not about the data, so not an *Error.
+var (
+	errWriteAfterClose = errors.New("s3seal: write after Close")
+	errNilDataKey      = errors.New("s3seal: nil DataKey")
+)
+
+func newErr(kind error, format string, args ...any) *Error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}

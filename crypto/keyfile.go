@@ -1,0 +1,159 @@
+package crypto
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+)
+
+// LoadKeyringFile reads a keyring from a JSON file of the form
+//
+//	{"primary": "k2", "keys": {"k1": "<base64>", "k2": "<base64>"}}
+//
+// See [ParseKeyring] for the rules. A file that cannot be read returns the
+// os error (wrapped, so errors.Is(err, fs.ErrNotExist) works).
+func LoadKeyringFile(path string) (*Keyring, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("s3seal: keyring file: %w", err)
+	}
+	kr, err := ParseKeyring(b)
+	if err != nil {
+		return nil, fmt.Errorf("keyring file %s: %w", path, err)
+	}
+	return kr, nil
+}
+
+// ParseKeyring parses the JSON keyring document described at
+// [LoadKeyringFile]. Each key is standard base64 of 32 bytes ([ParseKey]).
+// It refuses unknown or repeated fields, repeated key ids, values of the
+// wrong JSON type and anything after the document, with an error matching
+// [ErrKeyring]. Errors name fields, ids and byte offsets but never quote
+// key material, not even one character of a malformed document.
+func ParseKeyring(data []byte) (*Keyring, error) {
+	p := keyfileParser{dec: json.NewDecoder(bytes.NewReader(data))}
+	primary, keys, err := p.document()
+	if err != nil {
+		return nil, err
+	}
+	return NewKeyring(primary, keys)
+}
+
+type keyfileParser struct {
+	dec *json.Decoder
+}
+
+func (p *keyfileParser) document() (primary string, keys map[string][]byte, err error) {
+	if err := p.delim('{', "document"); err != nil {
+		return "", nil, err
+	}
+	seenPrimary := false
+	for p.dec.More() {
+		field, err := p.str("field name")
+		if err != nil {
+			return "", nil, err
+		}
+		switch field {
+		case "primary":
+			if seenPrimary {
+				return "", nil, newErr(ErrKeyring, `field "primary" appears twice`)
+			}
+			seenPrimary = true
+			if primary, err = p.str(`value of "primary"`); err != nil {
+				return "", nil, err
+			}
+		case "keys":
+			if keys != nil {
+				return "", nil, newErr(ErrKeyring, `field "keys" appears twice`)
+			}
+			if keys, err = p.keys(); err != nil {
+				return "", nil, err
+			}
+		default:
+			return "", nil, newErr(ErrKeyring, "unknown field %q", field)
+		}
+	}
+	if err := p.delim('}', "end of document"); err != nil {
+		return "", nil, err
+	}
+	if _, err := p.dec.Token(); err != io.EOF {
+		return "", nil, newErr(ErrKeyring, "data after the JSON document")
+	}
+	if !seenPrimary {
+		return "", nil, newErr(ErrKeyring, `missing field "primary"`)
+	}
+	if keys == nil {
+		return "", nil, newErr(ErrKeyring, `missing field "keys"`)
+	}
+	return primary, keys, nil
+}
+
+func (p *keyfileParser) keys() (map[string][]byte, error) {
+	if err := p.delim('{', `value of "keys"`); err != nil {
+		return nil, err
+	}
+	keys := map[string][]byte{}
+	for p.dec.More() {
+		id, err := p.str("key id")
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := keys[id]; dup {
+			return nil, newErr(ErrKeyring, "key id %q appears twice", id)
+		}
+		b64, err := p.str("the value of key " + strconv.Quote(id))
+		if err != nil {
+			return nil, err
+		}
+		k, err := ParseKey(b64)
+		if err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				return nil, newErr(ErrKeyring, "key %q: %s", id, e.Msg)
+			}
+			return nil, err
+		}
+		keys[id] = k
+	}
+	return keys, p.delim('}', `end of "keys"`)
+}
+
+// token reads the next token. A syntax error is reported by offset only:
+// encoding/json quotes the offending character, which may be key material.
+func (p *keyfileParser) token(what string) (json.Token, error) {
+	tok, err := p.dec.Token()
+	if err == io.EOF {
+		return nil, newErr(ErrKeyring, "unexpected end of JSON, want %s", what)
+	}
+	if err != nil {
+		return nil, newErr(ErrKeyring, "malformed JSON near byte %d, want %s", p.dec.InputOffset(), what)
+	}
+	return tok, nil
+}
+
+func (p *keyfileParser) delim(d json.Delim, what string) error {
+	tok, err := p.token(what)
+	if err != nil {
+		return err
+	}
+	if got, ok := tok.(json.Delim); !ok || got != d {
+		return newErr(ErrKeyring, "want %s (%q) near byte %d", what, d, p.dec.InputOffset())
+	}
+	return nil
+}
+
+func (p *keyfileParser) str(what string) (string, error) {
+	tok, err := p.token(what)
+	if err != nil {
+		return "", err
+	}
+	s, ok := tok.(string)
+	if !ok {
+		return "", newErr(ErrKeyring, "want a string for %s near byte %d", what, p.dec.InputOffset())
+	}
+	return s, nil
+}

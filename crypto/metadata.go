@@ -1,0 +1,198 @@
+package crypto
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"strconv"
+	"strings"
+)
+
+// Metadata keys (user metadata, without the x-amz-meta- prefix).
+const (
+	MetaPrefix  = "s3seal-"
+	MetaVersion = "s3seal-v"
+	MetaKeyID   = "s3seal-kid"
+	MetaOID     = "s3seal-oid"
+	MetaDEK     = "s3seal-dek"
+	MetaSize    = "s3seal-size"
+	MetaMD5     = "s3seal-md5"
+	MetaMP      = "s3seal-mp"
+	// MetaChecksumPrefix + algorithm name holds a checksum of the plaintext
+	// (Binding.Checksums), e.g. s3seal-checksum-crc32.
+	MetaChecksumPrefix = "s3seal-checksum-"
+
+	formatVersion = "1"
+)
+
+var b64url = base64.RawURLEncoding.Strict()
+
+// Metadata returns the envelope as backend user metadata: lower-case keys
+// without the x-amz-meta- prefix, as the table in docs/FORMAT.md lists
+// them. A single-stream envelope has s3seal-size and s3seal-md5, a
+// multipart one s3seal-mp instead.
+func (e Envelope) Metadata() map[string]string {
+	m := map[string]string{
+		MetaVersion: formatVersion,
+		MetaKeyID:   e.KeyID,
+		MetaOID:     b64url.EncodeToString(e.OID[:]),
+		MetaDEK:     b64url.EncodeToString(e.Wrapped),
+	}
+	if e.Binding.Multipart {
+		m[MetaMP] = "1"
+	} else {
+		m[MetaSize] = strconv.FormatInt(e.Binding.PlainSize, 10)
+		m[MetaMD5] = hex.EncodeToString(e.Binding.PlainMD5[:])
+		for name, v := range e.Binding.Checksums {
+			m[MetaChecksumPrefix+name] = v
+		}
+	}
+	return m
+}
+
+// IsReservedMetaKey reports whether a user metadata key (without the
+// x-amz-meta- prefix) is reserved for s3seal: it starts with "s3seal-" in
+// any case.
+func IsReservedMetaKey(k string) bool {
+	if len(k) < len(MetaPrefix) {
+		return false
+	}
+	for i := 0; i < len(MetaPrefix); i++ { // ASCII folding only: "ſ" is not "s"
+		c := k[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != MetaPrefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseMetadata reads an envelope from backend user metadata (keys without
+// the x-amz-meta- prefix, compared case-insensitively; other keys are
+// ignored).
+//
+// Without s3seal-v the object is not encrypted: encrypted is false and err
+// nil, unless some other s3seal- key is present, which is refused as
+// corrupt (stripped metadata must not turn ciphertext into "plaintext").
+// An s3seal-v other than "1" fails with [ErrVersion]. Anything else that
+// does not follow the v1 table exactly fails with [ErrCorrupt]: a missing
+// or repeated key, an unknown s3seal- key, a non-canonical value, both or
+// neither of (size, md5) and mp. The values are only parsed here; they are
+// authenticated by [Keyring.Unwrap]. Whenever err is non-nil, encrypted is
+// true: such an object must never be served as plaintext.
+func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err error) {
+	v := map[string]string{}
+	for k, val := range meta {
+		if !IsReservedMetaKey(k) {
+			continue
+		}
+		lk := strings.ToLower(k)
+		if _, dup := v[lk]; dup {
+			return Envelope{}, true, newErr(ErrCorrupt, "metadata key %s appears twice", lk)
+		}
+		v[lk] = val
+	}
+	ver, ok := v[MetaVersion]
+	if !ok {
+		if len(v) > 0 {
+			return Envelope{}, true, newErr(ErrCorrupt, "s3seal metadata without %s", MetaVersion)
+		}
+		return Envelope{}, false, nil
+	}
+	if ver != formatVersion {
+		return Envelope{}, true, newErr(ErrVersion, "%s = %q", MetaVersion, ver)
+	}
+	for k, val := range v {
+		switch k {
+		case MetaVersion, MetaKeyID, MetaOID, MetaDEK, MetaSize, MetaMD5, MetaMP:
+		default:
+			name, ok := strings.CutPrefix(k, MetaChecksumPrefix)
+			if !ok {
+				return Envelope{}, true, newErr(ErrCorrupt, "unknown metadata key %s", k)
+			}
+			if !ValidChecksumName(name) || !validChecksumValue(val) {
+				return Envelope{}, true, newErr(ErrCorrupt, "malformed checksum metadata %s", k)
+			}
+			if env.Binding.Checksums == nil {
+				env.Binding.Checksums = map[string]string{}
+			}
+			env.Binding.Checksums[name] = val
+		}
+	}
+
+	if env.KeyID, ok = v[MetaKeyID]; !ok {
+		return Envelope{}, true, missing(MetaKeyID)
+	}
+	if !ValidKeyID(env.KeyID) {
+		return Envelope{}, true, newErr(ErrCorrupt, "%s: invalid key id %q", MetaKeyID, env.KeyID)
+	}
+	if err := decodeB64(v, MetaOID, env.OID[:]); err != nil {
+		return Envelope{}, true, err
+	}
+	env.Wrapped = make([]byte, WrappedSize)
+	if err := decodeB64(v, MetaDEK, env.Wrapped); err != nil {
+		return Envelope{}, true, err
+	}
+
+	mp, isMP := v[MetaMP]
+	size, hasSize := v[MetaSize]
+	md5, hasMD5 := v[MetaMD5]
+	switch {
+	case isMP:
+		if mp != "1" {
+			return Envelope{}, true, newErr(ErrCorrupt, "%s = %q, want \"1\"", MetaMP, mp)
+		}
+		if hasSize || hasMD5 || len(env.Binding.Checksums) > 0 {
+			return Envelope{}, true, newErr(ErrCorrupt, "multipart object with %s, %s or checksums", MetaSize, MetaMD5)
+		}
+		env.Binding.Multipart = true
+	case !hasSize:
+		return Envelope{}, true, missing(MetaSize)
+	case !hasMD5:
+		return Envelope{}, true, missing(MetaMD5)
+	default:
+		if env.Binding.PlainSize, err = parseSize(size); err != nil {
+			return Envelope{}, true, err
+		}
+		if len(md5) != 32 || strings.ToLower(md5) != md5 {
+			return Envelope{}, true, newErr(ErrCorrupt, "%s = %q: want 32 lower-case hex digits", MetaMD5, md5)
+		}
+		if _, err := hex.Decode(env.Binding.PlainMD5[:], []byte(md5)); err != nil {
+			return Envelope{}, true, newErr(ErrCorrupt, "%s = %q: want 32 lower-case hex digits", MetaMD5, md5)
+		}
+	}
+	return env, true, nil
+}
+
+func missing(k string) error { return newErr(ErrCorrupt, "metadata key %s missing", k) }
+
+// decodeB64 decodes v[k], unpadded base64url of exactly len(dst) bytes.
+func decodeB64(v map[string]string, k string, dst []byte) error {
+	s, ok := v[k]
+	if !ok {
+		return missing(k)
+	}
+	if len(s) != b64url.EncodedLen(len(dst)) {
+		return newErr(ErrCorrupt, "%s is %d characters, want %d", k, len(s), b64url.EncodedLen(len(dst)))
+	}
+	if _, err := b64url.Decode(dst, []byte(s)); err != nil {
+		return newErr(ErrCorrupt, "%s is not unpadded base64url", k)
+	}
+	return nil
+}
+
+// parseSize parses a canonical decimal size: digits only, no sign, no
+// leading zero (but "0"), at most MaxPlainSize.
+func parseSize(s string) (int64, error) {
+	bad := len(s) == 0 || len(s) > 19 || (len(s) > 1 && s[0] == '0')
+	for i := 0; i < len(s) && !bad; i++ {
+		bad = s[i] < '0' || s[i] > '9'
+	}
+	if !bad {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n <= MaxPlainSize {
+			return n, nil
+		}
+	}
+	return 0, newErr(ErrCorrupt, "%s = %q: want a decimal size", MetaSize, s)
+}

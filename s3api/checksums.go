@@ -1,0 +1,76 @@
+package s3api
+
+import (
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// defaultChecksum is computed for objects whose client named none, as S3
+// does since 2025, so that any later GET can be checked end to end.
+const defaultChecksum = checksum.CRC64NVME
+
+// bodyChecks prepares the checksum work for one upload: what the client
+// declared (headers or trailer), and a hasher for the algorithm to keep.
+type bodyChecks struct {
+	exp    *checksum.Expected
+	hasher *checksum.Hasher
+}
+
+func newBodyChecks(h http.Header) (*bodyChecks, error) {
+	exp, err := checksum.FromHeaders(h)
+	if err != nil {
+		return nil, err
+	}
+	alg := exp.Algorithm
+	if alg == "" {
+		alg = defaultChecksum
+	}
+	return &bodyChecks{exp: exp, hasher: checksum.NewHasher(alg)}, nil
+}
+
+// finalize verifies the declared checksum (from the trailer when the client
+// sent one there) and returns the checksum to keep with the object.
+func (b *bodyChecks) finalize(trailer func() http.Header) func() (map[string]string, error) {
+	return func() (map[string]string, error) {
+		var t http.Header
+		if trailer != nil {
+			t = trailer()
+		}
+		if err := b.exp.Verify(b.hasher, t); err != nil {
+			return nil, err
+		}
+		return map[string]string{string(b.hasher.Algorithm()): b.hasher.Base64()}, nil
+	}
+}
+
+// setChecksumHeaders reports the kept checksums as x-amz-checksum-*
+// headers (only for whole objects: a range has no checksum of its own).
+func setChecksumHeaders(h http.Header, info sealstore.ObjectInfo) {
+	for alg, v := range info.Checksums {
+		if a, ok := checksum.ParseAlgorithm(alg); ok {
+			h.Set(a.HeaderName(), v)
+		}
+	}
+}
+
+// wantsChecksums reports x-amz-checksum-mode: ENABLED.
+func wantsChecksums(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED")
+}
+
+// lazyHasher is a writer whose target is chosen once the copy source is
+// known (its checksum algorithm is kept for the copy).
+type lazyHasher struct{ h *checksum.Hasher }
+
+func (l *lazyHasher) Write(p []byte) (int, error) {
+	if l.h == nil {
+		return len(p), nil
+	}
+	return l.h.Write(p)
+}
+
+var _ io.Writer = (*lazyHasher)(nil)

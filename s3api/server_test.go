@@ -1,0 +1,242 @@
+package s3api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// newTestServer runs the S3 front in-process over the embedded store.
+func newTestServer(t *testing.T, creds Credentials) string {
+	t.Helper()
+	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closer.Close() })
+	key, _ := crypto.GenerateKey()
+	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
+	st, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(Config{Store: st, Credentials: creds}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func sdkClient(endpoint, ak, sk string) *s3.Client {
+	return s3.New(s3.Options{
+		BaseEndpoint: aws.String(endpoint),
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider(ak, sk, ""),
+		UsePathStyle: true,
+		HTTPClient:   http.DefaultClient,
+	})
+}
+
+func apiCode(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
+func TestAccessPerCredential(t *testing.T) {
+	creds := Credentials{
+		"admin": {AccessKey: "admin", SecretKey: "admin-secret", Read: []string{"*"}, Write: []string{"*"}},
+		"ro":    {AccessKey: "ro", SecretKey: "ro-secret", Read: []string{"shared"}},
+		"team":  {AccessKey: "team", SecretKey: "team-secret", Write: []string{"team"}},
+	}
+	url := newTestServer(t, creds)
+	ctx := context.Background()
+	admin, ro, team := sdkClient(url, "admin", "admin-secret"), sdkClient(url, "ro", "ro-secret"), sdkClient(url, "team", "team-secret")
+	for _, b := range []string{"shared", "team", "private"} {
+		if _, err := admin.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admin.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("o"), Body: strings.NewReader("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lb, err := ro.ListBuckets(ctx, &s3.ListBucketsInput{})
+	if err != nil || len(lb.Buckets) != 1 || *lb.Buckets[0].Name != "shared" {
+		t.Fatalf("ro sees %v (%v), want only shared", lb, err)
+	}
+	if _, err := ro.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("shared"), Key: aws.String("o")}); err != nil {
+		t.Fatalf("ro read shared: %v", err)
+	}
+	for name, err := range map[string]error{
+		"ro put shared":   put(ctx, ro, "shared", "n"),
+		"ro get private":  get(ctx, ro, "private", "o"),
+		"team put shared": put(ctx, team, "shared", "n"),
+	} {
+		if apiCode(err) != "AccessDenied" {
+			t.Errorf("%s: %v, want AccessDenied", name, err)
+		}
+	}
+	if err := put(ctx, team, "team", "n"); err != nil {
+		t.Fatalf("team writes its bucket: %v", err)
+	}
+	// Copy needs read access to the source as well as write to the target.
+	_, err = team.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("team"), Key: aws.String("stolen"), CopySource: aws.String("private/o")})
+	if apiCode(err) != "AccessDenied" {
+		t.Fatalf("copy from an unreadable bucket: %v", err)
+	}
+	_, err = sdkClient(url, "admin", "wrong").ListBuckets(ctx, &s3.ListBucketsInput{})
+	if apiCode(err) != "SignatureDoesNotMatch" {
+		t.Fatalf("wrong secret: %v", err)
+	}
+}
+
+func put(ctx context.Context, c *s3.Client, b, k string) error {
+	_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String(k), Body: strings.NewReader("data")})
+	return err
+}
+
+func get(ctx context.Context, c *s3.Client, b, k string) error {
+	_, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b), Key: aws.String(k)})
+	return err
+}
+
+func TestUnimplementedAndUnsigned(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt1")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String("bkt1"),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}})
+	if apiCode(err) != "NotImplemented" {
+		t.Fatalf("versioning: %v, want NotImplemented", err)
+	}
+	_, err = c.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String("bkt1"), Key: aws.String("k"),
+		Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("a"), Value: aws.String("b")}}}})
+	if apiCode(err) != "NotImplemented" {
+		t.Fatalf("tagging: %v, want NotImplemented", err)
+	}
+	resp, err := http.Get(url + "/bkt1/k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 403 || !bytes.Contains(body, []byte("<Code>AccessDenied</Code>")) {
+		t.Fatalf("unsigned GET: %d %s", resp.StatusCode, body)
+	}
+	resp, err = http.Get(url + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt1"), Key: aws.String(".s3seal/x"), Body: strings.NewReader("x")})
+	if apiCode(err) != "InvalidArgument" {
+		t.Fatalf("reserved key: %v", err)
+	}
+	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt1"), Key: aws.String("k"), Body: strings.NewReader("x"),
+		Metadata: map[string]string{"s3seal-kid": "evil"}})
+	if apiCode(err) != "InvalidArgument" {
+		t.Fatalf("reserved metadata: %v", err)
+	}
+}
+
+func TestParseRange(t *testing.T) {
+	cases := map[string]*sealstore.Range{
+		"":              nil,
+		"bytes=0-9":     {First: 0, Last: 9},
+		"bytes=5-":      {First: 5, Last: -1},
+		"bytes=-7":      {First: -1, SuffixLen: 7},
+		"bytes=9-3":     nil, // invalid: ignored, whole object
+		"bytes=0-1,4-5": nil, // multi-range: ignored
+		"items=0-1":     nil,
+		"bytes=a-b":     nil,
+	}
+	for in, want := range cases {
+		got, err := parseRange(in)
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if (got == nil) != (want == nil) || (got != nil && *got != *want) {
+			t.Errorf("%q: got %+v want %+v", in, got, want)
+		}
+	}
+}
+
+func TestCheckConditions(t *testing.T) {
+	info := sealstore.ObjectInfo{ETag: "abc"}
+	cases := []struct {
+		hdr  map[string]string
+		want string
+	}{
+		{map[string]string{"If-Match": `"abc"`}, ""},
+		{map[string]string{"If-Match": `"zzz"`}, "PreconditionFailed"},
+		{map[string]string{"If-Match": `*`}, ""},
+		{map[string]string{"If-None-Match": `"abc"`}, "NotModified"},
+		{map[string]string{"If-None-Match": `"x", "abc"`}, "NotModified"},
+		{map[string]string{"If-None-Match": `"zzz"`}, ""},
+		{map[string]string{"If-Modified-Since": "Mon, 02 Jan 2006 15:04:05 GMT"}, ""},
+		{map[string]string{"If-Unmodified-Since": "Mon, 02 Jan 2006 15:04:05 GMT"}, "PreconditionFailed"},
+		// If-Match wins over If-Unmodified-Since, as RFC 9110 orders them.
+		{map[string]string{"If-Match": `"abc"`, "If-Unmodified-Since": "Mon, 02 Jan 2006 15:04:05 GMT"}, ""},
+	}
+	info.LastModified = mustTime(t, "Tue, 03 Jan 2006 15:04:05 GMT")
+	for _, c := range cases {
+		r := httptest.NewRequest("GET", "/b/k", nil)
+		for k, v := range c.hdr {
+			r.Header.Set(k, v)
+		}
+		err := checkConditions(r, info)
+		got := ""
+		if err != nil {
+			got = toAPIError(err).Code
+		}
+		if got != c.want {
+			t.Errorf("%v: got %q want %q", c.hdr, got, c.want)
+		}
+	}
+}
+
+func mustTime(t *testing.T, s string) time.Time {
+	tm, err := http.ParseTime(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}
+
+func TestStripAWSChunkedAndCopySource(t *testing.T) {
+	if got := stripAWSChunked("aws-chunked,gzip"); got != "gzip" {
+		t.Fatalf("got %q", got)
+	}
+	if got := stripAWSChunked("aws-chunked"); got != "" {
+		t.Fatalf("got %q", got)
+	}
+	b, k, err := parseCopySource("/bkt/dir/a%20b%2Bc")
+	if err != nil || b != "bkt" || k != "dir/a b+c" {
+		t.Fatalf("%q %q %v", b, k, err)
+	}
+	if _, _, err := parseCopySource("bkt/k?versionId=123"); toAPIError(err).Code != "NotImplemented" {
+		t.Fatalf("version id: %v", err)
+	}
+	if _, _, err := parseCopySource("nokey"); toAPIError(err).Code != "InvalidArgument" {
+		t.Fatalf("no key: %v", err)
+	}
+}

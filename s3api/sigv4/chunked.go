@@ -1,0 +1,304 @@
+package sigv4
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"hash"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+const (
+	// maxChunkLine caps a chunk header or trailer line (CRLF included), so a
+	// hostile client cannot make the decoder buffer without bound.
+	maxChunkLine = 4096
+	// maxTrailers caps the number of trailing header lines.
+	maxTrailers = 16
+	// chunkBufSize is the read buffer of the decoder.
+	chunkBufSize = 64 << 10
+
+	emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+	chunkSigExt = ";chunk-signature="
+)
+
+// chunkSigner verifies the chain of chunk signatures seeded by the request
+// signature.
+type chunkSigner struct {
+	key            []byte
+	amzDate, scope string
+	prevSig        string
+}
+
+// verify checks sig for a chunk whose data hashed to sum and advances the
+// chain.
+func (s *chunkSigner) verify(sig string, sum []byte) bool {
+	sts := "AWS4-HMAC-SHA256-PAYLOAD\n" + s.amzDate + "\n" + s.scope + "\n" + s.prevSig + "\n" + emptySHA256 + "\n" + hex.EncodeToString(sum)
+	want := hex.EncodeToString(hmacSHA256(s.key, sts))
+	if !hmac.Equal([]byte(want), []byte(sig)) {
+		return false
+	}
+	s.prevSig = sig
+	return true
+}
+
+// verifyTrailer checks the x-amz-trailer-signature over the canonical
+// trailer block ("name:value\n" per trailer, names sorted).
+func (s *chunkSigner) verifyTrailer(sig string, canonical []byte) bool {
+	sts := "AWS4-HMAC-SHA256-TRAILER\n" + s.amzDate + "\n" + s.scope + "\n" + s.prevSig + "\n" + hexSHA256(canonical)
+	want := hex.EncodeToString(hmacSHA256(s.key, sts))
+	return hmac.Equal([]byte(want), []byte(sig))
+}
+
+type chunkConfig struct {
+	signer        *chunkSigner    // nil: chunks carry no signatures
+	trailer       bool            // a trailer block follows the final chunk
+	declared      map[string]bool // names announced in x-amz-trailer
+	decodedLength int64           // -1 if unknown
+}
+
+// chunkedReader decodes an aws-chunked body, verifying chunk signatures,
+// trailers and the decoded length as it goes. Errors are sticky.
+type chunkedReader struct {
+	cfg       chunkConfig
+	src       io.ReadCloser
+	br        *bufio.Reader
+	inChunk   bool
+	remaining int64
+	decoded   int64
+	chunkSig  string
+	h         hash.Hash
+	trailer   http.Header
+	err       error
+}
+
+func newChunkedReader(src io.ReadCloser, cfg chunkConfig) *chunkedReader {
+	c := &chunkedReader{cfg: cfg, src: src, br: bufio.NewReaderSize(src, chunkBufSize)}
+	if cfg.signer != nil {
+		c.h = sha256.New()
+	}
+	return c
+}
+
+// Trailer returns the verified trailing headers after io.EOF, else nil.
+func (c *chunkedReader) Trailer() http.Header {
+	if c.err != io.EOF {
+		return nil
+	}
+	return c.trailer
+}
+
+// Close closes the original body.
+func (c *chunkedReader) Close() error { return c.src.Close() }
+
+func (c *chunkedReader) Read(p []byte) (int, error) {
+	for c.err == nil {
+		if c.remaining == 0 {
+			c.err = c.next()
+			continue
+		}
+		if len(p) == 0 {
+			return 0, nil
+		}
+		b := p
+		if int64(len(b)) > c.remaining {
+			b = b[:c.remaining]
+		}
+		n, err := c.br.Read(b)
+		c.remaining -= int64(n)
+		c.decoded += int64(n)
+		if c.h != nil {
+			c.h.Write(b[:n])
+		}
+		if err != nil {
+			c.err = c.srcErr(err)
+		}
+		return n, c.err
+	}
+	return 0, c.err
+}
+
+func (c *chunkedReader) srcErr(err error) error {
+	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errIncomplete(io.ErrUnexpectedEOF, "The aws-chunked body ended before the final chunk.")
+	}
+	return err
+}
+
+// next finishes the current chunk and reads the next chunk header. At the
+// final chunk it reads the trailers and returns io.EOF if all checks pass.
+func (c *chunkedReader) next() error {
+	if c.inChunk {
+		var crlf [2]byte
+		if _, err := io.ReadFull(c.br, crlf[:]); err != nil {
+			return c.srcErr(err)
+		}
+		if crlf != [2]byte{'\r', '\n'} {
+			return errChunkFormat("chunk data is not followed by CRLF (chunk size does not match its data)")
+		}
+		if err := c.verifyChunk(); err != nil {
+			return err
+		}
+		c.inChunk = false
+	}
+	line, err := c.readLine()
+	if err != nil {
+		return err
+	}
+	size, sig, err := parseChunkHeader(line, c.cfg.signer != nil)
+	if err != nil {
+		return err
+	}
+	if c.cfg.decodedLength >= 0 && size > c.cfg.decodedLength-c.decoded {
+		return errIncomplete(nil, "The aws-chunked body is longer than x-amz-decoded-content-length.")
+	}
+	c.chunkSig = sig
+	if c.h != nil {
+		c.h.Reset()
+	}
+	if size > 0 {
+		c.inChunk, c.remaining = true, size
+		return nil
+	}
+	if err := c.verifyChunk(); err != nil {
+		return err
+	}
+	if err := c.readTrailers(); err != nil {
+		return err
+	}
+	if c.cfg.decodedLength >= 0 && c.decoded != c.cfg.decodedLength {
+		return errIncomplete(nil, "The aws-chunked body is shorter than x-amz-decoded-content-length.")
+	}
+	if n, _ := c.br.Read(make([]byte, 1)); n > 0 {
+		return errChunkFormat("data after the final chunk")
+	}
+	return io.EOF
+}
+
+func (c *chunkedReader) verifyChunk() error {
+	if c.cfg.signer == nil {
+		return nil
+	}
+	if !c.cfg.signer.verify(c.chunkSig, c.h.Sum(nil)) {
+		return errChunkSignature()
+	}
+	return nil
+}
+
+// readLine returns the next CRLF-terminated line without its CRLF.
+func (c *chunkedReader) readLine() ([]byte, error) {
+	line, err := c.br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) || len(line) > maxChunkLine {
+		return nil, errChunkFormat("chunk header or trailer line longer than %d bytes", maxChunkLine)
+	}
+	if err != nil {
+		return nil, c.srcErr(err)
+	}
+	if len(line) < 2 || line[len(line)-2] != '\r' {
+		return nil, errChunkFormat("line not terminated by CRLF")
+	}
+	return line[:len(line)-2], nil
+}
+
+// parseChunkHeader parses "hex-size" or "hex-size;chunk-signature=sig".
+func parseChunkHeader(line []byte, signed bool) (int64, string, error) {
+	sizeHex, sig := line, ""
+	if signed {
+		i := bytes.Index(line, []byte(chunkSigExt))
+		if i < 0 {
+			return 0, "", errChunkFormat("chunk header without chunk-signature")
+		}
+		sizeHex, sig = line[:i], string(line[i+len(chunkSigExt):])
+		if len(sig) != 64 || !isLowerHex(sig) {
+			return 0, "", errChunkFormat("malformed chunk-signature")
+		}
+	}
+	if len(sizeHex) == 0 || len(sizeHex) > 15 {
+		return 0, "", errChunkFormat("malformed chunk size")
+	}
+	for _, b := range sizeHex {
+		if !('0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F') {
+			return 0, "", errChunkFormat("malformed chunk size")
+		}
+	}
+	n, err := strconv.ParseInt(string(sizeHex), 16, 64)
+	if err != nil {
+		return 0, "", errChunkFormat("malformed chunk size")
+	}
+	return n, sig, nil
+}
+
+// readTrailers reads the lines after the final chunk up to the empty line,
+// checks them against x-amz-trailer and, when signed, the trailer signature.
+func (c *chunkedReader) readTrailers() error {
+	var (
+		trailer = http.Header{}
+		names   []string
+		vals    = map[string]string{}
+		sig     string
+		haveSig bool
+	)
+	for i := 0; ; i++ {
+		line, err := c.readLine()
+		if err != nil {
+			return err
+		}
+		if len(line) == 0 {
+			break
+		}
+		if !c.cfg.trailer {
+			return errChunkFormat("data after the final chunk")
+		}
+		if i >= maxTrailers {
+			return errTrailer("more than %d trailing headers", maxTrailers)
+		}
+		k, v, ok := strings.Cut(string(line), ":")
+		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
+		if !ok || k == "" {
+			return errTrailer("malformed trailing header line")
+		}
+		if k == "x-amz-trailer-signature" {
+			sig, haveSig = v, true
+			continue
+		}
+		if !c.cfg.declared[k] {
+			return errTrailer("trailing header %q was not declared in x-amz-trailer", truncate(k))
+		}
+		if _, dup := vals[k]; dup {
+			return errTrailer("trailing header %q repeated", truncate(k))
+		}
+		vals[k] = v
+		names = append(names, k)
+		trailer.Set(k, v)
+	}
+	for k := range c.cfg.declared {
+		if c.cfg.trailer {
+			if _, ok := vals[k]; !ok {
+				return errTrailer("trailing header %q declared in x-amz-trailer is missing", truncate(k))
+			}
+		}
+	}
+	if c.cfg.trailer && c.cfg.signer != nil {
+		if !haveSig {
+			return errTrailer("x-amz-trailer-signature is missing")
+		}
+		slices.Sort(names)
+		var canon bytes.Buffer
+		for _, k := range names {
+			canon.WriteString(k + ":" + vals[k] + "\n")
+		}
+		if !c.cfg.signer.verifyTrailer(sig, canon.Bytes()) {
+			return errTrailerSignature()
+		}
+	}
+	if len(names) > 0 {
+		c.trailer = trailer
+	}
+	return nil
+}

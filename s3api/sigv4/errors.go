@@ -1,0 +1,100 @@
+package sigv4
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// S3 error codes returned by this package, as AWS names them.
+const (
+	CodeAccessDenied                    = "AccessDenied"
+	CodeAuthorizationHeaderMalformed    = "AuthorizationHeaderMalformed"
+	CodeAuthorizationQueryParametersErr = "AuthorizationQueryParametersError"
+	CodeIncompleteBody                  = "IncompleteBody"
+	CodeInvalidAccessKeyID              = "InvalidAccessKeyId"
+	CodeInvalidArgument                 = "InvalidArgument"
+	CodeInvalidRequest                  = "InvalidRequest"
+	CodeInvalidURI                      = "InvalidURI"
+	CodeMalformedTrailerError           = "MalformedTrailerError"
+	CodeRequestTimeTooSkewed            = "RequestTimeTooSkewed"
+	CodeSignatureDoesNotMatch           = "SignatureDoesNotMatch"
+	CodeSignatureVersionNotSupported    = "SignatureVersionNotSupported"
+	CodeXAmzContentSHA256Mismatch       = "XAmzContentSHA256Mismatch"
+)
+
+// Error is an authentication or payload-verification failure, shaped as an
+// S3 error response: Code is the S3 error code (one of the Code* constants),
+// StatusCode the HTTP status to answer with. Message never contains secrets
+// or signatures. Match it with errors.As.
+type Error struct {
+	Code       string
+	StatusCode int
+	Message    string
+	err        error // optional cause, exposed through Unwrap
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string {
+	if e.err != nil {
+		return fmt.Sprintf("sigv4: %s: %s: %v", e.Code, e.Message, e.err)
+	}
+	return fmt.Sprintf("sigv4: %s: %s", e.Code, e.Message)
+}
+
+// Unwrap returns the underlying cause, if any (for example io.ErrUnexpectedEOF
+// for a truncated body).
+func (e *Error) Unwrap() error { return e.err }
+
+func newErr(code string, status int, format string, args ...any) *Error {
+	return &Error{Code: code, StatusCode: status, Message: fmt.Sprintf(format, args...)}
+}
+
+func errAccessDenied(msg string) *Error {
+	return newErr(CodeAccessDenied, http.StatusForbidden, "%s", msg)
+}
+
+func errMalformed(format string, args ...any) *Error {
+	return newErr(CodeAuthorizationHeaderMalformed, http.StatusBadRequest, format, args...)
+}
+
+func errQueryMalformed(format string, args ...any) *Error {
+	return newErr(CodeAuthorizationQueryParametersErr, http.StatusBadRequest, format, args...)
+}
+
+func errSignature() *Error {
+	return newErr(CodeSignatureDoesNotMatch, http.StatusForbidden,
+		"The request signature we calculated does not match the signature you provided. Check your key and signing method.")
+}
+
+func errChunkSignature() *Error {
+	return newErr(CodeSignatureDoesNotMatch, http.StatusForbidden,
+		"The chunk signature we calculated does not match the signature you provided.")
+}
+
+func errTrailerSignature() *Error {
+	return newErr(CodeSignatureDoesNotMatch, http.StatusForbidden,
+		"The trailer signature we calculated does not match the signature you provided.")
+}
+
+func errIncomplete(cause error, format string, args ...any) *Error {
+	e := newErr(CodeIncompleteBody, http.StatusBadRequest, format, args...)
+	e.err = cause
+	return e
+}
+
+func errChunkFormat(format string, args ...any) *Error {
+	return newErr(CodeInvalidRequest, http.StatusBadRequest, "malformed aws-chunked body: "+format, args...)
+}
+
+func errTrailer(format string, args ...any) *Error {
+	return newErr(CodeMalformedTrailerError, http.StatusBadRequest,
+		"The request contained trailing data that was not well-formed: "+format, args...)
+}
+
+const msgV2 = "s3seal only supports AWS Signature Version 4 (AWS4-HMAC-SHA256). " +
+	"Configure your client for SigV4; with boto3 use Config(signature_version=\"s3v4\"), " +
+	"with s3cmd set signature_v2 = False."
+
+func errV2() *Error {
+	return newErr(CodeSignatureVersionNotSupported, http.StatusBadRequest, "%s", msgV2)
+}
