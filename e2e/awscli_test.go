@@ -1,0 +1,135 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// awsCLI runs the aws CLI against one endpoint with private config files.
+type awsCLI struct {
+	t        *testing.T
+	endpoint string
+	env      []string
+}
+
+func newAWSCLI(t *testing.T, p *sealProc) *awsCLI {
+	t.Helper()
+	requireTool(t, "aws")
+	dir := t.TempDir()
+	config := writeFile(t, dir, "config", []byte(`[default]
+region = us-east-1
+output = json
+s3 =
+    multipart_threshold = 5GB
+    addressing_style = path
+`))
+	creds := writeFile(t, dir, "credentials", []byte(fmt.Sprintf(
+		"[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n", p.AccessKey, p.SecretKey)))
+	env := cleanEnv(nil,
+		"AWS_CONFIG_FILE="+config,
+		"AWS_SHARED_CREDENTIALS_FILE="+creds,
+		"AWS_EC2_METADATA_DISABLED=true",
+		"AWS_MAX_ATTEMPTS=1",
+		"HOME="+dir,
+	)
+	return &awsCLI{t: t, endpoint: p.Endpoint, env: env}
+}
+
+func (a *awsCLI) run(args ...string) string {
+	a.t.Helper()
+	return runTool(a.t, a.env, "aws", append([]string{"--endpoint-url", a.endpoint}, args...)...)
+}
+
+func TestAWSCLI(t *testing.T) {
+	t.Parallel()
+	p := startS3seal(t, sealOpts{})
+	a := newAWSCLI(t, p)
+	src := t.TempDir()
+	files := clientFixture()
+	for name, data := range files {
+		writeFile(t, src, name, data)
+	}
+
+	a.run("s3", "mb", "s3://clibkt")
+	a.run("s3", "cp", "--recursive", "--no-progress", src, "s3://clibkt/up/")
+	a.run("s3", "cp", "--no-progress", filepath.Join(src, "small.txt"), "s3://clibkt/single.txt")
+	ls := a.run("s3", "ls", "--recursive", "s3://clibkt/up/")
+	for name, data := range files {
+		want := fmt.Sprintf("%d up/%s", len(data), name)
+		if !containsLineSuffix(ls, want) {
+			t.Errorf("aws s3 ls: no line ending in %q:\n%s", want, ls)
+		}
+	}
+
+	dst := t.TempDir()
+	a.run("s3", "cp", "--recursive", "--no-progress", "s3://clibkt/up/", dst)
+	for name, data := range files {
+		if got := readFile(t, filepath.Join(dst, filepath.FromSlash(name))); !bytes.Equal(got, data) {
+			t.Errorf("aws s3 cp down %s: %d bytes, want %d identical", name, len(got), len(data))
+		}
+	}
+	a.run("s3", "cp", "--no-progress", "s3://clibkt/single.txt", filepath.Join(dst, "single.txt"))
+	if got := readFile(t, filepath.Join(dst, "single.txt")); !bytes.Equal(got, files["small.txt"]) {
+		t.Errorf("aws s3 cp down single.txt: %q", got)
+	}
+
+	for _, name := range []string{"empty.txt", "seg.bin", "sub/deep/big.bin"} {
+		data := files[name]
+		var head struct {
+			ETag          string
+			ContentLength int64
+		}
+		if err := json.Unmarshal([]byte(a.run("s3api", "head-object", "--bucket", "clibkt", "--key", "up/"+name)), &head); err != nil {
+			t.Fatalf("head-object JSON: %v", err)
+		}
+		if strings.Trim(head.ETag, `"`) != md5Hex(data) || head.ContentLength != int64(len(data)) {
+			t.Errorf("head-object %s: ETag %s size %d, want %s %d", name, head.ETag, head.ContentLength, md5Hex(data), len(data))
+		}
+	}
+
+	big := files["sub/deep/big.bin"]
+	for _, r := range []struct {
+		spec       string
+		start, end int
+	}{
+		{"bytes=100-199", 100, 199},
+		{"bytes=65500-131100", 65500, 131100},
+		{"bytes=-1000", len(big) - 1000, len(big) - 1},
+	} {
+		out := filepath.Join(dst, "range.out")
+		resp := a.run("s3api", "get-object", "--bucket", "clibkt", "--key", "up/sub/deep/big.bin", "--range", r.spec, out)
+		if got := readFile(t, out); !bytes.Equal(got, big[r.start:r.end+1]) {
+			t.Errorf("get-object --range %s: %d bytes, want %d identical", r.spec, len(got), r.end-r.start+1)
+		}
+		wantCR := fmt.Sprintf("bytes %d-%d/%d", r.start, r.end, len(big))
+		if !strings.Contains(resp, wantCR) {
+			t.Errorf("get-object --range %s: response lacks ContentRange %q:\n%s", r.spec, wantCR, resp)
+		}
+	}
+
+	a.run("s3", "rm", "s3://clibkt/up/small.txt")
+	a.run("s3", "rm", "--recursive", "s3://clibkt/up/sub/")
+	ls = a.run("s3", "ls", "--recursive", "s3://clibkt/")
+	if strings.Contains(ls, "small.txt") || strings.Contains(ls, "up/sub/") || !strings.Contains(ls, "up/seg.bin") {
+		t.Errorf("aws s3 ls after rm:\n%s", ls)
+	}
+	if _, stderr, err := tryTool(t, a.env, "aws", "--endpoint-url", a.endpoint, "s3api", "head-object", "--bucket", "clibkt", "--key", "up/small.txt"); err == nil || !strings.Contains(stderr, "404") {
+		t.Errorf("head-object of removed key: err %v, stderr %s", err, stderr)
+	}
+}
+
+// containsLineSuffix reports whether some line of out ends with suffix
+// after trimming spaces (aws s3 ls pads sizes).
+func containsLineSuffix(out, suffix string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && strings.Join(f[len(f)-2:], " ") == suffix {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,365 @@
+// Package e2e runs the s3seal binary as a subprocess and drives it with real
+// S3 clients: aws-sdk-go-v2, the aws CLI, rclone and s3cmd, with the embedded
+// store or moto_server as the backend.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Dev credentials the binary uses when no backend endpoint is configured.
+const (
+	devAccessKey = "s3seal"
+	devSecretKey = "s3seal-dev-secret"
+)
+
+var (
+	s3sealBin string // path of the binary built by TestMain
+	buildErr  error  // why the build failed, reported by startS3seal
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "s3seal-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	s3sealBin = filepath.Join(dir, "s3seal")
+	cmd := exec.Command("go", "build", "-o", s3sealBin, "github.com/s3seal/s3seal/cmd/s3seal")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		buildErr = fmt.Errorf("go build ./cmd/s3seal: %v\n%s", err, out)
+	}
+	return m.Run()
+}
+
+// inCI reports whether the tests run under CI, where a missing tool is a
+// failure rather than a skip.
+func inCI() bool { return os.Getenv("CI") == "true" }
+
+// requireTool returns the path of an external program. Under CI a missing
+// program fails the test; elsewhere the test is skipped with a message.
+func requireTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if inCI() {
+		t.Fatalf("%s not found on PATH (required under CI=true; scripts/test.sh installs it): %v", name, err)
+	}
+	t.Skipf("%s not found on PATH; install it (see scripts/test.sh) to run this test", name)
+	return ""
+}
+
+// logBuffer collects a subprocess's output and signals when a line matching
+// re appears.
+type logBuffer struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	re    *regexp.Regexp
+	match chan string
+	found bool
+}
+
+func newLogBuffer(re *regexp.Regexp) *logBuffer {
+	return &logBuffer{re: re, match: make(chan string, 1)}
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	if l.re != nil && !l.found {
+		if m := l.re.FindSubmatch(l.buf.Bytes()); m != nil {
+			l.found = true
+			l.match <- string(m[1])
+		}
+	}
+	return len(p), nil
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// sealOpts configures one s3seal subprocess.
+type sealOpts struct {
+	// DataDir is reused when set (restart tests); otherwise a fresh one.
+	DataDir string
+	// Backend makes s3seal use moto_server instead of the embedded store,
+	// with a random master key and the client credentials below.
+	Backend *motoServer
+	// Client credentials; default to the dev credentials, or to fixed
+	// test credentials when Backend is set.
+	AccessKey, SecretKey string
+	// Key is the base64 master key given with a backend; random if empty.
+	Key string
+	// Extra flags after "serve" and extra environment variables.
+	Args []string
+	Env  []string
+}
+
+// sealProc is a running s3seal.
+type sealProc struct {
+	Endpoint             string // http://127.0.0.1:PORT
+	Addr                 string // 127.0.0.1:PORT
+	DataDir              string
+	AccessKey, SecretKey string
+	Key                  string
+	cmd                  *exec.Cmd
+	log                  *logBuffer
+	done                 chan struct{}
+	stopOnce             sync.Once
+}
+
+var listenRE = regexp.MustCompile(`listening on https?://([0-9A-Za-z.\-\[\]:]+)`)
+
+// sealEnv is the environment of an s3seal subprocess: the test's own, minus
+// any S3SEAL_* setting that would leak into it, plus extra. AWS_CA_BUNDLE is
+// deliberately kept: s3seal must work with it set.
+func sealEnv(extra []string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "S3SEAL_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+func requireBinary(t *testing.T) {
+	t.Helper()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+}
+
+// randomKey returns a base64 32-byte master key.
+func randomKey(t *testing.T) string {
+	t.Helper()
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(k)
+}
+
+// startS3seal starts s3seal on a free loopback port, waits until /healthz
+// answers 200 and stops it when the test ends, printing its log if the test
+// failed.
+func startS3seal(t *testing.T, o sealOpts) *sealProc {
+	t.Helper()
+	requireBinary(t)
+	p := &sealProc{DataDir: o.DataDir, AccessKey: o.AccessKey, SecretKey: o.SecretKey, Key: o.Key}
+	if p.DataDir == "" {
+		p.DataDir = filepath.Join(t.TempDir(), "data")
+	}
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", p.DataDir}
+	if o.Backend != nil {
+		if p.AccessKey == "" {
+			p.AccessKey, p.SecretKey = "e2e-access", "e2e-secret-key"
+		}
+		if p.Key == "" {
+			p.Key = randomKey(t)
+		}
+		args = append(args,
+			"--backend-endpoint", o.Backend.Endpoint,
+			"--backend-region", "us-east-1",
+			"--backend-path-style",
+			"--backend-access-key", "x", "--backend-secret-key", "y",
+			"--key", p.Key)
+	}
+	if p.AccessKey == "" {
+		p.AccessKey, p.SecretKey = devAccessKey, devSecretKey
+	} else {
+		args = append(args, "--access-key", p.AccessKey, "--secret-key", p.SecretKey)
+	}
+	args = append(args, o.Args...)
+
+	p.log = newLogBuffer(listenRE)
+	p.cmd = exec.Command(s3sealBin, args...)
+	p.cmd.Env = sealEnv(o.Env)
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start s3seal: %v", err)
+	}
+	p.done = make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() {
+			t.Logf("s3seal %v log:\n%s", args, p.log.String())
+		}
+	})
+
+	select {
+	case p.Addr = <-p.log.match:
+	case <-p.done:
+		t.Fatalf("s3seal exited before listening (%v):\n%s", p.cmd.ProcessState, p.log.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("s3seal printed no %q line within 30s:\n%s", listenRE, p.log.String())
+	}
+	p.Endpoint = "http://" + p.Addr
+	waitHTTP(t, p.Endpoint+"/healthz", p.done, func(code int) bool { return code == http.StatusOK })
+	return p
+}
+
+// Stop ends the process (SIGTERM, then SIGKILL after 10 s) and waits for it.
+func (p *sealProc) Stop() {
+	p.stopOnce.Do(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+}
+
+// PID is the process id of the running s3seal.
+func (p *sealProc) PID() int { return p.cmd.Process.Pid }
+
+// Log is everything s3seal printed so far.
+func (p *sealProc) Log() string { return p.log.String() }
+
+// waitHTTP polls url until ok(status) or until 30 s have passed or exited
+// is closed.
+func waitHTTP(t *testing.T, url string, exited <-chan struct{}, ok func(int) bool) {
+	t.Helper()
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(30 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		resp, err := client.Get(url)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if ok(resp.StatusCode) {
+				return
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-exited:
+			t.Fatalf("process exited while waiting for %s (last: %s)", url, last)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatalf("%s not ready after 30s (last: %s)", url, last)
+}
+
+// runS3sealExit runs the binary to completion (at most 30 s) and returns its
+// exit code and output.
+func runS3sealExit(t *testing.T, env []string, args ...string) (int, string) {
+	t.Helper()
+	requireBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s3sealBin, args...)
+	cmd.Env = sealEnv(env)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, string(out)
+	case errors.As(err, &ee) && ctx.Err() == nil:
+		return ee.ExitCode(), string(out)
+	default:
+		t.Fatalf("run s3seal %v: %v\n%s", args, err, out)
+		return -1, ""
+	}
+}
+
+// motoServer is a running moto_server, an independent in-memory S3.
+type motoServer struct {
+	Endpoint string
+	PID      int
+}
+
+// startMoto starts moto_server on a free loopback port and waits for it.
+func startMoto(t *testing.T) *motoServer {
+	t.Helper()
+	bin := requireTool(t, "moto_server")
+	var lastLog string
+	for attempt := 0; attempt < 3; attempt++ {
+		port := freePort(t)
+		log := newLogBuffer(nil)
+		cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start moto_server: %v", err)
+		}
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+		if waitMoto(endpoint, done) {
+			t.Cleanup(func() {
+				_ = cmd.Process.Kill()
+				<-done
+			})
+			return &motoServer{Endpoint: endpoint, PID: cmd.Process.Pid}
+		}
+		_ = cmd.Process.Kill()
+		<-done
+		lastLog = log.String()
+	}
+	t.Fatalf("moto_server did not start:\n%s", lastLog)
+	return nil
+}
+
+func waitMoto(endpoint string, exited <-chan struct{}) bool {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := client.Get(endpoint + "/"); err == nil {
+			resp.Body.Close()
+			return true
+		}
+		select {
+		case <-exited:
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return false
+}
+
+// freePort asks the kernel for a free loopback port. Only for programs that
+// cannot report the port they bound (moto_server).
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

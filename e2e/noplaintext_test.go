@@ -1,0 +1,203 @@
+package e2e
+
+import (
+	"bytes"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+const (
+	segPlain    = 65536
+	segOverhead = 28 // 12-byte nonce + 16-byte GCM tag
+	segCipher   = segPlain + segOverhead
+)
+
+// cipherSize is the format's stored size for p plaintext bytes (FORMAT.md).
+func cipherSize(p int) int {
+	segs := max(1, (p+segPlain-1)/segPlain)
+	return p + segOverhead*segs
+}
+
+// canary is plaintext that must never be found in the backend or on disk.
+func canary(n int) []byte {
+	const word = "S3SEAL-CANARY-PLAINTEXT-must-never-reach-the-store|"
+	return bytes.Repeat([]byte(word), n/len(word)+1)[:n]
+}
+
+// containsPlaintext reports whether stored holds any 24-byte window of plain.
+func containsPlaintext(stored, plain []byte) bool {
+	const w = 24
+	if len(plain) < w {
+		return len(plain) > 0 && bytes.Contains(stored, plain)
+	}
+	for i := 0; i+w <= len(plain); i += w / 2 {
+		if bytes.Contains(stored, plain[i:i+w]) {
+			return true
+		}
+	}
+	return false
+}
+
+// rawObject reads an object from moto directly: bytes and user metadata.
+func rawObject(t *testing.T, b *s3.Client, bucket, key string) ([]byte, map[string]string, *s3.GetObjectOutput) {
+	t.Helper()
+	out, err := b.GetObject(ctxT(t), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		t.Fatalf("backend GET %s/%s: %v", bucket, key, err)
+	}
+	defer out.Body.Close()
+	data, err := io.ReadAll(out.Body)
+	if err != nil {
+		t.Fatalf("backend GET %s/%s body: %v", bucket, key, err)
+	}
+	meta := map[string]string{}
+	for k, v := range out.Metadata {
+		meta[strings.ToLower(k)] = v
+	}
+	return data, meta, out
+}
+
+func TestNoPlaintextInBackend(t *testing.T) {
+	t.Parallel()
+	m := startMoto(t)
+	p := startS3seal(t, sealOpts{Backend: m})
+	c, b := sdkFor(t, p), motoClient(t, m)
+	mustCreateBucket(t, c, "noplain")
+
+	for _, n := range []int{0, 30, 65536, 3*65536 + 777} {
+		key := "canary-" + strconv.Itoa(n)
+		plain := canary(n)
+		_, err := c.PutObject(ctxT(t), &s3.PutObjectInput{
+			Bucket: aws.String("noplain"), Key: aws.String(key), Body: bytes.NewReader(plain),
+			ContentType: aws.String("text/x-canary"), Metadata: map[string]string{"visible": "yes"},
+		})
+		if err != nil {
+			t.Fatalf("PUT %s: %v", key, err)
+		}
+		stored, meta, out := rawObject(t, b, "noplain", key)
+		if containsPlaintext(stored, plain) {
+			t.Errorf("%s: backend object contains plaintext", key)
+		}
+		if len(stored) != cipherSize(n) {
+			t.Errorf("%s: backend size %d, want cipherSize(%d) = %d", key, len(stored), n, cipherSize(n))
+		}
+		if unquote(out.ETag) == md5Hex(plain) {
+			t.Errorf("%s: backend ETag is the plaintext MD5", key)
+		}
+		want := map[string]func(string) bool{
+			"s3seal-v":    func(v string) bool { return v == "1" },
+			"s3seal-kid":  func(v string) bool { return v != "" },
+			"s3seal-oid":  func(v string) bool { return len(v) == 22 },
+			"s3seal-dek":  func(v string) bool { return len(v) == 80 },
+			"s3seal-size": func(v string) bool { return v == strconv.Itoa(n) },
+			"s3seal-md5":  func(v string) bool { return v == md5Hex(plain) },
+			"visible":     func(v string) bool { return v == "yes" },
+		}
+		for k, ok := range want {
+			if !ok(meta[k]) {
+				t.Errorf("%s: backend metadata %s = %q (all: %v)", key, k, meta[k], meta)
+			}
+		}
+		if got := getObj(t, c, "noplain", key); !bytes.Equal(got, plain) {
+			t.Errorf("%s: GET through s3seal differs", key)
+		}
+	}
+
+	// The backend's listing shows ciphertext sizes, s3seal's plaintext sizes.
+	lb, err := b.ListObjectsV2(ctxT(t), &s3.ListObjectsV2Input{Bucket: aws.String("noplain")})
+	if err != nil {
+		t.Fatalf("backend list: %v", err)
+	}
+	for _, o := range lb.Contents {
+		n, _ := strconv.Atoi(strings.TrimPrefix(aws.ToString(o.Key), "canary-"))
+		if aws.ToInt64(o.Size) != int64(cipherSize(n)) {
+			t.Errorf("backend lists %s with size %d, want %d", aws.ToString(o.Key), aws.ToInt64(o.Size), cipherSize(n))
+		}
+	}
+}
+
+func TestNoPlaintextInDataDir(t *testing.T) {
+	t.Parallel()
+	p := startS3seal(t, sealOpts{})
+	c := sdkFor(t, p)
+	mustCreateBucket(t, c, "noplain")
+	plain := canary(200000)
+	putObj(t, c, "noplain", "canary", plain)
+	putObj(t, c, "noplain", "small", canary(40))
+	if got := getObj(t, c, "noplain", "canary"); !bytes.Equal(got, plain) {
+		t.Fatalf("GET canary differs")
+	}
+	var files int
+	err := filepath.WalkDir(p.DataDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		files++
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if containsPlaintext(data, plain) {
+			t.Errorf("plaintext found in %s", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files == 0 {
+		t.Errorf("no files under %s: where are the objects?", p.DataDir)
+	}
+}
+
+// TestLegacyPlaintextPassthrough: an object written around s3seal (no
+// s3seal metadata) is served unchanged.
+func TestLegacyPlaintextPassthrough(t *testing.T) {
+	t.Parallel()
+	m := startMoto(t)
+	p := startS3seal(t, sealOpts{Backend: m})
+	c, b := sdkFor(t, p), motoClient(t, m)
+	mustCreateBucket(t, c, "legacy")
+	plain := patternBytes(77, 150000)
+	_, err := b.PutObject(ctxT(t), &s3.PutObjectInput{
+		Bucket: aws.String("legacy"), Key: aws.String("old"), Body: bytes.NewReader(plain),
+		ContentType: aws.String("application/x-old"), Metadata: map[string]string{"era": "before"},
+	})
+	if err != nil {
+		t.Fatalf("backend PUT: %v", err)
+	}
+	if got := getObj(t, c, "legacy", "old"); !bytes.Equal(got, plain) {
+		t.Errorf("legacy GET through s3seal: %d bytes differ", len(got))
+	}
+	h, err := c.HeadObject(ctxT(t), &s3.HeadObjectInput{Bucket: aws.String("legacy"), Key: aws.String("old")})
+	if err != nil {
+		t.Fatalf("legacy HEAD: %v", err)
+	}
+	if aws.ToInt64(h.ContentLength) != int64(len(plain)) || unquote(h.ETag) != md5Hex(plain) ||
+		h.Metadata["era"] != "before" || aws.ToString(h.ContentType) != "application/x-old" {
+		t.Errorf("legacy HEAD: size %d ETag %s meta %v type %q", aws.ToInt64(h.ContentLength), unquote(h.ETag), h.Metadata, aws.ToString(h.ContentType))
+	}
+	out, err := c.GetObject(ctxT(t), &s3.GetObjectInput{Bucket: aws.String("legacy"), Key: aws.String("old"), Range: aws.String("bytes=65000-70000")})
+	if err != nil {
+		t.Fatalf("legacy range GET: %v", err)
+	}
+	got, _ := io.ReadAll(out.Body)
+	out.Body.Close()
+	if !bytes.Equal(got, plain[65000:70001]) {
+		t.Errorf("legacy range GET: %d bytes differ", len(got))
+	}
+	// A new write to the same key is encrypted.
+	putObj(t, c, "legacy", "old", plain)
+	stored, meta, _ := rawObject(t, b, "legacy", "old")
+	if containsPlaintext(stored, plain) || meta["s3seal-v"] != "1" {
+		t.Errorf("rewrite of a legacy key is not encrypted (s3seal-v=%q)", meta["s3seal-v"])
+	}
+}
