@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"strings"
@@ -79,9 +80,8 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	}
 	out, err := s.be.PutObject(ctx, backend.PutInput{
 		Bucket: in.Bucket, Key: in.Key,
-		Body: sp.file, Size: sp.cipherSize,
-		ContentMD5: base64.StdEncoding.EncodeToString(sp.cipherMD5),
-		Meta:       meta, Headers: in.Headers,
+		Body: sp.file, Size: sp.cipherSize, ContentMD5: sp.cipherMD5,
+		Meta: meta, Headers: in.Headers,
 	})
 	if err != nil {
 		return ObjectInfo{}, err
@@ -100,7 +100,7 @@ type spooled struct {
 	size       int64
 	md5        [16]byte
 	cipherSize int64
-	cipherMD5  []byte
+	cipherMD5  string // base64, "" unless Options.BackendContentMD5
 	checksums  map[string]string
 }
 
@@ -127,8 +127,13 @@ func (s *Store) sealInto(f *os.File, in PutInput) (*spooled, error) {
 	if err != nil {
 		return nil, err
 	}
-	cipherMD5 := md5.New()
-	cw := crypto.NewWriter(io.MultiWriter(f, cipherMD5), dk, 0)
+	var sink io.Writer = f
+	var cipherMD5 hash.Hash
+	if s.opt.BackendContentMD5 {
+		cipherMD5 = md5.New()
+		sink = io.MultiWriter(f, cipherMD5)
+	}
+	cw := crypto.NewWriter(sink, dk, 0)
 	plainMD5 := md5.New()
 	sinks := []io.Writer{cw, plainMD5}
 	if in.Observe != nil {
@@ -148,7 +153,10 @@ func (s *Store) sealInto(f *os.File, in PutInput) (*spooled, error) {
 	if err := cw.Close(); err != nil {
 		return nil, fmt.Errorf("seal: %w", err)
 	}
-	sp := &spooled{file: f, dk: dk, size: n, cipherSize: crypto.CiphertextSize(n), cipherMD5: cipherMD5.Sum(nil)}
+	sp := &spooled{file: f, dk: dk, size: n, cipherSize: crypto.CiphertextSize(n)}
+	if cipherMD5 != nil {
+		sp.cipherMD5 = base64.StdEncoding.EncodeToString(cipherMD5.Sum(nil))
+	}
 	copy(sp.md5[:], plainMD5.Sum(nil))
 	if in.ContentMD5 != nil && subtle.ConstantTimeCompare(in.ContentMD5, sp.md5[:]) != 1 {
 		return nil, errorf("BadDigest", "the Content-MD5 you specified did not match what we received")

@@ -35,6 +35,12 @@ type Options struct {
 	ListConcurrency int
 	// CacheEntries bounds the cache of resolved listing entries. Default 100,000.
 	CacheEntries int
+	// BackendContentMD5 sends Content-MD5 of the ciphertext with every
+	// backend PUT, so the backend checks what arrived. It costs one MD5
+	// pass over the ciphertext (about as much CPU as everything else in a
+	// PUT); worth it over plain HTTP, redundant under TLS, whose records
+	// are authenticated. Default false.
+	BackendContentMD5 bool
 }
 
 // Store is the encrypting object layer. It is safe for concurrent use.

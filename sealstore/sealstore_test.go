@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +20,13 @@ import (
 // countingStore counts HEADs, to see the listing cache work.
 type countingStore struct {
 	backend.Store
-	heads atomic.Int64
+	heads  atomic.Int64
+	lastMD atomic.Value // ContentMD5 of the last PutObject
+}
+
+func (c *countingStore) PutObject(ctx context.Context, in backend.PutInput) (backend.PutOutput, error) {
+	c.lastMD.Store(in.ContentMD5)
+	return c.Store.PutObject(ctx, in)
 }
 
 func (c *countingStore) HeadObject(ctx context.Context, bucket, key string) (backend.ObjectInfo, error) {
@@ -49,7 +56,8 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	cs := &countingStore{Store: be}
-	st, err := New(cs, kr, Options{SpoolDir: t.TempDir()})
+	// The embedded store checks Content-MD5, so the tests send it.
+	st, err := New(cs, kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,4 +418,27 @@ func TestTamperedObjectsFail(t *testing.T) {
 			t.Fatalf("head with forged md5: err=%v", err)
 		}
 	})
+}
+
+func TestBackendContentMD5(t *testing.T) {
+	f := newFixture(t)
+	data := randBytes(70000, 11)
+	f.put(t, "with", data)
+	obj, err := f.be.GetObject(f.ctx, backend.GetInput{Bucket: bucket, Key: "with"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(obj.Body)
+	obj.Body.Close()
+	sum := md5.Sum(raw)
+	if got := f.be.lastMD.Load(); got != base64.StdEncoding.EncodeToString(sum[:]) {
+		t.Fatalf("Content-MD5 sent %v, want MD5 of the stored ciphertext", got)
+	}
+	noMD5, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	if _, err := noMD5.Put(f.ctx, PutInput{Bucket: bucket, Key: "without", Body: bytes.NewReader(data), Size: int64(len(data))}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.be.lastMD.Load(); got != "" {
+		t.Fatalf("Content-MD5 %v sent with BackendContentMD5 off", got)
+	}
 }
