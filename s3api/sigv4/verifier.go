@@ -193,7 +193,13 @@ func (v *Verifier) verifyPresigned(r *http.Request, q map[string][]string) (*Res
 	if s.date != s.amzDate[:8] {
 		return nil, errQueryMalformed("Invalid credential date %q. This date is not the same as X-Amz-Date: %q.", s.date, s.amzDate[:8])
 	}
+	// The payload hash may ride in the query or, signed, in the
+	// x-amz-content-sha256 header (the Go SDK's presigner leaves it there);
+	// checkSignedHeaders refuses the header unsigned.
 	mode := get("X-Amz-Content-Sha256")
+	if mode == "" {
+		mode = r.Header.Get("X-Amz-Content-Sha256")
+	}
 	if mode == "" {
 		mode = UnsignedPayload
 	}
