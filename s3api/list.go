@@ -128,14 +128,29 @@ func encoder(encode bool) func(string) string {
 // maxDeleteObjects is S3's limit on keys per DeleteObjects request.
 const maxDeleteObjects = 1000
 
+// parseDeleteRequest reads a DeleteObjects body: 1 to 1000 objects, each
+// with a key. Anything else is MalformedXML, as in S3.
+func parseDeleteRequest(body []byte) (deleteRequest, error) {
+	var dr deleteRequest
+	if err := xml.Unmarshal(body, &dr); err != nil || len(dr.Objects) == 0 || len(dr.Objects) > maxDeleteObjects {
+		return dr, apiErr("MalformedXML", "")
+	}
+	for _, o := range dr.Objects {
+		if o.Key == "" {
+			return dr, apiErr("MalformedXML", "")
+		}
+	}
+	return dr, nil
+}
+
 func (s *Server) deleteObjects(req *request) error {
 	body, err := io.ReadAll(io.LimitReader(req.r.Body, 2<<20))
 	if err != nil {
 		return err
 	}
-	var dr deleteRequest
-	if err := xml.Unmarshal(body, &dr); err != nil || len(dr.Objects) == 0 || len(dr.Objects) > maxDeleteObjects {
-		return apiErr("MalformedXML", "")
+	dr, err := parseDeleteRequest(body)
+	if err != nil {
+		return err
 	}
 	out := deleteResult{Xmlns: s3ns}
 	var keys []string
