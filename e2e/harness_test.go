@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -122,6 +124,13 @@ type sealOpts struct {
 	// Extra flags after "serve" and extra environment variables.
 	Args []string
 	Env  []string
+	// KeysFile and CredentialsFile, when set, are passed as --keys-file and
+	// --credentials-file instead of --key and --access-key/--secret-key.
+	KeysFile, CredentialsFile string
+	// TLSCert and TLSKey (PEM files) make s3seal serve HTTPS: Endpoint is
+	// then https://ADDR and /healthz is polled trusting TLSRoots.
+	TLSCert, TLSKey string
+	TLSRoots        *x509.CertPool
 }
 
 // sealProc is a running s3seal.
@@ -181,23 +190,34 @@ func startS3seal(t *testing.T, o sealOpts) *sealProc {
 	}
 	args := []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", p.DataDir}
 	if o.Backend != nil {
-		if p.AccessKey == "" {
+		if p.AccessKey == "" && o.CredentialsFile == "" {
 			p.AccessKey, p.SecretKey = "e2e-access", "e2e-secret-key"
 		}
-		if p.Key == "" {
+		if p.Key == "" && o.KeysFile == "" {
 			p.Key = randomKey(t)
 		}
 		args = append(args,
 			"--backend-endpoint", o.Backend.Endpoint,
 			"--backend-region", "us-east-1",
 			"--backend-path-style",
-			"--backend-access-key", "x", "--backend-secret-key", "y",
-			"--key", p.Key)
+			"--backend-access-key", "x", "--backend-secret-key", "y")
+		if p.Key != "" {
+			args = append(args, "--key", p.Key)
+		}
 	}
-	if p.AccessKey == "" {
+	if o.KeysFile != "" {
+		args = append(args, "--keys-file", o.KeysFile)
+	}
+	switch {
+	case o.CredentialsFile != "":
+		args = append(args, "--credentials-file", o.CredentialsFile)
+	case p.AccessKey == "":
 		p.AccessKey, p.SecretKey = devAccessKey, devSecretKey
-	} else {
+	default:
 		args = append(args, "--access-key", p.AccessKey, "--secret-key", p.SecretKey)
+	}
+	if o.TLSCert != "" {
+		args = append(args, "--tls-cert", o.TLSCert, "--tls-key", o.TLSKey)
 	}
 	args = append(args, o.Args...)
 
@@ -225,7 +245,12 @@ func startS3seal(t *testing.T, o sealOpts) *sealProc {
 		t.Fatalf("s3seal printed no %q line within 30s:\n%s", listenRE, p.log.String())
 	}
 	p.Endpoint = "http://" + p.Addr
-	waitHTTP(t, p.Endpoint+"/healthz", p.done, func(code int) bool { return code == http.StatusOK })
+	client := &http.Client{Timeout: 2 * time.Second}
+	if o.TLSCert != "" {
+		p.Endpoint = "https://" + p.Addr
+		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: o.TLSRoots}}
+	}
+	waitHTTPClient(t, client, p.Endpoint+"/healthz", p.done, func(code int) bool { return code == http.StatusOK })
 	return p
 }
 
@@ -252,7 +277,12 @@ func (p *sealProc) Log() string { return p.log.String() }
 // is closed.
 func waitHTTP(t *testing.T, url string, exited <-chan struct{}, ok func(int) bool) {
 	t.Helper()
-	client := &http.Client{Timeout: 2 * time.Second}
+	waitHTTPClient(t, &http.Client{Timeout: 2 * time.Second}, url, exited, ok)
+}
+
+// waitHTTPClient is waitHTTP with a given client (for HTTPS).
+func waitHTTPClient(t *testing.T, client *http.Client, url string, exited <-chan struct{}, ok func(int) bool) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	var last string
 	for time.Now().Before(deadline) {
