@@ -231,6 +231,9 @@ func startS3seal(t *testing.T, o sealOpts) *sealProc {
 	p.done = make(chan struct{})
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
+		if t.Failed() {
+			p.dumpGoroutines()
+		}
 		p.Stop()
 		if t.Failed() {
 			t.Logf("s3seal %v log:\n%s", args, p.log.String())
@@ -258,6 +261,26 @@ func startS3seal(t *testing.T, o sealOpts) *sealProc {
 func (p *sealProc) Stop() {
 	p.stopOnce.Do(func() {
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+}
+
+// dumpGoroutines makes a running s3seal print every goroutine's stack to
+// its log (Go's SIGQUIT handler) and exit, so a failed test shows where a
+// request was stuck.
+func (p *sealProc) dumpGoroutines() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.stopOnce.Do(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
 		select {
 		case <-p.done:
 		case <-time.After(10 * time.Second):
