@@ -46,7 +46,7 @@ func (a *awsCLI) run(args ...string) string {
 
 func TestAWSCLI(t *testing.T) {
 	t.Parallel()
-	p := startS3seal(t, sealOpts{})
+	p := startS3seal(t, sealOpts{Args: []string{"--log-level", "debug"}})
 	a := newAWSCLI(t, p)
 	src := t.TempDir()
 	files := clientFixture()
@@ -132,4 +132,28 @@ func containsLineSuffix(out, suffix string) bool {
 		}
 	}
 	return false
+}
+
+// TestAWSCLIEmptyThenBodyOnOneConnection: botocore sends "Expect:
+// 100-continue" with every PutObject. If an empty PUT is answered without a
+// "100 Continue" on a connection that stays open, botocore keeps that early
+// answer's status line and mis-reads the next answer on the connection: the
+// next upload hangs until its read timeout. One request at a time makes the
+// CLI reuse the connection, so this fails every time on such a server.
+func TestAWSCLIEmptyThenBodyOnOneConnection(t *testing.T) {
+	t.Parallel()
+	p := startS3seal(t, sealOpts{})
+	a := newAWSCLI(t, p)
+	cfg := writeFile(t, t.TempDir(), "config", []byte("[default]\nregion = us-east-1\ns3 =\n    max_concurrent_requests = 1\n    multipart_threshold = 5GB\n    addressing_style = path\n"))
+	a.env = append(a.env, "AWS_CONFIG_FILE="+cfg)
+	src := t.TempDir()
+	writeFile(t, src, "a-empty.txt", nil)
+	writeFile(t, src, "b-body.bin", bytes.Repeat([]byte("x"), 200001))
+	a.run("s3", "mb", "s3://onecon")
+	// A 5 s read timeout with retries off turns the hang into a failure.
+	a.run("--cli-read-timeout", "5", "s3", "cp", "--recursive", "--no-progress", src, "s3://onecon/")
+	ls := a.run("s3", "ls", "s3://onecon/")
+	if !strings.Contains(ls, "200001 b-body.bin") || !strings.Contains(ls, "0 a-empty.txt") {
+		t.Fatalf("listing after upload:\n%s", ls)
+	}
 }

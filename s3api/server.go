@@ -7,9 +7,11 @@ package s3api
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -59,8 +61,44 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("x-amz-request-id", id)
 	w.Header().Set("x-amz-id-2", id)
 	w.Header().Set("Server", "s3seal")
-	s.router.ServeHTTP(w, r)
+	if r.ContentLength == 0 && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		// net/http sends "100 Continue" when a handler first reads the body;
+		// an empty body is never read, so the final answer would come alone,
+		// on a connection kept open. botocore then keeps that early answer's
+		// status line for the connection's next request and hangs reading
+		// its answer. Answer as S3 does: 100 Continue first.
+		w.WriteHeader(http.StatusContinue)
+	}
+	if !slog.Default().Enabled(r.Context(), slog.LevelDebug) {
+		s.router.ServeHTTP(w, r)
+		return
+	}
+	// Access log at debug level: no query string (presigned URLs carry
+	// signatures) and no headers (they carry credentials).
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	slog.Debug("request", "id", id, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+	defer func() {
+		slog.Debug("response", "id", id, "status", sw.status, "ms", time.Since(start).Milliseconds())
+	}()
+	s.router.ServeHTTP(sw, r)
 }
+
+// statusWriter remembers the status a handler wrote, for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // request is one authenticated S3 request with its target resolved.
 type request struct {
