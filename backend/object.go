@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -81,22 +82,8 @@ func (c *S3) GetObject(ctx context.Context, in GetInput) (*Object, error) {
 	if err != nil {
 		return nil, wrapErr("GetObject", err)
 	}
-	info := ObjectInfo{
-		Key:          in.Key,
-		Size:         aws.ToInt64(out.ContentLength),
-		ETag:         unquote(aws.ToString(out.ETag)),
-		LastModified: timeOrZero(out.LastModified),
-		StorageClass: string(out.StorageClass),
-		Meta:         lowerKeys(out.Metadata),
-		Headers: Headers{
-			ContentType:        aws.ToString(out.ContentType),
-			CacheControl:       aws.ToString(out.CacheControl),
-			ContentDisposition: aws.ToString(out.ContentDisposition),
-			ContentEncoding:    aws.ToString(out.ContentEncoding),
-			ContentLanguage:    aws.ToString(out.ContentLanguage),
-			Expires:            aws.ToString(out.ExpiresString),
-		},
-	}
+	info := objectInfo(in.Key, out.ContentLength, out.ETag, out.LastModified, out.StorageClass, out.Metadata,
+		stdHeaders(out.ContentType, out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage, out.ExpiresString))
 	if cr := aws.ToString(out.ContentRange); cr != "" {
 		total, err := rangeTotal(cr)
 		if err != nil {
@@ -115,22 +102,33 @@ func (c *S3) HeadObject(ctx context.Context, bucket, key string) (ObjectInfo, er
 	if err != nil {
 		return ObjectInfo{}, wrapErr("HeadObject", err)
 	}
+	return objectInfo(key, out.ContentLength, out.ETag, out.LastModified, out.StorageClass, out.Metadata,
+		stdHeaders(out.ContentType, out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage, out.ExpiresString)), nil
+}
+
+// objectInfo builds the description GET and HEAD answers share.
+func objectInfo(key string, size *int64, etag *string, lm *time.Time, sc types.StorageClass, meta map[string]string, h Headers) ObjectInfo {
 	return ObjectInfo{
 		Key:          key,
-		Size:         aws.ToInt64(out.ContentLength),
-		ETag:         unquote(aws.ToString(out.ETag)),
-		LastModified: timeOrZero(out.LastModified),
-		StorageClass: string(out.StorageClass),
-		Meta:         lowerKeys(out.Metadata),
-		Headers: Headers{
-			ContentType:        aws.ToString(out.ContentType),
-			CacheControl:       aws.ToString(out.CacheControl),
-			ContentDisposition: aws.ToString(out.ContentDisposition),
-			ContentEncoding:    aws.ToString(out.ContentEncoding),
-			ContentLanguage:    aws.ToString(out.ContentLanguage),
-			Expires:            aws.ToString(out.ExpiresString),
-		},
-	}, nil
+		Size:         aws.ToInt64(size),
+		ETag:         unquote(aws.ToString(etag)),
+		LastModified: timeOrZero(lm),
+		StorageClass: string(sc),
+		Meta:         lowerKeys(meta),
+		Headers:      h,
+	}
+}
+
+// stdHeaders collects the standard headers of a GET or HEAD answer.
+func stdHeaders(contentType, cacheControl, disposition, encoding, language, expires *string) Headers {
+	return Headers{
+		ContentType:        aws.ToString(contentType),
+		CacheControl:       aws.ToString(cacheControl),
+		ContentDisposition: aws.ToString(disposition),
+		ContentEncoding:    aws.ToString(encoding),
+		ContentLanguage:    aws.ToString(language),
+		Expires:            aws.ToString(expires),
+	}
 }
 
 // DeleteObject deletes one key. Deleting a missing key succeeds, as on S3.
