@@ -41,6 +41,12 @@ type Options struct {
 	// PUT); worth it over plain HTTP, redundant under TLS, whose records
 	// are authenticated. Default false.
 	BackendContentMD5 bool
+	// DenyPlaintext refuses to serve objects that carry no s3seal metadata
+	// (written around s3seal, or stripped of their metadata by whoever
+	// controls the store, which would otherwise hand the client ciphertext
+	// as if it were the object). Default false: such objects are served as
+	// they are, so s3seal can front a bucket that already holds data.
+	DenyPlaintext bool
 }
 
 // Store is the encrypting object layer. It is safe for concurrent use.
@@ -178,6 +184,9 @@ func (s *Store) describe(bucket string, bi backend.ObjectInfo) (ObjectInfo, erro
 		return info, integrityErr(bucket, bi.Key, err)
 	}
 	if !encrypted {
+		if s.opt.DenyPlaintext {
+			return info, integrityErr(bucket, bi.Key, errors.New("the object carries no s3seal metadata and plaintext reads are denied"))
+		}
 		return info, nil
 	}
 	if env.Binding.Multipart {

@@ -43,7 +43,7 @@ type fixture struct {
 
 const bucket = "bkt"
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
 	if err != nil {
@@ -440,5 +440,23 @@ func TestBackendContentMD5(t *testing.T) {
 	}
 	if got := f.be.lastMD.Load(); got != "" {
 		t.Fatalf("Content-MD5 %v sent with BackendContentMD5 off", got)
+	}
+}
+
+func TestDenyPlaintext(t *testing.T) {
+	f := newFixture(t)
+	data := []byte("ciphertext whose metadata was stripped")
+	if _, err := f.be.PutObject(f.ctx, backend.PutInput{Bucket: bucket, Key: "bare", Body: bytes.NewReader(data), Size: int64(len(data))}); err != nil {
+		t.Fatal(err)
+	}
+	strict, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), DenyPlaintext: true})
+	if _, err := strict.Head(f.ctx, bucket, "bare"); !errors.Is(err, ErrIntegrity) {
+		t.Fatalf("head: %v", err)
+	}
+	if _, _, err := strict.Get(f.ctx, bucket, "bare", nil); !errors.Is(err, ErrIntegrity) {
+		t.Fatalf("get: %v", err)
+	}
+	if _, _, err := f.get(t, "bare", nil); err != nil {
+		t.Fatalf("the default still serves plaintext objects: %v", err)
 	}
 }

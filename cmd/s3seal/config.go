@@ -27,7 +27,8 @@ type config struct {
 	Key      string
 	KeysFile string
 
-	LogLevel string
+	DenyPlaintext bool
+	LogLevel      string
 }
 
 // Development defaults, used only with the embedded store on a loopback
@@ -67,6 +68,7 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 	str(&c.CredentialsFile, "credentials-file", "", "JSON file of client credentials (instead of --access-key/--secret-key)")
 	str(&c.Key, "key", "", "master key, base64 of 32 bytes (key id \"default\")")
 	str(&c.KeysFile, "keys-file", "", "JSON keyring file (instead of --key)")
+	fs.BoolVar(&c.DenyPlaintext, "deny-plaintext", false, "refuse to serve objects without s3seal metadata (instead of passing them through)")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
