@@ -1,6 +1,8 @@
 package s3api
 
 import (
+	"crypto/md5"
+	"crypto/subtle"
 	"io"
 	"net/http"
 	"strings"
@@ -45,6 +47,24 @@ func (b *bodyChecks) finalize(trailer func() http.Header) func() (map[string]str
 		}
 		return map[string]string{string(b.hasher.Algorithm()): b.hasher.Base64()}, nil
 	}
+}
+
+// verifyBody checks a small request body that s3seal reads whole (such as
+// DeleteObjects XML) against its Content-MD5 and declared checksum.
+func verifyBody(req *request, body []byte) error {
+	checks, err := newBodyChecks(req.r.Header)
+	if err != nil {
+		return err
+	}
+	if want := checks.exp.ContentMD5; want != nil {
+		got := md5.Sum(body)
+		if subtle.ConstantTimeCompare(want, got[:]) != 1 {
+			return apiErr("BadDigest", "")
+		}
+	}
+	_, _ = checks.hasher.Write(body)
+	_, err = checks.finalize(req.auth.Trailer)()
+	return err
 }
 
 // setChecksumHeaders reports the kept checksums as x-amz-checksum-*

@@ -148,6 +148,9 @@ func (s *Server) deleteObjects(req *request) error {
 	if err != nil {
 		return err
 	}
+	if err := verifyBody(req, body); err != nil {
+		return err
+	}
 	dr, err := parseDeleteRequest(body)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
@@ -238,5 +239,33 @@ func TestStripAWSChunkedAndCopySource(t *testing.T) {
 	}
 	if _, _, err := parseCopySource("nokey"); toAPIError(err).Code != "InvalidArgument" {
 		t.Fatalf("no key: %v", err)
+	}
+}
+
+func TestDeleteObjectsChecksBody(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(ctx, c, "bkt", "keep"); err != nil {
+		t.Fatal(err)
+	}
+	del := &s3.DeleteObjectsInput{Bucket: aws.String("bkt"), Delete: &types.Delete{Objects: []types.ObjectIdentifier{{Key: aws.String("keep")}}}}
+	// A checksum header that does not match the XML body: refused, nothing deleted.
+	_, err := c.DeleteObjects(ctx, del, func(o *s3.Options) {
+		o.APIOptions = append(o.APIOptions, smithyhttp.AddHeaderValue("X-Amz-Checksum-Crc32", "AAAAAA=="))
+	})
+	if apiCode(err) != "BadDigest" {
+		t.Fatalf("forged checksum: %v, want BadDigest", err)
+	}
+	if err := get(ctx, c, "bkt", "keep"); err != nil {
+		t.Fatalf("object deleted by a request that failed its checksum: %v", err)
+	}
+	// The SDK's own checksum (CRC32 by default when asked) passes.
+	out, err := c.DeleteObjects(ctx, del, func(o *s3.Options) { o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported })
+	if err != nil || len(out.Deleted) != 1 {
+		t.Fatalf("delete: %+v %v", out, err)
 	}
 }

@@ -109,3 +109,19 @@ func TestDevKeyFile(t *testing.T) {
 		t.Fatalf("corrupt dev key: %v", err)
 	}
 }
+
+func TestCredentialKeyMustExist(t *testing.T) {
+	dir := t.TempDir()
+	creds := filepath.Join(dir, "creds.json")
+	os.WriteFile(creds, []byte(`{"credentials": [{"access_key": "a", "secret_key": "s", "read": ["*"], "write": ["*"], "key_id": "nope"}]}`), 0o600)
+	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	cfg, err := parseConfig([]string{"--data-dir", dir, "--listen", "127.0.0.1:0", "--key", key, "--credentials-file", creds}, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = serve(context.Background(), cfg, &bytes.Buffer{})
+	var ue *usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `"nope"`) {
+		t.Fatalf("unknown key id in credentials: %v", err)
+	}
+}

@@ -47,6 +47,11 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	for _, c := range creds {
+		if c.KeyID != "" && !kr.Has(c.KeyID) {
+			return usagef("credential %q names master key %q, which is not in the keyring", c.AccessKey, c.KeyID)
+		}
+	}
 	be, closeBackend, backendName, err := openBackend(cfg)
 	if err != nil {
 		return err
