@@ -4,28 +4,17 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/s3seal/s3seal/backend"
 )
 
-// ListEntry is one object of a listing page in plaintext terms.
-type ListEntry struct {
-	Key          string
-	Size         int64
-	ETag         string
-	LastModified time.Time
-	StorageClass string
-	OwnerID      string
-	OwnerName    string
-}
-
 // ListPage is one page of a listing. Markers and tokens are the backend's,
 // so paging continues where the backend left off.
 type ListPage struct {
-	Entries               []ListEntry
+	// Entries carry plaintext sizes and ETags (quotes removed).
+	Entries               []backend.ListEntry
 	CommonPrefixes        []string
 	IsTruncated           bool
 	NextMarker            string
@@ -61,13 +50,13 @@ func (s *Store) List(ctx context.Context, in backend.ListInput) (ListPage, error
 			page.CommonPrefixes = append(page.CommonPrefixes, p)
 		}
 	}
-	entries := make([]ListEntry, 0, len(out.Entries))
+	entries := make([]backend.ListEntry, 0, len(out.Entries))
 	for _, e := range out.Entries {
 		if strings.HasPrefix(e.Key, ReservedPrefix) {
 			continue
 		}
-		entries = append(entries, ListEntry{Key: e.Key, Size: e.Size, ETag: strings.Trim(e.ETag, `"`),
-			LastModified: e.LastModified, StorageClass: e.StorageClass, OwnerID: e.OwnerID, OwnerName: e.OwnerName})
+		e.ETag = strings.Trim(e.ETag, `"`)
+		entries = append(entries, e)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opt.ListConcurrency)
@@ -94,7 +83,7 @@ func (s *Store) List(ctx context.Context, in backend.ListInput) (ListPage, error
 // resolveEntry fills in one entry's plaintext size and ETag from a HEAD.
 // An object deleted since the listing is dropped (Key cleared); one whose
 // metadata fails authentication is listed as the backend has it, and logged.
-func (s *Store) resolveEntry(ctx context.Context, bucket string, e *ListEntry) error {
+func (s *Store) resolveEntry(ctx context.Context, bucket string, e *backend.ListEntry) error {
 	bi, err := s.be.HeadObject(ctx, bucket, e.Key)
 	if backend.IsNotFound(err) {
 		e.Key = ""
