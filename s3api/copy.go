@@ -18,12 +18,25 @@ func (s *Server) copyObject(req *request) error {
 	if !req.cred.canRead(srcBucket) {
 		return apiErr("AccessDenied", "")
 	}
-	// The copy keeps the source's checksum algorithm (else the default),
-	// computed afresh over the plaintext as it is copied.
+	// The copy gets the algorithm the client asks for (x-amz-checksum-
+	// algorithm), else the source's, else the default, computed afresh over
+	// the plaintext as it is copied.
+	var asked checksum.Algorithm
+	if v := req.r.Header.Get("X-Amz-Checksum-Algorithm"); v != "" {
+		a, ok := checksum.ParseAlgorithm(v)
+		if !ok {
+			return apiErr("InvalidRequest", "Checksum algorithm provided is unsupported.")
+		}
+		asked = a
+	}
 	hasher := &lazyHasher{}
 	in := sealstore.CopyInput{KeyID: req.cred.KeyID, SrcBucket: srcBucket, SrcKey: srcKey, Bucket: req.bucket, Key: req.key,
 		Check: func(src sealstore.ObjectInfo) error {
-			hasher.h = checksum.NewHasher(copyChecksum(src))
+			alg := asked
+			if alg == "" {
+				alg = copyChecksum(src)
+			}
+			hasher.h = checksum.NewHasher(alg)
 			return checkCopySource(req.r.Header, src)
 		},
 		Observe: hasher,

@@ -269,3 +269,40 @@ func TestDeleteObjectsChecksBody(t *testing.T) {
 		t.Fatalf("delete: %+v %v", out, err)
 	}
 }
+
+func TestCopyChecksumAlgorithm(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")})
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("src"), Body: strings.NewReader("hello"),
+		ChecksumAlgorithm: types.ChecksumAlgorithmSha256}); err != nil {
+		t.Fatal(err)
+	}
+	head := func(key string) *s3.HeadObjectOutput {
+		out, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String(key), ChecksumMode: types.ChecksumModeEnabled})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	src := head("src")
+	if aws.ToString(src.ChecksumSHA256) == "" {
+		t.Fatal("no SHA-256 kept for the source")
+	}
+	// Without a request the copy keeps the source's algorithm.
+	if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("bkt"), Key: aws.String("same"), CopySource: aws.String("bkt/src")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := aws.ToString(head("same").ChecksumSHA256); got != aws.ToString(src.ChecksumSHA256) {
+		t.Fatalf("copy checksum %q, want the source's %q", got, aws.ToString(src.ChecksumSHA256))
+	}
+	// x-amz-checksum-algorithm picks another one.
+	if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("bkt"), Key: aws.String("crc"), CopySource: aws.String("bkt/src"),
+		ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c}); err != nil {
+		t.Fatal(err)
+	}
+	if got := head("crc"); aws.ToString(got.ChecksumCRC32C) != "mnG7TA==" || got.ChecksumSHA256 != nil {
+		t.Fatalf("copy with CRC32C asked: crc32c=%q sha256=%v", aws.ToString(got.ChecksumCRC32C), got.ChecksumSHA256)
+	}
+}
