@@ -2,6 +2,8 @@ package backend
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -16,14 +18,11 @@ import (
 	"github.com/johannesboyne/gofakes3"
 )
 
-// Fixed credentials of the embedded store. gofakes3 does not verify
-// signatures, so they are not a secret and grant nothing: the store relies
-// on listening on loopback only (see embeddedHandler for the checks it does
-// make).
-const (
-	EmbeddedAccessKey = "s3seal-embedded"
-	EmbeddedSecretKey = "s3seal-embedded-secret"
-)
+// embeddedSecretKey signs requests to the embedded store. gofakes3 verifies
+// no signature, so the secret grants nothing; what does is the access key,
+// drawn at random on every start and checked by embeddedHandler: another
+// local process that finds the loopback port still cannot use the store.
+const embeddedSecretKey = "s3seal-embedded-secret"
 
 // Embedded is a gofakes3 S3 server over the local file system: objects live
 // in <dataDir>/objects (s3afero layout: buckets/<bucket>/<key> and
@@ -32,6 +31,7 @@ const (
 type Embedded struct {
 	srv          *http.Server
 	endpoint     string
+	accessKey    string // random per start; the only key the store accepts
 	closeTimeout time.Duration
 	served       chan error // Serve's result
 
@@ -94,11 +94,16 @@ func StartEmbedded(dataDir string, opts ...EmbeddedOption) (*Embedded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backend: embedded store: %w", err)
 	}
+	var token [16]byte
+	if _, err := rand.Read(token[:]); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("backend: embedded store: %w", err)
+	}
 	faker := gofakes3.New(fb, gofakes3.WithAutoBucket(false))
 	host := ln.Addr().String()
 	e := &Embedded{
+		accessKey: "s3seal-" + hex.EncodeToString(token[:]),
 		srv: &http.Server{
-			Handler:           embeddedHandler(host, faker.Server()),
 			ReadHeaderTimeout: 30 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          cfg.errorLog,
@@ -106,6 +111,7 @@ func StartEmbedded(dataDir string, opts ...EmbeddedOption) (*Embedded, error) {
 		endpoint: "http://" + host,
 		served:   make(chan error, 1),
 	}
+	e.srv.Handler = embeddedHandler(host, e.accessKey, faker.Server())
 	e.closeTimeout = cfg.closeTimeout
 	go func() { e.served <- e.srv.Serve(ln) }()
 	return e, nil
@@ -114,13 +120,13 @@ func StartEmbedded(dataDir string, opts ...EmbeddedOption) (*Embedded, error) {
 // Endpoint is the store's base URL, "http://127.0.0.1:<port>".
 func (e *Embedded) Endpoint() string { return e.endpoint }
 
-// Config returns an S3Config that reaches this store (path style, the fixed
-// credentials, default region).
+// Config returns an S3Config that reaches this store (path style, this
+// start's access key, default region).
 func (e *Embedded) Config() S3Config {
 	return S3Config{
 		Endpoint:  e.endpoint,
-		AccessKey: EmbeddedAccessKey,
-		SecretKey: EmbeddedSecretKey,
+		AccessKey: e.accessKey,
+		SecretKey: embeddedSecretKey,
 		PathStyle: true,
 	}
 }

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"crypto/subtle"
 	"net/http"
 	"strings"
 )
@@ -9,18 +10,22 @@ import (
 // fixes that need HTTP headers (fixedBackend covers the rest):
 //
 //   - Requests whose Host is not the listener's address, or which carry an
-//     Origin header, are refused with 403: the store has no authentication
-//     and gofakes3 answers CORS preflights with "*", so this keeps web pages
-//     (DNS rebinding, cross-origin fetches to 127.0.0.1) away from it.
+//     Origin header, are refused with 403: gofakes3 checks no signature and
+//     answers CORS preflights with "*", so this keeps web pages (DNS
+//     rebinding, cross-origin fetches to 127.0.0.1) away from it.
+//   - Requests not signed with accessKey (random per start) are refused with
+//     403, so other local processes cannot use the store either. The
+//     signature itself is not checked: the key acts as a bearer token that
+//     never leaves this process.
 //   - PUT (and multipart initiation) copy Cache-Control, Content-Language and
 //     Expires, which gofakes3 drops, into X-Amz-S3seal-Std-* headers that it
 //     does store; fixedBackend renames them back on read.
 //   - GET and HEAD with If-Match: gofakes3 ignores the header; the ETag it
 //     is about to send is compared and a mismatch becomes 412
 //     PreconditionFailed before any byte of the object is written.
-func embeddedHandler(host string, next http.Handler) http.Handler {
+func embeddedHandler(host, accessKey string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Host != host || r.Header.Get("Origin") != "" {
+		if r.Host != host || r.Header.Get("Origin") != "" || !signedWith(r, accessKey) {
 			writeS3Error(w, r, http.StatusForbidden, "AccessDenied", "Access Denied")
 			return
 		}
@@ -125,4 +130,19 @@ func writeS3Error(w http.ResponseWriter, r *http.Request, status int, code, msg 
 		w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<Error><Code>" + code +
 			"</Code><Message>" + msg + "</Message></Error>"))
 	}
+}
+
+// signedWith reports whether r's SigV4 credential (header or presigned
+// query) names accessKey, compared in constant time.
+func signedWith(r *http.Request, accessKey string) bool {
+	cred := r.URL.Query().Get("X-Amz-Credential")
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		_, c, ok := strings.Cut(auth, "Credential=")
+		if !ok {
+			return false
+		}
+		cred = c
+	}
+	ak, _, ok := strings.Cut(cred, "/")
+	return ok && subtle.ConstantTimeCompare([]byte(ak), []byte(accessKey)) == 1
 }

@@ -170,6 +170,8 @@ func TestEmbeddedHTTPGuards(t *testing.T) {
 
 	do := func(mod func(*http.Request)) *http.Response {
 		req, _ := http.NewRequest(http.MethodHead, e.Endpoint()+"/guard/k", nil)
+		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+e.Config().AccessKey+
+			"/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=00")
 		mod(req)
 		resp, err := http.DefaultClient.Do(req)
 		must(t, err)
@@ -181,6 +183,17 @@ func TestEmbeddedHTTPGuards(t *testing.T) {
 	}
 	if r := do(func(r *http.Request) { r.Host = "evil.example" }); r.StatusCode != 403 {
 		t.Errorf("request with foreign Host: %d, want 403", r.StatusCode)
+	}
+	if r := do(func(r *http.Request) { r.Header.Del("Authorization") }); r.StatusCode != 403 {
+		t.Errorf("unsigned request: %d, want 403", r.StatusCode)
+	}
+	if r := do(func(r *http.Request) {
+		r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=s3seal-guess/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=00")
+	}); r.StatusCode != 403 {
+		t.Errorf("request with another access key: %d, want 403", r.StatusCode)
+	}
+	if other, _ := startEmbedded(t, t.TempDir()); other.Config().AccessKey == e.Config().AccessKey {
+		t.Error("two starts share an access key")
 	}
 	r := do(func(*http.Request) {})
 	if r.StatusCode != 200 || r.Header.Get("X-Amz-Meta-M") != "1" {
