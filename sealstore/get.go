@@ -41,6 +41,9 @@ func (r Range) Resolve(size int64) (off, n int64, err error) {
 // Head describes an object in plaintext terms. For an encrypted object the
 // reported size and ETag are authenticated by unwrapping its data key.
 func (s *Store) Head(ctx context.Context, bucket, key string) (ObjectInfo, error) {
+	if err := CheckKey(key); err != nil {
+		return ObjectInfo{}, err
+	}
 	bi, err := s.be.HeadObject(ctx, bucket, key)
 	if err != nil {
 		return ObjectInfo{}, err
@@ -75,6 +78,9 @@ func (r *Reader) Close() error { return r.body.Close() }
 // damage surfaces as a read error wrapping ErrIntegrity. The caller closes
 // the Reader.
 func (s *Store) Get(ctx context.Context, bucket, key string, rng *Range) (ObjectInfo, *Reader, error) {
+	if err := CheckKey(key); err != nil {
+		return ObjectInfo{}, nil, err
+	}
 	if rng == nil {
 		obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key})
 		if err != nil {

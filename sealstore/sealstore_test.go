@@ -280,6 +280,13 @@ func TestListResolvesPlaintextAndHidesInternal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var se *Error
+	if _, err := f.st.Head(f.ctx, bucket, ReservedPrefix+"manifests/x"); !errors.As(err, &se) || se.Code != "InvalidArgument" {
+		t.Fatalf("HEAD of an internal object: %v", err)
+	}
+	if _, _, err := f.st.Get(f.ctx, bucket, ReservedPrefix+"manifests/x", nil); !errors.As(err, &se) || se.Code != "InvalidArgument" {
+		t.Fatalf("GET of an internal object: %v", err)
+	}
 	if len(page.Entries) != len(want) {
 		t.Fatalf("listed %d entries, want %d: %+v", len(page.Entries), len(want), page.Entries)
 	}
@@ -458,5 +465,40 @@ func TestDenyPlaintext(t *testing.T) {
 	}
 	if _, _, err := f.get(t, "bare", nil); err != nil {
 		t.Fatalf("the default still serves plaintext objects: %v", err)
+	}
+}
+
+// racingStore overwrites the object right after the first HEAD answered,
+// as a concurrent writer would between a ranged GET's HEAD and its GET.
+type racingStore struct {
+	backend.Store
+	overwrite func()
+	done      bool
+}
+
+func (r *racingStore) HeadObject(ctx context.Context, bucket, key string) (backend.ObjectInfo, error) {
+	info, err := r.Store.HeadObject(ctx, bucket, key)
+	if !r.done {
+		r.done = true
+		r.overwrite()
+	}
+	return info, err
+}
+
+func TestRangedGetOfObjectOverwrittenMeanwhile(t *testing.T) {
+	f := newFixture(t)
+	oldData, newData := randBytes(200000, 21), randBytes(150000, 22)
+	f.put(t, "moving", oldData)
+	rs := &racingStore{Store: f.be}
+	racing, _ := New(rs, f.kr, Options{SpoolDir: t.TempDir()})
+	rs.overwrite = func() { f.put(t, "moving", newData) }
+	info, rd, err := racing.Get(f.ctx, bucket, "moving", &Range{First: 70000, Last: 80000})
+	if err != nil {
+		t.Fatalf("ranged GET across an overwrite: %v", err)
+	}
+	got, err := io.ReadAll(io.LimitReader(rd, rd.Len))
+	rd.Close()
+	if err != nil || !bytes.Equal(got, newData[70000:80001]) || info.Size != int64(len(newData)) {
+		t.Fatalf("got %d bytes (err %v), size %d: want the new object's range", len(got), err, info.Size)
 	}
 }
