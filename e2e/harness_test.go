@@ -258,29 +258,18 @@ func startS3seal(t *testing.T, o sealOpts) *sealProc {
 }
 
 // Stop ends the process (SIGTERM, then SIGKILL after 10 s) and waits for it.
-func (p *sealProc) Stop() {
-	p.stopOnce.Do(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-}
+func (p *sealProc) Stop() { p.stopWith(syscall.SIGTERM) }
 
 // dumpGoroutines makes a running s3seal print every goroutine's stack to
 // its log (Go's SIGQUIT handler) and exit, so a failed test shows where a
 // request was stuck.
-func (p *sealProc) dumpGoroutines() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
+func (p *sealProc) dumpGoroutines() { p.stopWith(syscall.SIGQUIT) }
+
+// stopWith sends sig once, then SIGKILL if the process is still there
+// after 10 s, and waits for it to exit. Later calls do nothing.
+func (p *sealProc) stopWith(sig os.Signal) {
 	p.stopOnce.Do(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+		_ = p.cmd.Process.Signal(sig)
 		select {
 		case <-p.done:
 		case <-time.After(10 * time.Second):
