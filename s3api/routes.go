@@ -105,5 +105,10 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 func notImplemented(req *request) error {
+	q := req.r.URL.Query()
+	if q.Has("uploads") || q.Has("uploadId") {
+		return apiErr("NotImplemented", "s3seal does not implement multipart uploads yet: "+
+			"raise the client's multipart threshold (aws CLI: s3.multipart_threshold, rclone: --s3-upload-cutoff)")
+	}
 	return apiErr("NotImplemented", "s3seal does not implement this operation")
 }

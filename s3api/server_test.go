@@ -306,3 +306,15 @@ func TestCopyChecksumAlgorithm(t *testing.T) {
 		t.Fatalf("copy with CRC32C asked: crc32c=%q sha256=%v", aws.ToString(got.ChecksumCRC32C), got.ChecksumSHA256)
 	}
 }
+
+func TestMultipartNotYet(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")})
+	_, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String("big")})
+	var ae smithy.APIError
+	if !errors.As(err, &ae) || ae.ErrorCode() != "NotImplemented" || !strings.Contains(ae.ErrorMessage(), "multipart threshold") {
+		t.Fatalf("CreateMultipartUpload: %v", err)
+	}
+}
