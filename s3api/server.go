@@ -33,6 +33,14 @@ type Config struct {
 	// Ready, when set, reports whether s3seal can serve; /healthz answers
 	// 503 while it returns false. Default: always ready.
 	Ready func() bool
+	// MaxInFlight bounds the S3 requests served at once, so that memory
+	// stays bounded however many clients connect (each request holds a few
+	// 64 KiB buffers). Requests beyond it wait for a slot. Default 256.
+	MaxInFlight int
+	// QueueTimeout is how long a request waits for a slot before it is
+	// answered 503 SlowDown, which S3 clients retry with backoff.
+	// Default 10 s.
+	QueueTimeout time.Duration
 }
 
 // Server is the HTTP handler for the S3 API.
@@ -41,6 +49,7 @@ type Server struct {
 	store    *sealstore.Store
 	verifier *sigv4.Verifier
 	router   *mux.Router
+	slots    chan struct{} // one token per request in flight
 }
 
 // New builds the handler.
@@ -51,7 +60,14 @@ func New(cfg Config) *Server {
 	for i, d := range cfg.Domains {
 		cfg.Domains[i] = strings.ToLower(strings.TrimPrefix(d, "."))
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, verifier: sigv4.NewVerifier(cfg.Credentials)}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = 256
+	}
+	if cfg.QueueTimeout <= 0 {
+		cfg.QueueTimeout = 10 * time.Second
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, verifier: sigv4.NewVerifier(cfg.Credentials),
+		slots: make(chan struct{}, cfg.MaxInFlight)}
 	s.router = s.routes()
 	return s
 }
@@ -126,6 +142,12 @@ type handler func(*request) error
 // and error rendering.
 func (s *Server) serve(need access, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		release, err := s.acquire(r)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		defer release()
 		res, err := s.verifier.Verify(r)
 		if err != nil {
 			writeError(w, r, err)
@@ -144,6 +166,26 @@ func (s *Server) serve(need access, h handler) http.HandlerFunc {
 		if err := h(req); err != nil {
 			writeError(w, r, err)
 		}
+	}
+}
+
+// acquire waits for a request slot, up to QueueTimeout or the client going
+// away.
+func (s *Server) acquire(r *http.Request) (release func(), err error) {
+	select {
+	case s.slots <- struct{}{}:
+		return func() { <-s.slots }, nil
+	default:
+	}
+	t := time.NewTimer(s.cfg.QueueTimeout)
+	defer t.Stop()
+	select {
+	case s.slots <- struct{}{}:
+		return func() { <-s.slots }, nil
+	case <-t.C:
+		return nil, apiErr("SlowDown", "s3seal is serving its maximum number of requests; please retry")
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
 	}
 }
 

@@ -25,6 +25,12 @@ import (
 
 // newTestServer runs the S3 front in-process over the embedded store.
 func newTestServer(t *testing.T, creds Credentials) string {
+	return newTestServerWith(t, Config{Credentials: creds}).URL
+}
+
+// newTestServerWith is newTestServer with more of the Config set; Store is
+// filled in.
+func newTestServerWith(t *testing.T, cfg Config) *httptest.Server {
 	t.Helper()
 	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
 	if err != nil {
@@ -33,13 +39,13 @@ func newTestServer(t *testing.T, creds Credentials) string {
 	t.Cleanup(func() { closer.Close() })
 	key, _ := crypto.GenerateKey()
 	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
-	st, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: t.TempDir()})
+	cfg.Store, err = sealstore.New(be, kr, sealstore.Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(Config{Store: st, Credentials: creds}))
+	srv := httptest.NewServer(New(cfg))
 	t.Cleanup(srv.Close)
-	return srv.URL
+	return srv
 }
 
 func sdkClient(endpoint, ak, sk string) *s3.Client {

@@ -28,6 +28,7 @@ type config struct {
 	KeysFile string
 
 	DenyPlaintext bool
+	MaxRequests   int
 	LogLevel      string
 }
 
@@ -69,6 +70,7 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 	str(&c.Key, "key", "", "master key, base64 of 32 bytes (key id \"default\")")
 	str(&c.KeysFile, "keys-file", "", "JSON keyring file (instead of --key)")
 	fs.BoolVar(&c.DenyPlaintext, "deny-plaintext", false, "refuse to serve objects without s3seal metadata (instead of passing them through)")
+	fs.IntVar(&c.MaxRequests, "max-requests", 256, "S3 requests served at once; more wait up to 10 s, then get 503 SlowDown")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -97,6 +99,9 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 }
 
 func (c *config) validate() error {
+	if c.MaxRequests < 1 {
+		return usagef("--max-requests must be at least 1")
+	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return usagef("--tls-cert and --tls-key go together")
 	}

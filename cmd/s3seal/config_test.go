@@ -47,6 +47,7 @@ func TestParseConfigValidation(t *testing.T) {
 		{"access key without secret", []string{"--access-key", "x"}, false},
 		{"unknown flag", []string{"--nope"}, false},
 		{"stray argument", []string{"extra"}, false},
+		{"no request slots", []string{"--max-requests", "0"}, false},
 	}
 	for _, c := range cases {
 		_, err := parseConfig(c.args, env(nil))

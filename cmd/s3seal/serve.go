@@ -68,7 +68,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	api := s3api.New(s3api.Config{Store: store, Credentials: creds, Domains: splitList(cfg.Domains)})
+	api := s3api.New(s3api.Config{Store: store, Credentials: creds, Domains: splitList(cfg.Domains), MaxInFlight: cfg.MaxRequests})
 	srv := &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 30 * time.Second,
