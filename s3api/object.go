@@ -55,10 +55,10 @@ func (s *Server) getObject(req *request) error {
 	}
 	defer rd.Close()
 	h := req.w.Header()
-	setObjectHeaders(h, info, req.r.URL.Query())
 	if err := checkConditions(req.r, info); err != nil {
-		return err
+		return conditionFailed(h, info, err)
 	}
+	setObjectHeaders(h, info, req.r.URL.Query())
 	status := http.StatusOK
 	h.Set("Content-Length", strconv.FormatInt(rd.Len, 10))
 	if rd.Partial {
@@ -88,10 +88,10 @@ func (s *Server) headObject(req *request) error {
 		return objectErr(err)
 	}
 	h := req.w.Header()
-	setObjectHeaders(h, info, req.r.URL.Query())
 	if err := checkConditions(req.r, info); err != nil {
-		return err
+		return conditionFailed(h, info, err)
 	}
+	setObjectHeaders(h, info, req.r.URL.Query())
 	status := http.StatusOK
 	length := info.Size
 	if rng != nil {
@@ -198,6 +198,17 @@ func setObjectHeaders(h http.Header, info sealstore.ObjectInfo, q map[string][]s
 	if info.StorageClass != "" && info.StorageClass != "STANDARD" {
 		h.Set("x-amz-storage-class", info.StorageClass)
 	}
+}
+
+// conditionFailed prepares the answer to a failed condition: a 304 carries
+// the object's ETag and date (as S3's does), a 412 is a plain XML error
+// without the object's headers.
+func conditionFailed(h http.Header, info sealstore.ObjectInfo, err error) error {
+	if toAPIError(err).Code == "NotModified" {
+		h.Set("ETag", quote(info.ETag))
+		h.Set("Last-Modified", info.LastModified.UTC().Format(http.TimeFormat))
+	}
+	return err
 }
 
 func quote(etag string) string { return `"` + etag + `"` }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -323,4 +324,44 @@ func TestMultipartNotYet(t *testing.T) {
 	if !errors.As(err, &ae) || ae.ErrorCode() != "NotImplemented" || !strings.Contains(ae.ErrorMessage(), "multipart threshold") {
 		t.Fatalf("CreateMultipartUpload: %v", err)
 	}
+}
+
+func TestConditionalAnswersHeaders(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")})
+	out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("gz"), Body: strings.NewReader("x"),
+		ContentEncoding: aws.String("gzip"), Metadata: map[string]string{"m": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(h, v string) *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, url+"/bkt/gz", nil)
+		req.Header.Set(h, v)
+		if err := signRequest(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	r := send("If-None-Match", aws.ToString(out.ETag))
+	if r.StatusCode != 304 || r.Header.Get("ETag") != aws.ToString(out.ETag) || r.Header.Get("Last-Modified") == "" {
+		t.Fatalf("304: %d %v", r.StatusCode, r.Header)
+	}
+	r = send("If-Match", `"other"`)
+	if r.StatusCode != 412 || r.Header.Get("Content-Encoding") != "" || r.Header.Get("X-Amz-Meta-M") != "" {
+		t.Fatalf("412 carries the object's headers: %d %v", r.StatusCode, r.Header)
+	}
+}
+
+// signRequest signs a hand-made request with the test credential.
+func signRequest(ctx context.Context, req *http.Request) error {
+	const empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+	req.Header.Set("X-Amz-Content-Sha256", empty)
+	return v4.NewSigner().SignHTTP(ctx, aws.Credentials{AccessKeyID: "ak", SecretAccessKey: "sk"}, req, empty, "s3", "us-east-1", time.Now())
 }
