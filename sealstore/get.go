@@ -48,16 +48,8 @@ func (s *Store) Head(ctx context.Context, bucket, key string) (ObjectInfo, error
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	info, err := s.describe(bucket, bi)
-	if err != nil {
-		return info, err
-	}
-	if info.Encrypted {
-		if _, err := s.dataKey(info); err != nil {
-			return info, err
-		}
-	}
-	return info, nil
+	info, _, err := s.describe(bucket, bi)
+	return info, err
 }
 
 // Reader is the plaintext body of a GET. Off and Len give the byte range it
@@ -128,19 +120,11 @@ func (s *Store) Get(ctx context.Context, bucket, key string, rng *Range) (Object
 // open wraps a backend response in a decrypting reader. n < 0 means the
 // whole object (obj holds all of it).
 func (s *Store) open(obj *backend.Object, bucket string, off, n int64) (ObjectInfo, *Reader, error) {
-	bi := obj.Info
+	describe := s.describe
 	if n >= 0 {
-		// A ranged response reports the range's size; the HEAD before it
-		// described the object, and the backend ETag pinned the version.
-		bi.Size = -1
+		describe = s.describeRanged
 	}
-	var info ObjectInfo
-	var err error
-	if n < 0 {
-		info, err = s.describe(bucket, bi)
-	} else {
-		info, err = s.describeRanged(bucket, bi)
-	}
+	info, dk, err := describe(bucket, obj.Info)
 	if err != nil {
 		return info, nil, err
 	}
@@ -149,10 +133,6 @@ func (s *Store) open(obj *backend.Object, bucket string, off, n int64) (ObjectIn
 			n = info.Size
 		}
 		return info, &Reader{Reader: obj.Body, Off: off, Len: n, body: obj.Body}, nil
-	}
-	dk, err := s.dataKey(info)
-	if err != nil {
-		return info, nil, err
 	}
 	if n < 0 {
 		n = info.Size
@@ -169,11 +149,13 @@ func (s *Store) open(obj *backend.Object, bucket string, off, n int64) (ObjectIn
 }
 
 // describeRanged is describe for a ranged response, whose size is that of
-// the range: the plaintext size comes from the (authenticated) metadata.
-func (s *Store) describeRanged(bucket string, bi backend.ObjectInfo) (ObjectInfo, error) {
+// the range: the object's size comes from the (authenticated) metadata; the
+// HEAD before it described the object and the backend ETag pinned the
+// version.
+func (s *Store) describeRanged(bucket string, bi backend.ObjectInfo) (ObjectInfo, *crypto.DataKey, error) {
 	env, encrypted, err := crypto.ParseMetadata(bi.Meta)
 	if err != nil {
-		return ObjectInfo{}, integrityErr(bucket, bi.Key, err)
+		return ObjectInfo{}, nil, integrityErr(bucket, bi.Key, err)
 	}
 	if encrypted && !env.Binding.Multipart {
 		bi.Size = crypto.CiphertextSize(env.Binding.PlainSize)

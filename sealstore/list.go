@@ -2,12 +2,14 @@ package sealstore
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
 )
 
 // ListPage is one page of a listing. Markers and tokens are the backend's,
@@ -92,8 +94,12 @@ func (s *Store) resolveEntry(ctx context.Context, bucket string, e *backend.List
 	if err != nil {
 		return err
 	}
-	info, err := s.describe(bucket, bi)
-	if err != nil {
+	info, _, err := s.describe(bucket, bi)
+	switch {
+	case errors.Is(err, crypto.ErrUnknownKey):
+		// Unreadable here, but not tampered with: list what it claims.
+		slog.Warn("listing: object sealed under a master key not in the keyring", "bucket", bucket, "key", e.Key)
+	case err != nil:
 		slog.Error("listing: object metadata failed its check", "bucket", bucket, "key", e.Key, "err", err)
 		return nil
 	}

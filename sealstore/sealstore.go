@@ -171,9 +171,12 @@ func userMeta(meta map[string]string) map[string]string {
 }
 
 // describe turns what the backend says of an object into its plaintext
-// description, authenticating the metadata s3seal reports.
-func (s *Store) describe(bucket string, bi backend.ObjectInfo) (ObjectInfo, error) {
-	info := ObjectInfo{
+// description and, for an encrypted object, unwraps its data key, which
+// authenticates the size, ETag and checksums reported (and only then are
+// they cached). On an unwrap failure info still holds the values the
+// metadata claims, for a listing to show; dk is nil for a plaintext object.
+func (s *Store) describe(bucket string, bi backend.ObjectInfo) (info ObjectInfo, dk *crypto.DataKey, err error) {
+	info = ObjectInfo{
 		Bucket: bucket, Key: bi.Key, Size: bi.Size, ETag: strings.Trim(bi.ETag, `"`),
 		LastModified: bi.LastModified, StorageClass: bi.StorageClass,
 		Meta: userMeta(bi.Meta), Headers: bi.Headers,
@@ -181,39 +184,32 @@ func (s *Store) describe(bucket string, bi backend.ObjectInfo) (ObjectInfo, erro
 	}
 	env, encrypted, err := crypto.ParseMetadata(bi.Meta)
 	if err != nil {
-		return info, integrityErr(bucket, bi.Key, err)
+		return info, nil, integrityErr(bucket, bi.Key, err)
 	}
 	if !encrypted {
 		if s.opt.DenyPlaintext {
-			return info, integrityErr(bucket, bi.Key, errors.New("the object carries no s3seal metadata and plaintext reads are denied"))
+			return info, nil, integrityErr(bucket, bi.Key, errors.New("the object carries no s3seal metadata and plaintext reads are denied"))
 		}
-		return info, nil
+		return info, nil, nil
 	}
 	if env.Binding.Multipart {
-		return info, integrityErr(bucket, bi.Key, errors.New("multipart objects are not supported by this s3seal version"))
+		return info, nil, integrityErr(bucket, bi.Key, errors.New("multipart objects are not supported by this s3seal version"))
 	}
 	if want := crypto.CiphertextSize(env.Binding.PlainSize); want != bi.Size {
-		return info, integrityErr(bucket, bi.Key, fmt.Errorf("ciphertext is %d bytes, metadata implies %d", bi.Size, want))
+		return info, nil, integrityErr(bucket, bi.Key, fmt.Errorf("ciphertext is %d bytes, metadata implies %d", bi.Size, want))
 	}
 	info.Encrypted = true
 	info.env = env
 	info.Checksums = env.Binding.Checksums
 	info.Size = env.Binding.PlainSize
 	info.ETag = fmt.Sprintf("%x", env.Binding.PlainMD5)
-	s.cache.Add(cacheKey{bucket, bi.Key, info.backendETag, bi.Size}, resolved{info.Size, info.ETag})
-	return info, nil
-}
-
-// dataKey unwraps the object's data key; this also authenticates the size
-// and MD5 that describe() reported.
-func (s *Store) dataKey(info ObjectInfo) (*crypto.DataKey, error) {
-	dk, err := s.kr.Unwrap(info.env)
-	if err != nil {
+	if dk, err = s.kr.Unwrap(env); err != nil {
 		if errors.Is(err, crypto.ErrUnknownKey) {
-			return nil, &Error{Code: "InternalError",
+			return info, nil, &Error{Code: "InternalError",
 				Message: "the object was encrypted with a master key that is not in s3seal's keyring", Err: err}
 		}
-		return nil, integrityErr(info.Bucket, info.Key, err)
+		return info, nil, integrityErr(bucket, bi.Key, err)
 	}
-	return dk, nil
+	s.cache.Add(cacheKey{bucket, bi.Key, info.backendETag, bi.Size}, resolved{info.Size, info.ETag})
+	return info, dk, nil
 }

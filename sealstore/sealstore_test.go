@@ -502,3 +502,39 @@ func TestRangedGetOfObjectOverwrittenMeanwhile(t *testing.T) {
 		t.Fatalf("got %d bytes (err %v), size %d: want the new object's range", len(got), err, info.Size)
 	}
 }
+
+// A listing reports only authenticated sizes and ETags: forged metadata
+// is never listed (nor cached), while an object sealed under a key that
+// left the keyring is listed with what its metadata says.
+func TestListAuthenticatesEntries(t *testing.T) {
+	f := newFixture(t)
+	data := randBytes(1000, 31)
+	f.put(t, "forged", data)
+	f.put(t, "retired", data)
+	m, _ := f.be.HeadObject(f.ctx, bucket, "forged")
+	forged := md5hex([]byte("forged"))
+	m.Meta["s3seal-md5"] = forged
+	f.rewrite(t, "forged", func(x []byte) []byte { return x }, m.Meta)
+
+	key, _ := crypto.GenerateKey()
+	other, _ := crypto.NewKeyring("k2", map[string][]byte{"k2": key})
+	for i, kr := range []*crypto.Keyring{f.kr, other} {
+		fresh, _ := New(f.be, kr, Options{SpoolDir: t.TempDir()})
+		for range 2 { // the second listing is served from whatever was cached
+			page, err := fresh.List(f.ctx, backend.ListInput{Bucket: bucket, MaxKeys: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range page.Entries {
+				// With the right keyring the forgery is detected; without its
+				// key no object can be checked, so what metadata claims is listed.
+				if i == 0 && e.ETag == forged {
+					t.Fatalf("listing shows the forged ETag of %s", e.Key)
+				}
+				if e.Key == "retired" && (e.Size != int64(len(data)) || e.ETag != md5hex(data)) {
+					t.Fatalf("retired-key object listed as %d %s", e.Size, e.ETag)
+				}
+			}
+		}
+	}
+}
