@@ -31,6 +31,7 @@ var errorTable = map[string]APIError{
 	"BucketAlreadyExists":     {StatusCode: 409, Message: "The requested bucket name is not available."},
 	"BucketAlreadyOwnedByYou": {StatusCode: 409, Message: "Your previous request to create the named bucket succeeded and you already own it."},
 	"BucketNotEmpty":          {StatusCode: 409, Message: "The bucket you tried to delete is not empty"},
+	"EntityTooSmall":          {StatusCode: 400, Message: "Your proposed upload is smaller than the minimum allowed object size."},
 	"EntityTooLarge":          {StatusCode: 400, Message: "Your proposed upload exceeds the maximum allowed object size."},
 	"IncompleteBody":          {StatusCode: 400, Message: "You did not provide the number of bytes specified by the Content-Length HTTP header."},
 	"InternalError":           {StatusCode: 500, Message: "We encountered an internal error. Please try again."},
@@ -113,11 +114,7 @@ func fromBackend(be *backend.Error) *APIError {
 		"BucketNotEmpty", "BucketAlreadyExists", "BucketAlreadyOwnedByYou",
 		"InvalidBucketName", "NoSuchUpload", "SlowDown", "ServiceUnavailable",
 		"AccessDenied", "InvalidRange", "EntityTooSmall", "EntityTooLarge":
-		e := apiErr(be.Code, "")
-		if be.StatusCode != 0 && e.Code != be.Code {
-			e.StatusCode = be.StatusCode
-		}
-		return e
+		return apiErr(be.Code, "")
 	}
 	if be.StatusCode >= 500 {
 		return apiErr("ServiceUnavailable", "the object store failed: "+be.Code)

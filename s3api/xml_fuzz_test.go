@@ -1,6 +1,8 @@
 package s3api
 
 import (
+	"github.com/s3seal/s3seal/backend"
+
 	"strings"
 	"testing"
 )
@@ -78,4 +80,23 @@ func FuzzParseRange(f *testing.F) {
 			t.Fatalf("%q on %d: off=%d n=%d", v, size, off, n)
 		}
 	})
+}
+
+// Every backend code passed through to clients has its own status and
+// message in the table (none falls back to a 500).
+func TestBackendCodesPassThrough(t *testing.T) {
+	for _, code := range []string{"NotModified", "PreconditionFailed", "NoSuchKey", "NoSuchBucket",
+		"BucketNotEmpty", "BucketAlreadyExists", "BucketAlreadyOwnedByYou", "InvalidBucketName",
+		"NoSuchUpload", "SlowDown", "ServiceUnavailable", "AccessDenied", "InvalidRange",
+		"EntityTooSmall", "EntityTooLarge"} {
+		want, ok := errorTable[code]
+		if !ok {
+			t.Errorf("%s: not in the error table", code)
+			continue
+		}
+		got := toAPIError(&backend.Error{Code: code, StatusCode: want.StatusCode})
+		if got.Code != code || got.StatusCode != want.StatusCode || got.Message != want.Message {
+			t.Errorf("%s: got %+v", code, got)
+		}
+	}
 }
