@@ -150,16 +150,8 @@ type backendSnapshot struct {
 
 func snapshotBackend(t *testing.T, mc *s3.Client, bucket, key string) backendSnapshot {
 	t.Helper()
-	out, err := mc.GetObject(ctxT(t), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
-	if err != nil {
-		t.Fatalf("backend GET %s/%s: %v", bucket, key, err)
-	}
-	defer out.Body.Close()
-	b, err := io.ReadAll(out.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return backendSnapshot{etag: aws.ToString(out.ETag), data: b, meta: out.Metadata}
+	data, meta, out := rawObject(t, mc, bucket, key)
+	return backendSnapshot{etag: aws.ToString(out.ETag), data: data, meta: meta}
 }
 
 // TestNegativeUploads sends PUTs that a correct S3 must refuse, each to a

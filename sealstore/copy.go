@@ -52,7 +52,7 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 	if in.ReplaceMeta {
 		meta, headers = in.Meta, in.Headers
 	}
-	return s.Put(ctx, PutInput{Bucket: in.Bucket, Key: in.Key, Body: io.Reader(rd), Size: src.Size,
+	return s.Put(ctx, PutInput{Bucket: in.Bucket, Key: in.Key, Body: rd, Size: src.Size,
 		Meta: meta, Headers: headers, KeyID: in.KeyID, Observe: in.Observe, Finalize: in.Finalize})
 }
 
