@@ -33,7 +33,7 @@ func BenchmarkWriter(b *testing.B) {
 			b.SetBytes(int64(n))
 			b.ReportAllocs()
 			for b.Loop() {
-				w := NewWriter(io.Discard, dk, 0)
+				w := NewWriter(io.Discard, dk, Stream{})
 				if _, err := w.Write(plain); err != nil {
 					b.Fatal(err)
 				}
@@ -58,7 +58,7 @@ func BenchmarkReader(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				src.Reset(ct)
-				r, err := NewReader(src, dk, 0, int64(n), 0, int64(n))
+				r, err := NewReader(src, dk, Stream{}, int64(n), 0, int64(n))
 				if err != nil {
 					b.Fatal(err)
 				}

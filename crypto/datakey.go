@@ -83,23 +83,45 @@ func (c Config) DataKeyFrom(dek []byte, oid [OIDSize]byte) (*DataKey, error) {
 // OID returns the object id.
 func (dk *DataKey) OID() [OIDSize]byte { return dk.oid }
 
+// StreamIDSize is the size of a stream id.
+const StreamIDSize = 8
+
+// Stream names one sealed stream of an object: the whole of a single-PUT
+// object is the zero Stream; a multipart part is Stream{Part: the client's
+// part number (1..10000), ID: random per upload attempt of that part}. The
+// ID tells apart two uploads of the same part number under one data key,
+// so the manifest can name the one that counts and a reader refuses the
+// other (the store cannot swap in an earlier upload of a part).
+type Stream struct {
+	Part uint32
+	ID   [StreamIDSize]byte
+}
+
+// NewStreamID returns a random stream id from crypto/rand.
+func NewStreamID() ([StreamIDSize]byte, error) {
+	var id [StreamIDSize]byte
+	_, err := io.ReadFull(rand.Reader, id[:])
+	return id, err
+}
+
 const (
 	segAADLabel = "s3seal v1 seg\x00"
-	segAADSize  = len(segAADLabel) + OIDSize + 4 + 8 + 1 // 43
+	segAADSize  = len(segAADLabel) + OIDSize + 4 + StreamIDSize + 8 + 1 // 51
 )
 
-// segAAD is the associated data of one segment:
-// "s3seal v1 seg\x00" || oid || u32be(part) || u64be(index) || u8(final).
+// segAAD is the associated data of one segment: "s3seal v1 seg\x00" ||
+// oid || u32be(part) || streamID (8) || u64be(index) || u8(final).
 type segAAD [segAADSize]byte
 
-func (a *segAAD) init(oid [OIDSize]byte, part uint32) {
+func (a *segAAD) init(oid [OIDSize]byte, s Stream) {
 	n := copy(a[:], segAADLabel)
 	n += copy(a[n:], oid[:])
-	binary.BigEndian.PutUint32(a[n:], part)
+	binary.BigEndian.PutUint32(a[n:], s.Part)
+	copy(a[n+4:], s.ID[:])
 }
 
 func (a *segAAD) set(index uint64, final bool) []byte {
-	off := len(segAADLabel) + OIDSize + 4
+	off := len(segAADLabel) + OIDSize + 4 + StreamIDSize
 	binary.BigEndian.PutUint64(a[off:], index)
 	a[segAADSize-1] = 0
 	if final {

@@ -10,34 +10,60 @@ import (
 	"slices"
 )
 
-// WrappedSize is the size of a wrapped data key: nonce (12) || encrypted
-// DEK (32) || tag (16).
-const WrappedSize = nonceSize + KeySize + tagSize
-
 const (
 	wrapInfo     = "s3seal v1 wrap"
 	wrapAADLabel = "s3seal v1 wrap\x00"
+
+	// MaxChecksums bounds the checksums one Binding (or one manifest
+	// entry) keeps; S3 keeps one per object.
+	MaxChecksums = 4
+	// MaxChecksumValue bounds the length of one checksum value.
+	MaxChecksumValue = 128
+	// MaxKeyLen bounds an object key (S3 allows 1024 bytes) and MaxBucketLen
+	// a bucket name (S3 allows 63) in a Name.
+	MaxKeyLen, MaxBucketLen = 1024, 255
+
+	// wrappedMin is nonce || sealed DEK || tag: the wrapped form of a
+	// multipart envelope, the shortest there is.
+	wrappedMin = nonceSize + KeySize + tagSize
+	// wrappedMax is the longest wrapped form: a single stream with
+	// MaxChecksums checksums of the longest names and values.
+	wrappedMax = wrappedMin + 16 + checksumBlockMax
 )
 
-// Binding holds the values bound into a wrapped data key besides the key
-// id and oid. For a single-stream object (Multipart false) they are the
-// plaintext size and MD5 that s3seal reports as Content-Length and ETag:
-// changing either in the metadata makes [Keyring.Unwrap] fail. A multipart
-// object (Multipart true) binds neither (its manifest holds them); then
-// PlainSize, PlainMD5 and Checksums must be zero.
+// Name is where an object lives: the bucket and key it was written under.
+// It is bound into the wrapped data key, so an object (ciphertext and
+// metadata) that the store copies or moves to another key or bucket no
+// longer unwraps there.
+type Name struct {
+	Bucket, Key string
+}
+
+func (n Name) check() error {
+	if len(n.Bucket) == 0 || len(n.Bucket) > MaxBucketLen || len(n.Key) == 0 || len(n.Key) > MaxKeyLen {
+		return newErr(ErrCorrupt, "object name out of range (bucket %d bytes, key %d bytes)", len(n.Bucket), len(n.Key))
+	}
+	return nil
+}
+
+// Binding holds what a wrapped data key authenticates besides the key id,
+// the oid and the Name. For a single-stream object (Multipart false) that
+// is the plaintext size, which stays readable in the metadata (the
+// ciphertext size reveals it anyway), and the plaintext MD5 and checksums,
+// which are sealed with the data key so the store cannot read them (they
+// would fingerprint the plaintext). A multipart object binds none of them
+// (its manifest holds them); then PlainSize, PlainMD5 and Checksums must be
+// zero.
 type Binding struct {
 	Multipart bool
 	PlainSize int64
 	PlainMD5  [16]byte
 	// Checksums are the flexible checksums of the plaintext that s3seal
-	// reports (x-amz-checksum-*): algorithm name, lower-case letters and
-	// digits (ValidChecksumName), -> value as printed, at most
-	// MaxChecksumValue printable ASCII bytes. Single-stream objects only.
+	// reports (x-amz-checksum-*): algorithm name, 1 to 16 lower-case letters
+	// and digits (ValidChecksumName), -> value as printed, 1 to
+	// MaxChecksumValue printable ASCII bytes; at most MaxChecksums of them.
 	Checksums map[string]string
 }
-
-// MaxChecksumValue bounds the length of one checksum value in a Binding.
-const MaxChecksumValue = 128
 
 // ValidChecksumName reports whether name can name a checksum in a Binding:
 // 1 to 16 lower-case ASCII letters and digits.
@@ -75,39 +101,37 @@ func (b Binding) check() error {
 	if b.PlainSize < 0 || b.PlainSize > MaxPlainSize {
 		return newErr(ErrCorrupt, "plaintext size %d out of range", b.PlainSize)
 	}
-	if len(b.Checksums) > 255 {
-		return newErr(ErrCorrupt, "%d checksums", len(b.Checksums))
-	}
-	for name, v := range b.Checksums {
-		if !ValidChecksumName(name) || !validChecksumValue(v) {
-			return newErr(ErrCorrupt, "invalid checksum %q", name)
-		}
-	}
-	return nil
+	return checkChecksums(b.Checksums)
 }
 
-// Envelope is what an object carries besides its ciphertext: the wrapped
-// data key and everything needed to unwrap it. [Envelope.Metadata] and
-// [ParseMetadata] convert it to and from backend user metadata.
+// Envelope is what an object carries besides its ciphertext, as it is
+// stored in the clear: the key id, the oid, the kind and (single stream)
+// plaintext size, and the wrapped data key, which also seals the
+// plaintext MD5 and checksums. [Envelope.Metadata] and [ParseMetadata]
+// convert it to and from backend user metadata; [Keyring.Unwrap] opens it.
 type Envelope struct {
-	KeyID   string        // id of the master key that wrapped the DEK
-	OID     [OIDSize]byte // object id
-	Wrapped []byte        // WrappedSize bytes
-	Binding Binding
+	KeyID     string        // id of the master key that wrapped the DEK
+	OID       [OIDSize]byte // object id
+	Multipart bool
+	PlainSize int64  // single stream only
+	Wrapped   []byte // nonce || AES-GCM(wrap key, DEK || sealed facts)
 }
 
 // Wrap wraps dk's DEK under the master key keyID ("" means the primary
-// key), bound to dk's oid, the key id and b, as docs/FORMAT.md specifies.
-// The 12-byte wrap nonce comes from dk's Config.Rand (crypto/rand by
-// default). It fails with [ErrUnknownKey] for a key id not in the ring and
-// [ErrCorrupt] for an invalid binding.
-func (kr *Keyring) Wrap(dk *DataKey, keyID string, b Binding) (Envelope, error) {
+// key), bound to dk's oid, the key id, the object's name and b, as
+// docs/FORMAT.md specifies. The 12-byte wrap nonce comes from dk's
+// Config.Rand (crypto/rand by default). It fails with [ErrUnknownKey] for a
+// key id not in the ring and [ErrCorrupt] for an invalid name or binding.
+func (kr *Keyring) Wrap(dk *DataKey, keyID string, name Name, b Binding) (Envelope, error) {
 	if keyID == "" {
 		keyID = kr.primary
 	}
 	kek, ok := kr.keys[keyID]
 	if !ok {
 		return Envelope{}, newErr(ErrUnknownKey, "%q", keyID)
+	}
+	if err := name.check(); err != nil {
+		return Envelope{}, err
 	}
 	if err := b.check(); err != nil {
 		return Envelope{}, err
@@ -116,41 +140,78 @@ func (kr *Keyring) Wrap(dk *DataKey, keyID string, b Binding) (Envelope, error) 
 	if err != nil {
 		return Envelope{}, err
 	}
-	wrapped := make([]byte, nonceSize, WrappedSize)
+	env := Envelope{KeyID: keyID, OID: dk.oid, Multipart: b.Multipart, PlainSize: b.PlainSize}
+	payload := wrapPayload(dk.dek[:], b)
+	defer clear(payload)
+	wrapped := make([]byte, nonceSize, nonceSize+len(payload)+tagSize)
 	if _, err := io.ReadFull(dk.rand, wrapped); err != nil {
 		return Envelope{}, err
 	}
-	wrapped = aead.Seal(wrapped, wrapped[:nonceSize], dk.dek[:], wrapAAD(keyID, dk.oid, b))
-	return Envelope{KeyID: keyID, OID: dk.oid, Wrapped: wrapped, Binding: b}, nil
+	env.Wrapped = aead.Seal(wrapped, wrapped[:nonceSize], payload, wrapAAD(env, name))
+	return env, nil
 }
 
-// Unwrap returns the data key of an envelope; its nonces for new segments
-// (multipart parts) come from crypto/rand. It fails with an error matching
-// [ErrUnknownKey] (naming the id) when the key id is not in the ring,
-// [ErrAuth] when the wrapped key, oid, key id or binding are not what was
-// wrapped, and [ErrCorrupt] for a malformed envelope.
-func (kr *Keyring) Unwrap(e Envelope) (*DataKey, error) {
-	if len(e.Wrapped) != WrappedSize {
-		return nil, newErr(ErrCorrupt, "wrapped data key is %d bytes, want %d", len(e.Wrapped), WrappedSize)
+// Unwrap opens an envelope read from the object at name and returns its
+// data key (whose nonces for new segments come from crypto/rand) and the
+// complete Binding: the size from the envelope, the MD5 and checksums from
+// the sealed payload. It fails with an error matching [ErrUnknownKey]
+// (naming the id) when the key id is not in the ring, [ErrAuth] when the
+// wrapped key, oid, key id, name or size are not what was wrapped, and
+// [ErrCorrupt] for a malformed envelope.
+func (kr *Keyring) Unwrap(e Envelope, name Name) (*DataKey, Binding, error) {
+	if len(e.Wrapped) < wrappedMin || len(e.Wrapped) > wrappedMax || (e.Multipart && len(e.Wrapped) != wrappedMin) {
+		return nil, Binding{}, newErr(ErrCorrupt, "wrapped data key is %d bytes", len(e.Wrapped))
 	}
-	if err := e.Binding.check(); err != nil {
-		return nil, err
+	if err := name.check(); err != nil {
+		return nil, Binding{}, err
+	}
+	if !e.Multipart && (e.PlainSize < 0 || e.PlainSize > MaxPlainSize) {
+		return nil, Binding{}, newErr(ErrCorrupt, "plaintext size %d out of range", e.PlainSize)
 	}
 	kek, ok := kr.keys[e.KeyID]
 	if !ok {
-		return nil, newErr(ErrUnknownKey, "%q", e.KeyID)
+		return nil, Binding{}, newErr(ErrUnknownKey, "%q", e.KeyID)
 	}
 	aead, err := wrapAEAD(kek, e.OID)
 	if err != nil {
-		return nil, err
+		return nil, Binding{}, err
 	}
-	var dek [KeySize]byte
-	defer clear(dek[:])
-	_, err = aead.Open(dek[:0], e.Wrapped[:nonceSize], e.Wrapped[nonceSize:], wrapAAD(e.KeyID, e.OID, e.Binding))
+	payload, err := aead.Open(nil, e.Wrapped[:nonceSize], e.Wrapped[nonceSize:], wrapAAD(e, name))
+	defer clear(payload)
 	if err != nil {
-		return nil, newErr(ErrAuth, "wrapped data key (key id %q)", e.KeyID)
+		return nil, Binding{}, newErr(ErrAuth, "wrapped data key (key id %q)", e.KeyID)
 	}
-	return Config{}.DataKeyFrom(dek[:], e.OID)
+	b := Binding{Multipart: e.Multipart, PlainSize: e.PlainSize}
+	if b.Multipart {
+		if len(payload) != KeySize {
+			return nil, Binding{}, newErr(ErrCorrupt, "multipart payload is %d bytes", len(payload))
+		}
+	} else {
+		rest := payload[KeySize:]
+		if len(rest) < 16 {
+			return nil, Binding{}, newErr(ErrCorrupt, "single-stream payload is %d bytes", len(payload))
+		}
+		b.PlainMD5 = [16]byte(rest[:16])
+		if b.Checksums, rest, err = parseChecksumBlock(rest[16:]); err != nil {
+			return nil, Binding{}, err
+		}
+		if len(rest) != 0 {
+			return nil, Binding{}, newErr(ErrCorrupt, "%d bytes after the sealed checksums", len(rest))
+		}
+	}
+	dk, err := Config{}.DataKeyFrom(payload[:KeySize], e.OID)
+	return dk, b, err
+}
+
+// wrapPayload = DEK || for a single stream: plainMD5 (16) || checksum block.
+func wrapPayload(dek []byte, b Binding) []byte {
+	p := make([]byte, 0, KeySize+16+checksumBlockMax)
+	p = append(p, dek...)
+	if b.Multipart {
+		return p
+	}
+	p = append(p, b.PlainMD5[:]...)
+	return appendChecksumBlock(p, b.Checksums)
 }
 
 // wrapKey derives the key that wraps DEKs of object oid under kek:
@@ -173,37 +234,96 @@ func wrapAEAD(kek []byte, oid [OIDSize]byte) (cipher.AEAD, error) {
 }
 
 // wrapAAD = "s3seal v1 wrap\x00" || u8(len(keyID)) || keyID || oid ||
-// kind ('S' or 'M') || for 'S': u64be(plainSize) || plainMD5.
-func wrapAAD(keyID string, oid [OIDSize]byte, b Binding) []byte {
-	a := make([]byte, 0, len(wrapAADLabel)+1+len(keyID)+OIDSize+1+8+16)
+// u16be(len(bucket)) || bucket || u16be(len(key)) || key ||
+// kind ('S' or 'M') || for 'S': u64be(plainSize).
+func wrapAAD(e Envelope, n Name) []byte {
+	a := make([]byte, 0, len(wrapAADLabel)+1+len(e.KeyID)+OIDSize+4+len(n.Bucket)+len(n.Key)+1+8)
 	a = append(a, wrapAADLabel...)
-	a = append(a, byte(len(keyID)))
-	a = append(a, keyID...)
-	a = append(a, oid[:]...)
-	if b.Multipart {
+	a = append(a, byte(len(e.KeyID)))
+	a = append(a, e.KeyID...)
+	a = append(a, e.OID[:]...)
+	a = binary.BigEndian.AppendUint16(a, uint16(len(n.Bucket)))
+	a = append(a, n.Bucket...)
+	a = binary.BigEndian.AppendUint16(a, uint16(len(n.Key)))
+	a = append(a, n.Key...)
+	if e.Multipart {
 		return append(a, 'M')
 	}
 	a = append(a, 'S')
-	a = binary.BigEndian.AppendUint64(a, uint64(b.PlainSize))
-	a = append(a, b.PlainMD5[:]...)
-	if len(b.Checksums) == 0 {
-		return a
+	return binary.BigEndian.AppendUint64(a, uint64(e.PlainSize))
+}
+
+// checksumBlockMax is the longest checksum block: u8(n) and MaxChecksums
+// entries of the longest name and value.
+const checksumBlockMax = 1 + MaxChecksums*(1+16+1+MaxChecksumValue)
+
+func checkChecksums(cs map[string]string) error {
+	if len(cs) > MaxChecksums {
+		return newErr(ErrCorrupt, "%d checksums, at most %d", len(cs), MaxChecksums)
 	}
-	// Only present when there are checksums, so objects without any keep
-	// the shorter form (the 'S' form is otherwise fixed-length, so the two
-	// cannot be confused).
-	names := make([]string, 0, len(b.Checksums))
-	for name := range b.Checksums {
+	for name, v := range cs {
+		if !ValidChecksumName(name) || !validChecksumValue(v) {
+			return newErr(ErrCorrupt, "invalid checksum %q", name)
+		}
+	}
+	return nil
+}
+
+// appendChecksumBlock appends u8(n) || n times, names sorted bytewise:
+// u8(len(name)) || name || u8(len(value)) || value. cs must have passed
+// checkChecksums.
+func appendChecksumBlock(p []byte, cs map[string]string) []byte {
+	names := make([]string, 0, len(cs))
+	for name := range cs {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	a = append(a, byte(len(names)))
+	p = append(p, byte(len(names)))
 	for _, name := range names {
-		v := b.Checksums[name]
-		a = append(a, byte(len(name)))
-		a = append(a, name...)
-		a = append(a, byte(len(v)))
-		a = append(a, v...)
+		p = append(p, byte(len(name)))
+		p = append(p, name...)
+		p = append(p, byte(len(cs[name])))
+		p = append(p, cs[name]...)
 	}
-	return a
+	return p
+}
+
+// parseChecksumBlock reads a checksum block from the front of p and returns
+// the rest. Names must be valid, strictly ascending (so the encoding is
+// canonical), values valid; an empty block gives a nil map.
+func parseChecksumBlock(p []byte) (map[string]string, []byte, error) {
+	bad := func() (map[string]string, []byte, error) {
+		return nil, nil, newErr(ErrCorrupt, "malformed checksum block")
+	}
+	if len(p) < 1 || int(p[0]) > MaxChecksums {
+		return bad()
+	}
+	n := int(p[0])
+	p = p[1:]
+	var cs map[string]string
+	prev := ""
+	for range n {
+		var name, val string
+		var ok bool
+		if name, p, ok = cutLenPrefixed(p); !ok || !ValidChecksumName(name) || name <= prev {
+			return bad()
+		}
+		if val, p, ok = cutLenPrefixed(p); !ok || !validChecksumValue(val) {
+			return bad()
+		}
+		if cs == nil {
+			cs = make(map[string]string, n)
+		}
+		cs[name], prev = val, name
+	}
+	return cs, p, nil
+}
+
+// cutLenPrefixed reads u8(len) || bytes from the front of p.
+func cutLenPrefixed(p []byte) (string, []byte, bool) {
+	if len(p) < 1 || len(p) < 1+int(p[0]) {
+		return "", nil, false
+	}
+	n := int(p[0])
+	return string(p[1 : 1+n]), p[1+n:], true
 }

@@ -27,12 +27,13 @@ func Example() {
 		log.Fatal(err)
 	}
 	var stored bytes.Buffer
-	w := crypto.NewWriter(&stored, dk, 0)
+	w := crypto.NewWriter(&stored, dk, crypto.Stream{})
 	w.Write(plain)
 	if err := w.Close(); err != nil {
 		log.Fatal(err)
 	}
-	env, err := kr.Wrap(dk, kr.Primary(), crypto.Binding{PlainSize: int64(len(plain)), PlainMD5: md5.Sum(plain)})
+	name := crypto.Name{Bucket: "photos", Key: "cat.txt"}
+	env, err := kr.Wrap(dk, kr.Primary(), name, crypto.Binding{PlainSize: int64(len(plain)), PlainMD5: md5.Sum(plain)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -44,14 +45,14 @@ func Example() {
 	if err != nil || !encrypted {
 		log.Fatal(err)
 	}
-	dk2, err := kr.Unwrap(env2) // authenticates size and MD5 too
+	dk2, b, err := kr.Unwrap(env2, name) // authenticates name, size and MD5 too
 	if err != nil {
 		log.Fatal(err)
 	}
-	size, off, length := env2.Binding.PlainSize, int64(70000), int64(13)
+	size, off, length := b.PlainSize, int64(70000), int64(13)
 	cOff, cLen := crypto.CipherRange(size, off, length)
 	fmt.Println("fetch ciphertext bytes", cOff, "to", cOff+cLen-1)
-	r, err := crypto.NewReader(bytes.NewReader(stored.Bytes()[cOff:cOff+cLen]), dk2, 0, size, off, length)
+	r, err := crypto.NewReader(bytes.NewReader(stored.Bytes()[cOff:cOff+cLen]), dk2, crypto.Stream{}, size, off, length)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func testDataKey(t testing.TB, seed string) *DataKey {
 func seal(t testing.TB, dk *DataKey, part uint32, plain []byte, chunk int) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w := NewWriter(&buf, dk, part)
+	w := NewWriter(&buf, dk, Stream{Part: part})
 	if chunk <= 0 {
 		chunk = len(plain) + 1
 	}
@@ -99,7 +99,7 @@ func open(dk *DataKey, part uint32, ct []byte, plainSize, off, length int64) ([]
 	default:
 		src = ct[cOff : cOff+cLen]
 	}
-	r, err := NewReader(bytes.NewReader(src), dk, part, plainSize, off, length)
+	r, err := NewReader(bytes.NewReader(src), dk, Stream{Part: part}, plainSize, off, length)
 	if err != nil {
 		return nil, err
 	}
@@ -125,3 +125,6 @@ func mustFailAuthentic(t *testing.T, what string, got []byte, err error, want []
 		t.Fatalf("%s: returned %d bytes before the error, not an authentic prefix of at most %d", what, len(got), limit)
 	}
 }
+
+// testName is the object name the envelope tests bind.
+var testName = Name{Bucket: "bucket", Key: "dir/object"}

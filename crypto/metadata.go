@@ -2,7 +2,6 @@ package crypto
 
 import (
 	"encoding/base64"
-	"encoding/hex"
 	"strconv"
 	"strings"
 )
@@ -15,11 +14,7 @@ const (
 	MetaOID     = "s3seal-oid"
 	MetaDEK     = "s3seal-dek"
 	MetaSize    = "s3seal-size"
-	MetaMD5     = "s3seal-md5"
 	MetaMP      = "s3seal-mp"
-	// MetaChecksumPrefix + algorithm name holds a checksum of the plaintext
-	// (Binding.Checksums), e.g. s3seal-checksum-crc32.
-	MetaChecksumPrefix = "s3seal-checksum-"
 
 	formatVersion = "1"
 )
@@ -28,8 +23,8 @@ var b64url = base64.RawURLEncoding.Strict()
 
 // Metadata returns the envelope as backend user metadata: lower-case keys
 // without the x-amz-meta- prefix, as the table in docs/FORMAT.md lists
-// them. A single-stream envelope has s3seal-size and s3seal-md5, a
-// multipart one s3seal-mp instead.
+// them. A single-stream envelope has s3seal-size, a multipart one
+// s3seal-mp instead.
 func (e Envelope) Metadata() map[string]string {
 	m := map[string]string{
 		MetaVersion: formatVersion,
@@ -37,14 +32,10 @@ func (e Envelope) Metadata() map[string]string {
 		MetaOID:     b64url.EncodeToString(e.OID[:]),
 		MetaDEK:     b64url.EncodeToString(e.Wrapped),
 	}
-	if e.Binding.Multipart {
+	if e.Multipart {
 		m[MetaMP] = "1"
 	} else {
-		m[MetaSize] = strconv.FormatInt(e.Binding.PlainSize, 10)
-		m[MetaMD5] = hex.EncodeToString(e.Binding.PlainMD5[:])
-		for name, v := range e.Binding.Checksums {
-			m[MetaChecksumPrefix+name] = v
-		}
+		m[MetaSize] = strconv.FormatInt(e.PlainSize, 10)
 	}
 	return m
 }
@@ -78,7 +69,7 @@ func IsReservedMetaKey(k string) bool {
 // An s3seal-v other than "1" fails with [ErrVersion]. Anything else that
 // does not follow the v1 table exactly fails with [ErrCorrupt]: a missing
 // or repeated key, an unknown s3seal- key, a non-canonical value, both or
-// neither of (size, md5) and mp. The values are only parsed here; they are
+// neither of size and mp. The values are only parsed here; they are
 // authenticated by [Keyring.Unwrap]. Whenever err is non-nil, encrypted is
 // true: such an object must never be served as plaintext.
 func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err error) {
@@ -103,21 +94,11 @@ func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err er
 	if ver != formatVersion {
 		return Envelope{}, true, newErr(ErrVersion, "%s = %q", MetaVersion, ver)
 	}
-	for k, val := range v {
+	for k := range v {
 		switch k {
-		case MetaVersion, MetaKeyID, MetaOID, MetaDEK, MetaSize, MetaMD5, MetaMP:
+		case MetaVersion, MetaKeyID, MetaOID, MetaDEK, MetaSize, MetaMP:
 		default:
-			name, ok := strings.CutPrefix(k, MetaChecksumPrefix)
-			if !ok {
-				return Envelope{}, true, newErr(ErrCorrupt, "unknown metadata key %s", k)
-			}
-			if !ValidChecksumName(name) || !validChecksumValue(val) {
-				return Envelope{}, true, newErr(ErrCorrupt, "malformed checksum metadata %s", k)
-			}
-			if env.Binding.Checksums == nil {
-				env.Binding.Checksums = map[string]string{}
-			}
-			env.Binding.Checksums[name] = val
+			return Envelope{}, true, newErr(ErrCorrupt, "unknown metadata key %s", k)
 		}
 	}
 
@@ -130,36 +111,26 @@ func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err er
 	if err := decodeB64(v, MetaOID, env.OID[:]); err != nil {
 		return Envelope{}, true, err
 	}
-	env.Wrapped = make([]byte, WrappedSize)
-	if err := decodeB64(v, MetaDEK, env.Wrapped); err != nil {
+	if env.Wrapped, err = decodeWrapped(v); err != nil {
 		return Envelope{}, true, err
 	}
 
 	mp, isMP := v[MetaMP]
 	size, hasSize := v[MetaSize]
-	md5, hasMD5 := v[MetaMD5]
 	switch {
 	case isMP:
 		if mp != "1" {
 			return Envelope{}, true, newErr(ErrCorrupt, "%s = %q, want \"1\"", MetaMP, mp)
 		}
-		if hasSize || hasMD5 || len(env.Binding.Checksums) > 0 {
-			return Envelope{}, true, newErr(ErrCorrupt, "multipart object with %s, %s or checksums", MetaSize, MetaMD5)
+		if hasSize {
+			return Envelope{}, true, newErr(ErrCorrupt, "multipart object with %s", MetaSize)
 		}
-		env.Binding.Multipart = true
+		env.Multipart = true
 	case !hasSize:
 		return Envelope{}, true, missing(MetaSize)
-	case !hasMD5:
-		return Envelope{}, true, missing(MetaMD5)
 	default:
-		if env.Binding.PlainSize, err = parseSize(size); err != nil {
+		if env.PlainSize, err = parseSize(size); err != nil {
 			return Envelope{}, true, err
-		}
-		if len(md5) != 32 || strings.ToLower(md5) != md5 {
-			return Envelope{}, true, newErr(ErrCorrupt, "%s = %q: want 32 lower-case hex digits", MetaMD5, md5)
-		}
-		if _, err := hex.Decode(env.Binding.PlainMD5[:], []byte(md5)); err != nil {
-			return Envelope{}, true, newErr(ErrCorrupt, "%s = %q: want 32 lower-case hex digits", MetaMD5, md5)
 		}
 	}
 	return env, true, nil
@@ -180,6 +151,23 @@ func decodeB64(v map[string]string, k string, dst []byte) error {
 		return newErr(ErrCorrupt, "%s is not unpadded base64url", k)
 	}
 	return nil
+}
+
+// decodeWrapped decodes s3seal-dek: unpadded base64url of wrappedMin to
+// wrappedMax bytes, canonical (re-encoding gives the same text).
+func decodeWrapped(v map[string]string) ([]byte, error) {
+	s, ok := v[MetaDEK]
+	if !ok {
+		return nil, missing(MetaDEK)
+	}
+	if len(s) < b64url.EncodedLen(wrappedMin) || len(s) > b64url.EncodedLen(wrappedMax) {
+		return nil, newErr(ErrCorrupt, "%s is %d characters", MetaDEK, len(s))
+	}
+	b, err := b64url.DecodeString(s)
+	if err != nil {
+		return nil, newErr(ErrCorrupt, "%s is not unpadded base64url", MetaDEK)
+	}
+	return b, nil
 }
 
 // parseSize parses a canonical decimal size: digits only, no sign, no

@@ -6,13 +6,13 @@ import (
 )
 
 // NewReader returns a reader of the plaintext range [off, off+length) of a
-// stream of plainSize bytes sealed with dk as the given part.
+// stream of plainSize bytes sealed with dk as stream s.
 //
 // src must deliver exactly the ciphertext range CipherRange(plainSize, off,
 // length) of the stream: for a whole stream, off = 0, length = plainSize
 // and src the whole ciphertext. The reader opens each segment of that range
 // in turn, checking through its associated data that it is the expected
-// segment (oid, part, index, and final flag set exactly on segment
+// segment (oid, part, stream id, index, and final flag set exactly on segment
 // Segments(plainSize)-1), drops the bytes before off and stops after length
 // bytes. When the range includes the final segment the reader also checks
 // that src ends right after it (wrap a body that goes on, for example the
@@ -31,15 +31,15 @@ import (
 //
 // NewReader fails (with an error that is not an [*Error]) when dk is nil or
 // the range is out of bounds.
-func NewReader(src io.Reader, dk *DataKey, part uint32, plainSize, off, length int64) (io.Reader, error) {
+func NewReader(src io.Reader, dk *DataKey, s Stream, plainSize, off, length int64) (io.Reader, error) {
 	if dk == nil {
 		return nil, errNilDataKey
 	}
 	if plainSize < 0 || plainSize > MaxPlainSize || off < 0 || length < 0 || off > plainSize || length > plainSize-off {
 		return nil, fmt.Errorf("s3seal: NewReader: range [%d, +%d) outside a stream of %d bytes", off, length, plainSize)
 	}
-	r := &reader{src: src, dk: dk, part: part, plainSize: plainSize, nseg: Segments(plainSize), left: length}
-	r.aad.init(dk.oid, part)
+	r := &reader{src: src, dk: dk, part: s.Part, plainSize: plainSize, nseg: Segments(plainSize), left: length}
+	r.aad.init(dk.oid, s)
 	switch {
 	case plainSize == 0: // the one empty segment, to authenticate it
 		r.next, r.last = 0, 0

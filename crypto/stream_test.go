@@ -50,7 +50,7 @@ func TestReaderSources(t *testing.T) {
 			"dataerr": iotest.DataErrReader,
 		}
 		for name, f := range wrap {
-			r, err := NewReader(f(bytes.NewReader(ct)), dk, 0, int64(size), 0, int64(size))
+			r, err := NewReader(f(bytes.NewReader(ct)), dk, Stream{}, int64(size), 0, int64(size))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +60,7 @@ func TestReaderSources(t *testing.T) {
 				t.Errorf("size %d, %s, Read: %d bytes, %v", size, name, len(got), err)
 			}
 			// WriteTo.
-			r, _ = NewReader(f(bytes.NewReader(ct)), dk, 0, int64(size), 0, int64(size))
+			r, _ = NewReader(f(bytes.NewReader(ct)), dk, Stream{}, int64(size), 0, int64(size))
 			var out bytes.Buffer
 			n, err := io.Copy(&out, r)
 			if err != nil || n != int64(size) || !bytes.Equal(out.Bytes(), plain) {
@@ -68,7 +68,7 @@ func TestReaderSources(t *testing.T) {
 			}
 		}
 		// iotest.TestReader checks the io.Reader contract.
-		r, _ := NewReader(bytes.NewReader(ct), dk, 0, int64(size), 0, int64(size))
+		r, _ := NewReader(bytes.NewReader(ct), dk, Stream{}, int64(size), 0, int64(size))
 		if err := iotest.TestReader(r, plain); err != nil {
 			t.Errorf("size %d: %v", size, err)
 		}
@@ -119,7 +119,7 @@ func TestRangeSourceEndsAtRange(t *testing.T) {
 	if _, err := src.Seek(sealedSegSize, io.SeekStart); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := NewReader(src, dk, 0, 3*S, S+10, 20)
+	r, _ := NewReader(src, dk, Stream{}, 3*S, S+10, 20)
 	got, err := io.ReadAll(r)
 	if err != nil || !bytes.Equal(got, plain[S+10:S+30]) {
 		t.Fatalf("%d bytes, %v", len(got), err)
@@ -153,7 +153,7 @@ func TestEmptyStream(t *testing.T) {
 	}
 	// Close without Write, and Write(nil) then Close, give the same size.
 	var buf bytes.Buffer
-	w := NewWriter(&buf, dk, 0)
+	w := NewWriter(&buf, dk, Stream{})
 	if n, err := w.Write(nil); n != 0 || err != nil {
 		t.Fatal(n, err)
 	}
@@ -165,7 +165,7 @@ func TestEmptyStream(t *testing.T) {
 func TestZeroLengthRange(t *testing.T) {
 	dk := testDataKey(t, "zero")
 	src := iotest.ErrReader(errors.New("must not be read"))
-	r, err := NewReader(src, dk, 0, 100, 50, 0)
+	r, err := NewReader(src, dk, Stream{}, 100, 50, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,14 +177,14 @@ func TestZeroLengthRange(t *testing.T) {
 func TestNewReaderInvalid(t *testing.T) {
 	dk := testDataKey(t, "invalid")
 	for _, a := range [][3]int64{{-1, 0, 0}, {10, -1, 1}, {10, 0, 11}, {10, 5, 6}, {10, 11, 0}, {0, 0, 1}, {10, 1, -1}, {MaxPlainSize + 1, 0, 0}} {
-		if _, err := NewReader(bytes.NewReader(nil), dk, 0, a[0], a[1], a[2]); err == nil {
+		if _, err := NewReader(bytes.NewReader(nil), dk, Stream{}, a[0], a[1], a[2]); err == nil {
 			t.Errorf("NewReader(%v) accepted", a)
 		}
 	}
-	if _, err := NewReader(bytes.NewReader(nil), nil, 0, 0, 0, 0); err == nil {
+	if _, err := NewReader(bytes.NewReader(nil), nil, Stream{}, 0, 0, 0); err == nil {
 		t.Error("nil DataKey accepted")
 	}
-	w := NewWriter(io.Discard, nil, 0)
+	w := NewWriter(io.Discard, nil, Stream{})
 	if _, err := w.Write([]byte("x")); err == nil {
 		t.Error("Writer with nil DataKey accepted a Write")
 	}
@@ -203,7 +203,7 @@ func (c *closeTracker) Close() error { c.closed = true; return nil }
 func TestWriterClose(t *testing.T) {
 	dk := testDataKey(t, "close")
 	var dst closeTracker
-	w := NewWriter(&dst, dk, 0)
+	w := NewWriter(&dst, dk, Stream{})
 	w.Write([]byte("hello"))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -242,7 +242,7 @@ func (f *failWriter) Write(p []byte) (int, error) {
 func TestWriterStickyError(t *testing.T) {
 	dk := testDataKey(t, "sticky")
 	boom := errors.New("boom")
-	w := NewWriter(&failWriter{limit: sealedSegSize + 10, err: boom}, dk, 0)
+	w := NewWriter(&failWriter{limit: sealedSegSize + 10, err: boom}, dk, Stream{})
 	plain := make([]byte, 4*S)
 	_, err := w.Write(plain)
 	if !errors.Is(err, boom) {
@@ -260,13 +260,13 @@ func TestWriterStickyError(t *testing.T) {
 
 	// A failing random source.
 	dk2, _ := Config{Rand: iotest.ErrReader(boom)}.DataKeyFrom(make([]byte, 32), [16]byte{})
-	w = NewWriter(io.Discard, dk2, 0)
+	w = NewWriter(io.Discard, dk2, Stream{})
 	if err := w.Close(); !errors.Is(err, boom) {
 		t.Fatalf("Close with a failing Rand: %v", err)
 	}
 
 	// A dst that writes short without an error.
-	w = NewWriter(shortWriter{}, dk, 0)
+	w = NewWriter(shortWriter{}, dk, Stream{})
 	if err := w.Close(); !errors.Is(err, io.ErrShortWrite) {
 		t.Fatalf("short write: %v", err)
 	}
@@ -284,7 +284,7 @@ func TestReaderSourceError(t *testing.T) {
 	ct := seal(t, dk, 0, plain, 0)
 	boom := errors.New("connection reset")
 	src := io.MultiReader(bytes.NewReader(ct[:sealedSegSize+100]), iotest.ErrReader(boom))
-	r, _ := NewReader(src, dk, 0, 3*S, 0, 3*S)
+	r, _ := NewReader(src, dk, Stream{}, 3*S, 0, 3*S)
 	got, err := io.ReadAll(r)
 	if !errors.Is(err, boom) || errors.Is(err, ErrCorrupt) {
 		t.Fatalf("error %v: want the source's error, not corruption", err)
@@ -297,7 +297,7 @@ func TestReaderSourceError(t *testing.T) {
 	}
 	// An error while checking the end of src after the final segment.
 	src = io.MultiReader(bytes.NewReader(ct), iotest.ErrReader(boom))
-	r, _ = NewReader(src, dk, 0, 3*S, 0, 3*S)
+	r, _ = NewReader(src, dk, Stream{}, 3*S, 0, 3*S)
 	if _, err := io.ReadAll(r); !errors.Is(err, boom) {
 		t.Fatalf("end check: %v", err)
 	}
@@ -355,7 +355,7 @@ func TestConstantAllocs(t *testing.T) {
 	small, big := randomPlain(S/2, "s"), randomPlain(32*S, "b")
 	writeAllocs := func(plain []byte) float64 {
 		return testing.AllocsPerRun(20, func() {
-			w := NewWriter(io.Discard, dk, 0)
+			w := NewWriter(io.Discard, dk, Stream{})
 			w.Write(plain)
 			w.Close()
 		})
@@ -366,7 +366,7 @@ func TestConstantAllocs(t *testing.T) {
 		src := bytes.NewReader(ct)
 		return testing.AllocsPerRun(20, func() {
 			src.Reset(ct)
-			r, _ := NewReader(src, dk, 0, size, 0, size)
+			r, _ := NewReader(src, dk, Stream{}, size, 0, size)
 			if n, err := io.Copy(io.Discard, r); err != nil || n != size {
 				t.Fatal(n, err)
 			}
@@ -391,7 +391,7 @@ func TestConcurrentDataKey(t *testing.T) {
 	for part := uint32(1); part <= 8; part++ {
 		go func() {
 			var buf bytes.Buffer
-			w := NewWriter(&buf, dk, part)
+			w := NewWriter(&buf, dk, Stream{Part: part})
 			w.Write(plain)
 			if err := w.Close(); err != nil {
 				errs <- err

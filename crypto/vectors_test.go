@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"crypto/md5"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,10 +26,12 @@ var update = flag.Bool("update", false, "rewrite testdata/vectors.json and testd
 const vectorsJSON = "testdata/vectors.json"
 
 type vectorFile struct {
-	Comment   []string       `json:"comment"`
-	Plaintext string         `json:"plaintext"`
-	Streams   []streamVector `json:"streams"`
-	Wraps     []wrapVector   `json:"wraps"`
+	Comment     []string       `json:"comment"`
+	Plaintext   string         `json:"plaintext"`
+	Streams     []streamVector `json:"streams"`
+	Wraps       []wrapVector   `json:"wraps"`
+	Manifests   []blobVector   `json:"manifests"`
+	PartRecords []blobVector   `json:"part_records"`
 }
 
 type streamVector struct {
@@ -34,6 +39,7 @@ type streamVector struct {
 	DEK          string   `json:"dek"`
 	OID          string   `json:"oid"`
 	Part         uint32   `json:"part"`
+	StreamID     string   `json:"stream_id"`
 	PlainSize    int64    `json:"plain_size"`
 	Nonces       []string `json:"nonces"`
 	AADs         []string `json:"aads"`
@@ -49,21 +55,39 @@ type wrapVector struct {
 	KeyID     string            `json:"kid"`
 	DEK       string            `json:"dek"`
 	OID       string            `json:"oid"`
+	Bucket    string            `json:"bucket"`
+	Key       string            `json:"key"`
 	Multipart bool              `json:"multipart"`
 	PlainSize int64             `json:"plain_size"`
 	PlainMD5  string            `json:"plain_md5"`
+	Checksums map[string]string `json:"checksums"`
 	Nonce     string            `json:"nonce"`
 	WrapKey   string            `json:"wrap_key"`
 	WrapAAD   string            `json:"wrap_aad"`
+	Payload   string            `json:"payload"`
 	Wrapped   string            `json:"wrapped"`
 	Metadata  map[string]string `json:"metadata"`
 }
 
+// blobVector is a sealed manifest or part record: the message (encoding),
+// its AAD, the nonce, the sealed bytes, and the decoded values as JSON.
+type blobVector struct {
+	Name     string          `json:"name"`
+	DEK      string          `json:"dek"`
+	OID      string          `json:"oid"`
+	Encoding string          `json:"encoding"`
+	AAD      string          `json:"aad"`
+	Nonce    string          `json:"nonce"`
+	Sealed   string          `json:"sealed"`
+	Values   json.RawMessage `json:"values"`
+}
+
 // Fixed inputs of the vectors.
 var (
-	vecDEK = seq(0x00, KeySize)
-	vecOID = [OIDSize]byte(seq(0xa0, OIDSize))
-	vecKEK = seq(0x40, KeySize)
+	vecDEK  = seq(0x00, KeySize)
+	vecOID  = [OIDSize]byte(seq(0xa0, OIDSize))
+	vecKEK  = seq(0x40, KeySize)
+	vecName = Name{Bucket: "backups", Key: "scylla/sst/me-1-big-Data.db"}
 )
 
 func seq(start byte, n int) []byte {
@@ -75,15 +99,15 @@ func seq(start byte, n int) []byte {
 }
 
 var streamInputs = []struct {
-	name string
-	part uint32
-	size int64
+	name   string
+	stream Stream
+	size   int64
 }{
-	{"empty", 0, 0},
-	{"one-byte", 0, 1},
-	{"one-full-segment", 0, S},
-	{"one-segment-and-one-byte", 0, S + 1},
-	{"part3-three-segments", 3, 2*S + 1000},
+	{"empty", Stream{}, 0},
+	{"one-byte", Stream{}, 1},
+	{"one-full-segment", Stream{}, S},
+	{"one-segment-and-one-byte", Stream{}, S + 1},
+	{"part3-three-segments", Stream{Part: 3, ID: [8]byte(seq(0xc0, 8))}, 2*S + 1000},
 }
 
 var wrapInputs = []struct {
@@ -92,7 +116,33 @@ var wrapInputs = []struct {
 }{
 	{"single", "k1", func() Binding { return Binding{PlainSize: S + 1, PlainMD5: md5.Sum(pattern(S + 1))} }},
 	{"single-empty", "k1", func() Binding { return Binding{PlainSize: 0, PlainMD5: md5.Sum(nil)} }},
+	{"single-one-checksum", "k1", func() Binding {
+		return Binding{PlainSize: 1, PlainMD5: md5.Sum(pattern(1)), Checksums: map[string]string{"crc64nvme": "4n0Fu+Bw1KY="}}
+	}},
+	{"single-three-checksums", "k1", func() Binding {
+		return Binding{PlainSize: 1, PlainMD5: md5.Sum(pattern(1)), Checksums: map[string]string{
+			"crc32": "0jdRaw==", "crc32c": "UnQ8pQ==", "sha256": "bjQLnP+zepicpUTmu3gKLHiQHT+zNzh2hRGjBhevoB0="}}
+	}},
 	{"multipart", "rotated.key_2-2025", func() Binding { return Binding{Multipart: true} }},
+}
+
+// vecManifest is the manifest vector: three parts (the last one short and
+// misaligned), with per-part and composite object checksums.
+func vecManifest() Manifest {
+	return Manifest{
+		Parts: []ManifestPart{
+			{Stream: Stream{Part: 1, ID: [8]byte(seq(0x10, 8))}, PlainSize: 5 << 20, PlainMD5: md5.Sum([]byte("part 1")), Checksums: map[string]string{"crc32": "AAAAAQ=="}},
+			{Stream: Stream{Part: 2, ID: [8]byte(seq(0x20, 8))}, PlainSize: 5<<20 + 3, PlainMD5: md5.Sum([]byte("part 2")), Checksums: map[string]string{"crc32": "AAAAAg=="}},
+			{Stream: Stream{Part: 7, ID: [8]byte(seq(0x30, 8))}, PlainSize: 1, PlainMD5: md5.Sum([]byte("part 7")), Checksums: map[string]string{"crc32": "AAAAAw=="}},
+		},
+		Checksums: map[string]string{"crc32": "qUNFUw==-3"},
+	}
+}
+
+func vecPartRecord() PartRecord {
+	return PartRecord{Stream: Stream{Part: 2, ID: [8]byte(seq(0x20, 8))}, PlainSize: 5<<20 + 3,
+		PlainMD5: md5.Sum([]byte("part 2")), BackendETag: "0123456789abcdef0123456789abcdef",
+		Checksums: map[string]string{"crc32": "AAAAAg=="}}
 }
 
 func unhex(t *testing.T, s string) []byte {
@@ -104,13 +154,23 @@ func unhex(t *testing.T, s string) []byte {
 	return b
 }
 
-// sealVector seals pattern(size) with the given key, oid, part and nonces.
-func sealVector(t *testing.T, dek []byte, oid [OIDSize]byte, part uint32, size int64, nonces []byte) []byte {
+// sealVector seals pattern(size) with the given key, oid, stream and nonces.
+func sealVector(t *testing.T, dek []byte, oid [OIDSize]byte, s Stream, size int64, nonces []byte) []byte {
 	dk, err := Config{Rand: bytes.NewReader(nonces)}.DataKeyFrom(dek, oid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return seal(t, dk, part, pattern(int(size)), 1000)
+	var buf bytes.Buffer
+	w := NewWriter(&buf, dk, s)
+	for p := pattern(int(size)); len(p) > 0; p = p[min(1000, len(p)):] {
+		if _, err := w.Write(p[:min(1000, len(p))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // generateVectors computes the vectors from the fixed inputs, drawing
@@ -128,16 +188,16 @@ func generateVectors(t *testing.T) (vectorFile, map[string][]byte) {
 		n := Segments(in.size)
 		nonces := make([]byte, n*nonceSize)
 		newDetRand("s3seal v1 test vector " + in.name).Read(nonces)
-		ct := sealVector(t, vecDEK, vecOID, in.part, in.size, nonces)
+		ct := sealVector(t, vecDEK, vecOID, in.stream, in.size, nonces)
 		sum := sha256.Sum256(ct)
 		v := streamVector{
 			Name: in.name, DEK: hex.EncodeToString(vecDEK), OID: hex.EncodeToString(vecOID[:]),
-			Part: in.part, PlainSize: in.size, CipherSize: int64(len(ct)),
+			Part: in.stream.Part, StreamID: hex.EncodeToString(in.stream.ID[:]), PlainSize: in.size, CipherSize: int64(len(ct)),
 			CipherSHA256: hex.EncodeToString(sum[:]),
 			CipherFile:   "vectors/" + in.name + ".bin",
 		}
 		var aad segAAD
-		aad.init(vecOID, in.part)
+		aad.init(vecOID, in.stream)
 		for i := range n {
 			v.Nonces = append(v.Nonces, hex.EncodeToString(nonces[i*nonceSize:(i+1)*nonceSize]))
 			v.AADs = append(v.AADs, hex.EncodeToString(aad.set(uint64(i), i == n-1)))
@@ -160,14 +220,76 @@ func generateVectors(t *testing.T) (vectorFile, map[string][]byte) {
 		vf.Wraps = append(vf.Wraps, wrapVector{
 			Name: in.name, KEK: hex.EncodeToString(vecKEK), KeyID: in.kid,
 			DEK: hex.EncodeToString(vecDEK), OID: hex.EncodeToString(vecOID[:]),
+			Bucket: vecName.Bucket, Key: vecName.Key,
 			Multipart: b.Multipart, PlainSize: b.PlainSize, PlainMD5: hex.EncodeToString(b.PlainMD5[:]),
-			Nonce:   hex.EncodeToString(nonce),
-			WrapKey: hex.EncodeToString(wk),
-			WrapAAD: hex.EncodeToString(wrapAAD(in.kid, vecOID, b)),
-			Wrapped: hex.EncodeToString(env.Wrapped), Metadata: env.Metadata(),
+			Checksums: b.Checksums,
+			Nonce:     hex.EncodeToString(nonce),
+			WrapKey:   hex.EncodeToString(wk),
+			WrapAAD:   hex.EncodeToString(wrapAAD(env, vecName)),
+			Payload:   hex.EncodeToString(wrapPayload(vecDEK, b)),
+			Wrapped:   hex.EncodeToString(env.Wrapped), Metadata: env.Metadata(),
 		})
 	}
+	vf.Manifests = append(vf.Manifests, blobVectorOf(t, "manifest-three-parts", vecManifest()))
+	vf.PartRecords = append(vf.PartRecords, blobVectorOf(t, "part-record", vecPartRecord()))
 	return vf, files
+}
+
+// blobVectorOf seals a Manifest or a PartRecord with the vector DEK and a
+// deterministic nonce.
+func blobVectorOf(t *testing.T, name string, v any) blobVector {
+	nonce := make([]byte, nonceSize)
+	newDetRand("s3seal v1 test blob " + name).Read(nonce)
+	dk, err := Config{Rand: bytes.NewReader(nonce)}.DataKeyFrom(vecDEK, vecOID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sealed []byte
+	var values any
+	switch v := v.(type) {
+	case Manifest:
+		sealed, err = SealManifest(dk, v)
+		values = manifestJSON(v)
+	case PartRecord:
+		sealed, err = SealPartRecord(dk, v)
+		values = partJSON(v.Stream, v.PlainSize, v.PlainMD5, v.Checksums, v.BackendETag)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	label, extra := manifestLabel, []byte(nil)
+	if pr, ok := v.(PartRecord); ok {
+		label, extra = partLabel, binary.BigEndian.AppendUint32(nil, pr.Stream.Part)
+	}
+	msg, err := dk.openBlob(sealed, dk.blobAAD(label, extra), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return blobVector{Name: name, DEK: hex.EncodeToString(vecDEK), OID: hex.EncodeToString(vecOID[:]),
+		Encoding: hex.EncodeToString(msg), AAD: hex.EncodeToString(dk.blobAAD(label, extra)),
+		Nonce: hex.EncodeToString(nonce), Sealed: hex.EncodeToString(sealed), Values: js}
+}
+
+func partJSON(s Stream, size int64, sum [16]byte, cs map[string]string, etag string) map[string]any {
+	m := map[string]any{"part": s.Part, "stream_id": hex.EncodeToString(s.ID[:]), "plain_size": size,
+		"plain_md5": hex.EncodeToString(sum[:]), "checksums": cs}
+	if etag != "" {
+		m["backend_etag"] = etag
+	}
+	return m
+}
+
+func manifestJSON(m Manifest) map[string]any {
+	parts := []any{}
+	for _, p := range m.Parts {
+		parts = append(parts, partJSON(p.Stream, p.PlainSize, p.PlainMD5, p.Checksums, ""))
+	}
+	return map[string]any{"parts": parts, "checksums": m.Checksums, "size": m.Size(),
+		"cipher_size": m.CipherSize(), "etag": m.ETag()}
 }
 
 func wrapVectorEnvelope(t *testing.T, kek []byte, kid string, dek []byte, oid [OIDSize]byte, b Binding, nonce []byte) Envelope {
@@ -179,7 +301,7 @@ func wrapVectorEnvelope(t *testing.T, kek []byte, kid string, dek []byte, oid [O
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := kr.Wrap(dk, kid, b)
+	env, err := kr.Wrap(dk, kid, vecName, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,8 +339,8 @@ func TestVectors(t *testing.T) {
 	if err := dec.Decode(&vf); err != nil {
 		t.Fatal(err)
 	}
-	if len(vf.Streams) != len(streamInputs) || len(vf.Wraps) != len(wrapInputs) {
-		t.Fatalf("%d streams and %d wraps in %s, want %d and %d", len(vf.Streams), len(vf.Wraps), vectorsJSON, len(streamInputs), len(wrapInputs))
+	if len(vf.Streams) != len(streamInputs) || len(vf.Wraps) != len(wrapInputs) || len(vf.Manifests) != 1 || len(vf.PartRecords) != 1 {
+		t.Fatalf("%s: %d streams, %d wraps, %d manifests, %d part records", vectorsJSON, len(vf.Streams), len(vf.Wraps), len(vf.Manifests), len(vf.PartRecords))
 	}
 
 	for _, v := range vf.Streams {
@@ -227,10 +349,12 @@ func TestVectors(t *testing.T) {
 	for _, v := range vf.Wraps {
 		t.Run("wrap/"+v.Name, func(t *testing.T) { checkWrapVector(t, v) })
 	}
+	t.Run("manifest", func(t *testing.T) { checkManifestVector(t, vf.Manifests[0]) })
+	t.Run("part-record", func(t *testing.T) { checkPartRecordVector(t, vf.PartRecords[0]) })
 
 	// The stored vectors are exactly what the generator makes now.
 	want, files := generateVectors(t)
-	if !reflect.DeepEqual(vf, want) {
+	if wantJS, _ := json.MarshalIndent(want, "", "  "); !bytes.Equal(append(wantJS, '\n'), js) {
 		t.Errorf("%s differs from the generated vectors: the format changed (regenerate with -update only if that is intended)", vectorsJSON)
 	}
 	for name, b := range files {
@@ -261,8 +385,13 @@ func checkStreamVector(t *testing.T, v streamVector) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stream := Stream{Part: v.Part, ID: [StreamIDSize]byte(unhex(t, v.StreamID))}
 	plain := pattern(int(v.PlainSize))
-	if got, err := openAll(dk, v.Part, ct, v.PlainSize); err != nil || !bytes.Equal(got, plain) {
+	r, err := NewReader(bytes.NewReader(ct), dk, stream, v.PlainSize, 0, v.PlainSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(r); err != nil || !bytes.Equal(got, plain) {
 		t.Fatalf("decrypt: %v", err)
 	}
 	if int64(len(v.Nonces)) != Segments(v.PlainSize) || len(v.AADs) != len(v.Nonces) {
@@ -270,7 +399,7 @@ func checkStreamVector(t *testing.T, v streamVector) {
 	}
 	var nonces []byte
 	var aad segAAD
-	aad.init(oid, v.Part)
+	aad.init(oid, stream)
 	for i, n := range v.Nonces {
 		nb := unhex(t, n)
 		if !bytes.Equal(ct[i*sealedSegSize:i*sealedSegSize+nonceSize], nb) {
@@ -281,21 +410,22 @@ func checkStreamVector(t *testing.T, v streamVector) {
 		}
 		nonces = append(nonces, nb...)
 	}
-	if again := sealVector(t, dek, oid, v.Part, v.PlainSize, nonces); !bytes.Equal(again, ct) {
+	if again := sealVector(t, dek, oid, stream, v.PlainSize, nonces); !bytes.Equal(again, ct) {
 		t.Fatal("sealing with the listed nonces gives other bytes")
 	}
 }
 
 func checkWrapVector(t *testing.T, v wrapVector) {
 	kek, dek, oid := unhex(t, v.KEK), unhex(t, v.DEK), [OIDSize]byte(unhex(t, v.OID))
-	b := Binding{Multipart: v.Multipart, PlainSize: v.PlainSize, PlainMD5: [16]byte(unhex(t, v.PlainMD5))}
+	name := Name{Bucket: v.Bucket, Key: v.Key}
+	b := Binding{Multipart: v.Multipart, PlainSize: v.PlainSize, PlainMD5: [16]byte(unhex(t, v.PlainMD5)), Checksums: v.Checksums}
 	if wk, _ := wrapKey(kek, oid); hex.EncodeToString(wk) != v.WrapKey {
 		t.Error("wrap key differs")
 	}
-	if hex.EncodeToString(wrapAAD(v.KeyID, oid, b)) != v.WrapAAD {
-		t.Error("wrap AAD differs")
-	}
 	env := wrapVectorEnvelope(t, kek, v.KeyID, dek, oid, b, unhex(t, v.Nonce))
+	if hex.EncodeToString(wrapAAD(env, name)) != v.WrapAAD || hex.EncodeToString(wrapPayload(dek, b)) != v.Payload {
+		t.Error("wrap AAD or payload differs")
+	}
 	if hex.EncodeToString(env.Wrapped) != v.Wrapped || !reflect.DeepEqual(env.Metadata(), v.Metadata) {
 		t.Fatal("wrapping again gives other bytes")
 	}
@@ -305,9 +435,66 @@ func checkWrapVector(t *testing.T, v wrapVector) {
 		t.Fatal(err)
 	}
 	kr, _ := NewKeyring(v.KeyID, map[string][]byte{v.KeyID: kek})
-	dk, err := kr.Unwrap(got)
-	if err != nil || !bytes.Equal(dk.dek[:], dek) || dk.OID() != oid || !reflect.DeepEqual(got.Binding, b) {
+	dk, gotB, err := kr.Unwrap(got, name)
+	if err != nil || !bytes.Equal(dk.dek[:], dek) || dk.OID() != oid || !reflect.DeepEqual(gotB, b) {
 		t.Fatalf("unwrap: %v", err)
+	}
+}
+
+// openBlobVector checks a sealed blob's stored nonce and opens it with the
+// stored DEK and oid.
+func openBlobVector(t *testing.T, v blobVector) (*DataKey, []byte) {
+	dk, err := Config{}.DataKeyFrom(unhex(t, v.DEK), [OIDSize]byte(unhex(t, v.OID)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed := unhex(t, v.Sealed)
+	if !bytes.HasPrefix(sealed, unhex(t, v.Nonce)) {
+		t.Fatal("sealed blob does not start with its nonce")
+	}
+	return dk, sealed
+}
+
+func checkManifestVector(t *testing.T, v blobVector) {
+	dk, sealed := openBlobVector(t, v)
+	m, err := OpenManifest(dk, sealed)
+	if err != nil || !reflect.DeepEqual(m, vecManifest()) {
+		t.Fatalf("open: %+v, %v", m, err)
+	}
+	var values struct {
+		Size       int64  `json:"size"`
+		CipherSize int64  `json:"cipher_size"`
+		ETag       string `json:"etag"`
+	}
+	if err := json.Unmarshal(v.Values, &values); err != nil || values.Size != m.Size() || values.CipherSize != m.CipherSize() || values.ETag != m.ETag() {
+		t.Fatalf("values %+v, %v", values, err)
+	}
+	// Another oid, a flipped byte, or a part record's seal does not open.
+	other, _ := Config{}.DataKeyFrom(unhex(t, v.DEK), [OIDSize]byte{1})
+	flipped := bytes.Clone(sealed)
+	flipped[len(flipped)/2] ^= 1
+	for name, c := range map[string]struct {
+		dk *DataKey
+		b  []byte
+	}{"other oid": {other, sealed}, "flipped": {dk, flipped}} {
+		if _, err := OpenManifest(c.dk, c.b); !errors.Is(err, ErrAuth) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := OpenPartRecord(dk, 1, sealed); !errors.Is(err, ErrAuth) {
+		t.Errorf("manifest opened as a part record: %v", err)
+	}
+}
+
+func checkPartRecordVector(t *testing.T, v blobVector) {
+	dk, sealed := openBlobVector(t, v)
+	want := vecPartRecord()
+	r, err := OpenPartRecord(dk, want.Stream.Part, sealed)
+	if err != nil || !reflect.DeepEqual(r, want) {
+		t.Fatalf("open: %+v, %v", r, err)
+	}
+	if _, err := OpenPartRecord(dk, want.Stream.Part+1, sealed); !errors.Is(err, ErrAuth) {
+		t.Errorf("record of part %d opened as part %d: %v", want.Stream.Part, want.Stream.Part+1, err)
 	}
 }
 

@@ -36,8 +36,8 @@ type Writer struct {
 }
 
 // NewWriter returns a Writer that seals what is written to it with dk as
-// the stream of the given part (0 for a single-PUT object, the client's
-// part number for a multipart part) and writes the sealed segments to dst.
+// stream s (the zero Stream for a single-PUT object, the part number and
+// stream id for a multipart part) and writes the sealed segments to dst.
 //
 // A segment is written to dst once it is full and more plaintext follows;
 // Close seals and writes the last one, which carries the final flag (an
@@ -50,13 +50,13 @@ type Writer struct {
 // Write or Close fails (dst, or the random source, failed), every later
 // call returns the same error. A Writer is not safe for concurrent use;
 // several Writers may share a DataKey.
-func NewWriter(dst io.Writer, dk *DataKey, part uint32) *Writer {
-	w := &Writer{dst: dst, dk: dk, part: part}
+func NewWriter(dst io.Writer, dk *DataKey, s Stream) *Writer {
+	w := &Writer{dst: dst, dk: dk, part: s.Part}
 	if dk == nil {
 		w.err = errNilDataKey
 		return w
 	}
-	w.aad.init(dk.oid, part)
+	w.aad.init(dk.oid, s)
 	return w
 }
 

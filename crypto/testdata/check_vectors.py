@@ -6,6 +6,7 @@ pyca/cryptography (pip install cryptography).
 Usage: python3 check_vectors.py [directory holding vectors.json]
 """
 import base64
+import hashlib
 import json
 import os
 import struct
@@ -23,22 +24,47 @@ def pattern(n):
 
 
 def b64url(s):
+    assert "=" not in s
     return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+
+
+def cipher_size(p):
+    return p + 28 * max(1, -(-p // SEG))
+
+
+def checksum_block(cs):
+    out = bytes([len(cs)])
+    for name in sorted((cs or {}).keys(), key=lambda n: n.encode()):
+        v = cs[name].encode()
+        out += bytes([len(name)]) + name.encode() + bytes([len(v)]) + v
+    return out
+
+
+def read_checksum_block(b):
+    n, b, cs, prev = b[0], b[1:], {}, b""
+    for _ in range(n):
+        ln = b[0]
+        name, b = b[1:1 + ln], b[1 + ln:]
+        lv = b[0]
+        val, b = b[1:1 + lv], b[1 + lv:]
+        assert name > prev, "checksum names ascending"
+        cs[name.decode()], prev = val.decode(), name
+    return cs, b
 
 
 def check_stream(d, v):
     ct = open(os.path.join(d, v["ciphertext_file"]), "rb").read()
-    dek, oid = bytes.fromhex(v["dek"]), bytes.fromhex(v["oid"])
+    dek, oid, sid = bytes.fromhex(v["dek"]), bytes.fromhex(v["oid"]), bytes.fromhex(v["stream_id"])
     part, p = v["part"], v["plain_size"]
     nseg = max(1, -(-p // SEG))
-    assert len(ct) == p + 28 * nseg, "ciphertext size"
+    assert len(ct) == cipher_size(p), "ciphertext size"
     gcm, out, pos = AESGCM(dek), b"", 0
     for i in range(nseg):
         n = min(SEG, p - i * SEG)
         seg = ct[pos:pos + n + 28]
         pos += n + 28
         final = 1 if i == nseg - 1 else 0
-        aad = b"s3seal v1 seg\x00" + oid + struct.pack(">IQB", part, i, final)
+        aad = b"s3seal v1 seg\x00" + oid + struct.pack(">I", part) + sid + struct.pack(">QB", i, final)
         assert aad.hex() == v["aads"][i], "segment AAD %d" % i
         assert seg[:12].hex() == v["nonces"][i], "nonce %d" % i
         out += gcm.decrypt(seg[:12], seg[12:], aad)
@@ -48,21 +74,66 @@ def check_stream(d, v):
 
 def check_wrap(v):
     kek, oid, kid, m = bytes.fromhex(v["kek"]), bytes.fromhex(v["oid"]), v["kid"], v["metadata"]
+    bucket, key = v["bucket"].encode(), v["key"].encode()
     assert m["s3seal-v"] == "1" and m["s3seal-kid"] == kid
     assert len(m["s3seal-oid"]) == 22 and b64url(m["s3seal-oid"]) == oid
-    assert len(m["s3seal-dek"]) == 80
+    assert not any(k.startswith("s3seal-md5") or k.startswith("s3seal-checksum") for k in m), "fingerprints in clear"
     wrapped = b64url(m["s3seal-dek"])
     wrap_key = HKDF(algorithm=hashes.SHA256(), length=32, salt=oid, info=b"s3seal v1 wrap").derive(kek)
     assert wrap_key.hex() == v["wrap_key"], "wrap key"
-    aad = b"s3seal v1 wrap\x00" + bytes([len(kid)]) + kid.encode() + oid
+    aad = (b"s3seal v1 wrap\x00" + bytes([len(kid)]) + kid.encode() + oid
+           + struct.pack(">H", len(bucket)) + bucket + struct.pack(">H", len(key)) + key)
     if "s3seal-mp" in m:
-        assert m["s3seal-mp"] == "1" and "s3seal-size" not in m and "s3seal-md5" not in m
+        assert m["s3seal-mp"] == "1" and "s3seal-size" not in m
         aad += b"M"
     else:
-        aad += b"S" + struct.pack(">Q", int(m["s3seal-size"])) + bytes.fromhex(m["s3seal-md5"])
+        aad += b"S" + struct.pack(">Q", int(m["s3seal-size"]))
     assert aad.hex() == v["wrap_aad"], "wrap AAD"
-    dek = AESGCM(wrap_key).decrypt(wrapped[:12], wrapped[12:], aad)
-    assert dek.hex() == v["dek"], "unwrapped DEK"
+    payload = AESGCM(wrap_key).decrypt(wrapped[:12], wrapped[12:], aad)
+    assert payload.hex() == v["payload"], "payload"
+    assert payload[:32].hex() == v["dek"], "unwrapped DEK"
+    if "s3seal-mp" in m:
+        assert len(payload) == 32
+    else:
+        assert payload[32:48].hex() == v["plain_md5"], "sealed MD5"
+        cs, rest = read_checksum_block(payload[48:])
+        assert rest == b"" and cs == (v["checksums"] or {}), "sealed checksums"
+        assert payload[48:] == checksum_block(v["checksums"] or {})
+
+
+def open_blob(v, label, extra):
+    dek, oid = bytes.fromhex(v["dek"]), bytes.fromhex(v["oid"])
+    sealed = bytes.fromhex(v["sealed"])
+    aad = label + oid + extra
+    assert aad.hex() == v["aad"], "blob AAD"
+    assert sealed[:12].hex() == v["nonce"]
+    msg = AESGCM(dek).decrypt(sealed[:12], sealed[12:], aad)
+    assert msg.hex() == v["encoding"], "blob encoding"
+    return msg
+
+
+def check_manifest(v):
+    msg = open_blob(v, b"s3seal v1 manifest\x00", b"")
+    val = v["values"]
+    want = b"s3seal v1 manifest\x00" + struct.pack(">I", len(val["parts"]))
+    for p in val["parts"]:
+        want += (struct.pack(">I", p["part"]) + bytes.fromhex(p["stream_id"]) + struct.pack(">Q", p["plain_size"])
+                 + bytes.fromhex(p["plain_md5"]) + checksum_block(p["checksums"] or {}))
+    want += checksum_block(val["checksums"] or {})
+    assert msg == want, "manifest encoding"
+    assert val["size"] == sum(p["plain_size"] for p in val["parts"])
+    assert val["cipher_size"] == sum(cipher_size(p["plain_size"]) for p in val["parts"])
+    etag = hashlib.md5(b"".join(bytes.fromhex(p["plain_md5"]) for p in val["parts"])).hexdigest()
+    assert val["etag"] == "%s-%d" % (etag, len(val["parts"])), "multipart ETag"
+
+
+def check_part_record(v):
+    val = v["values"]
+    msg = open_blob(v, b"s3seal v1 part\x00", struct.pack(">I", val["part"]))
+    etag = val["backend_etag"].encode()
+    want = (bytes.fromhex(val["stream_id"]) + struct.pack(">Q", val["plain_size"]) + bytes.fromhex(val["plain_md5"])
+            + bytes([len(etag)]) + etag + checksum_block(val["checksums"] or {}))
+    assert msg == want, "part record encoding"
 
 
 def main():
@@ -74,6 +145,12 @@ def main():
     for v in vf["wraps"]:
         check_wrap(v)
         print("ok wrap", v["name"])
+    for v in vf["manifests"]:
+        check_manifest(v)
+        print("ok manifest", v["name"])
+    for v in vf["part_records"]:
+        check_part_record(v)
+        print("ok part record", v["name"])
 
 
 if __name__ == "__main__":
