@@ -114,8 +114,8 @@ func TestTamperDetected(t *testing.T) {
 			m["s3seal-size"] = strconv.Itoa(tamperPlainSize - 1)
 			return d, m
 		}},
-		{"md5 metadata changed", func(d []byte, m map[string]string, _ []byte, _ map[string]string) ([]byte, map[string]string) {
-			m["s3seal-md5"] = "0123456789abcdef0123456789abcdef"
+		{"oid metadata changed", func(d []byte, m map[string]string, _ []byte, _ map[string]string) ([]byte, map[string]string) {
+			m["s3seal-oid"] = "AAAAAAAAAAAAAAAAAAAAAA"
 			return d, m
 		}},
 		{"bytes with another object's metadata", func(d []byte, _ map[string]string, _ []byte, om map[string]string) ([]byte, map[string]string) {

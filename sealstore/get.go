@@ -137,7 +137,7 @@ func (s *Store) open(obj *backend.Object, bucket string, off, n int64) (ObjectIn
 	if n < 0 {
 		n = info.Size
 	}
-	plain, err := crypto.NewReader(obj.Body, dk, 0, info.Size, off, n)
+	plain, err := crypto.NewReader(obj.Body, dk, crypto.Stream{}, info.Size, off, n)
 	if err != nil {
 		return info, nil, integrityErr(bucket, info.Key, err)
 	}
@@ -157,8 +157,8 @@ func (s *Store) describeRanged(bucket string, bi backend.ObjectInfo) (ObjectInfo
 	if err != nil {
 		return ObjectInfo{}, nil, integrityErr(bucket, bi.Key, err)
 	}
-	if encrypted && !env.Binding.Multipart {
-		bi.Size = crypto.CiphertextSize(env.Binding.PlainSize)
+	if encrypted && !env.Multipart {
+		bi.Size = crypto.CiphertextSize(env.PlainSize)
 	}
 	return s.describe(bucket, bi)
 }

@@ -64,7 +64,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if keyID == "" {
 		keyID = s.kr.Primary()
 	}
-	env, err := s.kr.Wrap(sp.dk, keyID, crypto.Binding{PlainSize: sp.size, PlainMD5: sp.md5, Checksums: sp.checksums})
+	env, err := s.kr.Wrap(sp.dk, keyID, crypto.Name{Bucket: in.Bucket, Key: in.Key}, crypto.Binding{PlainSize: sp.size, PlainMD5: sp.md5, Checksums: sp.checksums})
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("wrap data key: %w", err)
 	}
@@ -133,7 +133,7 @@ func (s *Store) sealInto(f *os.File, in PutInput) (*spooled, error) {
 		cipherMD5 = md5.New()
 		sink = io.MultiWriter(f, cipherMD5)
 	}
-	cw := crypto.NewWriter(sink, dk, 0)
+	cw := crypto.NewWriter(sink, dk, crypto.Stream{})
 	plainMD5 := md5.New()
 	sinks := []io.Writer{cw, plainMD5}
 	if in.Observe != nil {

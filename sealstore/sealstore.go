@@ -192,24 +192,25 @@ func (s *Store) describe(bucket string, bi backend.ObjectInfo) (info ObjectInfo,
 		}
 		return info, nil, nil
 	}
-	if env.Binding.Multipart {
+	if env.Multipart {
 		return info, nil, integrityErr(bucket, bi.Key, errors.New("multipart objects are not supported by this s3seal version"))
 	}
-	if want := crypto.CiphertextSize(env.Binding.PlainSize); want != bi.Size {
+	if want := crypto.CiphertextSize(env.PlainSize); want != bi.Size {
 		return info, nil, integrityErr(bucket, bi.Key, fmt.Errorf("ciphertext is %d bytes, metadata implies %d", bi.Size, want))
 	}
 	info.Encrypted = true
 	info.env = env
-	info.Checksums = env.Binding.Checksums
-	info.Size = env.Binding.PlainSize
-	info.ETag = fmt.Sprintf("%x", env.Binding.PlainMD5)
-	if dk, err = s.kr.Unwrap(env); err != nil {
+	dk, b, err := s.kr.Unwrap(env, crypto.Name{Bucket: bucket, Key: bi.Key})
+	if err != nil {
 		if errors.Is(err, crypto.ErrUnknownKey) {
 			return info, nil, &Error{Code: "InternalError",
 				Message: "the object was encrypted with a master key that is not in s3seal's keyring", Err: err}
 		}
 		return info, nil, integrityErr(bucket, bi.Key, err)
 	}
+	info.Checksums = b.Checksums
+	info.Size = b.PlainSize
+	info.ETag = fmt.Sprintf("%x", b.PlainMD5)
 	s.cache.Add(cacheKey{bucket, bi.Key, info.backendETag, bi.Size}, resolved{info.Size, info.ETag})
 	return info, dk, nil
 }
