@@ -1,31 +1,38 @@
 // Package retry owns s3seal's policy for retrying backend calls: which
-// failures are transient, how many attempts a call gets and how long it
-// waits between them. Object stores such as Ceph RGW and Hetzner sometimes
-// answer 200 OK and put an <Error> (InternalError) in the body; the backend
-// client reports those as errors with the code from the body, and this
-// package treats them like the 5xx they are.
+// failures are transient (Retryable), how many attempts a call gets and how
+// long it waits between them (Policy), the retrying Store, the hook for
+// recovering a multipart completion whose answer was lost (Complete), and
+// a reader that resumes a broken source read (ResumingReader).
+//
+// Object stores such as Ceph RGW and Hetzner sometimes answer 200 OK and
+// put an <Error> (InternalError) in the body; the backend client reports
+// those as errors with the code from the body, and this package treats them
+// like the 5xx they are.
 package retry
 
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
-	"net"
 	"time"
-
-	"github.com/s3seal/s3seal/backend"
 )
 
 // Policy bounds the attempts of one call. The zero value means the
-// defaults: 4 attempts, 500 ms first wait, doubling up to 8 s, with jitter.
+// defaults: 4 attempts, 500 ms first wait, doubling up to 8 s, full jitter,
+// events to slog.Default().
 type Policy struct {
 	// Attempts is the total number of tries, the first included. Default 4.
 	Attempts int
-	// Backoff is the wait after the first failure; it doubles after each
-	// further failure up to MaxBackoff. Default 500 ms.
+	// Backoff is the ceiling of the wait after the first failure; it
+	// doubles after each further failure up to MaxBackoff. The actual wait
+	// is drawn uniformly from [0, ceiling] (full jitter). Default 500 ms.
 	Backoff time.Duration
-	// MaxBackoff caps a single wait. Default 8 s.
+	// MaxBackoff caps the ceiling of a single wait. Default 8 s.
 	MaxBackoff time.Duration
+	// Logger receives an event for each retry, recovery and give-up.
+	// Default slog.Default().
+	Logger *slog.Logger
 }
 
 func (p Policy) withDefaults() Policy {
@@ -38,72 +45,107 @@ func (p Policy) withDefaults() Policy {
 	if p.MaxBackoff <= 0 {
 		p.MaxBackoff = 8 * time.Second
 	}
+	if p.MaxBackoff < p.Backoff {
+		p.MaxBackoff = p.Backoff
+	}
+	if p.Logger == nil {
+		p.Logger = slog.Default()
+	}
 	return p
 }
 
-// transientCodes are S3 error codes that say "try again": the service
-// failed or was overloaded, not the request. InternalError is what RGW and
-// Hetzner put in the body of a 200 when a part or completion timed out.
-var transientCodes = map[string]bool{
-	"InternalError":       true,
-	"ServiceUnavailable":  true,
-	"SlowDown":            true,
-	"RequestTimeout":      true,
-	"BadGateway":          true,
-	"GatewayTimeout":      true,
-	"Throttling":          true,
-	"ThrottlingException": true,
+// ceiling is the upper bound of the wait after the given failed attempt
+// (1-based): Backoff doubled attempt-1 times, capped at MaxBackoff.
+func (p Policy) ceiling(attempt int) time.Duration {
+	d := p.Backoff
+	for i := 1; i < attempt && d < p.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, p.MaxBackoff)
 }
 
-// Retryable reports whether err is worth another attempt: a transient S3
-// code, an HTTP 5xx or 429, or a network failure. Context cancellation and
-// deadlines are never retryable.
-func Retryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
+// delay draws the wait after the given failed attempt uniformly from
+// [0, ceiling] (full jitter): replicas that failed together do not retry
+// together.
+func (p Policy) delay(attempt int) time.Duration { return rand.N(p.ceiling(attempt) + 1) }
+
+// wait sleeps a full-jitter backoff after the given failed attempt, or
+// returns ctx's error as soon as ctx ends.
+func (p Policy) wait(ctx context.Context, attempt int) error {
+	t := time.NewTimer(p.delay(attempt))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
-	var be *backend.Error
-	if errors.As(err, &be) {
-		if ok, known := transientCodes[be.Code]; known {
-			return ok
-		}
-		if be.StatusCode >= 500 || be.StatusCode == 429 {
-			return true
-		}
-		if be.Code != "" || be.StatusCode != 0 {
-			return false
-		}
-		err = be.Err
+}
+
+// Call names a backend call in log events. Empty fields are left out.
+type Call struct {
+	Operation    string
+	Bucket, Key  string
+	UploadID     string
+	Part         int32
+	SourceBucket string // copies: the object read
+	SourceKey    string
+}
+
+func (c Call) attrs(attempt int, cause error) []any {
+	a := []any{"operation", c.Operation}
+	if c.Bucket != "" {
+		a = append(a, "bucket", c.Bucket)
 	}
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
+	if c.Key != "" {
+		a = append(a, "key", c.Key)
 	}
-	return errors.Is(err, net.ErrClosed) || isConnReset(err)
+	if c.UploadID != "" {
+		a = append(a, "upload_id", c.UploadID)
+	}
+	if c.Part != 0 {
+		a = append(a, "part", c.Part)
+	}
+	if c.SourceBucket != "" || c.SourceKey != "" {
+		a = append(a, "source_bucket", c.SourceBucket, "source_key", c.SourceKey)
+	}
+	a = append(a, "attempt", attempt)
+	if cause != nil {
+		a = append(a, "cause", cause.Error())
+	}
+	return a
 }
 
 // Do calls op until it succeeds, fails with an error Retryable rejects, or
-// the policy's attempts are spent; it returns op's last error. It waits
-// between attempts and gives up early, returning ctx's error, when ctx
+// the policy's attempts are spent; it returns op's last error, so when
+// retries run out the error is a transient one. It waits between attempts
+// and gives up at once, returning op's error joined with ctx's, when ctx
 // ends. op must be safe to repeat (e.g. it rewinds its body).
 func Do(ctx context.Context, p Policy, op func(attempt int) error) error {
+	return DoCall(ctx, p, Call{Operation: "backend call"}, op)
+}
+
+// DoCall is Do with the call named in the log events it emits: one per
+// retry (Warn, "retrying backend call"), and one when it gives up on a
+// transient failure (Error, "backend call failed after retries").
+func DoCall(ctx context.Context, p Policy, c Call, op func(attempt int) error) error {
 	p = p.withDefaults()
-	wait := p.Backoff
-	var err error
 	for attempt := 1; ; attempt++ {
-		if err = op(attempt); err == nil || !Retryable(err) || attempt >= p.Attempts {
+		err := op(attempt)
+		if err == nil || !Retryable(err) {
 			return err
 		}
-		// Full jitter keeps replicas that failed together from retrying
-		// together.
-		d := wait/2 + rand.N(wait/2+1)
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if ctx.Err() != nil {
 			return errors.Join(err, ctx.Err())
-		case <-t.C:
 		}
-		wait = min(wait*2, p.MaxBackoff)
+		if attempt >= p.Attempts {
+			p.Logger.ErrorContext(ctx, "backend call failed after retries", c.attrs(attempt, err)...)
+			return err
+		}
+		p.Logger.WarnContext(ctx, "retrying backend call", c.attrs(attempt, err)...)
+		if werr := p.wait(ctx, attempt); werr != nil {
+			p.Logger.WarnContext(ctx, "backend call abandoned: client gone", c.attrs(attempt, err)...)
+			return errors.Join(err, werr)
+		}
 	}
 }

@@ -1,11 +1,17 @@
 package retry
 
 import (
+	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"net/url"
+	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,28 +20,56 @@ import (
 )
 
 func TestRetryable(t *testing.T) {
+	opErr := func(err error) error { return &net.OpError{Op: "read", Net: "tcp", Err: err} }
 	cases := []struct {
 		name string
 		err  error
 		want bool
 	}{
 		{"nil", nil, false},
-		{"200 with InternalError body", &backend.Error{Code: "InternalError", StatusCode: 500}, true},
+		// Transient S3 answers.
+		{"500 InternalError", &backend.Error{Code: "InternalError", StatusCode: 500}, true},
+		{"200 with InternalError body", &backend.Error{Code: "InternalError", StatusCode: 200, Message: "The server did not respond in time."}, true},
+		{"200 with unknown <Error> code", &backend.Error{Code: "Whatever", StatusCode: 200}, true},
+		{"200 answer cut short", &backend.Error{Code: "OK", StatusCode: 200, Err: io.ErrUnexpectedEOF}, true},
 		{"SlowDown", &backend.Error{Code: "SlowDown", StatusCode: 503}, true},
-		{"RequestTimeout", &backend.Error{Code: "RequestTimeout", StatusCode: 400}, true},
-		{"unknown 502", &backend.Error{Code: "Whatever", StatusCode: 502}, true},
-		{"429", &backend.Error{StatusCode: 429}, true},
-		{"NoSuchKey", &backend.Error{Code: "NoSuchKey", StatusCode: 404}, false},
+		{"ServiceUnavailable", &backend.Error{Code: "ServiceUnavailable", StatusCode: 503}, true},
+		{"RequestTimeout 400", &backend.Error{Code: "RequestTimeout", StatusCode: 400}, true},
+		{"502 without code", &backend.Error{Code: "BadGateway", StatusCode: 502}, true},
+		{"504 unknown code", &backend.Error{Code: "Whatever", StatusCode: 504}, true},
+		{"500 unknown code", &backend.Error{Code: "Whatever", StatusCode: 500}, true},
+		{"429", &backend.Error{Code: "TooManyRequests", StatusCode: 429}, true},
+		{"in progress", &backend.Error{Code: "InternalError", StatusCode: 200, Message: "This multipart completion is already in progress"}, true},
+		// Permanent S3 answers, whatever the status line said.
 		{"AccessDenied", &backend.Error{Code: "AccessDenied", StatusCode: 403}, false},
+		{"NoSuchBucket", &backend.Error{Code: "NoSuchBucket", StatusCode: 404}, false},
+		{"NoSuchKey", &backend.Error{Code: "NoSuchKey", StatusCode: 404}, false},
 		{"NoSuchUpload", &backend.Error{Code: "NoSuchUpload", StatusCode: 404}, false},
+		{"NoSuchUpload in a 200 body", &backend.Error{Code: "NoSuchUpload", StatusCode: 200}, false},
+		{"InvalidPart", &backend.Error{Code: "InvalidPart", StatusCode: 400}, false},
+		{"InvalidPartOrder", &backend.Error{Code: "InvalidPartOrder", StatusCode: 400}, false},
+		{"EntityTooSmall", &backend.Error{Code: "EntityTooSmall", StatusCode: 400}, false},
+		{"PreconditionFailed", &backend.Error{Code: "PreconditionFailed", StatusCode: 412}, false},
 		{"BadDigest", &backend.Error{Code: "BadDigest", StatusCode: 400}, false},
-		{"transport reset", &backend.Error{Op: "PutObject", Err: fmt.Errorf("write: %w", syscall.ECONNRESET)}, true},
-		{"transport refused", &backend.Error{Op: "PutObject", Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}, true},
-		{"cut response", &backend.Error{Op: "GetObject", Err: io.ErrUnexpectedEOF}, true},
+		{"NotImplemented 501", &backend.Error{Code: "NotImplemented", StatusCode: 501}, false},
+		{"unknown 400", &backend.Error{Code: "Whatever", StatusCode: 400}, false},
+		// Transport failures, bare and as the SDK wraps them.
+		{"reset", &backend.Error{Op: "PutObject", Err: fmt.Errorf("write: %w", syscall.ECONNRESET)}, true},
+		{"reset in OpError", &backend.Error{Op: "PutObject", Err: opErr(os.NewSyscallError("read", syscall.ECONNRESET))}, true},
+		{"refused", &backend.Error{Op: "PutObject", Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}, true},
+		{"broken pipe", fmt.Errorf("send: %w", syscall.EPIPE), true},
+		{"EOF", &backend.Error{Op: "GetObject", Err: &url.Error{Op: "Get", URL: "http://x", Err: io.EOF}}, true},
+		{"unexpected EOF", &backend.Error{Op: "GetObject", Err: io.ErrUnexpectedEOF}, true},
+		{"timeout", &backend.Error{Op: "HeadObject", Err: timeoutErr{}}, true},
+		{"closed", fmt.Errorf("x: %w", net.ErrClosed), true},
+		{"DNS temporary", &net.DNSError{Err: "server misbehaving", IsTemporary: true}, true},
+		{"DNS no such host", &net.DNSError{Err: "no such host", IsNotFound: true}, false},
+		{"bad certificate", &url.Error{Op: "Get", URL: "https://x", Err: x509.UnknownAuthorityError{}}, false},
 		{"canceled", &backend.Error{Op: "PutObject", Err: context.Canceled}, false},
 		{"deadline", context.DeadlineExceeded, false},
 		{"plain error", errors.New("boom"), false},
 		{"wrapped code", fmt.Errorf("complete: %w", &backend.Error{Code: "InternalError"}), true},
+		{"wrapped permanent", fmt.Errorf("complete: %w", &backend.Error{Code: "AccessDenied", StatusCode: 403}), false},
 	}
 	for _, c := range cases {
 		if got := Retryable(c.err); got != c.want {
@@ -44,7 +78,13 @@ func TestRetryable(t *testing.T) {
 	}
 }
 
-var fast = Policy{Attempts: 4, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+var fast = Policy{Attempts: 4, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
 
 func TestDoRetriesTransientUntilSuccess(t *testing.T) {
 	calls := 0
@@ -107,5 +147,64 @@ func TestPolicyDefaults(t *testing.T) {
 	p := Policy{}.withDefaults()
 	if p.Attempts != 4 || p.Backoff != 500*time.Millisecond || p.MaxBackoff != 8*time.Second {
 		t.Fatalf("defaults = %+v", p)
+	}
+}
+
+func TestBackoffIsFullJitterUnderACappedCeiling(t *testing.T) {
+	p := Policy{Backoff: 100 * time.Millisecond, MaxBackoff: 300 * time.Millisecond}.withDefaults()
+	for attempt, want := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 3: 300 * time.Millisecond, 9: 300 * time.Millisecond} {
+		if got := p.ceiling(attempt); got != want {
+			t.Errorf("ceiling(%d) = %v, want %v", attempt, got, want)
+		}
+	}
+	// Full jitter: draws spread over all of [0, ceiling].
+	var lo, hi int
+	for range 1000 {
+		d := p.delay(2)
+		if d < 0 || d > 200*time.Millisecond {
+			t.Fatalf("delay %v outside [0, 200ms]", d)
+		}
+		if d < 20*time.Millisecond {
+			lo++
+		}
+		if d > 180*time.Millisecond {
+			hi++
+		}
+	}
+	if lo == 0 || hi == 0 {
+		t.Fatalf("1000 draws: %d under 10%% and %d over 90%% of the ceiling, want both", lo, hi)
+	}
+}
+
+// logTo returns a policy like fast whose events go to buf as JSON lines.
+func logTo(buf *bytes.Buffer) Policy {
+	p := fast
+	p.Logger = slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return p
+}
+
+func TestDoCallLogsRetriesAndGiveUp(t *testing.T) {
+	var buf bytes.Buffer
+	c := Call{Operation: "UploadPart", Bucket: "b", Key: "k", UploadID: "u1", Part: 7}
+	err := DoCall(context.Background(), logTo(&buf), c, func(int) error {
+		return &backend.Error{Code: "InternalError", StatusCode: 200, Message: "The server did not respond in time."}
+	})
+	if backend.ErrorCode(err) != "InternalError" {
+		t.Fatalf("err = %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != fast.Attempts {
+		t.Fatalf("%d events, want %d retries + 1 give-up:\n%s", len(lines), fast.Attempts-1, buf.String())
+	}
+	for i, l := range lines {
+		for _, f := range []string{`"operation":"UploadPart"`, `"bucket":"b"`, `"key":"k"`, `"upload_id":"u1"`, `"part":7`,
+			fmt.Sprintf(`"attempt":%d`, i+1), `"cause":"backend : InternalError (200): The server did not respond in time."`} {
+			if !strings.Contains(l, f) {
+				t.Errorf("event %d lacks %s: %s", i+1, f, l)
+			}
+		}
+	}
+	if !strings.Contains(lines[len(lines)-1], "failed after retries") {
+		t.Errorf("last event is not the give-up: %s", lines[len(lines)-1])
 	}
 }

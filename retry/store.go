@@ -8,30 +8,62 @@ import (
 	"github.com/s3seal/s3seal/backend"
 )
 
+// Policies are the retry policies of a Store, per kind of operation. A
+// zero Policy means the defaults (4 attempts, 500 ms).
+type Policies struct {
+	// Default covers everything not named below: PUT, GET, HEAD, deletes,
+	// listings, buckets, and Create/Abort/ListParts/ListMultipartUploads.
+	Default Policy
+	// Part covers UploadPart.
+	Part Policy
+	// Complete covers CompleteMultipartUpload.
+	Complete Policy
+	// SourceRead bounds the reopens of a copy source (ResumingReader).
+	// The Store does not use it itself; it is kept here so that the
+	// configuration travels in one value (see Store.SourceRead).
+	SourceRead Policy
+}
+
 // Store wraps a backend.Store so that every call is retried under p. The
 // backend client underneath should not retry by itself (attempts would
 // multiply). PutObject bodies are rewound before each attempt, which is why
 // backend.PutInput asks for an io.ReadSeeker.
 func Store(st backend.Store, p Policy) backend.Store {
-	return &store{st: st, p: p}
+	return NewStore(st, Policies{Default: p, Part: p, Complete: p, SourceRead: p})
+}
+
+// NewStore wraps st with a policy per kind of operation. When st also
+// implements backend.Multipart, so does the result (and Completer);
+// otherwise the result implements neither, so a type assertion on it says
+// the truth.
+func NewStore(st backend.Store, ps Policies) backend.Store {
+	s := &store{st: st, ps: ps}
+	if mp, ok := st.(backend.Multipart); ok {
+		return &multipartStore{store: s, mp: mp}
+	}
+	return s
 }
 
 type store struct {
 	st backend.Store
-	p  Policy
+	ps Policies
 }
 
 var _ backend.Store = (*store)(nil)
 
+func (s *store) do(ctx context.Context, c Call, op func(attempt int) error) error {
+	return DoCall(ctx, s.ps.Default, c, op)
+}
+
 func (s *store) ListBuckets(ctx context.Context) (out []backend.Bucket, err error) {
-	err = Do(ctx, s.p, func(int) error { out, err = s.st.ListBuckets(ctx); return err })
+	err = s.do(ctx, Call{Operation: "ListBuckets"}, func(int) error { out, err = s.st.ListBuckets(ctx); return err })
 	return out, err
 }
 
 // CreateBucket treats BucketAlreadyOwnedByYou on a retry as the success of
 // an earlier attempt whose answer was lost.
 func (s *store) CreateBucket(ctx context.Context, bucket string) error {
-	return Do(ctx, s.p, func(attempt int) error {
+	return s.do(ctx, Call{Operation: "CreateBucket", Bucket: bucket}, func(attempt int) error {
 		err := s.st.CreateBucket(ctx, bucket)
 		if attempt > 1 && backend.ErrorCode(err) == "BucketAlreadyOwnedByYou" {
 			return nil
@@ -41,11 +73,11 @@ func (s *store) CreateBucket(ctx context.Context, bucket string) error {
 }
 
 func (s *store) HeadBucket(ctx context.Context, bucket string) error {
-	return Do(ctx, s.p, func(int) error { return s.st.HeadBucket(ctx, bucket) })
+	return s.do(ctx, Call{Operation: "HeadBucket", Bucket: bucket}, func(int) error { return s.st.HeadBucket(ctx, bucket) })
 }
 
 func (s *store) DeleteBucket(ctx context.Context, bucket string) error {
-	return Do(ctx, s.p, func(attempt int) error {
+	return s.do(ctx, Call{Operation: "DeleteBucket", Bucket: bucket}, func(attempt int) error {
 		err := s.st.DeleteBucket(ctx, bucket)
 		if attempt > 1 && backend.ErrorCode(err) == "NoSuchBucket" {
 			return nil
@@ -55,15 +87,23 @@ func (s *store) DeleteBucket(ctx context.Context, bucket string) error {
 }
 
 func (s *store) BucketRegion(ctx context.Context, bucket string) (out string, err error) {
-	err = Do(ctx, s.p, func(int) error { out, err = s.st.BucketRegion(ctx, bucket); return err })
+	err = s.do(ctx, Call{Operation: "GetBucketLocation", Bucket: bucket}, func(int) error { out, err = s.st.BucketRegion(ctx, bucket); return err })
 	return out, err
 }
 
+// rewind puts a replayable body back at its start.
+func rewind(body io.Seeker) error {
+	if _, err := body.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("rewind body for retry: %w", err)
+	}
+	return nil
+}
+
 func (s *store) PutObject(ctx context.Context, in backend.PutInput) (out backend.PutOutput, err error) {
-	err = Do(ctx, s.p, func(attempt int) error {
+	err = s.do(ctx, Call{Operation: "PutObject", Bucket: in.Bucket, Key: in.Key}, func(attempt int) error {
 		if attempt > 1 {
-			if _, err := in.Body.Seek(0, io.SeekStart); err != nil {
-				return fmt.Errorf("rewind body for retry: %w", err)
+			if err := rewind(in.Body); err != nil {
+				return err
 			}
 		}
 		out, err = s.st.PutObject(ctx, in)
@@ -73,27 +113,27 @@ func (s *store) PutObject(ctx context.Context, in backend.PutInput) (out backend
 }
 
 // GetObject retries until the backend answers; the body itself is not
-// retried (the caller is already streaming it).
+// retried (the caller is already streaming it; see ResumingReader).
 func (s *store) GetObject(ctx context.Context, in backend.GetInput) (out *backend.Object, err error) {
-	err = Do(ctx, s.p, func(int) error { out, err = s.st.GetObject(ctx, in); return err })
+	err = s.do(ctx, Call{Operation: "GetObject", Bucket: in.Bucket, Key: in.Key}, func(int) error { out, err = s.st.GetObject(ctx, in); return err })
 	return out, err
 }
 
 func (s *store) HeadObject(ctx context.Context, bucket, key string) (out backend.ObjectInfo, err error) {
-	err = Do(ctx, s.p, func(int) error { out, err = s.st.HeadObject(ctx, bucket, key); return err })
+	err = s.do(ctx, Call{Operation: "HeadObject", Bucket: bucket, Key: key}, func(int) error { out, err = s.st.HeadObject(ctx, bucket, key); return err })
 	return out, err
 }
 
 func (s *store) DeleteObject(ctx context.Context, bucket, key string) error {
-	return Do(ctx, s.p, func(int) error { return s.st.DeleteObject(ctx, bucket, key) })
+	return s.do(ctx, Call{Operation: "DeleteObject", Bucket: bucket, Key: key}, func(int) error { return s.st.DeleteObject(ctx, bucket, key) })
 }
 
 func (s *store) DeleteObjects(ctx context.Context, bucket string, keys []string) (out []backend.DeleteResult, err error) {
-	err = Do(ctx, s.p, func(int) error { out, err = s.st.DeleteObjects(ctx, bucket, keys); return err })
+	err = s.do(ctx, Call{Operation: "DeleteObjects", Bucket: bucket}, func(int) error { out, err = s.st.DeleteObjects(ctx, bucket, keys); return err })
 	return out, err
 }
 
 func (s *store) ListObjects(ctx context.Context, in backend.ListInput) (out backend.ListOutput, err error) {
-	err = Do(ctx, s.p, func(int) error { out, err = s.st.ListObjects(ctx, in); return err })
+	err = s.do(ctx, Call{Operation: "ListObjects", Bucket: in.Bucket}, func(int) error { out, err = s.st.ListObjects(ctx, in); return err })
 	return out, err
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // config is every setting of `s3seal serve`. Each one is a flag and an
@@ -30,6 +31,14 @@ type config struct {
 	DenyPlaintext bool
 	MaxRequests   int
 	LogLevel      string
+
+	// Retries of backend calls (retry.Policies), per kind of operation.
+	CompleteRetryAttempts int
+	CompleteRetryBackoff  time.Duration
+	PartRetryAttempts     int
+	PartRetryBackoff      time.Duration
+	SourceReadAttempts    int
+	SourceReadBackoff     time.Duration
 }
 
 // Development defaults, used only with the embedded store on a loopback
@@ -72,6 +81,12 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 	fs.BoolVar(&c.DenyPlaintext, "deny-plaintext", false, "refuse to serve objects without s3seal metadata (instead of passing them through)")
 	fs.IntVar(&c.MaxRequests, "max-requests", 256, "S3 requests served at once; more wait up to 10 s, then get 503 SlowDown")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.IntVar(&c.CompleteRetryAttempts, "complete-retry-attempts", 4, "attempts of a backend CompleteMultipartUpload, the first included")
+	fs.DurationVar(&c.CompleteRetryBackoff, "complete-retry-backoff", 500*time.Millisecond, "first backoff ceiling between completion attempts (doubles, full jitter)")
+	fs.IntVar(&c.PartRetryAttempts, "part-retry-attempts", 4, "attempts of a backend UploadPart, the first included")
+	fs.DurationVar(&c.PartRetryBackoff, "part-retry-backoff", 500*time.Millisecond, "first backoff ceiling between UploadPart attempts")
+	fs.IntVar(&c.SourceReadAttempts, "source-read-attempts", 4, "attempts to read a copy source at one offset (reopened where it broke)")
+	fs.DurationVar(&c.SourceReadBackoff, "source-read-backoff", 500*time.Millisecond, "first backoff ceiling between copy-source reopens")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -101,6 +116,22 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 func (c *config) validate() error {
 	if c.MaxRequests < 1 {
 		return usagef("--max-requests must be at least 1")
+	}
+	for _, r := range []struct {
+		name     string
+		attempts int
+		backoff  time.Duration
+	}{
+		{"complete-retry", c.CompleteRetryAttempts, c.CompleteRetryBackoff},
+		{"part-retry", c.PartRetryAttempts, c.PartRetryBackoff},
+		{"source-read", c.SourceReadAttempts, c.SourceReadBackoff},
+	} {
+		if r.attempts < 1 || r.attempts > 100 {
+			return usagef("--%s-attempts must be between 1 and 100", r.name)
+		}
+		if r.backoff <= 0 || r.backoff > time.Minute {
+			return usagef("--%s-backoff must be above 0 and at most 1m", r.name)
+		}
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return usagef("--tls-cert and --tls-key go together")

@@ -110,8 +110,9 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 }
 
 // openBackend connects to the configured object store, or starts the
-// embedded one in the data dir. The SDK client does not retry by itself:
-// every call goes through the retry package's policy.
+// embedded one in the data dir. The SDK client does not retry by itself
+// (MaxAttempts 1): every call goes through the retry package's policies,
+// which would otherwise be multiplied by the SDK's own attempts.
 func openBackend(cfg *config) (backend.Store, func(), string, error) {
 	var s3cfg backend.S3Config
 	closeFn, name := func() {}, cfg.BackendEndpoint
@@ -136,7 +137,18 @@ func openBackend(cfg *config) (backend.Store, func(), string, error) {
 		closeFn()
 		return nil, nil, "", usagef("backend: %v", err)
 	}
-	return retry.Store(st, retry.Policy{}), closeFn, name, nil
+	return retry.NewStore(st, cfg.retryPolicies()), closeFn, name, nil
+}
+
+// retryPolicies are the backend retry policies the configuration sets; the
+// calls without their own setting keep the package default (4 attempts,
+// 500 ms).
+func (c *config) retryPolicies() retry.Policies {
+	return retry.Policies{
+		Complete:   retry.Policy{Attempts: c.CompleteRetryAttempts, Backoff: c.CompleteRetryBackoff},
+		Part:       retry.Policy{Attempts: c.PartRetryAttempts, Backoff: c.PartRetryBackoff},
+		SourceRead: retry.Policy{Attempts: c.SourceReadAttempts, Backoff: c.SourceReadBackoff},
+	}
 }
 
 // devKeyFile is where the embedded default keeps its development master key.

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/retry"
+)
+
+func TestParseConfigRetrySettings(t *testing.T) {
+	c, err := parseConfig([]string{"--part-retry-attempts", "7"}, env(map[string]string{
+		"S3SEAL_PART_RETRY_ATTEMPTS":     "2", // the flag wins
+		"S3SEAL_COMPLETE_RETRY_ATTEMPTS": "6",
+		"S3SEAL_COMPLETE_RETRY_BACKOFF":  "250ms",
+		"S3SEAL_SOURCE_READ_BACKOFF":     "2s",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.retryPolicies()
+	want := retry.Policies{
+		Complete:   retry.Policy{Attempts: 6, Backoff: 250 * time.Millisecond},
+		Part:       retry.Policy{Attempts: 7, Backoff: 500 * time.Millisecond},
+		SourceRead: retry.Policy{Attempts: 4, Backoff: 2 * time.Second},
+	}
+	if got != want {
+		t.Fatalf("policies = %+v, want %+v", got, want)
+	}
+	for _, args := range [][]string{
+		{"--complete-retry-attempts", "0"}, {"--part-retry-backoff", "0s"},
+		{"--source-read-attempts", "-1"}, {"--source-read-backoff", "2h"}, {"--part-retry-backoff", "soon"},
+	} {
+		if _, err := parseConfig(args, env(nil)); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}
+
+// TestBackendSDKMakesOneAttemptPerRetry proves the SDK's own retryer stays
+// off in the backend s3seal opens: a backend that always answers 503
+// SlowDown sees exactly as many requests as the retry policy has attempts,
+// not attempts times the SDK's three.
+func TestBackendSDKMakesOneAttemptPerRetry(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
+	}))
+	defer srv.Close()
+	cfg, err := parseConfig([]string{"--backend-endpoint", srv.URL, "--backend-access-key", "a", "--backend-secret-key", "b",
+		"--backend-path-style", "--key", "k", "--access-key", "x", "--secret-key", "y"}, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, closeFn, _, err := openBackend(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	// The default policy: 4 attempts, full jitter under 0.5, 1, 2 s.
+	_, err = st.ListObjects(context.Background(), backend.ListInput{Bucket: "bkt", V2: true})
+	if backend.ErrorCode(err) != "SlowDown" || !retry.Retryable(err) {
+		t.Fatalf("err = %v, want the transient SlowDown", err)
+	}
+	if n := requests.Load(); n != 4 {
+		t.Fatalf("backend saw %d requests for 4 retry attempts", n)
+	}
+}

@@ -1,0 +1,302 @@
+// Package faultproxy is a test-support HTTP reverse proxy that sits in
+// front of a real S3 endpoint (the embedded gofakes3 store, moto_server)
+// and injects the failures flaky object stores produce: a 200 whose body is
+// an <Error>, before or after the backend did the work; a connection cut
+// mid-answer; delays; 503 SlowDown; 404 NoSuchUpload. Faults are programmed
+// per S3 operation and per attempt (the n-th request of that operation,
+// optionally of one part number). It is imported only by tests.
+//
+// The proxy rewrites the Host header to the target's. SigV4 signs the Host
+// the client addressed (the proxy), so a target that verifies signatures
+// (AWS, MinIO, Ceph) would refuse the forwarded requests; the embedded
+// store (which checks the access key and its own Host, not the signature)
+// and moto_server do not verify them, and those are the targets it is for.
+// Requests must be path-style.
+package faultproxy
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// Fault is what the proxy does to a matching request.
+type Fault int
+
+const (
+	// ErrorInBody answers 200 with an <Error> body without forwarding:
+	// the backend never saw the request.
+	ErrorInBody Fault = iota + 1
+	// ForwardThenErrorInBody forwards the request, then replaces the
+	// answer with 200 and an <Error> body: the backend did the work, the
+	// client is told it failed (complete-then-error).
+	ForwardThenErrorInBody
+	// ForwardThenCut forwards the request, then sends the status line,
+	// the headers and half the answer's body, and closes the connection
+	// (at once, with no answer at all, when the body is empty).
+	ForwardThenCut
+	// Delay waits Rule.Delay (or until the client goes away), then
+	// forwards.
+	Delay
+	// SlowDown answers 503 SlowDown without forwarding.
+	SlowDown
+	// NoSuchUpload answers 404 NoSuchUpload without forwarding.
+	NoSuchUpload
+)
+
+// Rule programs one fault.
+type Rule struct {
+	Op Op
+	// Part, when not 0, matches only requests for that part number, and
+	// Attempt then counts that part's requests.
+	Part int32
+	// Attempt is the n-th matching request (1-based); 0 matches all.
+	Attempt int
+	Fault   Fault
+	Delay   time.Duration // for Delay
+	// Code and Message of the <Error> body of ErrorInBody and
+	// ForwardThenErrorInBody. Default InternalError, "The server did not
+	// respond in time."
+	Code, Message string
+}
+
+// Request is what the proxy saw of one request.
+type Request struct {
+	Op         Op
+	Part       int32
+	Attempt    int // n-th request of Op (of Op and Part when Part is set)
+	BodySHA256 [32]byte
+	BodyLen    int
+	Fault      Fault // 0: forwarded untouched
+}
+
+type counterKey struct {
+	op   Op
+	part int32
+}
+
+// Proxy is a running fault-injecting proxy.
+type Proxy struct {
+	target *url.URL
+	srv    *http.Server
+	ln     net.Listener
+	tr     *http.Transport
+
+	mu       sync.Mutex
+	rules    []Rule
+	counts   map[counterKey]int
+	requests []Request
+}
+
+// Start serves a proxy to target (an http URL) on a random loopback port.
+func Start(target string) (*Proxy, error) {
+	u, err := url.Parse(target)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("faultproxy: target %q is not an http URL", target)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{target: u, ln: ln, counts: map[counterKey]int{},
+		tr: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 16}}
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = p.srv.Serve(ln) }()
+	return p, nil
+}
+
+// URL is the proxy's endpoint, e.g. http://127.0.0.1:PORT.
+func (p *Proxy) URL() string { return "http://" + p.ln.Addr().String() }
+
+// Close stops the proxy and cuts the connections it holds.
+func (p *Proxy) Close() error {
+	p.tr.CloseIdleConnections()
+	return p.srv.Close()
+}
+
+// Inject adds rules. A request takes the first rule that matches it.
+func (p *Proxy) Inject(rules ...Rule) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rules = append(p.rules, rules...)
+}
+
+// Reset removes every rule and forgets the requests seen and their counts.
+func (p *Proxy) Reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rules, p.requests, p.counts = nil, nil, map[counterKey]int{}
+}
+
+// Requests returns the requests seen of op, in arrival order (all of them
+// when op is "").
+func (p *Proxy) Requests(op Op) []Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Request
+	for _, r := range p.requests {
+		if op == "" || r.Op == op {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// match counts the request and picks its rule.
+func (p *Proxy) match(op Op, part int32, body []byte) Rule {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.counts[counterKey{op, 0}]++
+	nOp := p.counts[counterKey{op, 0}]
+	nPart := nOp
+	if part != 0 {
+		p.counts[counterKey{op, part}]++
+		nPart = p.counts[counterKey{op, part}]
+	}
+	var rule Rule
+	for _, r := range p.rules {
+		n := nOp
+		if r.Part != 0 {
+			n = nPart
+		}
+		if r.Op == op && (r.Part == 0 || r.Part == part) && (r.Attempt == 0 || r.Attempt == n) {
+			rule = r
+			break
+		}
+	}
+	attempt := nOp
+	if part != 0 {
+		attempt = nPart
+	}
+	p.requests = append(p.requests, Request{Op: op, Part: part, Attempt: attempt,
+		BodySHA256: sha256.Sum256(body), BodyLen: len(body), Fault: rule.Fault})
+	return rule
+}
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return // the client broke off
+	}
+	op, part := Classify(r)
+	rule := p.match(op, part, body)
+	switch rule.Fault {
+	case ErrorInBody:
+		writeError(w, http.StatusOK, rule.code(), rule.message())
+		return
+	case SlowDown:
+		writeError(w, http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate.")
+		return
+	case NoSuchUpload:
+		writeError(w, http.StatusNotFound, "NoSuchUpload", "The specified upload does not exist.")
+		return
+	case Delay:
+		t := time.NewTimer(rule.Delay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
+	resp, err := p.forward(r, body)
+	if err != nil {
+		writeError(w, http.StatusBadGateway, "BadGateway", "faultproxy: "+err.Error())
+		return
+	}
+	defer resp.Body.Close()
+	switch rule.Fault {
+	case ForwardThenErrorInBody:
+		_, _ = io.Copy(io.Discard, resp.Body)
+		writeError(w, http.StatusOK, rule.code(), rule.message())
+	case ForwardThenCut:
+		cut(w, resp)
+	default:
+		copyHeader(w.Header(), resp.Header)
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}
+}
+
+// forward sends r with body to the target, Host rewritten to the
+// target's.
+func (p *Proxy) forward(r *http.Request, body []byte) (*http.Response, error) {
+	u := *p.target
+	u.Path, u.RawPath, u.RawQuery = r.URL.Path, r.URL.RawPath, r.URL.RawQuery
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	copyHeader(out.Header, r.Header)
+	out.Header.Del("Connection")
+	out.Host = p.target.Host
+	out.ContentLength = int64(len(body))
+	if len(body) == 0 {
+		out.Body = http.NoBody
+	}
+	return p.tr.RoundTrip(out)
+}
+
+// cut sends the status line, the headers and half the body of resp, then
+// closes the connection.
+func cut(w http.ResponseWriter, resp *http.Response) {
+	data, _ := io.ReadAll(resp.Body)
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic("faultproxy: connection cannot be hijacked")
+	}
+	if len(data) > 0 {
+		copyHeader(w.Header(), resp.Header)
+		w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(data[:len(data)/2])
+		w.(http.Flusher).Flush()
+	}
+	conn, buf, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	_ = buf.Flush()
+	_ = conn.Close()
+}
+
+func copyHeader(dst, src http.Header) {
+	for k, vs := range src {
+		dst[k] = append([]string(nil), vs...)
+	}
+}
+
+func (r Rule) code() string {
+	if r.Code == "" {
+		return "InternalError"
+	}
+	return r.Code
+}
+
+func (r Rule) message() string {
+	if r.Message == "" {
+		return "The server did not respond in time."
+	}
+	return r.Message
+}
+
+// writeError answers an S3 <Error> document with the given status.
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	var b bytes.Buffer
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<Error><Code>")
+	_ = xml.EscapeText(&b, []byte(code))
+	b.WriteString("</Code><Message>")
+	_ = xml.EscapeText(&b, []byte(message))
+	b.WriteString("</Message><RequestId>faultproxy</RequestId></Error>")
+	w.Header().Set("Content-Type", "application/xml")
+	w.Header().Set("Content-Length", fmt.Sprint(b.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+}

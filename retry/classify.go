@@ -1,0 +1,129 @@
+package retry
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/s3seal/s3seal/backend"
+)
+
+// transientCodes are S3 error codes that say "try again": the service
+// failed or was overloaded, not the request. InternalError is what RGW and
+// Hetzner put in the body of a 200 when a part or completion timed out.
+var transientCodes = map[string]bool{
+	"InternalError":       true,
+	"ServiceUnavailable":  true,
+	"SlowDown":            true,
+	"RequestTimeout":      true,
+	"BadGateway":          true,
+	"GatewayTimeout":      true,
+	"Throttling":          true,
+	"ThrottlingException": true,
+	"TooManyRequests":     true,
+}
+
+// permanentCodes are the backend's verdict on the request itself: another
+// attempt gets the same answer, whatever the status line said (a 200 whose
+// body is <Error><Code>NoSuchUpload</Code> is still NoSuchUpload, and a 501
+// NotImplemented does not heal).
+var permanentCodes = map[string]bool{
+	"AccessDenied": true, "InvalidAccessKeyId": true, "SignatureDoesNotMatch": true,
+	"RequestTimeTooSkewed": true, "NoSuchBucket": true, "NoSuchKey": true, "NotFound": true,
+	"NoSuchUpload": true, "InvalidPart": true, "InvalidPartOrder": true, "EntityTooSmall": true,
+	"EntityTooLarge": true, "PreconditionFailed": true, "NotModified": true, "InvalidRange": true,
+	"InvalidArgument": true, "InvalidRequest": true, "InvalidDigest": true, "BadDigest": true,
+	"MalformedXML": true, "InvalidBucketName": true, "BucketNotEmpty": true,
+	"BucketAlreadyExists": true, "BucketAlreadyOwnedByYou": true, "KeyTooLongError": true,
+	"MethodNotAllowed": true, "NotImplemented": true, "MissingContentLength": true,
+	"XAmzContentSHA256Mismatch": true, "InvalidStorageClass": true,
+}
+
+// Retryable reports whether err is worth another attempt. In order:
+//
+//   - nil, and the caller's context ending (Canceled, DeadlineExceeded),
+//     are not.
+//   - A *backend.Error with a known code is decided by the code:
+//     InternalError, SlowDown, ServiceUnavailable, RequestTimeout and the
+//     throttling codes are transient; AccessDenied, NoSuchBucket,
+//     NoSuchUpload, InvalidPart, InvalidPartOrder, EntityTooSmall,
+//     PreconditionFailed and the other request errors are not.
+//   - Otherwise by status: 5xx and 429 are transient, and so is a 2xx:
+//     an error reported with a 2xx status is a 200 whose body is <Error>
+//     (RGW, Hetzner) or an answer cut short after its status line. Any
+//     other status with a code is the backend's verdict: not transient.
+//   - Without an S3 answer, transport failures are transient: connection
+//     reset, refused or aborted, broken pipe, EOF and unexpected EOF,
+//     timeouts, a closed connection, DNS trouble other than "no such
+//     host". TLS certificate failures are not: they do not heal.
+func Retryable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var be *backend.Error
+	if errors.As(err, &be) && (be.Code != "" || be.StatusCode != 0) {
+		switch {
+		case transientCodes[be.Code]:
+			return true
+		case permanentCodes[be.Code]:
+			return false
+		case be.StatusCode >= 500, be.StatusCode == 429:
+			return true
+		case be.StatusCode >= 200 && be.StatusCode < 300:
+			return true
+		}
+		return false
+	}
+	return transportTransient(err)
+}
+
+// transportTransient classifies a failure that carries no S3 answer.
+func transportTransient(err error) bool {
+	if certificateError(err) {
+		return false
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return !dns.IsNotFound
+	}
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ETIMEDOUT) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe)
+}
+
+func certificateError(err error) bool {
+	var (
+		ua  x509.UnknownAuthorityError
+		ci  x509.CertificateInvalidError
+		he  x509.HostnameError
+		cve *tls.CertificateVerificationError
+	)
+	return errors.As(err, &ua) || errors.As(err, &ci) || errors.As(err, &he) || errors.As(err, &cve)
+}
+
+// lostUpload reports the answer a retried completion gets when an earlier
+// attempt did complete the upload: the upload id is gone.
+func lostUpload(err error) bool { return backend.ErrorCode(err) == "NoSuchUpload" }
+
+// completionInProgress reports Hetzner's answer to a completion retried
+// while the first one is still assembling the object: InternalError with
+// "This multipart completion is already in progress".
+func completionInProgress(err error) bool {
+	var be *backend.Error
+	return errors.As(err, &be) && be.Code == "InternalError" &&
+		strings.Contains(strings.ToLower(be.Message), "completion is already in progress")
+}
