@@ -175,14 +175,19 @@ type primedReader struct {
 
 func (p *primedReader) prime() error {
 	p.buf = make([]byte, 32<<10)
-	n, err := io.ReadFull(p.r, p.buf)
+	n := 0
+	for n < len(p.buf) {
+		m, err := p.r.Read(p.buf[n:])
+		n += m
+		if err == io.EOF { // the crypto reader's verified end, nothing else
+			p.err = io.EOF
+			break
+		}
+		if err != nil {
+			return p.wrap(err)
+		}
+	}
 	p.buf = p.buf[:n]
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return p.wrap(err)
-	}
-	if err != nil {
-		p.err = io.EOF
-	}
 	return nil
 }
 
