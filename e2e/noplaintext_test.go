@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -196,7 +197,13 @@ func TestLegacyPlaintextPassthrough(t *testing.T) {
 	if !bytes.Equal(got, plain[65000:70001]) {
 		t.Errorf("legacy range GET: %d bytes differ", len(got))
 	}
-	if n := countLines(p.Log(), "level=WARN", "bucket=legacy", "key=old"); n != 2 {
+	// The log reaches us through a pipe: give it a moment.
+	warns := func() int { return countLines(p.Log(), "level=WARN", "bucket=legacy", "key=old") }
+	for deadline := time.Now().Add(5 * time.Second); warns() < 2 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	// (At least: a client may retry a GET. sealstore's tests count exactly.)
+	if n := warns(); n < 2 {
 		t.Errorf("%d WARN lines naming legacy/old for two GETs; log:\n%s", n, p.Log())
 	}
 	// A listing shows its real size and ETag.
