@@ -23,9 +23,10 @@ import (
 // src that ends early (with io.EOF or io.ErrUnexpectedEOF, as an HTTP body
 // cut short does) or goes on after the final segment yields an error
 // matching [ErrCorrupt], never a clean io.EOF; any other error of src is
-// returned wrapped. Every error is final. The reader returns only plaintext of segments it has
-// authenticated, and reports io.EOF only after every segment of the range
-// (and the end of src where checked) has been verified.
+// returned wrapped. Every error is final. The reader returns only plaintext
+// of segments it has authenticated, and reports io.EOF only after every
+// segment of the range (and the end of src where checked) has been
+// verified.
 //
 // It holds one pooled 64 KiB buffer while reading, returned at io.EOF or
 // the first error, and makes no allocation per segment. The reader also
