@@ -1,6 +1,7 @@
 package crypto
 
 import (
+	"errors"
 	"fmt"
 	"io"
 )
@@ -19,11 +20,13 @@ import (
 // next part, in io.LimitReader).
 //
 // A segment that fails authentication yields an error matching [ErrAuth]; a
-// src that ends early or goes on after the final segment yields an error
-// matching [ErrCorrupt]; an error of src itself is returned wrapped. Every
-// error is final. The reader returns only plaintext of segments it has
-// authenticated, and reports io.EOF only after every segment of the range
-// (and the end of src where checked) has been verified.
+// src that ends early (with io.EOF or io.ErrUnexpectedEOF, as an HTTP body
+// cut short does) or goes on after the final segment yields an error
+// matching [ErrCorrupt], never a clean io.EOF; any other error of src is
+// returned wrapped. Every error is final. The reader returns only plaintext
+// of segments it has authenticated, and reports io.EOF only after every
+// segment of the range (and the end of src where checked) has been
+// verified.
 //
 // It holds one pooled 64 KiB buffer while reading, returned at io.EOF or
 // the first error, and makes no allocation per segment. The reader also
@@ -162,7 +165,9 @@ func (r *reader) open() error {
 }
 
 // readSegment fills seg from src. An end of src before seg is full means
-// the stream is truncated; any other error of src is returned wrapped.
+// the stream is truncated: the reader knows how many bytes it needs, so a
+// short src is corruption, whichever end-of-data error src reports; any
+// other error of src is returned wrapped.
 func (r *reader) readSegment(seg []byte, i int64) error {
 	n := 0
 	for n < len(seg) {
@@ -171,7 +176,7 @@ func (r *reader) readSegment(seg []byte, i int64) error {
 		if n == len(seg) {
 			break
 		}
-		if err == io.EOF {
+		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
 			return newErr(ErrCorrupt, "stream of part %d truncated: segment %d has %d of %d bytes", r.part, i, n, len(seg))
 		}
 		if err != nil {

@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 const (
@@ -163,12 +165,13 @@ func TestNoPlaintextInDataDir(t *testing.T) {
 	}
 }
 
-// TestLegacyPlaintextPassthrough: an object written around s3seal (no
-// s3seal metadata) is served unchanged.
+// TestLegacyPlaintextPassthrough: with --allow-plaintext-reads an object
+// written around s3seal (no s3seal metadata) is served unchanged, and every
+// read of it is logged at WARN with bucket and key.
 func TestLegacyPlaintextPassthrough(t *testing.T) {
 	t.Parallel()
 	m := startMoto(t)
-	p := startS3seal(t, sealOpts{Backend: m})
+	p := startS3seal(t, sealOpts{Backend: m, Args: []string{"--allow-plaintext-reads"}})
 	c, b := sdkFor(t, p), motoClient(t, m)
 	mustCreateBucket(t, c, "legacy")
 	plain := patternBytes(77, 150000)
@@ -199,10 +202,93 @@ func TestLegacyPlaintextPassthrough(t *testing.T) {
 	if !bytes.Equal(got, plain[65000:70001]) {
 		t.Errorf("legacy range GET: %d bytes differ", len(got))
 	}
+	// The log reaches us through a pipe: give it a moment.
+	warns := func() int { return countLines(p.Log(), "level=WARN", "bucket=legacy", "key=old") }
+	for deadline := time.Now().Add(5 * time.Second); warns() < 2 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	// (At least: a client may retry a GET. sealstore's tests count exactly.)
+	if n := warns(); n < 2 {
+		t.Errorf("%d WARN lines naming legacy/old for two GETs; log:\n%s", n, p.Log())
+	}
+	// A listing shows its real size and ETag.
+	if e := listedEntry(t, c, "legacy", "old"); aws.ToInt64(e.Size) != int64(len(plain)) || unquote(e.ETag) != md5Hex(plain) {
+		t.Errorf("legacy object listed as %d %s", aws.ToInt64(e.Size), unquote(e.ETag))
+	}
 	// A new write to the same key is encrypted.
 	putObj(t, c, "legacy", "old", plain)
 	stored, meta, _ := rawObject(t, b, "legacy", "old")
 	if containsPlaintext(stored, plain) || meta["s3seal-v"] != "1" {
 		t.Errorf("rewrite of a legacy key is not encrypted (s3seal-v=%q)", meta["s3seal-v"])
 	}
+}
+
+// TestPlaintextRefusedByDefault: without --allow-plaintext-reads an object
+// without s3seal metadata (whatever the provider chose to store) is refused
+// by GET, HEAD and as a copy source, with 500 InternalError; a listing shows
+// it with the backend's size and an ETag marked unverified, and it can be
+// deleted.
+func TestPlaintextRefusedByDefault(t *testing.T) {
+	t.Parallel()
+	m := startMoto(t)
+	p := startS3seal(t, sealOpts{Backend: m})
+	c, b := sdkFor(t, p), motoClient(t, m)
+	mustCreateBucket(t, c, "strict")
+	chosen := []byte("content the provider chose")
+	putRaw(t, b, "strict", "bare", chosen, nil)
+	_, _, raw := rawObject(t, b, "strict", "bare")
+
+	_, err := c.GetObject(ctxT(t), &s3.GetObjectInput{Bucket: aws.String("strict"), Key: aws.String("bare")})
+	wantStatus(t, "GET", err, 500, "InternalError")
+	_, err = c.GetObject(ctxT(t), &s3.GetObjectInput{Bucket: aws.String("strict"), Key: aws.String("bare"), Range: aws.String("bytes=0-3")})
+	wantStatus(t, "range GET", err, 500, "InternalError")
+	_, err = c.HeadObject(ctxT(t), &s3.HeadObjectInput{Bucket: aws.String("strict"), Key: aws.String("bare")})
+	wantStatus(t, "HEAD", err, 500, "")
+	_, err = c.CopyObject(ctxT(t), &s3.CopyObjectInput{Bucket: aws.String("strict"), Key: aws.String("sealed"), CopySource: aws.String("strict/bare")})
+	wantStatus(t, "CopyObject", err, 500, "InternalError")
+	if _, err := b.HeadObject(ctxT(t), &s3.HeadObjectInput{Bucket: aws.String("strict"), Key: aws.String("sealed")}); err == nil {
+		t.Error("a refused copy sealed the provider's content")
+	}
+
+	e := listedEntry(t, c, "strict", "bare")
+	if want := "s3seal-unverified-" + unquote(raw.ETag); unquote(e.ETag) != want || aws.ToInt64(e.Size) != int64(len(chosen)) {
+		t.Errorf("listed as %d %s, want %d %s", aws.ToInt64(e.Size), unquote(e.ETag), len(chosen), want)
+	}
+	if _, err := c.DeleteObject(ctxT(t), &s3.DeleteObjectInput{Bucket: aws.String("strict"), Key: aws.String("bare")}); err != nil {
+		t.Fatalf("DELETE: %v", err)
+	}
+	if _, err := b.HeadObject(ctxT(t), &s3.HeadObjectInput{Bucket: aws.String("strict"), Key: aws.String("bare")}); err == nil {
+		t.Error("refused object still on the backend after DELETE")
+	}
+}
+
+// listedEntry lists bucket through s3seal and returns key's entry.
+func listedEntry(t *testing.T, c *s3.Client, bucket, key string) types.Object {
+	t.Helper()
+	out, err := c.ListObjectsV2(ctxT(t), &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(key)})
+	if err != nil {
+		t.Fatalf("list %s: %v", bucket, err)
+	}
+	for _, o := range out.Contents {
+		if aws.ToString(o.Key) == key {
+			return o
+		}
+	}
+	t.Fatalf("%s/%s not listed", bucket, key)
+	return types.Object{}
+}
+
+// countLines counts the lines of log that contain every one of parts.
+func countLines(log string, parts ...string) int {
+	n := 0
+	for _, l := range strings.Split(log, "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(l, p)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
 }

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // tamperPlainSize gives four segments, the last one partial.
@@ -131,6 +133,15 @@ func TestTamperDetected(t *testing.T) {
 		}},
 	}
 
+	// Cases whose metadata claims what it was not sealed with: a listing
+	// must mark them unverified.
+	metaForged := map[string]bool{
+		"truncate last segment, size metadata adjusted": true,
+		"size metadata changed":                         true,
+		"md5 metadata changed":                          true,
+		"wrapped DEK from another object":               true,
+	}
+	var checks []listCheck
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			victim, other := fmt.Sprintf("v%d", i), fmt.Sprintf("o%d", i)
@@ -151,10 +162,50 @@ func TestTamperDetected(t *testing.T) {
 			wantDetected(t, "GET range", getOutcome(t, c, "tamper", victim, fmt.Sprintf("bytes=%d-", segPlain+10)),
 				tamperPlainSize-segPlain-10, plain[segPlain+10:])
 
+			// The listing shows only authenticated values (here possibly
+			// cached from the PUT), or the backend's marked unverified.
+			_, _, raw := rawObject(t, b, "tamper", victim)
+			lc := listCheck{victim: victim, name: tc.name, size: int64(len(newData)), backendETag: unquote(raw.ETag),
+				authentic: []string{md5Hex(plain), md5Hex(otherPlain)}}
+			lc.check(t, listedEntry(t, c, "tamper", victim), false)
+			checks = append(checks, lc)
+
 			// The untouched object still reads back.
 			if got := getObj(t, c, "tamper", other); !bytes.Equal(got, otherPlain) {
 				t.Errorf("untouched object %s no longer reads back", other)
 			}
 		})
 	}
+
+	// A fresh s3seal over the same store (nothing cached) must list every
+	// object whose metadata claims what it was not sealed with as
+	// unverified, with the backend's size.
+	p.Stop()
+	p2 := startS3seal(t, sealOpts{Backend: m, Key: p.Key})
+	c2 := sdkFor(t, p2)
+	for _, lc := range checks {
+		lc.check(t, listedEntry(t, c2, "tamper", lc.victim), metaForged[lc.name])
+	}
+}
+
+// listCheck is what a listing may show for a tampered object.
+type listCheck struct {
+	victim, name string
+	size         int64    // backend size
+	backendETag  string   // backend ETag
+	authentic    []string // plaintext ETags it could authentically have
+}
+
+// check fails unless e shows the backend's size and a marked ETag, or
+// (unless mustMark) an authentic plaintext size and ETag.
+func (lc listCheck) check(t *testing.T, e types.Object, mustMark bool) {
+	t.Helper()
+	etag, size := unquote(e.ETag), aws.ToInt64(e.Size)
+	if etag == "s3seal-unverified-"+lc.backendETag && size == lc.size {
+		return
+	}
+	if !mustMark && size == tamperPlainSize && slices.Contains(lc.authentic, etag) {
+		return
+	}
+	t.Errorf("%s (%s): listed as %d %s", lc.victim, lc.name, size, etag)
 }

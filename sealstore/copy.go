@@ -26,8 +26,9 @@ type CopyInput struct {
 	Finalize func() (checksums map[string]string, err error)
 }
 
-// Copy copies an object, re-encrypting it. The source may be a plaintext
-// object written around s3seal; the copy is always encrypted.
+// Copy copies an object, re-encrypting it. A source without s3seal
+// metadata is refused like any read of it unless AllowPlaintextReads is
+// set; the copy is always encrypted.
 func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 	if err := CheckKey(in.Key); err != nil {
 		return ObjectInfo{}, err

@@ -3,7 +3,9 @@ package sealstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
@@ -129,10 +131,13 @@ func (s *Store) open(obj *backend.Object, bucket string, off, n int64) (ObjectIn
 		return info, nil, err
 	}
 	if !info.Encrypted {
+		// Only with AllowPlaintextReads: describe refuses it otherwise.
+		slog.Warn("serving an object that is not encrypted (plaintext reads are allowed)", "bucket", bucket, "key", info.Key)
 		if n < 0 {
 			n = info.Size
 		}
-		return info, &Reader{Reader: obj.Body, Off: off, Len: n, body: obj.Body}, nil
+		exact := &exactReader{r: obj.Body, left: n, bucket: bucket, key: info.Key}
+		return info, &Reader{Reader: exact, Off: off, Len: n, body: obj.Body}, nil
 	}
 	if n < 0 {
 		n = info.Size
@@ -175,14 +180,19 @@ type primedReader struct {
 
 func (p *primedReader) prime() error {
 	p.buf = make([]byte, 32<<10)
-	n, err := io.ReadFull(p.r, p.buf)
+	n := 0
+	for n < len(p.buf) {
+		m, err := p.r.Read(p.buf[n:])
+		n += m
+		if err == io.EOF { // the crypto reader's verified end, nothing else
+			p.err = io.EOF
+			break
+		}
+		if err != nil {
+			return p.wrap(err)
+		}
+	}
 	p.buf = p.buf[:n]
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return p.wrap(err)
-	}
-	if err != nil {
-		p.err = io.EOF
-	}
 	return nil
 }
 
@@ -205,6 +215,23 @@ func (p *primedReader) Read(b []byte) (int, error) {
 	n, err := p.r.Read(b)
 	if err != nil && !errors.Is(err, io.EOF) {
 		err = p.wrap(err)
+	}
+	return n, err
+}
+
+// exactReader passes an unencrypted object's body on and makes a body that
+// ends before its length an integrity error, never a clean end.
+type exactReader struct {
+	r           io.Reader
+	left        int64
+	bucket, key string
+}
+
+func (e *exactReader) Read(b []byte) (int, error) {
+	n, err := e.r.Read(b)
+	e.left -= int64(n)
+	if e.left > 0 && (err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF)) {
+		err = integrityErr(e.bucket, e.key, fmt.Errorf("the backend body ended %d bytes short", e.left))
 	}
 	return n, err
 }

@@ -82,9 +82,19 @@ func (s *Store) List(ctx context.Context, in backend.ListInput) (ListPage, error
 	return page, nil
 }
 
+// UnverifiedETagPrefix starts the ETag a listing shows for an object whose
+// size and ETag s3seal cannot authenticate: sealed under a master key not in
+// the keyring, metadata that fails its check, or no s3seal metadata while
+// plaintext reads are off. The rest is the backend's ETag. No client can
+// take it for an MD5 or a multipart ETag (rclone, for one, uses an ETag as
+// an MD5 only when it is 32 hex digits), and it names the object version.
+const UnverifiedETagPrefix = "s3seal-unverified-"
+
 // resolveEntry fills in one entry's plaintext size and ETag from a HEAD.
-// An object deleted since the listing is dropped (Key cleared); one whose
-// metadata fails authentication is listed as the backend has it, and logged.
+// An object deleted since the listing is dropped (Key cleared). One that
+// HEAD and GET refuse stays listed, so that it can be found and deleted,
+// with the backend's (ciphertext) size and an unverified ETag, and is
+// logged: nothing its metadata claims is shown.
 func (s *Store) resolveEntry(ctx context.Context, bucket string, e *backend.ListEntry) error {
 	bi, err := s.be.HeadObject(ctx, bucket, e.Key)
 	if backend.IsNotFound(err) {
@@ -94,18 +104,23 @@ func (s *Store) resolveEntry(ctx context.Context, bucket string, e *backend.List
 	if err != nil {
 		return err
 	}
-	info, _, err := s.describe(bucket, bi)
-	switch {
-	case errors.Is(err, crypto.ErrUnknownKey):
-		// Unreadable here, but not tampered with: list what it claims.
-		slog.Warn("listing: object sealed under a master key not in the keyring", "bucket", bucket, "key", e.Key)
-	case err != nil:
-		slog.Error("listing: object metadata failed its check", "bucket", bucket, "key", e.Key, "err", err)
-		return nil
-	}
-	e.Size, e.ETag = info.Size, info.ETag
 	if !bi.LastModified.IsZero() {
 		e.LastModified = bi.LastModified
+	}
+	info, _, err := s.describe(bucket, bi)
+	if err == nil {
+		e.Size, e.ETag = info.Size, info.ETag
+		return nil
+	}
+	e.Size, e.ETag = bi.Size, UnverifiedETagPrefix+strings.Trim(bi.ETag, `"`)
+	switch {
+	case errors.Is(err, crypto.ErrUnknownKey):
+		// Unreadable here, but not known to be tampered with.
+		slog.Warn("listing: object sealed under a master key not in the keyring; listed as unverified", "bucket", bucket, "key", e.Key)
+	case errors.Is(err, ErrNotEncrypted):
+		slog.Warn("listing: object is not encrypted and plaintext reads are off; listed as unverified", "bucket", bucket, "key", e.Key)
+	default:
+		slog.Error("listing: object metadata failed its check; listed as unverified", "bucket", bucket, "key", e.Key, "err", err)
 	}
 	return nil
 }

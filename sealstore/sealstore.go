@@ -41,12 +41,13 @@ type Options struct {
 	// PUT); worth it over plain HTTP, redundant under TLS, whose records
 	// are authenticated. Default false.
 	BackendContentMD5 bool
-	// DenyPlaintext refuses to serve objects that carry no s3seal metadata
-	// (written around s3seal, or stripped of their metadata by whoever
-	// controls the store, which would otherwise hand the client ciphertext
-	// as if it were the object). Default false: such objects are served as
-	// they are, so s3seal can front a bucket that already holds data.
-	DenyPlaintext bool
+	// AllowPlaintextReads serves objects that carry no s3seal metadata as
+	// they are, to read a bucket that held data before s3seal (migration).
+	// Off by default: the provider is not trusted, and such an object is
+	// whatever the provider chose to store, or s3seal ciphertext stripped of
+	// its metadata; a copy would seal that content into an authenticated
+	// object. Every GET of such an object is logged at WARN.
+	AllowPlaintextReads bool
 }
 
 // Store is the encrypting object layer. It is safe for concurrent use.
@@ -135,6 +136,10 @@ func errorf(code, format string, args ...any) *Error {
 // authentication: the object was corrupted or tampered with.
 var ErrIntegrity = errors.New("stored object failed authentication")
 
+// ErrNotEncrypted is wrapped (with ErrIntegrity) by the error for an object
+// that carries no s3seal metadata while plaintext reads are off.
+var ErrNotEncrypted = errors.New("the object carries no s3seal metadata")
+
 func integrityErr(bucket, key string, err error) error {
 	return &Error{Code: "InternalError",
 		Message: "the stored object failed its integrity check; s3seal refuses to return it",
@@ -187,8 +192,10 @@ func (s *Store) describe(bucket string, bi backend.ObjectInfo) (info ObjectInfo,
 		return info, nil, integrityErr(bucket, bi.Key, err)
 	}
 	if !encrypted {
-		if s.opt.DenyPlaintext {
-			return info, nil, integrityErr(bucket, bi.Key, errors.New("the object carries no s3seal metadata and plaintext reads are denied"))
+		if !s.opt.AllowPlaintextReads {
+			return info, nil, &Error{Code: "InternalError",
+				Message: "the stored object is not encrypted by s3seal (it carries no s3seal metadata); s3seal refuses to return it",
+				Err:     fmt.Errorf("%w: %w: %s/%s (plaintext reads are off)", ErrIntegrity, ErrNotEncrypted, bucket, bi.Key)}
 		}
 		return info, nil, nil
 	}

@@ -253,6 +253,7 @@ func TestLegacyPlaintextPassthrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.st, _ = New(f.be, f.kr, Options{SpoolDir: t.TempDir(), AllowPlaintextReads: true})
 	info, got, err := f.get(t, "old", nil)
 	if err != nil || !bytes.Equal(got, data) || info.Encrypted || info.ETag != fmt.Sprintf("%x", sum) || info.Meta["who"] != "legacy" {
 		t.Fatalf("legacy get: %+v %q %v", info, got, err)
@@ -485,24 +486,6 @@ func TestBackendContentMD5(t *testing.T) {
 	}
 }
 
-func TestDenyPlaintext(t *testing.T) {
-	f := newFixture(t)
-	data := []byte("ciphertext whose metadata was stripped")
-	if _, err := f.be.PutObject(f.ctx, backend.PutInput{Bucket: bucket, Key: "bare", Body: bytes.NewReader(data), Size: int64(len(data))}); err != nil {
-		t.Fatal(err)
-	}
-	strict, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), DenyPlaintext: true})
-	if _, err := strict.Head(f.ctx, bucket, "bare"); !errors.Is(err, ErrIntegrity) {
-		t.Fatalf("head: %v", err)
-	}
-	if _, _, err := strict.Get(f.ctx, bucket, "bare", nil); !errors.Is(err, ErrIntegrity) {
-		t.Fatalf("get: %v", err)
-	}
-	if _, _, err := f.get(t, "bare", nil); err != nil {
-		t.Fatalf("the default still serves plaintext objects: %v", err)
-	}
-}
-
 // racingStore overwrites the object right after the first HEAD answered,
 // as a concurrent writer would between a ranged GET's HEAD and its GET.
 type racingStore struct {
@@ -538,42 +521,64 @@ func TestRangedGetOfObjectOverwrittenMeanwhile(t *testing.T) {
 	}
 }
 
-// A listing reports only authenticated sizes and ETags: forged metadata
-// is never listed (nor cached), nor is an ETag that could not be
-// authenticated because the object's key left the keyring.
+// A listing reports only authenticated sizes and ETags: an object whose
+// metadata fails its check, one sealed under a key that left the keyring
+// and one without s3seal metadata (plaintext reads off) are listed with the
+// backend's size and an unverified ETag, never what their metadata claims,
+// and nothing unverified is cached.
 func TestListAuthenticatesEntries(t *testing.T) {
 	f := newFixture(t)
 	data := randBytes(1000, 31)
 	f.put(t, "forged", data)
 	f.put(t, "retired", data)
-	// "forged" gets the wrapped key (and so the sealed MD5) of another
-	// object of its size.
-	f.put(t, "donor", randBytes(1000, 32))
+	f.put(t, "good", data)
+	plain := []byte("no s3seal metadata")
+	if _, err := f.be.PutObject(f.ctx, backend.PutInput{Bucket: bucket, Key: "plain", Body: bytes.NewReader(plain), Size: int64(len(plain))}); err != nil {
+		t.Fatal(err)
+	}
+	// "forged" gets the wrapped key (and sealed MD5) of "good": same size,
+	// same content, well-formed metadata, but another object's.
 	m, _ := f.be.HeadObject(f.ctx, bucket, "forged")
-	donor, _ := f.be.HeadObject(f.ctx, bucket, "donor")
-	forged := md5hex(randBytes(1000, 32))
-	m.Meta["s3seal-dek"] = donor.Meta["s3seal-dek"]
+	good, _ := f.be.HeadObject(f.ctx, bucket, "good")
+	m.Meta["s3seal-dek"] = good.Meta["s3seal-dek"]
 	f.rewrite(t, "forged", func(x []byte) []byte { return x }, m.Meta)
-
+	raw := map[string]backend.ObjectInfo{}
+	for _, k := range []string{"forged", "retired", "good", "plain"} {
+		raw[k], _ = f.be.HeadObject(f.ctx, bucket, k)
+	}
+	unverified := func(k string) [2]any {
+		return [2]any{raw[k].Size, UnverifiedETagPrefix + strings.Trim(raw[k].ETag, `"`)}
+	}
 	key, _ := crypto.GenerateKey()
 	other, _ := crypto.NewKeyring("k2", map[string][]byte{"k2": key})
-	for i, kr := range []*crypto.Keyring{f.kr, other} {
-		fresh, _ := New(f.be, kr, Options{SpoolDir: t.TempDir()})
+	real := [2]any{int64(len(data)), md5hex(data)}
+	cases := []struct {
+		name string
+		kr   *crypto.Keyring
+		opt  Options
+		want map[string][2]any
+	}{
+		{"own keyring", f.kr, Options{}, map[string][2]any{
+			"forged": unverified("forged"), "retired": real, "good": real, "plain": unverified("plain")}},
+		{"keyring without the key", other, Options{}, map[string][2]any{
+			"forged": unverified("forged"), "retired": unverified("retired"), "good": unverified("good"), "plain": unverified("plain")}},
+		{"plaintext reads allowed", f.kr, Options{AllowPlaintextReads: true}, map[string][2]any{
+			"forged": unverified("forged"), "retired": real, "good": real, "plain": {int64(len(plain)), md5hex(plain)}}},
+	}
+	for _, c := range cases {
+		c.opt.SpoolDir = t.TempDir()
+		fresh, _ := New(f.be, c.kr, c.opt)
 		for range 2 { // the second listing is served from whatever was cached
 			page, err := fresh.List(f.ctx, backend.ListInput{Bucket: bucket, MaxKeys: 1000})
 			if err != nil {
 				t.Fatal(err)
 			}
+			if len(page.Entries) != len(c.want) {
+				t.Fatalf("%s: %d entries listed, want %d", c.name, len(page.Entries), len(c.want))
+			}
 			for _, e := range page.Entries {
-				// With the right keyring the forgery is detected; without its
-				// key no object can be checked, so what metadata claims is listed.
-				if e.Key == "forged" && e.ETag == forged {
-					t.Fatalf("listing shows the forged ETag of %s", e.Key)
-				}
-				// Without its key nothing about an object can be checked, and
-				// its MD5 is sealed: the plaintext ETag is never shown.
-				if e.Key == "retired" && i == 1 && e.ETag == md5hex(data) {
-					t.Fatalf("retired-key object listed with an unauthenticated ETag %s", e.ETag)
+				if got := [2]any{e.Size, e.ETag}; got != c.want[e.Key] {
+					t.Errorf("%s: %s listed as %v, want %v", c.name, e.Key, got, c.want[e.Key])
 				}
 			}
 		}

@@ -28,9 +28,9 @@ type config struct {
 	Key      string
 	KeysFile string
 
-	DenyPlaintext bool
-	MaxRequests   int
-	LogLevel      string
+	AllowPlaintextReads bool
+	MaxRequests         int
+	LogLevel            string
 
 	// Retries of backend calls (retry.Policies), per kind of operation.
 	CompleteRetryAttempts int
@@ -78,7 +78,7 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 	str(&c.CredentialsFile, "credentials-file", "", "JSON file of client credentials (instead of --access-key/--secret-key)")
 	str(&c.Key, "key", "", "master key, base64 of 32 bytes (key id \"default\")")
 	str(&c.KeysFile, "keys-file", "", "JSON keyring file (instead of --key)")
-	fs.BoolVar(&c.DenyPlaintext, "deny-plaintext", false, "refuse to serve objects without s3seal metadata (instead of passing them through)")
+	fs.BoolVar(&c.AllowPlaintextReads, "allow-plaintext-reads", false, "serve objects without s3seal metadata as they are (migrating a bucket; each such read is logged at WARN)")
 	fs.IntVar(&c.MaxRequests, "max-requests", 256, "S3 requests served at once; more wait up to 10 s, then get 503 SlowDown")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&c.CompleteRetryAttempts, "complete-retry-attempts", 4, "attempts of a backend CompleteMultipartUpload, the first included")

@@ -25,6 +25,24 @@ func TestParseConfigFlagsAndEnv(t *testing.T) {
 	if c.Listen != "127.0.0.1:9000" || c.DataDir != "/tmp/x" || !c.BackendPathStyle || c.BackendRegion != "us-east-1" {
 		t.Fatalf("%+v", c)
 	}
+	if c.AllowPlaintextReads {
+		t.Fatal("plaintext reads are allowed by default")
+	}
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+	}{
+		{[]string{"--allow-plaintext-reads"}, nil},
+		{nil, map[string]string{"S3SEAL_ALLOW_PLAINTEXT_READS": "true"}},
+	} {
+		got, err := parseConfig(c.args, env(c.env))
+		if err != nil || !got.AllowPlaintextReads {
+			t.Fatalf("%v %v: plaintext reads not allowed (%v)", c.args, c.env, err)
+		}
+	}
+	if _, err := parseConfig([]string{"--deny-plaintext"}, env(nil)); err == nil {
+		t.Fatal("the removed --deny-plaintext is still accepted")
+	}
 	if _, err := parseConfig(nil, env(map[string]string{"S3SEAL_BACKEND_PATH_STYLE": "maybe"})); err == nil {
 		t.Fatal("bad boolean in the environment accepted")
 	}

@@ -62,11 +62,14 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	if err := os.MkdirAll(spool, 0o700); err != nil {
 		return fmt.Errorf("spool dir: %w", err)
 	}
-	store, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: spool, DenyPlaintext: cfg.DenyPlaintext,
+	store, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: spool, AllowPlaintextReads: cfg.AllowPlaintextReads,
 		// Over plain HTTP nothing else protects ciphertext in transit.
 		BackendContentMD5: strings.HasPrefix(strings.ToLower(cfg.BackendEndpoint), "http://")})
 	if err != nil {
 		return err
+	}
+	if cfg.AllowPlaintextReads {
+		log.Warn("--allow-plaintext-reads: objects without s3seal metadata are served as they are, unauthenticated; turn it off once the bucket is migrated")
 	}
 	api := s3api.New(s3api.Config{Store: store, Credentials: creds, Domains: splitList(cfg.Domains), MaxInFlight: cfg.MaxRequests})
 	srv := &http.Server{
