@@ -39,9 +39,19 @@ func embeddedHandler(host, accessKey string, mp *mpStore, next http.Handler) htt
 		}
 		bucket, key, isObject := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 		if !isObject {
-			if !mp.serveMultipart(w, r, bucket, "") {
-				next.ServeHTTP(w, r)
+			if mp.serveMultipart(w, r, bucket, "") {
+				return
 			}
+			if r.Method == http.MethodDelete && len(r.URL.Query()) == 0 {
+				// A deleted bucket takes its uploads in progress along.
+				sw := &statusWriter{ResponseWriter: w}
+				next.ServeHTTP(sw, r)
+				if sw.status >= 200 && sw.status < 300 {
+					mp.dropBucket(bucket)
+				}
+				return
+			}
+			next.ServeHTTP(w, r)
 			return
 		}
 		q := r.URL.Query()
@@ -73,6 +83,26 @@ func embeddedHandler(host, accessKey string, mp *mpStore, next http.Handler) htt
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// statusWriter remembers the status sent.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
 }
 
 // etagWriter replaces gofakes3's ETag with the multipart ETag kept in

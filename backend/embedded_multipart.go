@@ -276,6 +276,20 @@ func (m *mpStore) abort(bucket, key, id string) error {
 	return os.RemoveAll(filepath.Join(m.dir, id))
 }
 
+// dropBucket removes the uploads of a deleted bucket.
+func (m *mpStore) dropBucket(bucket string) {
+	ups, err := m.uploads(bucket)
+	if err != nil {
+		return
+	}
+	for _, up := range ups {
+		mu := m.lock(up.ID)
+		mu.Lock()
+		os.RemoveAll(filepath.Join(m.dir, up.ID))
+		mu.Unlock()
+	}
+}
+
 // uploads lists the bucket's uploads in progress, by key, then initiation.
 func (m *mpStore) uploads(bucket string) ([]*mpUpload, error) {
 	entries, err := os.ReadDir(m.dir)

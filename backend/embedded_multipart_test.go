@@ -206,3 +206,23 @@ func TestEmbeddedPartChecks(t *testing.T) {
 	must(t, st.AbortMultipartUpload(ctx, "prt", "k", id))
 	wantCode(t, st.AbortMultipartUpload(ctx, "prt", "k", id), "NoSuchUpload", 404)
 }
+
+// Deleting a bucket drops its uploads in progress: a new bucket of the
+// same name starts without them.
+func TestEmbeddedDeleteBucketDropsUploads(t *testing.T) {
+	ctx := context.Background()
+	_, st := startEmbedded(t, t.TempDir())
+	must(t, st.CreateBucket(ctx, "gone"))
+	id, err := st.CreateMultipartUpload(ctx, CreateMultipartInput{Bucket: "gone", Key: "k"})
+	must(t, err)
+	uploadPart(ctx, t, st, "gone", "k", id, 1, []byte("part"))
+	must(t, st.DeleteBucket(ctx, "gone"))
+	must(t, st.CreateBucket(ctx, "gone"))
+	lu, err := st.ListMultipartUploads(ctx, ListUploadsInput{Bucket: "gone"})
+	must(t, err)
+	if len(lu.Uploads) != 0 {
+		t.Errorf("uploads of the deleted bucket survive: %+v", lu.Uploads)
+	}
+	_, err = st.ListParts(ctx, ListPartsInput{Bucket: "gone", Key: "k", UploadID: id})
+	wantCode(t, err, "NoSuchUpload", 404)
+}
