@@ -35,6 +35,8 @@ type Store interface {
 	// the result, not as the error.
 	DeleteObjects(ctx context.Context, bucket string, keys []string) ([]DeleteResult, error)
 	ListObjects(ctx context.Context, in ListInput) (ListOutput, error)
+
+	Multipart
 }
 
 // Bucket is one entry of ListBuckets.

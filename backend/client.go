@@ -60,7 +60,11 @@ var _ Store = (*S3)(nil)
 // S3-compatible stores without flexible-checksum support working; PutObject
 // integrity is covered by Content-MD5 instead. It fails when Endpoint is not
 // an http(s) URL or credentials are missing.
-func NewS3(cfg S3Config) (*S3, error) {
+func NewS3(cfg S3Config) (*S3, error) { return newS3(cfg) }
+
+// newS3 is NewS3 with extra client options (tests use them to alter the
+// middleware stack).
+func newS3(cfg S3Config, extra ...func(*s3.Options)) (*S3, error) {
 	u, err := url.Parse(cfg.Endpoint)
 	if err != nil {
 		return nil, errors.New("backend: endpoint is not a valid URL") // may hold secrets: not quoted
@@ -90,9 +94,11 @@ func NewS3(cfg S3Config) (*S3, error) {
 	} else {
 		awsCfg.HTTPClient = awshttp.NewBuildableClient()
 	}
-	api := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+	optFns := append([]func(*s3.Options){func(o *s3.Options) {
 		o.UsePathStyle = cfg.PathStyle
-	})
+		o.APIOptions = append(o.APIOptions, addError200)
+	}}, extra...)
+	api := s3.NewFromConfig(awsCfg, optFns...)
 	return &S3{api: api}, nil
 }
 

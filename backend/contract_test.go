@@ -23,6 +23,10 @@ type quirks struct {
 	// brokenV1DelimPaging: V1 pages with a delimiter exceed max-keys,
 	// repeat prefixes and carry an ETag as NextMarker (moto 5.2.1).
 	brokenV1DelimPaging bool
+	// lax multipart (moto 5.2): ListMultipartUploads ignores the
+	// delimiter, completion accepts parts out of order, and UploadPart to
+	// an unknown upload fails with 500 instead of NoSuchUpload.
+	laxMultipart bool
 }
 
 // testStore is the contract every Store implementation must meet. It works
@@ -39,6 +43,7 @@ func testStoreWith(t *testing.T, st Store, q quirks) {
 	t.Run("object", func(t *testing.T) { testObject(ctx, t, st, bucket) })
 	t.Run("errors", func(t *testing.T) { testObjectErrors(ctx, t, st, bucket, q) })
 	t.Run("list", func(t *testing.T) { testList(ctx, t, st, bucket, q) })
+	t.Run("multipart", func(t *testing.T) { testMultipart(ctx, t, st, bucket, q) })
 	t.Run("delete", func(t *testing.T) { testDelete(ctx, t, st, bucket) })
 }
 

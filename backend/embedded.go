@@ -26,7 +26,8 @@ const embeddedSecretKey = "s3seal-embedded-secret"
 
 // Embedded is a gofakes3 S3 server over the local file system: objects live
 // in <dataDir>/objects (s3afero layout: buckets/<bucket>/<key> and
-// metadata/), so they survive a restart. It is meant for one s3seal process;
+// metadata/), multipart uploads in progress in <dataDir>/multipart (see
+// mpStore), so both survive a restart. It is meant for one s3seal process;
 // two processes over one data directory are not coordinated.
 type Embedded struct {
 	srv          *http.Server
@@ -67,7 +68,8 @@ func WithEmbeddedCloseTimeout(d time.Duration) EmbeddedOption {
 	return func(c *embeddedConfig) { c.closeTimeout = d }
 }
 
-// StartEmbedded creates <dataDir>/objects (mode 0700) if needed and serves
+// StartEmbedded creates <dataDir>/objects and <dataDir>/multipart (mode
+// 0700) if needed and serves
 // the store from it on a new listener. It fails if the directory cannot be
 // created or the address cannot be bound; on success the server runs until
 // Close.
@@ -87,6 +89,10 @@ func StartEmbedded(dataDir string, opts ...EmbeddedOption) (*Embedded, error) {
 		return nil, fmt.Errorf("backend: embedded store: %w", err)
 	}
 	fb, err := newFixedBackend(root)
+	if err != nil {
+		return nil, fmt.Errorf("backend: embedded store: %w", err)
+	}
+	mp, err := newMPStore(filepath.Join(dataDir, "multipart"), fb)
 	if err != nil {
 		return nil, fmt.Errorf("backend: embedded store: %w", err)
 	}
@@ -111,7 +117,7 @@ func StartEmbedded(dataDir string, opts ...EmbeddedOption) (*Embedded, error) {
 		endpoint: "http://" + host,
 		served:   make(chan error, 1),
 	}
-	e.srv.Handler = embeddedHandler(host, e.accessKey, faker.Server())
+	e.srv.Handler = embeddedHandler(host, e.accessKey, mp, faker.Server())
 	e.closeTimeout = cfg.closeTimeout
 	go func() { e.served <- e.srv.Serve(ln) }()
 	return e, nil

@@ -23,39 +23,116 @@ import (
 //   - GET and HEAD with If-Match: gofakes3 ignores the header; the ETag it
 //     is about to send is compared and a mismatch becomes 412
 //     PreconditionFailed before any byte of the object is written.
-func embeddedHandler(host, accessKey string, next http.Handler) http.Handler {
+//   - Multipart requests are answered by mp, with parts on disk.
+//   - Objects assembled from parts get their multipart ETag (etagMetaKey)
+//     on GET and HEAD in place of gofakes3's MD5 of the body.
+func embeddedHandler(host, accessKey string, mp *mpStore, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Host != host || r.Header.Get("Origin") != "" || !signedWith(r, accessKey) {
 			writeS3Error(w, r, http.StatusForbidden, "AccessDenied", "Access Denied")
 			return
 		}
 		for k := range r.Header {
-			if strings.HasPrefix(k, stdHeaderPrefix) {
+			if strings.HasPrefix(k, privateHeaderPrefix) {
 				delete(r.Header, k)
 			}
 		}
-		isObject := strings.Contains(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		bucket, key, isObject := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 		if !isObject {
+			if mp.serveMultipart(w, r, bucket, "") {
+				return
+			}
+			if r.Method == http.MethodDelete && len(r.URL.Query()) == 0 {
+				// A deleted bucket takes its uploads in progress along.
+				sw := &statusWriter{ResponseWriter: w}
+				next.ServeHTTP(sw, r)
+				if sw.status >= 200 && sw.status < 300 {
+					mp.dropBucket(bucket)
+				}
+				return
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
 		q := r.URL.Query()
-		switch {
-		case (r.Method == http.MethodPut && !q.Has("uploadId") && r.Header.Get("X-Amz-Copy-Source") == "") ||
-			(r.Method == http.MethodPost && q.Has("uploads")):
+		if (r.Method == http.MethodPut && !q.Has("uploadId") && r.Header.Get("X-Amz-Copy-Source") == "") ||
+			(r.Method == http.MethodPost && q.Has("uploads")) {
 			for _, h := range smuggledHeaders {
 				if v := r.Header.Get(h); v != "" {
 					r.Header.Set(stdHeaderPrefix+h, v)
 				}
 			}
-		case (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.Header.Get("If-Match") != "":
-			iw := &ifMatchWriter{ResponseWriter: w, r: r, want: r.Header.Get("If-Match")}
-			next.ServeHTTP(iw, r)
-			iw.decide()
+		}
+		if mp.serveMultipart(w, r, bucket, key) {
+			return
+		}
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			var iw *ifMatchWriter
+			inner := w
+			if r.Header.Get("If-Match") != "" {
+				iw = &ifMatchWriter{ResponseWriter: w, r: r, want: r.Header.Get("If-Match")}
+				inner = iw
+			}
+			ew := &etagWriter{ResponseWriter: inner}
+			next.ServeHTTP(ew, r)
+			ew.fix()
+			if iw != nil {
+				iw.decide()
+			}
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// statusWriter remembers the status sent.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// etagWriter replaces gofakes3's ETag with the multipart ETag kept in
+// etagMetaKey, and drops that entry, before the status line goes out (so
+// before an ifMatchWriter underneath decides).
+type etagWriter struct {
+	http.ResponseWriter
+	fixed bool
+}
+
+func (w *etagWriter) fix() {
+	if w.fixed {
+		return
+	}
+	w.fixed = true
+	h := w.Header()
+	if v := h.Get(etagMetaKey); v != "" {
+		h.Set("ETag", `"`+v+`"`)
+	}
+	h.Del(etagMetaKey)
+}
+
+func (w *etagWriter) WriteHeader(code int) {
+	w.fix()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *etagWriter) Write(p []byte) (int, error) {
+	w.fix()
+	return w.ResponseWriter.Write(p)
 }
 
 // ifMatchWriter holds back the status line until it knows whether the

@@ -22,6 +22,14 @@ const (
 	// (Cache-Control, Content-Language, Expires) through its metadata; see
 	// embeddedHandler.
 	stdHeaderPrefix = "X-Amz-S3seal-Std-"
+	// etagMetaKey holds the S3 ETag of an object assembled from parts
+	// ("<md5 of part md5s>-<parts>"), which gofakes3 cannot express (it
+	// derives ETags from the body's MD5); embeddedHandler and ListBucket
+	// put it in place of gofakes3's.
+	etagMetaKey = "X-Amz-S3seal-Etag"
+	// privateHeaderPrefix covers every header name s3seal's embedded
+	// store uses internally; requests carrying one have it removed.
+	privateHeaderPrefix = "X-Amz-S3seal-"
 )
 
 // smuggledHeaders are restored from stdHeaderPrefix entries on HEAD and GET.
@@ -35,7 +43,7 @@ func keptMeta(k string) bool {
 	case "Content-Type", "Content-Disposition", "Content-Encoding", "Last-Modified":
 		return true
 	}
-	return strings.HasPrefix(k, "X-Amz-Meta-") || strings.HasPrefix(k, stdHeaderPrefix)
+	return strings.HasPrefix(k, "X-Amz-Meta-") || strings.HasPrefix(k, stdHeaderPrefix) || k == etagMetaKey
 }
 
 // fixedBackend corrects the gofakes3 afero backend where s3seal needs S3's
@@ -111,6 +119,15 @@ func (b *fixedBackend) keyLock(bucket, key string) *sync.Mutex {
 // keeps its inode and reads it whole, and its metadata is not merged into
 // the new object) and the staged file copied into place.
 func (b *fixedBackend) PutObject(bucket, key string, meta map[string]string, input io.Reader, size int64, cond *gofakes3.PutConditions) (gofakes3.PutObjectResult, error) {
+	return b.putObject(bucket, key, meta, input, size, cond, nil)
+}
+
+// putObject is PutObject with check, when not nil, called under the key's
+// lock once the body is staged: an error from it aborts the write. It is
+// how a multipart completion decides If-Match and If-None-Match atomically
+// with respect to other writes of the key.
+func (b *fixedBackend) putObject(bucket, key string, meta map[string]string, input io.Reader, size int64,
+	cond *gofakes3.PutConditions, check func() error) (gofakes3.PutObjectResult, error) {
 	var none gofakes3.PutObjectResult
 	if !validKey(key) {
 		return none, gofakes3.ErrorInvalidArgument("key", key,
@@ -152,10 +169,19 @@ func (b *fixedBackend) PutObject(bucket, key string, meta map[string]string, inp
 	defer mu.Unlock()
 	b.tree.RLock()
 	defer b.tree.RUnlock()
+	if check != nil {
+		if err := check(); err != nil {
+			return none, err
+		}
+	}
 	if cond != nil {
 		// Conditions are checked by s3afero against the object as it is
 		// now; keep it in place for that and let metadata merge (only
-		// reached by conditional PUTs, which s3seal does not send).
+		// reached by conditional PUTs, which s3seal does not send), but
+		// never a multipart ETag: this body has its own.
+		if _, ok := kept[etagMetaKey]; !ok {
+			kept[etagMetaKey] = ""
+		}
 		return b.MultiBucketBackend.PutObject(bucket, key, kept, f, size, cond)
 	}
 	if _, err := b.MultiBucketBackend.DeleteObject(bucket, key); err != nil {
@@ -295,8 +321,21 @@ func (b *fixedBackend) ListBucket(bucket string, prefix *gofakes3.Prefix, page g
 			lastPrefix = item
 			out.AddPrefix(item)
 		} else {
-			out.Add(c)
+			out.Add(b.withPartsETag(bucket, c))
 		}
 	}
 	return out, nil
+}
+
+// withPartsETag gives a listed object assembled from parts its multipart
+// ETag (one metadata read per listed object).
+func (b *fixedBackend) withPartsETag(bucket string, c *gofakes3.Content) *gofakes3.Content {
+	obj, err := b.MultiBucketBackend.HeadObject(bucket, c.Key)
+	if err != nil {
+		return c
+	}
+	if v := obj.Metadata[etagMetaKey]; v != "" {
+		c.ETag = `"` + v + `"`
+	}
+	return c
 }

@@ -1,0 +1,184 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+var _ Multipart = (*S3)(nil)
+
+// CreateMultipartUpload starts an upload carrying in.Meta and in.Headers,
+// sent as PutObject sends them (Expires verbatim).
+func (c *S3) CreateMultipartUpload(ctx context.Context, in CreateMultipartInput) (string, error) {
+	input := &s3.CreateMultipartUploadInput{
+		Bucket:             &in.Bucket,
+		Key:                &in.Key,
+		Metadata:           in.Meta,
+		ContentType:        optString(in.Headers.ContentType),
+		CacheControl:       optString(in.Headers.CacheControl),
+		ContentDisposition: optString(in.Headers.ContentDisposition),
+		ContentEncoding:    optString(in.Headers.ContentEncoding),
+		ContentLanguage:    optString(in.Headers.ContentLanguage),
+	}
+	var opts []func(*s3.Options)
+	if in.Headers.Expires != "" {
+		opts = append(opts, s3.WithAPIOptions(smithyhttp.SetHeaderValue("Expires", in.Headers.Expires)))
+	}
+	out, err := c.api.CreateMultipartUpload(ctx, input, opts...)
+	if err != nil {
+		return "", wrapErr("CreateMultipartUpload", err)
+	}
+	id := aws.ToString(out.UploadId)
+	if id == "" {
+		return "", &Error{Op: "CreateMultipartUpload", Err: fmt.Errorf("backend answered without an upload id")}
+	}
+	return id, nil
+}
+
+// UploadPart sends exactly in.Size bytes of in.Body, rewound to offset 0,
+// with Content-Length and, when given, Content-MD5; like PutObject the
+// payload is UNSIGNED-PAYLOAD and no flexible checksum is added.
+func (c *S3) UploadPart(ctx context.Context, in UploadPartInput) (string, error) {
+	if in.Size < 0 {
+		return "", fmt.Errorf("backend: UploadPart %q: negative size %d", in.Key, in.Size)
+	}
+	input := &s3.UploadPartInput{
+		Bucket:        &in.Bucket,
+		Key:           &in.Key,
+		UploadId:      &in.UploadID,
+		PartNumber:    aws.Int32(in.PartNumber),
+		ContentLength: aws.Int64(in.Size),
+		ContentMD5:    optString(in.ContentMD5),
+	}
+	if in.Body != nil {
+		if _, err := in.Body.Seek(0, io.SeekStart); err != nil {
+			return "", &Error{Op: "UploadPart", Err: fmt.Errorf("rewind body: %w", err)}
+		}
+		input.Body = in.Body
+	}
+	out, err := c.api.UploadPart(ctx, input,
+		s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware))
+	if err != nil {
+		return "", wrapErr("UploadPart", err)
+	}
+	return unquote(aws.ToString(out.ETag)), nil
+}
+
+// CompleteMultipartUpload assembles in.Parts. IfMatch and IfNoneMatch are
+// sent as given (an ETag is quoted). A 200 answer with an <Error> body
+// comes back as that error (see error200.go).
+func (c *S3) CompleteMultipartUpload(ctx context.Context, in CompleteMultipartInput) (CompleteMultipartOutput, error) {
+	parts := make([]types.CompletedPart, len(in.Parts))
+	for i, p := range in.Parts {
+		parts[i] = types.CompletedPart{PartNumber: aws.Int32(p.PartNumber), ETag: aws.String(`"` + unquote(p.ETag) + `"`)}
+	}
+	input := &s3.CompleteMultipartUploadInput{
+		Bucket:          &in.Bucket,
+		Key:             &in.Key,
+		UploadId:        &in.UploadID,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts},
+	}
+	if in.IfMatch != "" {
+		input.IfMatch = aws.String(quoteETag(in.IfMatch))
+	}
+	if in.IfNoneMatch != "" {
+		input.IfNoneMatch = aws.String(quoteETag(in.IfNoneMatch))
+	}
+	out, err := c.api.CompleteMultipartUpload(ctx, input)
+	if err != nil {
+		return CompleteMultipartOutput{}, wrapErr("CompleteMultipartUpload", err)
+	}
+	return CompleteMultipartOutput{ETag: unquote(aws.ToString(out.ETag))}, nil
+}
+
+// quoteETag quotes an ETag for a conditional header; "*" stays bare.
+func quoteETag(v string) string {
+	if v == "*" {
+		return v
+	}
+	return `"` + unquote(v) + `"`
+}
+
+// AbortMultipartUpload discards an upload and its parts.
+func (c *S3) AbortMultipartUpload(ctx context.Context, bucket, key, uploadID string) error {
+	_, err := c.api.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &bucket, Key: &key, UploadId: &uploadID})
+	return wrapErr("AbortMultipartUpload", err)
+}
+
+// ListParts returns one page of the upload's parts.
+func (c *S3) ListParts(ctx context.Context, in ListPartsInput) (ListPartsOutput, error) {
+	input := &s3.ListPartsInput{Bucket: &in.Bucket, Key: &in.Key, UploadId: &in.UploadID}
+	if in.Marker > 0 {
+		input.PartNumberMarker = aws.String(strconv.Itoa(int(in.Marker)))
+	}
+	if in.MaxParts > 0 {
+		input.MaxParts = aws.Int32(in.MaxParts)
+	}
+	out, err := c.api.ListParts(ctx, input)
+	if err != nil {
+		return ListPartsOutput{}, wrapErr("ListParts", err)
+	}
+	res := ListPartsOutput{IsTruncated: aws.ToBool(out.IsTruncated)}
+	for _, p := range out.Parts {
+		res.Parts = append(res.Parts, Part{
+			PartNumber:   aws.ToInt32(p.PartNumber),
+			ETag:         unquote(aws.ToString(p.ETag)),
+			Size:         aws.ToInt64(p.Size),
+			LastModified: timeOrZero(p.LastModified),
+		})
+	}
+	if m := aws.ToString(out.NextPartNumberMarker); m != "" {
+		n, err := strconv.ParseInt(m, 10, 32)
+		if err != nil {
+			return ListPartsOutput{}, &Error{Op: "ListParts", Err: fmt.Errorf("unusable NextPartNumberMarker %q", m)}
+		}
+		res.NextMarker = int32(n)
+	}
+	if res.IsTruncated && res.NextMarker == 0 && len(res.Parts) > 0 {
+		res.NextMarker = res.Parts[len(res.Parts)-1].PartNumber
+	}
+	return res, nil
+}
+
+// ListMultipartUploads returns one page of the bucket's uploads in
+// progress.
+func (c *S3) ListMultipartUploads(ctx context.Context, in ListUploadsInput) (ListUploadsOutput, error) {
+	input := &s3.ListMultipartUploadsInput{
+		Bucket:         &in.Bucket,
+		Prefix:         optString(in.Prefix),
+		Delimiter:      optString(in.Delimiter),
+		KeyMarker:      optString(in.KeyMarker),
+		UploadIdMarker: optString(in.UploadIDMarker),
+	}
+	if in.MaxUploads > 0 {
+		input.MaxUploads = aws.Int32(in.MaxUploads)
+	}
+	out, err := c.api.ListMultipartUploads(ctx, input)
+	if err != nil {
+		return ListUploadsOutput{}, wrapErr("ListMultipartUploads", err)
+	}
+	res := ListUploadsOutput{
+		IsTruncated:        aws.ToBool(out.IsTruncated),
+		NextKeyMarker:      aws.ToString(out.NextKeyMarker),
+		NextUploadIDMarker: aws.ToString(out.NextUploadIdMarker),
+	}
+	for _, u := range out.Uploads {
+		res.Uploads = append(res.Uploads, Upload{
+			Key:       aws.ToString(u.Key),
+			UploadID:  aws.ToString(u.UploadId),
+			Initiated: timeOrZero(u.Initiated),
+		})
+	}
+	for _, p := range out.CommonPrefixes {
+		res.CommonPrefixes = append(res.CommonPrefixes, aws.ToString(p.Prefix))
+	}
+	return res, nil
+}
