@@ -18,23 +18,14 @@ type Completer interface {
 		recover func(ctx context.Context) (backend.CompleteMultipartOutput, bool, error)) (backend.CompleteMultipartOutput, error)
 }
 
-// multipartStore is a store over a backend that also does multipart.
-type multipartStore struct {
-	*store
-	mp backend.Multipart
-}
+var _ Completer = (*store)(nil)
 
-var (
-	_ backend.Multipart = (*multipartStore)(nil)
-	_ Completer         = (*multipartStore)(nil)
-)
-
-func (s *multipartStore) CreateMultipartUpload(ctx context.Context, in backend.CreateMultipartInput) (id string, err error) {
+func (s *store) CreateMultipartUpload(ctx context.Context, in backend.CreateMultipartInput) (id string, err error) {
 	// A retry after a lost answer creates a second upload; the first is
 	// left for the bucket's lifecycle rule (or ListMultipartUploads) to
 	// abort, as with any S3 client.
 	err = s.do(ctx, Call{Operation: "CreateMultipartUpload", Bucket: in.Bucket, Key: in.Key}, func(int) error {
-		id, err = s.mp.CreateMultipartUpload(ctx, in)
+		id, err = s.st.CreateMultipartUpload(ctx, in)
 		return err
 	})
 	return id, err
@@ -43,13 +34,13 @@ func (s *multipartStore) CreateMultipartUpload(ctx context.Context, in backend.C
 // UploadPart is retried under the part policy. The body is put back at
 // offset 0 before every attempt, so each attempt sends exactly the bytes
 // of the first, whatever a failed attempt had consumed.
-func (s *multipartStore) UploadPart(ctx context.Context, in backend.UploadPartInput) (etag string, err error) {
+func (s *store) UploadPart(ctx context.Context, in backend.UploadPartInput) (etag string, err error) {
 	c := Call{Operation: "UploadPart", Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID, Part: in.PartNumber}
 	err = DoCall(ctx, s.ps.Part, c, func(int) error {
 		if err := rewind(in.Body); err != nil {
 			return err
 		}
-		etag, err = s.mp.UploadPart(ctx, in)
+		etag, err = s.st.UploadPart(ctx, in)
 		return err
 	})
 	return etag, err
@@ -58,11 +49,11 @@ func (s *multipartStore) UploadPart(ctx context.Context, in backend.UploadPartIn
 // CompleteMultipartUpload is retried under the complete policy without
 // recovery: NoSuchUpload on a retry stands. Callers that can tell their
 // object use CompleteMultipartUploadRecovering.
-func (s *multipartStore) CompleteMultipartUpload(ctx context.Context, in backend.CompleteMultipartInput) (backend.CompleteMultipartOutput, error) {
+func (s *store) CompleteMultipartUpload(ctx context.Context, in backend.CompleteMultipartInput) (backend.CompleteMultipartOutput, error) {
 	return s.CompleteMultipartUploadRecovering(ctx, in, nil)
 }
 
-func (s *multipartStore) CompleteMultipartUploadRecovering(ctx context.Context, in backend.CompleteMultipartInput,
+func (s *store) CompleteMultipartUploadRecovering(ctx context.Context, in backend.CompleteMultipartInput,
 	recover func(ctx context.Context) (backend.CompleteMultipartOutput, bool, error)) (out backend.CompleteMultipartOutput, err error) {
 	c := Call{Operation: "CompleteMultipartUpload", Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID}
 	var recovered Recovered
@@ -77,7 +68,7 @@ func (s *multipartStore) CompleteMultipartUploadRecovering(ctx context.Context, 
 	}
 	err = Complete(ctx, s.ps.Complete, c, func(int) error {
 		var err error
-		out, err = s.mp.CompleteMultipartUpload(ctx, in)
+		out, err = s.st.CompleteMultipartUpload(ctx, in)
 		return err
 	}, recovered)
 	return out, err
@@ -85,10 +76,10 @@ func (s *multipartStore) CompleteMultipartUploadRecovering(ctx context.Context, 
 
 // AbortMultipartUpload treats NoSuchUpload on a retry as the success of an
 // earlier attempt whose answer was lost.
-func (s *multipartStore) AbortMultipartUpload(ctx context.Context, bucket, key, uploadID string) error {
+func (s *store) AbortMultipartUpload(ctx context.Context, bucket, key, uploadID string) error {
 	c := Call{Operation: "AbortMultipartUpload", Bucket: bucket, Key: key, UploadID: uploadID}
 	return s.do(ctx, c, func(attempt int) error {
-		err := s.mp.AbortMultipartUpload(ctx, bucket, key, uploadID)
+		err := s.st.AbortMultipartUpload(ctx, bucket, key, uploadID)
 		if attempt > 1 && lostUpload(err) {
 			return nil
 		}
@@ -96,15 +87,15 @@ func (s *multipartStore) AbortMultipartUpload(ctx context.Context, bucket, key, 
 	})
 }
 
-func (s *multipartStore) ListParts(ctx context.Context, in backend.ListPartsInput) (out backend.ListPartsOutput, err error) {
+func (s *store) ListParts(ctx context.Context, in backend.ListPartsInput) (out backend.ListPartsOutput, err error) {
 	c := Call{Operation: "ListParts", Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID}
-	err = s.do(ctx, c, func(int) error { out, err = s.mp.ListParts(ctx, in); return err })
+	err = s.do(ctx, c, func(int) error { out, err = s.st.ListParts(ctx, in); return err })
 	return out, err
 }
 
-func (s *multipartStore) ListMultipartUploads(ctx context.Context, in backend.ListUploadsInput) (out backend.ListUploadsOutput, err error) {
+func (s *store) ListMultipartUploads(ctx context.Context, in backend.ListUploadsInput) (out backend.ListUploadsOutput, err error) {
 	err = s.do(ctx, Call{Operation: "ListMultipartUploads", Bucket: in.Bucket}, func(int) error {
-		out, err = s.mp.ListMultipartUploads(ctx, in)
+		out, err = s.st.ListMultipartUploads(ctx, in)
 		return err
 	})
 	return out, err

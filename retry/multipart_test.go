@@ -12,22 +12,11 @@ import (
 func mpStore(t *testing.T, f *fakeMultipart) (backend.Multipart, Completer) {
 	t.Helper()
 	st := NewStore(f, Policies{Default: fast, Part: fast, Complete: fast, SourceRead: fast})
-	mp, ok := st.(backend.Multipart)
-	if !ok {
-		t.Fatal("store over a multipart backend does not implement backend.Multipart")
-	}
 	c, ok := st.(Completer)
 	if !ok {
 		t.Fatal("store over a multipart backend does not implement Completer")
 	}
-	return mp, c
-}
-
-func TestStoreWithoutMultipartBackendHidesMultipart(t *testing.T) {
-	var plain struct{ backend.Store }
-	if _, ok := NewStore(plain, Policies{}).(backend.Multipart); ok {
-		t.Fatal("store claims multipart over a backend without it")
-	}
+	return st, c
 }
 
 func TestUploadPartRetriesWithTheSameBytes(t *testing.T) {

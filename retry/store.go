@@ -32,16 +32,10 @@ func Store(st backend.Store, p Policy) backend.Store {
 	return NewStore(st, Policies{Default: p, Part: p, Complete: p, SourceRead: p})
 }
 
-// NewStore wraps st with a policy per kind of operation. When st also
-// implements backend.Multipart, so does the result (and Completer);
-// otherwise the result implements neither, so a type assertion on it says
-// the truth.
+// NewStore wraps st with a policy per kind of operation. The result also
+// implements Completer and SourceReader.
 func NewStore(st backend.Store, ps Policies) backend.Store {
-	s := &store{st: st, ps: ps}
-	if mp, ok := st.(backend.Multipart); ok {
-		return &multipartStore{store: s, mp: mp}
-	}
-	return s
+	return &store{st: st, ps: ps}
 }
 
 type store struct {
