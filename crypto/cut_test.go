@@ -59,7 +59,7 @@ func TestCutSourceIsCorrupt(t *testing.T) {
 			for _, end := range []error{io.EOF, io.ErrUnexpectedEOF} {
 				for _, writeTo := range []bool{false, true} {
 					name := fmt.Sprintf("%s/%s/%v/writeTo=%v", rg.name, c.name, end, writeTo)
-					r, err := NewReader(cutSource(src[:c.at], end), dk, 0, size, rg.off, rg.size)
+					r, err := NewReader(cutSource(src[:c.at], end), dk, Stream{}, size, rg.off, rg.size)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -253,3 +253,17 @@ func cutPrefix(b []byte, prefix string) ([]byte, bool) {
 	}
 	return b[len(prefix):], true
 }
+
+// CipherRange returns the ciphertext range of the object that holds the
+// plaintext range [off, off+length): from the first segment that range
+// touches, in its part, to the end of the last one. length must be > 0
+// and the range inside the object.
+func (m Manifest) CipherRange(off, length int64) (cOff, cLen int64) {
+	i, ps, cs := m.PartAt(off)
+	a, _ := CipherRange(m.Parts[i].PlainSize, off-ps, min(length, ps+m.Parts[i].PlainSize-off))
+	cOff = cs + a
+	end := off + length - 1
+	j, ps, cs := m.PartAt(end)
+	b, bl := CipherRange(m.Parts[j].PlainSize, end-ps, 1)
+	return cOff, cs + b + bl - cOff
+}

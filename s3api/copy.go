@@ -54,12 +54,12 @@ func (s *Server) copyObject(req *request) error {
 	default:
 		return apiErr("InvalidArgument", "Unknown metadata directive.")
 	}
+	ka := s.startKeepAlive(req)
 	info, err := s.store.Copy(req.r.Context(), in)
 	if err != nil {
-		return objectErr(err)
+		return ka.finish(nil, objectErr(err))
 	}
-	writeXML(req.w, http.StatusOK, copyObjectResult{Xmlns: s3ns, ETag: quote(info.ETag), LastModified: s3Time(time.Now())})
-	return nil
+	return ka.finish(copyObjectResult{Xmlns: s3ns, ETag: quote(info.ETag), LastModified: s3Time(time.Now())}, nil)
 }
 
 // copyChecksum picks the checksum algorithm for a copy of src.

@@ -38,6 +38,9 @@ var errorTable = map[string]APIError{
 	"InvalidArgument":         {StatusCode: 400, Message: "Invalid Argument"},
 	"InvalidBucketName":       {StatusCode: 400, Message: "The specified bucket is not valid."},
 	"InvalidDigest":           {StatusCode: 400, Message: "The Content-MD5 you specified is not valid."},
+	"InvalidPart":             {StatusCode: 400, Message: "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag."},
+	"InvalidPartNumber":       {StatusCode: 416, Message: "The requested partnumber is not satisfiable"},
+	"InvalidPartOrder":        {StatusCode: 400, Message: "The list of parts was not in ascending order. The parts list must be specified in order by part number."},
 	"InvalidRange":            {StatusCode: 416, Message: "The requested range is not satisfiable"},
 	"InvalidRequest":          {StatusCode: 400, Message: "Invalid Request"},
 	"MalformedXML":            {StatusCode: 400, Message: "The XML you provided was not well-formed or did not validate against our published schema."},
@@ -140,6 +143,15 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		body.Resource = r.URL.Path
 	}
 	writeXML(w, ae.StatusCode, body)
+}
+
+// errorElement is err as the <Error> element that ends a 200 answer whose
+// status line went out early (keep-alive), as S3 sends it.
+func errorElement(w http.ResponseWriter, r *http.Request, err error) errorBody {
+	ae := toAPIError(err)
+	slog.Error("request failed after its status line", "method", r.Method, "path", r.URL.Path, "code", ae.Code,
+		"request_id", w.Header().Get("x-amz-request-id"), "err", err)
+	return errorBody{Code: ae.Code, Message: ae.Message, Resource: r.URL.Path, RequestID: w.Header().Get("x-amz-request-id")}
 }
 
 // writeXML renders v as an XML document with the given status.

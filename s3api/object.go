@@ -44,8 +44,25 @@ func (s *Server) putObject(req *request) error {
 	return nil
 }
 
+// objectRange is the part of an object a GET or HEAD asks for: a Range
+// header, or ?partNumber=, never both.
+func objectRange(r *http.Request) (*sealstore.Range, error) {
+	rng, err := parseRange(r.Header.Get("Range"))
+	if err != nil || !r.URL.Query().Has("partNumber") {
+		return rng, err
+	}
+	if rng != nil {
+		return nil, apiErr("InvalidRequest", "Cannot specify both Range header and partNumber query parameter")
+	}
+	n, err := partNumber(r.URL.Query().Get("partNumber"))
+	if err != nil {
+		return nil, err
+	}
+	return &sealstore.Range{Part: n}, nil
+}
+
 func (s *Server) getObject(req *request) error {
-	rng, err := parseRange(req.r.Header.Get("Range"))
+	rng, err := objectRange(req.r)
 	if err != nil {
 		return err
 	}
@@ -61,7 +78,7 @@ func (s *Server) getObject(req *request) error {
 	setObjectHeaders(h, info, req.r.URL.Query())
 	status := http.StatusOK
 	h.Set("Content-Length", strconv.FormatInt(rd.Len, 10))
-	if rd.Partial {
+	if rd.Partial && rd.Len > 0 {
 		status = http.StatusPartialContent
 		h.Set("Content-Range", contentRange(rd.Off, rd.Len, info.Size))
 	} else if wantsChecksums(req.r) {
@@ -79,7 +96,7 @@ func (s *Server) getObject(req *request) error {
 }
 
 func (s *Server) headObject(req *request) error {
-	rng, err := parseRange(req.r.Header.Get("Range"))
+	rng, err := objectRange(req.r)
 	if err != nil {
 		return err
 	}
@@ -95,12 +112,15 @@ func (s *Server) headObject(req *request) error {
 	status := http.StatusOK
 	length := info.Size
 	if rng != nil {
-		off, n, err := rng.Resolve(info.Size)
+		off, n, err := sealstore.ResolveRange(rng, info)
 		if err != nil {
 			return err
 		}
-		status, length = http.StatusPartialContent, n
-		h.Set("Content-Range", contentRange(off, n, info.Size))
+		length = n
+		if n > 0 {
+			status = http.StatusPartialContent
+			h.Set("Content-Range", contentRange(off, n, info.Size))
+		}
 	} else if wantsChecksums(req.r) {
 		setChecksumHeaders(h, info)
 	}
@@ -197,6 +217,9 @@ func setObjectHeaders(h http.Header, info sealstore.ObjectInfo, q map[string][]s
 	}
 	if info.StorageClass != "" && info.StorageClass != "STANDARD" {
 		h.Set("x-amz-storage-class", info.StorageClass)
+	}
+	if _, ok := q["partNumber"]; ok && info.PartsCount > 0 {
+		h.Set("x-amz-mp-parts-count", strconv.Itoa(info.PartsCount))
 	}
 }
 

@@ -24,8 +24,13 @@ var plainParams = map[string]bool{
 	"x-amz-checksum-mode": true, "x-amz-user-agent": true,
 }
 
-// subresources implemented per level; see routes.
-var bucketSubs = map[string]bool{"location": true, "delete": true}
+// subresources implemented per level (lower case); see routes.
+var (
+	bucketSubs = map[string]bool{"location": true, "delete": true, "uploads": true,
+		"key-marker": true, "upload-id-marker": true, "max-uploads": true}
+	objectSubs = map[string]bool{"uploads": true, "uploadid": true, "partnumber": true,
+		"part-number-marker": true, "max-parts": true}
+)
 
 func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter().SkipClean(true)
@@ -69,6 +74,7 @@ func (s *Server) routes() *mux.Router {
 	b := r.MatcherFunc(level(1)).Subrouter()
 	b.MatcherFunc(unknownSub(bucketSubs)).HandlerFunc(s.serve(accService, notImplemented))
 	b.Methods(http.MethodGet).MatcherFunc(has("location")).HandlerFunc(s.serve(accRead, s.getBucketLocation))
+	b.Methods(http.MethodGet).MatcherFunc(has("uploads")).HandlerFunc(s.serve(accWrite, s.listMultipartUploads))
 	b.Methods(http.MethodGet).Queries("list-type", "2").HandlerFunc(s.serve(accRead, s.listObjectsV2))
 	b.Methods(http.MethodGet).HandlerFunc(s.serve(accRead, s.listObjectsV1))
 	b.Methods(http.MethodPost).MatcherFunc(has("delete")).HandlerFunc(s.serve(accWrite, s.deleteObjects))
@@ -77,7 +83,20 @@ func (s *Server) routes() *mux.Router {
 	b.Methods(http.MethodDelete).HandlerFunc(s.serve(accWrite, s.deleteBucket))
 
 	o := r.MatcherFunc(level(2)).Subrouter()
-	o.MatcherFunc(unknownSub(nil)).HandlerFunc(s.serve(accService, notImplemented))
+	o.MatcherFunc(unknownSub(objectSubs)).HandlerFunc(s.serve(accService, notImplemented))
+	// Multipart uploads.
+	o.Methods(http.MethodPost).MatcherFunc(has("uploads")).HandlerFunc(s.serve(accWrite, s.createMultipartUpload))
+	o.Methods(http.MethodPost).MatcherFunc(has("uploadId")).HandlerFunc(s.serve(accWrite, s.completeMultipartUpload))
+	o.Methods(http.MethodPut).MatcherFunc(has("uploadId")).MatcherFunc(has("partNumber")).
+		HeadersRegexp("X-Amz-Copy-Source", ".").HandlerFunc(s.serve(accWrite, s.uploadPartCopy))
+	o.Methods(http.MethodPut).MatcherFunc(has("uploadId")).MatcherFunc(has("partNumber")).HandlerFunc(s.serve(accWrite, s.uploadPart))
+	o.Methods(http.MethodDelete).MatcherFunc(has("uploadId")).HandlerFunc(s.serve(accWrite, s.abortMultipartUpload))
+	o.Methods(http.MethodGet).MatcherFunc(has("uploadId")).HandlerFunc(s.serve(accWrite, s.listParts))
+	// A multipart parameter anywhere else changes what the request means
+	// and is not ignored.
+	o.MatcherFunc(misplacedMultipart).HandlerFunc(s.serve(accService, func(*request) error {
+		return apiErr("InvalidRequest", "This operation does not take the uploads, uploadId or partNumber parameter in this combination.")
+	}))
 	o.Methods(http.MethodPut).HeadersRegexp("X-Amz-Copy-Source", ".").HandlerFunc(s.serve(accWrite, s.copyObject))
 	o.Methods(http.MethodPut).HandlerFunc(s.serve(accWrite, s.putObject))
 	o.Methods(http.MethodGet).HandlerFunc(s.serve(accRead, s.getObject))
@@ -104,11 +123,17 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte("ok\n"))
 }
 
-func notImplemented(req *request) error {
-	q := req.r.URL.Query()
-	if q.Has("uploads") || q.Has("uploadId") {
-		return apiErr("NotImplemented", "s3seal does not implement multipart uploads yet: "+
-			"raise the client's multipart threshold (aws CLI: s3.multipart_threshold, rclone: --s3-upload-cutoff)")
-	}
+func notImplemented(*request) error {
 	return apiErr("NotImplemented", "s3seal does not implement this operation")
+}
+
+// misplacedMultipart matches object requests that carry a multipart
+// parameter the routes above did not take: partNumber is only for GET and
+// HEAD (a part of an object) besides UploadPart.
+func misplacedMultipart(r *http.Request, _ *mux.RouteMatch) bool {
+	q := r.URL.Query()
+	if q.Has("uploads") || q.Has("uploadId") || q.Has("part-number-marker") || q.Has("max-parts") {
+		return true
+	}
+	return q.Has("partNumber") && r.Method != http.MethodGet && r.Method != http.MethodHead
 }

@@ -41,6 +41,11 @@ type Config struct {
 	// answered 503 SlowDown, which S3 clients retry with backoff.
 	// Default 10 s.
 	QueueTimeout time.Duration
+	// KeepAliveDelay is how long CompleteMultipartUpload and copies may
+	// take before s3seal answers 200 and keeps the connection busy with a
+	// space every KeepAliveInterval until the result (or an <Error>
+	// element) follows, as S3 does. Defaults 2 s and 10 s.
+	KeepAliveDelay, KeepAliveInterval time.Duration
 }
 
 // Server is the HTTP handler for the S3 API.
@@ -65,6 +70,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.QueueTimeout <= 0 {
 		cfg.QueueTimeout = 10 * time.Second
+	}
+	if cfg.KeepAliveDelay <= 0 {
+		cfg.KeepAliveDelay = 2 * time.Second
+	}
+	if cfg.KeepAliveInterval <= 0 {
+		cfg.KeepAliveInterval = 10 * time.Second
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, verifier: sigv4.NewVerifier(cfg.Credentials),
 		slots: make(chan struct{}, cfg.MaxInFlight)}

@@ -17,6 +17,10 @@ import (
 type Range struct {
 	First, Last int64
 	SuffixLen   int64
+	// Part, when not 0, selects part Part of a multipart object instead
+	// (GET or HEAD with ?partNumber=); part 1 of a single-PUT object is the
+	// whole object, as in S3.
+	Part int
 }
 
 // Resolve applies r to an object of size bytes and returns the offset and
@@ -40,6 +44,28 @@ func (r Range) Resolve(size int64) (off, n int64, err error) {
 	}
 }
 
+// ResolveRange applies rng to the object info describes.
+func ResolveRange(rng *Range, info ObjectInfo) (off, n int64, err error) {
+	if rng.Part == 0 {
+		return rng.Resolve(info.Size)
+	}
+	if info.manifest == nil {
+		if rng.Part != 1 {
+			return 0, 0, errorf("InvalidPartNumber", "The requested partnumber is not satisfiable")
+		}
+		return 0, info.Size, nil
+	}
+	// Parts are counted in order, whatever numbers the upload gave them,
+	// as clients read them: partNumber 1 to x-amz-mp-parts-count.
+	if rng.Part > len(info.manifest.Parts) {
+		return 0, 0, errorf("InvalidPartNumber", "The requested partnumber is not satisfiable")
+	}
+	for _, p := range info.manifest.Parts[:rng.Part-1] {
+		off += p.PlainSize
+	}
+	return off, info.manifest.Parts[rng.Part-1].PlainSize, nil
+}
+
 // Head describes an object in plaintext terms. For an encrypted object the
 // reported size and ETag are authenticated by unwrapping its data key.
 func (s *Store) Head(ctx context.Context, bucket, key string) (ObjectInfo, error) {
@@ -50,7 +76,7 @@ func (s *Store) Head(ctx context.Context, bucket, key string) (ObjectInfo, error
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	info, _, err := s.describe(bucket, bi)
+	info, _, err := s.describe(ctx, bucket, bi, false)
 	return info, err
 }
 
@@ -80,7 +106,7 @@ func (s *Store) Get(ctx context.Context, bucket, key string, rng *Range) (Object
 		if err != nil {
 			return ObjectInfo{}, nil, err
 		}
-		info, rd, err := s.open(obj, bucket, 0, -1)
+		info, rd, err := s.open(ctx, obj, bucket, 0, -1)
 		if err != nil {
 			obj.Body.Close()
 		}
@@ -94,12 +120,18 @@ func (s *Store) Get(ctx context.Context, bucket, key string, rng *Range) (Object
 		if err != nil {
 			return info, nil, err
 		}
-		off, n, err := rng.Resolve(info.Size)
+		off, n, err := ResolveRange(rng, info)
 		if err != nil {
 			return info, nil, err
 		}
+		if n == 0 { // an empty part, or part 1 of an empty object
+			return info, &Reader{Reader: eofReader{}, Partial: true, body: io.NopCloser(eofReader{})}, nil
+		}
 		br := &backend.ByteRange{Off: off, Len: n}
-		if info.Encrypted {
+		switch {
+		case info.manifest != nil:
+			br.Off, br.Len = info.manifest.CipherRange(off, n)
+		case info.Encrypted:
 			br.Off, br.Len = crypto.CipherRange(info.Size, off, n)
 		}
 		obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key, Range: br, IfMatch: info.backendETag})
@@ -109,7 +141,7 @@ func (s *Store) Get(ctx context.Context, bucket, key string, rng *Range) (Object
 		if err != nil {
 			return info, nil, err
 		}
-		_, rd, err := s.open(obj, bucket, off, n)
+		_, rd, err := s.open(ctx, obj, bucket, off, n)
 		if err != nil {
 			obj.Body.Close()
 			return info, nil, err
@@ -121,29 +153,25 @@ func (s *Store) Get(ctx context.Context, bucket, key string, rng *Range) (Object
 
 // open wraps a backend response in a decrypting reader. n < 0 means the
 // whole object (obj holds all of it).
-func (s *Store) open(obj *backend.Object, bucket string, off, n int64) (ObjectInfo, *Reader, error) {
-	describe := s.describe
-	if n >= 0 {
-		describe = s.describeRanged
-	}
-	info, dk, err := describe(bucket, obj.Info)
+func (s *Store) open(ctx context.Context, obj *backend.Object, bucket string, off, n int64) (ObjectInfo, *Reader, error) {
+	whole := n < 0
+	info, dk, err := s.describe(ctx, bucket, obj.Info, !whole)
 	if err != nil {
 		return info, nil, err
+	}
+	if whole {
+		n = info.Size
 	}
 	if !info.Encrypted {
 		// Only with AllowPlaintextReads: describe refuses it otherwise.
 		slog.Warn("serving an object that is not encrypted (plaintext reads are allowed)", "bucket", bucket, "key", info.Key)
-		if n < 0 {
-			n = info.Size
-		}
 		exact := &exactReader{r: obj.Body, left: n, bucket: bucket, key: info.Key}
 		return info, &Reader{Reader: exact, Off: off, Len: n, body: obj.Body}, nil
 	}
-	if n < 0 {
-		n = info.Size
-	}
-	plain, err := crypto.NewReader(obj.Body, dk, crypto.Stream{}, info.Size, off, n)
-	if err != nil {
+	var plain io.Reader
+	if info.manifest != nil {
+		plain = newPartsReader(obj.Body, dk, *info.manifest, off, n, whole)
+	} else if plain, err = crypto.NewReader(obj.Body, dk, crypto.Stream{}, info.Size, off, n); err != nil {
 		return info, nil, integrityErr(bucket, info.Key, err)
 	}
 	pr := &primedReader{r: plain, bucket: bucket, key: info.Key}
@@ -151,21 +179,6 @@ func (s *Store) open(obj *backend.Object, bucket string, off, n int64) (ObjectIn
 		return info, nil, err
 	}
 	return info, &Reader{Reader: pr, Off: off, Len: n, body: obj.Body}, nil
-}
-
-// describeRanged is describe for a ranged response, whose size is that of
-// the range: the object's size comes from the (authenticated) metadata; the
-// HEAD before it described the object and the backend ETag pinned the
-// version.
-func (s *Store) describeRanged(bucket string, bi backend.ObjectInfo) (ObjectInfo, *crypto.DataKey, error) {
-	env, encrypted, err := crypto.ParseMetadata(bi.Meta)
-	if err != nil {
-		return ObjectInfo{}, nil, integrityErr(bucket, bi.Key, err)
-	}
-	if encrypted && !env.Multipart {
-		bi.Size = crypto.CiphertextSize(env.PlainSize)
-	}
-	return s.describe(bucket, bi)
 }
 
 // primedReader reads ahead the first block so that damage at the start of
@@ -235,3 +248,7 @@ func (e *exactReader) Read(b []byte) (int, error) {
 	}
 	return n, err
 }
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }

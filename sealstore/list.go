@@ -107,7 +107,7 @@ func (s *Store) resolveEntry(ctx context.Context, bucket string, e *backend.List
 	if !bi.LastModified.IsZero() {
 		e.LastModified = bi.LastModified
 	}
-	info, _, err := s.describe(bucket, bi)
+	info, _, err := s.describe(ctx, bucket, bi, false)
 	if err == nil {
 		e.Size, e.ETag = info.Size, info.ETag
 		return nil

@@ -54,7 +54,11 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if in.Size > s.opt.MaxObjectSize {
 		return ObjectInfo{}, errorf("EntityTooLarge", "a single PUT may carry at most %d bytes", s.opt.MaxObjectSize)
 	}
-	sp, err := s.seal(in)
+	dk, err := crypto.NewDataKey()
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	sp, err := s.seal(in, dk, crypto.Stream{})
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -104,9 +108,10 @@ type spooled struct {
 	checksums  map[string]string
 }
 
-// seal reads the whole body, sealing it into a fresh spool file, and runs
-// every check on it. The caller closes the returned file.
-func (s *Store) seal(in PutInput) (*spooled, error) {
+// seal reads the whole body, sealing it with dk as stream into a fresh
+// spool file, and runs every check on it. The caller closes the returned
+// file.
+func (s *Store) seal(in PutInput, dk *crypto.DataKey, stream crypto.Stream) (*spooled, error) {
 	f, err := os.CreateTemp(s.opt.SpoolDir, "s3seal-spool-*")
 	if err != nil {
 		return nil, fmt.Errorf("create spool file: %w", err)
@@ -114,7 +119,7 @@ func (s *Store) seal(in PutInput) (*spooled, error) {
 	// Unlink at once: the file lives only as long as the open descriptor,
 	// so a crash leaves nothing behind.
 	_ = os.Remove(f.Name())
-	sp, err := s.sealInto(f, in)
+	sp, err := s.sealInto(f, in, dk, stream)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -122,18 +127,14 @@ func (s *Store) seal(in PutInput) (*spooled, error) {
 	return sp, nil
 }
 
-func (s *Store) sealInto(f *os.File, in PutInput) (*spooled, error) {
-	dk, err := crypto.NewDataKey()
-	if err != nil {
-		return nil, err
-	}
+func (s *Store) sealInto(f *os.File, in PutInput, dk *crypto.DataKey, stream crypto.Stream) (*spooled, error) {
 	var sink io.Writer = f
 	var cipherMD5 hash.Hash
 	if s.opt.BackendContentMD5 {
 		cipherMD5 = md5.New()
 		sink = io.MultiWriter(f, cipherMD5)
 	}
-	cw := crypto.NewWriter(sink, dk, crypto.Stream{})
+	cw := crypto.NewWriter(sink, dk, stream)
 	plainMD5 := md5.New()
 	sinks := []io.Writer{cw, plainMD5}
 	if in.Observe != nil {

@@ -5,8 +5,10 @@
 package sealstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -48,6 +50,10 @@ type Options struct {
 	// its metadata; a copy would seal that content into an authenticated
 	// object. Every GET of such an object is logged at WARN.
 	AllowPlaintextReads bool
+	// Logger receives s3seal's events about stored objects (integrity
+	// failures, multipart recoveries, state left for gc). Default
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 // Store is the encrypting object layer. It is safe for concurrent use.
@@ -55,7 +61,12 @@ type Store struct {
 	be    backend.Store
 	kr    *crypto.Keyring
 	opt   Options
+	log   *slog.Logger
 	cache *lru.Cache[cacheKey, resolved]
+	// uploads caches loaded upload state by (bucket, key, upload id), and
+	// manifests opened manifests by oid: neither ever changes.
+	uploads   *lru.Cache[uploadKey, *upload]
+	manifests *lru.Cache[[crypto.OIDSize]byte, crypto.Manifest]
 }
 
 type cacheKey struct {
@@ -81,11 +92,22 @@ func New(be backend.Store, kr *crypto.Keyring, opt Options) (*Store, error) {
 	if opt.CacheEntries <= 0 {
 		opt.CacheEntries = 100_000
 	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
 	c, err := lru.New[cacheKey, resolved](opt.CacheEntries)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{be: be, kr: kr, opt: opt, cache: c}, nil
+	ups, err := lru.New[uploadKey, *upload](4096)
+	if err != nil {
+		return nil, err
+	}
+	mans, err := lru.New[[crypto.OIDSize]byte, crypto.Manifest](4096)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{be: be, kr: kr, opt: opt, log: opt.Logger, cache: c, uploads: ups, manifests: mans}, nil
 }
 
 // Backend returns the store underneath, for bucket operations that need no
@@ -106,9 +128,13 @@ type ObjectInfo struct {
 	// object: lower-case algorithm name ("crc32", "sha256", ...) -> value.
 	Checksums map[string]string
 
+	// PartsCount is the number of parts of a multipart object, else 0.
+	PartsCount int
+
 	backendETag string
 	backendSize int64
 	env         crypto.Envelope
+	manifest    *crypto.Manifest // multipart objects only
 }
 
 // Error is a failure a client caused or must be told about, with the S3
@@ -178,9 +204,11 @@ func userMeta(meta map[string]string) map[string]string {
 // describe turns what the backend says of an object into its plaintext
 // description and, for an encrypted object, unwraps its data key, which
 // authenticates the size, ETag and checksums reported (and only then are
-// they cached). On an unwrap failure info still holds the values the
-// metadata claims, for a listing to show; dk is nil for a plaintext object.
-func (s *Store) describe(bucket string, bi backend.ObjectInfo) (info ObjectInfo, dk *crypto.DataKey, err error) {
+// they cached); a multipart object's come from its manifest. ranged says
+// bi describes a ranged response, whose size is not the object's. On an
+// unwrap failure info holds the backend's values; dk is nil for a
+// plaintext object.
+func (s *Store) describe(ctx context.Context, bucket string, bi backend.ObjectInfo, ranged bool) (info ObjectInfo, dk *crypto.DataKey, err error) {
 	info = ObjectInfo{
 		Bucket: bucket, Key: bi.Key, Size: bi.Size, ETag: strings.Trim(bi.ETag, `"`),
 		LastModified: bi.LastModified, StorageClass: bi.StorageClass,
@@ -199,11 +227,10 @@ func (s *Store) describe(bucket string, bi backend.ObjectInfo) (info ObjectInfo,
 		}
 		return info, nil, nil
 	}
-	if env.Multipart {
-		return info, nil, integrityErr(bucket, bi.Key, errors.New("multipart objects are not supported by this s3seal version"))
-	}
-	if want := crypto.CiphertextSize(env.PlainSize); want != bi.Size {
-		return info, nil, integrityErr(bucket, bi.Key, fmt.Errorf("ciphertext is %d bytes, metadata implies %d", bi.Size, want))
+	if !env.Multipart && !ranged {
+		if want := crypto.CiphertextSize(env.PlainSize); want != bi.Size {
+			return info, nil, integrityErr(bucket, bi.Key, fmt.Errorf("ciphertext is %d bytes, metadata implies %d", bi.Size, want))
+		}
 	}
 	info.Encrypted = true
 	info.env = env
@@ -215,9 +242,22 @@ func (s *Store) describe(bucket string, bi backend.ObjectInfo) (info ObjectInfo,
 		}
 		return info, nil, integrityErr(bucket, bi.Key, err)
 	}
-	info.Checksums = b.Checksums
-	info.Size = b.PlainSize
-	info.ETag = fmt.Sprintf("%x", b.PlainMD5)
-	s.cache.Add(cacheKey{bucket, bi.Key, info.backendETag, bi.Size}, resolved{info.Size, info.ETag})
+	if env.Multipart {
+		m, err := s.manifest(ctx, bucket, bi.Key, dk)
+		if err != nil {
+			return info, nil, err
+		}
+		if !ranged && m.CipherSize() != bi.Size {
+			return info, nil, integrityErr(bucket, bi.Key, fmt.Errorf("ciphertext is %d bytes, the manifest implies %d", bi.Size, m.CipherSize()))
+		}
+		info.manifest = &m
+		info.PartsCount = len(m.Parts)
+		info.Size, info.ETag, info.Checksums = m.Size(), m.ETag(), m.Checksums
+	} else {
+		info.Size, info.ETag, info.Checksums = b.PlainSize, fmt.Sprintf("%x", b.PlainMD5), b.Checksums
+	}
+	if !ranged {
+		s.cache.Add(cacheKey{bucket, bi.Key, info.backendETag, bi.Size}, resolved{info.Size, info.ETag})
+	}
 	return info, dk, nil
 }

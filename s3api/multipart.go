@@ -1,0 +1,297 @@
+package s3api
+
+import (
+	"encoding/xml"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// maxCompleteBody bounds a CompleteMultipartUpload body: 10,000 parts with
+// an ETag and a checksum each fit in well under 4 MiB.
+const maxCompleteBody = 4 << 20
+
+func (s *Server) createMultipartUpload(req *request) error {
+	meta, headers, err := objectHeaders(req.r.Header)
+	if err != nil {
+		return err
+	}
+	in := sealstore.CreateMultipartInput{Bucket: req.bucket, Key: req.key, Meta: meta, Headers: headers, KeyID: req.cred.KeyID}
+	if v := req.r.Header.Get("X-Amz-Checksum-Algorithm"); v != "" {
+		a, ok := checksum.ParseAlgorithm(v)
+		if !ok {
+			return apiErr("InvalidRequest", "Checksum algorithm provided is unsupported.")
+		}
+		typ := req.r.Header.Get("X-Amz-Checksum-Type")
+		if typ == "" {
+			typ = checksum.DefaultType(a)
+		}
+		if !checksum.TypeSupported(a, typ) {
+			return apiErr("InvalidRequest", "The "+typ+" checksum type cannot be used with the "+strings.ToLower(string(a))+" checksum algorithm.")
+		}
+		in.ChecksumAlgorithm, in.ChecksumType = strings.ToLower(string(a)), typ
+		req.w.Header().Set("X-Amz-Checksum-Algorithm", string(a))
+		req.w.Header().Set("X-Amz-Checksum-Type", typ)
+	} else if req.r.Header.Get("X-Amz-Checksum-Type") != "" {
+		return apiErr("InvalidRequest", "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.")
+	}
+	id, err := s.store.CreateMultipart(req.r.Context(), in)
+	if err != nil {
+		return err
+	}
+	writeXML(req.w, http.StatusOK, initiateMultipartUploadResult{Xmlns: s3ns, Bucket: req.bucket, Key: req.key, UploadID: id})
+	return nil
+}
+
+// partNumber parses ?partNumber=: 1 to 10000.
+func partNumber(q string) (int, error) {
+	n, err := strconv.Atoi(q)
+	if err != nil || n < 1 || n > crypto.MaxParts {
+		return 0, apiErr("InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive")
+	}
+	return n, nil
+}
+
+func (s *Server) uploadPart(req *request) error {
+	q := req.r.URL.Query()
+	n, err := partNumber(q.Get("partNumber"))
+	if err != nil {
+		return err
+	}
+	size := req.auth.DecodedLength
+	if size < 0 {
+		return apiErr("MissingContentLength", "")
+	}
+	checks, err := newBodyChecks(req.r.Header)
+	if err != nil {
+		return err
+	}
+	if err := s.partHasher(req, checks); err != nil {
+		return err
+	}
+	pi, err := s.store.UploadPart(req.r.Context(), sealstore.UploadPartInput{
+		Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"), PartNumber: n,
+		Body: req.r.Body, Size: size, ContentMD5: checks.exp.ContentMD5,
+		Observe: checks.hasher, Finalize: checks.finalize(req.auth.Trailer),
+	})
+	if err != nil {
+		return err
+	}
+	req.w.Header().Set("ETag", quote(pi.ETag))
+	if checks.exp.Algorithm != "" {
+		setChecksumHeaders(req.w.Header(), sealstore.ObjectInfo{Checksums: pi.Checksums})
+	}
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// partHasher makes a part keep the checksum algorithm its upload was
+// created with when the part itself names none (the completion combines
+// them); a part naming another algorithm is refused, as S3 does.
+func (s *Server) partHasher(req *request, checks *bodyChecks) error {
+	q := req.r.URL.Query()
+	alg, _, err := s.store.UploadChecksum(req.r.Context(), req.bucket, req.key, q.Get("uploadId"))
+	if err != nil || alg == "" {
+		return err
+	}
+	a, _ := checksum.ParseAlgorithm(alg)
+	switch checks.exp.Algorithm {
+	case "":
+		checks.hasher = checksum.NewHasher(a)
+	case a:
+	default:
+		return apiErr("InvalidRequest", "Checksum Type mismatch occurred, expected checksum Type: "+alg+", actual checksum Type: "+strings.ToLower(string(checks.exp.Algorithm)))
+	}
+	return nil
+}
+
+var copyRangeRE = regexp.MustCompile(`^bytes=(\d{1,19})-(\d{1,19})$`)
+
+func (s *Server) uploadPartCopy(req *request) error {
+	q := req.r.URL.Query()
+	n, err := partNumber(q.Get("partNumber"))
+	if err != nil {
+		return err
+	}
+	srcBucket, srcKey, err := parseCopySource(req.r.Header.Get("X-Amz-Copy-Source"))
+	if err != nil {
+		return err
+	}
+	if !req.cred.canRead(srcBucket) {
+		return apiErr("AccessDenied", "")
+	}
+	var rng *sealstore.Range
+	if v := req.r.Header.Get("X-Amz-Copy-Source-Range"); v != "" {
+		m := copyRangeRE.FindStringSubmatch(v)
+		if m == nil {
+			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+		}
+		first, err1 := strconv.ParseInt(m[1], 10, 64)
+		last, err2 := strconv.ParseInt(m[2], 10, 64)
+		if err1 != nil || err2 != nil || last < first {
+			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+		}
+		rng = &sealstore.Range{First: first, Last: last}
+	}
+	checks := &bodyChecks{exp: &checksum.Expected{}, hasher: checksum.NewHasher(defaultChecksum)}
+	if err := s.partHasher(req, checks); err != nil {
+		return err
+	}
+	ka := s.startKeepAlive(req)
+	pi, err := s.store.UploadPartCopy(req.r.Context(), sealstore.UploadPartCopyInput{
+		SrcBucket: srcBucket, SrcKey: srcKey, Range: rng,
+		Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"), PartNumber: n,
+		Check: func(src sealstore.ObjectInfo) error {
+			if rng != nil && rng.Last >= src.Size {
+				return apiErr("InvalidRange", "The requested range is not satisfiable")
+			}
+			return checkCopySource(req.r.Header, src)
+		},
+		Observe: checks.hasher, Finalize: checks.finalize(nil),
+	})
+	if err != nil {
+		return ka.finish(nil, objectErr(err))
+	}
+	return ka.finish(copyPartResult{Xmlns: s3ns, ETag: quote(pi.ETag), LastModified: s3Time(time.Now()),
+		partChecksums: checksumsOf(pi.Checksums)}, nil)
+}
+
+func (s *Server) completeMultipartUpload(req *request) error {
+	body, err := io.ReadAll(io.LimitReader(req.r.Body, maxCompleteBody+1))
+	if err != nil {
+		return err
+	}
+	if len(body) > maxCompleteBody {
+		return apiErr("MalformedXML", "")
+	}
+	if err := verifyBody(req, body); err != nil {
+		return err
+	}
+	var cmu completeMultipartUpload
+	if err := xml.Unmarshal(body, &cmu); err != nil {
+		return apiErr("MalformedXML", "")
+	}
+	in := sealstore.CompleteInput{Bucket: req.bucket, Key: req.key, UploadID: req.r.URL.Query().Get("uploadId"),
+		IfMatch: req.r.Header.Get("If-Match"), IfNoneMatch: req.r.Header.Get("If-None-Match"),
+		ObjectChecksums: objectChecksums}
+	if in.IfNoneMatch != "" && in.IfNoneMatch != "*" {
+		return apiErr("NotImplemented", "If-None-Match on CompleteMultipartUpload accepts only *")
+	}
+	for _, p := range cmu.Parts {
+		in.Parts = append(in.Parts, sealstore.CompletePart{PartNumber: p.PartNumber, ETag: p.ETag, Checksums: p.asMap()})
+	}
+	ka := s.startKeepAlive(req)
+	info, err := s.store.CompleteMultipart(req.r.Context(), in)
+	if err != nil {
+		return ka.finish(nil, err)
+	}
+	res := completeMultipartUploadResult{Xmlns: s3ns, Location: "/" + req.bucket + "/" + req.key,
+		Bucket: req.bucket, Key: req.key, ETag: quote(info.ETag), partChecksums: checksumsOf(info.Checksums)}
+	if len(info.Checksums) > 0 {
+		res.ChecksumType = checksum.Composite
+		for _, v := range info.Checksums {
+			if !strings.Contains(v, "-") {
+				res.ChecksumType = checksum.FullObject
+			}
+		}
+	}
+	return ka.finish(res, nil)
+}
+
+// objectChecksums computes a multipart object's checksum from its parts.
+func objectChecksums(alg, typ string, parts []crypto.ManifestPart) (map[string]string, error) {
+	a, ok := checksum.ParseAlgorithm(alg)
+	if !ok {
+		return nil, nil
+	}
+	sums := make([]checksum.PartSum, len(parts))
+	for i, p := range parts {
+		v, ok := p.Checksums[alg]
+		if !ok {
+			return nil, apiErr("InvalidRequest", "The upload was created using a "+alg+" checksum. The complete request must include the checksum for each part. It was missing for part "+strconv.Itoa(int(p.Stream.Part))+" in the request.")
+		}
+		sums[i] = checksum.PartSum{Size: p.PlainSize, Value: v}
+	}
+	v, err := checksum.Combine(a, typ, sums)
+	if err != nil {
+		return nil, apiErr("InvalidRequest", err.Error())
+	}
+	return map[string]string{alg: v}, nil
+}
+
+func (s *Server) abortMultipartUpload(req *request) error {
+	if err := s.store.AbortMultipart(req.r.Context(), req.bucket, req.key, req.r.URL.Query().Get("uploadId")); err != nil {
+		return err
+	}
+	req.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) listParts(req *request) error {
+	q := req.r.URL.Query()
+	marker, _ := strconv.Atoi(q.Get("part-number-marker"))
+	maxParts := 1000
+	if v := q.Get("max-parts"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return apiErr("InvalidArgument", "Argument max-parts must be an integer between 0 and 2147483647")
+		}
+		maxParts = min(n, 1000)
+	}
+	page, err := s.store.ListParts(req.r.Context(), req.bucket, req.key, q.Get("uploadId"), marker, maxParts)
+	if err != nil {
+		return err
+	}
+	out := listPartsResult{Xmlns: s3ns, Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"),
+		Initiator: s3Owner(), Owner: s3Owner(), StorageClass: "STANDARD", PartNumberMarker: marker,
+		NextPartNumberMarker: page.NextMarker, MaxParts: maxParts, IsTruncated: page.IsTruncated,
+		ChecksumType: page.ChecksumType}
+	if page.ChecksumAlgorithm != "" {
+		out.ChecksumAlgorithm = strings.ToUpper(page.ChecksumAlgorithm)
+	}
+	for _, p := range page.Parts {
+		out.Parts = append(out.Parts, listedPart{PartNumber: p.PartNumber, LastModified: s3Time(p.LastModified),
+			ETag: quote(p.ETag), Size: p.Size, partChecksums: checksumsOf(p.Checksums)})
+	}
+	writeXML(req.w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) listMultipartUploads(req *request) error {
+	q := req.r.URL.Query()
+	in := backend.ListUploadsInput{Bucket: req.bucket, Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"),
+		KeyMarker: q.Get("key-marker"), UploadIDMarker: q.Get("upload-id-marker")}
+	maxUploads := 1000
+	if v := q.Get("max-uploads"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return apiErr("InvalidArgument", "Argument max-uploads must be an integer between 0 and 2147483647")
+		}
+		maxUploads = min(n, 1000)
+	}
+	in.MaxUploads = int32(maxUploads)
+	out, err := s.store.ListUploads(req.r.Context(), in)
+	if err != nil {
+		return bucketErr(err)
+	}
+	res := listMultipartUploadsResult{Xmlns: s3ns, Bucket: req.bucket, KeyMarker: in.KeyMarker, UploadIDMarker: in.UploadIDMarker,
+		NextKeyMarker: out.NextKeyMarker, NextUploadIDMarker: out.NextUploadIDMarker, Prefix: in.Prefix,
+		Delimiter: in.Delimiter, MaxUploads: maxUploads, IsTruncated: out.IsTruncated}
+	for _, u := range out.Uploads {
+		res.Uploads = append(res.Uploads, listedUpload{Key: u.Key, UploadID: u.UploadID, Initiator: s3Owner(),
+			Owner: s3Owner(), StorageClass: "STANDARD", Initiated: s3Time(u.Initiated)})
+	}
+	for _, p := range out.CommonPrefixes {
+		res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: p})
+	}
+	writeXML(req.w, http.StatusOK, res)
+	return nil
+}

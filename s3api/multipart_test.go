@@ -1,0 +1,260 @@
+package s3api
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/s3seal/s3seal/backend"
+)
+
+const mib = 1 << 20
+
+func randData(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 3))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func multipartETag(parts ...[]byte) string {
+	h := md5.New()
+	for _, p := range parts {
+		s := md5.Sum(p)
+		h.Write(s[:])
+	}
+	return fmt.Sprintf(`"%x-%d"`, h.Sum(nil), len(parts))
+}
+
+// TestMultipartSDK drives a whole upload with the Go SDK: checksums per
+// part and for the object (COMPOSITE CRC32), ListParts, the completion,
+// HEAD and GET of the object and of each part, ListMultipartUploads and
+// abort.
+func TestMultipartSDK(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	b := aws.String("bkt")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("big"),
+		ChecksumAlgorithm: types.ChecksumAlgorithmCrc32, Metadata: map[string]string{"m": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cr.ChecksumAlgorithm != types.ChecksumAlgorithmCrc32 || cr.ChecksumType != types.ChecksumTypeComposite {
+		t.Errorf("create: algorithm %q type %q", cr.ChecksumAlgorithm, cr.ChecksumType)
+	}
+	parts := [][]byte{randData(5*mib+1, 1), randData(5*mib, 2), randData(777, 3)}
+	var done []types.CompletedPart
+	for i, p := range parts {
+		n := int32(i + 1)
+		out, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: aws.String("big"), UploadId: cr.UploadId,
+			PartNumber: aws.Int32(n), Body: bytes.NewReader(p), ChecksumAlgorithm: types.ChecksumAlgorithmCrc32})
+		if err != nil {
+			t.Fatalf("part %d: %v", n, err)
+		}
+		if want := fmt.Sprintf(`"%x"`, md5.Sum(p)); aws.ToString(out.ETag) != want || out.ChecksumCRC32 == nil {
+			t.Fatalf("part %d: etag %s crc %v", n, aws.ToString(out.ETag), out.ChecksumCRC32)
+		}
+		done = append(done, types.CompletedPart{PartNumber: aws.Int32(n), ETag: out.ETag, ChecksumCRC32: out.ChecksumCRC32})
+	}
+	lp, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: b, Key: aws.String("big"), UploadId: cr.UploadId})
+	if err != nil || len(lp.Parts) != 3 || aws.ToInt64(lp.Parts[0].Size) != 5*mib+1 || aws.ToString(lp.Parts[2].ETag) != aws.ToString(done[2].ETag) {
+		t.Fatalf("list parts: %+v, %v", lp, err)
+	}
+	lu, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: b})
+	if err != nil || len(lu.Uploads) != 1 || aws.ToString(lu.Uploads[0].UploadId) != aws.ToString(cr.UploadId) {
+		t.Fatalf("list uploads: %+v, %v", lu, err)
+	}
+	comp, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: aws.String("big"), UploadId: cr.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: done}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := multipartETag(parts...)
+	if aws.ToString(comp.ETag) != want || !strings.HasSuffix(aws.ToString(comp.ChecksumCRC32), "-3") {
+		t.Fatalf("complete: etag %s, crc %s", aws.ToString(comp.ETag), aws.ToString(comp.ChecksumCRC32))
+	}
+	whole := bytes.Join(parts, nil)
+	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("big"), ChecksumMode: types.ChecksumModeEnabled})
+	if err != nil || aws.ToString(head.ETag) != want || aws.ToInt64(head.ContentLength) != int64(len(whole)) ||
+		head.Metadata["m"] != "1" || aws.ToString(head.ChecksumCRC32) != aws.ToString(comp.ChecksumCRC32) {
+		t.Fatalf("head: %+v, %v", head, err)
+	}
+	get, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("big")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(get.Body)
+	get.Body.Close()
+	if err != nil || !bytes.Equal(got, whole) {
+		t.Fatalf("get: %d bytes, %v", len(got), err)
+	}
+	for i, p := range parts {
+		n := int32(i + 1)
+		h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("big"), PartNumber: aws.Int32(n)})
+		if err != nil || aws.ToInt32(h.PartsCount) != 3 || aws.ToInt64(h.ContentLength) != int64(len(p)) {
+			t.Fatalf("head part %d: %+v, %v", n, h, err)
+		}
+		g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("big"), PartNumber: aws.Int32(n)})
+		if err != nil {
+			t.Fatalf("get part %d: %v", n, err)
+		}
+		got, _ := io.ReadAll(g.Body)
+		g.Body.Close()
+		if !bytes.Equal(got, p) || aws.ToInt32(g.PartsCount) != 3 {
+			t.Fatalf("get part %d: %d bytes, parts count %d", n, len(got), aws.ToInt32(g.PartsCount))
+		}
+	}
+	if _, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("big"), PartNumber: aws.Int32(4)}); apiCode(err) != "InvalidPartNumber" {
+		t.Errorf("part 4: %v", err)
+	}
+	list, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: b})
+	if err != nil || len(list.Contents) != 1 || aws.ToString(list.Contents[0].ETag) != want || aws.ToInt64(list.Contents[0].Size) != int64(len(whole)) {
+		t.Fatalf("list: %+v, %v", list.Contents, err)
+	}
+
+	// Abort.
+	cr2, _ := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("gone")})
+	if _, err := c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: b, Key: aws.String("gone"), UploadId: cr2.UploadId}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: aws.String("gone"), UploadId: cr2.UploadId,
+		PartNumber: aws.Int32(1), Body: strings.NewReader("x")}); apiCode(err) != "NoSuchUpload" {
+		t.Errorf("part after abort: %v", err)
+	}
+}
+
+// TestUploadPartCopy copies ranges of an object (across its part
+// boundary, and a whole single-PUT object) into a new upload.
+func TestUploadPartCopy(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	b := aws.String("bkt")
+	c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b})
+	src := randData(6*mib, 9)
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("src"), Body: bytes.NewReader(src)}); err != nil {
+		t.Fatal(err)
+	}
+	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("dst")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: b, Key: aws.String("dst"), UploadId: cr.UploadId,
+		PartNumber: aws.Int32(1), CopySource: aws.String("bkt/src"), CopySourceRange: aws.String(fmt.Sprintf("bytes=100-%d", 100+5*mib-1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: b, Key: aws.String("dst"), UploadId: cr.UploadId,
+		PartNumber: aws.Int32(2), CopySource: aws.String("bkt/src")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: b, Key: aws.String("dst"), UploadId: cr.UploadId,
+		PartNumber: aws.Int32(3), CopySource: aws.String("bkt/src"), CopySourceRange: aws.String("bytes=0-99999999")}); apiCode(err) != "InvalidRange" {
+		t.Errorf("range past the end: %v", err)
+	}
+	comp, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: aws.String("dst"), UploadId: cr.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{
+			{PartNumber: aws.Int32(1), ETag: p1.CopyPartResult.ETag}, {PartNumber: aws.Int32(2), ETag: p2.CopyPartResult.ETag}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(bytes.Clone(src[100:100+5*mib]), src...)
+	if aws.ToString(comp.ETag) != multipartETag(src[100:100+5*mib], src) {
+		t.Fatalf("etag %s", aws.ToString(comp.ETag))
+	}
+	g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("dst"), Range: aws.String(fmt.Sprintf("bytes=%d-%d", 5*mib-10, 5*mib+10))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(g.Body)
+	g.Body.Close()
+	if !bytes.Equal(got, want[5*mib-10:5*mib+11]) {
+		t.Fatal("range across the copied parts differs")
+	}
+}
+
+// slowComplete delays the backend completion, so that s3seal's keep-alive
+// starts.
+type slowComplete struct {
+	backend.Store
+	delay time.Duration
+	err   error
+}
+
+func (s slowComplete) CompleteMultipartUpload(ctx context.Context, in backend.CompleteMultipartInput) (backend.CompleteMultipartOutput, error) {
+	time.Sleep(s.delay)
+	if s.err != nil {
+		return backend.CompleteMultipartOutput{}, s.err
+	}
+	return s.Store.CompleteMultipartUpload(ctx, in)
+}
+
+// TestCompleteKeepAlive: a slow completion is answered 200 at once, kept
+// alive with spaces, then the result; a failure after the 200 comes as an
+// <Error> element, which the SDK reports as the error it is.
+func TestCompleteKeepAlive(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fail=%v", fail), func(t *testing.T) {
+			var err error
+			if fail {
+				err = &backend.Error{Op: "CompleteMultipartUpload", Code: "AccessDenied", StatusCode: 403, Message: "no"}
+			}
+			srv := newTestServerOver(t, Config{Credentials: SingleCredential("ak", "sk"),
+				KeepAliveDelay: 20 * time.Millisecond, KeepAliveInterval: 20 * time.Millisecond},
+				func(be backend.Store) backend.Store { return slowComplete{Store: be, delay: 300 * time.Millisecond, err: err} })
+			ctx := context.Background()
+			c := sdkClient(srv.URL, "ak", "sk")
+			b, k := aws.String("bkt"), aws.String("k")
+			c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b})
+			cr, _ := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
+			up, _ := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("hello")})
+			body := fmt.Sprintf(`<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>%s</ETag></Part></CompleteMultipartUpload>`, aws.ToString(up.ETag))
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/bkt/k?uploadId="+aws.ToString(cr.UploadId), strings.NewReader(body))
+			req.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
+			if err := v4.NewSigner().SignHTTP(ctx, aws.Credentials{AccessKeyID: "ak", SecretAccessKey: "sk"}, req,
+				"UNSIGNED-PAYLOAD", "s3", "us-east-1", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(raw), "?>\n  ") {
+				t.Fatalf("status %d, body %q: want 200 and spaces after the declaration", resp.StatusCode, raw)
+			}
+			if fail != strings.Contains(string(raw), "<Error><Code>AccessDenied</Code>") || fail == strings.Contains(string(raw), "<CompleteMultipartUploadResult") {
+				t.Fatalf("body %q", raw)
+			}
+			// The SDK sees the same.
+			cr, _ = c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
+			up, _ = c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("hello")})
+			_, err = c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId,
+				MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: up.ETag}}}},
+				func(o *s3.Options) { o.RetryMaxAttempts = 1 })
+			if fail != (apiCode(err) == "AccessDenied") || (!fail && err != nil) {
+				t.Fatalf("SDK: %v", err)
+			}
+		})
+	}
+}

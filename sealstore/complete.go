@@ -1,0 +1,249 @@
+package sealstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// CompletePart is one part named in a CompleteMultipartUpload request.
+type CompletePart struct {
+	PartNumber int
+	ETag       string            // as UploadPart answered it; quotes optional
+	Checksums  map[string]string // per-part checksums the client named, if any
+}
+
+// CompleteInput completes an upload.
+type CompleteInput struct {
+	Bucket, Key, UploadID string
+	Parts                 []CompletePart
+	// IfMatch (a plaintext ETag) and IfNoneMatch ("*") make the completion
+	// conditional on the object now at the key, as S3 has them since 2024.
+	IfMatch, IfNoneMatch string
+	// ObjectChecksums, when set, computes the checksums of the whole object
+	// (COMPOSITE or FULL_OBJECT, as the upload's checksum type says) from
+	// the parts; an error refuses the completion.
+	ObjectChecksums func(alg, typ string, parts []crypto.ManifestPart) (map[string]string, error)
+}
+
+// CompleteMultipart checks the named parts against what s3seal recorded
+// and the backend holds (S3's rules: InvalidPartOrder, InvalidPart,
+// EntityTooSmall), writes the sealed manifest beside the object, and
+// completes the backend upload. A completion that the backend performed but
+// whose answer was lost (a retry then answers NoSuchUpload) is recovered
+// when the object now at the key is this upload's: its oid, written with
+// the upload, and the expected size.
+func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (ObjectInfo, error) {
+	if len(in.Parts) == 0 {
+		return ObjectInfo{}, errorf("MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema.")
+	}
+	for i := 1; i < len(in.Parts); i++ {
+		if in.Parts[i].PartNumber <= in.Parts[i-1].PartNumber {
+			return ObjectInfo{}, errorf("InvalidPartOrder", "The list of parts was not in ascending order. The parts list must be specified in order by part number.")
+		}
+	}
+	u, err := s.loadUpload(ctx, in.Bucket, in.Key, in.UploadID)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	cur, _, keys, err := s.currentParts(ctx, u)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	m, bparts, err := buildManifest(in.Parts, cur)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	if in.ObjectChecksums != nil && u.checksumAlg != "" {
+		if m.Checksums, err = in.ObjectChecksums(u.checksumAlg, u.checksumType, m.Parts); err != nil {
+			return ObjectInfo{}, err
+		}
+	}
+	prev, err := s.conditions(ctx, in)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	sealed, err := crypto.SealManifest(u.dk, m)
+	if err != nil {
+		return ObjectInfo{}, fmt.Errorf("seal manifest: %w", err)
+	}
+	mkey := manifestKey(u.env.OID)
+	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: in.Bucket, Key: mkey,
+		Body: bytes.NewReader(sealed), Size: int64(len(sealed))}); err != nil {
+		return ObjectInfo{}, err
+	}
+	out, err := s.completeBackend(ctx, backend.CompleteMultipartInput{
+		Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID, Parts: bparts,
+		IfMatch: prev.backendIfMatch, IfNoneMatch: in.IfNoneMatch,
+	}, u, m)
+	if err != nil {
+		if definite(err) {
+			// The backend refused: no object carries this oid, so its
+			// manifest goes too. After an unknown outcome it stays (the
+			// object may exist); gc removes it if not.
+			s.dropKeys(context.WithoutCancel(ctx), in.Bucket, []string{mkey})
+		}
+		switch backend.ErrorCode(err) {
+		case "NoSuchUpload":
+			return ObjectInfo{}, noSuchUpload()
+		case "PreconditionFailed":
+			return ObjectInfo{}, errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
+		}
+		return ObjectInfo{}, err
+	}
+	cleanup := context.WithoutCancel(ctx)
+	s.dropKeys(cleanup, in.Bucket, keys)
+	s.uploads.Remove(uploadKey{in.Bucket, in.Key, in.UploadID})
+	if prev.manifest != nil && *prev.manifest != u.env.OID {
+		s.dropKeys(cleanup, in.Bucket, []string{manifestKey(*prev.manifest)})
+	}
+	s.manifests.Add(u.env.OID, m)
+	etag := m.ETag()
+	if out.ETag != "" {
+		s.cache.Add(cacheKey{in.Bucket, in.Key, strings.Trim(out.ETag, `"`), m.CipherSize()}, resolved{m.Size(), etag})
+	}
+	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: m.Size(), ETag: etag, Encrypted: true,
+		Checksums: m.Checksums, env: u.env, backendETag: strings.Trim(out.ETag, `"`), backendSize: m.CipherSize()}, nil
+}
+
+// buildManifest checks the client's part list against the recorded parts
+// and returns the manifest and the backend part list to complete with.
+func buildManifest(parts []CompletePart, cur map[uint32]crypto.PartRecord) (crypto.Manifest, []backend.CompletedPart, error) {
+	var m crypto.Manifest
+	bparts := make([]backend.CompletedPart, 0, len(parts))
+	for i, p := range parts {
+		r, ok := cur[uint32(p.PartNumber)]
+		etag := strings.ToLower(strings.Trim(p.ETag, `"`))
+		if !ok || p.PartNumber < 1 || p.PartNumber > crypto.MaxParts || etag != fmt.Sprintf("%x", r.PlainMD5) {
+			return m, nil, invalidPart(p.PartNumber)
+		}
+		for alg, v := range p.Checksums {
+			if r.Checksums[alg] != v {
+				return m, nil, invalidPart(p.PartNumber)
+			}
+		}
+		if i < len(parts)-1 && r.PlainSize < MinPartSize {
+			return m, nil, errorf("EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size: part %d has %d bytes, every part but the last must have at least %d.", p.PartNumber, r.PlainSize, MinPartSize)
+		}
+		m.Parts = append(m.Parts, crypto.ManifestPart{Stream: r.Stream, PlainSize: r.PlainSize, PlainMD5: r.PlainMD5, Checksums: r.Checksums})
+		bparts = append(bparts, backend.CompletedPart{PartNumber: int32(p.PartNumber), ETag: r.BackendETag})
+	}
+	return m, bparts, nil
+}
+
+func invalidPart(n int) error {
+	return errorf("InvalidPart", "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag (part %d).", n)
+}
+
+// previous is what conditions found at the key before the completion.
+type previous struct {
+	backendIfMatch string                // backend ETag to send as If-Match, or ""
+	manifest       *[crypto.OIDSize]byte // oid of a multipart object there, whose manifest goes when it is replaced
+}
+
+// conditions evaluates If-Match and If-None-Match against the object now
+// at the key, and notes what it found there. The backend decides again
+// atomically: If-Match goes to it as the backend ETag of the version that
+// matched, If-None-Match "*" as it is.
+func (s *Store) conditions(ctx context.Context, in CompleteInput) (previous, error) {
+	failed := errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
+	bi, err := s.be.HeadObject(ctx, in.Bucket, in.Key)
+	if backend.IsNotFound(err) {
+		if in.IfMatch != "" {
+			return previous{}, errorf("NoSuchKey", "The specified key does not exist.")
+		}
+		return previous{}, nil
+	}
+	if err != nil {
+		return previous{}, err
+	}
+	if in.IfNoneMatch == "*" {
+		return previous{}, failed
+	}
+	var prev previous
+	if env, enc, err := crypto.ParseMetadata(bi.Meta); err == nil && enc && env.Multipart {
+		prev.manifest = &env.OID
+	}
+	if in.IfMatch != "" {
+		info, _, err := s.describe(ctx, in.Bucket, bi, false)
+		if err != nil || !etagMatches(in.IfMatch, info.ETag) {
+			return previous{}, failed
+		}
+		prev.backendIfMatch = strings.Trim(bi.ETag, `"`)
+	}
+	return prev, nil
+}
+
+// etagMatches compares an If-Match value (a list, quotes optional, or "*")
+// with an ETag.
+func etagMatches(list, etag string) bool {
+	for _, v := range strings.Split(list, ",") {
+		v = strings.Trim(strings.TrimSpace(v), `"`)
+		if v == "*" || v == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// recoveringCompleter is a backend (the retry package's store) that
+// retries completions and asks, after a retried attempt found the upload
+// gone, whether an earlier attempt assembled the object after all.
+type recoveringCompleter interface {
+	CompleteMultipartUploadRecovering(ctx context.Context, in backend.CompleteMultipartInput,
+		recover func(ctx context.Context) (backend.CompleteMultipartOutput, bool, error)) (backend.CompleteMultipartOutput, error)
+}
+
+// completeBackend completes the backend upload, with recovery when the
+// backend offers it.
+func (s *Store) completeBackend(ctx context.Context, in backend.CompleteMultipartInput, u *upload, m crypto.Manifest) (backend.CompleteMultipartOutput, error) {
+	rc, ok := s.be.(recoveringCompleter)
+	if !ok {
+		return s.be.CompleteMultipartUpload(ctx, in)
+	}
+	return rc.CompleteMultipartUploadRecovering(ctx, in, func(ctx context.Context) (backend.CompleteMultipartOutput, bool, error) {
+		return s.completedByUs(ctx, u, m)
+	})
+}
+
+// completedByUs reports whether the object now at the upload's key is the
+// one this upload completed: it carries the upload's oid (written with the
+// upload, random per upload) and has the size the manifest implies.
+// Nothing else is accepted as a recovery: not merely an object of the
+// right size. It fails when it cannot tell.
+func (s *Store) completedByUs(ctx context.Context, u *upload, m crypto.Manifest) (backend.CompleteMultipartOutput, bool, error) {
+	bi, err := s.be.HeadObject(ctx, u.bucket, u.key)
+	if backend.IsNotFound(err) {
+		return backend.CompleteMultipartOutput{}, false, nil
+	}
+	if err != nil {
+		return backend.CompleteMultipartOutput{}, false, err
+	}
+	env, enc, err := crypto.ParseMetadata(bi.Meta)
+	if err != nil || !enc || !env.Multipart || env.OID != u.env.OID || bi.Size != m.CipherSize() {
+		return backend.CompleteMultipartOutput{}, false, nil
+	}
+	s.log.Info("multipart: completion recovered: the object at the key is this upload's",
+		"bucket", u.bucket, "key", u.key, "upload_id", u.id)
+	return backend.CompleteMultipartOutput{ETag: strings.Trim(bi.ETag, `"`)}, true, nil
+}
+
+// definite reports whether a completion error means the backend did not
+// and will not assemble the object.
+func definite(err error) bool {
+	var se *Error
+	if errors.As(err, &se) {
+		return true
+	}
+	switch backend.ErrorCode(err) {
+	case "NoSuchUpload", "InvalidPart", "InvalidPartOrder", "EntityTooSmall", "PreconditionFailed",
+		"AccessDenied", "NoSuchBucket", "MalformedXML", "InvalidRequest", "ConditionalRequestConflict":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,213 @@
+package sealstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// The upload state that s3seal processes share lives in the backend, in the
+// upload's bucket (docs/FORMAT.md, "Upload state"):
+//
+//	.s3seal/uploads/<u>/info                 the upload's envelope, as metadata
+//	.s3seal/uploads/<u>/<part>.<record>      one empty object per uploaded part
+//	.s3seal/manifests/<oid>                  the sealed manifest of a completed object
+//
+// <u> hashes (bucket, key, upload id), so it has a fixed length whatever
+// the key, and cannot collide between uploads.
+const (
+	uploadsPrefix   = ReservedPrefix + "uploads/"
+	manifestsPrefix = ReservedPrefix + "manifests/"
+	infoName        = "info"
+
+	// Upload-level settings kept beside the envelope in the info object's
+	// metadata (not secret: S3 shows them in ListParts).
+	metaChecksumAlg  = "checksum-algorithm"
+	metaChecksumType = "checksum-type"
+)
+
+var b64url = base64.RawURLEncoding.Strict()
+
+func uploadPrefix(bucket, key, uploadID string) string {
+	h := sha256.New()
+	h.Write([]byte(bucket))
+	h.Write([]byte{0})
+	h.Write([]byte(key))
+	h.Write([]byte{0})
+	h.Write([]byte(uploadID))
+	return uploadsPrefix + hex.EncodeToString(h.Sum(nil))[:32] + "/"
+}
+
+func manifestKey(oid [crypto.OIDSize]byte) string {
+	return manifestsPrefix + b64url.EncodeToString(oid[:])
+}
+
+// recordKey names the record of one uploaded part: the part number, five
+// digits (so records list in part order), then the sealed record.
+func recordKey(prefix string, part uint32, sealed []byte) string {
+	return fmt.Sprintf("%s%05d.%s", prefix, part, b64url.EncodeToString(sealed))
+}
+
+// parseRecordKey splits a record key below prefix; ok is false for the info
+// object and anything else that is not a record.
+func parseRecordKey(prefix, key string) (part uint32, sealed []byte, ok bool) {
+	rest, found := strings.CutPrefix(key, prefix)
+	num, enc, found2 := strings.Cut(rest, ".")
+	if !found || !found2 || len(num) != 5 {
+		return 0, nil, false
+	}
+	n, err := strconv.ParseUint(num, 10, 32)
+	if err != nil || n == 0 || n > crypto.MaxParts {
+		return 0, nil, false
+	}
+	b, err := b64url.DecodeString(enc)
+	if err != nil {
+		return 0, nil, false
+	}
+	return uint32(n), b, true
+}
+
+// upload is a multipart upload in progress, as any s3seal process can
+// rebuild it from the backend.
+type upload struct {
+	bucket, key, id string
+	prefix          string
+	dk              *crypto.DataKey
+	env             crypto.Envelope
+	checksumAlg     string // lower-case algorithm the client chose at creation, or ""
+	checksumType    string // "COMPOSITE" or "FULL_OBJECT" when checksumAlg is set
+}
+
+type uploadKey struct{ bucket, key, id string }
+
+// loadUpload finds the upload's state and unwraps its data key. An upload
+// s3seal holds no state for is NoSuchUpload, as S3 answers for an unknown
+// or finished upload id. Loaded uploads are cached: the state of an upload
+// id never changes.
+func (s *Store) loadUpload(ctx context.Context, bucket, key, uploadID string) (*upload, error) {
+	if u, ok := s.uploads.Get(uploadKey{bucket, key, uploadID}); ok {
+		return u, nil
+	}
+	prefix := uploadPrefix(bucket, key, uploadID)
+	bi, err := s.be.HeadObject(ctx, bucket, prefix+infoName)
+	if backend.IsNotFound(err) {
+		return nil, noSuchUpload()
+	}
+	if err != nil {
+		return nil, err
+	}
+	env, encrypted, err := crypto.ParseMetadata(bi.Meta)
+	if err == nil && (!encrypted || !env.Multipart) {
+		err = fmt.Errorf("upload state without a multipart envelope")
+	}
+	if err != nil {
+		return nil, integrityErr(bucket, prefix+infoName, err)
+	}
+	dk, _, err := s.kr.Unwrap(env, crypto.Name{Bucket: bucket, Key: key})
+	if err != nil {
+		return nil, integrityErr(bucket, prefix+infoName, err)
+	}
+	u := &upload{bucket: bucket, key: key, id: uploadID, prefix: prefix, dk: dk, env: env,
+		checksumAlg: bi.Meta[metaChecksumAlg], checksumType: bi.Meta[metaChecksumType]}
+	s.uploads.Add(uploadKey{bucket, key, uploadID}, u)
+	return u, nil
+}
+
+func noSuchUpload() error {
+	return errorf("NoSuchUpload", "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.")
+}
+
+// partRecords lists the upload's part records, opened: for each part
+// number, every record found (a part uploaded several times has several).
+// It also returns every state key seen, for cleaning up.
+func (s *Store) partRecords(ctx context.Context, u *upload) (map[uint32][]crypto.PartRecord, []string, error) {
+	recs := map[uint32][]crypto.PartRecord{}
+	var keys []string
+	in := backend.ListInput{Bucket: u.bucket, V2: true, Prefix: u.prefix}
+	for {
+		out, err := s.be.ListObjects(ctx, in)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, e := range out.Entries {
+			keys = append(keys, e.Key)
+			part, sealed, ok := parseRecordKey(u.prefix, e.Key)
+			if !ok {
+				continue
+			}
+			r, err := crypto.OpenPartRecord(u.dk, part, sealed)
+			if err != nil {
+				// Not ours (or damaged): it names no part of this upload.
+				continue
+			}
+			recs[part] = append(recs[part], r)
+		}
+		if !out.IsTruncated || out.NextContinuationToken == "" {
+			return recs, keys, nil
+		}
+		in.ContinuationToken = out.NextContinuationToken
+	}
+}
+
+// backendParts lists every part the backend holds for the upload.
+func (s *Store) backendParts(ctx context.Context, u *upload) ([]backend.Part, error) {
+	var parts []backend.Part
+	in := backend.ListPartsInput{Bucket: u.bucket, Key: u.key, UploadID: u.id}
+	for {
+		out, err := s.be.ListParts(ctx, in)
+		if backend.ErrorCode(err) == "NoSuchUpload" {
+			return nil, noSuchUpload()
+		}
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, out.Parts...)
+		if !out.IsTruncated || out.NextMarker <= in.Marker {
+			return parts, nil
+		}
+		in.Marker = out.NextMarker
+	}
+}
+
+// currentParts pairs each part the backend holds with its record: the one
+// whose backend ETag is that of the part the backend kept. A part without
+// a matching record (its UploadPart never answered) is left out.
+func (s *Store) currentParts(ctx context.Context, u *upload) (map[uint32]crypto.PartRecord, []backend.Part, []string, error) {
+	parts, err := s.backendParts(ctx, u)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	recs, keys, err := s.partRecords(ctx, u)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cur := make(map[uint32]crypto.PartRecord, len(parts))
+	for _, p := range parts {
+		etag := strings.Trim(p.ETag, `"`)
+		for _, r := range recs[uint32(p.PartNumber)] {
+			if r.BackendETag == etag && crypto.CiphertextSize(r.PlainSize) == p.Size {
+				cur[uint32(p.PartNumber)] = r
+			}
+		}
+	}
+	return cur, parts, keys, nil
+}
+
+// dropKeys deletes state objects, 1000 a request, best effort: what is
+// left is found by gc.
+func (s *Store) dropKeys(ctx context.Context, bucket string, keys []string) {
+	for len(keys) > 0 {
+		n := min(len(keys), 1000)
+		if _, err := s.be.DeleteObjects(ctx, bucket, keys[:n]); err != nil {
+			s.log.Warn("multipart: could not delete upload state; s3seal gc removes it", "bucket", bucket, "keys", n, "err", err)
+		}
+		keys = keys[n:]
+	}
+}

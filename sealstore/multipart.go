@@ -1,0 +1,288 @@
+package sealstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// MinPartSize is S3's smallest part but the last (5 MiB).
+const MinPartSize = 5 << 20
+
+// CreateMultipartInput starts a multipart upload.
+type CreateMultipartInput struct {
+	Bucket, Key string
+	Meta        map[string]string // user metadata, lower-case keys without "x-amz-meta-"
+	Headers     backend.Headers
+	KeyID       string // master key for the object; "" means the primary
+	// ChecksumAlgorithm is the lower-case algorithm every part must carry
+	// (x-amz-checksum-algorithm), or "". ChecksumType is "COMPOSITE" or
+	// "FULL_OBJECT" (x-amz-checksum-type) when it is set.
+	ChecksumAlgorithm, ChecksumType string
+}
+
+// CreateMultipart starts an upload: a fresh data key and oid for the
+// object, wrapped into the metadata the backend upload carries and into the
+// upload's state object, from which any s3seal process serves its parts.
+func (s *Store) CreateMultipart(ctx context.Context, in CreateMultipartInput) (string, error) {
+	if err := CheckKey(in.Key); err != nil {
+		return "", err
+	}
+	if err := CheckMeta(in.Meta); err != nil {
+		return "", err
+	}
+	dk, err := crypto.NewDataKey()
+	if err != nil {
+		return "", err
+	}
+	env, err := s.kr.Wrap(dk, in.KeyID, crypto.Name{Bucket: in.Bucket, Key: in.Key}, crypto.Binding{Multipart: true})
+	if err != nil {
+		return "", fmt.Errorf("wrap data key: %w", err)
+	}
+	meta := env.Metadata()
+	for k, v := range in.Meta {
+		meta[k] = v
+	}
+	id, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: in.Bucket, Key: in.Key, Meta: meta, Headers: in.Headers})
+	if err != nil {
+		return "", err
+	}
+	state := env.Metadata()
+	if in.ChecksumAlgorithm != "" {
+		state[metaChecksumAlg], state[metaChecksumType] = in.ChecksumAlgorithm, in.ChecksumType
+	}
+	prefix := uploadPrefix(in.Bucket, in.Key, id)
+	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: in.Bucket, Key: prefix + infoName,
+		Body: bytes.NewReader(nil), Meta: state}); err != nil {
+		// Without its state the upload is useless: take it back.
+		if aerr := s.be.AbortMultipartUpload(context.WithoutCancel(ctx), in.Bucket, in.Key, id); aerr != nil {
+			s.log.Warn("multipart: could not abort an upload whose state was not written; s3seal gc removes it",
+				"bucket", in.Bucket, "key", in.Key, "upload_id", id, "err", aerr)
+		}
+		return "", err
+	}
+	return id, nil
+}
+
+// UploadPartInput is one part of an upload. Body, Size, ContentMD5,
+// Observe and Finalize mean what they mean for a PUT.
+type UploadPartInput struct {
+	Bucket, Key, UploadID string
+	PartNumber            int
+	Body                  io.Reader
+	Size                  int64
+	ContentMD5            []byte
+	Observe               io.Writer
+	Finalize              func() (checksums map[string]string, err error)
+}
+
+// PartInfo is what UploadPart answers: the part's plaintext ETag (hex MD5)
+// and the checksums kept with it.
+type PartInfo struct {
+	ETag      string
+	Size      int64
+	Checksums map[string]string
+}
+
+// UploadPart seals a part as its own stream (a fresh stream id), checks it
+// like a PUT, sends it to the backend part of the same number, and records
+// its plaintext size, MD5 and checksums beside the upload. Uploading a part
+// number again replaces the part, as in S3.
+func (s *Store) UploadPart(ctx context.Context, in UploadPartInput) (PartInfo, error) {
+	if in.PartNumber < 1 || in.PartNumber > crypto.MaxParts {
+		return PartInfo{}, errorf("InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive")
+	}
+	if in.Size > s.opt.MaxObjectSize {
+		return PartInfo{}, errorf("EntityTooLarge", "a part may carry at most %d bytes", s.opt.MaxObjectSize)
+	}
+	u, err := s.loadUpload(ctx, in.Bucket, in.Key, in.UploadID)
+	if err != nil {
+		return PartInfo{}, err
+	}
+	sid, err := crypto.NewStreamID()
+	if err != nil {
+		return PartInfo{}, err
+	}
+	stream := crypto.Stream{Part: uint32(in.PartNumber), ID: sid}
+	sp, err := s.seal(PutInput{Body: in.Body, Size: in.Size, ContentMD5: in.ContentMD5,
+		Observe: in.Observe, Finalize: in.Finalize}, u.dk, stream)
+	if err != nil {
+		return PartInfo{}, err
+	}
+	defer sp.file.Close()
+	if _, err := sp.file.Seek(0, io.SeekStart); err != nil {
+		return PartInfo{}, fmt.Errorf("rewind spool: %w", err)
+	}
+	etag, err := s.be.UploadPart(ctx, backend.UploadPartInput{Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID,
+		PartNumber: int32(in.PartNumber), Body: sp.file, Size: sp.cipherSize, ContentMD5: sp.cipherMD5})
+	if backend.ErrorCode(err) == "NoSuchUpload" {
+		return PartInfo{}, noSuchUpload()
+	}
+	if err != nil {
+		return PartInfo{}, err
+	}
+	rec := crypto.PartRecord{Stream: stream, PlainSize: sp.size, PlainMD5: sp.md5,
+		BackendETag: strings.Trim(etag, `"`), Checksums: sp.checksums}
+	sealed, err := crypto.SealPartRecord(u.dk, rec)
+	if err != nil {
+		return PartInfo{}, fmt.Errorf("seal part record: %w", err)
+	}
+	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: in.Bucket, Key: recordKey(u.prefix, stream.Part, sealed),
+		Body: bytes.NewReader(nil)}); err != nil {
+		return PartInfo{}, err
+	}
+	return PartInfo{ETag: fmt.Sprintf("%x", sp.md5), Size: sp.size, Checksums: sp.checksums}, nil
+}
+
+// AbortMultipart ends an upload: the backend drops its parts and s3seal its
+// state.
+func (s *Store) AbortMultipart(ctx context.Context, bucket, key, uploadID string) error {
+	u, err := s.loadUpload(ctx, bucket, key, uploadID)
+	if err != nil {
+		return err
+	}
+	err = s.be.AbortMultipartUpload(ctx, bucket, key, uploadID)
+	if err != nil && backend.ErrorCode(err) != "NoSuchUpload" {
+		return err
+	}
+	_, keys, lerr := s.partRecords(ctx, u)
+	if lerr == nil {
+		s.dropKeys(ctx, bucket, keys)
+	}
+	s.uploads.Remove(uploadKey{bucket, key, uploadID})
+	if err != nil {
+		return noSuchUpload()
+	}
+	return lerr
+}
+
+// ListedPart is one part in a ListParts answer, in plaintext terms.
+type ListedPart struct {
+	PartNumber   int
+	ETag         string
+	Size         int64
+	LastModified time.Time
+	Checksums    map[string]string
+}
+
+// PartsPage is one page of ListParts.
+type PartsPage struct {
+	Parts                           []ListedPart
+	IsTruncated                     bool
+	NextMarker                      int
+	ChecksumAlgorithm, ChecksumType string
+}
+
+// ListParts lists the parts of an upload after part number marker, at most
+// maxParts (default and cap 1000), with the plaintext sizes and the ETags
+// UploadPart answered.
+func (s *Store) ListParts(ctx context.Context, bucket, key, uploadID string, marker, maxParts int) (PartsPage, error) {
+	u, err := s.loadUpload(ctx, bucket, key, uploadID)
+	if err != nil {
+		return PartsPage{}, err
+	}
+	cur, parts, _, err := s.currentParts(ctx, u)
+	if err != nil {
+		return PartsPage{}, err
+	}
+	if maxParts <= 0 || maxParts > 1000 {
+		maxParts = 1000
+	}
+	page := PartsPage{ChecksumAlgorithm: u.checksumAlg, ChecksumType: u.checksumType}
+	slices.SortFunc(parts, func(a, b backend.Part) int { return int(a.PartNumber - b.PartNumber) })
+	for _, p := range parts {
+		r, ok := cur[uint32(p.PartNumber)]
+		if !ok || int(p.PartNumber) <= marker {
+			continue
+		}
+		if len(page.Parts) == maxParts {
+			page.IsTruncated = true
+			break
+		}
+		page.Parts = append(page.Parts, ListedPart{PartNumber: int(p.PartNumber), ETag: fmt.Sprintf("%x", r.PlainMD5),
+			Size: r.PlainSize, LastModified: p.LastModified, Checksums: r.Checksums})
+		page.NextMarker = int(p.PartNumber)
+	}
+	return page, nil
+}
+
+// ListUploads lists the uploads in progress, as the backend has them, less
+// anything under ReservedPrefix.
+func (s *Store) ListUploads(ctx context.Context, in backend.ListUploadsInput) (backend.ListUploadsOutput, error) {
+	out, err := s.be.ListMultipartUploads(ctx, in)
+	if err != nil {
+		return out, err
+	}
+	ups := out.Uploads[:0]
+	for _, u := range out.Uploads {
+		if !strings.HasPrefix(u.Key, ReservedPrefix) {
+			ups = append(ups, u)
+		}
+	}
+	out.Uploads = ups
+	cps := out.CommonPrefixes[:0]
+	for _, p := range out.CommonPrefixes {
+		if !strings.HasPrefix(p, ReservedPrefix) {
+			cps = append(cps, p)
+		}
+	}
+	out.CommonPrefixes = cps
+	return out, nil
+}
+
+// UploadPartCopyInput copies a source object, or the plaintext range Range
+// of it, into a part.
+type UploadPartCopyInput struct {
+	SrcBucket, SrcKey     string
+	Range                 *Range // nil: the whole source
+	Bucket, Key, UploadID string
+	PartNumber            int
+	// Check, when set, sees the source's description before any byte is
+	// copied (copy-source conditions); an error aborts the copy.
+	Check func(src ObjectInfo) error
+	// Observe and Finalize are passed to the UploadPart of the copy.
+	Observe  io.Writer
+	Finalize func() (checksums map[string]string, err error)
+}
+
+// UploadPartCopy reads the source through s3seal (decrypting and
+// authenticating it) and uploads it as a part sealed under the upload's
+// key: parts are never copied as ciphertext, which is bound to its own
+// object.
+func (s *Store) UploadPartCopy(ctx context.Context, in UploadPartCopyInput) (PartInfo, error) {
+	if err := CheckKey(in.SrcKey); err != nil {
+		return PartInfo{}, err
+	}
+	if _, err := s.loadUpload(ctx, in.Bucket, in.Key, in.UploadID); err != nil {
+		return PartInfo{}, err
+	}
+	src, rd, err := s.Get(ctx, in.SrcBucket, in.SrcKey, in.Range)
+	if err != nil {
+		return PartInfo{}, err
+	}
+	defer rd.Close()
+	if in.Check != nil {
+		if err := in.Check(src); err != nil {
+			return PartInfo{}, err
+		}
+	}
+	return s.UploadPart(ctx, UploadPartInput{Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID,
+		PartNumber: in.PartNumber, Body: rd, Size: rd.Len, Observe: in.Observe, Finalize: in.Finalize})
+}
+
+// UploadChecksum returns the checksum algorithm (lower case) and type the
+// upload was created with, or "" for none.
+func (s *Store) UploadChecksum(ctx context.Context, bucket, key, uploadID string) (alg, typ string, err error) {
+	u, err := s.loadUpload(ctx, bucket, key, uploadID)
+	if err != nil {
+		return "", "", err
+	}
+	return u.checksumAlg, u.checksumType, nil
+}
