@@ -220,7 +220,9 @@ func TestCompleteKeepAlive(t *testing.T) {
 			}
 			srv := newTestServerOver(t, Config{Credentials: SingleCredential("ak", "sk"),
 				KeepAliveDelay: 20 * time.Millisecond, KeepAliveInterval: 20 * time.Millisecond},
-				func(be backend.Store) backend.Store { return slowComplete{Store: be, delay: 300 * time.Millisecond, err: err} })
+				func(be backend.Store) backend.Store {
+					return slowComplete{Store: be, delay: 300 * time.Millisecond, err: err}
+				})
 			ctx := context.Background()
 			c := sdkClient(srv.URL, "ak", "sk")
 			b, k := aws.String("bkt"), aws.String("k")
