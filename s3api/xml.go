@@ -72,6 +72,16 @@ type copyObjectResult struct {
 	ETag         string   `xml:"ETag"`
 }
 
+// createBucketConfiguration is the optional body of CreateBucket; Other
+// collects every element s3seal does not implement.
+type createBucketConfiguration struct {
+	XMLName            xml.Name `xml:"CreateBucketConfiguration"`
+	LocationConstraint string   `xml:"LocationConstraint"`
+	Other              []struct {
+		XMLName xml.Name
+	} `xml:",any"`
+}
+
 // deleteRequest is the body of DeleteObjects.
 type deleteRequest struct {
 	XMLName xml.Name `xml:"Delete"`
