@@ -90,7 +90,7 @@ func TestBackendCodesPassThrough(t *testing.T) {
 	for _, code := range []string{"NotModified", "PreconditionFailed", "NoSuchKey", "NoSuchBucket",
 		"BucketNotEmpty", "BucketAlreadyExists", "BucketAlreadyOwnedByYou", "InvalidBucketName",
 		"NoSuchUpload", "SlowDown", "ServiceUnavailable", "AccessDenied", "InvalidRange",
-		"EntityTooSmall", "EntityTooLarge"} {
+		"EntityTooSmall", "EntityTooLarge", "ConditionalRequestConflict"} {
 		want, ok := errorTable[code]
 		if !ok {
 			t.Errorf("%s: not in the error table", code)
