@@ -35,6 +35,9 @@ func (s *Server) createBucket(req *request) error {
 	if err := checkBucketName(req.bucket); err != nil {
 		return err
 	}
+	if err := createBucketPolicy.check(req.r.Header); err != nil {
+		return err
+	}
 	body, err := readXMLBody(req, maxXMLBody)
 	if err != nil {
 		return err

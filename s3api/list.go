@@ -142,6 +142,9 @@ func parseDeleteRequest(body []byte) (deleteRequest, error) {
 }
 
 func (s *Server) deleteObjects(req *request) error {
+	if err := bucketPolicy.check(req.r.Header); err != nil {
+		return err
+	}
 	body, err := readXMLBody(req, maxXMLBody)
 	if err != nil {
 		return err
@@ -149,6 +152,13 @@ func (s *Server) deleteObjects(req *request) error {
 	dr, err := parseDeleteRequest(body)
 	if err != nil {
 		return err
+	}
+	for _, o := range dr.Objects {
+		// Versions and conditional deletes are not implemented; ignoring
+		// them would delete the current object unconditionally.
+		if (o.VersionID != "" && o.VersionID != "null") || o.ETag != "" || o.LastModifiedTime != "" || o.Size != "" {
+			return apiErr("NotImplemented", "s3seal does not implement object versions or conditional deletes (VersionId, ETag, LastModifiedTime, Size)")
+		}
 	}
 	out := deleteResult{Xmlns: s3ns}
 	var keys []string

@@ -87,8 +87,11 @@ type deleteRequest struct {
 	XMLName xml.Name `xml:"Delete"`
 	Quiet   bool     `xml:"Quiet"`
 	Objects []struct {
-		Key       string `xml:"Key"`
-		VersionID string `xml:"VersionId"`
+		Key              string `xml:"Key"`
+		VersionID        string `xml:"VersionId"`
+		ETag             string `xml:"ETag"`
+		LastModifiedTime string `xml:"LastModifiedTime"`
+		Size             string `xml:"Size"`
 	} `xml:"Object"`
 }
 
