@@ -26,31 +26,33 @@ func (e *APIError) Error() string { return e.Code + ": " + e.Message }
 // errorTable holds the status and default message of every code s3seal
 // answers with itself.
 var errorTable = map[string]APIError{
-	"AccessDenied":            {StatusCode: 403, Message: "Access Denied"},
-	"BadDigest":               {StatusCode: 400, Message: "The Content-MD5 you specified did not match what we received."},
-	"BucketAlreadyExists":     {StatusCode: 409, Message: "The requested bucket name is not available."},
-	"BucketAlreadyOwnedByYou": {StatusCode: 409, Message: "Your previous request to create the named bucket succeeded and you already own it."},
-	"BucketNotEmpty":          {StatusCode: 409, Message: "The bucket you tried to delete is not empty"},
-	"EntityTooSmall":          {StatusCode: 400, Message: "Your proposed upload is smaller than the minimum allowed object size."},
-	"EntityTooLarge":          {StatusCode: 400, Message: "Your proposed upload exceeds the maximum allowed object size."},
-	"IncompleteBody":          {StatusCode: 400, Message: "You did not provide the number of bytes specified by the Content-Length HTTP header."},
-	"InternalError":           {StatusCode: 500, Message: "We encountered an internal error. Please try again."},
-	"InvalidArgument":         {StatusCode: 400, Message: "Invalid Argument"},
-	"InvalidBucketName":       {StatusCode: 400, Message: "The specified bucket is not valid."},
-	"InvalidDigest":           {StatusCode: 400, Message: "The Content-MD5 you specified is not valid."},
-	"InvalidRange":            {StatusCode: 416, Message: "The requested range is not satisfiable"},
-	"InvalidRequest":          {StatusCode: 400, Message: "Invalid Request"},
-	"MalformedXML":            {StatusCode: 400, Message: "The XML you provided was not well-formed or did not validate against our published schema."},
-	"MethodNotAllowed":        {StatusCode: 405, Message: "The specified method is not allowed against this resource."},
-	"MissingContentLength":    {StatusCode: 411, Message: "You must provide the Content-Length HTTP header."},
-	"NoSuchBucket":            {StatusCode: 404, Message: "The specified bucket does not exist"},
-	"NoSuchKey":               {StatusCode: 404, Message: "The specified key does not exist."},
-	"NoSuchUpload":            {StatusCode: 404, Message: "The specified upload does not exist."},
-	"NotImplemented":          {StatusCode: 501, Message: "A header or operation you provided implies functionality that is not implemented."},
-	"NotModified":             {StatusCode: 304, Message: "Not Modified"},
-	"PreconditionFailed":      {StatusCode: 412, Message: "At least one of the pre-conditions you specified did not hold"},
-	"ServiceUnavailable":      {StatusCode: 503, Message: "Please reduce your request rate."},
-	"SlowDown":                {StatusCode: 503, Message: "Please reduce your request rate."},
+	"AccessDenied":               {StatusCode: 403, Message: "Access Denied"},
+	"BadDigest":                  {StatusCode: 400, Message: "The Content-MD5 you specified did not match what we received."},
+	"BucketAlreadyExists":        {StatusCode: 409, Message: "The requested bucket name is not available."},
+	"BucketAlreadyOwnedByYou":    {StatusCode: 409, Message: "Your previous request to create the named bucket succeeded and you already own it."},
+	"BucketNotEmpty":             {StatusCode: 409, Message: "The bucket you tried to delete is not empty"},
+	"ConditionalRequestConflict": {StatusCode: 409, Message: "A conflicting operation occurred. If using PutObject you can retry the request. If using multipart upload you should initiate another CreateMultipartUpload request and re-upload each part."},
+	"EntityTooSmall":             {StatusCode: 400, Message: "Your proposed upload is smaller than the minimum allowed object size."},
+	"EntityTooLarge":             {StatusCode: 400, Message: "Your proposed upload exceeds the maximum allowed object size."},
+	"IncompleteBody":             {StatusCode: 400, Message: "You did not provide the number of bytes specified by the Content-Length HTTP header."},
+	"InternalError":              {StatusCode: 500, Message: "We encountered an internal error. Please try again."},
+	"InvalidArgument":            {StatusCode: 400, Message: "Invalid Argument"},
+	"InvalidBucketName":          {StatusCode: 400, Message: "The specified bucket is not valid."},
+	"InvalidDigest":              {StatusCode: 400, Message: "The Content-MD5 you specified is not valid."},
+	"InvalidRange":               {StatusCode: 416, Message: "The requested range is not satisfiable"},
+	"InvalidRequest":             {StatusCode: 400, Message: "Invalid Request"},
+	"MalformedXML":               {StatusCode: 400, Message: "The XML you provided was not well-formed or did not validate against our published schema."},
+	"MaxMessageLengthExceeded":   {StatusCode: 400, Message: "Your request was too big."},
+	"MethodNotAllowed":           {StatusCode: 405, Message: "The specified method is not allowed against this resource."},
+	"MissingContentLength":       {StatusCode: 411, Message: "You must provide the Content-Length HTTP header."},
+	"NoSuchBucket":               {StatusCode: 404, Message: "The specified bucket does not exist"},
+	"NoSuchKey":                  {StatusCode: 404, Message: "The specified key does not exist."},
+	"NoSuchUpload":               {StatusCode: 404, Message: "The specified upload does not exist."},
+	"NotImplemented":             {StatusCode: 501, Message: "A header or operation you provided implies functionality that is not implemented."},
+	"NotModified":                {StatusCode: 304, Message: "Not Modified"},
+	"PreconditionFailed":         {StatusCode: 412, Message: "At least one of the pre-conditions you specified did not hold"},
+	"ServiceUnavailable":         {StatusCode: 503, Message: "Please reduce your request rate."},
+	"SlowDown":                   {StatusCode: 503, Message: "Please reduce your request rate."},
 }
 
 // apiErr builds an APIError for a code from the table; msg overrides the
@@ -113,7 +115,8 @@ func fromBackend(be *backend.Error) *APIError {
 	case "NotModified", "PreconditionFailed", "NoSuchKey", "NoSuchBucket",
 		"BucketNotEmpty", "BucketAlreadyExists", "BucketAlreadyOwnedByYou",
 		"InvalidBucketName", "NoSuchUpload", "SlowDown", "ServiceUnavailable",
-		"AccessDenied", "InvalidRange", "EntityTooSmall", "EntityTooLarge":
+		"AccessDenied", "InvalidRange", "EntityTooSmall", "EntityTooLarge",
+		"ConditionalRequestConflict":
 		return apiErr(be.Code, "")
 	}
 	if be.StatusCode >= 500 {
