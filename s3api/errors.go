@@ -49,6 +49,7 @@ var errorTable = map[string]APIError{
 	"NotImplemented":          {StatusCode: 501, Message: "A header or operation you provided implies functionality that is not implemented."},
 	"NotModified":             {StatusCode: 304, Message: "Not Modified"},
 	"PreconditionFailed":      {StatusCode: 412, Message: "At least one of the pre-conditions you specified did not hold"},
+	"RequestTimeout":          {StatusCode: 400, Message: "Your socket connection to the server was not read from or written to within the timeout period."},
 	"ServiceUnavailable":      {StatusCode: 503, Message: "Please reduce your request rate."},
 	"SlowDown":                {StatusCode: 503, Message: "Please reduce your request rate."},
 }
