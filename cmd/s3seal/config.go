@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // config is every setting of `s3seal serve`. Each one is a flag and an
@@ -27,9 +28,12 @@ type config struct {
 	Key      string
 	KeysFile string
 
-	DenyPlaintext bool
-	MaxRequests   int
-	LogLevel      string
+	DenyPlaintext    bool
+	MaxRequests      int
+	MaxRequestsKey   int
+	TransferTimeout  time.Duration
+	TransferMinBytes int64
+	LogLevel         string
 }
 
 // Development defaults, used only with the embedded store on a loopback
@@ -71,6 +75,9 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 	str(&c.KeysFile, "keys-file", "", "JSON keyring file (instead of --key)")
 	fs.BoolVar(&c.DenyPlaintext, "deny-plaintext", false, "refuse to serve objects without s3seal metadata (instead of passing them through)")
 	fs.IntVar(&c.MaxRequests, "max-requests", 256, "S3 requests served at once; more wait up to 10 s, then get 503 SlowDown")
+	fs.IntVar(&c.MaxRequestsKey, "max-requests-per-key", 0, "S3 requests of one access key served at once (default: half of --max-requests)")
+	fs.DurationVar(&c.TransferTimeout, "transfer-timeout", 30*time.Second, "cut a client whose request body or response moves less than --transfer-min-bytes in this time (0: never)")
+	fs.Int64Var(&c.TransferMinBytes, "transfer-min-bytes", 16<<10, "bytes a client must move within every --transfer-timeout")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -101,6 +108,15 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 func (c *config) validate() error {
 	if c.MaxRequests < 1 {
 		return usagef("--max-requests must be at least 1")
+	}
+	if c.MaxRequestsKey < 0 || c.MaxRequestsKey > c.MaxRequests {
+		return usagef("--max-requests-per-key must be between 1 and --max-requests (0: half of --max-requests)")
+	}
+	if c.TransferTimeout < 0 || (c.TransferTimeout > 0 && c.TransferTimeout < time.Second) {
+		return usagef("--transfer-timeout must be at least 1s (0 turns the check off)")
+	}
+	if c.TransferMinBytes < 1 {
+		return usagef("--transfer-min-bytes must be at least 1")
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return usagef("--tls-cert and --tls-key go together")

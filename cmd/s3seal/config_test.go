@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -18,11 +19,13 @@ func TestParseConfigFlagsAndEnv(t *testing.T) {
 		"S3SEAL_LISTEN":             "127.0.0.1:1", // the flag wins
 		"S3SEAL_DATA_DIR":           "/tmp/x",
 		"S3SEAL_BACKEND_PATH_STYLE": "true",
+		"S3SEAL_TRANSFER_TIMEOUT":   "2m",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != "127.0.0.1:9000" || c.DataDir != "/tmp/x" || !c.BackendPathStyle || c.BackendRegion != "us-east-1" {
+	if c.Listen != "127.0.0.1:9000" || c.DataDir != "/tmp/x" || !c.BackendPathStyle || c.BackendRegion != "us-east-1" ||
+		c.TransferTimeout != 2*time.Minute || c.TransferMinBytes != 16<<10 || c.MaxRequestsKey != 0 {
 		t.Fatalf("%+v", c)
 	}
 	if _, err := parseConfig(nil, env(map[string]string{"S3SEAL_BACKEND_PATH_STYLE": "maybe"})); err == nil {
@@ -48,6 +51,11 @@ func TestParseConfigValidation(t *testing.T) {
 		{"unknown flag", []string{"--nope"}, false},
 		{"stray argument", []string{"extra"}, false},
 		{"no request slots", []string{"--max-requests", "0"}, false},
+		{"per-key limit above the limit", []string{"--max-requests", "4", "--max-requests-per-key", "5"}, false},
+		{"per-key limit", []string{"--max-requests", "4", "--max-requests-per-key", "4"}, true},
+		{"transfer timeout too short", []string{"--transfer-timeout", "10ms"}, false},
+		{"transfer check off", []string{"--transfer-timeout", "0"}, true},
+		{"no minimum transfer", []string{"--transfer-min-bytes", "0"}, false},
 	}
 	for _, c := range cases {
 		_, err := parseConfig(c.args, env(nil))

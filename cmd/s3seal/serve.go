@@ -68,7 +68,13 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	api := s3api.New(s3api.Config{Store: store, Credentials: creds, Domains: splitList(cfg.Domains), MaxInFlight: cfg.MaxRequests})
+	transferTimeout := cfg.TransferTimeout
+	if transferTimeout == 0 {
+		transferTimeout = -1 // off
+	}
+	api := s3api.New(s3api.Config{Store: store, Credentials: creds, Domains: splitList(cfg.Domains),
+		MaxInFlight: cfg.MaxRequests, MaxInFlightPerKey: cfg.MaxRequestsKey,
+		TransferTimeout: transferTimeout, TransferMinBytes: cfg.TransferMinBytes})
 	srv := &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 30 * time.Second,
