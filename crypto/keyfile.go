@@ -15,7 +15,9 @@ import (
 //	{"primary": "k2", "keys": {"k1": "<base64>", "k2": "<base64>"}}
 //
 // See [ParseKeyring] for the rules. A file that cannot be read returns the
-// os error (wrapped, so errors.Is(err, fs.ErrNotExist) works).
+// os error (wrapped, so errors.Is(err, fs.ErrNotExist) works). It does not
+// check the file's permissions; s3seal serve refuses a keyring file its
+// group or others may access.
 func LoadKeyringFile(path string) (*Keyring, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {

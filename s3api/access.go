@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 )
@@ -35,19 +34,6 @@ func (c Credentials) Secret(accessKey string) (string, bool) {
 // SingleCredential allows one client full access to every bucket.
 func SingleCredential(accessKey, secretKey string) Credentials {
 	return Credentials{accessKey: {AccessKey: accessKey, SecretKey: secretKey, Read: []string{"*"}, Write: []string{"*"}}}
-}
-
-// LoadCredentialsFile reads a credentials file; see [ParseCredentials].
-func LoadCredentialsFile(path string) (Credentials, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	c, err := ParseCredentials(data)
-	if err != nil {
-		return nil, fmt.Errorf("credentials file %s: %w", path, err)
-	}
-	return c, nil
 }
 
 // ParseCredentials parses a JSON document of the form

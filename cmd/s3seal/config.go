@@ -28,6 +28,12 @@ type config struct {
 	Key      string
 	KeysFile string
 
+	// The secrets above can also come from files (--key-file, ...).
+	KeyFile, SecretKeyFile, BackendSecretKeyFile string
+	// cmdlineSecrets names the secret flags given on the command line,
+	// where every local user can read them: serve warns about each.
+	cmdlineSecrets []string
+
 	DenyPlaintext    bool
 	MaxRequests      int
 	MaxRequestsKey   int
@@ -66,12 +72,15 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 	str(&c.BackendEndpoint, "backend-endpoint", "", "URL of the S3 object store; empty = embedded store in --data-dir")
 	str(&c.BackendRegion, "backend-region", "us-east-1", "region of the object store")
 	str(&c.BackendAccessKey, "backend-access-key", "", "access key for the object store")
-	str(&c.BackendSecretKey, "backend-secret-key", "", "secret key for the object store")
+	str(&c.BackendSecretKey, "backend-secret-key", "", "secret key for the object store (for tests: prefer S3SEAL_BACKEND_SECRET_KEY or --backend-secret-key-file)")
+	str(&c.BackendSecretKeyFile, "backend-secret-key-file", "", "file holding the secret key for the object store (mode 600)")
 	fs.BoolVar(&c.BackendPathStyle, "backend-path-style", false, "address the object store path-style")
 	str(&c.AccessKey, "access-key", "", "the access key clients sign with")
-	str(&c.SecretKey, "secret-key", "", "the secret key clients sign with")
+	str(&c.SecretKey, "secret-key", "", "the secret key clients sign with (for tests: prefer S3SEAL_SECRET_KEY or --secret-key-file)")
+	str(&c.SecretKeyFile, "secret-key-file", "", "file holding the secret key clients sign with (mode 600)")
 	str(&c.CredentialsFile, "credentials-file", "", "JSON file of client credentials (instead of --access-key/--secret-key)")
-	str(&c.Key, "key", "", "master key, base64 of 32 bytes (key id \"default\")")
+	str(&c.Key, "key", "", "master key, base64 of 32 bytes (key id \"default\"; for tests: prefer S3SEAL_KEY or --key-file)")
+	str(&c.KeyFile, "key-file", "", "file holding the master key as s3seal keygen prints it (mode 600)")
 	str(&c.KeysFile, "keys-file", "", "JSON keyring file (instead of --key)")
 	fs.BoolVar(&c.DenyPlaintext, "deny-plaintext", false, "refuse to serve objects without s3seal metadata (instead of passing them through)")
 	fs.IntVar(&c.MaxRequests, "max-requests", 256, "S3 requests served at once; more wait up to 10 s, then get 503 SlowDown")
@@ -102,7 +111,44 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 	if envErr != nil {
 		return nil, envErr
 	}
+	for _, name := range []string{"key", "secret-key", "backend-secret-key"} {
+		if set[name] {
+			c.cmdlineSecrets = append(c.cmdlineSecrets, name)
+		}
+	}
+	if err := c.readSecretFiles(); err != nil {
+		return nil, err
+	}
 	return c, c.validate()
+}
+
+// readSecretFiles fills each secret given as a file. The file must be
+// private to its owner (see readPrivateFile); surrounding whitespace, such
+// as the newline s3seal keygen prints, is dropped.
+func (c *config) readSecretFiles() error {
+	for _, s := range []struct {
+		name       string
+		file, dest *string
+	}{
+		{"key", &c.KeyFile, &c.Key},
+		{"secret-key", &c.SecretKeyFile, &c.SecretKey},
+		{"backend-secret-key", &c.BackendSecretKeyFile, &c.BackendSecretKey},
+	} {
+		if *s.file == "" {
+			continue
+		}
+		if *s.dest != "" {
+			return usagef("give --%s or --%s-file, not both", s.name, s.name)
+		}
+		data, err := readPrivateFile(*s.file)
+		if err != nil {
+			return usagef("--%s-file: %v", s.name, err)
+		}
+		if *s.dest = strings.TrimSpace(string(data)); *s.dest == "" {
+			return usagef("--%s-file: %s is empty", s.name, *s.file)
+		}
+	}
+	return nil
 }
 
 func (c *config) validate() error {
@@ -134,13 +180,13 @@ func (c *config) validate() error {
 		return nil
 	}
 	if c.Key == "" && c.KeysFile == "" {
-		return usagef("a real backend needs a master key: --key or --keys-file (s3seal keygen makes one)")
+		return usagef("a real backend needs a master key: --key-file or --keys-file (s3seal keygen makes one)")
 	}
 	if c.AccessKey == "" && c.CredentialsFile == "" {
-		return usagef("a real backend needs client credentials: --access-key/--secret-key or --credentials-file")
+		return usagef("a real backend needs client credentials: --access-key with --secret-key-file, or --credentials-file")
 	}
 	if c.BackendAccessKey == "" || c.BackendSecretKey == "" {
-		return usagef("a real backend needs --backend-access-key and --backend-secret-key")
+		return usagef("a real backend needs --backend-access-key and --backend-secret-key-file (or S3SEAL_BACKEND_SECRET_KEY)")
 	}
 	return nil
 }
