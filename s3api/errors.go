@@ -52,6 +52,7 @@ var errorTable = map[string]APIError{
 	"NotModified":                {StatusCode: 304, Message: "Not Modified"},
 	"PreconditionFailed":         {StatusCode: 412, Message: "At least one of the pre-conditions you specified did not hold"},
 	"ServiceUnavailable":         {StatusCode: 503, Message: "Please reduce your request rate."},
+	"RequestTimeout":             {StatusCode: 400, Message: "Your socket connection to the server was not read from or written to within the timeout period."},
 	"SlowDown":                   {StatusCode: 503, Message: "Please reduce your request rate."},
 }
 
