@@ -63,6 +63,14 @@ type PutInput struct {
 	ContentMD5  string            // base64 MD5 of Body, checked by the backend when set
 	Meta        map[string]string // user metadata, keys without "x-amz-meta-", lower case
 	Headers     Headers
+	// IfMatch, when set, makes the PUT conditional on the object's backend
+	// ETag (quotes optional): the backend refuses with PreconditionFailed
+	// when it differs and NoSuchKey when the object is missing, atomically
+	// with the write.
+	IfMatch string
+	// IfNoneMatch makes the PUT conditional on the key being free
+	// (If-None-Match: *): PreconditionFailed when an object exists.
+	IfNoneMatch bool
 }
 
 // PutOutput is what the backend answered to a PUT.

@@ -44,6 +44,7 @@ func testStoreWith(t *testing.T, st Store, q quirks) {
 	t.Run("errors", func(t *testing.T) { testObjectErrors(ctx, t, st, bucket, q) })
 	t.Run("list", func(t *testing.T) { testList(ctx, t, st, bucket, q) })
 	t.Run("multipart", func(t *testing.T) { testMultipart(ctx, t, st, bucket, q) })
+	t.Run("conditional", func(t *testing.T) { testConditional(ctx, t, st, bucket) })
 	t.Run("delete", func(t *testing.T) { testDelete(ctx, t, st, bucket) })
 }
 

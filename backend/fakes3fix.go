@@ -59,6 +59,10 @@ func keptMeta(k string) bool {
 //   - Keys the file system cannot hold faithfully (empty, ".", ".." or
 //     over-long segments, so also a trailing "/") would alias other keys;
 //     they are refused on PUT and reported missing on read and delete.
+//   - Conditional PUTs (If-Match, If-None-Match: *) are decided here under
+//     the key's lock, so that no other PUT or delete of the key through
+//     this store comes between the check and the write; s3afero would
+//     merge the old object's metadata into the new one on that path.
 //   - DeleteObject: empty parent directories are pruned, so that "a/b"
 //     followed by deleting it does not block a later PUT of "a".
 type fixedBackend struct {
@@ -68,7 +72,7 @@ type fixedBackend struct {
 	// tree is held shared by writers and exclusively while pruning
 	// directories, so a PUT never sees its parent directory vanish.
 	tree sync.RWMutex
-	// keyLocks serialise PUTs of the same key (striped by hash) so that
+	// keyLocks serialise PUTs and deletes of the same key (striped by hash) so that
 	// unlink-and-write pairs do not interleave.
 	keyLocks [64]sync.Mutex
 	staging  string // directory for bodies in flight
@@ -174,20 +178,44 @@ func (b *fixedBackend) putObject(bucket, key string, meta map[string]string, inp
 			return none, err
 		}
 	}
-	if cond != nil {
-		// Conditions are checked by s3afero against the object as it is
-		// now; keep it in place for that and let metadata merge (only
-		// reached by conditional PUTs, which s3seal does not send), but
-		// never a multipart ETag: this body has its own.
-		if _, ok := kept[etagMetaKey]; !ok {
-			kept[etagMetaKey] = ""
-		}
-		return b.MultiBucketBackend.PutObject(bucket, key, kept, f, size, cond)
+	if err := b.checkPut(bucket, key, cond); err != nil {
+		return none, err
 	}
 	if _, err := b.MultiBucketBackend.DeleteObject(bucket, key); err != nil {
 		return none, err
 	}
 	return b.MultiBucketBackend.PutObject(bucket, key, kept, f, size, nil)
+}
+
+// checkPut decides a PUT's conditions against the object as it is now; the
+// caller holds the key's lock. As on S3, If-Match on a missing key is
+// NoSuchKey, a mismatch or an existing key under If-None-Match: * is
+// PreconditionFailed, and If-None-Match other than "*" is NotImplemented.
+func (b *fixedBackend) checkPut(bucket, key string, cond *gofakes3.PutConditions) error {
+	if cond == nil || (cond.IfMatch == nil && cond.IfNoneMatch == nil) {
+		return nil
+	}
+	if cond.IfNoneMatch != nil && strings.TrimSpace(*cond.IfNoneMatch) != "*" {
+		return gofakes3.ErrorMessage(gofakes3.ErrNotImplemented, "If-None-Match on PUT accepts only *")
+	}
+	info := &gofakes3.ConditionalObjectInfo{}
+	obj, err := b.MultiBucketBackend.HeadObject(bucket, key)
+	switch {
+	case err == nil && obj.Metadata[etagMetaKey] != "":
+		// An object assembled from parts: its ETag is not an MD5.
+		if cond.IfNoneMatch != nil || !etagMatches(*cond.IfMatch, obj.Metadata[etagMetaKey]) {
+			return gofakes3.ErrPreconditionFailed
+		}
+		return nil
+	case err == nil:
+		info.Exists, info.Hash = true, obj.Hash
+	case !gofakes3.HasErrorCode(err, gofakes3.ErrNoSuchKey):
+		return err
+	}
+	if cond.IfMatch != nil && !info.Exists {
+		return gofakes3.KeyNotFound(key)
+	}
+	return gofakes3.CheckPutConditions(cond, info)
 }
 
 func (b *fixedBackend) HeadObject(bucket, key string) (*gofakes3.Object, error) {
@@ -233,7 +261,10 @@ func (b *fixedBackend) DeleteObject(bucket, key string) (gofakes3.ObjectDeleteRe
 		}
 		return gofakes3.ObjectDeleteResult{}, nil
 	}
+	mu := b.keyLock(bucket, key)
+	mu.Lock()
 	res, err := b.MultiBucketBackend.DeleteObject(bucket, key)
+	mu.Unlock()
 	if err == nil {
 		b.prune(bucket, key)
 	}
@@ -250,9 +281,17 @@ func (b *fixedBackend) DeleteMulti(bucket string, keys ...string) (gofakes3.Mult
 			res.Deleted = append(res.Deleted, gofakes3.ObjectID{Key: k})
 		}
 	}
-	inner, err := b.MultiBucketBackend.DeleteMulti(bucket, valid...)
-	if err != nil {
-		return inner, err
+	var inner gofakes3.MultiDeleteResult
+	for _, k := range valid {
+		mu := b.keyLock(bucket, k)
+		mu.Lock()
+		one, err := b.MultiBucketBackend.DeleteMulti(bucket, k)
+		mu.Unlock()
+		if err != nil {
+			return one, err
+		}
+		inner.Deleted = append(inner.Deleted, one.Deleted...)
+		inner.Error = append(inner.Error, one.Error...)
 	}
 	for _, d := range inner.Deleted {
 		b.prune(bucket, d.Key)

@@ -24,7 +24,9 @@ const maxDeleteKeys = 1000
 // body is read once per attempt and never hashed with SHA-256; integrity
 // rests on Content-MD5 and TLS. The body is rewound to offset 0 first, and
 // the SDK's retryer rewinds it again before each new attempt. Headers.Expires
-// is sent verbatim, even if it is not a valid HTTP date.
+// is sent verbatim, even if it is not a valid HTTP date. IfMatch and
+// IfNoneMatch become the If-Match and If-None-Match headers, so the backend
+// decides the condition atomically.
 func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 	if in.Size < 0 {
 		return PutOutput{}, fmt.Errorf("backend: PutObject %q: negative size %d", in.Key, in.Size)
@@ -40,6 +42,12 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 		ContentDisposition: optString(in.Headers.ContentDisposition),
 		ContentEncoding:    optString(in.Headers.ContentEncoding),
 		ContentLanguage:    optString(in.Headers.ContentLanguage),
+	}
+	if in.IfMatch != "" {
+		input.IfMatch = aws.String(`"` + unquote(in.IfMatch) + `"`)
+	}
+	if in.IfNoneMatch {
+		input.IfNoneMatch = aws.String("*")
 	}
 	if in.Body != nil {
 		if _, err := in.Body.Seek(0, io.SeekStart); err != nil {

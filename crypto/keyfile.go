@@ -15,7 +15,9 @@ import (
 //	{"primary": "k2", "keys": {"k1": "<base64>", "k2": "<base64>"}}
 //
 // See [ParseKeyring] for the rules. A file that cannot be read returns the
-// os error (wrapped, so errors.Is(err, fs.ErrNotExist) works).
+// os error (wrapped, so errors.Is(err, fs.ErrNotExist) works). It does not
+// check the file's permissions; s3seal serve refuses a keyring file its
+// group or others may access.
 func LoadKeyringFile(path string) (*Keyring, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -32,10 +34,10 @@ func LoadKeyringFile(path string) (*Keyring, error) {
 // [LoadKeyringFile]. Each key is standard base64 of 32 bytes ([ParseKey]).
 // It refuses unknown or repeated fields, repeated key ids, values of the
 // wrong JSON type and anything after the document, with an error matching
-// [ErrKeyring]. Errors name fields, ids and byte offsets but never quote
+// [ErrKeyring]. Errors name fields, ids, lines and columns but never quote
 // key material, not even one character of a malformed document.
 func ParseKeyring(data []byte) (*Keyring, error) {
-	p := keyfileParser{dec: json.NewDecoder(bytes.NewReader(data))}
+	p := keyfileParser{dec: json.NewDecoder(bytes.NewReader(data)), data: data}
 	primary, keys, err := p.document()
 	if err != nil {
 		return nil, err
@@ -44,7 +46,18 @@ func ParseKeyring(data []byte) (*Keyring, error) {
 }
 
 type keyfileParser struct {
-	dec *json.Decoder
+	dec  *json.Decoder
+	data []byte
+}
+
+// where is the decoder's position as "line L, column C" (1-based; the
+// column counts bytes).
+func (p *keyfileParser) where() string {
+	off := min(int(p.dec.InputOffset()), len(p.data))
+	before := p.data[:off]
+	line := bytes.Count(before, []byte{'\n'}) + 1
+	col := off - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
 func (p *keyfileParser) document() (primary string, keys map[string][]byte, err error) {
@@ -122,7 +135,7 @@ func (p *keyfileParser) keys() (map[string][]byte, error) {
 	return keys, p.delim('}', `end of "keys"`)
 }
 
-// token reads the next token. A syntax error is reported by offset only:
+// token reads the next token. A syntax error is reported by position only:
 // encoding/json quotes the offending character, which may be key material.
 func (p *keyfileParser) token(what string) (json.Token, error) {
 	tok, err := p.dec.Token()
@@ -130,7 +143,7 @@ func (p *keyfileParser) token(what string) (json.Token, error) {
 		return nil, newErr(ErrKeyring, "unexpected end of JSON, want %s", what)
 	}
 	if err != nil {
-		return nil, newErr(ErrKeyring, "malformed JSON near byte %d, want %s", p.dec.InputOffset(), what)
+		return nil, newErr(ErrKeyring, "malformed JSON at %s, want %s", p.where(), what)
 	}
 	return tok, nil
 }
@@ -141,7 +154,7 @@ func (p *keyfileParser) delim(d json.Delim, what string) error {
 		return err
 	}
 	if got, ok := tok.(json.Delim); !ok || got != d {
-		return newErr(ErrKeyring, "want %s (%q) near byte %d", what, d, p.dec.InputOffset())
+		return newErr(ErrKeyring, "want %s (%q) at %s", what, d, p.where())
 	}
 	return nil
 }
@@ -153,7 +166,7 @@ func (p *keyfileParser) str(what string) (string, error) {
 	}
 	s, ok := tok.(string)
 	if !ok {
-		return "", newErr(ErrKeyring, "want a string for %s near byte %d", what, p.dec.InputOffset())
+		return "", newErr(ErrKeyring, "want a string for %s at %s", what, p.where())
 	}
 	return s, nil
 }

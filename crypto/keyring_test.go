@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -144,6 +145,11 @@ func TestLoadKeyringFile(t *testing.T) {
 		"control in key":     "{\"primary\": \"k1\", \"keys\": {\"k1\": \"SECRET\x01" + secret + "\"}}",
 		"bad id":             `{"primary": "k 1", "keys": {"k 1": "` + k1 + `"}}`,
 		"case of field":      `{"Primary": "k1", "keys": {"k1": "` + k1 + `"}}`,
+	}
+	// Malformed JSON is located by line and column, never quoted.
+	_, err = LoadKeyringFile(writeFile(t, "{\n  \"primary\": \"k1\",\n  \"keys\": {\"k1\": "+secret+"}\n}\n"))
+	if msg := fmt.Sprint(err); !errors.Is(err, ErrKeyring) || !strings.Contains(msg, "line 3, column") {
+		t.Errorf("syntax error on line 3: %v, want its line and column", err)
 	}
 	for name, content := range bad {
 		_, err := LoadKeyringFile(writeFile(t, content))

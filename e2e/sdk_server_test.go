@@ -133,18 +133,26 @@ func TestRealBackendNeedsKeyAndCredentials(t *testing.T) {
 		"--backend-endpoint", "http://127.0.0.1:9", "--backend-path-style",
 		"--backend-access-key", "x", "--backend-secret-key", "y"}
 	key := randomKey(t)
+	openKeys := writeJSON(t, t.TempDir(), "keys.json", keysFile{Primary: "k1", Keys: map[string]string{"k1": key}})
+	if err := os.Chmod(openKeys, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
 	}{
 		{"no key", []string{"--access-key", "ak", "--secret-key", "sk"}},
 		{"no client credentials", []string{"--key", key}},
+		{"keys file readable by others", []string{"--access-key", "ak", "--secret-key", "sk", "--keys-file", openKeys}},
 	}
 	for _, tc := range cases {
 		code, out := runS3sealExit(t, nil, append(slices.Clone(base), tc.args...)...)
 		if code != 2 {
 			t.Errorf("%s: exit code %d, want 2; output:\n%s", tc.name, code, out)
 		}
+	}
+	if _, out := runS3sealExit(t, nil, append(slices.Clone(base), cases[2].args...)...); !strings.Contains(out, "chmod 600 "+openKeys) {
+		t.Errorf("an open keys file: the message does not say what to do:\n%s", out)
 	}
 }
 

@@ -67,7 +67,7 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
+	if err := os.WriteFile(p, data, 0o600); err != nil { // key and credentials files must be private
 		t.Fatal(err)
 	}
 	return p

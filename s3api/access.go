@@ -3,9 +3,11 @@ package s3api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"io"
 	"slices"
+	"strings"
 )
 
 // Credential is one client of s3seal: the key pair it signs with, the
@@ -34,39 +36,67 @@ func SingleCredential(accessKey, secretKey string) Credentials {
 	return Credentials{accessKey: {AccessKey: accessKey, SecretKey: secretKey, Read: []string{"*"}, Write: []string{"*"}}}
 }
 
-// LoadCredentialsFile reads a JSON file of the form
+// ParseCredentials parses a JSON document of the form
 //
 //	{"credentials": [{"access_key": "...", "secret_key": "...",
 //	  "read": ["*"], "write": ["backups"], "key_id": "k2"}]}
 //
-// Write access implies read access. Errors never quote secrets.
-func LoadCredentialsFile(path string) (Credentials, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
+// Write access implies read access. Errors never quote secrets, not even
+// one character of malformed JSON: they give a line and a column.
+func ParseCredentials(data []byte) (Credentials, error) {
 	var doc struct {
 		Credentials []Credential `json:"credentials"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("credentials file %s: %w", path, err)
+	err := dec.Decode(&doc)
+	if err == nil && dec.More() {
+		err = errors.New("data after the JSON document")
+	}
+	if err != nil {
+		return nil, jsonError(err, data, dec.InputOffset())
 	}
 	out := Credentials{}
 	for i, c := range doc.Credentials {
 		switch {
 		case c.AccessKey == "" || c.SecretKey == "":
-			return nil, fmt.Errorf("credentials file %s: entry %d needs access_key and secret_key", path, i+1)
+			return nil, fmt.Errorf("entry %d needs access_key and secret_key", i+1)
 		case out[c.AccessKey].AccessKey != "":
-			return nil, fmt.Errorf("credentials file %s: access key %q appears twice", path, c.AccessKey)
+			return nil, fmt.Errorf("access key %q appears twice", c.AccessKey)
 		}
 		out[c.AccessKey] = c
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("credentials file %s: no credentials", path)
+		return nil, errors.New("no credentials")
 	}
 	return out, nil
+}
+
+// jsonError describes a decoding error by its place in data. encoding/json
+// quotes the offending character of a syntax error and the digits of a
+// mistyped number, either of which may belong to a secret.
+func jsonError(err error, data []byte, off int64) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("malformed JSON at %s", lineCol(data, se.Offset))
+	case errors.As(err, &te):
+		return fmt.Errorf("wrong type for %q (want %s) at %s", te.Field, te.Type, lineCol(data, te.Offset))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("unexpected end of JSON")
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return fmt.Errorf("%s at %s", strings.TrimPrefix(err.Error(), "json: "), lineCol(data, off))
+	}
+	return fmt.Errorf("malformed JSON at %s", lineCol(data, off))
+}
+
+// lineCol turns a byte offset into "line L, column C" (1-based).
+func lineCol(data []byte, off int64) string {
+	before := data[:min(max(off, 0), int64(len(data)))]
+	line := bytes.Count(before, []byte{'\n'}) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
 // canRead reports whether the client may read bucket.

@@ -1,6 +1,7 @@
 package s3api
 
 import (
+	"bytes"
 	"net/http"
 	"regexp"
 )
@@ -33,6 +34,24 @@ func (s *Server) listBuckets(req *request) error {
 func (s *Server) createBucket(req *request) error {
 	if err := checkBucketName(req.bucket); err != nil {
 		return err
+	}
+	if err := createBucketPolicy.check(req.r.Header); err != nil {
+		return err
+	}
+	body, err := readXMLBody(req, maxXMLBody)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		var cfg createBucketConfiguration
+		if err := decodeXML(body, &cfg); err != nil {
+			return err
+		}
+		// LocationConstraint is accepted and not acted on: the bucket is
+		// created in the backend's region, which GetBucketLocation reports.
+		if len(cfg.Other) > 0 {
+			return apiErr("NotImplemented", "s3seal does not implement CreateBucketConfiguration element "+cfg.Other[0].XMLName.Local)
+		}
 	}
 	if err := s.store.Backend().CreateBucket(req.r.Context(), req.bucket); err != nil {
 		return err

@@ -11,6 +11,13 @@ import (
 )
 
 func (s *Server) copyObject(req *request) error {
+	if err := writePolicy.check(req.r.Header); err != nil {
+		return err
+	}
+	cond, err := writeCondition(req.r.Header)
+	if err != nil {
+		return err
+	}
 	srcBucket, srcKey, err := parseCopySource(req.r.Header.Get("X-Amz-Copy-Source"))
 	if err != nil {
 		return err
@@ -30,7 +37,7 @@ func (s *Server) copyObject(req *request) error {
 		asked = a
 	}
 	hasher := &lazyHasher{}
-	in := sealstore.CopyInput{KeyID: req.cred.KeyID, SrcBucket: srcBucket, SrcKey: srcKey, Bucket: req.bucket, Key: req.key,
+	in := sealstore.CopyInput{KeyID: req.cred.KeyID, Cond: cond, SrcBucket: srcBucket, SrcKey: srcKey, Bucket: req.bucket, Key: req.key,
 		Check: func(src sealstore.ObjectInfo) error {
 			alg := asked
 			if alg == "" {

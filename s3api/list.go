@@ -1,8 +1,6 @@
 package s3api
 
 import (
-	"encoding/xml"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -132,7 +130,7 @@ const maxDeleteObjects = 1000
 // with a key. Anything else is MalformedXML, as in S3.
 func parseDeleteRequest(body []byte) (deleteRequest, error) {
 	var dr deleteRequest
-	if err := xml.Unmarshal(body, &dr); err != nil || len(dr.Objects) == 0 || len(dr.Objects) > maxDeleteObjects {
+	if err := decodeXML(body, &dr); err != nil || len(dr.Objects) == 0 || len(dr.Objects) > maxDeleteObjects {
 		return dr, apiErr("MalformedXML", "")
 	}
 	for _, o := range dr.Objects {
@@ -144,16 +142,23 @@ func parseDeleteRequest(body []byte) (deleteRequest, error) {
 }
 
 func (s *Server) deleteObjects(req *request) error {
-	body, err := io.ReadAll(io.LimitReader(req.r.Body, 2<<20))
-	if err != nil {
+	if err := bucketPolicy.check(req.r.Header); err != nil {
 		return err
 	}
-	if err := verifyBody(req, body); err != nil {
+	body, err := readXMLBody(req, maxXMLBody)
+	if err != nil {
 		return err
 	}
 	dr, err := parseDeleteRequest(body)
 	if err != nil {
 		return err
+	}
+	for _, o := range dr.Objects {
+		// Versions and conditional deletes are not implemented; ignoring
+		// them would delete the current object unconditionally.
+		if (o.VersionID != "" && o.VersionID != "null") || o.ETag != "" || o.LastModifiedTime != "" || o.Size != "" {
+			return apiErr("NotImplemented", "s3seal does not implement object versions or conditional deletes (VersionId, ETag, LastModifiedTime, Size)")
+		}
 	}
 	out := deleteResult{Xmlns: s3ns}
 	var keys []string

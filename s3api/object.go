@@ -16,6 +16,13 @@ import (
 const maxMetaSize = 2 << 10
 
 func (s *Server) putObject(req *request) error {
+	if err := writePolicy.check(req.r.Header); err != nil {
+		return err
+	}
+	cond, err := writeCondition(req.r.Header)
+	if err != nil {
+		return err
+	}
 	size := req.auth.DecodedLength
 	if size < 0 {
 		return apiErr("MissingContentLength", "")
@@ -31,7 +38,7 @@ func (s *Server) putObject(req *request) error {
 	info, err := s.store.Put(req.r.Context(), sealstore.PutInput{
 		Bucket: req.bucket, Key: req.key, Body: req.r.Body, Size: size,
 		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: req.cred.KeyID,
-		Observe: checks.hasher, Finalize: checks.finalize(req.auth.Trailer),
+		Observe: checks.hasher, Finalize: checks.finalize(req.auth.Trailer), Cond: cond,
 	})
 	if err != nil {
 		return err
@@ -62,6 +69,9 @@ func objectRange(r *http.Request) (*sealstore.Range, error) {
 }
 
 func (s *Server) getObject(req *request) error {
+	if err := readPolicy.check(req.r.Header); err != nil {
+		return err
+	}
 	rng, err := objectRange(req.r)
 	if err != nil {
 		return err
@@ -96,6 +106,9 @@ func (s *Server) getObject(req *request) error {
 }
 
 func (s *Server) headObject(req *request) error {
+	if err := readPolicy.check(req.r.Header); err != nil {
+		return err
+	}
 	rng, err := objectRange(req.r)
 	if err != nil {
 		return err
@@ -130,6 +143,9 @@ func (s *Server) headObject(req *request) error {
 }
 
 func (s *Server) deleteObject(req *request) error {
+	if err := deletePolicy.check(req.r.Header); err != nil {
+		return err
+	}
 	if err := s.store.Delete(req.r.Context(), req.bucket, req.key); err != nil {
 		return err
 	}

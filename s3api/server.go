@@ -46,6 +46,18 @@ type Config struct {
 	// space every KeepAliveInterval until the result (or an <Error>
 	// element) follows, as S3 does. Defaults 2 s and 10 s.
 	KeepAliveDelay, KeepAliveInterval time.Duration
+	// MaxInFlightPerKey bounds the requests of one access key served at
+	// once, so that one client (or a leaked presigned URL) cannot take
+	// every slot. Requests beyond it wait like those beyond MaxInFlight.
+	// Default MaxInFlight/2 (at least 1).
+	MaxInFlightPerKey int
+	// TransferTimeout and TransferMinBytes set the slowest client served:
+	// a request body and a response must each move TransferMinBytes within
+	// every TransferTimeout that s3seal waits on the client, or the request
+	// is cut (RequestTimeout while reading the body). Defaults 30 s and
+	// 16 KiB; a negative TransferTimeout disables the check.
+	TransferTimeout  time.Duration
+	TransferMinBytes int64
 }
 
 // Server is the HTTP handler for the S3 API.
@@ -54,7 +66,8 @@ type Server struct {
 	store    *sealstore.Store
 	verifier *sigv4.Verifier
 	router   *mux.Router
-	slots    chan struct{} // one token per request in flight
+	slots    chan struct{}            // one token per request in flight
+	keySlots map[string]chan struct{} // the same, per access key
 }
 
 // New builds the handler.
@@ -77,8 +90,20 @@ func New(cfg Config) *Server {
 	if cfg.KeepAliveInterval <= 0 {
 		cfg.KeepAliveInterval = 10 * time.Second
 	}
+	if cfg.MaxInFlightPerKey <= 0 {
+		cfg.MaxInFlightPerKey = max(cfg.MaxInFlight/2, 1)
+	}
+	if cfg.TransferTimeout == 0 {
+		cfg.TransferTimeout = 30 * time.Second
+	}
+	if cfg.TransferMinBytes <= 0 {
+		cfg.TransferMinBytes = 16 << 10
+	}
 	s := &Server{cfg: cfg, store: cfg.Store, verifier: sigv4.NewVerifier(cfg.Credentials),
-		slots: make(chan struct{}, cfg.MaxInFlight)}
+		slots: make(chan struct{}, cfg.MaxInFlight), keySlots: map[string]chan struct{}{}}
+	for ak := range cfg.Credentials {
+		s.keySlots[ak] = make(chan struct{}, cfg.MaxInFlightPerKey)
+	}
 	s.router = s.routes()
 	return s
 }
@@ -96,6 +121,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// its answer. Answer as S3 does: 100 Continue first.
 		w.WriteHeader(http.StatusContinue)
 	}
+	guard := newTransferGuard(w, r, s.cfg.TransferTimeout, s.cfg.TransferMinBytes)
+	r.Body = guard.body(r.Body)
+	w = guard.writer(w)
+	defer guard.finish(r.Body)
 	if !slog.Default().Enabled(r.Context(), slog.LevelDebug) {
 		s.router.ServeHTTP(w, r)
 		return
@@ -153,17 +182,17 @@ type handler func(*request) error
 // and error rendering.
 func (s *Server) serve(need access, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		release, err := s.acquire(r)
-		if err != nil {
-			writeError(w, r, err)
-			return
-		}
-		defer release()
 		res, err := s.verifier.Verify(r)
 		if err != nil {
 			writeError(w, r, err)
 			return
 		}
+		release, err := s.acquire(r, res.AccessKey)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		defer release()
 		if res.Body != nil {
 			r.Body = res.Body
 		}
@@ -180,24 +209,36 @@ func (s *Server) serve(need access, h handler) http.HandlerFunc {
 	}
 }
 
-// acquire waits for a request slot, up to QueueTimeout or the client going
-// away.
-func (s *Server) acquire(r *http.Request) (release func(), err error) {
-	select {
-	case s.slots <- struct{}{}:
-		return func() { <-s.slots }, nil
-	default:
-	}
+// acquire waits for a slot of the access key, then for a request slot,
+// up to QueueTimeout in all or the client going away. Verify reads no body,
+// so nothing is buffered before a slot is held.
+func (s *Server) acquire(r *http.Request, accessKey string) (release func(), err error) {
 	t := time.NewTimer(s.cfg.QueueTimeout)
 	defer t.Stop()
-	select {
-	case s.slots <- struct{}{}:
-		return func() { <-s.slots }, nil
-	case <-t.C:
-		return nil, apiErr("SlowDown", "s3seal is serving its maximum number of requests; please retry")
-	case <-r.Context().Done():
-		return nil, r.Context().Err()
+	take := func(slots chan struct{}, msg string) error {
+		select {
+		case slots <- struct{}{}:
+			return nil
+		default:
+		}
+		select {
+		case slots <- struct{}{}:
+			return nil
+		case <-t.C:
+			return apiErr("SlowDown", msg)
+		case <-r.Context().Done():
+			return r.Context().Err()
+		}
 	}
+	key := s.keySlots[accessKey]
+	if err := take(key, "s3seal is serving its maximum number of requests for this access key; please retry"); err != nil {
+		return nil, err
+	}
+	if err := take(s.slots, "s3seal is serving its maximum number of requests; please retry"); err != nil {
+		<-key
+		return nil, err
+	}
+	return func() { <-s.slots; <-key }, nil
 }
 
 // target resolves the bucket and key a request addresses.

@@ -72,13 +72,26 @@ type copyObjectResult struct {
 	ETag         string   `xml:"ETag"`
 }
 
+// createBucketConfiguration is the optional body of CreateBucket; Other
+// collects every element s3seal does not implement.
+type createBucketConfiguration struct {
+	XMLName            xml.Name `xml:"CreateBucketConfiguration"`
+	LocationConstraint string   `xml:"LocationConstraint"`
+	Other              []struct {
+		XMLName xml.Name
+	} `xml:",any"`
+}
+
 // deleteRequest is the body of DeleteObjects.
 type deleteRequest struct {
 	XMLName xml.Name `xml:"Delete"`
 	Quiet   bool     `xml:"Quiet"`
 	Objects []struct {
-		Key       string `xml:"Key"`
-		VersionID string `xml:"VersionId"`
+		Key              string `xml:"Key"`
+		VersionID        string `xml:"VersionId"`
+		ETag             string `xml:"ETag"`
+		LastModifiedTime string `xml:"LastModifiedTime"`
+		Size             string `xml:"Size"`
 	} `xml:"Object"`
 }
 

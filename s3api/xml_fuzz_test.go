@@ -20,6 +20,8 @@ func TestParseDeleteRequest(t *testing.T) {
 		"<Delete><Object><Key></Key></Object></Delete>",
 		"<Delete><Object><Key>a</Key></Object>",
 		"<NotDelete><Object><Key>a</Key></Object></NotDelete>",
+		"<Delete><Object><Key>a</Key></Object></Delete><Delete><Object><Key>b</Key></Object></Delete>",
+		"<Delete><Object><Key>a</Key></Object></Delete>trailing",
 		"<Delete>" + strings.Repeat("<Object><Key>k</Key></Object>", maxDeleteObjects+1) + "</Delete>",
 	}
 	for _, b := range bad {
@@ -88,7 +90,7 @@ func TestBackendCodesPassThrough(t *testing.T) {
 	for _, code := range []string{"NotModified", "PreconditionFailed", "NoSuchKey", "NoSuchBucket",
 		"BucketNotEmpty", "BucketAlreadyExists", "BucketAlreadyOwnedByYou", "InvalidBucketName",
 		"NoSuchUpload", "SlowDown", "ServiceUnavailable", "AccessDenied", "InvalidRange",
-		"EntityTooSmall", "EntityTooLarge"} {
+		"EntityTooSmall", "EntityTooLarge", "ConditionalRequestConflict"} {
 		want, ok := errorTable[code]
 		if !ok {
 			t.Errorf("%s: not in the error table", code)

@@ -22,6 +22,8 @@ type CopyInput struct {
 	// Check, when set, sees the source's description before any byte is
 	// copied (copy-source conditions); an error aborts the copy.
 	Check func(src ObjectInfo) error
+	// Cond, when set, makes the copy conditional on the destination.
+	Cond *Condition
 	// Observe and Finalize are passed to the Put of the copy.
 	Observe  io.Writer
 	Finalize func() (checksums map[string]string, err error)
@@ -55,7 +57,7 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 		meta, headers = in.Meta, in.Headers
 	}
 	return s.Put(ctx, PutInput{Bucket: in.Bucket, Key: in.Key, Body: rd, Size: src.Size,
-		Meta: meta, Headers: headers, KeyID: in.KeyID, Observe: in.Observe, Finalize: in.Finalize})
+		Meta: meta, Headers: headers, KeyID: in.KeyID, Observe: in.Observe, Finalize: in.Finalize, Cond: in.Cond})
 }
 
 // Delete removes an object, and the manifest of a multipart object.

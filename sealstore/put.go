@@ -40,6 +40,10 @@ type PutInput struct {
 	// it returns (algorithm name -> value as the client sees it) are kept
 	// with the object and reported in ObjectInfo.Checksums.
 	Finalize func() (checksums map[string]string, err error)
+	// Cond, when set, makes the PUT conditional on the object now under
+	// the key; it is decided after the body was sealed and checked, by
+	// the backend, atomically with the write (see Condition).
+	Cond *Condition
 }
 
 // Put seals in.Body into a spool file, checks it, and publishes it to the
@@ -82,11 +86,23 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if _, err := sp.file.Seek(0, io.SeekStart); err != nil {
 		return ObjectInfo{}, fmt.Errorf("rewind spool: %w", err)
 	}
-	out, err := s.be.PutObject(ctx, backend.PutInput{
+	bin := backend.PutInput{
 		Bucket: in.Bucket, Key: in.Key,
 		Body: sp.file, Size: sp.cipherSize, ContentMD5: sp.cipherMD5,
 		Meta: meta, Headers: in.Headers,
-	})
+	}
+	if in.Cond != nil {
+		if err := s.pin(ctx, in.Bucket, in.Key, in.Cond, &bin); err != nil {
+			return ObjectInfo{}, err
+		}
+	}
+	out, err := s.be.PutObject(ctx, bin)
+	if err != nil && in.Cond != nil {
+		var bi backend.ObjectInfo
+		if bi, err = s.settle(ctx, in.Bucket, in.Key, in.Cond, env.Metadata(), err); err == nil {
+			out.ETag = bi.ETag
+		}
+	}
 	if err != nil {
 		return ObjectInfo{}, err
 	}

@@ -28,8 +28,17 @@ type config struct {
 	Key      string
 	KeysFile string
 
+	// The secrets above can also come from files (--key-file, ...).
+	KeyFile, SecretKeyFile, BackendSecretKeyFile string
+	// cmdlineSecrets names the secret flags given on the command line,
+	// where every local user can read them: serve warns about each.
+	cmdlineSecrets []string
+
 	AllowPlaintextReads bool
 	MaxRequests         int
+	MaxRequestsKey      int
+	TransferTimeout     time.Duration
+	TransferMinBytes    int64
 	LogLevel            string
 
 	// Retries of backend calls (retry.Policies), per kind of operation.
@@ -71,15 +80,21 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 	str(&c.BackendEndpoint, "backend-endpoint", "", "URL of the S3 object store; empty = embedded store in --data-dir")
 	str(&c.BackendRegion, "backend-region", "us-east-1", "region of the object store")
 	str(&c.BackendAccessKey, "backend-access-key", "", "access key for the object store")
-	str(&c.BackendSecretKey, "backend-secret-key", "", "secret key for the object store")
+	str(&c.BackendSecretKey, "backend-secret-key", "", "secret key for the object store (for tests: prefer S3SEAL_BACKEND_SECRET_KEY or --backend-secret-key-file)")
+	str(&c.BackendSecretKeyFile, "backend-secret-key-file", "", "file holding the secret key for the object store (mode 600)")
 	fs.BoolVar(&c.BackendPathStyle, "backend-path-style", false, "address the object store path-style")
 	str(&c.AccessKey, "access-key", "", "the access key clients sign with")
-	str(&c.SecretKey, "secret-key", "", "the secret key clients sign with")
+	str(&c.SecretKey, "secret-key", "", "the secret key clients sign with (for tests: prefer S3SEAL_SECRET_KEY or --secret-key-file)")
+	str(&c.SecretKeyFile, "secret-key-file", "", "file holding the secret key clients sign with (mode 600)")
 	str(&c.CredentialsFile, "credentials-file", "", "JSON file of client credentials (instead of --access-key/--secret-key)")
-	str(&c.Key, "key", "", "master key, base64 of 32 bytes (key id \"default\")")
+	str(&c.Key, "key", "", "master key, base64 of 32 bytes (key id \"default\"; for tests: prefer S3SEAL_KEY or --key-file)")
+	str(&c.KeyFile, "key-file", "", "file holding the master key as s3seal keygen prints it (mode 600)")
 	str(&c.KeysFile, "keys-file", "", "JSON keyring file (instead of --key)")
 	fs.BoolVar(&c.AllowPlaintextReads, "allow-plaintext-reads", false, "serve objects without s3seal metadata as they are (migrating a bucket; each such read is logged at WARN)")
 	fs.IntVar(&c.MaxRequests, "max-requests", 256, "S3 requests served at once; more wait up to 10 s, then get 503 SlowDown")
+	fs.IntVar(&c.MaxRequestsKey, "max-requests-per-key", 0, "S3 requests of one access key served at once (default: half of --max-requests)")
+	fs.DurationVar(&c.TransferTimeout, "transfer-timeout", 30*time.Second, "cut a client whose request body or response moves less than --transfer-min-bytes in this time (0: never)")
+	fs.Int64Var(&c.TransferMinBytes, "transfer-min-bytes", 16<<10, "bytes a client must move within every --transfer-timeout")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&c.CompleteRetryAttempts, "complete-retry-attempts", 4, "attempts of a backend CompleteMultipartUpload, the first included")
 	fs.DurationVar(&c.CompleteRetryBackoff, "complete-retry-backoff", 500*time.Millisecond, "first backoff ceiling between completion attempts (doubles, full jitter)")
@@ -110,7 +125,44 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 	if envErr != nil {
 		return nil, envErr
 	}
+	for _, name := range []string{"key", "secret-key", "backend-secret-key"} {
+		if set[name] {
+			c.cmdlineSecrets = append(c.cmdlineSecrets, name)
+		}
+	}
+	if err := c.readSecretFiles(); err != nil {
+		return nil, err
+	}
 	return c, c.validate()
+}
+
+// readSecretFiles fills each secret given as a file. The file must be
+// private to its owner (see readPrivateFile); surrounding whitespace, such
+// as the newline s3seal keygen prints, is dropped.
+func (c *config) readSecretFiles() error {
+	for _, s := range []struct {
+		name       string
+		file, dest *string
+	}{
+		{"key", &c.KeyFile, &c.Key},
+		{"secret-key", &c.SecretKeyFile, &c.SecretKey},
+		{"backend-secret-key", &c.BackendSecretKeyFile, &c.BackendSecretKey},
+	} {
+		if *s.file == "" {
+			continue
+		}
+		if *s.dest != "" {
+			return usagef("give --%s or --%s-file, not both", s.name, s.name)
+		}
+		data, err := readPrivateFile(*s.file)
+		if err != nil {
+			return usagef("--%s-file: %v", s.name, err)
+		}
+		if *s.dest = strings.TrimSpace(string(data)); *s.dest == "" {
+			return usagef("--%s-file: %s is empty", s.name, *s.file)
+		}
+	}
+	return nil
 }
 
 func (c *config) validate() error {
@@ -133,6 +185,15 @@ func (c *config) validate() error {
 			return usagef("--%s-backoff must be above 0 and at most 1m", r.name)
 		}
 	}
+	if c.MaxRequestsKey < 0 || c.MaxRequestsKey > c.MaxRequests {
+		return usagef("--max-requests-per-key must be between 1 and --max-requests (0: half of --max-requests)")
+	}
+	if c.TransferTimeout < 0 || (c.TransferTimeout > 0 && c.TransferTimeout < time.Second) {
+		return usagef("--transfer-timeout must be at least 1s (0 turns the check off)")
+	}
+	if c.TransferMinBytes < 1 {
+		return usagef("--transfer-min-bytes must be at least 1")
+	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return usagef("--tls-cert and --tls-key go together")
 	}
@@ -149,13 +210,13 @@ func (c *config) validate() error {
 		return nil
 	}
 	if c.Key == "" && c.KeysFile == "" {
-		return usagef("a real backend needs a master key: --key or --keys-file (s3seal keygen makes one)")
+		return usagef("a real backend needs a master key: --key-file or --keys-file (s3seal keygen makes one)")
 	}
 	if c.AccessKey == "" && c.CredentialsFile == "" {
-		return usagef("a real backend needs client credentials: --access-key/--secret-key or --credentials-file")
+		return usagef("a real backend needs client credentials: --access-key with --secret-key-file, or --credentials-file")
 	}
 	if c.BackendAccessKey == "" || c.BackendSecretKey == "" {
-		return usagef("a real backend needs --backend-access-key and --backend-secret-key")
+		return usagef("a real backend needs --backend-access-key and --backend-secret-key-file (or S3SEAL_BACKEND_SECRET_KEY)")
 	}
 	return nil
 }

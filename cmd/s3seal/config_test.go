@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -18,11 +21,13 @@ func TestParseConfigFlagsAndEnv(t *testing.T) {
 		"S3SEAL_LISTEN":             "127.0.0.1:1", // the flag wins
 		"S3SEAL_DATA_DIR":           "/tmp/x",
 		"S3SEAL_BACKEND_PATH_STYLE": "true",
+		"S3SEAL_TRANSFER_TIMEOUT":   "2m",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != "127.0.0.1:9000" || c.DataDir != "/tmp/x" || !c.BackendPathStyle || c.BackendRegion != "us-east-1" {
+	if c.Listen != "127.0.0.1:9000" || c.DataDir != "/tmp/x" || !c.BackendPathStyle || c.BackendRegion != "us-east-1" ||
+		c.TransferTimeout != 2*time.Minute || c.TransferMinBytes != 16<<10 || c.MaxRequestsKey != 0 {
 		t.Fatalf("%+v", c)
 	}
 	if c.AllowPlaintextReads {
@@ -66,6 +71,11 @@ func TestParseConfigValidation(t *testing.T) {
 		{"unknown flag", []string{"--nope"}, false},
 		{"stray argument", []string{"extra"}, false},
 		{"no request slots", []string{"--max-requests", "0"}, false},
+		{"per-key limit above the limit", []string{"--max-requests", "4", "--max-requests-per-key", "5"}, false},
+		{"per-key limit", []string{"--max-requests", "4", "--max-requests-per-key", "4"}, true},
+		{"transfer timeout too short", []string{"--transfer-timeout", "10ms"}, false},
+		{"transfer check off", []string{"--transfer-timeout", "0"}, true},
+		{"no minimum transfer", []string{"--transfer-min-bytes", "0"}, false},
 	}
 	for _, c := range cases {
 		_, err := parseConfig(c.args, env(nil))
@@ -142,5 +152,126 @@ func TestCredentialKeyMustExist(t *testing.T) {
 	var ue *usageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `"nope"`) {
 		t.Fatalf("unknown key id in credentials: %v", err)
+	}
+}
+
+// Secrets given as flags are noted (serve warns); from the environment
+// or a file they are not.
+func TestSecretOnCommandLineWarns(t *testing.T) {
+	const secret = "cmdline-secret-Zq81"
+	c, err := parseConfig([]string{"--access-key", "a", "--secret-key", secret}, env(nil))
+	if err != nil || !slices.Equal(c.cmdlineSecrets, []string{"secret-key"}) {
+		t.Fatalf("--secret-key: %v, %v", c, err)
+	}
+	c, err = parseConfig([]string{"--access-key", "a"}, env(map[string]string{"S3SEAL_SECRET_KEY": secret}))
+	if err != nil || len(c.cmdlineSecrets) != 0 || c.SecretKey != secret {
+		t.Fatalf("S3SEAL_SECRET_KEY: %+v, %v", c, err)
+	}
+	c, _ = parseConfig([]string{"--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", "--access-key", "a", "--secret-key", secret}, env(nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var log bytes.Buffer
+	if err := serve(ctx, c, &log); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), "flag=--secret-key") || strings.Contains(log.String(), secret) {
+		t.Fatalf("log of a start with --secret-key:\n%s", log.String())
+	}
+}
+
+func TestSecretFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, mode) // whatever the umask
+		return p
+	}
+	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	real := []string{"--backend-endpoint", "http://127.0.0.1:1", "--backend-access-key", "a", "--access-key", "x",
+		"--key-file", write("master.key", key+"\n", 0o600),
+		"--secret-key-file", write("client.secret", "client-secret\n", 0o400),
+		"--backend-secret-key-file", write("backend.secret", " backend-secret ", 0o600)}
+	c, err := parseConfig(real, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Key != key || c.SecretKey != "client-secret" || c.BackendSecretKey != "backend-secret" || len(c.cmdlineSecrets) != 0 {
+		t.Fatalf("secrets from files: %+v", c)
+	}
+	open := write("open.key", key, 0o644)
+	for name, args := range map[string][]string{
+		"readable by others": {"--key-file", open},
+		"writable by group":  {"--secret-key-file", write("group.secret", "s", 0o620), "--access-key", "x"},
+		"flag and file":      {"--key", key, "--key-file", filepath.Join(dir, "master.key")},
+		"empty file":         {"--key-file", write("empty.key", "\n", 0o600)},
+		"missing file":       {"--key-file", filepath.Join(dir, "nope")},
+	} {
+		_, err := parseConfig(args, env(nil))
+		var ue *usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%s: %v, want a usage error", name, err)
+		}
+	}
+	_, err = parseConfig([]string{"--key-file", open}, env(nil))
+	if msg := fmt.Sprint(err); !strings.Contains(msg, open) || !strings.Contains(msg, "chmod 600 "+open) || strings.Contains(msg, key[:6]) {
+		t.Errorf("open key file: %q, want the path and chmod 600", msg)
+	}
+}
+
+// A keyring or credentials file its group or others may access is refused
+// at start (a usage error: exit code 2) with the file and the fix named; a
+// malformed one is reported by line and column, quoting nothing of it.
+func TestKeysAndCredentialsFiles(t *testing.T) {
+	dir := t.TempDir()
+	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	write := func(name, content string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(content), mode)
+		os.Chmod(p, mode)
+		return p
+	}
+	keys := `{"primary": "k1", "keys": {"k1": "` + key + `"}}`
+	creds := `{"credentials": [{"access_key": "a", "secret_key": "Xq7secret", "read": ["*"], "write": ["*"]}]}`
+	loadKeys := func(f string) error {
+		_, err := loadKeyring(&config{KeysFile: f}, true)
+		return err
+	}
+	loadCreds := func(f string) error {
+		_, err := loadCredentials(&config{CredentialsFile: f}, true)
+		return err
+	}
+	if loadKeys(write("keys.json", keys, 0o600)) != nil || loadCreds(write("creds.json", creds, 0o400)) != nil {
+		t.Fatal("private files refused")
+	}
+	cases := []struct {
+		name, file string
+		load       func(string) error
+		want       string
+	}{
+		{"open keyring", write("open-keys.json", keys, 0o644), loadKeys, "chmod 600"},
+		{"open credentials", write("open-creds.json", creds, 0o640), loadCreds, "chmod 600"},
+		{"group-writable credentials", write("gw-creds.json", creds, 0o620), loadCreds, "chmod 600"},
+		{"malformed credentials", write("bad-creds.json", "{\"credentials\": [\n{\"access_key\": \"a\", \"secret_key\": Xq7secret}]}", 0o600),
+			loadCreds, "line 2, column"},
+		{"malformed keyring", write("bad-keys.json", "{\"primary\": \"k1\",\n\"keys\": {\"k1\": Xq7"+key+"}}", 0o600),
+			loadKeys, "line 2, column"},
+	}
+	for _, tc := range cases {
+		err := tc.load(tc.file)
+		var ue *usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%s: %v, want a usage error", tc.name, err)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, tc.want) || !strings.Contains(msg, tc.file) {
+			t.Errorf("%s: %q does not name %q and the file", tc.name, msg, tc.want)
+		}
+		if strings.Contains(msg, "Xq7") || strings.Contains(msg, "'X'") || strings.Contains(msg, key[:6]) {
+			t.Errorf("%s: %q quotes the file", tc.name, msg)
+		}
 	}
 }

@@ -29,6 +29,11 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		return err
 	}
 	slog.SetDefault(log)
+	for _, name := range cfg.cmdlineSecrets {
+		env := "S3SEAL_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		log.Warn("a secret was given on the command line, where every local user can read it (ps, /proc/PID/cmdline); use "+env+" or --"+name+"-file",
+			"flag", "--"+name)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
@@ -71,7 +76,13 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	if cfg.AllowPlaintextReads {
 		log.Warn("--allow-plaintext-reads: objects without s3seal metadata are served as they are, unauthenticated; turn it off once the bucket is migrated")
 	}
-	api := s3api.New(s3api.Config{Store: store, Credentials: creds, Domains: splitList(cfg.Domains), MaxInFlight: cfg.MaxRequests})
+	transferTimeout := cfg.TransferTimeout
+	if transferTimeout == 0 {
+		transferTimeout = -1 // off
+	}
+	api := s3api.New(s3api.Config{Store: store, Credentials: creds, Domains: splitList(cfg.Domains),
+		MaxInFlight: cfg.MaxRequests, MaxInFlightPerKey: cfg.MaxRequestsKey,
+		TransferTimeout: transferTimeout, TransferMinBytes: cfg.TransferMinBytes})
 	srv := &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -169,21 +180,25 @@ func loadKeyring(cfg *config, loopback bool) (*crypto.Keyring, error) {
 		}
 		return crypto.NewKeyring("default", map[string][]byte{"default": key})
 	case cfg.KeysFile != "":
-		kr, err := crypto.LoadKeyringFile(cfg.KeysFile)
+		data, err := readPrivateFile(cfg.KeysFile)
 		if err != nil {
 			return nil, usagef("--keys-file: %v", err)
+		}
+		kr, err := crypto.ParseKeyring(data)
+		if err != nil {
+			return nil, usagef("--keys-file %s: %v", cfg.KeysFile, err)
 		}
 		return kr, nil
 	}
 	if !loopback {
-		return nil, usagef("no master key given: the development key is only used on a loopback --listen address; give --key or --keys-file")
+		return nil, usagef("no master key given: the development key is only used on a loopback --listen address; give --key-file or --keys-file")
 	}
 	path := filepath.Join(cfg.DataDir, devKeyFile)
 	key, err := readOrCreateDevKey(path)
 	if err != nil {
 		return nil, err
 	}
-	slog.Warn("using the development master key; give --key or --keys-file for real data", "path", path)
+	slog.Warn("using the development master key; give --key-file or --keys-file for real data", "path", path)
 	return crypto.NewKeyring("dev", map[string][]byte{"dev": key})
 }
 
@@ -221,16 +236,20 @@ func loadCredentials(cfg *config, loopback bool) (s3api.Credentials, error) {
 	case cfg.AccessKey != "":
 		return s3api.SingleCredential(cfg.AccessKey, cfg.SecretKey), nil
 	case cfg.CredentialsFile != "":
-		c, err := s3api.LoadCredentialsFile(cfg.CredentialsFile)
+		data, err := readPrivateFile(cfg.CredentialsFile)
 		if err != nil {
 			return nil, usagef("--credentials-file: %v", err)
+		}
+		c, err := s3api.ParseCredentials(data)
+		if err != nil {
+			return nil, usagef("--credentials-file %s: %v", cfg.CredentialsFile, err)
 		}
 		return c, nil
 	}
 	if !loopback {
 		return nil, usagef("no client credentials given: the development credentials are only used on a loopback --listen address")
 	}
-	slog.Warn("using development client credentials; give --access-key/--secret-key or --credentials-file for real use",
+	slog.Warn("using development client credentials; give --access-key with --secret-key-file, or --credentials-file, for real use",
 		"access_key", devAccessKey)
 	return s3api.SingleCredential(devAccessKey, devSecretKey), nil
 }

@@ -1,0 +1,64 @@
+package s3api
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"strings"
+)
+
+// maxXMLBody bounds the XML request bodies s3seal reads whole
+// (DeleteObjects, CreateBucket configuration). 1000 keys of 1024 bytes each
+// fit with room for markup and formatting.
+const maxXMLBody = 2 << 20
+
+// readXMLBody is the one way an s3api handler reads a request body it acts
+// on as a whole. It reads the verifying body (sigv4's reader) to its clean
+// end, so the payload hash, chunk signatures and trailer have all been
+// checked before the caller sees a byte; then it checks Content-MD5 and
+// the declared flexible checksum. A body longer than limit is refused with
+// MaxMessageLengthExceeded, as S3 does, before anything is acted on: a
+// prefix of a body is never used, since its signature is only known good
+// at the end.
+func readXMLBody(req *request, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(req.r.Body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) > limit {
+		return nil, apiErr("MaxMessageLengthExceeded", "")
+	}
+	if err := verifyBody(req, body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// decodeXML decodes one XML document into v. Anything after the root
+// element other than white space, comments and processing instructions is
+// MalformedXML (xml.Unmarshal would silently ignore it).
+func decodeXML(body []byte, v any) error {
+	dec := xml.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		return apiErr("MalformedXML", "")
+	}
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return apiErr("MalformedXML", "")
+		}
+		switch t := tok.(type) {
+		case xml.Comment, xml.ProcInst:
+		case xml.CharData:
+			if strings.TrimSpace(string(t)) != "" {
+				return apiErr("MalformedXML", "")
+			}
+		default:
+			return apiErr("MalformedXML", "")
+		}
+	}
+}

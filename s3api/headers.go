@@ -1,0 +1,148 @@
+package s3api
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// A request header that changes what S3 does and that s3seal does not
+// implement is refused with 501 NotImplemented, never ignored. Each
+// operation has a table of such headers: a nil accept function refuses any
+// value, else it names the values that are harmless (they ask for what
+// s3seal does anyway). Headers not listed are either implemented by the
+// handler or harmless to ignore; docs/DESIGN.md lists which is which.
+type headerPolicy struct {
+	exact    map[string]func(v string) bool // canonical header name -> acceptable value
+	prefixes []string                       // canonical prefixes refused whatever the value
+}
+
+func oneOf(vals ...string) func(string) bool {
+	return func(v string) bool {
+		for _, ok := range vals {
+			if strings.EqualFold(strings.TrimSpace(v), ok) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func empty(v string) bool { return strings.TrimSpace(v) == "" }
+
+// Refused on every object and bucket operation: SSE-C (the object would
+// have to need the client's key to be read) and the bucket owner check (an
+// AWS account id s3seal cannot verify against its backend).
+var commonRefused = map[string]func(string) bool{
+	"X-Amz-Expected-Bucket-Owner":                     nil,
+	"X-Amz-Server-Side-Encryption-Customer-Algorithm": nil,
+	"X-Amz-Server-Side-Encryption-Customer-Key":       nil,
+	"X-Amz-Server-Side-Encryption-Customer-Key-Md5":   nil,
+}
+
+func policy(extra map[string]func(string) bool, prefixes ...string) headerPolicy {
+	p := headerPolicy{exact: map[string]func(string) bool{}, prefixes: prefixes}
+	for k, v := range commonRefused {
+		p.exact[k] = v
+	}
+	for k, v := range extra {
+		p.exact[k] = v
+	}
+	return p
+}
+
+// writeRefused are the headers of PutObject and CopyObject s3seal does
+// not implement. Objects are private to s3seal's backend account, stored
+// in the STANDARD class and encrypted by s3seal with AES-256, so those
+// values are accepted.
+var writeRefused = map[string]func(string) bool{
+	"X-Amz-Acl":                                                   oneOf("private", "bucket-owner-full-control"),
+	"X-Amz-Server-Side-Encryption":                                oneOf("AES256"),
+	"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id":                 nil,
+	"X-Amz-Server-Side-Encryption-Context":                        nil,
+	"X-Amz-Server-Side-Encryption-Bucket-Key-Enabled":             nil,
+	"X-Amz-Storage-Class":                                         oneOf("STANDARD"),
+	"X-Amz-Tagging":                                               empty,
+	"X-Amz-Website-Redirect-Location":                             nil,
+	"If-Modified-Since":                                           nil, // S3 has no such write condition
+	"If-Unmodified-Since":                                         nil,
+	"X-Amz-Write-Offset-Bytes":                                    nil,
+	"X-Amz-Object-Annotation-Directive":                           nil,
+	"X-Amz-Source-Expected-Bucket-Owner":                          nil,
+	"X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm": nil,
+	"X-Amz-Copy-Source-Server-Side-Encryption-Customer-Key":       nil,
+	"X-Amz-Copy-Source-Server-Side-Encryption-Customer-Key-Md5":   nil,
+}
+
+var (
+	writePolicy = policy(writeRefused, "X-Amz-Grant-", "X-Amz-Object-Lock-")
+	readPolicy  = policy(nil)
+	// Conditional deletes: s3seal cannot pass them on (the backend's ETag
+	// and size are the ciphertext's), and ignoring them would delete.
+	deletePolicy = policy(map[string]func(string) bool{
+		"If-Match":                          nil,
+		"X-Amz-If-Match-Last-Modified-Time": nil,
+		"X-Amz-If-Match-Size":               nil,
+	})
+	bucketPolicy       = policy(nil)
+	createBucketPolicy = policy(map[string]func(string) bool{
+		"X-Amz-Acl":                        oneOf("private"),
+		"X-Amz-Bucket-Object-Lock-Enabled": oneOf("false"),
+		"X-Amz-Object-Ownership":           oneOf("BucketOwnerEnforced"),
+		"X-Amz-Bucket-Namespace":           nil,
+	}, "X-Amz-Grant-")
+)
+
+// check refuses the first header of h the policy does not allow.
+func (p headerPolicy) check(h http.Header) error {
+	for name, vals := range h {
+		name = http.CanonicalHeaderKey(name)
+		accept, listed := p.exact[name]
+		if !listed {
+			for _, pre := range p.prefixes {
+				if strings.HasPrefix(name, pre) {
+					listed = true
+				}
+			}
+		}
+		if !listed {
+			continue
+		}
+		for _, v := range vals {
+			if accept == nil || !accept(v) {
+				return apiErr("NotImplemented", "s3seal does not implement the header "+name+
+					" (with this value); it is refused rather than ignored")
+			}
+		}
+	}
+	return nil
+}
+
+// writeCondition reads S3's conditional write headers: If-None-Match
+// accepts only "*" (anything else is 501, as in S3), If-Match a list of
+// ETags (or "*"), compared with the plaintext ETag.
+func writeCondition(h http.Header) (*sealstore.Condition, error) {
+	var c sealstore.Condition
+	if v := strings.TrimSpace(h.Get("If-None-Match")); v != "" {
+		if v != "*" {
+			return nil, apiErr("NotImplemented", "If-None-Match on a write accepts only *")
+		}
+		c.IfNoneMatch = true
+	}
+	if v := h.Get("If-Match"); strings.TrimSpace(v) != "" {
+		for _, e := range strings.Split(v, ",") {
+			e = strings.Trim(strings.TrimPrefix(strings.TrimSpace(e), "W/"), `"`)
+			if e != "" {
+				c.IfMatch = append(c.IfMatch, e)
+			}
+		}
+		if c.IfMatch == nil {
+			return nil, apiErr("InvalidArgument", "If-Match names no ETag")
+		}
+	}
+	if !c.IfNoneMatch && c.IfMatch == nil {
+		return nil, nil
+	}
+	return &c, nil
+}

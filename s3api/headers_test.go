@@ -1,0 +1,173 @@
+package s3api
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+func readObject(t *testing.T, c *s3.Client, b, k string) string {
+	t.Helper()
+	out, err := c.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(b), Key: aws.String(k)})
+	if err != nil {
+		t.Fatalf("get %s: %v", k, err)
+	}
+	defer out.Body.Close()
+	data, _ := io.ReadAll(out.Body)
+	return string(data)
+}
+
+// Conditional PUTs and copies: S3's codes, and a refused write changes
+// nothing.
+func TestConditionalWrites(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")})
+	cput := func(key, data string, f func(*s3.PutObjectInput)) (*s3.PutObjectOutput, error) {
+		in := &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String(key), Body: strings.NewReader(data)}
+		f(in)
+		return c.PutObject(ctx, in)
+	}
+	first, err := cput("lock", "one", func(in *s3.PutObjectInput) { in.IfNoneMatch = aws.String("*") })
+	if err != nil {
+		t.Fatalf("If-None-Match on a free key: %v", err)
+	}
+	cases := []struct {
+		name   string
+		key    string
+		set    func(*s3.PutObjectInput)
+		code   string
+		status int
+	}{
+		{"If-None-Match * on an existing key", "lock", func(in *s3.PutObjectInput) { in.IfNoneMatch = aws.String("*") }, "PreconditionFailed", 412},
+		{"If-Match another ETag", "lock", func(in *s3.PutObjectInput) { in.IfMatch = aws.String(`"0123456789abcdef0123456789abcdef"`) }, "PreconditionFailed", 412},
+		{"If-Match on a missing key", "missing", func(in *s3.PutObjectInput) { in.IfMatch = first.ETag }, "NoSuchKey", 404},
+		{"If-None-Match with an ETag", "lock", func(in *s3.PutObjectInput) { in.IfNoneMatch = first.ETag }, "NotImplemented", 501},
+	}
+	for _, tc := range cases {
+		_, err := cput(tc.key, "two", tc.set)
+		if apiCode(err) != tc.code || httpStatus(err) != tc.status {
+			t.Errorf("%s: %v, want %s %d", tc.name, err, tc.code, tc.status)
+		}
+	}
+	if got := readObject(t, c, "bkt", "lock"); got != "one" {
+		t.Fatalf("after refused PUTs: %q", got)
+	}
+	second, err := cput("lock", "two", func(in *s3.PutObjectInput) { in.IfMatch = first.ETag })
+	if err != nil {
+		t.Fatalf("If-Match on the current ETag: %v", err)
+	}
+	// CopyObject's destination takes the same conditions.
+	c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("src"), Body: strings.NewReader("src")})
+	_, err = c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("bkt"), Key: aws.String("lock"), CopySource: aws.String("bkt/src"), IfNoneMatch: aws.String("*")})
+	if apiCode(err) != "PreconditionFailed" {
+		t.Errorf("copy If-None-Match onto an existing key: %v", err)
+	}
+	_, err = c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("bkt"), Key: aws.String("lock"), CopySource: aws.String("bkt/src"), IfMatch: first.ETag})
+	if apiCode(err) != "PreconditionFailed" {
+		t.Errorf("copy If-Match on a stale ETag: %v", err)
+	}
+	if got := readObject(t, c, "bkt", "lock"); got != "two" {
+		t.Fatalf("after refused copies: %q", got)
+	}
+	if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("bkt"), Key: aws.String("lock"), CopySource: aws.String("bkt/src"), IfMatch: second.ETag}); err != nil {
+		t.Fatalf("copy If-Match on the current ETag: %v", err)
+	}
+	if got := readObject(t, c, "bkt", "lock"); got != "src" {
+		t.Fatalf("after copy: %q", got)
+	}
+}
+
+// Headers that change S3's behaviour and that s3seal does not implement
+// are refused with 501 and nothing is written, read or deleted; harmless
+// values pass.
+func TestUnimplementedHeadersRefused(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")})
+	if err := put(ctx, c, "bkt", "k"); err != nil {
+		t.Fatal(err)
+	}
+	putWith := func(f func(*s3.PutObjectInput)) error {
+		in := &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), Body: strings.NewReader("changed")}
+		f(in)
+		_, err := c.PutObject(ctx, in)
+		return err
+	}
+	key := aws.String("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	refused := map[string]error{
+		"kms":           putWith(func(in *s3.PutObjectInput) { in.ServerSideEncryption = types.ServerSideEncryptionAwsKms }),
+		"kms key id":    putWith(func(in *s3.PutObjectInput) { in.SSEKMSKeyId = aws.String("k") }),
+		"sse-c":         putWith(func(in *s3.PutObjectInput) { in.SSECustomerAlgorithm = aws.String("AES256"); in.SSECustomerKey = key }),
+		"storage class": putWith(func(in *s3.PutObjectInput) { in.StorageClass = types.StorageClassGlacier }),
+		"tagging":       putWith(func(in *s3.PutObjectInput) { in.Tagging = aws.String("a=b") }),
+		"redirect":      putWith(func(in *s3.PutObjectInput) { in.WebsiteRedirectLocation = aws.String("/x") }),
+		"grant":         putWith(func(in *s3.PutObjectInput) { in.GrantRead = aws.String(`id="x"`) }),
+		"public acl":    putWith(func(in *s3.PutObjectInput) { in.ACL = types.ObjectCannedACLPublicRead }),
+		"object lock":   putWith(func(in *s3.PutObjectInput) { in.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatusOn }),
+		"owner check":   putWith(func(in *s3.PutObjectInput) { in.ExpectedBucketOwner = aws.String("123456789012") }),
+		"write offset":  putWith(func(in *s3.PutObjectInput) { in.WriteOffsetBytes = aws.Int64(0) }),
+		"copy kms": func() error {
+			_, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k2"), CopySource: aws.String("bkt/k"),
+				ServerSideEncryption: types.ServerSideEncryptionAwsKms})
+			return err
+		}(),
+		"get sse-c": func() error {
+			_, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: key})
+			return err
+		}(),
+		"head owner check": func() error {
+			_, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), ExpectedBucketOwner: aws.String("123456789012")})
+			return err
+		}(),
+		"delete if-match": func() error {
+			_, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), IfMatch: aws.String(`"x"`)})
+			return err
+		}(),
+		"delete if-match-size": func() error {
+			_, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), IfMatchSize: aws.Int64(1)})
+			return err
+		}(),
+		"delete objects version": func() error {
+			_, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String("bkt"), Delete: &types.Delete{
+				Objects: []types.ObjectIdentifier{{Key: aws.String("k"), VersionId: aws.String("v1")}}}})
+			return err
+		}(),
+		"delete objects etag": func() error {
+			_, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String("bkt"), Delete: &types.Delete{
+				Objects: []types.ObjectIdentifier{{Key: aws.String("k"), ETag: aws.String(`"x"`)}}}})
+			return err
+		}(),
+	}
+	for name, err := range refused {
+		if apiCode(err) != "NotImplemented" || httpStatus(err) != http.StatusNotImplemented {
+			t.Errorf("%s: %v, want 501 NotImplemented", name, err)
+		}
+	}
+	if got := readObject(t, c, "bkt", "k"); got != "data" {
+		t.Fatalf("object after refused requests: %q", got)
+	}
+	if err := get(ctx, c, "bkt", "k2"); apiCode(err) != "NoSuchKey" {
+		t.Fatalf("refused copy wrote: %v", err)
+	}
+	// Values that ask for what s3seal does anyway pass.
+	for name, f := range map[string]func(*s3.PutObjectInput){
+		"private":        func(in *s3.PutObjectInput) { in.ACL = types.ObjectCannedACLPrivate },
+		"AES256":         func(in *s3.PutObjectInput) { in.ServerSideEncryption = types.ServerSideEncryptionAes256 },
+		"STANDARD":       func(in *s3.PutObjectInput) { in.StorageClass = types.StorageClassStandard },
+		"request payer":  func(in *s3.PutObjectInput) { in.RequestPayer = types.RequestPayerRequester },
+		"owner-full-acl": func(in *s3.PutObjectInput) { in.ACL = types.ObjectCannedACLBucketOwnerFullControl },
+	} {
+		if err := putWith(f); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
