@@ -85,6 +85,16 @@ var (
 		"X-Amz-If-Match-Last-Modified-Time": nil,
 		"X-Amz-If-Match-Size":               nil,
 	})
+	// UploadPart and UploadPartCopy: SSE-C of the part or its source.
+	partPolicy = policy(map[string]func(string) bool{
+		"X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm": nil,
+		"X-Amz-Copy-Source-Server-Side-Encryption-Customer-Key":       nil,
+		"X-Amz-Copy-Source-Server-Side-Encryption-Customer-Key-Md5":   nil,
+		"X-Amz-Source-Expected-Bucket-Owner":                          nil,
+	})
+	// CompleteMultipartUpload implements If-Match, If-None-Match and
+	// x-amz-mp-object-size.
+	completePolicy     = policy(nil)
 	bucketPolicy       = policy(nil)
 	createBucketPolicy = policy(map[string]func(string) bool{
 		"X-Amz-Acl":                        oneOf("private"),

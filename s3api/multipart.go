@@ -1,8 +1,6 @@
 package s3api
 
 import (
-	"encoding/xml"
-	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -20,6 +18,9 @@ import (
 const maxCompleteBody = 4 << 20
 
 func (s *Server) createMultipartUpload(req *request) error {
+	if err := writePolicy.check(req.r.Header); err != nil {
+		return err
+	}
 	meta, headers, err := objectHeaders(req.r.Header)
 	if err != nil {
 		return err
@@ -61,6 +62,9 @@ func partNumber(q string) (int, error) {
 }
 
 func (s *Server) uploadPart(req *request) error {
+	if err := partPolicy.check(req.r.Header); err != nil {
+		return err
+	}
 	q := req.r.URL.Query()
 	n, err := partNumber(q.Get("partNumber"))
 	if err != nil {
@@ -116,6 +120,9 @@ func (s *Server) partHasher(req *request, checks *bodyChecks) error {
 var copyRangeRE = regexp.MustCompile(`^bytes=(\d{1,19})-(\d{1,19})$`)
 
 func (s *Server) uploadPartCopy(req *request) error {
+	if err := partPolicy.check(req.r.Header); err != nil {
+		return err
+	}
 	q := req.r.URL.Query()
 	n, err := partNumber(q.Get("partNumber"))
 	if err != nil {
@@ -165,25 +172,29 @@ func (s *Server) uploadPartCopy(req *request) error {
 }
 
 func (s *Server) completeMultipartUpload(req *request) error {
-	body, err := io.ReadAll(io.LimitReader(req.r.Body, maxCompleteBody+1))
+	if err := completePolicy.check(req.r.Header); err != nil {
+		return err
+	}
+	body, err := readXMLBody(req, maxCompleteBody)
 	if err != nil {
 		return err
 	}
-	if len(body) > maxCompleteBody {
-		return apiErr("MalformedXML", "")
-	}
-	if err := verifyBody(req, body); err != nil {
+	var cmu completeMultipartUpload
+	if err := decodeXML(body, &cmu); err != nil {
 		return err
 	}
-	var cmu completeMultipartUpload
-	if err := xml.Unmarshal(body, &cmu); err != nil {
-		return apiErr("MalformedXML", "")
+	cond, err := writeCondition(req.r.Header)
+	if err != nil {
+		return err
 	}
 	in := sealstore.CompleteInput{Bucket: req.bucket, Key: req.key, UploadID: req.r.URL.Query().Get("uploadId"),
-		IfMatch: req.r.Header.Get("If-Match"), IfNoneMatch: req.r.Header.Get("If-None-Match"),
-		ObjectChecksums: objectChecksums}
-	if in.IfNoneMatch != "" && in.IfNoneMatch != "*" {
-		return apiErr("NotImplemented", "If-None-Match on CompleteMultipartUpload accepts only *")
+		Cond: cond, ObjectChecksums: objectChecksums, ExpectSize: -1}
+	if v := req.r.Header.Get("X-Amz-Mp-Object-Size"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return apiErr("InvalidArgument", "x-amz-mp-object-size must be a non-negative integer")
+		}
+		in.ExpectSize = n
 	}
 	for _, p := range cmu.Parts {
 		in.Parts = append(in.Parts, sealstore.CompletePart{PartNumber: p.PartNumber, ETag: p.ETag, Checksums: p.asMap()})

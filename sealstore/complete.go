@@ -22,9 +22,12 @@ type CompletePart struct {
 type CompleteInput struct {
 	Bucket, Key, UploadID string
 	Parts                 []CompletePart
-	// IfMatch (a plaintext ETag) and IfNoneMatch ("*") make the completion
-	// conditional on the object now at the key, as S3 has them since 2024.
-	IfMatch, IfNoneMatch string
+	// Cond, when set, makes the completion conditional on the object now
+	// at the key (plaintext ETags), as S3 has it since 2024.
+	Cond *Condition
+	// ExpectSize, when >= 0, is the object size the client expects
+	// (x-amz-mp-object-size); another size refuses the completion.
+	ExpectSize int64
 	// ObjectChecksums, when set, computes the checksums of the whole object
 	// (COMPOSITE or FULL_OBJECT, as the upload's checksum type says) from
 	// the parts; an error refuses the completion.
@@ -59,6 +62,9 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	if err != nil {
 		return ObjectInfo{}, err
 	}
+	if in.ExpectSize >= 0 && m.Size() != in.ExpectSize {
+		return ObjectInfo{}, errorf("InvalidRequest", "The provided 'x-amz-mp-object-size' header value %d does not match what was computed: %d", in.ExpectSize, m.Size())
+	}
 	if in.ObjectChecksums != nil && u.checksumAlg != "" {
 		if m.Checksums, err = in.ObjectChecksums(u.checksumAlg, u.checksumType, m.Parts); err != nil {
 			return ObjectInfo{}, err
@@ -79,7 +85,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	}
 	out, err := s.completeBackend(ctx, backend.CompleteMultipartInput{
 		Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID, Parts: bparts,
-		IfMatch: prev.backendIfMatch, IfNoneMatch: in.IfNoneMatch,
+		IfMatch: prev.backendIfMatch, IfNoneMatch: ifNoneMatch(in.Cond),
 	}, u, m)
 	if err != nil {
 		if definite(err) {
@@ -146,15 +152,16 @@ type previous struct {
 	manifest       *[crypto.OIDSize]byte // oid of a multipart object there, whose manifest goes when it is replaced
 }
 
-// conditions evaluates If-Match and If-None-Match against the object now
+// conditions evaluates the completion's condition against the object now
 // at the key, and notes what it found there. The backend decides again
 // atomically: If-Match goes to it as the backend ETag of the version that
 // matched, If-None-Match "*" as it is.
 func (s *Store) conditions(ctx context.Context, in CompleteInput) (previous, error) {
+	c := in.Cond
 	failed := errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
 	bi, err := s.be.HeadObject(ctx, in.Bucket, in.Key)
 	if backend.IsNotFound(err) {
-		if in.IfMatch != "" {
+		if c != nil && c.IfMatch != nil {
 			return previous{}, errorf("NoSuchKey", "The specified key does not exist.")
 		}
 		return previous{}, nil
@@ -162,16 +169,16 @@ func (s *Store) conditions(ctx context.Context, in CompleteInput) (previous, err
 	if err != nil {
 		return previous{}, err
 	}
-	if in.IfNoneMatch == "*" {
+	if c != nil && c.IfNoneMatch {
 		return previous{}, failed
 	}
 	var prev previous
 	if env, enc, err := crypto.ParseMetadata(bi.Meta); err == nil && enc && env.Multipart {
 		prev.manifest = &env.OID
 	}
-	if in.IfMatch != "" {
+	if c != nil && c.IfMatch != nil {
 		info, _, err := s.describe(ctx, in.Bucket, bi, false)
-		if err != nil || !etagMatches(in.IfMatch, info.ETag) {
+		if err != nil || !etagIn(info.ETag, c.IfMatch) {
 			return previous{}, failed
 		}
 		prev.backendIfMatch = strings.Trim(bi.ETag, `"`)
@@ -179,16 +186,11 @@ func (s *Store) conditions(ctx context.Context, in CompleteInput) (previous, err
 	return prev, nil
 }
 
-// etagMatches compares an If-Match value (a list, quotes optional, or "*")
-// with an ETag.
-func etagMatches(list, etag string) bool {
-	for _, v := range strings.Split(list, ",") {
-		v = strings.Trim(strings.TrimSpace(v), `"`)
-		if v == "*" || v == etag {
-			return true
-		}
+func ifNoneMatch(c *Condition) string {
+	if c != nil && c.IfNoneMatch {
+		return "*"
 	}
-	return false
+	return ""
 }
 
 // recoveringCompleter is a backend (the retry package's store) that

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/crypto"
 )
 
 // CopyInput is a server-side copy. The copy is decrypted and sealed again
@@ -58,25 +57,4 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 	}
 	return s.Put(ctx, PutInput{Bucket: in.Bucket, Key: in.Key, Body: rd, Size: src.Size,
 		Meta: meta, Headers: headers, KeyID: in.KeyID, Observe: in.Observe, Finalize: in.Finalize, Cond: in.Cond})
-}
-
-// Delete removes an object, and the manifest of a multipart object.
-// Deleting a missing key succeeds, as in S3.
-func (s *Store) Delete(ctx context.Context, bucket, key string) error {
-	if err := CheckKey(key); err != nil {
-		return err
-	}
-	var manifest string
-	if bi, err := s.be.HeadObject(ctx, bucket, key); err == nil {
-		if env, enc, err := crypto.ParseMetadata(bi.Meta); err == nil && enc && env.Multipart {
-			manifest = manifestKey(env.OID)
-		}
-	}
-	if err := s.be.DeleteObject(ctx, bucket, key); err != nil {
-		return err
-	}
-	if manifest != "" {
-		s.dropKeys(context.WithoutCancel(ctx), bucket, []string{manifest})
-	}
-	return nil
 }

@@ -211,3 +211,32 @@ func (s *Store) dropKeys(ctx context.Context, bucket string, keys []string) {
 		keys = keys[n:]
 	}
 }
+
+// peekManifest starts a HEAD of the key in the background and returns a
+// channel that yields the manifest key of the multipart object found there
+// ("" for anything else). A write calls it before it reads its body, so the
+// HEAD costs no time, takes the answer before it writes, and drops that
+// manifest once its own object has replaced the old one. If another writer
+// replaced the object in between, the manifest dropped is that of an object
+// already gone, and the other writer's (if it completed a multipart upload)
+// is left for s3seal gc.
+func (s *Store) peekManifest(ctx context.Context, bucket, key string) <-chan string {
+	ch := make(chan string, 1)
+	go func() {
+		mkey := ""
+		if bi, err := s.be.HeadObject(ctx, bucket, key); err == nil {
+			if env, enc, err := crypto.ParseMetadata(bi.Meta); err == nil && enc && env.Multipart {
+				mkey = manifestKey(env.OID)
+			}
+		}
+		ch <- mkey
+	}()
+	return ch
+}
+
+// dropManifest deletes a manifest that no object refers to any more.
+func (s *Store) dropManifest(ctx context.Context, bucket, mkey string) {
+	if mkey != "" {
+		s.dropKeys(context.WithoutCancel(ctx), bucket, []string{mkey})
+	}
+}

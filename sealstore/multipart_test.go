@@ -86,7 +86,7 @@ func TestMultipartRoundTrip(t *testing.T) {
 		t.Fatalf("upload state: %v", f.reservedKeys(t, uploadsPrefix))
 	}
 	// Completed by the other process, which never saw parts 1 and 2.
-	info, err := other.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: "mp", UploadID: id,
+	info, err := other.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "mp", UploadID: id,
 		Parts: completeParts([]int{1, 2, 3}, []string{e1.ETag, e2.ETag, e3.ETag})})
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestMultipartRules(t *testing.T) {
 	e1 := f.part(t, f.st, "rules", id, 1, small)
 	e2 := f.part(t, f.st, "rules", id, 2, big)
 	complete := func(nums []int, etags []string) error {
-		_, err := f.st.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: "rules", UploadID: id, Parts: completeParts(nums, etags)})
+		_, err := f.st.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "rules", UploadID: id, Parts: completeParts(nums, etags)})
 		return err
 	}
 	if err := complete([]int{2, 1}, []string{e2.ETag, e1.ETag}); !isCode(err, "InvalidPartOrder") {
@@ -253,7 +253,7 @@ func TestMultipartEdges(t *testing.T) {
 			parts = append(parts, p)
 			etags = append(etags, f.part(t, f.st, "edge", id, n, p).ETag)
 		}
-		info, err := f.st.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: "edge", UploadID: id, Parts: completeParts(c.nums, etags)})
+		info, err := f.st.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "edge", UploadID: id, Parts: completeParts(c.nums, etags)})
 		if err != nil || info.ETag != mpETag(parts...) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -273,7 +273,7 @@ func TestMultipartTamper(t *testing.T) {
 	p1, p2 := randBytes(5*mib, 8), randBytes(1000, 9)
 	id := f.create(t, "t")
 	e1, e2 := f.part(t, f.st, "t", id, 1, p1), f.part(t, f.st, "t", id, 2, p2)
-	if _, err := f.st.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: "t", UploadID: id,
+	if _, err := f.st.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "t", UploadID: id,
 		Parts: completeParts([]int{1, 2}, []string{e1.ETag, e2.ETag})}); err != nil {
 		t.Fatal(err)
 	}
@@ -314,5 +314,46 @@ func TestMultipartTamper(t *testing.T) {
 	}
 	if _, err := fresh().Head(f.ctx, bucket, "t"); !errors.Is(err, ErrIntegrity) {
 		t.Errorf("manifest deleted: %v", err)
+	}
+}
+
+// completeSmall makes a one-part multipart object at key.
+func (f *fixture) completeSmall(t *testing.T, key string, data []byte) {
+	t.Helper()
+	id := f.create(t, key)
+	e := f.part(t, f.st, key, id, 1, data)
+	if _, err := f.st.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: key, UploadID: id,
+		Parts: completeParts([]int{1}, []string{e.ETag})}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestManifestFollowsObject: a PUT over a multipart object, a copy over
+// one and DeleteObjects take its manifest away; nothing else does.
+func TestManifestFollowsObject(t *testing.T) {
+	f := newFixture(t)
+	count := func() int { return len(f.reservedKeys(t, manifestsPrefix)) }
+	for _, k := range []string{"put", "copy", "del1", "del2", "keep"} {
+		f.completeSmall(t, k, randBytes(100, 11))
+	}
+	if count() != 5 {
+		t.Fatalf("%d manifests", count())
+	}
+	f.put(t, "put", []byte("single"))
+	if _, err := f.st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "put", Bucket: bucket, Key: "copy"}); err != nil {
+		t.Fatal(err)
+	}
+	if count() != 3 {
+		t.Fatalf("after PUT and copy over multipart objects: %d manifests, want 3", count())
+	}
+	res, err := f.st.DeleteObjects(f.ctx, bucket, []string{"del1", "del2", "missing"})
+	if err != nil || len(res) != 3 {
+		t.Fatalf("DeleteObjects: %v, %v", res, err)
+	}
+	if count() != 1 {
+		t.Fatalf("after DeleteObjects: %d manifests, want 1", count())
+	}
+	if _, got, err := f.get(t, "keep", nil); err != nil || !bytes.Equal(got, randBytes(100, 11)) {
+		t.Fatalf("the untouched multipart object: %v", err)
 	}
 }

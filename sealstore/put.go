@@ -62,6 +62,9 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if err != nil {
 		return ObjectInfo{}, err
 	}
+	// While the body arrives, learn whether the key holds a multipart
+	// object, whose manifest this PUT will make unreachable.
+	prev := s.peekManifest(ctx, in.Bucket, in.Key)
 	sp, err := s.seal(in, dk, crypto.Stream{})
 	if err != nil {
 		return ObjectInfo{}, err
@@ -96,6 +99,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 			return ObjectInfo{}, err
 		}
 	}
+	oldManifest := <-prev // before the PUT, so the HEAD cannot see this object
 	out, err := s.be.PutObject(ctx, bin)
 	if err != nil && in.Cond != nil {
 		var bi backend.ObjectInfo
@@ -106,6 +110,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if err != nil {
 		return ObjectInfo{}, err
 	}
+	s.dropManifest(ctx, in.Bucket, oldManifest)
 	etag := fmt.Sprintf("%x", sp.md5)
 	s.cache.Add(cacheKey{in.Bucket, in.Key, out.ETag, sp.cipherSize}, resolved{sp.size, etag})
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: sp.size, ETag: etag,
