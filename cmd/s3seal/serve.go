@@ -67,7 +67,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	if err := os.MkdirAll(spool, 0o700); err != nil {
 		return fmt.Errorf("spool dir: %w", err)
 	}
-	store, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: spool, AllowPlaintextReads: cfg.AllowPlaintextReads,
+	store, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: spool, AllowPlaintextReads: cfg.AllowPlaintextReads, Logger: log,
 		// Over plain HTTP nothing else protects ciphertext in transit.
 		BackendContentMD5: strings.HasPrefix(strings.ToLower(cfg.BackendEndpoint), "http://")})
 	if err != nil {
