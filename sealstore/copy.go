@@ -41,7 +41,7 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 	if in.SrcBucket == in.Bucket && in.SrcKey == in.Key && !in.ReplaceMeta {
 		return ObjectInfo{}, errorf("InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
-	src, rd, err := s.Get(ctx, in.SrcBucket, in.SrcKey, nil)
+	src, rd, err := s.getSource(ctx, in.SrcBucket, in.SrcKey, nil)
 	if err != nil {
 		return ObjectInfo{}, err
 	}

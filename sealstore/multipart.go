@@ -263,7 +263,7 @@ func (s *Store) UploadPartCopy(ctx context.Context, in UploadPartCopyInput) (Par
 	if _, err := s.loadUpload(ctx, in.Bucket, in.Key, in.UploadID); err != nil {
 		return PartInfo{}, err
 	}
-	src, rd, err := s.Get(ctx, in.SrcBucket, in.SrcKey, in.Range)
+	src, rd, err := s.getSource(ctx, in.SrcBucket, in.SrcKey, in.Range)
 	if err != nil {
 		return PartInfo{}, err
 	}

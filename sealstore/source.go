@@ -1,0 +1,67 @@
+package sealstore
+
+import (
+	"context"
+	"io"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// sourceReader is a backend (the retry package's store) that reads a copy
+// source resuming where a read broke, pinned to the version first read.
+type sourceReader interface {
+	ReadSource(ctx context.Context, in backend.GetInput, size int64) io.ReadCloser
+}
+
+// getSource opens a copy source (CopyObject, UploadPartCopy) like Get, but
+// reads its ciphertext through the backend's resuming reader when it has
+// one: a copy of many GB survives a cut connection without starting over.
+func (s *Store) getSource(ctx context.Context, bucket, key string, rng *Range) (ObjectInfo, *Reader, error) {
+	sr, ok := s.be.(sourceReader)
+	if !ok {
+		return s.Get(ctx, bucket, key, rng)
+	}
+	if err := CheckKey(key); err != nil {
+		return ObjectInfo{}, nil, err
+	}
+	bi, err := s.be.HeadObject(ctx, bucket, key)
+	if err != nil {
+		return ObjectInfo{}, nil, err
+	}
+	info, _, err := s.describe(ctx, bucket, bi, false)
+	if err != nil {
+		return info, nil, err
+	}
+	off, n := int64(0), info.Size
+	if rng != nil {
+		if off, n, err = ResolveRange(rng, info); err != nil {
+			return info, nil, err
+		}
+	}
+	if n == 0 || bi.Size == 0 { // nothing to read that a range could name
+		return s.Get(ctx, bucket, key, rng)
+	}
+	cOff, cLen := off, n
+	switch {
+	case rng == nil:
+		cOff, cLen = 0, bi.Size
+	case info.manifest != nil:
+		cOff, cLen = info.manifest.CipherRange(off, n)
+	case info.Encrypted:
+		cOff, cLen = crypto.CipherRange(info.Size, off, n)
+	}
+	body := sr.ReadSource(ctx, backend.GetInput{Bucket: bucket, Key: key,
+		Range: &backend.ByteRange{Off: cOff, Len: cLen}, IfMatch: info.backendETag}, cLen)
+	obj := &backend.Object{Info: bi, Body: body}
+	if rng == nil {
+		off, n = 0, -1
+	}
+	_, rd, err := s.open(ctx, obj, bucket, off, n)
+	if err != nil {
+		body.Close()
+		return info, nil, err
+	}
+	rd.Partial = rng != nil
+	return info, rd, nil
+}
