@@ -80,7 +80,8 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	}
 	mkey := manifestKey(u.env.OID)
 	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: in.Bucket, Key: mkey,
-		Body: bytes.NewReader(sealed), Size: int64(len(sealed))}); err != nil {
+		Body: bytes.NewReader(sealed), Size: int64(len(sealed)),
+		Meta: map[string]string{metaKey: b64url.EncodeToString([]byte(in.Key))}}); err != nil {
 		return ObjectInfo{}, err
 	}
 	out, err := s.completeBackend(ctx, backend.CompleteMultipartInput{

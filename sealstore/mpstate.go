@@ -31,6 +31,10 @@ const (
 	// metadata (not secret: S3 shows them in ListParts).
 	metaChecksumAlg  = "checksum-algorithm"
 	metaChecksumType = "checksum-type"
+	// What gc needs to find the object or upload a state object belongs
+	// to: the key (base64url, keys may be any UTF-8) and the upload id.
+	metaKey      = "object-key"
+	metaUploadID = "upload-id"
 )
 
 var b64url = base64.RawURLEncoding.Strict()

@@ -55,6 +55,7 @@ func (s *Store) CreateMultipart(ctx context.Context, in CreateMultipartInput) (s
 		return "", err
 	}
 	state := env.Metadata()
+	state[metaKey], state[metaUploadID] = b64url.EncodeToString([]byte(in.Key)), b64url.EncodeToString([]byte(id))
 	if in.ChecksumAlgorithm != "" {
 		state[metaChecksumAlg], state[metaChecksumType] = in.ChecksumAlgorithm, in.ChecksumType
 	}

@@ -41,6 +41,10 @@ type config struct {
 	TransferMinBytes    int64
 	LogLevel            string
 
+	// tool is set for the commands other than serve, which serve no
+	// clients and so need no client credentials.
+	tool bool
+
 	// Retries of backend calls (retry.Policies), per kind of operation.
 	CompleteRetryAttempts int
 	CompleteRetryBackoff  time.Duration
@@ -66,11 +70,21 @@ func usagef(format string, args ...any) error {
 	return &usageError{fmt.Sprintf(format, args...)}
 }
 
-// parseConfig reads flags, falling back to S3SEAL_* environment variables
-// for every flag not given on the command line.
+// parseConfig reads serve's flags, falling back to S3SEAL_* environment
+// variables for every flag not given on the command line.
 func parseConfig(args []string, getenv func(string) string) (*config, error) {
-	c := &config{}
-	fs := flag.NewFlagSet("s3seal serve", flag.ContinueOnError)
+	return parseCommandConfig("serve", args, getenv, nil)
+}
+
+// parseCommandConfig is parseConfig for the command name, whose own flags
+// extra adds (the S3SEAL_* variables apply to them too). A command other
+// than serve needs no client credentials.
+func parseCommandConfig(name string, args []string, getenv func(string) string, extra func(*flag.FlagSet)) (*config, error) {
+	c := &config{tool: name != "serve"}
+	fs := flag.NewFlagSet("s3seal "+name, flag.ContinueOnError)
+	if extra != nil {
+		extra(fs)
+	}
 	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, def, usage) }
 	str(&c.Listen, "listen", "127.0.0.1:7070", "address to serve the S3 API on")
 	str(&c.DataDir, "data-dir", "./s3seal-data", "directory for the embedded store, dev key and spool files")
@@ -212,7 +226,7 @@ func (c *config) validate() error {
 	if c.Key == "" && c.KeysFile == "" {
 		return usagef("a real backend needs a master key: --key-file or --keys-file (s3seal keygen makes one)")
 	}
-	if c.AccessKey == "" && c.CredentialsFile == "" {
+	if c.AccessKey == "" && c.CredentialsFile == "" && !c.tool {
 		return usagef("a real backend needs client credentials: --access-key with --secret-key-file, or --credentials-file")
 	}
 	if c.BackendAccessKey == "" || c.BackendSecretKey == "" {

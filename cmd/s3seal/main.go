@@ -23,6 +23,8 @@ const usage = `usage: s3seal <command> [flags]
 commands:
   serve    run the proxy (s3seal serve -h lists every flag)
   keygen   print a new master key (base64 of 32 random bytes)
+  gc       find (and with --delete remove) what s3seal left in the backend
+           that nothing refers to any more (s3seal gc -h)
 `
 
 func main() {
@@ -57,6 +59,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			return 1
 		}
 		return 0
+	case "gc":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return gc(ctx, args[1:], getenv, stdout, stderr)
 	case "keygen":
 		key, err := crypto.GenerateKey()
 		if err != nil {
@@ -72,6 +78,20 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "s3seal: unknown command %q\n%s", args[0], usage)
 		return 2
 	}
+}
+
+// usageExit reports a configuration error and returns its exit code: 0
+// for -h, 2 for a usage mistake, 1 otherwise.
+func usageExit(err error, stderr io.Writer) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "s3seal:", err)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
 }
 
 // newLogger returns a text logger on w at the named level.

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// gcFlags are s3seal gc's own flags, besides serve's backend and key flags.
+type gcFlags struct {
+	buckets string
+	del     bool
+	minAge  time.Duration
+}
+
+// gc finds (and with --delete removes) what s3seal left in the backend that
+// nothing refers to: manifests of objects that are gone, state of uploads
+// that are gone, backend uploads without state. A dry run by default: it
+// prints what it would remove. Exit code 0 when it finished (whatever it
+// found), 1 when the backend failed.
+func gc(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	var gf gcFlags
+	cfg, err := parseCommandConfig("gc", args, getenv, func(fs *flag.FlagSet) {
+		fs.StringVar(&gf.buckets, "bucket", "", "comma-separated buckets to collect (default: every bucket)")
+		fs.BoolVar(&gf.del, "delete", false, "remove what is found (default: only print it)")
+		fs.DurationVar(&gf.minAge, "min-age", 24*time.Hour, "leave alone anything younger (uploads and completions in progress); 0s only while no s3seal serves the buckets")
+	})
+	if err != nil {
+		return usageExit(err, stderr)
+	}
+	if gf.minAge < 0 {
+		fmt.Fprintln(stderr, "s3seal: --min-age must not be negative")
+		return 2
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		fmt.Fprintln(stderr, "s3seal: data dir:", err)
+		return 1
+	}
+	be, closeBackend, _, err := openBackend(cfg)
+	if err != nil {
+		return usageExit(err, stderr)
+	}
+	defer closeBackend()
+	// gc unwraps nothing: any keyring will do to build the store.
+	key, _ := crypto.GenerateKey()
+	kr, _ := crypto.NewKeyring("gc", map[string][]byte{"gc": key})
+	st, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: filepath.Join(cfg.DataDir, "spool")})
+	if err != nil {
+		fmt.Fprintln(stderr, "s3seal:", err)
+		return 1
+	}
+	buckets := splitList(gf.buckets)
+	if len(buckets) == 0 {
+		all, err := be.ListBuckets(ctx)
+		if err != nil {
+			fmt.Fprintln(stderr, "s3seal: list buckets:", err)
+			return 1
+		}
+		for _, b := range all {
+			buckets = append(buckets, b.Name)
+		}
+	}
+	verb := "would remove"
+	if gf.del {
+		verb = "removed"
+	}
+	total := 0
+	for _, b := range buckets {
+		found, err := st.GC(ctx, b, sealstore.GCOptions{MinAge: gf.minAge, Delete: gf.del})
+		for _, g := range found {
+			if gf.del && !g.Removed {
+				continue
+			}
+			what := g.Key
+			if g.Kind == "upload" {
+				what = g.Key + " (upload " + g.UploadID + ")"
+			}
+			fmt.Fprintf(stdout, "%s %s %s/%s: %s\n", verb, g.Kind, b, what, g.Reason)
+			total++
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "s3seal: gc of bucket %s: %v\n", b, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stdout, "%d %s in %d bucket(s)", total, map[bool]string{true: "removed", false: "to remove"}[gf.del], len(buckets))
+	if !gf.del && total > 0 {
+		fmt.Fprint(stdout, "; run again with --delete to remove them")
+	}
+	fmt.Fprintln(stdout)
+	return 0
+}

@@ -1,0 +1,213 @@
+package sealstore
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// GCOptions configure a garbage collection of one bucket.
+type GCOptions struct {
+	// MinAge leaves alone anything younger: a manifest is written just
+	// before its completion, upload state before its first part. 0 takes
+	// everything, safe only while no s3seal serves the bucket.
+	MinAge time.Duration
+	// Delete removes what was found; false only reports (a dry run).
+	Delete bool
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Garbage is one thing GC found that nothing refers to.
+type Garbage struct {
+	Kind     string // "manifest", "upload-state" or "upload"
+	Key      string // the state object, or the upload's object key
+	UploadID string // for "upload"
+	Reason   string
+	Removed  bool
+}
+
+// GC finds what s3seal left in a bucket that nothing refers to any more —
+// normally only after a crash or a lost connection between two steps — and
+// with opt.Delete removes it:
+//
+//   - manifests whose object is gone or is another object now;
+//   - upload state whose backend upload is gone (completed or aborted
+//     without the state being deleted);
+//   - backend uploads without upload state (s3seal stopped between
+//     creating the upload and writing its state), which are aborted.
+//
+// It never touches client objects, and anything younger than MinAge.
+func (s *Store) GC(ctx context.Context, bucket string, opt GCOptions) ([]Garbage, error) {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	cutoff := opt.Now().Add(-opt.MinAge)
+	var found []Garbage
+	for _, step := range []func(context.Context, string, time.Time) ([]Garbage, error){s.gcManifests, s.gcUploadState, s.gcUploads} {
+		g, err := step(ctx, bucket, cutoff)
+		if err != nil {
+			return found, err
+		}
+		found = append(found, g...)
+	}
+	if !opt.Delete {
+		return found, nil
+	}
+	for i := range found {
+		g := &found[i]
+		var err error
+		switch g.Kind {
+		case "upload":
+			err = s.be.AbortMultipartUpload(ctx, bucket, g.Key, g.UploadID)
+		default:
+			var res []backend.DeleteResult
+			if res, err = s.be.DeleteObjects(ctx, bucket, []string{g.Key}); err == nil && len(res) == 1 && res[0].Code != "" {
+				err = &backend.Error{Op: "DeleteObjects", Code: res[0].Code, Message: res[0].Message}
+			}
+		}
+		if err != nil {
+			return found, err
+		}
+		g.Removed = true
+	}
+	return found, nil
+}
+
+// listAll calls fn for every object under prefix.
+func (s *Store) listAll(ctx context.Context, bucket, prefix string, fn func(backend.ListEntry) error) error {
+	in := backend.ListInput{Bucket: bucket, V2: true, Prefix: prefix}
+	for {
+		out, err := s.be.ListObjects(ctx, in)
+		if err != nil {
+			return err
+		}
+		for _, e := range out.Entries {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		if !out.IsTruncated || out.NextContinuationToken == "" {
+			return nil
+		}
+		in.ContinuationToken = out.NextContinuationToken
+	}
+}
+
+func (s *Store) gcManifests(ctx context.Context, bucket string, cutoff time.Time) ([]Garbage, error) {
+	var found []Garbage
+	err := s.listAll(ctx, bucket, manifestsPrefix, func(e backend.ListEntry) error {
+		if e.LastModified.After(cutoff) {
+			return nil
+		}
+		oid, err := b64url.DecodeString(strings.TrimPrefix(e.Key, manifestsPrefix))
+		if err != nil || len(oid) != crypto.OIDSize {
+			found = append(found, Garbage{Kind: "manifest", Key: e.Key, Reason: "not named by an object id"})
+			return nil
+		}
+		mi, err := s.be.HeadObject(ctx, bucket, e.Key)
+		if backend.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		key, err := b64url.DecodeString(mi.Meta[metaKey])
+		if err != nil || len(key) == 0 {
+			found = append(found, Garbage{Kind: "manifest", Key: e.Key, Reason: "names no object key"})
+			return nil
+		}
+		bi, err := s.be.HeadObject(ctx, bucket, string(key))
+		switch {
+		case backend.IsNotFound(err):
+			found = append(found, Garbage{Kind: "manifest", Key: e.Key, Reason: "its object " + string(key) + " is gone"})
+		case err != nil:
+			return err
+		default:
+			env, enc, perr := crypto.ParseMetadata(bi.Meta)
+			if perr != nil || !enc || !env.Multipart || env.OID != [crypto.OIDSize]byte(oid) {
+				found = append(found, Garbage{Kind: "manifest", Key: e.Key, Reason: "the object at " + string(key) + " is another one now"})
+			}
+		}
+		return nil
+	})
+	return found, err
+}
+
+func (s *Store) gcUploadState(ctx context.Context, bucket string, cutoff time.Time) ([]Garbage, error) {
+	var found []Garbage
+	var cur string // the upload prefix being looked at, and whether it is dead
+	dead := false
+	err := s.listAll(ctx, bucket, uploadsPrefix, func(e backend.ListEntry) error {
+		rest := strings.TrimPrefix(e.Key, uploadsPrefix)
+		dir, _, _ := strings.Cut(rest, "/")
+		prefix := uploadsPrefix + dir + "/"
+		if prefix != cur {
+			cur = prefix
+			var err error
+			if dead, err = s.uploadGone(ctx, bucket, prefix, cutoff); err != nil {
+				return err
+			}
+		}
+		if dead && !e.LastModified.After(cutoff) {
+			found = append(found, Garbage{Kind: "upload-state", Key: e.Key, Reason: "its upload is gone"})
+		}
+		return nil
+	})
+	return found, err
+}
+
+// uploadGone reports whether the upload whose state lives under prefix no
+// longer exists at the backend (or its state names none), and the state is
+// older than cutoff.
+func (s *Store) uploadGone(ctx context.Context, bucket, prefix string, cutoff time.Time) (bool, error) {
+	info, err := s.be.HeadObject(ctx, bucket, prefix+infoName)
+	if backend.IsNotFound(err) {
+		return true, nil // records without an info object belong to no upload
+	}
+	if err != nil {
+		return false, err
+	}
+	if info.LastModified.After(cutoff) {
+		return false, nil
+	}
+	key, kerr := b64url.DecodeString(info.Meta[metaKey])
+	id, ierr := b64url.DecodeString(info.Meta[metaUploadID])
+	if kerr != nil || ierr != nil || len(key) == 0 || uploadPrefix(bucket, string(key), string(id)) != prefix {
+		return true, nil
+	}
+	_, err = s.be.ListParts(ctx, backend.ListPartsInput{Bucket: bucket, Key: string(key), UploadID: string(id), MaxParts: 1})
+	if backend.ErrorCode(err) == "NoSuchUpload" {
+		return true, nil
+	}
+	return false, err
+}
+
+func (s *Store) gcUploads(ctx context.Context, bucket string, cutoff time.Time) ([]Garbage, error) {
+	var found []Garbage
+	in := backend.ListUploadsInput{Bucket: bucket}
+	for {
+		out, err := s.be.ListMultipartUploads(ctx, in)
+		if err != nil {
+			return found, err
+		}
+		for _, u := range out.Uploads {
+			if u.Initiated.After(cutoff) || strings.HasPrefix(u.Key, ReservedPrefix) {
+				continue
+			}
+			_, err := s.be.HeadObject(ctx, bucket, uploadPrefix(bucket, u.Key, u.UploadID)+infoName)
+			if backend.IsNotFound(err) {
+				found = append(found, Garbage{Kind: "upload", Key: u.Key, UploadID: u.UploadID, Reason: "no s3seal state: its parts can never be read"})
+			} else if err != nil {
+				return found, err
+			}
+		}
+		if !out.IsTruncated {
+			return found, nil
+		}
+		in.KeyMarker, in.UploadIDMarker = out.NextKeyMarker, out.NextUploadIDMarker
+	}
+}
