@@ -217,8 +217,19 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	return ka.finish(res, nil)
 }
 
-// objectChecksums computes a multipart object's checksum from its parts.
+// objectChecksums computes a multipart object's checksum from its parts:
+// of the algorithm and type the upload was created with, else, as S3 does
+// since 2025, a FULL_OBJECT CRC64NVME when every part has one (each part
+// keeps that default unless it names another).
 func objectChecksums(alg, typ string, parts []crypto.ManifestPart) (map[string]string, error) {
+	if alg == "" {
+		alg, typ = strings.ToLower(string(defaultChecksum)), checksum.FullObject
+		for _, p := range parts {
+			if p.Checksums[alg] == "" {
+				return nil, nil
+			}
+		}
+	}
 	a, ok := checksum.ParseAlgorithm(alg)
 	if !ok {
 		return nil, nil

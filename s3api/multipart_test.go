@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/checksum"
 )
 
 const mib = 1 << 20
@@ -180,6 +181,14 @@ func TestUploadPartCopy(t *testing.T) {
 	want := append(bytes.Clone(src[100:100+5*mib]), src...)
 	if aws.ToString(comp.ETag) != multipartETag(src[100:100+5*mib], src) {
 		t.Fatalf("etag %s", aws.ToString(comp.ETag))
+	}
+	// No algorithm at creation: the object gets a FULL_OBJECT CRC64NVME,
+	// as on S3, equal to the CRC of the whole plaintext.
+	h := checksum.NewHasher(checksum.CRC64NVME)
+	h.Write(want)
+	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("dst"), ChecksumMode: types.ChecksumModeEnabled})
+	if err != nil || aws.ToString(head.ChecksumCRC64NVME) != h.Base64() {
+		t.Fatalf("head: crc64nvme %q, want %q (%v)", aws.ToString(head.ChecksumCRC64NVME), h.Base64(), err)
 	}
 	g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("dst"), Range: aws.String(fmt.Sprintf("bytes=%d-%d", 5*mib-10, 5*mib+10))})
 	if err != nil {

@@ -29,8 +29,8 @@ type CompleteInput struct {
 	// (x-amz-mp-object-size); another size refuses the completion.
 	ExpectSize int64
 	// ObjectChecksums, when set, computes the checksums of the whole object
-	// (COMPOSITE or FULL_OBJECT, as the upload's checksum type says) from
-	// the parts; an error refuses the completion.
+	// from the parts, given the algorithm and type the upload was created
+	// with ("" for none); an error refuses the completion.
 	ObjectChecksums func(alg, typ string, parts []crypto.ManifestPart) (map[string]string, error)
 }
 
@@ -65,7 +65,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	if in.ExpectSize >= 0 && m.Size() != in.ExpectSize {
 		return ObjectInfo{}, errorf("InvalidRequest", "The provided 'x-amz-mp-object-size' header value %d does not match what was computed: %d", in.ExpectSize, m.Size())
 	}
-	if in.ObjectChecksums != nil && u.checksumAlg != "" {
+	if in.ObjectChecksums != nil {
 		if m.Checksums, err = in.ObjectChecksums(u.checksumAlg, u.checksumType, m.Parts); err != nil {
 			return ObjectInfo{}, err
 		}
