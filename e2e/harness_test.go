@@ -161,7 +161,7 @@ func sealEnv(extra []string) []string {
 	return append(env, extra...)
 }
 
-func requireBinary(t *testing.T) {
+func requireBinary(t testing.TB) {
 	t.Helper()
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -169,7 +169,7 @@ func requireBinary(t *testing.T) {
 }
 
 // randomKey returns a base64 32-byte master key.
-func randomKey(t *testing.T) string {
+func randomKey(t testing.TB) string {
 	t.Helper()
 	k := make([]byte, 32)
 	if _, err := rand.Read(k); err != nil {
@@ -181,7 +181,7 @@ func randomKey(t *testing.T) string {
 // startS3seal starts s3seal on a free loopback port, waits until /healthz
 // answers 200 and stops it when the test ends, printing its log if the test
 // failed.
-func startS3seal(t *testing.T, o sealOpts) *sealProc {
+func startS3seal(t testing.TB, o sealOpts) *sealProc {
 	t.Helper()
 	requireBinary(t)
 	p := &sealProc{DataDir: o.DataDir, AccessKey: o.AccessKey, SecretKey: o.SecretKey, Key: o.Key}
@@ -293,7 +293,7 @@ func waitHTTP(t *testing.T, url string, exited <-chan struct{}, ok func(int) boo
 }
 
 // waitHTTPClient is waitHTTP with a given client (for HTTPS).
-func waitHTTPClient(t *testing.T, client *http.Client, url string, exited <-chan struct{}, ok func(int) bool) {
+func waitHTTPClient(t testing.TB, client *http.Client, url string, exited <-chan struct{}, ok func(int) bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	var last string

@@ -78,7 +78,7 @@ func (r *patternReader) Seek(offset int64, whence int) (int64, error) {
 }
 
 // procMemory returns VmRSS and VmHWM (peak RSS) of pid in bytes.
-func procMemory(t *testing.T, pid int) (rss, hwm int64) {
+func procMemory(t testing.TB, pid int) (rss, hwm int64) {
 	t.Helper()
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

@@ -66,14 +66,14 @@ func loopbackTransport() *http.Transport {
 // newSDKClient builds an aws-sdk-go-v2 S3 client by hand: no
 // config.LoadDefaultConfig, so AWS_CA_BUNDLE and the user's ~/.aws files do
 // not apply. Retries are off so that a test sees the server's first answer.
-func newSDKClient(t *testing.T, endpoint, ak, sk string, pathStyle bool) *s3.Client {
+func newSDKClient(t testing.TB, endpoint, ak, sk string, pathStyle bool) *s3.Client {
 	t.Helper()
 	c, _ := newRecordingSDKClient(t, endpoint, ak, sk, pathStyle)
 	return c
 }
 
 // newRecordingSDKClient is newSDKClient that also records request hosts.
-func newRecordingSDKClient(t *testing.T, endpoint, ak, sk string, pathStyle bool) (*s3.Client, *hostRecorder) {
+func newRecordingSDKClient(t testing.TB, endpoint, ak, sk string, pathStyle bool) (*s3.Client, *hostRecorder) {
 	t.Helper()
 	tr := loopbackTransport()
 	t.Cleanup(tr.CloseIdleConnections)

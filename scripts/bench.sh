@@ -3,8 +3,18 @@
 # run, and prints the cost of encryption as ratios (sealed time / direct
 # time; 1.00 = free). Absolute numbers on a shared machine mean little;
 # ratios from one run do. Usage: scripts/bench.sh [go test -bench flags...]
+#
+#   scripts/bench.sh multipart   instead: 8 concurrent 1 GiB multipart
+#   uploads through the s3seal binary and straight to the store under it,
+#   with s3seal's peak RSS growth (needs about 30 GB of free disk and
+#   several minutes; S3SEAL_BENCH_UPLOADS and S3SEAL_BENCH_UPLOAD_MIB
+#   change the load).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ ${1:-} == multipart ]]; then
+	shift
+	exec go test ./e2e -run '^$' -bench 'BenchmarkMultipartUploads' -benchtime 1x -timeout 60m "$@"
+fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 go test ./sealstore -run '^$' -bench 'Benchmark(Put|Get)$' -count 5 "$@" | tee "$out"
