@@ -18,12 +18,9 @@ func (s *Server) copyObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	srcBucket, srcKey, err := parseCopySource(req.r.Header.Get("X-Amz-Copy-Source"))
+	srcBucket, srcKey, err := copySource(req)
 	if err != nil {
 		return err
-	}
-	if !req.cred.canRead(srcBucket) {
-		return apiErr("AccessDenied", "")
 	}
 	// The copy gets the algorithm the client asks for (x-amz-checksum-
 	// algorithm), else the source's, else the default, computed afresh over
@@ -77,6 +74,18 @@ func copyChecksum(src sealstore.ObjectInfo) checksum.Algorithm {
 		}
 	}
 	return defaultChecksum
+}
+
+// copySource is the request's x-amz-copy-source, which the caller's
+// credential must be allowed to read.
+func copySource(req *request) (bucket, key string, err error) {
+	if bucket, key, err = parseCopySource(req.r.Header.Get("X-Amz-Copy-Source")); err != nil {
+		return "", "", err
+	}
+	if !req.cred.canRead(bucket) {
+		return "", "", apiErr("AccessDenied", "")
+	}
+	return bucket, key, nil
 }
 
 // parseCopySource reads "bucket/key" or "/bucket/key", URL-encoded, as

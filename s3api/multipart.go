@@ -61,12 +61,18 @@ func partNumber(q string) (int, error) {
 	return n, nil
 }
 
-func (s *Server) uploadPart(req *request) error {
+// partRequest checks an UploadPart or UploadPartCopy request's headers and
+// returns its part number.
+func partRequest(req *request) (int, error) {
 	if err := partPolicy.check(req.r.Header); err != nil {
-		return err
+		return 0, err
 	}
+	return partNumber(req.r.URL.Query().Get("partNumber"))
+}
+
+func (s *Server) uploadPart(req *request) error {
 	q := req.r.URL.Query()
-	n, err := partNumber(q.Get("partNumber"))
+	n, err := partRequest(req)
 	if err != nil {
 		return err
 	}
@@ -120,20 +126,14 @@ func (s *Server) partHasher(req *request, checks *bodyChecks) error {
 var copyRangeRE = regexp.MustCompile(`^bytes=(\d{1,19})-(\d{1,19})$`)
 
 func (s *Server) uploadPartCopy(req *request) error {
-	if err := partPolicy.check(req.r.Header); err != nil {
-		return err
-	}
 	q := req.r.URL.Query()
-	n, err := partNumber(q.Get("partNumber"))
+	n, err := partRequest(req)
 	if err != nil {
 		return err
 	}
-	srcBucket, srcKey, err := parseCopySource(req.r.Header.Get("X-Amz-Copy-Source"))
+	srcBucket, srcKey, err := copySource(req)
 	if err != nil {
 		return err
-	}
-	if !req.cred.canRead(srcBucket) {
-		return apiErr("AccessDenied", "")
 	}
 	var rng *sealstore.Range
 	if v := req.r.Header.Get("X-Amz-Copy-Source-Range"); v != "" {
