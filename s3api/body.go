@@ -2,6 +2,8 @@ package s3api
 
 import (
 	"bytes"
+	"crypto/md5"
+	"encoding/base64"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -22,15 +24,42 @@ const maxXMLBody = 2 << 20
 // prefix of a body is never used, since its signature is only known good
 // at the end.
 func readXMLBody(req *request, limit int64) ([]byte, error) {
+	body, err := readWholeBody(req, limit)
+	if err != nil {
+		return nil, err
+	}
+	if err := verifyBody(req, body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// readCompleteBody is readXMLBody for CompleteMultipartUpload, whose
+// x-amz-checksum-* headers are the checksum of the object being completed,
+// not of the body: only Content-MD5 is checked against the body here.
+func readCompleteBody(req *request, limit int64) ([]byte, error) {
+	body, err := readWholeBody(req, limit)
+	if err != nil {
+		return nil, err
+	}
+	if want := req.r.Header.Get("Content-MD5"); want != "" {
+		got := md5.Sum(body)
+		if want != base64.StdEncoding.EncodeToString(got[:]) {
+			return nil, apiErr("BadDigest", "")
+		}
+	}
+	return body, nil
+}
+
+// readWholeBody reads the verifying body to its clean end, refusing one
+// longer than limit.
+func readWholeBody(req *request, limit int64) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(req.r.Body, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(body)) > limit {
 		return nil, apiErr("MaxMessageLengthExceeded", "")
-	}
-	if err := verifyBody(req, body); err != nil {
-		return nil, err
 	}
 	return body, nil
 }

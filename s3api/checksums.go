@@ -75,6 +75,21 @@ func setChecksumHeaders(h http.Header, info sealstore.ObjectInfo) {
 			h.Set(a.HeaderName(), v)
 		}
 	}
+	if len(info.Checksums) > 0 {
+		h.Set("X-Amz-Checksum-Type", checksumType(info.Checksums))
+	}
+}
+
+// checksumType is the type of kept checksums as S3 names it: COMPOSITE
+// for a multipart checksum of part checksums (its value ends in "-N"),
+// FULL_OBJECT otherwise.
+func checksumType(cs map[string]string) string {
+	for _, v := range cs {
+		if strings.Contains(v, "-") {
+			return checksum.Composite
+		}
+	}
+	return checksum.FullObject
 }
 
 // wantsChecksums reports x-amz-checksum-mode: ENABLED.

@@ -175,7 +175,7 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	if err := completePolicy.check(req.r.Header); err != nil {
 		return err
 	}
-	body, err := readXMLBody(req, maxCompleteBody)
+	body, err := readCompleteBody(req, maxCompleteBody)
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,16 @@ func (s *Server) completeMultipartUpload(req *request) error {
 		return err
 	}
 	in := sealstore.CompleteInput{Bucket: req.bucket, Key: req.key, UploadID: req.r.URL.Query().Get("uploadId"),
-		Cond: cond, ObjectChecksums: objectChecksums, ExpectSize: -1}
+		Cond: cond, ObjectChecksums: objectChecksums, ExpectSize: -1,
+		ExpectChecksumType: req.r.Header.Get("X-Amz-Checksum-Type")}
+	for _, a := range checksum.Algorithms {
+		if v := req.r.Header.Get(a.HeaderName()); v != "" {
+			if in.ExpectChecksums == nil {
+				in.ExpectChecksums = map[string]string{}
+			}
+			in.ExpectChecksums[strings.ToLower(string(a))] = v
+		}
+	}
 	if v := req.r.Header.Get("X-Amz-Mp-Object-Size"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
@@ -207,12 +216,7 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	res := completeMultipartUploadResult{Xmlns: s3ns, Location: "/" + req.bucket + "/" + req.key,
 		Bucket: req.bucket, Key: req.key, ETag: quote(info.ETag), partChecksums: checksumsOf(info.Checksums)}
 	if len(info.Checksums) > 0 {
-		res.ChecksumType = checksum.Composite
-		for _, v := range info.Checksums {
-			if !strings.Contains(v, "-") {
-				res.ChecksumType = checksum.FullObject
-			}
-		}
+		res.ChecksumType = checksumType(info.Checksums)
 	}
 	return ka.finish(res, nil)
 }

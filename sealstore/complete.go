@@ -28,6 +28,11 @@ type CompleteInput struct {
 	// ExpectSize, when >= 0, is the object size the client expects
 	// (x-amz-mp-object-size); another size refuses the completion.
 	ExpectSize int64
+	// ExpectChecksums (algorithm -> value) and ExpectChecksumType are the
+	// object checksum and type the client states (x-amz-checksum-*,
+	// x-amz-checksum-type); another value or type is BadDigest, as in S3.
+	ExpectChecksums    map[string]string
+	ExpectChecksumType string
 	// ObjectChecksums, when set, computes the checksums of the whole object
 	// from the parts, given the algorithm and type the upload was created
 	// with ("" for none); an error refuses the completion.
@@ -69,6 +74,9 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		if m.Checksums, err = in.ObjectChecksums(u.checksumAlg, u.checksumType, m.Parts); err != nil {
 			return ObjectInfo{}, err
 		}
+	}
+	if err := checkExpectedChecksums(in, m.Checksums); err != nil {
+		return ObjectInfo{}, err
 	}
 	prev, err := s.conditions(ctx, in)
 	if err != nil {
@@ -116,6 +124,30 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	}
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: m.Size(), ETag: etag, Encrypted: true,
 		Checksums: m.Checksums, env: u.env, backendETag: strings.Trim(out.ETag, `"`), backendSize: m.CipherSize()}, nil
+}
+
+// checkExpectedChecksums compares what the client states about the
+// object's checksum with what the parts give. A COMPOSITE value may be
+// stated with or without its "-N".
+func checkExpectedChecksums(in CompleteInput, got map[string]string) error {
+	if in.ExpectChecksumType != "" {
+		typ := "FULL_OBJECT"
+		for _, v := range got {
+			if strings.Contains(v, "-") {
+				typ = "COMPOSITE"
+			}
+		}
+		if len(got) == 0 || !strings.EqualFold(in.ExpectChecksumType, typ) {
+			return errorf("BadDigest", "The checksum type %s you specified does not match the upload's.", in.ExpectChecksumType)
+		}
+	}
+	for alg, v := range in.ExpectChecksums {
+		have, ok := got[alg]
+		if !ok || (v != have && v != strings.Split(have, "-")[0]) {
+			return errorf("BadDigest", "The %s you specified did not match the calculated checksum.", strings.ToUpper(alg))
+		}
+	}
+	return nil
 }
 
 // buildManifest checks the client's part list against the recorded parts
