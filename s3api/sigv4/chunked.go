@@ -124,9 +124,12 @@ func (c *chunkedReader) Read(p []byte) (int, error) {
 	return 0, c.err
 }
 
+// srcErr turns an error of the source met before the end of the encoding
+// into the reader's error: any end of stream there (io.EOF, wrapped or
+// not, io.ErrUnexpectedEOF) is IncompleteBody, never an end of stream.
 func (c *chunkedReader) srcErr(err error) error {
-	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errIncomplete(io.ErrUnexpectedEOF, "The aws-chunked body ended before the final chunk.")
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errIncomplete("The aws-chunked body ended before the final chunk and its trailer.")
 	}
 	return err
 }
@@ -156,7 +159,7 @@ func (c *chunkedReader) next() error {
 		return err
 	}
 	if c.cfg.decodedLength >= 0 && size > c.cfg.decodedLength-c.decoded {
-		return errIncomplete(nil, "The aws-chunked body is longer than x-amz-decoded-content-length.")
+		return errIncomplete("The aws-chunked body is longer than x-amz-decoded-content-length.")
 	}
 	c.chunkSig = sig
 	if c.h != nil {
@@ -173,12 +176,28 @@ func (c *chunkedReader) next() error {
 		return err
 	}
 	if c.cfg.decodedLength >= 0 && c.decoded != c.cfg.decodedLength {
-		return errIncomplete(nil, "The aws-chunked body is shorter than x-amz-decoded-content-length.")
+		return errIncomplete("The aws-chunked body is shorter than x-amz-decoded-content-length.")
 	}
-	if n, _ := c.br.Read(make([]byte, 1)); n > 0 {
-		return errChunkFormat("data after the final chunk")
+	return c.atEnd()
+}
+
+// atEnd returns io.EOF if the source ends right here with a bare io.EOF,
+// else the error to report: data after the final chunk, a body shorter
+// than its Content-Length, or whatever else the source failed with.
+func (c *chunkedReader) atEnd() error {
+	var one [1]byte
+	for range 100 {
+		n, err := c.br.Read(one[:])
+		switch {
+		case n > 0:
+			return errChunkFormat("data after the final chunk")
+		case err == io.EOF:
+			return io.EOF
+		case err != nil:
+			return c.srcErr(err)
+		}
 	}
-	return io.EOF
+	return io.ErrNoProgress
 }
 
 func (c *chunkedReader) verifyChunk() error {
