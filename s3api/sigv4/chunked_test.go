@@ -41,10 +41,16 @@ func awsExampleRequest(trailer bool) (*http.Request, *Verifier) {
 	if trailer {
 		mode = StreamingSignedPayloadTrail
 		body.WriteString("x-amz-checksum-crc32c:sOO8/Q==\r\n")
-		// The docs print 63bddb24...843f here, which no implementation
-		// reproduces (SDKs and servers sign "name:value\n"); the seed and
-		// chunk signatures above are the published ones, this one is the
-		// "name:value\n" signature over the published chain.
+		// The docs print 63bddb24...843f here: that is the signature of
+		// the trailer with the first line of the string to sign
+		// AWS4-HMAC-SHA256-PAYLOAD instead of AWS4-HMAC-SHA256-TRAILER
+		// (TestAWSPublishedTrailerSignatureRefused derives it, and checks
+		// it is refused). The seed and chunk signatures above are the
+		// published ones; this one is the AWS4-HMAC-SHA256-TRAILER
+		// signature over "name:value\n" on the published chain, on which
+		// two independent implementations agree (this package's
+		// chainSigner, and minio-go's signer: e2e TestMinioGoChecksums
+		// sends its signed trailers). Nothing weaker is accepted.
 		body.WriteString("x-amz-trailer-signature:d81f82fc3505edab99d459891051a732e8730629a2e4a59689829ca17fe2e435\r\n")
 	}
 	body.WriteString("\r\n")
