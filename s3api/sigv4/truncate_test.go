@@ -64,9 +64,9 @@ func TestCutBodies(t *testing.T) {
 		{mode: UnsignedPayload},
 		{mode: StreamingSignedPayload},
 		{mode: StreamingUnsignedPayloadTrail, trailer: crc},
-		// LFROW1
+		{mode: StreamingUnsignedPayloadTrail, trailer: crc, lf: true},
 		{mode: StreamingSignedPayloadTrail, trailer: crc},
-		// LFROW2
+		{mode: StreamingSignedPayloadTrail, trailer: crc, lf: true},
 	}
 	for _, m := range modes {
 		for _, decl := range []int{len(data), -1} {
