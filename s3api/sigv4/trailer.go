@@ -101,6 +101,9 @@ func (c *chunkedReader) addTrailer(t *trailerSet, line []byte, allow int) error 
 	if !c.cfg.declared[k] {
 		return errTrailer("trailing header %q was not declared in x-amz-trailer", truncate(k))
 	}
+	if v == "" {
+		return errTrailer("trailing header %q has no value", truncate(k))
+	}
 	if _, dup := t.vals[k]; dup {
 		return errTrailer("trailing header %q repeated", truncate(k))
 	}
