@@ -86,8 +86,8 @@ func FuzzPlainReader(f *testing.F) {
 			p.h, p.want = sha256.New(), sum[:]
 		}
 		out, err := io.ReadAll(p)
-		if !bytes.Equal(out, body[:cut]) {
-			t.Fatalf("passed %d bytes of %d", len(out), cut)
+		if !bytes.HasPrefix(body[:cut], out) || err == nil && len(out) != cut {
+			t.Fatalf("passed %d bytes of %d (err %v)", len(out), cut, err)
 		}
 		if err == nil {
 			switch {
