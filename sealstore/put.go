@@ -5,7 +5,6 @@ import (
 	"crypto/md5"
 	"crypto/subtle"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -200,7 +199,10 @@ func (s *Store) sealInto(f *os.File, in PutInput, dk *crypto.DataKey, stream cry
 
 // copyBody copies src to dst and refuses a body longer than limit (the
 // declared size when declared is true, else the object size limit): one
-// byte past it is read to tell "exactly limit" from "more".
+// byte past it is read to tell "exactly limit" from "more", which also
+// lets a verifying reader finish its checks. The body ended cleanly only if
+// src returned a bare io.EOF; anything else, io.ErrUnexpectedEOF or an
+// error wrapping an end of stream included, is the body's error.
 func copyBody(dst io.Writer, src io.Reader, limit int64, declared bool) (int64, error) {
 	buf := make([]byte, crypto.SegmentSize)
 	n, err := io.CopyBuffer(dst, io.LimitReader(src, limit), buf)
@@ -215,7 +217,7 @@ func copyBody(dst io.Writer, src io.Reader, limit int64, declared bool) (int64, 
 		}
 		return n, errorf("EntityTooLarge", "a single PUT may carry at most %d bytes", limit)
 	}
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+	if err != io.EOF {
 		return n, err
 	}
 	return n, nil

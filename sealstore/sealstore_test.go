@@ -233,6 +233,31 @@ func TestFailedChecksPublishNothing(t *testing.T) {
 
 type errReader struct{ err error }
 
+// TestBodyEndingInErrorPublishesNothing: a body that delivers exactly the
+// declared bytes and then ends in anything but a bare io.EOF (a verifying
+// reader's error that wraps io.ErrUnexpectedEOF or io.EOF, or those
+// sentinels themselves) is an error, and nothing is published.
+func TestBodyEndingInErrorPublishesNothing(t *testing.T) {
+	f := newFixture(t)
+	data := randBytes(70000, 4)
+	for _, end := range []error{
+		fmt.Errorf("chunk ended early: %w", io.ErrUnexpectedEOF),
+		fmt.Errorf("trailer cut: %w", io.EOF),
+		io.ErrUnexpectedEOF,
+	} {
+		for _, size := range []int64{int64(len(data)), -1} {
+			_, err := f.st.Put(f.ctx, PutInput{Bucket: bucket, Key: "cut", Size: size,
+				Body: io.MultiReader(bytes.NewReader(data), errReader{end})})
+			if err == nil {
+				t.Errorf("body ending in %q (size %d) was accepted", end, size)
+			}
+			if _, err := f.be.HeadObject(f.ctx, bucket, "cut"); !backend.IsNotFound(err) {
+				t.Fatalf("body ending in %q (size %d) published an object (head err=%v)", end, size, err)
+			}
+		}
+	}
+}
+
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 func TestContentMD5Accepted(t *testing.T) {

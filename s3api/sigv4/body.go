@@ -65,7 +65,10 @@ func declaredTrailers(h http.Header) map[string]bool {
 }
 
 // plainReader passes a non-chunked body through, checking its length
-// against Content-Length (when known) and its SHA-256 (when signed).
+// against Content-Length (when known) and its SHA-256 (when signed). It
+// returns io.EOF only when the source returned a bare io.EOF and every
+// check passed; any other end (io.ErrUnexpectedEOF, a wrapped io.EOF) is
+// IncompleteBody.
 type plainReader struct {
 	src    io.ReadCloser
 	length int64 // -1 if unknown
@@ -74,6 +77,8 @@ type plainReader struct {
 	want   []byte
 	err    error
 }
+
+const msgShortBody = "You did not provide the number of bytes specified by the Content-Length HTTP header."
 
 func (p *plainReader) Read(b []byte) (int, error) {
 	if p.err != nil {
@@ -86,15 +91,15 @@ func (p *plainReader) Read(b []byte) (int, error) {
 			p.h.Write(b[:n])
 		}
 		if p.length >= 0 && p.n > p.length {
-			p.err = errIncomplete(nil, "The request body is longer than Content-Length.")
+			p.err = errIncomplete("The request body is longer than Content-Length.")
 			return n, p.err
 		}
 	}
 	switch {
 	case err == io.EOF:
 		p.err = p.finish()
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		p.err = errIncomplete(err, "You did not provide the number of bytes specified by the Content-Length HTTP header.")
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		p.err = errIncomplete(msgShortBody)
 	case err != nil:
 		p.err = err
 	}
@@ -106,7 +111,7 @@ func (p *plainReader) Read(b []byte) (int, error) {
 
 func (p *plainReader) finish() error {
 	if p.length >= 0 && p.n != p.length {
-		return errIncomplete(io.ErrUnexpectedEOF, "You did not provide the number of bytes specified by the Content-Length HTTP header.")
+		return errIncomplete(msgShortBody)
 	}
 	if p.h != nil && !hmac.Equal(p.h.Sum(nil), p.want) {
 		return newErr(CodeXAmzContentSHA256Mismatch, http.StatusBadRequest, "The provided 'x-amz-content-sha256' header does not match what was computed.")

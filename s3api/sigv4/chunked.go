@@ -10,9 +10,7 @@ import (
 	"hash"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 )
 
 const (
@@ -124,9 +122,12 @@ func (c *chunkedReader) Read(p []byte) (int, error) {
 	return 0, c.err
 }
 
+// srcErr turns an error of the source met before the end of the encoding
+// into the reader's error: any end of stream there (io.EOF, wrapped or
+// not, io.ErrUnexpectedEOF) is IncompleteBody, never an end of stream.
 func (c *chunkedReader) srcErr(err error) error {
-	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errIncomplete(io.ErrUnexpectedEOF, "The aws-chunked body ended before the final chunk.")
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errIncomplete("The aws-chunked body ended before the final chunk and its trailer.")
 	}
 	return err
 }
@@ -156,7 +157,7 @@ func (c *chunkedReader) next() error {
 		return err
 	}
 	if c.cfg.decodedLength >= 0 && size > c.cfg.decodedLength-c.decoded {
-		return errIncomplete(nil, "The aws-chunked body is longer than x-amz-decoded-content-length.")
+		return errIncomplete("The aws-chunked body is longer than x-amz-decoded-content-length.")
 	}
 	c.chunkSig = sig
 	if c.h != nil {
@@ -173,12 +174,28 @@ func (c *chunkedReader) next() error {
 		return err
 	}
 	if c.cfg.decodedLength >= 0 && c.decoded != c.cfg.decodedLength {
-		return errIncomplete(nil, "The aws-chunked body is shorter than x-amz-decoded-content-length.")
+		return errIncomplete("The aws-chunked body is shorter than x-amz-decoded-content-length.")
 	}
-	if n, _ := c.br.Read(make([]byte, 1)); n > 0 {
-		return errChunkFormat("data after the final chunk")
+	return c.atEnd()
+}
+
+// atEnd returns io.EOF if the source ends right here with a bare io.EOF,
+// else the error to report: data after the final chunk, a body shorter
+// than its Content-Length, or whatever else the source failed with.
+func (c *chunkedReader) atEnd() error {
+	var one [1]byte
+	for range 100 {
+		n, err := c.br.Read(one[:])
+		switch {
+		case n > 0:
+			return errChunkFormat("data after the final chunk")
+		case err == io.EOF:
+			return io.EOF
+		case err != nil:
+			return c.srcErr(err)
+		}
 	}
-	return io.EOF
+	return io.ErrNoProgress
 }
 
 func (c *chunkedReader) verifyChunk() error {
@@ -193,17 +210,28 @@ func (c *chunkedReader) verifyChunk() error {
 
 // readLine returns the next CRLF-terminated line without its CRLF.
 func (c *chunkedReader) readLine() ([]byte, error) {
-	line, err := c.br.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) || len(line) > maxChunkLine {
-		return nil, errChunkFormat("chunk header or trailer line longer than %d bytes", maxChunkLine)
-	}
-	if err != nil {
-		return nil, c.srcErr(err)
-	}
-	if len(line) < 2 || line[len(line)-2] != '\r' {
+	line, lf, err := c.readAnyLine()
+	if err == nil && lf {
 		return nil, errChunkFormat("line not terminated by CRLF")
 	}
-	return line[:len(line)-2], nil
+	return line, err
+}
+
+// readAnyLine returns the next line without its ending, and whether that
+// ending was a bare LF rather than CRLF. The line is valid until the next
+// read.
+func (c *chunkedReader) readAnyLine() ([]byte, bool, error) {
+	line, err := c.br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) || len(line) > maxChunkLine {
+		return nil, false, errChunkFormat("chunk header or trailer line longer than %d bytes", maxChunkLine)
+	}
+	if err != nil {
+		return nil, false, c.srcErr(err)
+	}
+	if len(line) >= 2 && line[len(line)-2] == '\r' {
+		return line[:len(line)-2], false, nil
+	}
+	return line[:len(line)-1], true, nil
 }
 
 // parseChunkHeader parses "hex-size" or "hex-size;chunk-signature=sig".
@@ -232,73 +260,4 @@ func parseChunkHeader(line []byte, signed bool) (int64, string, error) {
 		return 0, "", errChunkFormat("malformed chunk size")
 	}
 	return n, sig, nil
-}
-
-// readTrailers reads the lines after the final chunk up to the empty line,
-// checks them against x-amz-trailer and, when signed, the trailer signature.
-func (c *chunkedReader) readTrailers() error {
-	var (
-		trailer = http.Header{}
-		names   []string
-		vals    = map[string]string{}
-		sig     string
-		haveSig bool
-	)
-	for i := 0; ; i++ {
-		line, err := c.readLine()
-		if err != nil {
-			return err
-		}
-		if len(line) == 0 {
-			break
-		}
-		if !c.cfg.trailer {
-			return errChunkFormat("data after the final chunk")
-		}
-		if i >= maxTrailers {
-			return errTrailer("more than %d trailing headers", maxTrailers)
-		}
-		k, v, ok := strings.Cut(string(line), ":")
-		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
-		if !ok || k == "" {
-			return errTrailer("malformed trailing header line")
-		}
-		if k == "x-amz-trailer-signature" {
-			sig, haveSig = v, true
-			continue
-		}
-		if !c.cfg.declared[k] {
-			return errTrailer("trailing header %q was not declared in x-amz-trailer", truncate(k))
-		}
-		if _, dup := vals[k]; dup {
-			return errTrailer("trailing header %q repeated", truncate(k))
-		}
-		vals[k] = v
-		names = append(names, k)
-		trailer.Set(k, v)
-	}
-	for k := range c.cfg.declared {
-		if c.cfg.trailer {
-			if _, ok := vals[k]; !ok {
-				return errTrailer("trailing header %q declared in x-amz-trailer is missing", truncate(k))
-			}
-		}
-	}
-	if c.cfg.trailer && c.cfg.signer != nil {
-		if !haveSig {
-			return errTrailer("x-amz-trailer-signature is missing")
-		}
-		slices.Sort(names)
-		var canon bytes.Buffer
-		for _, k := range names {
-			canon.WriteString(k + ":" + vals[k] + "\n")
-		}
-		if !c.cfg.signer.verifyTrailer(sig, canon.Bytes()) {
-			return errTrailerSignature()
-		}
-	}
-	if len(names) > 0 {
-		c.trailer = trailer
-	}
-	return nil
 }

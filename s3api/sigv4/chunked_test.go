@@ -41,10 +41,16 @@ func awsExampleRequest(trailer bool) (*http.Request, *Verifier) {
 	if trailer {
 		mode = StreamingSignedPayloadTrail
 		body.WriteString("x-amz-checksum-crc32c:sOO8/Q==\r\n")
-		// The docs print 63bddb24...843f here, which no implementation
-		// reproduces (SDKs and servers sign "name:value\n"); the seed and
-		// chunk signatures above are the published ones, this one is the
-		// "name:value\n" signature over the published chain.
+		// The docs print 63bddb24...843f here: that is the signature of
+		// the trailer with the first line of the string to sign
+		// AWS4-HMAC-SHA256-PAYLOAD instead of AWS4-HMAC-SHA256-TRAILER
+		// (TestAWSPublishedTrailerSignatureRefused derives it, and checks
+		// it is refused). The seed and chunk signatures above are the
+		// published ones; this one is the AWS4-HMAC-SHA256-TRAILER
+		// signature over "name:value\n" on the published chain, on which
+		// two independent implementations agree (this package's
+		// chainSigner, and minio-go's signer: e2e TestMinioGoChecksums
+		// sends its signed trailers). Nothing weaker is accepted.
 		body.WriteString("x-amz-trailer-signature:d81f82fc3505edab99d459891051a732e8730629a2e4a59689829ca17fe2e435\r\n")
 	}
 	body.WriteString("\r\n")
@@ -111,6 +117,13 @@ func (s *chainSigner) sign(kind string, lastHash string) string {
 
 // buildChunked builds a signed (signer != nil) or unsigned aws-chunked body.
 func buildChunked(signer *chainSigner, chunks [][]byte, trailers [][2]string) []byte {
+	return buildChunkedFramed(signer, chunks, trailers, false)
+}
+
+// buildChunkedFramed is buildChunked; with lf set it frames the trailer
+// the way minio-go does: each trailer as "name:value\n" (the bytes it
+// signs), then CRLF, then the signature line (when signed) and CRLF.
+func buildChunkedFramed(signer *chainSigner, chunks [][]byte, trailers [][2]string, lf bool) []byte {
 	var b bytes.Buffer
 	for _, c := range append(chunks, nil) {
 		fmt.Fprintf(&b, "%x", len(c))
@@ -125,8 +138,15 @@ func buildChunked(signer *chainSigner, chunks [][]byte, trailers [][2]string) []
 	}
 	var canon strings.Builder
 	for _, kv := range trailers {
-		fmt.Fprintf(&b, "%s:%s\r\n", kv[0], kv[1])
 		canon.WriteString(kv[0] + ":" + kv[1] + "\n")
+		if lf {
+			fmt.Fprintf(&b, "%s:%s\n", kv[0], kv[1])
+		} else {
+			fmt.Fprintf(&b, "%s:%s\r\n", kv[0], kv[1])
+		}
+	}
+	if lf && trailers != nil {
+		b.WriteString("\r\n")
 	}
 	if signer != nil && trailers != nil {
 		fmt.Fprintf(&b, "x-amz-trailer-signature:%s\r\n", signer.sign("AWS4-HMAC-SHA256-TRAILER", sha256Hex([]byte(canon.String()))))
@@ -136,11 +156,14 @@ func buildChunked(signer *chainSigner, chunks [][]byte, trailers [][2]string) []
 }
 
 // signedStreamingRequest returns a header-signed streaming request (seed
-// signature from the SDK's signer) and a signer continuing its chain.
+// signature from the SDK's signer) and a signer continuing its chain;
+// decodedLen < 0 leaves out x-amz-decoded-content-length.
 func signedStreamingRequest(t testing.TB, mode string, decodedLen int, trailer string) (*http.Request, *chainSigner) {
 	req, _ := http.NewRequest("PUT", "http://s3.local/bucket/streamed", nil)
 	req.Header.Set("Content-Encoding", "aws-chunked")
-	req.Header.Set("X-Amz-Decoded-Content-Length", strconv.Itoa(decodedLen))
+	if decodedLen >= 0 {
+		req.Header.Set("X-Amz-Decoded-Content-Length", strconv.Itoa(decodedLen))
+	}
 	if trailer != "" {
 		req.Header.Set("X-Amz-Trailer", trailer)
 	}

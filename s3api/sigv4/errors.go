@@ -26,24 +26,21 @@ const (
 // S3 error response: Code is the S3 error code (one of the Code* constants),
 // StatusCode the HTTP status to answer with. Message never contains secrets
 // or signatures. Match it with errors.As.
+//
+// An Error wraps nothing: in particular a body that ends too early is an
+// IncompleteBody Error that matches neither io.EOF nor io.ErrUnexpectedEOF,
+// so that no reader of the body can take it for an end of stream (a
+// reader's only clean end is a bare io.EOF).
 type Error struct {
 	Code       string
 	StatusCode int
 	Message    string
-	err        error // optional cause, exposed through Unwrap
 }
 
 // Error implements the error interface.
 func (e *Error) Error() string {
-	if e.err != nil {
-		return fmt.Sprintf("sigv4: %s: %s: %v", e.Code, e.Message, e.err)
-	}
 	return fmt.Sprintf("sigv4: %s: %s", e.Code, e.Message)
 }
-
-// Unwrap returns the underlying cause, if any (for example io.ErrUnexpectedEOF
-// for a truncated body).
-func (e *Error) Unwrap() error { return e.err }
 
 func newErr(code string, status int, format string, args ...any) *Error {
 	return &Error{Code: code, StatusCode: status, Message: fmt.Sprintf(format, args...)}
@@ -76,10 +73,8 @@ func errTrailerSignature() *Error {
 		"The trailer signature we calculated does not match the signature you provided.")
 }
 
-func errIncomplete(cause error, format string, args ...any) *Error {
-	e := newErr(CodeIncompleteBody, http.StatusBadRequest, format, args...)
-	e.err = cause
-	return e
+func errIncomplete(format string, args ...any) *Error {
+	return newErr(CodeIncompleteBody, http.StatusBadRequest, format, args...)
 }
 
 func errChunkFormat(format string, args ...any) *Error {
