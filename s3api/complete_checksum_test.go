@@ -1,7 +1,5 @@
 package s3api
 
-// REVIEW-1 proving test (expected to FAIL against the current code).
-
 import (
 	"bytes"
 	"context"
@@ -15,13 +13,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// REVIEW-1 finding 3 (FAILS): on CompleteMultipartUpload, x-amz-checksum-type
-// and x-amz-checksum-<alg> are about the object (S3: the type must match the
-// upload's, else an error; the value is the whole object's checksum). s3seal
-// ignores x-amz-checksum-type and checks x-amz-checksum-crc32 against the
-// XML body instead: a mismatching type is silently accepted and the right
-// full-object checksum is refused.
-func TestReview1CompleteChecksumHeaders(t *testing.T) {
+// On CompleteMultipartUpload, x-amz-checksum-type and x-amz-checksum-<alg>
+// are about the object (S3: the type must match the upload's, else
+// BadDigest; the value is the whole object's checksum), not about the XML
+// body: a mismatching type is refused and the right full-object checksum
+// accepted. (Found by a review: s3seal checked them against the body.)
+func TestCompleteChecksumHeaders(t *testing.T) {
 	url := newTestServer(t, SingleCredential("ak", "sk"))
 	ctx := context.Background()
 	c := sdkClient(url, "ak", "sk")

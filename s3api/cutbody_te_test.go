@@ -1,8 +1,5 @@
 package s3api
 
-// REVIEW-1 tests. TestReview1CutChunkedBodyStored failed on review-1 before main
-// (fix-h1) was merged; it passes on main: kept as a regression test.
-
 import (
 	"context"
 	"crypto/hmac"
@@ -93,12 +90,12 @@ func r1ChunkSig(prev, date, scope string, key, data []byte) string {
 	return hex.EncodeToString(r1hmac(key, sts))
 }
 
-// REVIEW-1 (passes on main since fix-h1): an aws-chunked body cut after the last data
+// A regression test from a review: an aws-chunked body cut after the last data
 // byte of the declared length (before the chunk's CRLF, the final 0-chunk
-// and the trailer) is stored as a complete object. In the signed mode the
+// and the trailer) was stored as a complete object. In the signed mode the
 // last chunk's signature is never checked: a chunk with a bogus signature
 // is stored.
-func TestReview1CutChunkedBodyStored(t *testing.T) {
+func TestCutChunkedBodyNeverStored(t *testing.T) {
 	srv := newTestServer(t, SingleCredential("ak", "sk"))
 	addr := strings.TrimPrefix(srv, "http://")
 	c := sdkClient(srv, "ak", "sk")
