@@ -239,7 +239,6 @@ func TestMultipartFaultsAWSCLI(t *testing.T) {
 // embedded store (which, like AWS, forgets a completed upload).
 func TestMultipartCompletionRetriedByClient(t *testing.T) {
 	t.Parallel()
-	t.Skip(knownBugLostManifest)
 	emb, err := backend.StartEmbedded(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -107,7 +107,6 @@ func TestMultipartViews(t *testing.T) {
 // is whole and readable. On both backends.
 func TestMultipartRacingCompletions(t *testing.T) {
 	t.Parallel()
-	t.Skip(knownBugLostManifest)
 	for _, be := range []string{"embedded", "moto"} {
 		t.Run(be, func(t *testing.T) {
 			t.Parallel()
@@ -157,12 +156,3 @@ func completeIn(c *s3.Client, ctx context.Context, bucket, key, id string, parts
 	return c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key),
 		UploadId: aws.String(id), MultipartUpload: &types.CompletedMultipartUpload{Parts: cps}})
 }
-
-// knownBugLostManifest: sealstore.CompleteMultipart deletes the manifest
-// .s3seal/manifests/<oid> when the backend answers its completion with
-// NoSuchUpload (definite), but the oid is per upload, not per completion:
-// when a second completion of the same upload (a client's retry, another
-// replica) loses the race, it deletes the manifest of the object the
-// first one assembled, and that object is unreadable (500, "the manifest
-// of this multipart object is missing").
-const knownBugLostManifest = "known bug: a completion that loses a race for its upload (NoSuchUpload) deletes the winner's manifest"

@@ -93,8 +93,8 @@ func r1ChunkSig(prev, date, scope string, key, data []byte) string {
 // A regression test from a review: an aws-chunked body cut after the last data
 // byte of the declared length (before the chunk's CRLF, the final 0-chunk
 // and the trailer) was stored as a complete object. In the signed mode the
-// last chunk's signature is never checked: a chunk with a bogus signature
-// is stored.
+// last chunk's signature was never checked: a chunk with a bogus signature
+// was stored.
 func TestCutChunkedBodyNeverStored(t *testing.T) {
 	srv := newTestServer(t, SingleCredential("ak", "sk"))
 	addr := strings.TrimPrefix(srv, "http://")

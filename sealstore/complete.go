@@ -3,9 +3,11 @@ package sealstore
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
+	"io"
+	"reflect"
 	"strings"
+	"time"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
@@ -82,27 +84,25 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	sealed, err := crypto.SealManifest(u.dk, m)
-	if err != nil {
-		return ObjectInfo{}, fmt.Errorf("seal manifest: %w", err)
-	}
-	mkey := manifestKey(u.env.OID)
-	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: in.Bucket, Key: mkey,
-		Body: bytes.NewReader(sealed), Size: int64(len(sealed)),
-		Meta: map[string]string{metaKey: b64url.EncodeToString([]byte(in.Key))}}); err != nil {
+	if err := s.putManifest(ctx, u, m); err != nil {
 		return ObjectInfo{}, err
 	}
 	out, err := s.completeBackend(ctx, backend.CompleteMultipartInput{
 		Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID, Parts: bparts,
 		IfMatch: prev.backendIfMatch, IfNoneMatch: ifNoneMatch(in.Cond),
 	}, u, m)
-	if err != nil {
-		if definite(err) {
-			// The backend refused: no object carries this oid, so its
-			// manifest goes too. After an unknown outcome it stays (the
-			// object may exist); gc removes it if not.
-			s.dropKeys(context.WithoutCancel(ctx), in.Bucket, []string{mkey})
+	if backend.ErrorCode(err) == "NoSuchUpload" {
+		// The upload is gone: another completion of it (a client's retry
+		// of a slow completion, another process) may have won. With the
+		// same manifest, its object is this completion's.
+		if o, ok, cerr := s.completedByUs(ctx, u, m); cerr == nil && ok {
+			out, err = o, nil
 		}
+	}
+	if err != nil {
+		// The manifest stays: it is named by the upload, and whichever
+		// completion of the upload assembles the object needs it. One that
+		// no object carries is removed by gc.
 		switch backend.ErrorCode(err) {
 		case "NoSuchUpload":
 			return ObjectInfo{}, noSuchUpload()
@@ -226,6 +226,55 @@ func ifNoneMatch(c *Condition) string {
 	return ""
 }
 
+// staleManifest is how old a manifest of another part list must be before
+// a completion replaces it: younger, its completion may still be under way.
+const staleManifest = time.Hour
+
+// putManifest stores the manifest of the upload's object before the
+// backend completion. It is named by the upload's oid, so every completion
+// of the upload meets the same name: an equal manifest there (a retry, a
+// racing twin with the same parts) is kept as it is; one of another part
+// list is never replaced while its completion may be running, since the
+// object it describes may be being assembled (ConditionalRequestConflict);
+// after staleManifest it is replaced, atomically (If-Match on its ETag).
+// A new manifest is written with If-None-Match: *, so two completions
+// with different parts cannot both write theirs.
+func (s *Store) putManifest(ctx context.Context, u *upload, m crypto.Manifest) error {
+	mkey := manifestKey(u.env.OID)
+	put := backend.PutInput{Bucket: u.bucket, Key: mkey, IfNoneMatch: true,
+		Meta: map[string]string{metaKey: b64url.EncodeToString([]byte(u.key))}}
+	obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: u.bucket, Key: mkey})
+	switch {
+	case backend.IsNotFound(err):
+	case err != nil:
+		return err
+	default:
+		sealed, rerr := io.ReadAll(io.LimitReader(obj.Body, maxManifestSize+1))
+		obj.Body.Close()
+		if rerr != nil {
+			return rerr
+		}
+		if have, oerr := crypto.OpenManifest(u.dk, sealed); oerr == nil && reflect.DeepEqual(have, m) {
+			return nil
+		}
+		if time.Since(obj.Info.LastModified) < staleManifest {
+			return errorf("ConditionalRequestConflict", "Another completion of this upload with other parts is under way.")
+		}
+		put.IfNoneMatch, put.IfMatch = false, strings.Trim(obj.Info.ETag, `"`)
+	}
+	sealed, err := crypto.SealManifest(u.dk, m)
+	if err != nil {
+		return fmt.Errorf("seal manifest: %w", err)
+	}
+	put.Body, put.Size = bytes.NewReader(sealed), int64(len(sealed))
+	_, err = s.be.PutObject(ctx, put)
+	switch backend.ErrorCode(err) {
+	case "PreconditionFailed", "NoSuchKey", "ConditionalRequestConflict":
+		return errorf("ConditionalRequestConflict", "Another completion of this upload is under way.")
+	}
+	return err
+}
+
 // recoveringCompleter is a backend (the retry package's store) that
 // retries completions and asks, after a retried attempt found the upload
 // gone, whether an earlier attempt assembled the object after all.
@@ -248,9 +297,10 @@ func (s *Store) completeBackend(ctx context.Context, in backend.CompleteMultipar
 
 // completedByUs reports whether the object now at the upload's key is the
 // one this upload completed: it carries the upload's oid (written with the
-// upload, random per upload) and has the size the manifest implies.
-// Nothing else is accepted as a recovery: not merely an object of the
-// right size. It fails when it cannot tell.
+// upload, random per upload) and has the size the manifest implies (the
+// manifest at the upload's name is m: putManifest saw to it). Nothing else
+// is accepted as a recovery: not merely an object of the right size. It
+// fails when it cannot tell.
 func (s *Store) completedByUs(ctx context.Context, u *upload, m crypto.Manifest) (backend.CompleteMultipartOutput, bool, error) {
 	bi, err := s.be.HeadObject(ctx, u.bucket, u.key)
 	if backend.IsNotFound(err) {
@@ -266,19 +316,4 @@ func (s *Store) completedByUs(ctx context.Context, u *upload, m crypto.Manifest)
 	s.log.Info("multipart: completion recovered: the object at the key is this upload's",
 		"bucket", u.bucket, "key", u.key, "upload_id", u.id)
 	return backend.CompleteMultipartOutput{ETag: strings.Trim(bi.ETag, `"`)}, true, nil
-}
-
-// definite reports whether a completion error means the backend did not
-// and will not assemble the object.
-func definite(err error) bool {
-	var se *Error
-	if errors.As(err, &se) {
-		return true
-	}
-	switch backend.ErrorCode(err) {
-	case "NoSuchUpload", "InvalidPart", "InvalidPartOrder", "EntityTooSmall", "PreconditionFailed",
-		"AccessDenied", "NoSuchBucket", "MalformedXML", "InvalidRequest", "ConditionalRequestConflict":
-		return true
-	}
-	return false
 }

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
@@ -13,6 +16,48 @@ import (
 // maxManifestSize bounds what s3seal reads as a manifest (10,000 parts with
 // a checksum each take under 1 MiB).
 const maxManifestSize = 8 << 20
+
+// manifestCache holds opened manifests by oid: an oid names one upload,
+// whose manifest never changes. It is bounded by the parts its manifests
+// hold in all (a 10,000-part manifest weighs ~500 kB, a one-part one ~100
+// bytes), and keeps no per-part checksums: reads do not need them.
+type manifestCache struct {
+	lru      *lru.Cache[[crypto.OIDSize]byte, crypto.Manifest]
+	parts    atomic.Int64
+	maxParts int64
+}
+
+func newManifestCache(maxParts int) (*manifestCache, error) {
+	c := &manifestCache{maxParts: int64(maxParts)}
+	l, err := lru.NewWithEvict(1<<20, func(_ [crypto.OIDSize]byte, m crypto.Manifest) { c.parts.Add(-int64(len(m.Parts))) })
+	c.lru = l
+	return c, err
+}
+
+func (c *manifestCache) Get(oid [crypto.OIDSize]byte) (crypto.Manifest, bool) { return c.lru.Get(oid) }
+
+// Add caches m (without its per-part checksums) and evicts the least
+// recently used manifests until the parts fit.
+func (c *manifestCache) Add(oid [crypto.OIDSize]byte, m crypto.Manifest) {
+	if int64(len(m.Parts)) > c.maxParts {
+		return
+	}
+	slim := crypto.Manifest{Parts: make([]crypto.ManifestPart, len(m.Parts)), Checksums: m.Checksums}
+	for i, p := range m.Parts {
+		p.Checksums = nil
+		slim.Parts[i] = p
+	}
+	if c.lru.Contains(oid) {
+		return
+	}
+	c.parts.Add(int64(len(slim.Parts)))
+	c.lru.Add(oid, slim)
+	for c.parts.Load() > c.maxParts {
+		if _, _, ok := c.lru.RemoveOldest(); !ok {
+			return
+		}
+	}
+}
 
 // manifest returns the manifest of the multipart object with data key dk,
 // from the cache or from the backend. Manifests are cached by oid forever:

@@ -37,6 +37,10 @@ type Options struct {
 	ListConcurrency int
 	// CacheEntries bounds the cache of resolved listing entries. Default 100,000.
 	CacheEntries int
+	// ManifestCacheParts bounds the cache of multipart manifests by the
+	// parts they hold in all (about 50 bytes each). Default 1,048,576
+	// (about 50 MB: a hundred 10,000-part objects, or a million small ones).
+	ManifestCacheParts int
 	// BackendContentMD5 sends Content-MD5 of the ciphertext with every
 	// backend PUT, so the backend checks what arrived. It costs one MD5
 	// pass over the ciphertext (about as much CPU as everything else in a
@@ -66,7 +70,7 @@ type Store struct {
 	// uploads caches loaded upload state by (bucket, key, upload id), and
 	// manifests opened manifests by oid: neither ever changes.
 	uploads   *lru.Cache[uploadKey, *upload]
-	manifests *lru.Cache[[crypto.OIDSize]byte, crypto.Manifest]
+	manifests *manifestCache
 }
 
 type cacheKey struct {
@@ -103,7 +107,10 @@ func New(be backend.Store, kr *crypto.Keyring, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	mans, err := lru.New[[crypto.OIDSize]byte, crypto.Manifest](4096)
+	if opt.ManifestCacheParts <= 0 {
+		opt.ManifestCacheParts = 1 << 20
+	}
+	mans, err := newManifestCache(opt.ManifestCacheParts)
 	if err != nil {
 		return nil, err
 	}
