@@ -182,8 +182,8 @@ type PartsPage struct {
 }
 
 // ListParts lists the parts of an upload after part number marker, at most
-// maxParts (default and cap 1000), with the plaintext sizes and the ETags
-// UploadPart answered.
+// maxParts (0 lists none, but says whether there are more), with the
+// plaintext sizes and the ETags UploadPart answered.
 func (s *Store) ListParts(ctx context.Context, bucket, key, uploadID string, marker, maxParts int) (PartsPage, error) {
 	u, err := s.loadUpload(ctx, bucket, key, uploadID)
 	if err != nil {
@@ -193,9 +193,7 @@ func (s *Store) ListParts(ctx context.Context, bucket, key, uploadID string, mar
 	if err != nil {
 		return PartsPage{}, err
 	}
-	if maxParts <= 0 || maxParts > 1000 {
-		maxParts = 1000
-	}
+	maxParts = max(0, min(maxParts, 1000))
 	page := PartsPage{ChecksumAlgorithm: u.checksumAlg, ChecksumType: u.checksumType}
 	slices.SortFunc(parts, func(a, b backend.Part) int { return int(a.PartNumber - b.PartNumber) })
 	for _, p := range parts {

@@ -8,11 +8,11 @@ import (
 	"github.com/s3seal/s3seal/crypto"
 )
 
-// TestReview2MultipartCutAtPartBoundaries (holds): whole and ranged GETs
+// TestMultipartCutAtPartBoundaries: whole and ranged GETs
 // of a multipart object whose backend body is cut at and around part
 // boundaries, including right before an empty last part, fail; none ends
 // cleanly short.
-func TestReview2MultipartCutAtPartBoundaries(t *testing.T) {
+func TestMultipartCutAtPartBoundaries(t *testing.T) {
 	f := newFixture(t)
 	p1, p2, p3 := randBytes(5*mib+3, 51), randBytes(5*mib, 52), []byte{}
 	id := f.create(t, "cut")
