@@ -170,7 +170,7 @@ func TestListObjectsDecodesURLEncoding(t *testing.T) {
 	out, err := st.ListObjects(context.Background(), ListInput{Bucket: "b", Delimiter: "/", MaxKeys: 1, Marker: "m k"})
 	must(t, err)
 	q := r.reqs[0].URL.Query()
-	if q.Has("encoding-type") || q.Get("marker") != "m k" || q.Get("max-keys") != "1" || q.Get("delimiter") != "/" {
+	if q.Get("encoding-type") != "url" || q.Get("marker") != "m k" || q.Get("max-keys") != "1" || q.Get("delimiter") != "/" {
 		t.Errorf("query = %v", q)
 	}
 	if len(out.Entries) != 1 || out.Entries[0].Key != "sp ace&é" || out.Entries[0].OwnerID != "o1" || out.Entries[0].ETag != "e" {

@@ -12,8 +12,11 @@ import (
 
 // ListObjects fetches one page with ListObjects (V1) or, with in.V2,
 // ListObjectsV2. Markers and tokens pass through unchanged. Keys are asked
-// for raw (no encoding-type); if the backend url-encodes them anyway, keys,
-// prefixes and NextMarker are decoded before they are returned. Owner
+// for url-encoded (encoding-type=url): XML cannot carry every byte a key
+// may hold (a carriage return comes back from some stores as a line feed),
+// and the encoding can. When the backend says it encoded the listing,
+// keys, prefixes and NextMarker are decoded before they are returned; a
+// backend that ignores the parameter sends them raw. Owner
 // fields are filled when the backend sends them (V1 always, V2 with
 // FetchOwner).
 func (c *S3) ListObjects(ctx context.Context, in ListInput) (ListOutput, error) {
@@ -25,11 +28,12 @@ func (c *S3) ListObjects(ctx context.Context, in ListInput) (ListOutput, error) 
 
 func (c *S3) listV1(ctx context.Context, in ListInput) (ListOutput, error) {
 	out, err := c.api.ListObjects(ctx, &s3.ListObjectsInput{
-		Bucket:    &in.Bucket,
-		Prefix:    optString(in.Prefix),
-		Delimiter: optString(in.Delimiter),
-		Marker:    optString(in.Marker),
-		MaxKeys:   maxKeys(in.MaxKeys),
+		Bucket:       &in.Bucket,
+		Prefix:       optString(in.Prefix),
+		Delimiter:    optString(in.Delimiter),
+		Marker:       optString(in.Marker),
+		MaxKeys:      maxKeys(in.MaxKeys),
+		EncodingType: types.EncodingTypeUrl,
 	})
 	if err != nil {
 		return ListOutput{}, wrapErr("ListObjects", err)
@@ -56,6 +60,7 @@ func (c *S3) listV2(ctx context.Context, in ListInput) (ListOutput, error) {
 		ContinuationToken: optString(in.ContinuationToken),
 		StartAfter:        optString(in.StartAfter),
 		MaxKeys:           maxKeys(in.MaxKeys),
+		EncodingType:      types.EncodingTypeUrl,
 	}
 	if in.FetchOwner {
 		input.FetchOwner = aws.Bool(true)

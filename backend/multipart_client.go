@@ -157,6 +157,7 @@ func (c *S3) ListMultipartUploads(ctx context.Context, in ListUploadsInput) (Lis
 		Delimiter:      optString(in.Delimiter),
 		KeyMarker:      optString(in.KeyMarker),
 		UploadIdMarker: optString(in.UploadIDMarker),
+		EncodingType:   types.EncodingTypeUrl, // see ListObjects
 	}
 	if in.MaxUploads > 0 {
 		input.MaxUploads = aws.Int32(in.MaxUploads)
@@ -165,20 +166,30 @@ func (c *S3) ListMultipartUploads(ctx context.Context, in ListUploadsInput) (Lis
 	if err != nil {
 		return ListUploadsOutput{}, wrapErr("ListMultipartUploads", err)
 	}
+	dec := decoder(out.EncodingType)
+	bad := func(err error) (ListUploadsOutput, error) {
+		return ListUploadsOutput{}, &Error{Op: "ListMultipartUploads", Err: err}
+	}
 	res := ListUploadsOutput{
 		IsTruncated:        aws.ToBool(out.IsTruncated),
-		NextKeyMarker:      aws.ToString(out.NextKeyMarker),
 		NextUploadIDMarker: aws.ToString(out.NextUploadIdMarker),
 	}
+	if res.NextKeyMarker, err = dec(aws.ToString(out.NextKeyMarker)); err != nil {
+		return bad(err)
+	}
 	for _, u := range out.Uploads {
-		res.Uploads = append(res.Uploads, Upload{
-			Key:       aws.ToString(u.Key),
-			UploadID:  aws.ToString(u.UploadId),
-			Initiated: timeOrZero(u.Initiated),
-		})
+		key, err := dec(aws.ToString(u.Key))
+		if err != nil {
+			return bad(err)
+		}
+		res.Uploads = append(res.Uploads, Upload{Key: key, UploadID: aws.ToString(u.UploadId), Initiated: timeOrZero(u.Initiated)})
 	}
 	for _, p := range out.CommonPrefixes {
-		res.CommonPrefixes = append(res.CommonPrefixes, aws.ToString(p.Prefix))
+		prefix, err := dec(aws.ToString(p.Prefix))
+		if err != nil {
+			return bad(err)
+		}
+		res.CommonPrefixes = append(res.CommonPrefixes, prefix)
 	}
 	return res, nil
 }

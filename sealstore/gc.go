@@ -2,6 +2,8 @@ package sealstore
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -28,6 +30,7 @@ type Garbage struct {
 	UploadID string // for "upload"
 	Reason   string
 	Removed  bool
+	Err      error // why removing it failed, with Delete
 }
 
 // GC finds what s3seal left in a bucket that nothing refers to any more —
@@ -57,24 +60,27 @@ func (s *Store) GC(ctx context.Context, bucket string, opt GCOptions) ([]Garbage
 	if !opt.Delete {
 		return found, nil
 	}
+	// One failure (a key the backend lists mangled, a race with a client)
+	// does not stop the others.
+	var errs []error
 	for i := range found {
 		g := &found[i]
-		var err error
 		switch g.Kind {
 		case "upload":
-			err = s.be.AbortMultipartUpload(ctx, bucket, g.Key, g.UploadID)
+			g.Err = s.be.AbortMultipartUpload(ctx, bucket, g.Key, g.UploadID)
 		default:
 			var res []backend.DeleteResult
-			if res, err = s.be.DeleteObjects(ctx, bucket, []string{g.Key}); err == nil && len(res) == 1 && res[0].Code != "" {
-				err = &backend.Error{Op: "DeleteObjects", Code: res[0].Code, Message: res[0].Message}
+			if res, g.Err = s.be.DeleteObjects(ctx, bucket, []string{g.Key}); g.Err == nil && len(res) == 1 && res[0].Code != "" {
+				g.Err = &backend.Error{Op: "DeleteObjects", Code: res[0].Code, Message: res[0].Message}
 			}
 		}
-		if err != nil {
-			return found, err
+		if g.Err != nil {
+			errs = append(errs, fmt.Errorf("%s %s: %w", g.Kind, g.Key, g.Err))
+			continue
 		}
 		g.Removed = true
 	}
-	return found, nil
+	return found, errors.Join(errs...)
 }
 
 // listAll calls fn for every object under prefix.
@@ -186,7 +192,30 @@ func (s *Store) uploadGone(ctx context.Context, bucket, prefix string, cutoff ti
 	return false, err
 }
 
+// gcUploads finds backend uploads that no upload state names. It goes by
+// upload id, never by the key the backend lists: some stores list a key
+// they cannot put in XML (a carriage return) mangled.
 func (s *Store) gcUploads(ctx context.Context, bucket string, cutoff time.Time) ([]Garbage, error) {
+	stated := map[string]bool{}
+	err := s.listAll(ctx, bucket, uploadsPrefix, func(e backend.ListEntry) error {
+		if !strings.HasSuffix(e.Key, "/"+infoName) {
+			return nil
+		}
+		info, err := s.be.HeadObject(ctx, bucket, e.Key)
+		if backend.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if id, err := b64url.DecodeString(info.Meta[metaUploadID]); err == nil {
+			stated[string(id)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	var found []Garbage
 	in := backend.ListUploadsInput{Bucket: bucket}
 	for {
@@ -195,15 +224,10 @@ func (s *Store) gcUploads(ctx context.Context, bucket string, cutoff time.Time) 
 			return found, err
 		}
 		for _, u := range out.Uploads {
-			if u.Initiated.After(cutoff) || strings.HasPrefix(u.Key, ReservedPrefix) {
+			if u.Initiated.After(cutoff) || strings.HasPrefix(u.Key, ReservedPrefix) || stated[u.UploadID] {
 				continue
 			}
-			_, err := s.be.HeadObject(ctx, bucket, uploadPrefix(bucket, u.Key, u.UploadID)+infoName)
-			if backend.IsNotFound(err) {
-				found = append(found, Garbage{Kind: "upload", Key: u.Key, UploadID: u.UploadID, Reason: "no s3seal state: its parts can never be read"})
-			} else if err != nil {
-				return found, err
-			}
+			found = append(found, Garbage{Kind: "upload", Key: u.Key, UploadID: u.UploadID, Reason: "no s3seal state: its parts can never be read"})
 		}
 		if !out.IsTruncated {
 			return found, nil

@@ -86,7 +86,7 @@ func TestGC(t *testing.T) {
 		t.Fatalf("alive object: %v", err)
 	}
 	e2 := f.part(t, f.st, "inprogress", live, 2, randBytes(10, 6))
-	page, err := f.st.ListParts(f.ctx, bucket, "inprogress", live, 0, 0)
+	page, err := f.st.ListParts(f.ctx, bucket, "inprogress", live, 0, 1000)
 	if err != nil || len(page.Parts) != 2 || page.Parts[1].ETag != e2.ETag {
 		t.Fatalf("live upload after gc: %+v, %v", page, err)
 	}

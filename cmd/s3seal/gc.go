@@ -71,11 +71,12 @@ func gc(ctx context.Context, args []string, getenv func(string) string, stdout, 
 	if gf.del {
 		verb = "removed"
 	}
-	total := 0
+	total, failed := 0, false
 	for _, b := range buckets {
 		found, err := st.GC(ctx, b, sealstore.GCOptions{MinAge: gf.minAge, Delete: gf.del})
 		for _, g := range found {
 			if gf.del && !g.Removed {
+				fmt.Fprintf(stderr, "s3seal: could not remove %s %s/%s: %v\n", g.Kind, b, g.Key, g.Err)
 				continue
 			}
 			what := g.Key
@@ -86,8 +87,10 @@ func gc(ctx context.Context, args []string, getenv func(string) string, stdout, 
 			total++
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "s3seal: gc of bucket %s: %v\n", b, err)
-			return 1
+			failed = true
+			if !gf.del {
+				fmt.Fprintf(stderr, "s3seal: gc of bucket %s: %v\n", b, err)
+			}
 		}
 	}
 	fmt.Fprintf(stdout, "%d %s in %d bucket(s)", total, map[bool]string{true: "removed", false: "to remove"}[gf.del], len(buckets))
@@ -95,5 +98,8 @@ func gc(ctx context.Context, args []string, getenv func(string) string, stdout, 
 		fmt.Fprint(stdout, "; run again with --delete to remove them")
 	}
 	fmt.Fprintln(stdout)
+	if failed {
+		return 1
+	}
 	return 0
 }
