@@ -107,6 +107,11 @@ func SealManifest(dk *DataKey, m Manifest) ([]byte, error) {
 	if err := m.check(); err != nil {
 		return nil, err
 	}
+	return dk.sealBlob(encodeManifest(m), dk.blobAAD(manifestLabel, nil))
+}
+
+// encodeManifest is the manifest encoding of a checked m.
+func encodeManifest(m Manifest) []byte {
 	b := binary.BigEndian.AppendUint32([]byte(manifestLabel), uint32(len(m.Parts)))
 	for _, p := range m.Parts {
 		b = binary.BigEndian.AppendUint32(b, p.Stream.Part)
@@ -115,8 +120,7 @@ func SealManifest(dk *DataKey, m Manifest) ([]byte, error) {
 		b = append(b, p.PlainMD5[:]...)
 		b = appendChecksumBlock(b, p.Checksums)
 	}
-	b = appendChecksumBlock(b, m.Checksums)
-	return dk.sealBlob(b, dk.blobAAD(manifestLabel, nil))
+	return appendChecksumBlock(b, m.Checksums)
 }
 
 // OpenManifest opens a manifest sealed by SealManifest for dk's object. It
@@ -127,6 +131,13 @@ func OpenManifest(dk *DataKey, sealed []byte) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
+	return decodeManifest(b)
+}
+
+// decodeManifest parses a manifest encoding; only a canonical, valid one
+// is accepted.
+func decodeManifest(b []byte) (Manifest, error) {
+	var err error
 	bad := newErr(ErrCorrupt, "malformed manifest")
 	rest, ok := cutPrefix(b, manifestLabel)
 	if !ok || len(rest) < 4 {
@@ -183,13 +194,16 @@ func SealPartRecord(dk *DataKey, r PartRecord) ([]byte, error) {
 	if err := checkChecksums(r.Checksums); err != nil {
 		return nil, err
 	}
+	return dk.sealBlob(encodePartRecord(r), dk.blobAAD(partLabel, binary.BigEndian.AppendUint32(nil, r.Stream.Part)))
+}
+
+func encodePartRecord(r PartRecord) []byte {
 	b := append([]byte(nil), r.Stream.ID[:]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(r.PlainSize))
 	b = append(b, r.PlainMD5[:]...)
 	b = append(b, byte(len(r.BackendETag)))
 	b = append(b, r.BackendETag...)
-	b = appendChecksumBlock(b, r.Checksums)
-	return dk.sealBlob(b, dk.blobAAD(partLabel, binary.BigEndian.AppendUint32(nil, r.Stream.Part)))
+	return appendChecksumBlock(b, r.Checksums)
 }
 
 // OpenPartRecord opens a record sealed by SealPartRecord for part of dk's
@@ -199,6 +213,12 @@ func OpenPartRecord(dk *DataKey, part uint32, sealed []byte) (PartRecord, error)
 	if err != nil {
 		return PartRecord{}, err
 	}
+	return decodePartRecord(part, b)
+}
+
+// decodePartRecord parses the record encoding of part.
+func decodePartRecord(part uint32, b []byte) (PartRecord, error) {
+	var err error
 	bad := newErr(ErrCorrupt, "malformed part record")
 	const fixed = StreamIDSize + 8 + 16
 	if len(b) < fixed {
