@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"reflect"
 	"strings"
-	"time"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
@@ -46,8 +43,8 @@ type CompleteInput struct {
 // EntityTooSmall), writes the sealed manifest beside the object, and
 // completes the backend upload. A completion that the backend performed but
 // whose answer was lost (a retry then answers NoSuchUpload) is recovered
-// when the object now at the key is this upload's: its oid, written with
-// the upload, and the expected size.
+// when the object now at the key is the one this completion asked for (see
+// completedByUs).
 func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (ObjectInfo, error) {
 	if len(in.Parts) == 0 {
 		return ObjectInfo{}, errorf("MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema.")
@@ -84,25 +81,26 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	if err := s.putManifest(ctx, u, m); err != nil {
+	name := manifestName(bparts)
+	if err := s.putManifest(ctx, u, m, name); err != nil {
 		return ObjectInfo{}, err
 	}
 	out, err := s.completeBackend(ctx, backend.CompleteMultipartInput{
 		Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID, Parts: bparts,
 		IfMatch: prev.backendIfMatch, IfNoneMatch: ifNoneMatch(in.Cond),
-	}, u, m)
+	}, u, m, name)
 	if backend.ErrorCode(err) == "NoSuchUpload" {
 		// The upload is gone: another completion of it (a client's retry
-		// of a slow completion, another process) may have won. With the
-		// same manifest, its object is this completion's.
-		if o, ok, cerr := s.completedByUs(ctx, u, m); cerr == nil && ok {
+		// of a slow completion, another process) may have won. If it made
+		// the object this completion asks for, that is this one's success.
+		if o, ok, cerr := s.completedByUs(ctx, u, m, name); cerr == nil && ok {
 			out, err = o, nil
 		}
 	}
 	if err != nil {
-		// The manifest stays: it is named by the upload, and whichever
-		// completion of the upload assembles the object needs it. One that
-		// no object carries is removed by gc.
+		// The manifest stays: another completion of the upload with the
+		// same parts may have used it. gc removes it once the upload is
+		// gone and no object is made of these parts.
 		switch backend.ErrorCode(err) {
 		case "NoSuchUpload":
 			return ObjectInfo{}, noSuchUpload()
@@ -112,15 +110,33 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		return ObjectInfo{}, err
 	}
 	cleanup := context.WithoutCancel(ctx)
+	betag := strings.Trim(out.ETag, `"`)
+	switch {
+	case betag == "" || betag == name:
+	case standardETag(betag) && standardETag(name):
+		// The store says done, but the object it has is not made of these
+		// parts (some stores answer a completion of an upload completed
+		// before with that earlier object): this completion did not happen.
+		s.log.Warn("multipart: the store answered a completion with another object's ETag; not this completion's object",
+			"bucket", in.Bucket, "key", in.Key, "upload_id", in.UploadID, "etag", betag, "expected", name)
+		return ObjectInfo{}, noSuchUpload()
+	default:
+		// The store's ETags are not S3's: the manifest goes under the one
+		// it gave too, where readers look first (never over another's).
+		if err := s.putManifestAs(cleanup, u, m, betag); err != nil {
+			s.log.Warn("multipart: could not store the manifest under the backend's ETag; readers find it by listing",
+				"bucket", in.Bucket, "key", in.Key, "upload_id", in.UploadID, "err", err)
+		}
+	}
 	s.dropKeys(cleanup, in.Bucket, keys)
 	s.uploads.Remove(uploadKey{in.Bucket, in.Key, in.UploadID})
-	if prev.manifest != nil && *prev.manifest != u.env.OID {
-		s.dropKeys(cleanup, in.Bucket, []string{manifestKey(*prev.manifest)})
+	if prev.manifest != "" && !strings.HasPrefix(prev.manifest, manifestDir(u.env.OID)) {
+		s.dropKeys(cleanup, in.Bucket, []string{prev.manifest})
 	}
-	s.manifests.Add(u.env.OID, m)
 	etag := m.ETag()
-	if out.ETag != "" {
-		s.cache.Add(cacheKey{in.Bucket, in.Key, strings.Trim(out.ETag, `"`), m.CipherSize()}, resolved{m.Size(), etag})
+	if betag != "" {
+		s.manifests.Add(manifestID{u.env.OID, betag}, m)
+		s.cache.Add(cacheKey{in.Bucket, in.Key, betag, m.CipherSize()}, resolved{m.Size(), etag})
 	}
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: m.Size(), ETag: etag, Encrypted: true,
 		Checksums: m.Checksums, env: u.env, backendETag: strings.Trim(out.ETag, `"`), backendSize: m.CipherSize()}, nil
@@ -181,8 +197,8 @@ func invalidPart(n int) error {
 
 // previous is what conditions found at the key before the completion.
 type previous struct {
-	backendIfMatch string                // backend ETag to send as If-Match, or ""
-	manifest       *[crypto.OIDSize]byte // oid of a multipart object there, whose manifest goes when it is replaced
+	backendIfMatch string // backend ETag to send as If-Match, or ""
+	manifest       string // manifest of a multipart object there, which goes when it is replaced
 }
 
 // conditions evaluates the completion's condition against the object now
@@ -207,7 +223,7 @@ func (s *Store) conditions(ctx context.Context, in CompleteInput) (previous, err
 	}
 	var prev previous
 	if env, enc, err := crypto.ParseMetadata(bi.Meta); err == nil && enc && env.Multipart {
-		prev.manifest = &env.OID
+		prev.manifest = manifestKey(env.OID, strings.Trim(bi.ETag, `"`))
 	}
 	if c != nil && c.IfMatch != nil {
 		info, _, err := s.describe(ctx, in.Bucket, bi, false)
@@ -226,52 +242,29 @@ func ifNoneMatch(c *Condition) string {
 	return ""
 }
 
-// staleManifest is how old a manifest of another part list must be before
-// a completion replaces it: younger, its completion may still be under way.
-const staleManifest = time.Hour
+// putManifest stores the manifest of a completion of the upload under
+// name. Completions with the same parts write the same manifest under the
+// same name; completions with other parts write theirs under another name:
+// none ever replaces a manifest another completion may need. The manifest
+// records the object key and upload id, for gc.
+func (s *Store) putManifest(ctx context.Context, u *upload, m crypto.Manifest, name string) error {
+	return s.writeManifest(ctx, u, m, name, false)
+}
 
-// putManifest stores the manifest of the upload's object before the
-// backend completion. It is named by the upload's oid, so every completion
-// of the upload meets the same name: an equal manifest there (a retry, a
-// racing twin with the same parts) is kept as it is; one of another part
-// list is never replaced while its completion may be running, since the
-// object it describes may be being assembled (ConditionalRequestConflict);
-// after staleManifest it is replaced, atomically (If-Match on its ETag).
-// A new manifest is written with If-None-Match: *, so two completions
-// with different parts cannot both write theirs.
-func (s *Store) putManifest(ctx context.Context, u *upload, m crypto.Manifest) error {
-	mkey := manifestKey(u.env.OID)
-	put := backend.PutInput{Bucket: u.bucket, Key: mkey, IfNoneMatch: true,
-		Meta: map[string]string{metaKey: b64url.EncodeToString([]byte(u.key))}}
-	obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: u.bucket, Key: mkey})
-	switch {
-	case backend.IsNotFound(err):
-	case err != nil:
-		return err
-	default:
-		sealed, rerr := io.ReadAll(io.LimitReader(obj.Body, maxManifestSize+1))
-		obj.Body.Close()
-		if rerr != nil {
-			return rerr
-		}
-		if have, oerr := crypto.OpenManifest(u.dk, sealed); oerr == nil && reflect.DeepEqual(have, m) {
-			return nil
-		}
-		if time.Since(obj.Info.LastModified) < staleManifest {
-			return errorf("ConditionalRequestConflict", "Another completion of this upload with other parts is under way.")
-		}
-		put.IfNoneMatch, put.IfMatch = false, strings.Trim(obj.Info.ETag, `"`)
-	}
+// putManifestAs stores the manifest under the ETag a backend whose ETags
+// are not S3's gave the completed object, unless a manifest is there.
+func (s *Store) putManifestAs(ctx context.Context, u *upload, m crypto.Manifest, etag string) error {
+	return s.writeManifest(ctx, u, m, etag, true)
+}
+
+func (s *Store) writeManifest(ctx context.Context, u *upload, m crypto.Manifest, name string, ifNone bool) error {
 	sealed, err := crypto.SealManifest(u.dk, m)
 	if err != nil {
 		return fmt.Errorf("seal manifest: %w", err)
 	}
-	put.Body, put.Size = bytes.NewReader(sealed), int64(len(sealed))
-	_, err = s.be.PutObject(ctx, put)
-	switch backend.ErrorCode(err) {
-	case "PreconditionFailed", "NoSuchKey", "ConditionalRequestConflict":
-		return errorf("ConditionalRequestConflict", "Another completion of this upload is under way.")
-	}
+	_, err = s.be.PutObject(ctx, backend.PutInput{Bucket: u.bucket, Key: manifestKey(u.env.OID, name),
+		Body: bytes.NewReader(sealed), Size: int64(len(sealed)), IfNoneMatch: ifNone,
+		Meta: map[string]string{metaKey: b64url.EncodeToString([]byte(u.key)), metaUploadID: b64url.EncodeToString([]byte(u.id))}})
 	return err
 }
 
@@ -285,23 +278,25 @@ type recoveringCompleter interface {
 
 // completeBackend completes the backend upload, with recovery when the
 // backend offers it.
-func (s *Store) completeBackend(ctx context.Context, in backend.CompleteMultipartInput, u *upload, m crypto.Manifest) (backend.CompleteMultipartOutput, error) {
+func (s *Store) completeBackend(ctx context.Context, in backend.CompleteMultipartInput, u *upload, m crypto.Manifest, name string) (backend.CompleteMultipartOutput, error) {
 	rc, ok := s.be.(recoveringCompleter)
 	if !ok {
 		return s.be.CompleteMultipartUpload(ctx, in)
 	}
 	return rc.CompleteMultipartUploadRecovering(ctx, in, func(ctx context.Context) (backend.CompleteMultipartOutput, bool, error) {
-		return s.completedByUs(ctx, u, m)
+		return s.completedByUs(ctx, u, m, name)
 	})
 }
 
 // completedByUs reports whether the object now at the upload's key is the
-// one this upload completed: it carries the upload's oid (written with the
-// upload, random per upload) and has the size the manifest implies (the
-// manifest at the upload's name is m: putManifest saw to it). Nothing else
-// is accepted as a recovery: not merely an object of the right size. It
-// fails when it cannot tell.
-func (s *Store) completedByUs(ctx context.Context, u *upload, m crypto.Manifest) (backend.CompleteMultipartOutput, bool, error) {
+// one this completion asked for: it carries the upload's oid (written with
+// the upload, random per upload), has the size the manifest implies, and,
+// where the backend gives S3's multipart ETags (name is one), has the ETag
+// of these very parts, so a completion of the same upload with other parts
+// of the same size is not taken for this one. Nothing else is accepted as
+// a recovery: not merely an object of the right size. It fails when it
+// cannot tell.
+func (s *Store) completedByUs(ctx context.Context, u *upload, m crypto.Manifest, name string) (backend.CompleteMultipartOutput, bool, error) {
 	bi, err := s.be.HeadObject(ctx, u.bucket, u.key)
 	if backend.IsNotFound(err) {
 		return backend.CompleteMultipartOutput{}, false, nil
@@ -310,10 +305,12 @@ func (s *Store) completedByUs(ctx context.Context, u *upload, m crypto.Manifest)
 		return backend.CompleteMultipartOutput{}, false, err
 	}
 	env, enc, err := crypto.ParseMetadata(bi.Meta)
-	if err != nil || !enc || !env.Multipart || env.OID != u.env.OID || bi.Size != m.CipherSize() {
+	etag := strings.Trim(bi.ETag, `"`)
+	if err != nil || !enc || !env.Multipart || env.OID != u.env.OID || bi.Size != m.CipherSize() ||
+		(standardETag(name) && standardETag(etag) && etag != name) {
 		return backend.CompleteMultipartOutput{}, false, nil
 	}
-	s.log.Info("multipart: completion recovered: the object at the key is this upload's",
+	s.log.Info("multipart: completion recovered: the object at the key is this completion's",
 		"bucket", u.bucket, "key", u.key, "upload_id", u.id)
-	return backend.CompleteMultipartOutput{ETag: strings.Trim(bi.ETag, `"`)}, true, nil
+	return backend.CompleteMultipartOutput{ETag: etag}, true, nil
 }

@@ -103,15 +103,21 @@ func (s *Store) listAll(ctx context.Context, bucket, prefix string, fn func(back
 	}
 }
 
+// gcManifests finds manifests nothing will read: the object at their key
+// is not made of their parts (it is gone, or another object, or this
+// upload's object made of other parts whose own manifest is there) and
+// their upload is over, so no completion can make it so any more.
 func (s *Store) gcManifests(ctx context.Context, bucket string, cutoff time.Time) ([]Garbage, error) {
 	var found []Garbage
+	garbage := func(key, why string) { found = append(found, Garbage{Kind: "manifest", Key: key, Reason: why}) }
 	err := s.listAll(ctx, bucket, manifestsPrefix, func(e backend.ListEntry) error {
 		if e.LastModified.After(cutoff) {
 			return nil
 		}
-		oid, err := b64url.DecodeString(strings.TrimPrefix(e.Key, manifestsPrefix))
-		if err != nil || len(oid) != crypto.OIDSize {
-			found = append(found, Garbage{Kind: "manifest", Key: e.Key, Reason: "not named by an object id"})
+		dir, name, _ := strings.Cut(strings.TrimPrefix(e.Key, manifestsPrefix), "/")
+		oid, err := b64url.DecodeString(dir)
+		if err != nil || len(oid) != crypto.OIDSize || name == "" {
+			garbage(e.Key, "not named by an object id and an ETag")
 			return nil
 		}
 		mi, err := s.be.HeadObject(ctx, bucket, e.Key)
@@ -121,22 +127,39 @@ func (s *Store) gcManifests(ctx context.Context, bucket string, cutoff time.Time
 		if err != nil {
 			return err
 		}
-		key, err := b64url.DecodeString(mi.Meta[metaKey])
-		if err != nil || len(key) == 0 {
-			found = append(found, Garbage{Kind: "manifest", Key: e.Key, Reason: "names no object key"})
+		key, kerr := b64url.DecodeString(mi.Meta[metaKey])
+		id, ierr := b64url.DecodeString(mi.Meta[metaUploadID])
+		if kerr != nil || ierr != nil || len(key) == 0 {
+			garbage(e.Key, "names no object key or upload")
 			return nil
 		}
 		bi, err := s.be.HeadObject(ctx, bucket, string(key))
+		if err != nil && !backend.IsNotFound(err) {
+			return err
+		}
+		if err == nil {
+			env, enc, perr := crypto.ParseMetadata(bi.Meta)
+			if perr == nil && enc && env.Multipart && env.OID == [crypto.OIDSize]byte(oid) {
+				etag := strings.Trim(bi.ETag, `"`)
+				if etag == name {
+					return nil // the object's own
+				}
+				// Another part list of the object's upload: garbage once
+				// the object's own manifest is there to be read instead.
+				if _, err := s.be.HeadObject(ctx, bucket, manifestKey(env.OID, etag)); err == nil {
+					garbage(e.Key, "the object at "+string(key)+" is made of other parts")
+				} else if !backend.IsNotFound(err) {
+					return err
+				}
+				return nil
+			}
+		}
+		_, err = s.be.ListParts(ctx, backend.ListPartsInput{Bucket: bucket, Key: string(key), UploadID: string(id), MaxParts: 1})
 		switch {
-		case backend.IsNotFound(err):
-			found = append(found, Garbage{Kind: "manifest", Key: e.Key, Reason: "its object " + string(key) + " is gone"})
+		case backend.ErrorCode(err) == "NoSuchUpload" || backend.IsNotFound(err):
+			garbage(e.Key, "its upload is over and the object at "+string(key)+" is not made of its parts")
 		case err != nil:
 			return err
-		default:
-			env, enc, perr := crypto.ParseMetadata(bi.Meta)
-			if perr != nil || !enc || !env.Multipart || env.OID != [crypto.OIDSize]byte(oid) {
-				found = append(found, Garbage{Kind: "manifest", Key: e.Key, Reason: "the object at " + string(key) + " is another one now"})
-			}
 		}
 		return nil
 	})

@@ -17,28 +17,34 @@ import (
 // a checksum each take under 1 MiB).
 const maxManifestSize = 8 << 20
 
-// manifestCache holds opened manifests by oid: an oid names one upload,
-// whose manifest never changes. It is bounded by the parts its manifests
+// manifestID names one manifest: the upload's oid and the backend ETag of
+// the object it describes. Neither ever changes for an object.
+type manifestID struct {
+	oid  [crypto.OIDSize]byte
+	etag string
+}
+
+// manifestCache holds opened manifests by manifestID. It is bounded by the parts its manifests
 // hold in all (a 10,000-part manifest weighs ~500 kB, a one-part one ~100
 // bytes), and keeps no per-part checksums: reads do not need them.
 type manifestCache struct {
-	lru      *lru.Cache[[crypto.OIDSize]byte, crypto.Manifest]
+	lru      *lru.Cache[manifestID, crypto.Manifest]
 	parts    atomic.Int64
 	maxParts int64
 }
 
 func newManifestCache(maxParts int) (*manifestCache, error) {
 	c := &manifestCache{maxParts: int64(maxParts)}
-	l, err := lru.NewWithEvict(1<<20, func(_ [crypto.OIDSize]byte, m crypto.Manifest) { c.parts.Add(-int64(len(m.Parts))) })
+	l, err := lru.NewWithEvict(1<<20, func(_ manifestID, m crypto.Manifest) { c.parts.Add(-int64(len(m.Parts))) })
 	c.lru = l
 	return c, err
 }
 
-func (c *manifestCache) Get(oid [crypto.OIDSize]byte) (crypto.Manifest, bool) { return c.lru.Get(oid) }
+func (c *manifestCache) Get(id manifestID) (crypto.Manifest, bool) { return c.lru.Get(id) }
 
 // Add caches m (without its per-part checksums) and evicts the least
 // recently used manifests until the parts fit.
-func (c *manifestCache) Add(oid [crypto.OIDSize]byte, m crypto.Manifest) {
+func (c *manifestCache) Add(id manifestID, m crypto.Manifest) {
 	if int64(len(m.Parts)) > c.maxParts {
 		return
 	}
@@ -47,11 +53,11 @@ func (c *manifestCache) Add(oid [crypto.OIDSize]byte, m crypto.Manifest) {
 		p.Checksums = nil
 		slim.Parts[i] = p
 	}
-	if c.lru.Contains(oid) {
+	if c.lru.Contains(id) {
 		return
 	}
 	c.parts.Add(int64(len(slim.Parts)))
-	c.lru.Add(oid, slim)
+	c.lru.Add(id, slim)
 	for c.parts.Load() > c.maxParts {
 		if _, _, ok := c.lru.RemoveOldest(); !ok {
 			return
@@ -60,17 +66,30 @@ func (c *manifestCache) Add(oid [crypto.OIDSize]byte, m crypto.Manifest) {
 }
 
 // manifest returns the manifest of the multipart object with data key dk,
-// from the cache or from the backend. Manifests are cached by oid forever:
-// an oid names one upload, whose manifest never changes.
-func (s *Store) manifest(ctx context.Context, bucket, key string, dk *crypto.DataKey) (crypto.Manifest, error) {
-	oid := dk.OID()
-	if m, ok := s.manifests.Get(oid); ok {
+// backend ETag etag and backend size size, from the cache or from the
+// backend: first under its name (the ETag), else among the manifests of the
+// upload (a backend whose ETags are not S3's, and a completion that stopped
+// before it stored the manifest under the ETag the backend gave): the one
+// whose size is the object's and, if several are, whose parts decrypt.
+func (s *Store) manifest(ctx context.Context, bucket, key string, dk *crypto.DataKey, etag string, size int64) (crypto.Manifest, error) {
+	id := manifestID{dk.OID(), etag}
+	if m, ok := s.manifests.Get(id); ok {
 		return m, nil
 	}
-	obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: manifestKey(oid)})
+	m, err := s.readManifest(ctx, bucket, key, dk, manifestKey(id.oid, etag))
 	if backend.IsNotFound(err) {
-		return crypto.Manifest{}, integrityErr(bucket, key, errors.New("the manifest of this multipart object is missing"))
+		m, err = s.findManifest(ctx, bucket, key, dk, etag, size)
 	}
+	if err != nil {
+		return crypto.Manifest{}, err
+	}
+	s.manifests.Add(id, m)
+	return m, nil
+}
+
+// readManifest reads and opens one manifest object.
+func (s *Store) readManifest(ctx context.Context, bucket, key string, dk *crypto.DataKey, mkey string) (crypto.Manifest, error) {
+	obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: mkey})
 	if err != nil {
 		return crypto.Manifest{}, err
 	}
@@ -86,8 +105,67 @@ func (s *Store) manifest(ctx context.Context, bucket, key string, dk *crypto.Dat
 	if err != nil {
 		return crypto.Manifest{}, integrityErr(bucket, key, err)
 	}
-	s.manifests.Add(oid, m)
 	return m, nil
+}
+
+// findManifest looks among the upload's manifests for the object's.
+func (s *Store) findManifest(ctx context.Context, bucket, key string, dk *crypto.DataKey, etag string, size int64) (crypto.Manifest, error) {
+	var fits []crypto.Manifest
+	err := s.listAll(ctx, bucket, manifestDir(dk.OID()), func(e backend.ListEntry) error {
+		m, err := s.readManifest(ctx, bucket, key, dk, e.Key)
+		if err == nil && m.CipherSize() == size {
+			fits = append(fits, m)
+		}
+		if backend.IsNotFound(err) || errors.Is(err, ErrIntegrity) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return crypto.Manifest{}, err
+	}
+	var found []crypto.Manifest
+	for _, m := range fits {
+		if len(fits) == 1 || s.partsOpen(ctx, bucket, key, dk, etag, m, fits) {
+			found = append(found, m)
+		}
+	}
+	if len(found) != 1 {
+		return crypto.Manifest{}, integrityErr(bucket, key, fmt.Errorf("the manifest of this multipart object is missing (%d candidates fit)", len(found)))
+	}
+	return found[0], nil
+}
+
+// partsOpen reports whether the object's parts are m's where m differs
+// from the other candidates: the first segment of each such part is read
+// (pinned to the object's ETag) and must decrypt as m's stream.
+func (s *Store) partsOpen(ctx context.Context, bucket, key string, dk *crypto.DataKey, etag string, m crypto.Manifest, all []crypto.Manifest) bool {
+	var cstart int64
+	for i, p := range m.Parts {
+		differs := false
+		for _, o := range all {
+			differs = differs || len(o.Parts) != len(m.Parts) || o.Parts[i].Stream != p.Stream
+		}
+		if differs {
+			n := min(p.PlainSize, crypto.SegmentSize)
+			cOff, cLen := crypto.CipherRange(p.PlainSize, 0, n)
+			obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key, IfMatch: etag,
+				Range: &backend.ByteRange{Off: cstart + cOff, Len: cLen}})
+			if err != nil {
+				return false
+			}
+			r, err := crypto.NewReader(io.LimitReader(obj.Body, cLen), dk, p.Stream, p.PlainSize, 0, n)
+			if err == nil {
+				_, err = io.Copy(io.Discard, r)
+			}
+			obj.Body.Close()
+			if err != nil {
+				return false
+			}
+		}
+		cstart += crypto.CiphertextSize(p.PlainSize)
+	}
+	return true
 }
 
 // partsReader reads a plaintext range of a multipart object from src,

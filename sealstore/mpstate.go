@@ -2,6 +2,7 @@ package sealstore
 
 import (
 	"context"
+	"crypto/md5"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -18,7 +19,7 @@ import (
 //
 //	.s3seal/uploads/<u>/info                 the upload's envelope, as metadata
 //	.s3seal/uploads/<u>/<part>.<record>      one empty object per uploaded part
-//	.s3seal/manifests/<oid>                  the sealed manifest of a completed object
+//	.s3seal/manifests/<oid>/<backend ETag>   the sealed manifest of a completed object
 //
 // <u> hashes (bucket, key, upload id), so it has a fixed length whatever
 // the key, and cannot collide between uploads.
@@ -49,8 +50,46 @@ func uploadPrefix(bucket, key, uploadID string) string {
 	return uploadsPrefix + hex.EncodeToString(h.Sum(nil))[:32] + "/"
 }
 
-func manifestKey(oid [crypto.OIDSize]byte) string {
-	return manifestsPrefix + b64url.EncodeToString(oid[:])
+// manifestDir is where the manifests of upload oid live, one per part list
+// a completion of it was asked with, each named by the backend ETag of the
+// object that part list makes.
+func manifestDir(oid [crypto.OIDSize]byte) string {
+	return manifestsPrefix + b64url.EncodeToString(oid[:]) + "/"
+}
+
+func manifestKey(oid [crypto.OIDSize]byte, name string) string {
+	return manifestDir(oid) + name
+}
+
+// manifestName names the manifest of a completion with these backend
+// parts: the ETag S3 gives the object they make (the MD5 of the parts'
+// binary MD5s, "-" and their number), which AWS, Ceph RGW, MinIO and the
+// embedded store compute so, and which a reader learns from a HEAD. When a
+// part ETag is not an MD5 (the backend hashes otherwise) it is "l-" and a
+// hash of the part list, and the completion also stores the manifest under
+// the ETag the backend answers.
+func manifestName(parts []backend.CompletedPart) string {
+	h := md5.New()
+	for _, p := range parts {
+		sum, err := hex.DecodeString(strings.Trim(p.ETag, `"`))
+		if err != nil || len(sum) != md5.Size {
+			l := sha256.New()
+			for _, p := range parts {
+				fmt.Fprintf(l, "%d:%s\n", p.PartNumber, strings.Trim(p.ETag, `"`))
+			}
+			return "l-" + hex.EncodeToString(l.Sum(nil)[:16])
+		}
+		h.Write(sum)
+	}
+	return fmt.Sprintf("%x-%d", h.Sum(nil), len(parts))
+}
+
+// standardETag reports whether etag has the form of an S3 multipart ETag.
+func standardETag(etag string) bool {
+	hexPart, n, ok := strings.Cut(strings.Trim(etag, `"`), "-")
+	_, err := hex.DecodeString(hexPart)
+	_, nerr := strconv.Atoi(n)
+	return ok && len(hexPart) == 2*md5.Size && err == nil && nerr == nil
 }
 
 // recordKey names the record of one uploaded part: the part number, five
@@ -230,7 +269,7 @@ func (s *Store) peekManifest(ctx context.Context, bucket, key string) <-chan str
 		mkey := ""
 		if bi, err := s.be.HeadObject(ctx, bucket, key); err == nil {
 			if env, enc, err := crypto.ParseMetadata(bi.Meta); err == nil && enc && env.Multipart {
-				mkey = manifestKey(env.OID)
+				mkey = manifestKey(env.OID, strings.Trim(bi.ETag, `"`))
 			}
 		}
 		ch <- mkey
