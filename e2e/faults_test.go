@@ -12,9 +12,10 @@ import (
 	"github.com/s3seal/s3seal/internal/faultproxy"
 )
 
-// startFaulty runs s3seal against an embedded store in the test process
-// behind a fault proxy, and returns both.
-func startFaulty(t *testing.T) (*sealProc, *faultproxy.Proxy) {
+// embeddedBehindProxy starts an embedded store in the test process and a
+// fault proxy in front of it; it returns the store's configuration (for
+// its credentials) and the proxy.
+func embeddedBehindProxy(t *testing.T) (backend.S3Config, *faultproxy.Proxy) {
 	t.Helper()
 	emb, err := backend.StartEmbedded(t.TempDir())
 	if err != nil {
@@ -26,7 +27,14 @@ func startFaulty(t *testing.T) (*sealProc, *faultproxy.Proxy) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fp.Close() })
-	cfg := emb.Config()
+	return emb.Config(), fp
+}
+
+// startFaulty runs s3seal against an embedded store in the test process
+// behind a fault proxy, and returns both.
+func startFaulty(t *testing.T) (*sealProc, *faultproxy.Proxy) {
+	t.Helper()
+	cfg, fp := embeddedBehindProxy(t)
 	p := startS3seal(t, sealOpts{
 		Backend: &motoServer{Endpoint: fp.URL()},
 		// Later flags win: the embedded store's own credentials.

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/internal/faultproxy"
 )
 
@@ -25,17 +24,7 @@ var fastRetries = []string{"--part-retry-backoff", "10ms", "--complete-retry-bac
 func startFaultyOn(t *testing.T, be string) (*sealProc, *faultproxy.Proxy) {
 	t.Helper()
 	if be == "embedded" {
-		emb, err := backend.StartEmbedded(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { emb.Close() })
-		fp, err := faultproxy.Start(emb.Endpoint())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { fp.Close() })
-		cfg := emb.Config()
+		cfg, fp := embeddedBehindProxy(t)
 		return startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()},
 			Args: append([]string{"--backend-access-key", cfg.AccessKey, "--backend-secret-key", cfg.SecretKey}, fastRetries...)}), fp
 	}
@@ -239,17 +228,7 @@ func TestMultipartFaultsAWSCLI(t *testing.T) {
 // embedded store (which, like AWS, forgets a completed upload).
 func TestMultipartCompletionRetriedByClient(t *testing.T) {
 	t.Parallel()
-	emb, err := backend.StartEmbedded(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emb.Close() })
-	fp, err := faultproxy.Start(emb.Endpoint())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fp.Close() })
-	cfg := emb.Config()
+	cfg, fp := embeddedBehindProxy(t)
 	o := sealOpts{Backend: &motoServer{Endpoint: fp.URL()},
 		Args: append([]string{"--backend-access-key", cfg.AccessKey, "--backend-secret-key", cfg.SecretKey}, fastRetries...)}
 	pa := startS3seal(t, o)
@@ -268,7 +247,7 @@ func TestMultipartCompletionRetriedByClient(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	etag := mpComplete(t, c, "mpfault", "retried", id, parts)
-	err = <-first
+	err := <-first
 	if code, _ := apiCode(err); err != nil && code != "NoSuchUpload" {
 		t.Errorf("first completion: %v, want success or NoSuchUpload", err)
 	}

@@ -8,9 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/internal/faultproxy"
 )
 
 // resetRelay is a TCP relay that resets, once, the connection that carries
@@ -107,18 +104,8 @@ func (r *resetRelay) relay(c *net.TCPConn) {
 // with the right bytes.
 func TestMultipartPartBodyReset(t *testing.T) {
 	t.Parallel()
-	emb, err := backend.StartEmbedded(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emb.Close() })
-	fp, err := faultproxy.Start(emb.Endpoint())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fp.Close() })
+	cfg, fp := embeddedBehindProxy(t)
 	rr := startResetRelay(t, fp.URL(), "?partNumber=2&uploadId=", mib)
-	cfg := emb.Config()
 	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: rr.URL()},
 		Args: append([]string{"--backend-access-key", cfg.AccessKey, "--backend-secret-key", cfg.SecretKey}, fastRetries...)})
 	c := sdkFor(t, p)
