@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/crypto"
 )
 
 // startMotoLoopback starts moto_server on a free loopback port.
@@ -52,21 +51,8 @@ func startMotoLoopback(t *testing.T) string {
 // one without state and its abort failed the whole run. The backend client
 // now asks for url-encoded listings, which carry every byte.
 func TestGCKeepsLiveUploadOfKeyWithCR(t *testing.T) {
-	ep := startMotoLoopback(t)
-	be, err := backend.NewS3(backend.S3Config{Endpoint: ep, AccessKey: "a", SecretKey: "b", PathStyle: true, HTTPClient: http.DefaultClient})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{be: &countingStore{Store: be}, ctx: t.Context()}
-	key, _ := crypto.GenerateKey()
-	f.kr, _ = crypto.NewKeyring("k1", map[string][]byte{"k1": key})
-	f.st, err = New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := be.CreateBucket(f.ctx, bucket); err != nil {
-		t.Fatal(err)
-	}
+	f := motoFixture(t)
+	be := f.be
 	k := "logs/line1\rline2.txt"
 	id := f.create(t, k)
 	data := randBytes(1000, 3)

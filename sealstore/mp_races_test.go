@@ -98,7 +98,7 @@ func TestGCKeepsManifestOfRetriedCompletion(t *testing.T) {
 
 // TestGCKeepsManifestOfRetriedCompletionMoto runs it against moto_server.
 func TestGCKeepsManifestOfRetriedCompletionMoto(t *testing.T) {
-	r3GCDeletesManifestOfRetriedCompletion(t, r3MotoFixture(t))
+	r3GCDeletesManifestOfRetriedCompletion(t, motoFixture(t))
 }
 
 func r3GCDeletesManifestOfRetriedCompletion(t *testing.T, f *fixture) {
@@ -147,7 +147,7 @@ func TestOldFailedCompletionAndRacingLists(t *testing.T) {
 
 // TestOldFailedCompletionAndRacingListsMoto runs it against moto_server.
 func TestOldFailedCompletionAndRacingListsMoto(t *testing.T) {
-	r3StaleManifestReplacedUnderEqualRetry(t, r3MotoFixture(t))
+	r3StaleManifestReplacedUnderEqualRetry(t, motoFixture(t))
 }
 
 func r3StaleManifestReplacedUnderEqualRetry(t *testing.T, f *fixture) {
@@ -226,7 +226,7 @@ func TestCompletionsOnBackendIgnoringConditions(t *testing.T) {
 
 // TestCompletionsOnBackendIgnoringConditionsMoto runs it against moto_server.
 func TestCompletionsOnBackendIgnoringConditionsMoto(t *testing.T) {
-	r3BackendIgnoringIfNoneMatch(t, r3MotoFixture(t))
+	r3BackendIgnoringIfNoneMatch(t, motoFixture(t))
 }
 
 func r3BackendIgnoringIfNoneMatch(t *testing.T, f *fixture) {
@@ -315,7 +315,7 @@ func TestCompletionAfterFailedOneWithOtherParts(t *testing.T) {
 
 // TestCompletionAfterFailedOneWithOtherPartsMoto runs it against moto_server.
 func TestCompletionAfterFailedOneWithOtherPartsMoto(t *testing.T) {
-	r3FailedCompletionBlocksOtherPartsForAnHour(t, r3MotoFixture(t))
+	r3FailedCompletionBlocksOtherPartsForAnHour(t, motoFixture(t))
 }
 
 func r3FailedCompletionBlocksOtherPartsForAnHour(t *testing.T, f *fixture) {
@@ -340,7 +340,8 @@ func r3FailedCompletionBlocksOtherPartsForAnHour(t *testing.T, f *fixture) {
 	}
 }
 
-func r3MotoFixture(t *testing.T) *fixture {
+// motoFixture is newFixture over a moto_server started for the test.
+func motoFixture(t *testing.T) *fixture {
 	ep := startMotoLoopback(t)
 	be, err := backend.NewS3(backend.S3Config{Endpoint: ep, AccessKey: "a", SecretKey: "b", PathStyle: true, HTTPClient: http.DefaultClient})
 	if err != nil {
