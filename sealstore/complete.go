@@ -3,7 +3,9 @@ package sealstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/s3seal/s3seal/backend"
@@ -111,21 +113,33 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	}
 	cleanup := context.WithoutCancel(ctx)
 	betag := strings.Trim(out.ETag, `"`)
-	switch {
-	case betag == "" || betag == name:
-	case standardETag(betag) && standardETag(name):
-		// The store says done, but the object it has is not made of these
-		// parts (some stores answer a completion of an upload completed
-		// before with that earlier object): this completion did not happen.
-		s.log.Warn("multipart: the store answered a completion with another object's ETag; not this completion's object",
-			"bucket", in.Bucket, "key", in.Key, "upload_id", in.UploadID, "etag", betag, "expected", name)
-		return ObjectInfo{}, noSuchUpload()
-	default:
-		// The store's ETags are not S3's: the manifest goes under the one
-		// it gave too, where readers look first (never over another's).
-		if err := s.putManifestAs(cleanup, u, m, betag); err != nil {
-			s.log.Warn("multipart: could not store the manifest under the backend's ETag; readers find it by listing",
-				"bucket", in.Bucket, "key", in.Key, "upload_id", in.UploadID, "err", err)
+	if betag != name {
+		// The store's answer does not say by itself that its object is made
+		// of these parts: an S3 ETag other than the predicted one says it
+		// is not (some stores answer a completion of an upload completed
+		// before with that earlier object); any other ETag needs a look.
+		ours := false
+		if !standardETag(betag) || !standardETag(name) {
+			var o backend.CompleteMultipartOutput
+			o, ours, err = s.completedByUs(ctx, u, m, name)
+			if err != nil {
+				return ObjectInfo{}, fmt.Errorf("multipart completion: the object the store made cannot be checked: %w", err)
+			}
+			betag = o.ETag
+		}
+		if !ours {
+			s.log.Warn("multipart: the store answered a completion with an object not made of its parts",
+				"bucket", in.Bucket, "key", in.Key, "upload_id", in.UploadID, "etag", out.ETag, "expected", name)
+			return ObjectInfo{}, noSuchUpload()
+		}
+		if betag != name {
+			// The store's ETags are not S3's: the manifest goes under the
+			// one it gave too, where readers look first. Only a completion
+			// that checked the object is its own writes there.
+			if err := s.putManifestAs(cleanup, u, m, betag); err != nil {
+				s.log.Warn("multipart: could not store the manifest under the backend's ETag; readers find it by listing",
+					"bucket", in.Bucket, "key", in.Key, "upload_id", in.UploadID, "err", err)
+			}
 		}
 	}
 	s.dropKeys(cleanup, in.Bucket, keys)
@@ -258,6 +272,14 @@ func (s *Store) putManifestAs(ctx context.Context, u *upload, m crypto.Manifest,
 }
 
 func (s *Store) writeManifest(ctx context.Context, u *upload, m crypto.Manifest, name string, ifNone bool) error {
+	if ifNone {
+		if have, err := s.readManifest(ctx, u.bucket, u.key, u.dk, manifestKey(u.env.OID, name)); err == nil {
+			if !reflect.DeepEqual(have, m) {
+				return fmt.Errorf("another manifest is stored under %s", name)
+			}
+			return nil
+		}
+	}
 	sealed, err := crypto.SealManifest(u.dk, m)
 	if err != nil {
 		return fmt.Errorf("seal manifest: %w", err)
@@ -266,6 +288,34 @@ func (s *Store) writeManifest(ctx context.Context, u *upload, m crypto.Manifest,
 		Body: bytes.NewReader(sealed), Size: int64(len(sealed)), IfNoneMatch: ifNone,
 		Meta: map[string]string{metaKey: b64url.EncodeToString([]byte(u.key)), metaUploadID: b64url.EncodeToString([]byte(u.id))}})
 	return err
+}
+
+// madeOfParts tells, on a store whose ETags are not S3's, whether the
+// object (of the upload's oid and the manifest's size) is made of m's
+// parts. Every completion writes its manifest before it completes, so the
+// upload's other manifests are all the part lists the object could be
+// made of: where none of the same size differs from m, it is m's;
+// otherwise the first segment of each part where they differ must
+// decrypt as m's stream.
+func (s *Store) madeOfParts(ctx context.Context, u *upload, m crypto.Manifest, etag string) (bool, error) {
+	cands := []crypto.Manifest{m}
+	err := s.listAll(ctx, u.bucket, manifestDir(u.env.OID), func(e backend.ListEntry) error {
+		o, err := s.readManifest(ctx, u.bucket, u.key, u.dk, e.Key)
+		if backend.IsNotFound(err) || errors.Is(err, ErrIntegrity) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if o.CipherSize() == m.CipherSize() && !reflect.DeepEqual(o, m) {
+			cands = append(cands, o)
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return len(cands) == 1 || s.partsOpen(ctx, u.bucket, u.key, u.dk, etag, m, cands), nil
 }
 
 // recoveringCompleter is a backend (the retry package's store) that
@@ -306,9 +356,15 @@ func (s *Store) completedByUs(ctx context.Context, u *upload, m crypto.Manifest,
 	}
 	env, enc, err := crypto.ParseMetadata(bi.Meta)
 	etag := strings.Trim(bi.ETag, `"`)
-	if err != nil || !enc || !env.Multipart || env.OID != u.env.OID || bi.Size != m.CipherSize() ||
-		(standardETag(name) && standardETag(etag) && etag != name) {
+	if err != nil || !enc || !env.Multipart || env.OID != u.env.OID || bi.Size != m.CipherSize() {
 		return backend.CompleteMultipartOutput{}, false, nil
+	}
+	if standardETag(name) && standardETag(etag) {
+		if etag != name {
+			return backend.CompleteMultipartOutput{}, false, nil
+		}
+	} else if ours, err := s.madeOfParts(ctx, u, m, etag); err != nil || !ours {
+		return backend.CompleteMultipartOutput{}, false, err
 	}
 	s.log.Info("multipart: completion recovered: the object at the key is this completion's",
 		"bucket", u.bucket, "key", u.key, "upload_id", u.id)

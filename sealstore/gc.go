@@ -103,10 +103,10 @@ func (s *Store) listAll(ctx context.Context, bucket, prefix string, fn func(back
 	}
 }
 
-// gcManifests finds manifests nothing will read: the object at their key
-// is not made of their parts (it is gone, or another object, or this
-// upload's object made of other parts whose own manifest is there) and
-// their upload is over, so no completion can make it so any more.
+// gcManifests finds manifests nothing will read: their upload is over, so
+// no completion can use them any more, and the object at their key is not
+// made of their parts (it is gone, or another object, or this upload's
+// object made of other parts whose own manifest is there).
 func (s *Store) gcManifests(ctx context.Context, bucket string, cutoff time.Time) ([]Garbage, error) {
 	var found []Garbage
 	garbage := func(key, why string) { found = append(found, Garbage{Kind: "manifest", Key: key, Reason: why}) }
@@ -133,6 +133,16 @@ func (s *Store) gcManifests(ctx context.Context, bucket string, cutoff time.Time
 			garbage(e.Key, "names no object key or upload")
 			return nil
 		}
+		// The upload first: while it lives, a completion may still make an
+		// object of this manifest's parts; once it is over, none can, and
+		// what the key holds is final for this oid.
+		_, err = s.be.ListParts(ctx, backend.ListPartsInput{Bucket: bucket, Key: string(key), UploadID: string(id), MaxParts: 1})
+		switch {
+		case err == nil:
+			return nil
+		case backend.ErrorCode(err) != "NoSuchUpload" && !backend.IsNotFound(err):
+			return err
+		}
 		bi, err := s.be.HeadObject(ctx, bucket, string(key))
 		if err != nil && !backend.IsNotFound(err) {
 			return err
@@ -154,13 +164,7 @@ func (s *Store) gcManifests(ctx context.Context, bucket string, cutoff time.Time
 				return nil
 			}
 		}
-		_, err = s.be.ListParts(ctx, backend.ListPartsInput{Bucket: bucket, Key: string(key), UploadID: string(id), MaxParts: 1})
-		switch {
-		case backend.ErrorCode(err) == "NoSuchUpload" || backend.IsNotFound(err):
-			garbage(e.Key, "its upload is over and the object at "+string(key)+" is not made of its parts")
-		case err != nil:
-			return err
-		}
+		garbage(e.Key, "its upload is over and the object at "+string(key)+" is not made of its parts")
 		return nil
 	})
 	return found, err
