@@ -40,6 +40,7 @@ type broker struct {
 type view struct {
 	brokers  []broker
 	fromEtcd bool
+	cached   bool // etcd unreadable, brokers from the cache (within the TTL)
 }
 
 func (v view) addrOf(id int32) (string, bool) {
@@ -130,7 +131,7 @@ func (d *Discovery) view(ctx context.Context) (view, error) {
 			ErrNoBroker, age.Round(time.Millisecond), d.cfg.CacheTTL, err)
 	}
 	d.cfg.Logger.Warn("lfs brokers: etcd unreadable, using cached brokers", "err", err)
-	return view{brokers: d.cache, fromEtcd: true}, nil
+	return view{brokers: d.cache, fromEtcd: true, cached: true}, nil
 }
 
 func (d *Discovery) readSnapshot(ctx context.Context) ([]broker, error) {

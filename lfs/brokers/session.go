@@ -247,8 +247,10 @@ func (s *Session) route(ctx context.Context, v view, topic string, partition int
 		return nil, 0, fmt.Errorf("lfs brokers: %s/%d: %w", topic, p, kerr.UnknownTopicOrPartition)
 	}
 
+	// With etcd unreadable (cached view) the lease cannot be read either:
+	// the Kafka metadata leader is used without waiting for etcd again.
 	owner := int32(-1)
-	if v.fromEtcd {
+	if v.fromEtcd && !v.cached {
 		if id, ok := s.d.leaseOwner(ctx, topic, p); ok {
 			owner = id
 		}
