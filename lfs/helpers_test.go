@@ -279,3 +279,5 @@ func value(c prometheus.Collector) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+func jsonInt(n int) string { b, _ := json.Marshal(n); return string(b) }
