@@ -1,7 +1,9 @@
 package crypto
 
 import (
+	"crypto/hkdf"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"slices"
 )
@@ -106,4 +108,21 @@ func GenerateKey() ([]byte, error) {
 		return nil, err
 	}
 	return k, nil
+}
+
+// DeriveKey returns a 32-byte key for purpose derived (HKDF-SHA256) from the
+// master key id, so that a feature can authenticate or seal its own tokens
+// without a secret of its own; a purpose names one use (e.g. "s3seal lfs
+// session v1") and keys for different purposes are independent. ok is false
+// when the keyring has no key id.
+func (kr *Keyring) DeriveKey(id, purpose string) (key []byte, ok bool) {
+	kek, ok := kr.keys[id]
+	if !ok {
+		return nil, false
+	}
+	k, err := hkdf.Key(sha256.New, kek, nil, "s3seal derived key: "+purpose, KeySize)
+	if err != nil {
+		panic(err) // only for lengths HKDF cannot give
+	}
+	return k, true
 }

@@ -52,6 +52,8 @@ type config struct {
 	PartRetryBackoff      time.Duration
 	SourceReadAttempts    int
 	SourceReadBackoff     time.Duration
+
+	LFS lfsConfig
 }
 
 // Development defaults, used only with the embedded store on a loopback
@@ -116,6 +118,9 @@ func parseCommandConfig(name string, args []string, getenv func(string) string, 
 	fs.DurationVar(&c.PartRetryBackoff, "part-retry-backoff", 500*time.Millisecond, "first backoff ceiling between UploadPart attempts")
 	fs.IntVar(&c.SourceReadAttempts, "source-read-attempts", 4, "attempts to read a copy source at one offset (reopened where it broke)")
 	fs.DurationVar(&c.SourceReadBackoff, "source-read-backoff", 500*time.Millisecond, "first backoff ceiling between copy-source reopens")
+	if name == "serve" {
+		c.LFS.flags(fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -139,7 +144,7 @@ func parseCommandConfig(name string, args []string, getenv func(string) string, 
 	if envErr != nil {
 		return nil, envErr
 	}
-	for _, name := range []string{"key", "secret-key", "backend-secret-key"} {
+	for _, name := range []string{"key", "secret-key", "backend-secret-key", "lfs-api-key"} {
 		if set[name] {
 			c.cmdlineSecrets = append(c.cmdlineSecrets, name)
 		}
@@ -182,6 +187,9 @@ func (c *config) readSecretFiles() error {
 func (c *config) validate() error {
 	if c.MaxRequests < 1 {
 		return usagef("--max-requests must be at least 1")
+	}
+	if err := c.LFS.validate(); err != nil {
+		return err
 	}
 	for _, r := range []struct {
 		name     string

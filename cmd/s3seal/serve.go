@@ -31,8 +31,15 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	slog.SetDefault(log)
 	for _, name := range cfg.cmdlineSecrets {
 		env := "S3SEAL_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
-		log.Warn("a secret was given on the command line, where every local user can read it (ps, /proc/PID/cmdline); use "+env+" or --"+name+"-file",
+		hint := env + " or --" + name + "-file"
+		if name == "lfs-api-key" {
+			hint = env
+		}
+		log.Warn("a secret was given on the command line, where every local user can read it (ps, /proc/PID/cmdline); use "+hint,
 			"flag", "--"+name)
+	}
+	if cfg.LFS.Enabled {
+		log.Warn("--lfs: the LFS API is not served by this build yet (it waits for the broker package)")
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)

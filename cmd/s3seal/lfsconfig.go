@@ -1,0 +1,63 @@
+package main
+
+import (
+	"flag"
+	"strings"
+	"time"
+)
+
+// lfsConfig holds the settings of the LFS module (serve --lfs). Each flag
+// has its S3SEAL_* variable like every other (S3SEAL_LFS_BROKERS, ...).
+type lfsConfig struct {
+	Enabled       bool
+	Listen        string
+	Bucket        string
+	Namespace     string
+	Brokers       string // comma-separated static list; wins over etcd
+	EtcdEndpoints string // comma-separated
+	CacheTTL      time.Duration
+	MaxBlobSize   int64
+	APIKey        string
+	DevKafka      string // address of the in-process Kafka without brokers or etcd
+}
+
+func (l *lfsConfig) flags(fs *flag.FlagSet) {
+	fs.BoolVar(&l.Enabled, "lfs", false, "serve the Kafka LFS HTTP API on --lfs-listen")
+	fs.StringVar(&l.Listen, "lfs-listen", "127.0.0.1:7071", "address of the LFS HTTP API (a listener of its own)")
+	fs.StringVar(&l.Bucket, "lfs-bucket", "lfs", "bucket holding LFS blobs (created if missing)")
+	fs.StringVar(&l.Namespace, "lfs-namespace", "default", "first component of every LFS object key")
+	fs.StringVar(&l.Brokers, "lfs-brokers", "", "comma-separated Kafka brokers (wins over --lfs-etcd-endpoints)")
+	fs.StringVar(&l.EtcdEndpoints, "lfs-etcd-endpoints", "", "comma-separated etcd endpoints to discover KafScale brokers from")
+	fs.DurationVar(&l.CacheTTL, "lfs-backend-cache-ttl", 60*time.Second, "how long brokers found in etcd are used while etcd cannot be read")
+	fs.Int64Var(&l.MaxBlobSize, "lfs-max-blob-size", 5<<30, "largest LFS blob, in bytes")
+	fs.StringVar(&l.APIKey, "lfs-api-key", "", "API key LFS clients must send (X-API-Key or Bearer; prefer S3SEAL_LFS_API_KEY)")
+	fs.StringVar(&l.DevKafka, "lfs-dev-kafka", "127.0.0.1:9092", "address of the in-process Kafka started when neither --lfs-brokers nor --lfs-etcd-endpoints is set")
+}
+
+func (l *lfsConfig) validate() error {
+	if !l.Enabled {
+		return nil
+	}
+	switch {
+	case l.MaxBlobSize <= 0:
+		return usagef("--lfs-max-blob-size must be > 0")
+	case l.CacheTTL <= 0:
+		return usagef("--lfs-backend-cache-ttl must be > 0")
+	case l.Bucket == "":
+		return usagef("--lfs-bucket must not be empty")
+	case l.Namespace == "" || strings.Contains(l.Namespace, "/") || l.Namespace == "." || l.Namespace == "..":
+		return usagef("--lfs-namespace must be one path component")
+	}
+	return nil
+}
+
+// list splits a comma-separated setting.
+func list(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
