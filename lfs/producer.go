@@ -2,24 +2,23 @@ package lfs
 
 import (
 	"context"
-	"errors"
+
+	"github.com/s3seal/s3seal/lfs/brokers"
 )
 
 // The broker side of the module, as package lfs needs it. lfs/brokers
-// implements it (Discovery, Session); cmd/s3seal adapts one to the other.
-// The sentinel errors mean what brokers.ErrNoBroker and
-// brokers.ErrSentThenFailed mean; the adapter maps those onto these (or,
-// once both packages are merged, these become aliases of those).
+// implements it (Discovery, Session), through FromDiscovery; the sentinel
+// errors are package brokers'.
 
 // ErrNoBroker: no broker can be reached, or none accepted the record. The
 // object must not be written, or must be deleted; the client gets 503
 // backend_unavailable.
-var ErrNoBroker = errors.New("no broker available")
+var ErrNoBroker = brokers.ErrNoBroker
 
 // ErrSentThenFailed: the produce request was sent and then failed, so the
 // broker may have written the record. The object is kept and counted as an
 // orphan.
-var ErrSentThenFailed = errors.New("produce sent, then failed")
+var ErrSentThenFailed = brokers.ErrSentThenFailed
 
 // Produced is where a record landed.
 type Produced struct {
@@ -44,4 +43,27 @@ type Session interface {
 	// (Kafka's default partitioner).
 	Produce(ctx context.Context, topic string, partition int32, key, value []byte, headers map[string][]byte) (Produced, error)
 	Close() error
+}
+
+// FromDiscovery is the Producer over s3seal's broker discovery.
+func FromDiscovery(d *brokers.Discovery) Producer { return discoveryProducer{d} }
+
+type discoveryProducer struct{ d *brokers.Discovery }
+
+func (p discoveryProducer) Connect(ctx context.Context) (Session, error) {
+	s, err := p.d.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return discoverySession{s}, nil
+}
+
+type discoverySession struct{ s *brokers.Session }
+
+func (s discoverySession) Check(ctx context.Context) error { return s.s.Check(ctx) }
+func (s discoverySession) Close() error                    { return s.s.Close() }
+
+func (s discoverySession) Produce(ctx context.Context, topic string, partition int32, key, value []byte, headers map[string][]byte) (Produced, error) {
+	p, err := s.s.Produce(ctx, topic, partition, key, value, headers)
+	return Produced{Partition: p.Partition, Offset: p.Offset}, err
 }

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 die() { echo "test.sh: $*" >&2; exit 1; }
 
 # Debian packages the e2e tests need, by command name -> package name.
-declare -A debs=([rclone]=rclone [s3cmd]=s3cmd [curl]=curl)
+declare -A debs=([rclone]=rclone [s3cmd]=s3cmd [curl]=curl [kcat]=kcat)
 missing=()
 for cmd in "${!debs[@]}"; do
 	command -v "$cmd" >/dev/null 2>&1 || missing+=("${debs[$cmd]}")

@@ -38,9 +38,6 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		log.Warn("a secret was given on the command line, where every local user can read it (ps, /proc/PID/cmdline); use "+hint,
 			"flag", "--"+name)
 	}
-	if cfg.LFS.Enabled {
-		log.Warn("--lfs: the LFS API is not served by this build yet (it waits for the broker package)")
-	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
@@ -83,6 +80,10 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	if cfg.AllowPlaintextReads {
 		log.Warn("--allow-plaintext-reads: objects without s3seal metadata are served as they are, unauthenticated; turn it off once the bucket is migrated")
 	}
+	var presign s3api.Credential
+	if cfg.LFS.Enabled {
+		presign = lfsPresignCredential(kr, cfg.LFS.Bucket, creds)
+	}
 	transferTimeout := cfg.TransferTimeout
 	if transferTimeout == 0 {
 		transferTimeout = -1 // off
@@ -107,6 +108,13 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	}
 	log.Info(fmt.Sprintf("s3seal listening on %s://%s", scheme, ln.Addr()),
 		"backend", backendName, "primary_key", kr.Primary(), "data_dir", cfg.DataDir)
+	if cfg.LFS.Enabled {
+		mod, err := startLFS(ctx, cfg, store, kr, presign, scheme+"://"+ln.Addr().String(), log)
+		if err != nil {
+			return err
+		}
+		defer mod.close()
+	}
 
 	errc := make(chan error, 1)
 	go func() {

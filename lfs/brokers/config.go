@@ -42,6 +42,11 @@ type Config struct {
 	// ClientID is the Kafka client id sent with each request (default
 	// "s3seal-lfs").
 	ClientID string
+	// AutoCreateTopics asks brokers to create a topic a produce names that
+	// does not exist (Metadata with AllowAutoTopicCreation). For the
+	// in-process development Kafka only; production clusters decide their
+	// topics themselves. Default false.
+	AutoCreateTopics bool
 	// Dial opens a TCP connection to a broker. Default net.Dialer's
 	// DialContext. Tests use it to count connections; it can also wrap TLS.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)

@@ -312,7 +312,7 @@ func (s *Session) metadata(ctx context.Context, topic string) (*kmsg.MetadataRes
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.Topic = &topic
 	req.Topics = append(req.Topics, rt)
-	req.AllowAutoTopicCreation = false
+	req.AllowAutoTopicCreation = s.d.cfg.AutoCreateTopics
 	kresp, _, err := s.conn.request(ctx, req)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/lfs"
+	"github.com/s3seal/s3seal/lfs/brokers"
+	"github.com/s3seal/s3seal/s3api"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// lfsPresignAccessKey is the S3 credential presigned LFS download URLs are
+// signed with. Its secret is derived from the primary master key, so every
+// s3seal with the same keyring accepts URLs any of them signed; it may
+// only read the LFS bucket.
+const lfsPresignAccessKey = "s3seal-lfs-presign"
+
+// lfsPresignCredential adds the presign credential to creds and returns it.
+func lfsPresignCredential(kr *crypto.Keyring, bucket string, creds s3api.Credentials) s3api.Credential {
+	key, _ := kr.DeriveKey(kr.Primary(), "lfs presign credential")
+	c := s3api.Credential{AccessKey: lfsPresignAccessKey, SecretKey: hex.EncodeToString(key), Read: []string{bucket}}
+	creds[c.AccessKey] = c
+	return c
+}
+
+// lfsModule is the running LFS API: its listener and what it started.
+type lfsModule struct {
+	srv       *http.Server
+	ln        net.Listener
+	discovery *brokers.Discovery
+	dev       *kfake.Cluster
+	stop      context.CancelFunc
+}
+
+// startLFS starts the LFS HTTP API on its own listener. Without
+// --lfs-brokers or --lfs-etcd-endpoints it runs an in-process Kafka
+// (franz-go's kfake) on --lfs-dev-kafka, on loopback only, for trying it
+// out.
+func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *crypto.Keyring, presign s3api.Credential,
+	s3Endpoint string, log *slog.Logger) (*lfsModule, error) {
+	l := cfg.LFS
+	m := &lfsModule{}
+	bcfg := brokers.Config{Static: list(l.Brokers), EtcdEndpoints: list(l.EtcdEndpoints), CacheTTL: l.CacheTTL, Logger: log}
+	if len(bcfg.Static) == 0 && len(bcfg.EtcdEndpoints) == 0 {
+		dev, addr, err := startDevKafka(l.DevKafka)
+		if err != nil {
+			return nil, err
+		}
+		m.dev = dev
+		bcfg.Static, bcfg.AutoCreateTopics = []string{addr}, true
+		log.Warn("LFS: no --lfs-brokers or --lfs-etcd-endpoints: running an in-process Kafka for development (records are kept in memory only)",
+			"kafka", addr)
+	}
+	fail := func(err error) (*lfsModule, error) { m.close(); return nil, err }
+	var err error
+	if m.discovery, err = brokers.New(ctx, bcfg); err != nil {
+		return fail(fmt.Errorf("LFS brokers: %w", err))
+	}
+	if err := store.Backend().CreateBucket(ctx, l.Bucket); err != nil {
+		switch backend.ErrorCode(err) {
+		case "BucketAlreadyOwnedByYou", "BucketAlreadyExists":
+		default:
+			return fail(fmt.Errorf("LFS bucket %s: %w", l.Bucket, err))
+		}
+	}
+	h, err := lfs.New(lfs.Config{Store: store, Producer: lfs.FromDiscovery(m.discovery), Keyring: kr,
+		Bucket: l.Bucket, Namespace: l.Namespace, MaxBlobSize: l.MaxBlobSize, APIKey: l.APIKey, Logger: log,
+		Presign: &lfs.PresignConfig{Endpoint: s3Endpoint, AccessKey: presign.AccessKey, SecretKey: presign.SecretKey}})
+	if err != nil {
+		return fail(err)
+	}
+	if m.ln, err = net.Listen("tcp", l.Listen); err != nil {
+		return fail(usagef("--lfs-listen %s: %v", l.Listen, err))
+	}
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	m.stop = stop
+	go h.RunSweeper(sctx, time.Minute)
+	// No read timeout: blobs of GBs stream as long as they move (the
+	// storage path bounds memory); a stalled client holds one goroutine.
+	m.srv = &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := m.srv.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("LFS API stopped", "err", err)
+		}
+	}()
+	log.Info(fmt.Sprintf("LFS API listening on http://%s", m.ln.Addr()), "bucket", l.Bucket, "namespace", l.Namespace)
+	return m, nil
+}
+
+// startDevKafka runs a one-broker kfake cluster on addr, which must be a
+// loopback address (kfake listens on 127.0.0.1).
+func startDevKafka(addr string) (*kfake.Cluster, string, error) {
+	host, portStr, err := net.SplitHostPort(addr)
+	port, perr := strconv.Atoi(portStr)
+	if err != nil || perr != nil || port < 0 || port > 65535 {
+		return nil, "", usagef("--lfs-dev-kafka %q: want host:port", addr)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, "", usagef("--lfs-dev-kafka %q: the development Kafka listens on loopback only", addr)
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
+	if err != nil {
+		return nil, "", fmt.Errorf("development Kafka on %s: %w", addr, err)
+	}
+	return c, c.ListenAddrs()[0], nil
+}
+
+// close stops the API (waiting up to 30 s for requests), the sweeper,
+// discovery and the development Kafka.
+func (m *lfsModule) close() {
+	if m == nil {
+		return
+	}
+	if m.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_ = m.srv.Shutdown(ctx)
+		cancel()
+	}
+	if m.stop != nil {
+		m.stop()
+	}
+	if m.discovery != nil {
+		_ = m.discovery.Close()
+	}
+	if m.dev != nil {
+		m.dev.Close()
+	}
+}
