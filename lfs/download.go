@@ -51,9 +51,8 @@ func (h *Handler) download(w http.ResponseWriter, r *http.Request, rq *request) 
 	if e := h.checkDownloadKey(in.Key); e != nil {
 		return e
 	}
-	if parts := strings.SplitN(in.Key, "/", 3); len(parts) > 1 {
-		rq.topic = parts[1]
-	}
+	// Downloads are not labelled by topic in the metrics: the key is the
+	// client's, and a label per made-up topic would grow memory for good.
 	switch mode := strings.ToLower(strings.TrimSpace(in.Mode)); mode {
 	case "", "presign":
 		return h.presign(w, r, in)

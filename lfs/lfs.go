@@ -51,6 +51,10 @@ type Config struct {
 	PartSize int64
 	// SessionTTL is how long a multipart session lives. Default 1 h.
 	SessionTTL time.Duration
+	// SweepGrace is added to SessionTTL before the sweeper takes an
+	// upload for abandoned, for clocks that differ between replicas and
+	// the store. Default 1 minute.
+	SweepGrace time.Duration
 	// APIKey, when set, is required as X-API-Key or Authorization: Bearer.
 	APIKey string
 	// ProxyID, when set, goes into every envelope.
@@ -87,6 +91,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.MaxBlobSize <= 0 {
 		cfg.MaxBlobSize = DefaultMaxBlobSize
+	}
+	if cfg.SweepGrace <= 0 {
+		cfg.SweepGrace = time.Minute
 	}
 	if cfg.PartSize <= 0 {
 		cfg.PartSize = DefaultPartSize

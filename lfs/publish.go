@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // connect opens a broker session before anything is written to storage.
@@ -19,11 +21,12 @@ func (h *Handler) connect(ctx context.Context) (Session, *apiError) {
 }
 
 // publish produces the envelope of a stored blob over sess. When the record
-// cannot have been written (the session check or every broker failed) the
-// blob is deleted and the answer is 503 backend_unavailable. When it may
-// have been written (sent, then failed; or any failure the broker side did
-// not classify) the blob is kept, since an envelope may point at it, and
-// counted as an orphan.
+// cannot have been written (the session check or every broker failed, or
+// the broker refused the topic or partition before anything was sent) the
+// blob is deleted: 503 backend_unavailable, 400 invalid_partition or 502
+// backend_error. Only when it may have been written (sent, then failed) is
+// the blob kept, since an envelope may point at it, and counted as an
+// orphan.
 func (h *Handler) publish(ctx context.Context, sess Session, rq *request, topic string, partition int32, key []byte, env Envelope) *apiError {
 	value, err := json.Marshal(env)
 	if err != nil {
@@ -39,12 +42,19 @@ func (h *Handler) publish(ctx context.Context, sess Session, rq *request, topic 
 	case err == nil:
 		h.log.Debug("lfs: produced", "request_id", rq.id, "topic", topic, "partition", p.Partition, "offset", p.Offset, "key", env.Key)
 		return nil
-	case errors.Is(err, ErrNoBroker) && !errors.Is(err, ErrSentThenFailed):
+	case errors.Is(err, ErrSentThenFailed):
+		h.orphan(rq, env.Key, "produce failed after it was sent", err)
+		return errf(http.StatusBadGateway, "backend_error", "producing the envelope failed after it was sent; the record may exist")
+	case errors.Is(err, ErrNoBroker):
 		h.discard(ctx, rq, env.Key, "no broker accepted the record")
 		return errf(http.StatusServiceUnavailable, "backend_unavailable", "no Kafka broker accepted the record; the blob was removed")
+	case errors.Is(err, kerr.UnknownTopicOrPartition) && partition >= 0:
+		h.discard(ctx, rq, env.Key, "the partition does not exist")
+		return errf(http.StatusBadRequest, "invalid_partition", "topic %s has no partition %d; the blob was removed", topic, partition)
 	}
-	h.orphan(rq, env.Key, "produce failed after it was sent", err)
-	return errf(http.StatusBadGateway, "backend_error", "producing the envelope failed after it was sent; the record may exist")
+	// Refused before anything was sent (an unknown topic, ...).
+	h.discard(ctx, rq, env.Key, "the broker refused the record before it was sent")
+	return errf(http.StatusBadGateway, "backend_error", "the Kafka broker refused the record (%v); the blob was removed", err)
 }
 
 // discard deletes a blob no envelope points at; a delete that fails leaves

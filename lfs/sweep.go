@@ -8,16 +8,15 @@ import (
 	"github.com/s3seal/s3seal/backend"
 )
 
-// sweepGrace allows for clocks that differ between replicas and the store.
-const sweepGrace = time.Minute
-
 // SweepExpired aborts the storage uploads of expired sessions: uploads
 // under the namespace started more than SessionTTL (plus a minute of clock
-// grace) ago. Sessions are also ended lazily when a request names an
-// expired one; this catches those no client comes back to. Several
+// grace) ago and idle as long (no part stored since). Sessions are also
+// ended lazily when a request names an expired one; this catches those no
+// client comes back to. A /lfs/produce streaming a large blob is a
+// multipart upload too, but never idle that long while it lives. Several
 // replicas may sweep at once: an upload already aborted is skipped.
 func (h *Handler) SweepExpired(ctx context.Context) (aborted int, err error) {
-	cutoff := h.now().Add(-h.cfg.SessionTTL - sweepGrace)
+	cutoff := h.now().Add(-h.cfg.SessionTTL - h.cfg.SweepGrace)
 	in := backend.ListUploadsInput{Bucket: h.cfg.Bucket, Prefix: h.cfg.Namespace + "/"}
 	for {
 		out, err := h.cfg.Store.ListUploads(ctx, in)
@@ -28,6 +27,10 @@ func (h *Handler) SweepExpired(ctx context.Context) (aborted int, err error) {
 		for _, u := range out.Uploads {
 			if u.Initiated.IsZero() || !u.Initiated.Before(cutoff) || !strings.Contains(u.Key, "/lfs/") {
 				continue
+			}
+			last, err := h.lastPart(ctx, u.Key, u.UploadID)
+			if err != nil || last.After(cutoff) {
+				continue // still moving, or already gone
 			}
 			h.abort(ctx, u.Key, u.UploadID)
 			aborted++
@@ -54,5 +57,26 @@ func (h *Handler) RunSweeper(ctx context.Context, interval time.Duration) {
 				h.log.Info("lfs: aborted expired uploads", "count", n)
 			}
 		}
+	}
+}
+
+// lastPart is when the upload's newest part was stored (zero for none).
+func (h *Handler) lastPart(ctx context.Context, key, uploadID string) (time.Time, error) {
+	var last time.Time
+	marker := 0
+	for {
+		page, err := h.cfg.Store.ListParts(ctx, h.cfg.Bucket, key, uploadID, marker, 1000)
+		if err != nil {
+			return last, err
+		}
+		for _, p := range page.Parts {
+			if p.LastModified.After(last) {
+				last = p.LastModified
+			}
+		}
+		if !page.IsTruncated {
+			return last, nil
+		}
+		marker = page.NextMarker
 	}
 }

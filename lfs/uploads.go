@@ -189,7 +189,7 @@ func (h *Handler) uploadComplete(w http.ResponseWriter, r *http.Request, rq *req
 		return e // the upload stays; the completion may be retried
 	}
 	defer sess.Close()
-	_, err := h.cfg.Store.CompleteMultipart(r.Context(), sealstore.CompleteInput{Bucket: h.cfg.Bucket, Key: s.Key,
+	done, err := h.cfg.Store.CompleteMultipart(r.Context(), sealstore.CompleteInput{Bucket: h.cfg.Bucket, Key: s.Key,
 		UploadID: s.UploadID, Parts: parts, ExpectSize: s.Size})
 	if err != nil {
 		switch code := sealstoreCode(err); code {
@@ -203,6 +203,13 @@ func (h *Handler) uploadComplete(w http.ResponseWriter, r *http.Request, rq *req
 		h.metrics.storageErrors.Inc()
 		h.log.Error("lfs: completing a multipart upload failed", "request_id", rq.id, "key", s.Key, "err", err)
 		return errf(http.StatusBadGateway, "s3_upload_failed", "completing the upload failed")
+	}
+	if done.CompletedElsewhere {
+		// Another completion of this session (a retry sent to another
+		// replica) made the blob and owns its envelope: this one touches
+		// neither, so the blob is never deleted under a published record
+		// nor produced twice.
+		return errf(http.StatusConflict, "upload_completed", "the upload was completed by another request, which produces its envelope")
 	}
 	sums, err := h.readBack(r.Context(), s)
 	if err != nil {

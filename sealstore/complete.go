@@ -91,12 +91,13 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID, Parts: bparts,
 		IfMatch: prev.backendIfMatch, IfNoneMatch: ifNoneMatch(in.Cond),
 	}, u, m, name)
+	elsewhere := false
 	if backend.ErrorCode(err) == "NoSuchUpload" {
 		// The upload is gone: another completion of it (a client's retry
 		// of a slow completion, another process) may have won. If it made
 		// the object this completion asks for, that is this one's success.
 		if o, ok, cerr := s.completedByUs(ctx, u, m, name); cerr == nil && ok {
-			out, err = o, nil
+			out, err, elsewhere = o, nil, true
 		}
 	}
 	if err != nil {
@@ -152,7 +153,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		s.manifests.Add(manifestID{u.env.OID, betag}, m)
 		s.cache.Add(cacheKey{in.Bucket, in.Key, betag, m.CipherSize()}, resolved{m.Size(), etag})
 	}
-	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: m.Size(), ETag: etag, Encrypted: true,
+	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: m.Size(), ETag: etag, Encrypted: true, CompletedElsewhere: elsewhere,
 		Checksums: m.Checksums, env: u.env, backendETag: strings.Trim(out.ETag, `"`), backendSize: m.CipherSize()}, nil
 }
 

@@ -137,6 +137,10 @@ type ObjectInfo struct {
 
 	// PartsCount is the number of parts of a multipart object, else 0.
 	PartsCount int
+	// CompletedElsewhere, from CompleteMultipart, says another completion
+	// of the same upload (a client's retry sent elsewhere, another replica)
+	// made the object, with these very parts; this one found it done.
+	CompletedElsewhere bool
 
 	backendETag string
 	backendSize int64

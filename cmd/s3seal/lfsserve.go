@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/s3seal/s3seal/backend"
@@ -89,7 +90,12 @@ func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *cryp
 	go h.RunSweeper(sctx, time.Minute)
 	// No read timeout: blobs of GBs stream as long as they move (the
 	// storage path bounds memory); a stalled client holds one goroutine.
-	m.srv = &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
+	mux := http.NewServeMux()
+	mux.Handle("/lfs/", h)
+	// The module's metrics, unauthenticated like /healthz; s3seal's own
+	// /metrics endpoint comes with the operators' issue.
+	mux.Handle("GET /metrics", promhttp.HandlerFor(h.Metrics().Registry(), promhttp.HandlerOpts{}))
+	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() {
 		if err := m.srv.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
