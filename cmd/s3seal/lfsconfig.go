@@ -50,14 +50,3 @@ func (l *lfsConfig) validate() error {
 	}
 	return nil
 }
-
-// list splits a comma-separated setting.
-func list(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}

@@ -53,7 +53,7 @@ func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *cryp
 	s3Endpoint string, log *slog.Logger) (*lfsModule, error) {
 	l := cfg.LFS
 	m := &lfsModule{}
-	bcfg := brokers.Config{Static: list(l.Brokers), EtcdEndpoints: list(l.EtcdEndpoints), CacheTTL: l.CacheTTL, Logger: log}
+	bcfg := brokers.Config{Static: splitList(l.Brokers), EtcdEndpoints: splitList(l.EtcdEndpoints), CacheTTL: l.CacheTTL, Logger: log}
 	if len(bcfg.Static) == 0 && len(bcfg.EtcdEndpoints) == 0 {
 		dev, addr, err := startDevKafka(l.DevKafka)
 		if err != nil {
