@@ -31,8 +31,8 @@ func TestLFSSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := c.LFS
-	if !l.Enabled || !reflect.DeepEqual(list(l.Brokers), []string{"a:9092", "b:9092"}) ||
-		!reflect.DeepEqual(list(l.EtcdEndpoints), []string{"http://e1:2379", "http://e2:2379"}) || l.CacheTTL != 5*time.Second ||
+	if !l.Enabled || !reflect.DeepEqual(splitList(l.Brokers), []string{"a:9092", "b:9092"}) ||
+		!reflect.DeepEqual(splitList(l.EtcdEndpoints), []string{"http://e1:2379", "http://e2:2379"}) || l.CacheTTL != 5*time.Second ||
 		l.MaxBlobSize != 1<<20 || l.APIKey != "k" || l.Namespace != "prod" || l.Bucket != "blobs" || l.Listen != "127.0.0.1:8081" ||
 		l.DevKafka != "127.0.0.1:19092" {
 		t.Fatalf("%+v", l)
