@@ -65,6 +65,13 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		return ObjectInfo{}, err
 	}
 	m, bparts, err := buildManifest(in.Parts, cur)
+	if isCode(err, "InvalidPart") {
+		// Parts without their records: another completion of the upload
+		// may have finished meanwhile and removed the upload state.
+		if info, ok := s.finishedElsewhere(ctx, u, in.Parts); ok {
+			return info, nil
+		}
+	}
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -155,6 +162,39 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	}
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: m.Size(), ETag: etag, Encrypted: true, CompletedElsewhere: elsewhere,
 		Checksums: m.Checksums, env: u.env, backendETag: strings.Trim(out.ETag, `"`), backendSize: m.CipherSize()}, nil
+}
+
+// finishedElsewhere reports, when the upload is over, whether the object
+// at its key is the one this completion asks for: it carries the upload's
+// oid and its manifest names exactly these parts (numbers and ETags).
+// That is the success of another completion of the same upload (a retry
+// sent elsewhere, a replica) that removed the upload state in between.
+func (s *Store) finishedElsewhere(ctx context.Context, u *upload, parts []CompletePart) (ObjectInfo, bool) {
+	_, err := s.be.ListParts(ctx, backend.ListPartsInput{Bucket: u.bucket, Key: u.key, UploadID: u.id, MaxParts: 1})
+	if backend.ErrorCode(err) != "NoSuchUpload" {
+		return ObjectInfo{}, false
+	}
+	bi, err := s.be.HeadObject(ctx, u.bucket, u.key)
+	if err != nil {
+		return ObjectInfo{}, false
+	}
+	info, _, err := s.describe(ctx, u.bucket, bi, false)
+	if err != nil || info.manifest == nil || info.env.OID != u.env.OID || len(info.manifest.Parts) != len(parts) {
+		return ObjectInfo{}, false
+	}
+	for i, p := range info.manifest.Parts {
+		if int(p.Stream.Part) != parts[i].PartNumber || fmt.Sprintf("%x", p.PlainMD5) != strings.ToLower(strings.Trim(parts[i].ETag, `"`)) {
+			return ObjectInfo{}, false
+		}
+	}
+	info.CompletedElsewhere = true
+	s.uploads.Remove(uploadKey{u.bucket, u.key, u.id})
+	return info, true
+}
+
+func isCode(err error, code string) bool {
+	var se *Error
+	return errors.As(err, &se) && se.Code == code
 }
 
 // checkExpectedChecksums compares what the client states about the

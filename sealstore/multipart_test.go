@@ -148,11 +148,6 @@ func TestMultipartRoundTrip(t *testing.T) {
 	}
 }
 
-func isCode(err error, code string) bool {
-	var se *Error
-	return errors.As(err, &se) && se.Code == code
-}
-
 func TestMultipartRules(t *testing.T) {
 	f := newFixture(t)
 	big, small := randBytes(5*mib, 4), randBytes(100, 5)
