@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -126,4 +127,33 @@ func completionInProgress(err error) bool {
 	var be *backend.Error
 	return errors.As(err, &be) && be.Code == "InternalError" &&
 		strings.Contains(strings.ToLower(be.Message), "completion is already in progress")
+}
+
+// Cause names a transient failure in few words, for metrics: the S3 error
+// code when the backend answered with a known transient one, "http_<n>"
+// for another status, else "timeout", "connection" (reset, refused,
+// aborted, broken pipe, closed), "eof" (an answer cut short), "dns" or
+// "transport".
+func Cause(err error) string {
+	var be *backend.Error
+	if errors.As(err, &be) && (be.Code != "" || be.StatusCode != 0) {
+		if transientCodes[be.Code] {
+			return be.Code
+		}
+		return fmt.Sprintf("http_%d", be.StatusCode)
+	}
+	var dns *net.DNSError
+	var ne net.Error
+	switch {
+	case errors.As(err, &dns):
+		return "dns"
+	case errors.Is(err, syscall.ETIMEDOUT), errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "eof"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE), errors.Is(err, net.ErrClosed):
+		return "connection"
+	}
+	return "transport"
 }

@@ -104,10 +104,12 @@ func (r *ResumingReader) failed(err error) error {
 	case r.ctx.Err() != nil:
 		r.err = errors.Join(err, r.ctx.Err())
 	case r.failures >= r.p.Attempts:
+		r.p.Observer.GiveUp(c.Operation, Cause(err))
 		r.p.Logger.ErrorContext(r.ctx, "source read failed after retries",
 			append(c.attrs(attempt, err), "offset", r.off)...)
 		r.err = err
 	default:
+		r.p.Observer.Retry(c.Operation, Cause(err))
 		r.p.Logger.WarnContext(r.ctx, "resuming source read",
 			append(c.attrs(attempt, err), "offset", r.off)...)
 		if werr := r.p.wait(r.ctx, attempt); werr != nil {

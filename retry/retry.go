@@ -33,7 +33,30 @@ type Policy struct {
 	// Logger receives an event for each retry, recovery and give-up.
 	// Default slog.Default().
 	Logger *slog.Logger
+	// Observer, when set, is told of every attempt, retry and give-up
+	// (metrics). Default: none.
+	Observer Observer
 }
+
+// Observer counts what DoCall does. Its methods must be safe for
+// concurrent use and return quickly.
+type Observer interface {
+	// Attempt reports one attempt of the operation and its outcome: "ok",
+	// "error" (the backend refused the request; not retried) or the
+	// Cause of a transient failure.
+	Attempt(operation, outcome string)
+	// Retry reports a transient failure that is retried, by Cause.
+	Retry(operation, cause string)
+	// GiveUp reports a transient failure that ends the call: attempts
+	// spent, or the client gone while waiting (cause "canceled").
+	GiveUp(operation, cause string)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Attempt(string, string) {}
+func (nopObserver) Retry(string, string)   {}
+func (nopObserver) GiveUp(string, string)  {}
 
 func (p Policy) withDefaults() Policy {
 	if p.Attempts <= 0 {
@@ -50,6 +73,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.Logger == nil {
 		p.Logger = slog.Default()
+	}
+	if p.Observer == nil {
+		p.Observer = nopObserver{}
 	}
 	return p
 }
@@ -132,18 +158,32 @@ func DoCall(ctx context.Context, p Policy, c Call, op func(attempt int) error) e
 	p = p.withDefaults()
 	for attempt := 1; ; attempt++ {
 		err := op(attempt)
-		if err == nil || !Retryable(err) {
+		switch {
+		case err == nil:
+			p.Observer.Attempt(c.Operation, "ok")
+			return nil
+		case ctx.Err() != nil && !Retryable(err):
+			p.Observer.Attempt(c.Operation, "canceled")
+			return err
+		case !Retryable(err):
+			p.Observer.Attempt(c.Operation, "error")
 			return err
 		}
+		cause := Cause(err)
+		p.Observer.Attempt(c.Operation, cause)
 		if ctx.Err() != nil {
+			p.Observer.GiveUp(c.Operation, "canceled")
 			return errors.Join(err, ctx.Err())
 		}
 		if attempt >= p.Attempts {
+			p.Observer.GiveUp(c.Operation, cause)
 			p.Logger.ErrorContext(ctx, "backend call failed after retries", c.attrs(attempt, err)...)
 			return err
 		}
+		p.Observer.Retry(c.Operation, cause)
 		p.Logger.WarnContext(ctx, "retrying backend call", c.attrs(attempt, err)...)
 		if werr := p.wait(ctx, attempt); werr != nil {
+			p.Observer.GiveUp(c.Operation, "canceled")
 			p.Logger.WarnContext(ctx, "backend call abandoned: client gone", c.attrs(attempt, err)...)
 			return errors.Join(err, werr)
 		}
