@@ -64,7 +64,9 @@ func (s *Store) List(ctx context.Context, in backend.ListInput) (ListPage, error
 	g.SetLimit(s.opt.ListConcurrency)
 	for i := range entries {
 		e := &entries[i]
-		if r, ok := s.cache.Get(cacheKey{in.Bucket, e.Key, e.ETag, e.Size}); ok {
+		r, ok := s.cache.Get(cacheKey{in.Bucket, e.Key, e.ETag, e.Size})
+		s.opt.Observer.ListCache(ok)
+		if ok {
 			e.Size, e.ETag = r.size, r.etag
 			continue
 		}

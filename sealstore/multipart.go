@@ -117,7 +117,7 @@ func (s *Store) UploadPart(ctx context.Context, in UploadPartInput) (PartInfo, e
 	if err != nil {
 		return PartInfo{}, err
 	}
-	defer sp.file.Close()
+	defer sp.close()
 	if _, err := sp.file.Seek(0, io.SeekStart); err != nil {
 		return PartInfo{}, fmt.Errorf("rewind spool: %w", err)
 	}

@@ -68,7 +68,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	defer sp.file.Close()
+	defer sp.close()
 
 	keyID := in.KeyID
 	if keyID == "" {
@@ -125,6 +125,7 @@ type spooled struct {
 	md5        [16]byte
 	cipherSize int64
 	cipherMD5  string // base64, "" unless Options.BackendContentMD5
+	counter    *spoolCounter
 	checksums  map[string]string
 }
 
@@ -139,20 +140,52 @@ func (s *Store) seal(in PutInput, dk *crypto.DataKey, stream crypto.Stream) (*sp
 	// Unlink at once: the file lives only as long as the open descriptor,
 	// so a crash leaves nothing behind.
 	_ = os.Remove(f.Name())
-	sp, err := s.sealInto(f, in, dk, stream)
+	cw := &spoolCounter{w: f, obs: s.opt.Observer}
+	sp, err := s.sealInto(f, cw, in, dk, stream)
 	if err != nil {
 		f.Close()
+		cw.release()
 		return nil, err
 	}
+	sp.counter = cw
 	return sp, nil
 }
 
-func (s *Store) sealInto(f *os.File, in PutInput, dk *crypto.DataKey, stream crypto.Stream) (*spooled, error) {
-	var sink io.Writer = f
+// close closes the spool file and releases its bytes.
+func (sp *spooled) close() error {
+	err := sp.file.Close()
+	sp.counter.release()
+	return err
+}
+
+// spoolCounter reports the bytes written to a spool file to the Observer,
+// and releases them all at once when the file is closed.
+type spoolCounter struct {
+	w   io.Writer
+	obs Observer
+	n   int64
+}
+
+func (c *spoolCounter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.obs.SpoolBytes(int64(n))
+	return n, err
+}
+
+func (c *spoolCounter) release() {
+	if c != nil && c.n > 0 {
+		c.obs.SpoolBytes(-c.n)
+		c.n = 0
+	}
+}
+
+func (s *Store) sealInto(f *os.File, spool io.Writer, in PutInput, dk *crypto.DataKey, stream crypto.Stream) (*spooled, error) {
+	sink := spool
 	var cipherMD5 hash.Hash
 	if s.opt.BackendContentMD5 {
 		cipherMD5 = md5.New()
-		sink = io.MultiWriter(f, cipherMD5)
+		sink = io.MultiWriter(spool, cipherMD5)
 	}
 	cw := crypto.NewWriter(sink, dk, stream)
 	plainMD5 := md5.New()

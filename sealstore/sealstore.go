@@ -58,7 +58,26 @@ type Options struct {
 	// failures, multipart recoveries, state left for gc). Default
 	// slog.Default().
 	Logger *slog.Logger
+	// Observer, when set, is told of spool use and listing cache lookups
+	// (metrics). Default: none.
+	Observer Observer
 }
+
+// Observer counts what a Store does. Its methods must be safe for
+// concurrent use and return quickly.
+type Observer interface {
+	// SpoolBytes reports ciphertext bytes taken (delta > 0) or released
+	// (delta < 0) in spool files.
+	SpoolBytes(delta int64)
+	// ListCache reports one lookup of a listing entry in the cache of
+	// resolved sizes and ETags.
+	ListCache(hit bool)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) SpoolBytes(int64) {}
+func (nopObserver) ListCache(bool)   {}
 
 // Store is the encrypting object layer. It is safe for concurrent use.
 type Store struct {
@@ -98,6 +117,9 @@ func New(be backend.Store, kr *crypto.Keyring, opt Options) (*Store, error) {
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
+	}
+	if opt.Observer == nil {
+		opt.Observer = nopObserver{}
 	}
 	c, err := lru.New[cacheKey, resolved](opt.CacheEntries)
 	if err != nil {
