@@ -132,11 +132,12 @@ func fromBackend(be *backend.Error) *APIError {
 // writeError renders err as an S3 XML error body.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	ae := toAPIError(err)
+	noteErr(r, err)
 	reqID := w.Header().Get("x-amz-request-id")
 	if ae.Code == "InternalError" || ae.StatusCode >= 500 {
-		slog.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "request_id", reqID, "err", err)
+		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "request_id", reqID, "err", err)
 	} else {
-		slog.Debug("request refused", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "err", err)
+		slog.DebugContext(r.Context(), "request refused", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "err", err)
 	}
 	if ae.StatusCode == http.StatusNotModified || r.Method == http.MethodHead {
 		w.WriteHeader(ae.StatusCode)
@@ -153,7 +154,8 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 // status line went out early (keep-alive), as S3 sends it.
 func errorElement(w http.ResponseWriter, r *http.Request, err error) errorBody {
 	ae := toAPIError(err)
-	slog.Error("request failed after its status line", "method", r.Method, "path", r.URL.Path, "code", ae.Code,
+	noteErr(r, err)
+	slog.ErrorContext(r.Context(), "request failed after its status line", "method", r.Method, "path", r.URL.Path, "code", ae.Code,
 		"request_id", w.Header().Get("x-amz-request-id"), "err", err)
 	return errorBody{Code: ae.Code, Message: ae.Message, Resource: r.URL.Path, RequestID: w.Header().Get("x-amz-request-id")}
 }

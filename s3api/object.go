@@ -99,7 +99,8 @@ func (s *Server) getObject(req *request) error {
 	if _, err := io.CopyBuffer(req.w, io.LimitReader(rd, rd.Len), buf); err != nil {
 		// Headers are gone: the only honest signal left is to cut the
 		// connection, so the client sees a short body, never wrong bytes.
-		slog.Error("GET aborted mid-stream", "bucket", req.bucket, "key", req.key, "err", err)
+		noteErr(req.r, err)
+		slog.ErrorContext(req.r.Context(), "GET aborted mid-stream", "bucket", req.bucket, "key", req.key, "err", err)
 		panic(http.ErrAbortHandler)
 	}
 	return nil

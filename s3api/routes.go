@@ -35,6 +35,10 @@ var (
 func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter().SkipClean(true)
 	r.Path("/healthz").Methods(http.MethodGet, http.MethodHead).MatcherFunc(unsigned).HandlerFunc(s.healthz)
+	r.Path("/readyz").Methods(http.MethodGet, http.MethodHead).MatcherFunc(unsigned).HandlerFunc(s.readyz)
+	if s.cfg.Metrics != nil {
+		r.Path("/metrics").Methods(http.MethodGet).MatcherFunc(unsigned).Handler(s.cfg.Metrics)
+	}
 
 	level := func(want int) mux.MatcherFunc {
 		return func(r *http.Request, _ *mux.RouteMatch) bool {
@@ -68,43 +72,43 @@ func (s *Server) routes() *mux.Router {
 	}
 
 	svc := r.MatcherFunc(level(0)).Subrouter()
-	svc.Methods(http.MethodGet).MatcherFunc(unknownSub(nil)).HandlerFunc(s.serve(accService, notImplemented))
-	svc.Methods(http.MethodGet).HandlerFunc(s.serve(accService, s.listBuckets))
+	svc.Methods(http.MethodGet).MatcherFunc(unknownSub(nil)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
+	svc.Methods(http.MethodGet).HandlerFunc(s.serve("ListBuckets", accService, s.listBuckets))
 
 	b := r.MatcherFunc(level(1)).Subrouter()
-	b.MatcherFunc(unknownSub(bucketSubs)).HandlerFunc(s.serve(accService, notImplemented))
-	b.Methods(http.MethodGet).MatcherFunc(has("location")).HandlerFunc(s.serve(accRead, s.getBucketLocation))
-	b.Methods(http.MethodGet).MatcherFunc(has("uploads")).HandlerFunc(s.serve(accWrite, s.listMultipartUploads))
-	b.Methods(http.MethodGet).Queries("list-type", "2").HandlerFunc(s.serve(accRead, s.listObjectsV2))
-	b.Methods(http.MethodGet).HandlerFunc(s.serve(accRead, s.listObjectsV1))
-	b.Methods(http.MethodPost).MatcherFunc(has("delete")).HandlerFunc(s.serve(accWrite, s.deleteObjects))
-	b.Methods(http.MethodPut).HandlerFunc(s.serve(accWrite, s.createBucket))
-	b.Methods(http.MethodHead).HandlerFunc(s.serve(accRead, s.headBucket))
-	b.Methods(http.MethodDelete).HandlerFunc(s.serve(accWrite, s.deleteBucket))
+	b.MatcherFunc(unknownSub(bucketSubs)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
+	b.Methods(http.MethodGet).MatcherFunc(has("location")).HandlerFunc(s.serve("GetBucketLocation", accRead, s.getBucketLocation))
+	b.Methods(http.MethodGet).MatcherFunc(has("uploads")).HandlerFunc(s.serve("ListMultipartUploads", accWrite, s.listMultipartUploads))
+	b.Methods(http.MethodGet).Queries("list-type", "2").HandlerFunc(s.serve("ListObjectsV2", accRead, s.listObjectsV2))
+	b.Methods(http.MethodGet).HandlerFunc(s.serve("ListObjects", accRead, s.listObjectsV1))
+	b.Methods(http.MethodPost).MatcherFunc(has("delete")).HandlerFunc(s.serve("DeleteObjects", accWrite, s.deleteObjects))
+	b.Methods(http.MethodPut).HandlerFunc(s.serve("CreateBucket", accWrite, s.createBucket))
+	b.Methods(http.MethodHead).HandlerFunc(s.serve("HeadBucket", accRead, s.headBucket))
+	b.Methods(http.MethodDelete).HandlerFunc(s.serve("DeleteBucket", accWrite, s.deleteBucket))
 
 	o := r.MatcherFunc(level(2)).Subrouter()
-	o.MatcherFunc(unknownSub(objectSubs)).HandlerFunc(s.serve(accService, notImplemented))
+	o.MatcherFunc(unknownSub(objectSubs)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
 	// Multipart uploads.
-	o.Methods(http.MethodPost).MatcherFunc(has("uploads")).HandlerFunc(s.serve(accWrite, s.createMultipartUpload))
-	o.Methods(http.MethodPost).MatcherFunc(has("uploadId")).HandlerFunc(s.serve(accWrite, s.completeMultipartUpload))
+	o.Methods(http.MethodPost).MatcherFunc(has("uploads")).HandlerFunc(s.serve("CreateMultipartUpload", accWrite, s.createMultipartUpload))
+	o.Methods(http.MethodPost).MatcherFunc(has("uploadId")).HandlerFunc(s.serve("CompleteMultipartUpload", accWrite, s.completeMultipartUpload))
 	o.Methods(http.MethodPut).MatcherFunc(has("uploadId")).MatcherFunc(has("partNumber")).
-		HeadersRegexp("X-Amz-Copy-Source", ".").HandlerFunc(s.serve(accWrite, s.uploadPartCopy))
-	o.Methods(http.MethodPut).MatcherFunc(has("uploadId")).MatcherFunc(has("partNumber")).HandlerFunc(s.serve(accWrite, s.uploadPart))
-	o.Methods(http.MethodDelete).MatcherFunc(has("uploadId")).HandlerFunc(s.serve(accWrite, s.abortMultipartUpload))
-	o.Methods(http.MethodGet).MatcherFunc(has("uploadId")).HandlerFunc(s.serve(accWrite, s.listParts))
+		HeadersRegexp("X-Amz-Copy-Source", ".").HandlerFunc(s.serve("UploadPartCopy", accWrite, s.uploadPartCopy))
+	o.Methods(http.MethodPut).MatcherFunc(has("uploadId")).MatcherFunc(has("partNumber")).HandlerFunc(s.serve("UploadPart", accWrite, s.uploadPart))
+	o.Methods(http.MethodDelete).MatcherFunc(has("uploadId")).HandlerFunc(s.serve("AbortMultipartUpload", accWrite, s.abortMultipartUpload))
+	o.Methods(http.MethodGet).MatcherFunc(has("uploadId")).HandlerFunc(s.serve("ListParts", accWrite, s.listParts))
 	// A multipart parameter anywhere else changes what the request means
 	// and is not ignored.
-	o.MatcherFunc(misplacedMultipart).HandlerFunc(s.serve(accService, func(*request) error {
+	o.MatcherFunc(misplacedMultipart).HandlerFunc(s.serve("InvalidRequest", accService, func(*request) error {
 		return apiErr("InvalidRequest", "This operation does not take the uploads, uploadId or partNumber parameter in this combination.")
 	}))
-	o.Methods(http.MethodPut).HeadersRegexp("X-Amz-Copy-Source", ".").HandlerFunc(s.serve(accWrite, s.copyObject))
-	o.Methods(http.MethodPut).HandlerFunc(s.serve(accWrite, s.putObject))
-	o.Methods(http.MethodGet).HandlerFunc(s.serve(accRead, s.getObject))
-	o.Methods(http.MethodHead).HandlerFunc(s.serve(accRead, s.headObject))
-	o.Methods(http.MethodDelete).HandlerFunc(s.serve(accWrite, s.deleteObject))
+	o.Methods(http.MethodPut).HeadersRegexp("X-Amz-Copy-Source", ".").HandlerFunc(s.serve("CopyObject", accWrite, s.copyObject))
+	o.Methods(http.MethodPut).HandlerFunc(s.serve("PutObject", accWrite, s.putObject))
+	o.Methods(http.MethodGet).HandlerFunc(s.serve("GetObject", accRead, s.getObject))
+	o.Methods(http.MethodHead).HandlerFunc(s.serve("HeadObject", accRead, s.headObject))
+	o.Methods(http.MethodDelete).HandlerFunc(s.serve("DeleteObject", accWrite, s.deleteObject))
 
-	r.NotFoundHandler = s.serve(accService, notImplemented)
-	r.MethodNotAllowedHandler = s.serve(accService, func(*request) error { return apiErr("MethodNotAllowed", "") })
+	r.NotFoundHandler = s.serve("NotImplemented", accService, notImplemented)
+	r.MethodNotAllowedHandler = s.serve("MethodNotAllowed", accService, func(*request) error { return apiErr("MethodNotAllowed", "") })
 	return r
 }
 
@@ -121,6 +125,23 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain")
 	_, _ = w.Write([]byte("ok\n"))
+}
+
+// readyz answers 200 when Readiness finds nothing wrong, else 503 with
+// what is wrong, in plain text.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Readiness == nil {
+		s.healthz(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := s.cfg.Readiness(r.Context()); err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte("not ready: " + err.Error() + "\n"))
+		return
+	}
+	_, _ = w.Write([]byte("ready\n"))
 }
 
 func notImplemented(*request) error {

@@ -5,6 +5,7 @@
 package s3api
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/s3seal/s3seal/internal/reqid"
 	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -33,6 +35,14 @@ type Config struct {
 	// Ready, when set, reports whether s3seal can serve; /healthz answers
 	// 503 while it returns false. Default: always ready.
 	Ready func() bool
+	// Readiness, when set, is asked by /readyz, which answers 503 with the
+	// error's text when it returns one, 200 otherwise. Without it /readyz
+	// answers like /healthz.
+	Readiness func(context.Context) error
+	// Metrics, when set, is served unauthenticated on GET /metrics.
+	Metrics http.Handler
+	// Observer is told of every request (metrics). Default: none.
+	Observer Observer
 	// MaxInFlight bounds the S3 requests served at once, so that memory
 	// stays bounded however many clients connect (each request holds a few
 	// 64 KiB buffers). Requests beyond it wait for a slot. Default 256.
@@ -96,6 +106,9 @@ func New(cfg Config) *Server {
 	if cfg.TransferTimeout == 0 {
 		cfg.TransferTimeout = 30 * time.Second
 	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
+	}
 	if cfg.TransferMinBytes <= 0 {
 		cfg.TransferMinBytes = 16 << 10
 	}
@@ -121,29 +134,52 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// its answer. Answer as S3 does: 100 Continue first.
 		w.WriteHeader(http.StatusContinue)
 	}
+	ri := &reqInfo{}
+	r = r.WithContext(context.WithValue(reqid.With(r.Context(), id), infoKey{}, ri))
 	guard := newTransferGuard(w, r, s.cfg.TransferTimeout, s.cfg.TransferMinBytes)
 	r.Body = guard.body(r.Body)
+	var in *countingBody
+	if r.Body != nil && r.Body != http.NoBody {
+		in = &countingBody{ReadCloser: r.Body}
+		r.Body = in
+	}
 	w = guard.writer(w)
 	defer guard.finish(r.Body)
-	if !slog.Default().Enabled(r.Context(), slog.LevelDebug) {
-		s.router.ServeHTTP(w, r)
-		return
-	}
-	// Access log at debug level: no query string (presigned URLs carry
-	// signatures) and no headers (they carry credentials).
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-	slog.Debug("request", "id", id, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+	ctx := r.Context()
+	// Access log at debug level: no query string (presigned URLs carry
+	// signatures) and no headers (they carry credentials).
+	slog.DebugContext(ctx, "request", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
 	defer func() {
-		slog.Debug("response", "id", id, "status", sw.status, "ms", time.Since(start).Milliseconds())
+		slog.DebugContext(ctx, "response", "status", sw.status, "ms", time.Since(start).Milliseconds())
+		if ri.op == "" {
+			return // /healthz, /readyz, /metrics
+		}
+		var nIn int64
+		if in != nil {
+			nIn = in.n
+		}
+		if ri.integrity.Load() {
+			s.cfg.Observer.IntegrityFailure()
+		}
+		s.cfg.Observer.Request(ri.op, sw.status, nIn, sw.n)
 	}()
 	s.router.ServeHTTP(sw, r)
 }
 
-// statusWriter remembers the status a handler wrote, for the access log.
+// statusWriter remembers the status a handler wrote and counts the bytes,
+// for the access log and metrics.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	n      int64
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	w.n += int64(n)
+	return n, err
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -180,8 +216,11 @@ type handler func(*request) error
 
 // serve wraps an operation with authentication, the bucket access check
 // and error rendering.
-func (s *Server) serve(need access, h handler) http.HandlerFunc {
+func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if ri := infoFrom(r.Context()); ri != nil {
+			ri.op = op
+		}
 		res, err := s.verifier.Verify(r)
 		if err != nil {
 			writeError(w, r, err)
@@ -221,6 +260,7 @@ func (s *Server) acquire(r *http.Request, accessKey string) (release func(), err
 			return nil
 		default:
 		}
+		s.cfg.Observer.SlotWait()
 		select {
 		case slots <- struct{}{}:
 			return nil
@@ -238,7 +278,8 @@ func (s *Server) acquire(r *http.Request, accessKey string) (release func(), err
 		<-key
 		return nil, err
 	}
-	return func() { <-s.slots; <-key }, nil
+	s.cfg.Observer.InFlight(1)
+	return func() { s.cfg.Observer.InFlight(-1); <-s.slots; <-key }, nil
 }
 
 // target resolves the bucket and key a request addresses.
