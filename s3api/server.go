@@ -138,13 +138,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(context.WithValue(reqid.With(r.Context(), id), infoKey{}, ri))
 	guard := newTransferGuard(w, r, s.cfg.TransferTimeout, s.cfg.TransferMinBytes)
 	r.Body = guard.body(r.Body)
+	defer guard.finish(r.Body)
 	var in *countingBody
 	if r.Body != nil && r.Body != http.NoBody {
 		in = &countingBody{ReadCloser: r.Body}
 		r.Body = in
 	}
 	w = guard.writer(w)
-	defer guard.finish(r.Body)
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	ctx := r.Context()
