@@ -40,6 +40,8 @@ type config struct {
 	TransferTimeout     time.Duration
 	TransferMinBytes    int64
 	LogLevel            string
+	LogFormat           string
+	MetricsListen       string
 
 	// tool is set for the commands other than serve, which serve no
 	// clients and so need no client credentials.
@@ -112,6 +114,8 @@ func parseCommandConfig(name string, args []string, getenv func(string) string, 
 	fs.DurationVar(&c.TransferTimeout, "transfer-timeout", 30*time.Second, "cut a client whose request body or response moves less than --transfer-min-bytes in this time (0: never)")
 	fs.Int64Var(&c.TransferMinBytes, "transfer-min-bytes", 16<<10, "bytes a client must move within every --transfer-timeout")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	str(&c.LogFormat, "log-format", "text", "text or json")
+	str(&c.MetricsListen, "metrics-listen", "", "serve /metrics (and /healthz, /readyz) on this address instead of beside the S3 API")
 	fs.IntVar(&c.CompleteRetryAttempts, "complete-retry-attempts", 4, "attempts of a backend CompleteMultipartUpload, the first included")
 	fs.DurationVar(&c.CompleteRetryBackoff, "complete-retry-backoff", 500*time.Millisecond, "first backoff ceiling between completion attempts (doubles, full jitter)")
 	fs.IntVar(&c.PartRetryAttempts, "part-retry-attempts", 4, "attempts of a backend UploadPart, the first included")
@@ -185,6 +189,9 @@ func (c *config) readSecretFiles() error {
 }
 
 func (c *config) validate() error {
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return usagef("--log-format %q: want text or json", c.LogFormat)
+	}
 	if c.MaxRequests < 1 {
 		return usagef("--max-requests must be at least 1")
 	}

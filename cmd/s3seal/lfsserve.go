@@ -43,6 +43,7 @@ type lfsModule struct {
 	discovery *brokers.Discovery
 	dev       *kfake.Cluster
 	stop      context.CancelFunc
+	metrics   *lfs.Metrics
 }
 
 // startLFS starts the LFS HTTP API on its own listener. Without
@@ -82,6 +83,7 @@ func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *cryp
 	if err != nil {
 		return fail(err)
 	}
+	m.metrics = h.Metrics()
 	if m.ln, err = net.Listen("tcp", l.Listen); err != nil {
 		return fail(usagef("--lfs-listen %s: %v", l.Listen, err))
 	}
@@ -93,7 +95,7 @@ func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *cryp
 	mux := http.NewServeMux()
 	mux.Handle("/lfs/", h)
 	// The module's metrics, unauthenticated like /healthz; s3seal's own
-	// /metrics endpoint comes with the operators' issue.
+	// /metrics shows them too.
 	mux.Handle("GET /metrics", promhttp.HandlerFor(h.Metrics().Registry(), promhttp.HandlerOpts{}))
 	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/internal/reqid"
 )
 
 const usage = `usage: s3seal <command> [flags]
@@ -94,11 +95,18 @@ func usageExit(err error, stderr io.Writer) int {
 	return 1
 }
 
-// newLogger returns a text logger on w at the named level.
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+// newLogger returns a logger on w at the named level, in text or JSON
+// (format "json"). Records logged with a request's context carry its
+// request_id (the S3 x-amz-request-id).
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, usagef("--log-level: %v", err)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	opts := &slog.HandlerOptions{Level: l}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
+	if format == "json" {
+		h = slog.NewJSONHandler(w, opts)
+	}
+	return slog.New(reqid.Handler(h)), nil
 }

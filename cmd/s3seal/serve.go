@@ -17,6 +17,7 @@ import (
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/metrics"
 	"github.com/s3seal/s3seal/retry"
 	"github.com/s3seal/s3seal/s3api"
 	"github.com/s3seal/s3seal/sealstore"
@@ -24,7 +25,7 @@ import (
 
 // serve runs the proxy until ctx ends.
 func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
-	log, err := newLogger(logOut, cfg.LogLevel)
+	log, err := newLogger(logOut, cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return err
 	}
@@ -61,17 +62,24 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 			return usagef("credential %q names master key %q, which is not in the keyring", c.AccessKey, c.KeyID)
 		}
 	}
-	be, closeBackend, backendName, err := openBackend(cfg)
+	mets := metrics.New(buildVersion())
+	raw, closeBackend, backendName, err := openRawBackend(cfg)
 	if err != nil {
 		return err
 	}
 	defer closeBackend()
+	ps := cfg.retryPolicies()
+	for _, p := range []*retry.Policy{&ps.Default, &ps.Part, &ps.Complete, &ps.SourceRead} {
+		p.Observer = mets
+	}
+	be := retry.NewStore(raw, ps)
+	ready := newReadiness(raw, kr)
 
 	spool := filepath.Join(cfg.DataDir, "spool")
 	if err := os.MkdirAll(spool, 0o700); err != nil {
 		return fmt.Errorf("spool dir: %w", err)
 	}
-	store, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: spool, AllowPlaintextReads: cfg.AllowPlaintextReads, Logger: log,
+	store, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: spool, AllowPlaintextReads: cfg.AllowPlaintextReads, Logger: log, Observer: mets,
 		// Over plain HTTP nothing else protects ciphertext in transit.
 		BackendContentMD5: strings.HasPrefix(strings.ToLower(cfg.BackendEndpoint), "http://")})
 	if err != nil {
@@ -88,9 +96,14 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	if transferTimeout == 0 {
 		transferTimeout = -1 // off
 	}
-	api := s3api.New(s3api.Config{Store: store, Credentials: creds, Domains: splitList(cfg.Domains),
+	apiCfg := s3api.Config{Store: store, Credentials: creds, Domains: splitList(cfg.Domains),
 		MaxInFlight: cfg.MaxRequests, MaxInFlightPerKey: cfg.MaxRequestsKey,
-		TransferTimeout: transferTimeout, TransferMinBytes: cfg.TransferMinBytes})
+		TransferTimeout: transferTimeout, TransferMinBytes: cfg.TransferMinBytes,
+		Readiness: ready.check, Observer: mets}
+	if cfg.MetricsListen == "" {
+		apiCfg.Metrics = mets.Handler()
+	}
+	api := s3api.New(apiCfg)
 	srv := &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -107,13 +120,23 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		scheme = "https"
 	}
 	log.Info(fmt.Sprintf("s3seal listening on %s://%s", scheme, ln.Addr()),
-		"backend", backendName, "primary_key", kr.Primary(), "data_dir", cfg.DataDir)
+		"version", buildVersion(), "backend", backendName, "primary_key", kr.Primary(), "data_dir", cfg.DataDir)
 	if cfg.LFS.Enabled {
 		mod, err := startLFS(ctx, cfg, store, kr, presign, scheme+"://"+ln.Addr().String(), log)
 		if err != nil {
 			return err
 		}
 		defer mod.close()
+		if err := mets.Register(mod.metrics.Collectors()...); err != nil {
+			return fmt.Errorf("LFS metrics: %w", err)
+		}
+	}
+	if cfg.MetricsListen != "" {
+		msrv, err := startMetrics(cfg.MetricsListen, mets.Handler(), ready.check, log)
+		if err != nil {
+			return err
+		}
+		defer msrv.Close()
 	}
 
 	errc := make(chan error, 1)
@@ -143,6 +166,15 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 // (MaxAttempts 1): every call goes through the retry package's policies,
 // which would otherwise be multiplied by the SDK's own attempts.
 func openBackend(cfg *config) (backend.Store, func(), string, error) {
+	st, closeFn, name, err := openRawBackend(cfg)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return retry.NewStore(st, cfg.retryPolicies()), closeFn, name, nil
+}
+
+// openRawBackend is openBackend without the retries.
+func openRawBackend(cfg *config) (backend.Store, func(), string, error) {
 	var s3cfg backend.S3Config
 	closeFn, name := func() {}, cfg.BackendEndpoint
 	if cfg.embedded() {
@@ -166,7 +198,7 @@ func openBackend(cfg *config) (backend.Store, func(), string, error) {
 		closeFn()
 		return nil, nil, "", usagef("backend: %v", err)
 	}
-	return retry.NewStore(st, cfg.retryPolicies()), closeFn, name, nil
+	return st, closeFn, name, nil
 }
 
 // retryPolicies are the backend retry policies the configuration sets; the

@@ -1,0 +1,103 @@
+package e2e
+
+// Operators' view: /metrics, /readyz and structured logs with request ids.
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestMetricsReadyzAndJSONLogs: the binary serves Prometheus metrics and
+// /readyz beside the S3 API, unauthenticated, and logs JSON whose
+// request_id is the S3 x-amz-request-id of the request.
+func TestMetricsReadyzAndJSONLogs(t *testing.T) {
+	p := startS3seal(t, sealOpts{Args: []string{"--log-format", "json", "--log-level", "debug"}})
+	c := sdkFor(t, p)
+	ctx := ctxT(t)
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("obs")}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("obs"), Key: aws.String("k"),
+		Body: strings.NewReader(strings.Repeat("x", 4000))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqID := requestID(out.ResultMetadata)
+	if reqID == "" {
+		t.Fatal("no x-amz-request-id on the PUT")
+	}
+	if code, body := httpGet(t, p.Endpoint+"/readyz"); code != 200 {
+		t.Fatalf("/readyz: %d %q", code, body)
+	}
+	code, body := httpGet(t, p.Endpoint+"/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics: %d", code)
+	}
+	for _, want := range []string{
+		`s3seal_requests_total{operation="PutObject",status="200"} 1`,
+		`s3seal_requests_total{operation="CreateBucket",status="200"} 1`,
+		`s3seal_backend_requests_total{operation="PutObject",outcome="ok"}`,
+		`s3seal_requests_in_flight 0`,
+		`s3seal_spool_bytes 0`,
+		`s3seal_build_info{version=`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if !strings.Contains(p.Log(), fmt.Sprintf(`"request_id":"%s"`, reqID)) {
+		t.Errorf("no JSON log line with request_id %s:\n%s", reqID, p.Log())
+	}
+}
+
+func requestID(md middleware.Metadata) string {
+	raw, ok := awsmiddleware.GetRawResponse(md).(*smithyhttp.Response)
+	if !ok {
+		return ""
+	}
+	return raw.Header.Get("x-amz-request-id")
+}
+
+// TestReadyzReportsADeadBackend: with the object store unreachable,
+// /healthz (liveness) still answers 200 but /readyz answers 503 and says
+// why; --metrics-listen serves both and /metrics on a listener of its own.
+func TestReadyzReportsADeadBackend(t *testing.T) {
+	dead := &motoServer{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", freePort(t))}
+	maddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	p := startS3seal(t, sealOpts{Backend: dead, Args: []string{"--metrics-listen", maddr}})
+	if code, _ := httpGet(t, p.Endpoint+"/healthz"); code != 200 {
+		t.Fatalf("/healthz with a dead backend: %d, want 200", code)
+	}
+	for _, base := range []string{p.Endpoint, "http://" + maddr} {
+		code, body := httpGet(t, base+"/readyz")
+		if code != 503 || !strings.Contains(body, "object store") || !strings.Contains(body, "refused") {
+			t.Errorf("%s/readyz with a dead backend: %d %q", base, code, body)
+		}
+	}
+	if code, body := httpGet(t, "http://"+maddr+"/metrics"); code != 200 || !strings.Contains(body, "s3seal_requests_in_flight") {
+		t.Errorf("/metrics on --metrics-listen: %d", code)
+	}
+	if code, body := httpGet(t, p.Endpoint+"/metrics"); strings.Contains(body, "s3seal_requests_in_flight") {
+		t.Errorf("/metrics still on the S3 listener with --metrics-listen: %d", code)
+	}
+}
