@@ -34,5 +34,17 @@ func TestLFSMetricsServed(t *testing.T) {
 			t.Fatalf("GET /metrics: %d, no %q in\n%s", resp.StatusCode, want, b)
 		}
 	}
-	_ = p
+	// s3seal's own /metrics shows the module's series too.
+	resp, err = http.Get(p.Endpoint + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `s3seal_lfs_uploads_total{topic="orders"} 1`) || !strings.Contains(string(b), "s3seal_backend_requests_total") {
+		t.Fatalf("GET %s/metrics: %d, no LFS or backend series in\n%s", p.Endpoint, resp.StatusCode, b)
+	}
 }
