@@ -25,6 +25,8 @@ commands:
   keygen   print a new master key (base64 of 32 random bytes)
   gc       find (and with --delete remove) what s3seal left in the backend
            that nothing refers to any more (s3seal gc -h)
+  verify   check every object of a bucket: metadata, wrapped key and, with
+           --deep, every segment (s3seal verify -h)
 `
 
 func main() {
@@ -63,6 +65,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		return gc(ctx, args[1:], getenv, stdout, stderr)
+	case "verify":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return verify(ctx, args[1:], getenv, stdout, stderr)
 	case "keygen":
 		key, err := crypto.GenerateKey()
 		if err != nil {
