@@ -16,13 +16,16 @@ import (
 // What Rewrap did with one object.
 const (
 	RewrapDone      = "rewrapped"
-	RewrapWould     = "would-rewrap"  // DryRun
-	RewrapCurrent   = "already"       // already under the target key
-	RewrapChanged   = "changed"       // written or deleted meanwhile: left alone
-	RewrapPlaintext = "plaintext"     // no s3seal metadata: nothing to rewrap
-	RewrapTooLarge  = "too-large"     // above backend.MaxCopySize: not done yet
-	RewrapFailed    = "failed"        // unknown key, corrupt envelope, backend failure
+	RewrapWould     = "would-rewrap" // DryRun
+	RewrapCurrent   = "already"      // already under the target key
+	RewrapChanged   = "changed"      // written or deleted meanwhile: left alone
+	RewrapPlaintext = "plaintext"    // no s3seal metadata: nothing to rewrap
+	RewrapTooLarge  = "too-large"    // above backend.MaxCopySize: not done yet
+	RewrapFailed    = "failed"       // unknown key, corrupt envelope, backend failure
 )
+
+// HasKey reports whether the store's keyring holds the master key id.
+func (s *Store) HasKey(id string) bool { return s.kr.Has(id) }
 
 // RewrapOptions configure Rewrap.
 type RewrapOptions struct {

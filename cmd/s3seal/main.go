@@ -27,6 +27,8 @@ commands:
            that nothing refers to any more (s3seal gc -h)
   verify   check every object of a bucket: metadata, wrapped key and, with
            --deep, every segment (s3seal verify -h)
+  rewrap   wrap every object's data key under another master key, without
+           rewriting the data (s3seal rewrap -h)
 `
 
 func main() {
@@ -69,6 +71,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		return verify(ctx, args[1:], getenv, stdout, stderr)
+	case "rewrap":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return rewrap(ctx, args[1:], getenv, stdout, stderr)
 	case "keygen":
 		key, err := crypto.GenerateKey()
 		if err != nil {
