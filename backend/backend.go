@@ -35,6 +35,9 @@ type Store interface {
 	// the result, not as the error.
 	DeleteObjects(ctx context.Context, bucket string, keys []string) ([]DeleteResult, error)
 	ListObjects(ctx context.Context, in ListInput) (ListOutput, error)
+	// CopyObject copies an object within the backend with new metadata
+	// (at most MaxCopySize bytes), conditional on the source's ETag.
+	CopyObject(ctx context.Context, in CopyInput) (CopyOutput, error)
 
 	Multipart
 }

@@ -17,7 +17,7 @@ import (
 //     403, so other local processes cannot use the store either. The
 //     signature itself is not checked: the key acts as a bearer token that
 //     never leaves this process.
-//   - PUT (and multipart initiation) copy Cache-Control, Content-Language and
+//   - PUT (a copy with REPLACE too, and multipart initiation) copy Cache-Control, Content-Language and
 //     Expires, which gofakes3 drops, into X-Amz-S3seal-Std-* headers that it
 //     does store; fixedBackend renames them back on read.
 //   - GET and HEAD with If-Match: gofakes3 ignores the header; the ETag it
@@ -55,7 +55,8 @@ func embeddedHandler(host, accessKey string, mp *mpStore, next http.Handler) htt
 			return
 		}
 		q := r.URL.Query()
-		if (r.Method == http.MethodPut && !q.Has("uploadId") && r.Header.Get("X-Amz-Copy-Source") == "") ||
+		copyReplace := r.Header.Get("X-Amz-Copy-Source") == "" || strings.EqualFold(r.Header.Get("X-Amz-Metadata-Directive"), "REPLACE")
+		if (r.Method == http.MethodPut && !q.Has("uploadId") && copyReplace) ||
 			(r.Method == http.MethodPost && q.Has("uploads")) {
 			for _, h := range smuggledHeaders {
 				if v := r.Header.Get(h); v != "" {

@@ -127,6 +127,14 @@ func (s *store) DeleteObjects(ctx context.Context, bucket string, keys []string)
 	return out, err
 }
 
+// CopyObject is retried like any other call: a copy that went through
+// but whose answer was lost fails its retry's source condition when the
+// copy changed the ETag, which the caller sees as PreconditionFailed.
+func (s *store) CopyObject(ctx context.Context, in backend.CopyInput) (out backend.CopyOutput, err error) {
+	err = s.do(ctx, Call{Operation: "CopyObject", Bucket: in.Bucket, Key: in.Key}, func(int) error { out, err = s.st.CopyObject(ctx, in); return err })
+	return out, err
+}
+
 func (s *store) ListObjects(ctx context.Context, in backend.ListInput) (out backend.ListOutput, err error) {
 	err = s.do(ctx, Call{Operation: "ListObjects", Bucket: in.Bucket}, func(int) error { out, err = s.st.ListObjects(ctx, in); return err })
 	return out, err

@@ -26,6 +26,10 @@ commands:
   keygen   print a new master key (base64 of 32 random bytes)
   gc       find (and with --delete remove) what s3seal left in the backend
            that nothing refers to any more (s3seal gc -h)
+  verify   check every object of a bucket: metadata, wrapped key and, with
+           --deep, every segment (s3seal verify -h)
+  rewrap   wrap every object's data key under another master key, without
+           rewriting the data (s3seal rewrap -h)
 `
 
 func main() {
@@ -64,6 +68,14 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		return gc(ctx, args[1:], getenv, stdout, stderr)
+	case "verify":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return verify(ctx, args[1:], getenv, stdout, stderr)
+	case "rewrap":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return rewrap(ctx, args[1:], getenv, stdout, stderr)
 	case "keygen":
 		key, err := crypto.GenerateKey()
 		if err != nil {

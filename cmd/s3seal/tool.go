@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// openToolStore opens the backend and the real keyring of cfg, as serve
+// does, for the commands that read objects (verify, rewrap). The
+// development key in --data-dir is used only with the embedded store.
+// The returned function closes the backend.
+func openToolStore(cfg *config) (*sealstore.Store, func(), error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("data dir: %w", err)
+	}
+	kr, err := loadKeyring(cfg, cfg.embedded())
+	if err != nil {
+		return nil, nil, err
+	}
+	be, closeBackend, _, err := openBackend(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: filepath.Join(cfg.DataDir, "spool"), AllowPlaintextReads: true})
+	if err != nil {
+		closeBackend()
+		return nil, nil, err
+	}
+	return st, closeBackend, nil
+}
+
+// progress writes "N objects, B bytes" to w: rewritten in place on a
+// terminal at most every 1000 objects, as a line every `every` objects
+// otherwise (0: never).
+type progress struct {
+	w       io.Writer
+	tty     bool
+	every   int
+	objects int
+	bytes   int64
+}
+
+func newProgress(w io.Writer, every int) *progress {
+	p := &progress{w: w, every: every}
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) add(size int64) {
+	p.objects++
+	p.bytes += size
+	switch {
+	case p.tty && (p.objects%100 == 0 || p.objects < 100):
+		fmt.Fprintf(p.w, "\r%d objects, %d bytes", p.objects, p.bytes)
+	case !p.tty && p.every > 0 && p.objects%p.every == 0:
+		fmt.Fprintf(p.w, "progress: %d objects, %d bytes\n", p.objects, p.bytes)
+	}
+}
+
+// done ends the line a terminal progress was drawing on.
+func (p *progress) done() {
+	if p.tty && p.objects > 0 {
+		fmt.Fprintf(p.w, "\r%d objects, %d bytes\n", p.objects, p.bytes)
+	}
+}

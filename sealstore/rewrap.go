@@ -1,0 +1,172 @@
+package sealstore
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// What Rewrap did with one object.
+const (
+	RewrapDone      = "rewrapped"
+	RewrapWould     = "would-rewrap" // DryRun
+	RewrapCurrent   = "already"      // already under the target key
+	RewrapChanged   = "changed"      // written or deleted meanwhile: left alone
+	RewrapPlaintext = "plaintext"    // no s3seal metadata: nothing to rewrap
+	RewrapTooLarge  = "too-large"    // above backend.MaxCopySize: not done yet
+	RewrapFailed    = "failed"       // unknown key, corrupt envelope, backend failure
+)
+
+// HasKey reports whether the store's keyring holds the master key id.
+func (s *Store) HasKey(id string) bool { return s.kr.Has(id) }
+
+// RewrapOptions configure Rewrap.
+type RewrapOptions struct {
+	Prefix string
+	To     string // master key id to wrap every data key under
+	DryRun bool   // report what would be rewrapped, change nothing
+	// Concurrency bounds the objects handled at once. Default 8.
+	Concurrency int
+}
+
+// RewrapResult is Rewrap's outcome for one object.
+type RewrapResult struct {
+	Key    string
+	Size   int64  // backend (ciphertext) size
+	From   string // master key id the object was under
+	Status string // one of the Rewrap* constants
+	Err    error  // for RewrapFailed and RewrapTooLarge
+}
+
+// Rewrap wraps the data key of every object of bucket under opt.Prefix
+// again under the master key opt.To, without rewriting the data: the
+// wrapped key is opened with the key it is under and sealed under opt.To,
+// with the same name and binding (docs/FORMAT.md), and the object is
+// copied onto itself at the backend with the new metadata, conditional on
+// the backend ETag its HEAD saw, so an object written meanwhile is left
+// alone. Objects already under opt.To are skipped, so a run that was
+// interrupted is resumed by running it again. report is called once per
+// object, from one goroutine at a time. The error is a listing failure;
+// per-object failures are reported.
+func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, report func(RewrapResult)) error {
+	if !s.kr.Has(opt.To) {
+		return &Error{Code: "InvalidArgument", Message: "the target master key is not in the keyring", Err: crypto.ErrUnknownKey}
+	}
+	if opt.Concurrency <= 0 {
+		opt.Concurrency = 8
+	}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(opt.Concurrency)
+	err := s.listAll(gctx, bucket, opt.Prefix, func(e backend.ListEntry) error {
+		if strings.HasPrefix(e.Key, ReservedPrefix) {
+			return nil
+		}
+		g.Go(func() error {
+			r := s.rewrapOne(gctx, bucket, e, opt)
+			mu.Lock()
+			defer mu.Unlock()
+			report(r)
+			return nil
+		})
+		return gctx.Err()
+	})
+	if werr := g.Wait(); err == nil {
+		err = werr
+	}
+	return err
+}
+
+func (s *Store) rewrapOne(ctx context.Context, bucket string, e backend.ListEntry, opt RewrapOptions) RewrapResult {
+	r := RewrapResult{Key: e.Key, Size: e.Size}
+	fail := func(err error) RewrapResult {
+		if backend.IsNotFound(err) || backend.ErrorCode(err) == "PreconditionFailed" {
+			r.Status = RewrapChanged
+			return r
+		}
+		r.Status, r.Err = RewrapFailed, err
+		return r
+	}
+	bi, err := s.be.HeadObject(ctx, bucket, e.Key)
+	if err != nil {
+		return fail(err)
+	}
+	r.Size = bi.Size
+	env, encrypted, err := crypto.ParseMetadata(bi.Meta)
+	switch {
+	case err != nil:
+		return fail(integrityErr(bucket, e.Key, err))
+	case !encrypted:
+		r.Status = RewrapPlaintext
+		return r
+	}
+	r.From = env.KeyID
+	if env.KeyID == opt.To {
+		r.Status = RewrapCurrent
+		return r
+	}
+	if bi.Size > backend.MaxCopySize {
+		r.Status, r.Err = RewrapTooLarge, errors.New("objects above 5 GiB need a multipart copy, which rewrap does not do yet")
+		return r
+	}
+	name := crypto.Name{Bucket: bucket, Key: e.Key}
+	dk, b, err := s.kr.Unwrap(env, name)
+	if err != nil {
+		return fail(err)
+	}
+	newEnv, err := s.kr.Wrap(dk, opt.To, name, b)
+	if err != nil {
+		return fail(err)
+	}
+	if opt.DryRun {
+		r.Status = RewrapWould
+		return r
+	}
+	meta := userMeta(bi.Meta)
+	maps.Copy(meta, newEnv.Metadata())
+	etag := strings.Trim(bi.ETag, `"`)
+	if _, err := s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: e.Key, Bucket: bucket, Key: e.Key,
+		SrcIfMatch: etag, Meta: meta, Headers: bi.Headers}); err != nil {
+		return fail(err)
+	}
+	if env.Multipart {
+		s.rewrapManifest(ctx, bucket, e.Key, env.OID, etag)
+	}
+	r.Status = RewrapDone
+	return r
+}
+
+// rewrapManifest keeps a multipart object's manifest findable by name once
+// the copy gave the object a new backend ETag (S3 gives a copy the MD5 of
+// its bytes in place of the multipart ETag): the manifest, sealed with the
+// unchanged data key, is copied to the name of the new ETag. Should that
+// fail, readers still find it among the upload's manifests by listing,
+// and s3seal gc removes the old name once the new one exists.
+func (s *Store) rewrapManifest(ctx context.Context, bucket, key string, oid [crypto.OIDSize]byte, oldETag string) {
+	bi, err := s.be.HeadObject(ctx, bucket, key)
+	if err != nil {
+		return
+	}
+	env, enc, err := crypto.ParseMetadata(bi.Meta)
+	newETag := strings.Trim(bi.ETag, `"`)
+	if err != nil || !enc || env.OID != oid || newETag == oldETag {
+		return
+	}
+	old := manifestKey(oid, oldETag)
+	mi, err := s.be.HeadObject(ctx, bucket, old)
+	if err != nil {
+		return
+	}
+	if _, err := s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: old, Bucket: bucket, Key: manifestKey(oid, newETag),
+		SrcIfMatch: mi.ETag, Meta: mi.Meta, Headers: mi.Headers}); err != nil {
+		s.log.Warn("rewrap: could not store the manifest under the object's new ETag; readers find it by listing",
+			"bucket", bucket, "key", key, "err", err)
+	}
+}

@@ -1,0 +1,115 @@
+package sealstore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// What Verify found of one object.
+const (
+	VerifyOK         = "ok"
+	VerifyPlaintext  = "plaintext"   // no s3seal metadata
+	VerifyUnknownKey = "unknown-key" // wrapped under a key not in the keyring
+	VerifyCorrupt    = "corrupt"     // metadata, wrapped key, manifest or data failed authentication
+)
+
+// VerifyResult is Verify's finding for one object.
+type VerifyResult struct {
+	Key    string
+	Size   int64  // backend (ciphertext) size
+	KeyID  string // master key id from the metadata, when it parsed
+	Status string // one of the Verify* constants
+	Err    error  // why the object is not VerifyOK
+}
+
+// VerifyOptions configure Verify.
+type VerifyOptions struct {
+	Prefix string
+	// Deep reads every object through and authenticates every segment
+	// (the plaintext is discarded); otherwise only the metadata, the
+	// wrapped key (bound to the object's name) and, for a multipart
+	// object, its manifest are checked.
+	Deep bool
+	// Concurrency bounds the objects checked at once. Default 8.
+	Concurrency int
+}
+
+// Verify checks every object of bucket under opt.Prefix (s3seal's own keys
+// under ReservedPrefix are skipped) and calls report once per object, from
+// one goroutine at a time. Objects deleted meanwhile are skipped. It
+// returns the first backend failure (listing or reading), which ends the
+// run; findings about objects are reported, not returned.
+func (s *Store) Verify(ctx context.Context, bucket string, opt VerifyOptions, report func(VerifyResult)) error {
+	if opt.Concurrency <= 0 {
+		opt.Concurrency = 8
+	}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(opt.Concurrency)
+	err := s.listAll(gctx, bucket, opt.Prefix, func(e backend.ListEntry) error {
+		if strings.HasPrefix(e.Key, ReservedPrefix) {
+			return nil
+		}
+		g.Go(func() error {
+			r, err := s.verifyOne(gctx, bucket, e, opt.Deep)
+			if err != nil {
+				if backend.IsNotFound(err) {
+					return nil
+				}
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			report(r)
+			return nil
+		})
+		return gctx.Err()
+	})
+	if werr := g.Wait(); err == nil || errors.Is(err, context.Canceled) && werr != nil {
+		err = werr
+	}
+	return err
+}
+
+// verifyOne checks one object. Only backend failures are returned.
+func (s *Store) verifyOne(ctx context.Context, bucket string, e backend.ListEntry, deep bool) (VerifyResult, error) {
+	r := VerifyResult{Key: e.Key, Size: e.Size, Status: VerifyOK}
+	var info ObjectInfo
+	var err error
+	if deep {
+		var rd *Reader
+		info, rd, err = s.Get(ctx, bucket, e.Key, nil)
+		if err == nil {
+			_, err = io.Copy(io.Discard, rd)
+			rd.Close()
+		}
+	} else {
+		info, err = s.Head(ctx, bucket, e.Key)
+	}
+	r.KeyID = info.env.KeyID
+	if info.backendSize > 0 {
+		r.Size = info.backendSize
+	}
+	switch {
+	case err == nil && !info.Encrypted:
+		r.Status, r.Err = VerifyPlaintext, ErrNotEncrypted
+	case err == nil:
+	case errors.Is(err, ErrNotEncrypted):
+		r.Status, r.Err = VerifyPlaintext, ErrNotEncrypted
+	case errors.Is(err, crypto.ErrUnknownKey):
+		r.Status, r.Err = VerifyUnknownKey, err
+	case errors.Is(err, ErrIntegrity):
+		r.Status, r.Err = VerifyCorrupt, err
+	default:
+		return r, err
+	}
+	return r, nil
+}
