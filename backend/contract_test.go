@@ -27,8 +27,8 @@ type quirks struct {
 	// delimiter, completion accepts parts out of order, and UploadPart to
 	// an unknown upload fails with 500 instead of NoSuchUpload.
 	laxMultipart bool
-	// noCopySourceIfMatch: CopyObject ignores x-amz-copy-source-if-match
-	// (moto 5.2).
+	// noCopySourceIfMatch: CopyObject and UploadPartCopy ignore
+	// x-amz-copy-source-if-match (moto 5.2).
 	noCopySourceIfMatch bool
 }
 
@@ -49,6 +49,7 @@ func testStoreWith(t *testing.T, st Store, q quirks) {
 	t.Run("multipart", func(t *testing.T) { testMultipart(ctx, t, st, bucket, q) })
 	t.Run("conditional", func(t *testing.T) { testConditional(ctx, t, st, bucket) })
 	t.Run("copy", func(t *testing.T) { testCopy(ctx, t, st, bucket, q) })
+	t.Run("partcopy", func(t *testing.T) { testPartCopy(ctx, t, st, bucket, q) })
 	t.Run("delete", func(t *testing.T) { testDelete(ctx, t, st, bucket) })
 }
 

@@ -76,15 +76,15 @@ func (m *mpStore) serveCreate(w http.ResponseWriter, r *http.Request, bucket, ke
 }
 
 func (m *mpStore) servePart(w http.ResponseWriter, r *http.Request, bucket, key, id string, q url.Values) error {
-	if r.Header.Get("X-Amz-Copy-Source") != "" {
-		return &mpError{http.StatusNotImplemented, "NotImplemented", "UploadPartCopy is not supported by the embedded store."}
-	}
 	if strings.HasPrefix(r.Header.Get("X-Amz-Content-Sha256"), "STREAMING-") {
 		return &mpError{http.StatusNotImplemented, "NotImplemented", "aws-chunked part bodies are not supported by the embedded store."}
 	}
 	n, err := strconv.Atoi(q.Get("partNumber"))
 	if err != nil || n < 1 || n > maxPartNumber {
 		return &mpError{http.StatusBadRequest, "InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive"}
+	}
+	if r.Header.Get("X-Amz-Copy-Source") != "" {
+		return m.servePartCopy(w, r, bucket, key, id, n)
 	}
 	if r.ContentLength < 0 {
 		return &mpError{http.StatusLengthRequired, "MissingContentLength", "You must provide the Content-Length HTTP header."}

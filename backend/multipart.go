@@ -17,6 +17,10 @@ type Multipart interface {
 	// UploadPart stores one part; it returns the backend's part ETag
 	// (quotes removed).
 	UploadPart(ctx context.Context, in UploadPartInput) (string, error)
+	// UploadPartCopy stores bytes First..Last (inclusive) of an existing
+	// object as one part, without the bytes leaving the backend; it
+	// returns the part's ETag (quotes removed).
+	UploadPartCopy(ctx context.Context, in UploadPartCopyInput) (string, error)
 	// CompleteMultipartUpload assembles the named parts into the object.
 	// A 200 answer whose body is an <Error> is reported as that error.
 	CompleteMultipartUpload(ctx context.Context, in CompleteMultipartInput) (CompleteMultipartOutput, error)
@@ -43,6 +47,18 @@ type UploadPartInput struct {
 	Body                  io.ReadSeeker // replayed from offset 0 on a retry
 	Size                  int64
 	ContentMD5            string // base64 MD5 of Body, checked by the backend when set
+}
+
+// UploadPartCopyInput is one part of an upload copied from a byte range
+// of an object in the backend (x-amz-copy-source-range).
+type UploadPartCopyInput struct {
+	Bucket, Key, UploadID string
+	PartNumber            int32
+	SrcBucket, SrcKey     string
+	// SrcIfMatch, when set, makes the copy conditional on the source's
+	// backend ETag (quotes optional): PreconditionFailed when it differs.
+	SrcIfMatch  string
+	First, Last int64 // byte range of the source, inclusive
 }
 
 // CompletedPart names one part of a completion.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -192,4 +193,32 @@ func (c *S3) ListMultipartUploads(ctx context.Context, in ListUploadsInput) (Lis
 		res.CommonPrefixes = append(res.CommonPrefixes, prefix)
 	}
 	return res, nil
+}
+
+// UploadPartCopy copies bytes in.First..in.Last of the source object into
+// part in.PartNumber (x-amz-copy-source with x-amz-copy-source-range and,
+// with SrcIfMatch, x-amz-copy-source-if-match).
+func (c *S3) UploadPartCopy(ctx context.Context, in UploadPartCopyInput) (string, error) {
+	if in.First < 0 || in.Last < in.First {
+		return "", fmt.Errorf("backend: UploadPartCopy %q: bad range %d-%d", in.Key, in.First, in.Last)
+	}
+	input := &s3.UploadPartCopyInput{
+		Bucket:          &in.Bucket,
+		Key:             &in.Key,
+		UploadId:        &in.UploadID,
+		PartNumber:      aws.Int32(in.PartNumber),
+		CopySource:      aws.String(url.PathEscape(in.SrcBucket) + "/" + escapeKey(in.SrcKey)),
+		CopySourceRange: aws.String(fmt.Sprintf("bytes=%d-%d", in.First, in.Last)),
+	}
+	if in.SrcIfMatch != "" {
+		input.CopySourceIfMatch = aws.String(`"` + unquote(in.SrcIfMatch) + `"`)
+	}
+	out, err := c.api.UploadPartCopy(ctx, input)
+	if err != nil {
+		return "", wrapErr("UploadPartCopy", err)
+	}
+	if out.CopyPartResult == nil {
+		return "", &Error{Op: "UploadPartCopy", Err: fmt.Errorf("no CopyPartResult in the answer")}
+	}
+	return unquote(aws.ToString(out.CopyPartResult.ETag)), nil
 }

@@ -46,6 +46,18 @@ func (s *store) UploadPart(ctx context.Context, in backend.UploadPartInput) (eta
 	return etag, err
 }
 
+// UploadPartCopy is retried under the part policy: a copy that went
+// through but whose answer was lost is done again, replacing the part
+// with the same bytes.
+func (s *store) UploadPartCopy(ctx context.Context, in backend.UploadPartCopyInput) (etag string, err error) {
+	c := Call{Operation: "UploadPartCopy", Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID, Part: in.PartNumber}
+	err = DoCall(ctx, s.ps.Part, c, func(int) error {
+		etag, err = s.st.UploadPartCopy(ctx, in)
+		return err
+	})
+	return etag, err
+}
+
 // CompleteMultipartUpload is retried under the complete policy without
 // recovery: NoSuchUpload on a retry stands. Callers that can tell their
 // object use CompleteMultipartUploadRecovering.

@@ -14,7 +14,7 @@ type Policies struct {
 	// Default covers everything not named below: PUT, GET, HEAD, deletes,
 	// listings, buckets, and Create/Abort/ListParts/ListMultipartUploads.
 	Default Policy
-	// Part covers UploadPart.
+	// Part covers UploadPart and UploadPartCopy.
 	Part Policy
 	// Complete covers CompleteMultipartUpload.
 	Complete Policy
