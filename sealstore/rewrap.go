@@ -2,7 +2,6 @@ package sealstore
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"strings"
 	"sync"
@@ -20,7 +19,6 @@ const (
 	RewrapCurrent   = "already"      // already under the target key
 	RewrapChanged   = "changed"      // written or deleted meanwhile: left alone
 	RewrapPlaintext = "plaintext"    // no s3seal metadata: nothing to rewrap
-	RewrapTooLarge  = "too-large"    // above backend.MaxCopySize: not done yet
 	RewrapFailed    = "failed"       // unknown key, corrupt envelope, backend failure
 )
 
@@ -34,6 +32,10 @@ type RewrapOptions struct {
 	DryRun bool   // report what would be rewrapped, change nothing
 	// Concurrency bounds the objects handled at once. Default 8.
 	Concurrency int
+	// MaxCopySize is the largest object copied onto itself with one
+	// CopyObject; larger ones are copied part by part (UploadPartCopy).
+	// Default backend.MaxCopySize (S3's 5 GiB); tests set it small.
+	MaxCopySize int64
 }
 
 // RewrapResult is Rewrap's outcome for one object.
@@ -42,7 +44,7 @@ type RewrapResult struct {
 	Size   int64  // backend (ciphertext) size
 	From   string // master key id the object was under
 	Status string // one of the Rewrap* constants
-	Err    error  // for RewrapFailed and RewrapTooLarge
+	Err    error  // for RewrapFailed
 }
 
 // Rewrap wraps the data key of every object of bucket under opt.Prefix
@@ -61,6 +63,9 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 	}
 	if opt.Concurrency <= 0 {
 		opt.Concurrency = 8
+	}
+	if opt.MaxCopySize <= 0 {
+		opt.MaxCopySize = backend.MaxCopySize
 	}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
@@ -112,10 +117,6 @@ func (s *Store) rewrapOne(ctx context.Context, bucket string, e backend.ListEntr
 		r.Status = RewrapCurrent
 		return r
 	}
-	if bi.Size > backend.MaxCopySize {
-		r.Status, r.Err = RewrapTooLarge, errors.New("objects above 5 GiB need a multipart copy, which rewrap does not do yet")
-		return r
-	}
 	name := crypto.Name{Bucket: bucket, Key: e.Key}
 	dk, b, err := s.kr.Unwrap(env, name)
 	if err != nil {
@@ -132,8 +133,13 @@ func (s *Store) rewrapOne(ctx context.Context, bucket string, e backend.ListEntr
 	meta := userMeta(bi.Meta)
 	maps.Copy(meta, newEnv.Metadata())
 	etag := strings.Trim(bi.ETag, `"`)
-	if _, err := s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: e.Key, Bucket: bucket, Key: e.Key,
-		SrcIfMatch: etag, Meta: meta, Headers: bi.Headers}); err != nil {
+	if bi.Size > opt.MaxCopySize {
+		err = s.copyOntoItselfByParts(ctx, bucket, e.Key, etag, bi.Size, opt.MaxCopySize, meta, bi.Headers)
+	} else {
+		_, err = s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: e.Key, Bucket: bucket, Key: e.Key,
+			SrcIfMatch: etag, Meta: meta, Headers: bi.Headers})
+	}
+	if err != nil {
 		return fail(err)
 	}
 	if env.Multipart {

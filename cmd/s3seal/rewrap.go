@@ -2,13 +2,37 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/sealstore"
 )
+
+// rewrapSummary is what s3seal rewrap --json prints.
+type rewrapSummary struct {
+	Bucket  string         `json:"bucket"`
+	Prefix  string         `json:"prefix"`
+	To      string         `json:"to"`
+	DryRun  bool           `json:"dry_run"`
+	Objects int            `json:"objects"`
+	Bytes   int64          `json:"bytes"`  // backend size of all objects seen
+	Counts  map[string]int `json:"counts"` // by status: rewrapped, would-rewrap, already, changed, plaintext, failed
+	// RewrappedBytes is the data left in place: bytes of the objects rewrapped
+	// (or, with --dry-run, that would be).
+	RewrappedBytes int64           `json:"rewrapped_bytes"`
+	Problems       []rewrapProblem `json:"problems"`
+	Error          string          `json:"error,omitempty"`
+}
+
+type rewrapProblem struct {
+	Key    string `json:"key"`
+	Status string `json:"status"` // changed or failed
+	Error  string `json:"error,omitempty"`
+}
 
 // rewrap wraps every object's data key under another master key
 // (sealstore.Store.Rewrap) and prints what it did and a summary: exit code
@@ -16,15 +40,18 @@ import (
 // --to, 1 when some failed or were left alone, 2 for a usage mistake.
 func rewrap(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var bucket, prefix, to string
-	var dry bool
+	var dry, asJSON bool
 	var every, conc int
+	var maxCopy int64
 	cfg, err := parseCommandConfig("rewrap", args, getenv, func(fs *flag.FlagSet) {
 		fs.StringVar(&bucket, "bucket", "", "bucket to rewrap (required)")
 		fs.StringVar(&prefix, "prefix", "", "rewrap only the keys under this prefix")
 		fs.StringVar(&to, "to", "", "id of the master key to wrap every data key under (required; it must be in the keyring)")
 		fs.BoolVar(&dry, "dry-run", false, "print what would be rewrapped, change nothing")
+		fs.BoolVar(&asJSON, "json", false, "print a JSON summary on stdout instead of a line per object")
 		fs.IntVar(&every, "progress-every", 1000, "print a progress line on stderr every N objects when stderr is not a terminal (0: never)")
 		fs.IntVar(&conc, "concurrency", 8, "objects rewrapped at once")
+		fs.Int64Var(&maxCopy, "max-copy-size", backend.MaxCopySize, "largest object the backend copies in one request; larger ones are copied part by part")
 	})
 	if err != nil {
 		return usageExit(err, stderr)
@@ -32,8 +59,8 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 	if bucket == "" || to == "" {
 		return usageExit(usagef("--bucket and --to are required"), stderr)
 	}
-	if conc < 1 || every < 0 {
-		return usageExit(usagef("--concurrency must be at least 1 and --progress-every not negative"), stderr)
+	if conc < 1 || every < 0 || maxCopy < 1 {
+		return usageExit(usagef("--concurrency and --max-copy-size must be at least 1 and --progress-every not negative"), stderr)
 	}
 	st, closeStore, err := openToolStore(cfg)
 	if err != nil {
@@ -43,40 +70,54 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 	if !st.HasKey(to) {
 		return usageExit(usagef("--to: key id %q is not in the keyring", to), stderr)
 	}
-	counts := map[string]int{}
-	var bytes int64
+	sum := rewrapSummary{Bucket: bucket, Prefix: prefix, To: to, DryRun: dry, Counts: map[string]int{}, Problems: []rewrapProblem{}}
 	prog := newProgress(stderr, every)
-	err = st.Rewrap(ctx, bucket, sealstore.RewrapOptions{Prefix: prefix, To: to, DryRun: dry, Concurrency: conc}, func(r sealstore.RewrapResult) {
+	opt := sealstore.RewrapOptions{Prefix: prefix, To: to, DryRun: dry, Concurrency: conc, MaxCopySize: maxCopy}
+	err = st.Rewrap(ctx, bucket, opt, func(r sealstore.RewrapResult) {
 		prog.add(r.Size)
-		counts[r.Status]++
+		sum.Objects++
+		sum.Bytes += r.Size
+		sum.Counts[r.Status]++
+		var line string
 		switch r.Status {
 		case sealstore.RewrapDone, sealstore.RewrapWould:
-			bytes += r.Size
-			fmt.Fprintf(stdout, "%s %s/%s (%s -> %s)\n", r.Status, bucket, r.Key, r.From, to)
+			sum.RewrappedBytes += r.Size
+			line = fmt.Sprintf("%s %s/%s (%s -> %s)", r.Status, bucket, r.Key, r.From, to)
 		case sealstore.RewrapChanged:
-			fmt.Fprintf(stdout, "left alone %s/%s: written or deleted meanwhile; run again\n", bucket, r.Key)
-		case sealstore.RewrapFailed, sealstore.RewrapTooLarge:
-			fmt.Fprintf(stdout, "%s %s/%s: %v\n", r.Status, bucket, r.Key, r.Err)
+			sum.Problems = append(sum.Problems, rewrapProblem{Key: r.Key, Status: r.Status, Error: "written or deleted meanwhile"})
+			line = fmt.Sprintf("left alone %s/%s: written or deleted meanwhile; run again", bucket, r.Key)
+		case sealstore.RewrapFailed:
+			sum.Problems = append(sum.Problems, rewrapProblem{Key: r.Key, Status: r.Status, Error: r.Err.Error()})
+			line = fmt.Sprintf("%s %s/%s: %v", r.Status, bucket, r.Key, r.Err)
+		}
+		if line != "" && !asJSON {
+			fmt.Fprintln(stdout, line)
 		}
 	})
 	prog.done()
-	var parts []string
-	for _, s := range []string{sealstore.RewrapDone, sealstore.RewrapWould, sealstore.RewrapCurrent, sealstore.RewrapChanged,
-		sealstore.RewrapPlaintext, sealstore.RewrapTooLarge, sealstore.RewrapFailed} {
-		if counts[s] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
-		}
-	}
-	if len(parts) == 0 {
-		parts = []string{"no objects"}
-	}
-	fmt.Fprintf(stdout, "%s/%s under %s: %s (%d bytes of data left in place)\n", bucket, prefix, to, strings.Join(parts, ", "), bytes)
 	if err != nil {
+		sum.Error = err.Error()
 		fmt.Fprintf(stderr, "s3seal: rewrap of bucket %s stopped: %v\n", bucket, err)
-		return 1
 	}
-	left := counts[sealstore.RewrapChanged] + counts[sealstore.RewrapTooLarge] + counts[sealstore.RewrapFailed]
-	if left > 0 {
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(sum)
+	} else {
+		var parts []string
+		for _, s := range []string{sealstore.RewrapDone, sealstore.RewrapWould, sealstore.RewrapCurrent, sealstore.RewrapChanged,
+			sealstore.RewrapPlaintext, sealstore.RewrapFailed} {
+			if sum.Counts[s] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", sum.Counts[s], s))
+			}
+		}
+		if len(parts) == 0 {
+			parts = []string{"no objects"}
+		}
+		fmt.Fprintf(stdout, "%s/%s under %s: %s (%d objects, %d bytes seen; %d bytes of data left in place)\n",
+			bucket, prefix, to, strings.Join(parts, ", "), sum.Objects, sum.Bytes, sum.RewrappedBytes)
+	}
+	if err != nil || len(sum.Problems) > 0 {
 		return 1
 	}
 	return 0
