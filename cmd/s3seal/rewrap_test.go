@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,4 +66,41 @@ func TestRewrapCommand(t *testing.T) {
 	}
 	cmd(2, "rewrap", "--keys-file", both, "--bucket", "bkt")
 	cmd(2, "rewrap", "--keys-file", both, "--bucket", "bkt", "--to", "missing")
+}
+
+// TestRewrapCommandByPartsJSON: with --max-copy-size below an object's
+// size the object is rewrapped by a multipart copy; --json prints the
+// summary with counts and bytes, and the object then verifies (deep)
+// with only the new key.
+func TestRewrapCommandByPartsJSON(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 7<<16) // 7 MiB
+	dir, env := toolFixture(t, func(ctx context.Context, be backend.Store, st *sealstore.Store) {
+		putObj(t, ctx, st, "big", big)
+		putObj(t, ctx, st, "small", "s")
+	})
+	newKey, _ := crypto.GenerateKey()
+	b64 := base64.StdEncoding.EncodeToString
+	both := filepath.Join(t.TempDir(), "both.json")
+	onlyNew := filepath.Join(t.TempDir(), "new.json")
+	os.WriteFile(both, []byte(fmt.Sprintf(`{"primary": "new", "keys": {"default": %q, "new": %q}}`, env("S3SEAL_KEY"), b64(newKey))), 0o600)
+	os.WriteFile(onlyNew, []byte(fmt.Sprintf(`{"primary": "new", "keys": {"new": %q}}`, b64(newKey))), 0o600)
+	noEnv := func(string) string { return "" }
+	var out, errOut bytes.Buffer
+	code := run([]string{"rewrap", "--keys-file", both, "--bucket", "bkt", "--to", "new", "--json", "--max-copy-size", "6291456",
+		"--progress-every", "1", "--data-dir", dir}, noEnv, &out, &errOut)
+	var sum rewrapSummary
+	if err := json.Unmarshal(out.Bytes(), &sum); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v: %s%s", code, err, out.String(), errOut.String())
+	}
+	if sum.Objects != 2 || sum.Counts["rewrapped"] != 2 || sum.RewrappedBytes < int64(len(big)) || sum.Bytes != sum.RewrappedBytes || len(sum.Problems) != 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	if !strings.Contains(errOut.String(), "progress: 2 objects, ") {
+		t.Fatalf("no progress line with objects and bytes: %s", errOut.String())
+	}
+	out.Reset()
+	if code := run([]string{"verify", "--keys-file", onlyNew, "--bucket", "bkt", "--deep", "--data-dir", dir}, noEnv, &out, &errOut); code != 0 ||
+		!strings.Contains(out.String(), "2 ok, 0 problem(s)") {
+		t.Fatalf("verify with only the new key: exit %d: %s", code, out.String())
+	}
 }
