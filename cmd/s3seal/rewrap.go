@@ -18,14 +18,14 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 	var bucket, prefix, to string
 	var dry bool
 	var every, conc int
-	cfg, err := parseCommandConfig("rewrap", args, getenv, func(fs *flag.FlagSet) {
+	cfg, err := parseCommandConfigHelp("rewrap", args, getenv, func(fs *flag.FlagSet) {
 		fs.StringVar(&bucket, "bucket", "", "bucket to rewrap (required)")
 		fs.StringVar(&prefix, "prefix", "", "rewrap only the keys under this prefix")
 		fs.StringVar(&to, "to", "", "id of the master key to wrap every data key under (required; it must be in the keyring)")
 		fs.BoolVar(&dry, "dry-run", false, "print what would be rewrapped, change nothing")
 		fs.IntVar(&every, "progress-every", 1000, "print a progress line on stderr every N objects when stderr is not a terminal (0: never)")
 		fs.IntVar(&conc, "concurrency", 8, "objects rewrapped at once")
-	})
+	}, stdout)
 	if err != nil {
 		return usageExit(err, stderr)
 	}
