@@ -24,6 +24,21 @@ func TestVersion(t *testing.T) {
 			t.Errorf("%v: exit %d, %q", args, code, out)
 		}
 	}
+	// The first line serve logs names the version.
+	c, err := parseConfig([]string{"--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var log bytes.Buffer
+	if err := serve(ctx, c, &log); err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(log.String(), "\n")
+	if !strings.Contains(first, `msg="s3seal starting" version=`+buildVersion()+" ") {
+		t.Errorf("first log line %q", first)
+	}
 	bi := &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Settings: []debug.BuildSetting{
 		{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}
 	if got := versionOf(bi); got != "v1.2.3+0123456789ab-dirty" {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		return err
 	}
 	slog.SetDefault(log)
+	log.Info("s3seal starting", "version", buildVersion(), "go", runtime.Version())
 	for _, name := range cfg.cmdlineSecrets {
 		env := envName(name)
 		hint := env + " or --" + name + "-file"
