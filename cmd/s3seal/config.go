@@ -268,10 +268,10 @@ func (c *config) readSecretFiles() error {
 		}
 		data, err := readPrivateFile(*s.file)
 		if err != nil {
-			return usagef("--%s-file: %v", s.name, err)
+			return usagef("%s: %v", c.src(s.name+"-file"), err)
 		}
 		if *s.dest = strings.TrimSpace(string(data)); *s.dest == "" {
-			return usagef("--%s-file: %s is empty", s.name, *s.file)
+			return usagef("%s: %s is empty", c.src(s.name+"-file"), *s.file)
 		}
 	}
 	return nil

@@ -93,6 +93,7 @@ func TestErrorMessagesNameValueAndSource(t *testing.T) {
 		{nil, map[string]string{"S3SEAL_TRANSFER_TIMEOUT": "soon"}, `s3seal: S3SEAL_TRANSFER_TIMEOUT: "soon" is not a duration (such as 30s, 2m, 1h)` + "\n"},
 		{[]string{"--backend-path-style=maybe"}, nil, `s3seal: --backend-path-style: "maybe" is not true or false` + "\n"},
 		{nil, map[string]string{"S3SEAL_LOG_FORMAT": "xml"}, `s3seal: S3SEAL_LOG_FORMAT: "xml" is not text or json` + "\n"},
+		{nil, map[string]string{"S3SEAL_KEY_FILE": "/nonexistent/master.key"}, "s3seal: S3SEAL_KEY_FILE: open /nonexistent/master.key: no such file or directory\n"},
 		{[]string{"--key", ""}, nil, `s3seal: --key "": empty; give a master key (s3seal keygen makes one), or leave --key out` + "\n"},
 	} {
 		args := append([]string{"serve", "--data-dir", t.TempDir()}, c.args...)
