@@ -25,23 +25,23 @@ var (
 	// to, a stream that ends early or goes on after its final segment, a
 	// metadata value that does not parse). Every ErrAuth error matches it
 	// too, so errors.Is(err, ErrCorrupt) catches every integrity failure.
-	ErrCorrupt error = sentinel("s3seal: corrupt data")
+	ErrCorrupt error = sentinel("corrupt data")
 
 	// ErrAuth: AES-GCM authentication failed: the ciphertext, the wrapped
 	// key or the values bound into them (object id, part, segment index,
 	// final flag, key id, plaintext size and MD5) are not what they were
 	// sealed with, or the key is wrong.
-	ErrAuth error = sentinel("s3seal: authentication failed")
+	ErrAuth error = sentinel("authentication failed")
 
 	// ErrUnknownKey: the envelope names a master key id that is not in the
 	// keyring (the message names the id).
-	ErrUnknownKey error = sentinel("s3seal: unknown key id")
+	ErrUnknownKey error = sentinel("unknown key id")
 
 	// ErrVersion: the metadata names a format version other than 1.
-	ErrVersion error = sentinel("s3seal: unsupported format version")
+	ErrVersion error = sentinel("unsupported format version")
 
 	// ErrKeyring: a keyring, key id or master key is invalid.
-	ErrKeyring error = sentinel("s3seal: invalid keyring")
+	ErrKeyring error = sentinel("invalid keyring")
 )
 
 func (e *Error) Error() string {
@@ -61,8 +61,8 @@ func (e *Error) Is(target error) bool {
 
 // Misuse of a stream; not about the data, so not an *Error.
 var (
-	errWriteAfterClose = errors.New("s3seal: write after Close")
-	errNilDataKey      = errors.New("s3seal: nil DataKey")
+	errWriteAfterClose = errors.New("write after Close")
+	errNilDataKey      = errors.New("nil DataKey")
 )
 
 func newErr(kind error, format string, args ...any) *Error {

@@ -21,7 +21,7 @@ import (
 func LoadKeyringFile(path string) (*Keyring, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("s3seal: keyring file: %w", err)
+		return nil, fmt.Errorf("keyring file: %w", err)
 	}
 	kr, err := ParseKeyring(b)
 	if err != nil {

@@ -39,7 +39,7 @@ func NewReader(src io.Reader, dk *DataKey, s Stream, plainSize, off, length int6
 		return nil, errNilDataKey
 	}
 	if plainSize < 0 || plainSize > MaxPlainSize || off < 0 || length < 0 || off > plainSize || length > plainSize-off {
-		return nil, fmt.Errorf("s3seal: NewReader: range [%d, +%d) outside a stream of %d bytes", off, length, plainSize)
+		return nil, fmt.Errorf("NewReader: range [%d, +%d) outside a stream of %d bytes", off, length, plainSize)
 	}
 	r := &reader{src: src, dk: dk, part: s.Part, plainSize: plainSize, nseg: Segments(plainSize), left: length}
 	r.aad.init(dk.oid, s)
@@ -180,7 +180,7 @@ func (r *reader) readSegment(seg []byte, i int64) error {
 			return newErr(ErrCorrupt, "stream of part %d truncated: segment %d has %d of %d bytes", r.part, i, n, len(seg))
 		}
 		if err != nil {
-			return fmt.Errorf("s3seal: reading segment %d of part %d: %w", i, r.part, err)
+			return fmt.Errorf("reading segment %d of part %d: %w", i, r.part, err)
 		}
 	}
 	return nil
@@ -197,8 +197,8 @@ func (r *reader) checkEnd() error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("s3seal: reading the end of part %d: %w", r.part, err)
+			return fmt.Errorf("reading the end of part %d: %w", r.part, err)
 		}
 	}
-	return fmt.Errorf("s3seal: reading the end of part %d: %w", r.part, io.ErrNoProgress)
+	return fmt.Errorf("reading the end of part %d: %w", r.part, io.ErrNoProgress)
 }

@@ -119,7 +119,7 @@ func (w *Writer) seal(src []byte, final bool) error {
 	b := *w.buf
 	nonce := b[:nonceSize]
 	if _, err := io.ReadFull(w.dk.rand, nonce); err != nil {
-		return w.fail(fmt.Errorf("s3seal: reading nonce: %w", err))
+		return w.fail(fmt.Errorf("reading nonce: %w", err))
 	}
 	if src == nil {
 		src = b[nonceSize : nonceSize+w.n]
@@ -133,7 +133,7 @@ func (w *Writer) seal(src []byte, final bool) error {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
-		return w.fail(fmt.Errorf("s3seal: writing segment %d of part %d: %w", w.index, w.part, err))
+		return w.fail(fmt.Errorf("writing segment %d of part %d: %w", w.index, w.part, err))
 	}
 	w.index++
 	w.n = 0

@@ -65,6 +65,15 @@ func TestMetricsReadyzAndJSONLogs(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	// /metrics, the first log line and s3seal version carry one version.
+	_, vout := runS3sealExit(t, nil, "version")
+	version := strings.TrimSpace(strings.TrimPrefix(vout, "s3seal "))
+	if version == "" || !strings.Contains(body, fmt.Sprintf(`s3seal_build_info{version=%q} 1`, version)) {
+		t.Errorf("/metrics lacks s3seal_build_info for version %q", version)
+	}
+	if first, _, _ := strings.Cut(p.Log(), "\n"); !strings.Contains(first, fmt.Sprintf(`"version":%q`, version)) {
+		t.Errorf("first log line %q does not name version %q", first, version)
+	}
 	if !strings.Contains(p.Log(), fmt.Sprintf(`"request_id":"%s"`, reqID)) {
 		t.Errorf("no JSON log line with request_id %s:\n%s", reqID, p.Log())
 	}

@@ -2,6 +2,7 @@ package s3api
 
 import (
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/gorilla/mux"
@@ -144,9 +145,32 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte("ready\n"))
 }
 
-func notImplemented(*request) error {
-	return apiErr("NotImplemented", "s3seal does not implement this operation")
+// notImplemented answers an operation s3seal does not implement, naming
+// it (its subresource) and how each common client is kept from asking.
+func notImplemented(req *request) error {
+	var subs []string
+	for k := range req.r.URL.Query() {
+		if lk := strings.ToLower(k); !plainParams[lk] && !bucketSubs[lk] && !objectSubs[lk] {
+			subs = append(subs, "?"+k)
+		}
+	}
+	sort.Strings(subs)
+	what := "this operation"
+	if len(subs) > 0 {
+		what = req.r.Method + " " + strings.Join(subs, " ")
+	}
+	return apiErr("NotImplemented", "s3seal does not implement "+what+". "+unimplementedHint)
 }
+
+// unimplementedHint says what s3seal serves and which client settings
+// stay within it.
+const unimplementedHint = "It serves buckets, objects, copies, multipart uploads and listings, " +
+	"without versions, tags, ACLs, object lock or bucket policies and configurations; leave those off in the client: " +
+	"aws CLI: no --acl, --tagging, --version-id or s3api put-bucket-*/get-bucket-* calls; " +
+	"boto3: no ACL, Tagging, VersionId or ObjectLock* arguments; " +
+	"s3cmd: no setacl, setpolicy, setlifecycle, --acl-public or info (use ls); " +
+	"rclone: no --s3-versions or --s3-version-at; " +
+	"mc: no --tags, --attr, --versions, --rewind, retention or legalhold."
 
 // misplacedMultipart matches object requests that carry a multipart
 // parameter the routes above did not take: partNumber is only for GET and

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every s3seal test on a fresh Debian machine: installs the Debian
-# packages the end-to-end tests drive (rclone, s3cmd), checks the tools that
-# ship with the machine (go, aws, moto_server), then vets and tests.
+# packages the end-to-end tests drive (rclone, s3cmd), installs aws (and
+# moto_server where Debian has it) when missing, then vets and tests.
 #   bash scripts/test.sh
 set -euo pipefail
 
@@ -24,8 +24,29 @@ if ((${#missing[@]})); then
 fi
 [[ -x /usr/bin/rclone ]] || die "/usr/bin/rclone (Debian's rclone) missing after install"
 
-# Shipped with the machine (pyenv): not installable from Debian's packages in
-# the versions the tests expect, so fail loudly.
+# aws and moto_server usually come with the machine (pyenv). When they are
+# missing, install what Debian has: awscli gives aws; moto is looked for as a
+# Debian package too (python3-moto), and otherwise the message says how to
+# install it from PyPI.
+need_deb() { # need_deb CMD PKG: install PKG for CMD when CMD is missing
+	command -v "$1" >/dev/null 2>&1 && return 0
+	[[ $(id -u) -eq 0 ]] || die "$1 not found on PATH: run as root to install Debian's $2 (apt-get install -y $2), or install it yourself"
+	echo "test.sh: $1 missing: installing Debian's $2"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q || die "apt-get update failed"
+	apt-get install -y -q --no-install-recommends "$2" || die "apt-get install $2 failed"
+	command -v "$1" >/dev/null 2>&1 || die "$1 still not on PATH after installing $2"
+}
+need_deb aws awscli
+if ! command -v moto_server >/dev/null 2>&1; then
+	moto_pkg=""
+	if [[ $(id -u) -eq 0 ]]; then
+		apt-get update -q >/dev/null 2>&1 || true
+		moto_pkg=$(apt-cache search --names-only '^python3-moto$' | awk '{print $1}')
+	fi
+	[[ -n $moto_pkg ]] || die "moto_server not found on PATH and Debian has no moto package here: install it from PyPI with pipx install 'moto[server]' (or pip install 'moto[server]'), then make sure moto_server is on PATH"
+	need_deb moto_server "$moto_pkg"
+fi
 for cmd in go aws moto_server s3cmd; do
 	command -v "$cmd" >/dev/null 2>&1 || die "$cmd not found on PATH"
 done

@@ -4,9 +4,66 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 )
+
+// environ lists the environment, for the check of misspelt S3SEAL_*
+// variables.
+var environ = os.Environ
+
+// envName is the environment variable of a flag: --backend-endpoint is
+// S3SEAL_BACKEND_ENDPOINT.
+func envName(flagName string) string {
+	return "S3SEAL_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// badValue says what was wrong with value v of flag f: the value and what
+// was expected.
+func badValue(f *flag.Flag, v string) string {
+	switch f.Value.(type) {
+	case interface{ IsBoolFlag() bool }:
+		return fmt.Sprintf("%q is not true or false", v)
+	}
+	switch fmt.Sprintf("%T", f.Value) {
+	case "*flag.intValue", "*flag.int64Value", "*flag.uintValue", "*flag.uint64Value":
+		return fmt.Sprintf("%q is not a number", v)
+	case "*flag.durationValue":
+		return fmt.Sprintf("%q is not a duration (such as 30s, 2m, 1h)", v)
+	}
+	return fmt.Sprintf("%q is not valid", v)
+}
+
+// flagError rewrites an error of the flag package in s3seal's words:
+// `--max-requests: "abc" is not a number`.
+func flagError(fs *flag.FlagSet, err error, command string) string {
+	msg := err.Error()
+	var v, name string
+	if n, _ := fmt.Sscanf(msg, "invalid value %q for flag -%s", &v, &name); n == 2 {
+		name = strings.TrimSuffix(name, ":")
+		if f := fs.Lookup(name); f != nil {
+			return "--" + name + ": " + badValue(f, v)
+		}
+	}
+	if n, _ := fmt.Sscanf(msg, "invalid boolean value %q for -%s", &v, &name); n == 2 {
+		return "--" + strings.TrimSuffix(name, ":") + ": " + fmt.Sprintf("%q is not true or false", v)
+	}
+	if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "unknown flag --" + strings.TrimPrefix(rest, "-") + " (s3seal " + command + " -h lists the flags)"
+	}
+	return msg
+}
+
+// src names where the value of a flag came from: --name, or its
+// environment variable.
+func (c *config) src(name string) string {
+	if env, ok := c.fromEnv[name]; ok {
+		return env
+	}
+	return "--" + name
+}
 
 // config is every setting of `s3seal serve`. Each one is a flag and an
 // environment variable: --backend-endpoint is S3SEAL_BACKEND_ENDPOINT.
@@ -42,6 +99,13 @@ type config struct {
 	LogLevel            string
 	LogFormat           string
 	MetricsListen       string
+
+	// fromEnv maps each flag whose value came from the environment to
+	// its variable, so that messages name where a value came from.
+	fromEnv map[string]string
+	// unknownEnv lists the S3SEAL_* variables set that name no flag
+	// (misspelt ones): serve warns about each.
+	unknownEnv []string
 
 	// tool is set for the commands other than serve, which serve no
 	// clients and so need no client credentials.
@@ -84,6 +148,12 @@ func parseConfig(args []string, getenv func(string) string) (*config, error) {
 // extra adds (the S3SEAL_* variables apply to them too). A command other
 // than serve needs no client credentials.
 func parseCommandConfig(name string, args []string, getenv func(string) string, extra func(*flag.FlagSet)) (*config, error) {
+	return parseCommandConfigHelp(name, args, getenv, extra, io.Discard)
+}
+
+// parseCommandConfigHelp is parseCommandConfig writing the usage to help
+// when the flags ask for it (-h, --help).
+func parseCommandConfigHelp(name string, args []string, getenv func(string) string, extra func(*flag.FlagSet), help io.Writer) (*config, error) {
 	c := &config{tool: name != "serve"}
 	fs := flag.NewFlagSet("s3seal "+name, flag.ContinueOnError)
 	if extra != nil {
@@ -125,28 +195,47 @@ func parseCommandConfig(name string, args []string, getenv func(string) string, 
 	if name == "serve" {
 		c.LFS.flags(fs)
 	}
+	fs.VisitAll(func(f *flag.Flag) { f.Usage += " [" + envName(f.Name) + "]" })
+	// The flag package would print errors and the usage itself: run
+	// prints the error once, and the usage goes to the writer of -h.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(help)
+			fmt.Fprintf(help, "usage: s3seal %s [flags]\n\nEvery flag is also the environment variable in brackets; a flag on the\ncommand line wins.\n\n", name)
+			fs.PrintDefaults()
 			return nil, err
 		}
-		return nil, &usageError{err.Error()}
+		return nil, &usageError{flagError(fs, err, name)}
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q", fs.Arg(0))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c.fromEnv = map[string]string{}
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
-		env := "S3SEAL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		env := envName(f.Name)
 		if v := getenv(env); v != "" && !set[f.Name] {
+			c.fromEnv[f.Name] = env
 			if err := f.Value.Set(v); err != nil && envErr == nil {
-				envErr = usagef("%s: %v", env, err)
+				envErr = usagef("%s: %s", env, badValue(f, v))
 			}
 		}
 	})
 	if envErr != nil {
 		return nil, envErr
+	}
+	for _, kv := range environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if rest, ok := strings.CutPrefix(k, "S3SEAL_"); ok && fs.Lookup(strings.ToLower(strings.ReplaceAll(rest, "_", "-"))) == nil {
+			c.unknownEnv = append(c.unknownEnv, k)
+		}
+	}
+	if set["key"] && c.Key == "" {
+		return nil, usagef(`--key "": empty; give a master key (s3seal keygen makes one), or leave --key out`)
 	}
 	for _, name := range []string{"key", "secret-key", "backend-secret-key", "lfs-api-key"} {
 		if set[name] {
@@ -179,10 +268,10 @@ func (c *config) readSecretFiles() error {
 		}
 		data, err := readPrivateFile(*s.file)
 		if err != nil {
-			return usagef("--%s-file: %v", s.name, err)
+			return usagef("%s: %v", c.src(s.name+"-file"), err)
 		}
 		if *s.dest = strings.TrimSpace(string(data)); *s.dest == "" {
-			return usagef("--%s-file: %s is empty", s.name, *s.file)
+			return usagef("%s: %s is empty", c.src(s.name+"-file"), *s.file)
 		}
 	}
 	return nil
@@ -190,10 +279,10 @@ func (c *config) readSecretFiles() error {
 
 func (c *config) validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return usagef("--log-format %q: want text or json", c.LogFormat)
+		return usagef("%s: %q is not text or json", c.src("log-format"), c.LogFormat)
 	}
 	if c.MaxRequests < 1 {
-		return usagef("--max-requests must be at least 1")
+		return usagef("%s: %d is below 1; give at least 1", c.src("max-requests"), c.MaxRequests)
 	}
 	if err := c.LFS.validate(); err != nil {
 		return err
@@ -208,20 +297,20 @@ func (c *config) validate() error {
 		{"source-read", c.SourceReadAttempts, c.SourceReadBackoff},
 	} {
 		if r.attempts < 1 || r.attempts > 100 {
-			return usagef("--%s-attempts must be between 1 and 100", r.name)
+			return usagef("%s: %d is not between 1 and 100", c.src(r.name+"-attempts"), r.attempts)
 		}
 		if r.backoff <= 0 || r.backoff > time.Minute {
-			return usagef("--%s-backoff must be above 0 and at most 1m", r.name)
+			return usagef("%s: %v is not above 0 and at most 1m", c.src(r.name+"-backoff"), r.backoff)
 		}
 	}
 	if c.MaxRequestsKey < 0 || c.MaxRequestsKey > c.MaxRequests {
-		return usagef("--max-requests-per-key must be between 1 and --max-requests (0: half of --max-requests)")
+		return usagef("%s: %d is not between 1 and --max-requests (%d); 0 means half of --max-requests", c.src("max-requests-per-key"), c.MaxRequestsKey, c.MaxRequests)
 	}
 	if c.TransferTimeout < 0 || (c.TransferTimeout > 0 && c.TransferTimeout < time.Second) {
-		return usagef("--transfer-timeout must be at least 1s (0 turns the check off)")
+		return usagef("%s: %v is below 1s; give at least 1s, or 0 to turn the check off", c.src("transfer-timeout"), c.TransferTimeout)
 	}
 	if c.TransferMinBytes < 1 {
-		return usagef("--transfer-min-bytes must be at least 1")
+		return usagef("%s: %d is below 1; give at least 1", c.src("transfer-min-bytes"), c.TransferMinBytes)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return usagef("--tls-cert and --tls-key go together")

@@ -27,11 +27,11 @@ type gcFlags struct {
 // found), 1 when the backend failed.
 func gc(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var gf gcFlags
-	cfg, err := parseCommandConfig("gc", args, getenv, func(fs *flag.FlagSet) {
+	cfg, err := parseCommandConfigHelp("gc", args, getenv, func(fs *flag.FlagSet) {
 		fs.StringVar(&gf.buckets, "bucket", "", "comma-separated buckets to collect (default: every bucket)")
 		fs.BoolVar(&gf.del, "delete", false, "remove what is found (default: only print it)")
 		fs.DurationVar(&gf.minAge, "min-age", 24*time.Hour, "leave alone anything younger (uploads and completions in progress); 0s only while no s3seal serves the buckets")
-	})
+	}, stdout)
 	if err != nil {
 		return usageExit(err, stderr)
 	}
@@ -43,6 +43,11 @@ func gc(ctx context.Context, args []string, getenv func(string) string, stdout, 
 		fmt.Fprintln(stderr, "s3seal: data dir:", err)
 		return 1
 	}
+	unlock, err := lockEmbedded(cfg)
+	if err != nil {
+		return usageExit(err, stderr)
+	}
+	defer unlock()
 	be, closeBackend, _, err := openBackend(cfg)
 	if err != nil {
 		return usageExit(err, stderr)

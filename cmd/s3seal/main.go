@@ -30,6 +30,15 @@ commands:
            --deep, every segment (s3seal verify -h)
   rewrap   wrap every object's data key under another master key, without
            rewriting the data (s3seal rewrap -h)
+  version  print the version and commit s3seal was built from (also --version)
+`
+
+const keygenUsage = `usage: s3seal keygen
+
+Prints a new master key: base64 of 32 random bytes, as --key-file and
+S3SEAL_KEY take it. Keep it safe: without it the data is gone.
+
+    (umask 077; s3seal keygen > master.key)
 `
 
 func main() {
@@ -45,7 +54,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	switch args[0] {
 	case "serve":
-		cfg, err := parseConfig(args[1:], getenv)
+		cfg, err := parseCommandConfigHelp("serve", args[1:], getenv, nil, stdout)
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -77,12 +86,23 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		defer stop()
 		return rewrap(ctx, args[1:], getenv, stdout, stderr)
 	case "keygen":
+		if len(args) > 1 {
+			if a := args[1]; a == "-h" || a == "-help" || a == "--help" {
+				fmt.Fprint(stdout, keygenUsage)
+				return 0
+			}
+			fmt.Fprintf(stderr, "s3seal: keygen takes no arguments, got %q\n%s", args[1], keygenUsage)
+			return 2
+		}
 		key, err := crypto.GenerateKey()
 		if err != nil {
 			fmt.Fprintln(stderr, "s3seal:", err)
 			return 1
 		}
 		fmt.Fprintln(stdout, base64.StdEncoding.EncodeToString(key))
+		return 0
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "s3seal", buildVersion())
 		return 0
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)

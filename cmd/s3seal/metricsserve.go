@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime/debug"
 	"time"
 )
 
@@ -43,20 +42,4 @@ func startMetrics(addr string, metrics http.Handler, ready func(context.Context)
 	}()
 	log.Info(fmt.Sprintf("metrics on http://%s/metrics", ln.Addr()))
 	return srv, nil
-}
-
-// buildVersion is the module version and VCS revision the binary was built
-// from, as far as the Go toolchain recorded them.
-func buildVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += "+" + s.Value[:12]
-		}
-	}
-	return v
 }

@@ -43,7 +43,7 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 	var dry, asJSON bool
 	var every, conc int
 	var maxCopy int64
-	cfg, err := parseCommandConfig("rewrap", args, getenv, func(fs *flag.FlagSet) {
+	cfg, err := parseCommandConfigHelp("rewrap", args, getenv, func(fs *flag.FlagSet) {
 		fs.StringVar(&bucket, "bucket", "", "bucket to rewrap (required)")
 		fs.StringVar(&prefix, "prefix", "", "rewrap only the keys under this prefix")
 		fs.StringVar(&to, "to", "", "id of the master key to wrap every data key under (required; it must be in the keyring)")
@@ -52,7 +52,7 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 		fs.IntVar(&every, "progress-every", 1000, "print a progress line on stderr every N objects when stderr is not a terminal (0: never)")
 		fs.IntVar(&conc, "concurrency", 8, "objects rewrapped at once")
 		fs.Int64Var(&maxCopy, "max-copy-size", backend.MaxCopySize, "largest object the backend copies in one request; larger ones are copied part by part")
-	})
+	}, stdout)
 	if err != nil {
 		return usageExit(err, stderr)
 	}

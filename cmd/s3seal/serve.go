@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -30,8 +31,9 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		return err
 	}
 	slog.SetDefault(log)
+	log.Info("s3seal starting", "version", buildVersion(), "go", runtime.Version())
 	for _, name := range cfg.cmdlineSecrets {
-		env := "S3SEAL_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		env := envName(name)
 		hint := env + " or --" + name + "-file"
 		if name == "lfs-api-key" {
 			hint = env
@@ -39,9 +41,17 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		log.Warn("a secret was given on the command line, where every local user can read it (ps, /proc/PID/cmdline); use "+hint,
 			"flag", "--"+name)
 	}
+	for _, name := range cfg.unknownEnv {
+		log.Warn("environment variable "+name+" names no flag of s3seal serve (misspelt?); it is ignored (s3seal serve -h lists the variables)", "variable", name)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return usagef("--listen %s: %v", cfg.Listen, err)
@@ -180,7 +190,7 @@ func openRawBackend(cfg *config) (backend.Store, func(), string, error) {
 	if cfg.embedded() {
 		emb, err := backend.StartEmbedded(cfg.DataDir)
 		if err != nil {
-			return nil, nil, "", fmt.Errorf("embedded store: %w", err)
+			return nil, nil, "", err // "backend: embedded store: ..."
 		}
 		s3cfg = emb.Config()
 		closeFn = func() { emb.Close() }
@@ -196,7 +206,7 @@ func openRawBackend(cfg *config) (backend.Store, func(), string, error) {
 	st, err := backend.NewS3(s3cfg)
 	if err != nil {
 		closeFn()
-		return nil, nil, "", usagef("backend: %v", err)
+		return nil, nil, "", &usageError{err.Error()} // "backend: ..."
 	}
 	return st, closeFn, name, nil
 }
@@ -223,7 +233,7 @@ func loadKeyring(cfg *config, loopback bool) (*crypto.Keyring, error) {
 	case cfg.Key != "":
 		key, err := crypto.ParseKey(strings.TrimSpace(cfg.Key))
 		if err != nil {
-			return nil, usagef("--key: %v", err)
+			return nil, usagef("%s: %v", cfg.src("key"), err)
 		}
 		return crypto.NewKeyring("default", map[string][]byte{"default": key})
 	case cfg.KeysFile != "":

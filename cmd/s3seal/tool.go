@@ -17,20 +17,36 @@ func openToolStore(cfg *config) (*sealstore.Store, func(), error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("data dir: %w", err)
 	}
+	unlock, err := lockEmbedded(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	kr, err := loadKeyring(cfg, cfg.embedded())
 	if err != nil {
+		unlock()
 		return nil, nil, err
 	}
 	be, closeBackend, _, err := openBackend(cfg)
 	if err != nil {
+		unlock()
 		return nil, nil, err
 	}
 	st, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: filepath.Join(cfg.DataDir, "spool"), AllowPlaintextReads: true})
 	if err != nil {
 		closeBackend()
+		unlock()
 		return nil, nil, err
 	}
-	return st, closeBackend, nil
+	return st, func() { closeBackend(); unlock() }, nil
+}
+
+// lockEmbedded takes the data dir's lock when cfg runs the embedded store,
+// which one process at a time may open (a serve, gc, verify or rewrap).
+func lockEmbedded(cfg *config) (unlock func(), err error) {
+	if !cfg.embedded() {
+		return func() {}, nil
+	}
+	return lockDataDir(cfg.DataDir)
 }
 
 // progress writes "N objects, B bytes" to w: rewritten in place on a

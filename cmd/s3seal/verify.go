@@ -36,14 +36,14 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 	var bucket, prefix string
 	var deep, asJSON bool
 	var every, conc int
-	cfg, err := parseCommandConfig("verify", args, getenv, func(fs *flag.FlagSet) {
+	cfg, err := parseCommandConfigHelp("verify", args, getenv, func(fs *flag.FlagSet) {
 		fs.StringVar(&bucket, "bucket", "", "bucket to verify (required)")
 		fs.StringVar(&prefix, "prefix", "", "verify only the keys under this prefix")
 		fs.BoolVar(&deep, "deep", false, "read every object and authenticate every segment (default: metadata, wrapped key and manifest only)")
 		fs.BoolVar(&asJSON, "json", false, "print a JSON report on stdout")
 		fs.IntVar(&every, "progress-every", 1000, "print a progress line on stderr every N objects when stderr is not a terminal (0: never)")
 		fs.IntVar(&conc, "concurrency", 8, "objects checked at once")
-	})
+	}, stdout)
 	if err != nil {
 		return usageExit(err, stderr)
 	}

@@ -86,9 +86,14 @@ func errTrailer(format string, args ...any) *Error {
 		"The request contained trailing data that was not well-formed: "+format, args...)
 }
 
+// msgV2 tells a client refused for Signature Version 2 how each common
+// client is set to sign with SigV4.
 const msgV2 = "s3seal only supports AWS Signature Version 4 (AWS4-HMAC-SHA256). " +
-	"Configure your client for SigV4; with boto3 use Config(signature_version=\"s3v4\"), " +
-	"with s3cmd set signature_v2 = False."
+	"Configure your client for SigV4: aws CLI: aws configure set default.s3.signature_version s3v4; " +
+	"boto3: Config(signature_version=\"s3v4\"); " +
+	"s3cmd: signature_v2 = False in ~/.s3cfg (no --signature-v2); " +
+	"rclone: v2_auth = false in the remote (no --s3-v2-auth); " +
+	"mc: mc alias set ALIAS URL KEY SECRET --api S3v4."
 
 func errV2() *Error {
 	return newErr(CodeSignatureVersionNotSupported, http.StatusBadRequest, "%s", msgV2)
