@@ -67,3 +67,8 @@ if ((${#unit[@]})); then
 fi
 echo "test.sh: go test ./e2e/"
 go test -count=1 -timeout 15m ./e2e/
+
+# The Dockerfile and deploy/ examples, without a container engine: yamllint
+# and structural checks (seconds).
+echo "test.sh: scripts/lint-deploy.sh"
+bash scripts/lint-deploy.sh
