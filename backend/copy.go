@@ -67,7 +67,10 @@ func (c *S3) CopyObject(ctx context.Context, in CopyInput) (CopyOutput, error) {
 
 // escapeKey escapes each segment of an object key for x-amz-copy-source.
 func escapeKey(key string) string {
-	return strings.ReplaceAll((&url.URL{Path: key}).EscapedPath(), "+", "%2B")
+	// EscapedPath keeps sub-delimiters such as ";" and "+" as they are;
+	// some stores cut the copy source at ";" or read "+" as a space.
+	r := strings.NewReplacer("+", "%2B", ";", "%3B")
+	return r.Replace((&url.URL{Path: key}).EscapedPath())
 }
 
 // CopyObject replaces s3afero's copy, which writes around fixedBackend's

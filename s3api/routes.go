@@ -36,7 +36,9 @@ var (
 func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter().SkipClean(true)
 	r.Path("/healthz").Methods(http.MethodGet, http.MethodHead).MatcherFunc(unsigned).HandlerFunc(s.healthz)
-	r.Path("/readyz").Methods(http.MethodGet, http.MethodHead).MatcherFunc(unsigned).HandlerFunc(s.readyz)
+	if s.cfg.Readiness != nil {
+		r.Path("/readyz").Methods(http.MethodGet, http.MethodHead).MatcherFunc(unsigned).HandlerFunc(s.readyz)
+	}
 	if s.cfg.Metrics != nil {
 		r.Path("/metrics").Methods(http.MethodGet).MatcherFunc(unsigned).Handler(s.cfg.Metrics)
 	}
@@ -131,10 +133,6 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 // readyz answers 200 when Readiness finds nothing wrong, else 503 with
 // what is wrong, in plain text.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.Readiness == nil {
-		s.healthz(w, r)
-		return
-	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	if err := s.cfg.Readiness(r.Context()); err != nil {

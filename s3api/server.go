@@ -36,8 +36,9 @@ type Config struct {
 	// 503 while it returns false. Default: always ready.
 	Ready func() bool
 	// Readiness, when set, is asked by /readyz, which answers 503 with the
-	// error's text when it returns one, 200 otherwise. Without it /readyz
-	// answers like /healthz.
+	// error's text when it returns one, 200 otherwise; the text is shown
+	// unauthenticated, so it must not carry secrets or addresses. Without
+	// it /readyz is an ordinary (signed) S3 path.
 	Readiness func(context.Context) error
 	// Metrics, when set, is served unauthenticated on GET /metrics.
 	Metrics http.Handler

@@ -20,6 +20,10 @@ const (
 	RewrapChanged   = "changed"      // written or deleted meanwhile: left alone
 	RewrapPlaintext = "plaintext"    // no s3seal metadata: nothing to rewrap
 	RewrapFailed    = "failed"       // unknown key, corrupt envelope, backend failure
+	// RewrapInProgress: a multipart upload under another key is in
+	// progress; its object will carry that key: complete or abort it, then
+	// run again (Key is the upload's object key).
+	RewrapInProgress = "in-progress"
 )
 
 // HasKey reports whether the store's keyring holds the master key id.
@@ -32,6 +36,11 @@ type RewrapOptions struct {
 	DryRun bool   // report what would be rewrapped, change nothing
 	// Concurrency bounds the objects handled at once. Default 8.
 	Concurrency int
+	// NoWriters says no client writes to the bucket during the run. Only
+	// with it does Rewrap run on a store that ignores the copy's source
+	// ETag condition (ErrCopyConditionIgnored), which alone keeps an object
+	// written meanwhile from getting the old object's wrapped key.
+	NoWriters bool
 	// MaxCopySize is the largest object copied onto itself with one
 	// CopyObject; larger ones are copied part by part (UploadPartCopy).
 	// Default backend.MaxCopySize (S3's 5 GiB); tests set it small.
@@ -53,10 +62,13 @@ type RewrapResult struct {
 // with the same name and binding (docs/FORMAT.md), and the object is
 // copied onto itself at the backend with the new metadata, conditional on
 // the backend ETag its HEAD saw, so an object written meanwhile is left
-// alone. Objects already under opt.To are skipped, so a run that was
-// interrupted is resumed by running it again. report is called once per
-// object, from one goroutine at a time. The error is a listing failure;
-// per-object failures are reported.
+// alone (a store that ignores that condition is refused, see NoWriters).
+// Uploads in progress under another key are reported (RewrapInProgress):
+// their objects get the key their upload was created with. Objects already under opt.To are
+// skipped, so a run that was interrupted is resumed by running it again.
+// report is called once per object, from one goroutine at a time. The
+// error is a listing failure or the refusal; per-object failures are
+// reported.
 func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, report func(RewrapResult)) error {
 	if !s.kr.Has(opt.To) {
 		return &Error{Code: "InvalidArgument", Message: "the target master key is not in the keyring", Err: crypto.ErrUnknownKey}
@@ -66,6 +78,11 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 	}
 	if opt.MaxCopySize <= 0 {
 		opt.MaxCopySize = backend.MaxCopySize
+	}
+	if !opt.DryRun && !opt.NoWriters {
+		if err := s.probeCopyCondition(ctx, bucket); err != nil {
+			return err
+		}
 	}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
@@ -86,7 +103,14 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 	if werr := g.Wait(); err == nil {
 		err = werr
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return s.rewrapUploads(ctx, bucket, opt, func(r RewrapResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		report(r)
+	})
 }
 
 func (s *Store) rewrapOne(ctx context.Context, bucket string, e backend.ListEntry, opt RewrapOptions) RewrapResult {

@@ -2,6 +2,7 @@ package sealstore
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ func TestRewrapMultipartMoto(t *testing.T) {
 	f.completeSmall(t, "mp", data)
 	before, _ := f.be.HeadObject(f.ctx, bucket, "mp")
 	var got []RewrapResult
-	if err := f.st.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2"}, func(r RewrapResult) { got = append(got, r) }); err != nil {
+	if err := f.st.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2", NoWriters: true}, func(r RewrapResult) { got = append(got, r) }); err != nil { // moto ignores the copy condition
 		t.Fatal(err)
 	}
 	if len(got) != 1 || got[0].Status != RewrapDone {
@@ -46,5 +47,30 @@ func TestRewrapMultipartMoto(t *testing.T) {
 	f.st, _ = New(f.be, only2, Options{SpoolDir: t.TempDir()})
 	if _, rd, err := f.get(t, "mp", nil); err != nil || !bytes.Equal(rd, data) {
 		t.Fatalf("read with only the new key: %v", err)
+	}
+}
+
+// TestRewrapRefusesStoreIgnoringCopyCondition: moto ignores
+// x-amz-copy-source-if-match, so a client PUT landing between rewrap's HEAD
+// and its copy would get the old object's wrapped key and be lost (a
+// review proved it). Rewrap finds that out first and refuses unless told
+// no client writes meanwhile; nothing is changed.
+func TestRewrapRefusesStoreIgnoringCopyCondition(t *testing.T) {
+	f := motoFixture(t)
+	k1, _ := crypto.GenerateKey()
+	k2, _ := crypto.GenerateKey()
+	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
+	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir()})
+	f.put(t, "obj", []byte("data"))
+	err := f.st.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2"}, func(r RewrapResult) { t.Errorf("reported %+v", r) })
+	if !errors.Is(err, ErrCopyConditionIgnored) {
+		t.Fatalf("rewrap on moto: %v, want ErrCopyConditionIgnored", err)
+	}
+	bi, _ := f.be.HeadObject(f.ctx, bucket, "obj")
+	if env, _, _ := crypto.ParseMetadata(bi.Meta); env.KeyID != "k1" {
+		t.Fatalf("the object was rewrapped to %s", env.KeyID)
+	}
+	if keys := f.reservedKeys(t, ReservedPrefix); len(keys) != 0 {
+		t.Fatalf("probe left %v", keys)
 	}
 }

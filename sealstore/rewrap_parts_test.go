@@ -38,7 +38,7 @@ func testRewrapByParts(t *testing.T, f *fixture) {
 	rewrap := func() map[string]string {
 		t.Helper()
 		got := map[string]string{}
-		if err := f.st.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2", MaxCopySize: 6 << 20}, func(r RewrapResult) {
+		if err := f.st.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2", MaxCopySize: 6 << 20, NoWriters: true}, func(r RewrapResult) { // run on moto too, which ignores the copy condition
 			got[r.Key] = r.Status
 			if r.Err != nil {
 				t.Errorf("%s: %v", r.Key, r.Err)

@@ -185,7 +185,7 @@ func parseCommandConfigHelp(name string, args []string, getenv func(string) stri
 	fs.Int64Var(&c.TransferMinBytes, "transfer-min-bytes", 16<<10, "bytes a client must move within every --transfer-timeout")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "text", "text or json")
-	str(&c.MetricsListen, "metrics-listen", "", "serve /metrics (and /healthz, /readyz) on this address instead of beside the S3 API")
+	str(&c.MetricsListen, "metrics-listen", "", "serve /metrics and /readyz on this address instead of beside the S3 API (/healthz answers on both)")
 	fs.IntVar(&c.CompleteRetryAttempts, "complete-retry-attempts", 4, "attempts of a backend CompleteMultipartUpload, the first included")
 	fs.DurationVar(&c.CompleteRetryBackoff, "complete-retry-backoff", 500*time.Millisecond, "first backoff ceiling between completion attempts (doubles, full jitter)")
 	fs.IntVar(&c.PartRetryAttempts, "part-retry-attempts", 4, "attempts of a backend UploadPart, the first included")

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -15,23 +17,39 @@ import (
 // reachability are all checked) and round-trips a data key through the
 // primary master key. The answer is kept for ttl, so that probes cost the
 // backend at most one request per ttl.
+//
+// /readyz is unauthenticated, so check answers with a reason that names
+// only what failed (the keyring, the object store); the error itself,
+// which may name endpoints, addresses or the store's message, goes to the
+// log each time the state changes.
 type readiness struct {
 	be      backend.Store // without retries: a probe must answer quickly
 	kr      *crypto.Keyring
+	log     *slog.Logger
 	ttl     time.Duration
 	timeout time.Duration
 
-	mu  sync.Mutex
-	at  time.Time
-	err error
+	mu     sync.Mutex
+	at     time.Time
+	err    error  // public reason, nil when ready
+	detail string // the last error logged
 }
 
-func newReadiness(be backend.Store, kr *crypto.Keyring) *readiness {
-	return &readiness{be: be, kr: kr, ttl: 5 * time.Second, timeout: 5 * time.Second}
+func newReadiness(be backend.Store, kr *crypto.Keyring, log *slog.Logger) *readiness {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &readiness{be: be, kr: kr, log: log, ttl: 5 * time.Second, timeout: 5 * time.Second}
 }
 
-// check returns nil when ready, else what is wrong. Concurrent callers
-// share one probe.
+// Public reasons /readyz gives.
+var (
+	errNotReadyKeyring = errors.New("keyring: cannot wrap a data key under the primary master key (see the log)")
+	errNotReadyStore   = errors.New("object store: unreachable or refusing s3seal's requests (see the log)")
+)
+
+// check returns nil when ready, else a reason fit to show anyone.
+// Concurrent callers share one probe.
 func (r *readiness) check(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -41,19 +59,33 @@ func (r *readiness) check(ctx context.Context) error {
 	// A probe cut short by its own client says nothing about s3seal.
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.timeout)
 	defer cancel()
-	r.err = r.probe(pctx)
+	public, err := r.probe(pctx)
 	r.at = time.Now()
+	detail := ""
+	if err != nil {
+		detail = err.Error()
+	}
+	if detail != r.detail {
+		if err != nil {
+			r.log.Warn("not ready", "reason", public.Error(), "err", err)
+		} else {
+			r.log.Info("ready again")
+		}
+		r.detail = detail
+	}
+	r.err = public
 	return r.err
 }
 
-func (r *readiness) probe(ctx context.Context) error {
+// probe returns the public reason and the error behind it.
+func (r *readiness) probe(ctx context.Context) (public, err error) {
 	if err := r.checkKeyring(); err != nil {
-		return fmt.Errorf("keyring: %w", err)
+		return errNotReadyKeyring, fmt.Errorf("keyring: %w", err)
 	}
 	if _, err := r.be.ListBuckets(ctx); err != nil {
-		return fmt.Errorf("object store: %w", err)
+		return errNotReadyStore, fmt.Errorf("object store: %w", err)
 	}
-	return nil
+	return nil, nil
 }
 
 func (r *readiness) checkKeyring() error {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -40,7 +41,7 @@ type rewrapProblem struct {
 // --to, 1 when some failed or were left alone, 2 for a usage mistake.
 func rewrap(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var bucket, prefix, to string
-	var dry, asJSON bool
+	var dry, asJSON, noWriters bool
 	var every, conc int
 	var maxCopy int64
 	cfg, err := parseCommandConfigHelp("rewrap", args, getenv, func(fs *flag.FlagSet) {
@@ -51,6 +52,7 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 		fs.BoolVar(&asJSON, "json", false, "print a JSON summary on stdout instead of a line per object")
 		fs.IntVar(&every, "progress-every", 1000, "print a progress line on stderr every N objects when stderr is not a terminal (0: never)")
 		fs.IntVar(&conc, "concurrency", 8, "objects rewrapped at once")
+		fs.BoolVar(&noWriters, "no-concurrent-writers", false, "promise that no client writes to the bucket during the run; needed only on an object store that ignores x-amz-copy-source-if-match")
 		fs.Int64Var(&maxCopy, "max-copy-size", backend.MaxCopySize, "largest object the backend copies in one request; larger ones are copied part by part")
 	}, stdout)
 	if err != nil {
@@ -72,7 +74,7 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	sum := rewrapSummary{Bucket: bucket, Prefix: prefix, To: to, DryRun: dry, Counts: map[string]int{}, Problems: []rewrapProblem{}}
 	prog := newProgress(stderr, every)
-	opt := sealstore.RewrapOptions{Prefix: prefix, To: to, DryRun: dry, Concurrency: conc, MaxCopySize: maxCopy}
+	opt := sealstore.RewrapOptions{Prefix: prefix, To: to, DryRun: dry, Concurrency: conc, MaxCopySize: maxCopy, NoWriters: noWriters}
 	err = st.Rewrap(ctx, bucket, opt, func(r sealstore.RewrapResult) {
 		prog.add(r.Size)
 		sum.Objects++
@@ -83,6 +85,9 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 		case sealstore.RewrapDone, sealstore.RewrapWould:
 			sum.RewrappedBytes += r.Size
 			line = fmt.Sprintf("%s %s/%s (%s -> %s)", r.Status, bucket, r.Key, r.From, to)
+		case sealstore.RewrapInProgress:
+			sum.Problems = append(sum.Problems, rewrapProblem{Key: r.Key, Status: r.Status, Error: "multipart upload in progress under " + r.From})
+			line = fmt.Sprintf("in progress %s/%s: an upload under %s; complete or abort it, then run again before removing %s", bucket, r.Key, r.From, r.From)
 		case sealstore.RewrapChanged:
 			sum.Problems = append(sum.Problems, rewrapProblem{Key: r.Key, Status: r.Status, Error: "written or deleted meanwhile"})
 			line = fmt.Sprintf("left alone %s/%s: written or deleted meanwhile; run again", bucket, r.Key)
@@ -98,6 +103,10 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		sum.Error = err.Error()
 		fmt.Fprintf(stderr, "s3seal: rewrap of bucket %s stopped: %v\n", bucket, err)
+		if errors.Is(err, sealstore.ErrCopyConditionIgnored) {
+			fmt.Fprintf(stderr, "s3seal: this store would let rewrap give an object written during the run the old object's wrapped key,\n"+
+				"  losing it. Stop every writer to %s, then run again with --no-concurrent-writers.\n", bucket)
+		}
 	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
@@ -105,7 +114,7 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 		enc.Encode(sum)
 	} else {
 		var parts []string
-		for _, s := range []string{sealstore.RewrapDone, sealstore.RewrapWould, sealstore.RewrapCurrent, sealstore.RewrapChanged,
+		for _, s := range []string{sealstore.RewrapDone, sealstore.RewrapWould, sealstore.RewrapCurrent, sealstore.RewrapChanged, sealstore.RewrapInProgress,
 			sealstore.RewrapPlaintext, sealstore.RewrapFailed} {
 			if sum.Counts[s] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", sum.Counts[s], s))

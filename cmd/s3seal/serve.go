@@ -83,7 +83,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		p.Observer = mets
 	}
 	be := retry.NewStore(raw, ps)
-	ready := newReadiness(raw, kr)
+	ready := newReadiness(raw, kr, log)
 
 	spool := filepath.Join(cfg.DataDir, "spool")
 	if err := os.MkdirAll(spool, 0o700); err != nil {
@@ -109,9 +109,11 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	apiCfg := s3api.Config{Store: store, Credentials: creds, Domains: splitList(cfg.Domains),
 		MaxInFlight: cfg.MaxRequests, MaxInFlightPerKey: cfg.MaxRequestsKey,
 		TransferTimeout: transferTimeout, TransferMinBytes: cfg.TransferMinBytes,
-		Readiness: ready.check, Observer: mets}
+		Observer: mets}
 	if cfg.MetricsListen == "" {
-		apiCfg.Metrics = mets.Handler()
+		// Else both move to the metrics listener; /healthz, which costs
+		// nothing and says nothing, stays on both.
+		apiCfg.Metrics, apiCfg.Readiness = mets.Handler(), ready.check
 	}
 	api := s3api.New(apiCfg)
 	srv := &http.Server{
