@@ -84,10 +84,16 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 			return err
 		}
 	}
+	// Uploads under the old key, listed before the objects: one completed
+	// while the listing runs could otherwise pass unseen (review R7).
+	before, err := s.oldUploads(ctx, bucket, opt)
+	if err != nil {
+		return err
+	}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opt.Concurrency)
-	err := s.listAll(gctx, bucket, opt.Prefix, func(e backend.ListEntry) error {
+	err = s.listAll(gctx, bucket, opt.Prefix, func(e backend.ListEntry) error {
 		if strings.HasPrefix(e.Key, ReservedPrefix) {
 			return nil
 		}
@@ -106,7 +112,7 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 	if err != nil {
 		return err
 	}
-	return s.rewrapUploads(ctx, bucket, opt, func(r RewrapResult) {
+	return s.rewrapUploads(ctx, bucket, opt, before, func(r RewrapResult) {
 		mu.Lock()
 		defer mu.Unlock()
 		report(r)

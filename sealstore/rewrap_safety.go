@@ -3,6 +3,8 @@ package sealstore
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"strings"
 
@@ -11,39 +13,74 @@ import (
 )
 
 // ErrCopyConditionIgnored: the store copied an object although the copy
-// named a source ETag it does not have. Rewrap relies on that condition to
-// leave alone an object a client writes during the run (else the new
-// object would get the old one's wrapped key, and be lost); on such a store
-// it refuses to run unless told no client writes to the bucket meanwhile.
-var ErrCopyConditionIgnored = errors.New("the object store ignores x-amz-copy-source-if-match")
+// named a source ETag it does not have (a CopyObject or an UploadPartCopy),
+// or completed a multipart copy although its If-Match named another ETag.
+// Rewrap relies on those conditions to leave alone an object a client
+// writes during the run (else the new object would get the old one's
+// wrapped key, or be overwritten by the old data, and be lost); on such a
+// store it refuses to run unless told no client writes to the bucket
+// meanwhile.
+var ErrCopyConditionIgnored = errors.New("the object store ignores x-amz-copy-source-if-match or If-Match on a copy")
 
-// probeCopyCondition checks, with a scratch object under ReservedPrefix,
-// that the store refuses a copy whose source ETag condition fails.
+// probeCopyCondition checks, with a scratch object under ReservedPrefix
+// (a random name, so that two runs do not meet), that the store refuses
+// each conditional request rewrap makes when its condition fails: a
+// CopyObject and an UploadPartCopy whose source ETag is not the object's,
+// and a CompleteMultipartUpload whose If-Match is not the key's ETag.
 func (s *Store) probeCopyCondition(ctx context.Context, bucket string) error {
-	key := ReservedPrefix + "rewrap-probe"
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return err
+	}
+	key := ReservedPrefix + "rewrap-probe-" + hex.EncodeToString(rnd[:])
+	const wrongETag = "00000000000000000000000000000000"
 	body := []byte("s3seal rewrap probe")
 	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: bucket, Key: key, Body: bytes.NewReader(body), Size: int64(len(body))}); err != nil {
 		return err
 	}
-	defer s.dropKeys(context.WithoutCancel(ctx), bucket, []string{key})
-	_, err := s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: key, Bucket: bucket, Key: key,
-		SrcIfMatch: "00000000000000000000000000000000", Meta: map[string]string{"probe": "1"}})
-	switch {
-	case err == nil:
-		return ErrCopyConditionIgnored
-	case backend.ErrorCode(err) == "PreconditionFailed":
-		return nil
+	dctx := context.WithoutCancel(ctx)
+	defer s.dropKeys(dctx, bucket, []string{key})
+	refused := func(err error) error {
+		switch {
+		case err == nil:
+			return ErrCopyConditionIgnored
+		case backend.ErrorCode(err) == "PreconditionFailed":
+			return nil
+		}
+		return err
 	}
-	return err
+	_, err := s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: key, Bucket: bucket, Key: key,
+		SrcIfMatch: wrongETag, Meta: map[string]string{"probe": "1"}})
+	if err := refused(err); err != nil {
+		return err
+	}
+	id, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: bucket, Key: key})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.be.AbortMultipartUpload(dctx, bucket, key, id) }()
+	part := backend.UploadPartCopyInput{Bucket: bucket, Key: key, UploadID: id, PartNumber: 1,
+		SrcBucket: bucket, SrcKey: key, SrcIfMatch: wrongETag, First: 0, Last: int64(len(body)) - 1}
+	_, err = s.be.UploadPartCopy(ctx, part)
+	if err := refused(err); err != nil {
+		return err
+	}
+	part.SrcIfMatch = ""
+	pe, err := s.be.UploadPartCopy(ctx, part)
+	if err != nil {
+		return err
+	}
+	_, err = s.be.CompleteMultipartUpload(ctx, backend.CompleteMultipartInput{Bucket: bucket, Key: key, UploadID: id,
+		Parts: []backend.CompletedPart{{PartNumber: 1, ETag: pe}}, IfMatch: wrongETag})
+	return refused(err)
 }
 
-// rewrapUploads reports the uploads in progress whose data key is under
-// another key than opt.To: their object will carry the envelope its
-// upload was created with (a backend upload's metadata cannot change), so
-// such an upload must be completed or aborted, and the run repeated,
-// before the old key may leave the keyring.
-func (s *Store) rewrapUploads(ctx context.Context, bucket string, opt RewrapOptions, report func(RewrapResult)) error {
-	return s.listAll(ctx, bucket, uploadsPrefix, func(e backend.ListEntry) error {
+// oldUploads lists the uploads in progress whose data key is under
+// another key than opt.To, as the key of their upload record and the
+// object key they will complete to.
+func (s *Store) oldUploads(ctx context.Context, bucket string, opt RewrapOptions) (map[string]RewrapResult, error) {
+	found := map[string]RewrapResult{}
+	err := s.listAll(ctx, bucket, uploadsPrefix, func(e backend.ListEntry) error {
 		if !strings.HasSuffix(e.Key, "/"+infoName) {
 			return nil
 		}
@@ -59,7 +96,37 @@ func (s *Store) rewrapUploads(ctx context.Context, bucket string, opt RewrapOpti
 		if err != nil || !enc || kerr != nil || !strings.HasPrefix(string(key), opt.Prefix) || env.KeyID == opt.To {
 			return nil
 		}
-		report(RewrapResult{Key: string(key), From: env.KeyID, Status: RewrapInProgress})
+		found[e.Key] = RewrapResult{Key: string(key), From: env.KeyID, Status: RewrapInProgress}
 		return ctx.Err()
 	})
+	return found, err
+}
+
+// rewrapUploads ends a run. The uploads under another key than opt.To
+// still in progress are reported: their object will carry the envelope
+// its upload was created with (a backend upload's metadata cannot
+// change), so each must be completed or aborted, and the run repeated,
+// before the old key may leave the keyring. An upload listed in before (at
+// the start of the run) that has since gone was completed or aborted
+// during the run, perhaps after the listing passed its key: its object is
+// rewrapped now.
+func (s *Store) rewrapUploads(ctx context.Context, bucket string, opt RewrapOptions, before map[string]RewrapResult,
+	report func(RewrapResult)) error {
+	after, err := s.oldUploads(ctx, bucket, opt)
+	if err != nil {
+		return err
+	}
+	for _, r := range after {
+		report(r)
+	}
+	for rec, r := range before {
+		if _, ok := after[rec]; ok {
+			continue
+		}
+		if _, err := s.be.HeadObject(ctx, bucket, r.Key); backend.IsNotFound(err) {
+			continue // aborted
+		}
+		report(s.rewrapOne(ctx, bucket, backend.ListEntry{Key: r.Key}, opt))
+	}
+	return ctx.Err()
 }

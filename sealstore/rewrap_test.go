@@ -3,7 +3,9 @@ package sealstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"maps"
+	"sync"
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
@@ -156,5 +158,102 @@ func TestRewrapUploadsInProgress(t *testing.T) {
 	f.st, _ = New(f.be, only2, Options{SpoolDir: t.TempDir()})
 	if _, b, err := f.get(t, "up/obj", nil); err != nil || !bytes.Equal(b, data) {
 		t.Fatalf("read back with only the new key: %v", err)
+	}
+}
+
+// completingCopier completes a client's upload (through another Store
+// on the same backend) just before rewrap's first copy of "a", so that
+// the object listing has already passed the upload's key "z".
+type completingCopier struct {
+	backend.Store
+	once     sync.Once
+	complete func()
+}
+
+func (c *completingCopier) CopyObject(ctx context.Context, in backend.CopyInput) (backend.CopyOutput, error) {
+	if in.Key == "a" {
+		c.once.Do(c.complete)
+	}
+	return c.Store.CopyObject(ctx, in)
+}
+
+// TestRewrapUploadCompletedDuringRun: an upload under the old key that a
+// client completes while rewrap runs, after the listing passed its key,
+// is rewrapped at the end of the run (review R7: it was reported nowhere,
+// the run exited 0 and dropping the old key lost the object).
+func TestRewrapUploadCompletedDuringRun(t *testing.T) {
+	f := newFixture(t)
+	k1, k2 := mustKey(t), mustKey(t)
+	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
+	only2, _ := crypto.NewKeyring("k2", map[string][]byte{"k2": k2})
+	client, _ := New(f.be, both, Options{SpoolDir: t.TempDir()})
+	f.st = client
+	f.put(t, "a", []byte("first"))
+	data := randBytes(5000, 4)
+	id := f.create(t, "z")
+	e := f.part(t, client, "z", id, 1, data)
+	hook := &completingCopier{Store: f.be, complete: func() {
+		if _, err := client.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "z", UploadID: id,
+			Parts: completeParts([]int{1}, []string{e.ETag})}); err != nil {
+			t.Error(err)
+		}
+	}}
+	rw, _ := New(hook, both, Options{SpoolDir: t.TempDir()})
+	got := map[string]string{}
+	if err := rw.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2", Concurrency: 1}, func(r RewrapResult) { got[r.Key] = r.Status }); err != nil {
+		t.Fatal(err)
+	}
+	if got["a"] != RewrapDone || got["z"] != RewrapDone {
+		t.Fatalf("rewrap: %v", got)
+	}
+	f.st, _ = New(f.be, only2, Options{SpoolDir: t.TempDir()})
+	if _, b, err := f.get(t, "z", nil); err != nil || !bytes.Equal(b, data) {
+		t.Fatalf("the upload completed during the run, with only the new key: %v", err)
+	}
+}
+
+// lax drops the conditions of the multipart copy requests named by its
+// flags, as a store that ignores them would.
+type lax struct {
+	backend.Store
+	partCopy, complete bool
+}
+
+func (l *lax) UploadPartCopy(ctx context.Context, in backend.UploadPartCopyInput) (string, error) {
+	if l.partCopy {
+		in.SrcIfMatch = ""
+	}
+	return l.Store.UploadPartCopy(ctx, in)
+}
+
+func (l *lax) CompleteMultipartUpload(ctx context.Context, in backend.CompleteMultipartInput) (backend.CompleteMultipartOutput, error) {
+	if l.complete {
+		in.IfMatch = ""
+	}
+	return l.Store.CompleteMultipartUpload(ctx, in)
+}
+
+// TestRewrapProbesTheMultipartCopy: a store that honours the condition of
+// a CopyObject but ignores that of UploadPartCopy, or the If-Match of the
+// completion, would let a by-parts rewrap lose an object written meanwhile
+// (review R7); rewrap refuses it and changes nothing.
+func TestRewrapProbesTheMultipartCopy(t *testing.T) {
+	for _, c := range []lax{{partCopy: true}, {complete: true}} {
+		f := newFixture(t)
+		kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
+		f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+		f.put(t, "obj", []byte("data"))
+		c.Store = f.be
+		st, _ := New(&c, kr, Options{SpoolDir: t.TempDir()})
+		err := st.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2"}, func(r RewrapResult) { t.Errorf("reported %+v", r) })
+		if !errors.Is(err, ErrCopyConditionIgnored) {
+			t.Fatalf("%+v: %v, want ErrCopyConditionIgnored", c, err)
+		}
+		if keys := f.reservedKeys(t, ReservedPrefix); len(keys) != 0 {
+			t.Fatalf("probe left %v", keys)
+		}
+		if ups, err := f.be.ListMultipartUploads(f.ctx, backend.ListUploadsInput{Bucket: bucket}); err != nil || len(ups.Uploads) != 0 {
+			t.Fatalf("probe left uploads: %+v %v", ups.Uploads, err)
+		}
 	}
 }
