@@ -25,7 +25,7 @@ type GCOptions struct {
 
 // Garbage is one thing GC found that nothing refers to.
 type Garbage struct {
-	Kind     string // "manifest", "upload-state" or "upload"
+	Kind     string // "manifest", "upload-state", "upload" or "probe"
 	Key      string // the state object, or the upload's object key
 	UploadID string // for "upload"
 	Reason   string
@@ -41,7 +41,9 @@ type Garbage struct {
 //   - upload state whose backend upload is gone (completed or aborted
 //     without the state being deleted);
 //   - backend uploads without upload state (s3seal stopped between
-//     creating the upload and writing its state), which are aborted.
+//     creating the upload and writing its state), which are aborted;
+//   - scratch objects and uploads of a rewrap probe (probePrefix) that a
+//     killed run or a failed clean-up left.
 //
 // It never touches client objects, and anything younger than MinAge.
 func (s *Store) GC(ctx context.Context, bucket string, opt GCOptions) ([]Garbage, error) {
@@ -50,7 +52,7 @@ func (s *Store) GC(ctx context.Context, bucket string, opt GCOptions) ([]Garbage
 	}
 	cutoff := opt.Now().Add(-opt.MinAge)
 	var found []Garbage
-	for _, step := range []func(context.Context, string, time.Time) ([]Garbage, error){s.gcManifests, s.gcUploadState, s.gcUploads} {
+	for _, step := range []func(context.Context, string, time.Time) ([]Garbage, error){s.gcManifests, s.gcUploadState, s.gcUploads, s.gcProbes} {
 		g, err := step(ctx, bucket, cutoff)
 		if err != nil {
 			return found, err
@@ -251,7 +253,14 @@ func (s *Store) gcUploads(ctx context.Context, bucket string, cutoff time.Time) 
 			return found, err
 		}
 		for _, u := range out.Uploads {
-			if u.Initiated.After(cutoff) || strings.HasPrefix(u.Key, ReservedPrefix) || stated[u.UploadID] {
+			if u.Initiated.After(cutoff) || stated[u.UploadID] {
+				continue
+			}
+			if strings.HasPrefix(u.Key, probePrefix) {
+				found = append(found, Garbage{Kind: "upload", Key: u.Key, UploadID: u.UploadID, Reason: "a rewrap probe's upload"})
+				continue
+			}
+			if strings.HasPrefix(u.Key, ReservedPrefix) {
 				continue
 			}
 			found = append(found, Garbage{Kind: "upload", Key: u.Key, UploadID: u.UploadID, Reason: "no s3seal state: its parts can never be read"})
@@ -261,4 +270,16 @@ func (s *Store) gcUploads(ctx context.Context, bucket string, cutoff time.Time) 
 		}
 		in.KeyMarker, in.UploadIDMarker = out.NextKeyMarker, out.NextUploadIDMarker
 	}
+}
+
+// gcProbes finds the scratch objects of rewrap probes older than cutoff.
+func (s *Store) gcProbes(ctx context.Context, bucket string, cutoff time.Time) ([]Garbage, error) {
+	var found []Garbage
+	err := s.listAll(ctx, bucket, probePrefix, func(e backend.ListEntry) error {
+		if !e.LastModified.After(cutoff) {
+			found = append(found, Garbage{Kind: "probe", Key: e.Key, Reason: "a rewrap probe's scratch object"})
+		}
+		return nil
+	})
+	return found, err
 }

@@ -101,3 +101,45 @@ func readAllClose(t *testing.T, obj *backend.Object) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestGCRemovesRewrapProbeLeftovers: a rewrap killed during its probe (or
+// whose clean-up failed) leaves a scratch object and an upload under
+// probePrefix; gc removes both once older than MinAge, and nothing else
+// under the reserved prefix (review R8).
+func TestGCRemovesRewrapProbeLeftovers(t *testing.T) {
+	f := newFixture(t)
+	probe := probePrefix + "0123456789abcdef"
+	if _, err := f.be.PutObject(f.ctx, backend.PutInput{Bucket: bucket, Key: probe, Body: bytes.NewReader([]byte("p")), Size: 1}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := f.be.CreateMultipartUpload(f.ctx, backend.CreateMultipartInput{Bucket: bucket, Key: probe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := f.create(t, "inprogress") // a client's upload, with its state
+	later := func() time.Time { return time.Now().Add(48 * time.Hour) }
+	if young, err := f.st.GC(f.ctx, bucket, GCOptions{MinAge: time.Hour}); err != nil || len(young) != 0 {
+		t.Fatalf("young probe leftovers: %+v %v", young, err)
+	}
+	found, err := f.st.GC(f.ctx, bucket, GCOptions{MinAge: time.Hour, Now: later, Delete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, g := range found {
+		if g.Key != probe || !g.Removed {
+			t.Errorf("gc found %+v", g)
+		}
+		kinds[g.Kind] = g.Kind != "upload" || g.UploadID == id
+	}
+	if !kinds["probe"] || !kinds["upload"] || len(found) != 2 {
+		t.Fatalf("gc found %+v", found)
+	}
+	if keys := f.reservedKeys(t, probePrefix); len(keys) != 0 {
+		t.Fatalf("left: %v", keys)
+	}
+	ups, err := f.be.ListMultipartUploads(f.ctx, backend.ListUploadsInput{Bucket: bucket})
+	if err != nil || len(ups.Uploads) != 1 || ups.Uploads[0].UploadID != live {
+		t.Fatalf("uploads after gc: %+v %v", ups.Uploads, err)
+	}
+}

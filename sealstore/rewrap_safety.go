@@ -22,6 +22,11 @@ import (
 // meanwhile.
 var ErrCopyConditionIgnored = errors.New("the object store ignores x-amz-copy-source-if-match or If-Match on a copy")
 
+// probePrefix names rewrap's scratch objects and uploads; a probe lives
+// for seconds, so s3seal gc removes any older than its MinAge (left by a
+// killed run or a failed clean-up).
+const probePrefix = ReservedPrefix + "rewrap-probe-"
+
 // probeCopyCondition checks, with a scratch object under ReservedPrefix
 // (a random name, so that two runs do not meet), that the store refuses
 // each conditional request rewrap makes when its condition fails: a
@@ -32,7 +37,7 @@ func (s *Store) probeCopyCondition(ctx context.Context, bucket string) error {
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return err
 	}
-	key := ReservedPrefix + "rewrap-probe-" + hex.EncodeToString(rnd[:])
+	key := probePrefix + hex.EncodeToString(rnd[:])
 	const wrongETag = "00000000000000000000000000000000"
 	body := []byte("s3seal rewrap probe")
 	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: bucket, Key: key, Body: bytes.NewReader(body), Size: int64(len(body))}); err != nil {
@@ -58,7 +63,11 @@ func (s *Store) probeCopyCondition(ctx context.Context, bucket string) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = s.be.AbortMultipartUpload(dctx, bucket, key, id) }()
+	defer func() {
+		if err := s.be.AbortMultipartUpload(dctx, bucket, key, id); err != nil {
+			s.log.Warn("rewrap: could not abort the probe's upload; s3seal gc removes it", "bucket", bucket, "key", key, "err", err)
+		}
+	}()
 	part := backend.UploadPartCopyInput{Bucket: bucket, Key: key, UploadID: id, PartNumber: 1,
 		SrcBucket: bucket, SrcKey: key, SrcIfMatch: wrongETag, First: 0, Last: int64(len(body)) - 1}
 	_, err = s.be.UploadPartCopy(ctx, part)
