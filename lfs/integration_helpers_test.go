@@ -9,7 +9,6 @@ package lfs
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net"
 	"net/url"
@@ -145,84 +144,6 @@ func (te *itEtcd) snapshot(t *testing.T, addrs ...string) {
 func (te *itEtcd) lease(t *testing.T, partition, node int32) {
 	t.Helper()
 	te.put(t, itLeasePrefix+itTopic+"/"+strconv.Itoa(int(partition)), strconv.Itoa(int(node)))
-}
-
-// itDialer counts broker connections per address (brokers.Config.Dial);
-// after kill, every open connection is closed and new dials fail, as if
-// the brokers went away.
-type itDialer struct {
-	mu     sync.Mutex
-	n      map[string]int
-	conns  []net.Conn
-	killed bool
-}
-
-func (d *itDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.n == nil {
-		d.n = map[string]int{}
-	}
-	d.n[addr]++
-	if d.killed {
-		return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("connection refused (test: brokers gone)")}
-	}
-	var nd net.Dialer
-	c, err := nd.DialContext(ctx, network, addr)
-	if err == nil {
-		d.conns = append(d.conns, c)
-	}
-	return c, err
-}
-
-func (d *itDialer) kill() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.killed = true
-	for _, c := range d.conns {
-		c.Close()
-	}
-}
-
-func (d *itDialer) total() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	s := 0
-	for _, v := range d.n {
-		s += v
-	}
-	return s
-}
-
-func (d *itDialer) to(addr string) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.n[addr]
-}
-
-// itProduces records the node each Produce request reached, without
-// handling it (kfake then handles it as usual).
-type itProduces struct {
-	mu    sync.Mutex
-	nodes []int32
-}
-
-func watchProduces(c *kfake.Cluster) *itProduces {
-	ps := &itProduces{}
-	c.ControlKey(kmsg.Produce.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		ps.mu.Lock()
-		ps.nodes = append(ps.nodes, c.CurrentNode())
-		ps.mu.Unlock()
-		return nil, nil, false
-	})
-	return ps
-}
-
-func (ps *itProduces) get() []int32 {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	return slices.Clone(ps.nodes)
 }
 
 // itProduceError answers a Produce request with code on every partition.

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/s3seal/s3seal/internal/kafkatest"
 	"github.com/s3seal/s3seal/lfs/brokers"
 )
 
@@ -35,7 +36,7 @@ func TestIntegRoutesToPartitionOwner(t *testing.T) {
 	for p, n := range owners {
 		te.lease(t, int32(p), n)
 	}
-	seen := watchProduces(c)
+	seen := kafkatest.WatchProduce(c)
 	d := itDiscovery(t, brokers.Config{EtcdEndpoints: []string{te.endpoint}})
 	e := newEnv(t)
 	h, url := e.itServe(d, nil)
@@ -53,7 +54,7 @@ func TestIntegRoutesToPartitionOwner(t *testing.T) {
 		for _, w := range wants {
 			before += len(w.nodes)
 		}
-		if got := seen.get()[before:]; !slices.Equal(got, nodes) {
+		if got := seen.Nodes()[before:]; !slices.Equal(got, nodes) {
 			t.Fatalf("%s: produce requests on nodes %v, want %v", what, got, nodes)
 		}
 		wants = append(wants, want{env.Key, p, nodes})
@@ -105,7 +106,7 @@ func TestIntegRoutesToPartitionOwner(t *testing.T) {
 func TestIntegTTLCheckedAgainAfterUpload(t *testing.T) {
 	for _, multipart := range []bool{false, true} {
 		c := itCluster(t, 1, 1)
-		seen := watchProduces(c)
+		seen := kafkatest.WatchProduce(c)
 		te := startItEtcd(t)
 		te.snapshot(t, c.ListenAddrs()...)
 		const ttl = 2 * time.Second
@@ -143,7 +144,7 @@ func TestIntegTTLCheckedAgainAfterUpload(t *testing.T) {
 			t.Fatalf("multipart %v: the upload did not reach storage (machine too slow for the TTL?): %d %s", multipart, a.status, a.body)
 		}
 		wantError(t, a, 503, "backend_unavailable")
-		if n := len(seen.get()); n != 1 {
+		if n := len(seen.Nodes()); n != 1 {
 			t.Fatalf("multipart %v: %d produce requests, want only the first", multipart, n)
 		}
 		e.checkStorage(h, 0, first.Key)
@@ -160,21 +161,21 @@ func TestIntegOneBrokerConnectionPerProduce(t *testing.T) {
 	te.snapshot(t, c.ListenAddrs()...)
 	te.lease(t, 0, 0)
 	te.lease(t, 1, 1)
-	dl := &itDialer{}
-	d := itDiscovery(t, brokers.Config{EtcdEndpoints: []string{te.endpoint}, Dial: dl.dial})
+	dl := &kafkatest.Dialer{}
+	d := itDiscovery(t, brokers.Config{EtcdEndpoints: []string{te.endpoint}, Dial: dl.Dial})
 	e := newEnv(t)
 	h, url := e.itServe(d, nil)
 	var keys []string
 	for i := 0; i < 4; i++ {
-		before := dl.total()
+		before := dl.Total()
 		keys = append(keys, envelopeOf(t, produce(t, url, itTopic, randBytes(3000, uint64(30+i)), nil)).Key)
-		if n := dl.total() - before; n != 1 {
+		if n := dl.Total() - before; n != 1 {
 			t.Fatalf("produce %d: %d broker connections, want 1", i, n)
 		}
 	}
-	before := dl.total()
+	before := dl.Total()
 	keys = append(keys, envelopeOf(t, itMultipart(t, url, map[string]any{}, randBytes(3000, 35))).Key)
-	if n := dl.total() - before; n != 2 {
+	if n := dl.Total() - before; n != 2 {
 		t.Fatalf("multipart: %d broker connections, want 2 (init, completion)", n)
 	}
 	consume(t, c, 5)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/s3seal/s3seal/internal/kafkatest"
 	"github.com/s3seal/s3seal/lfs/brokers"
 )
 
@@ -67,8 +68,8 @@ func TestIntegDiscoveredBrokersUsed(t *testing.T) {
 	c := itCluster(t, 2, 3)
 	te := startItEtcd(t)
 	te.snapshot(t, c.ListenAddrs()...)
-	dl := &itDialer{}
-	d := itDiscovery(t, brokers.Config{EtcdEndpoints: []string{te.endpoint}, Dial: dl.dial})
+	dl := &kafkatest.Dialer{}
+	d := itDiscovery(t, brokers.Config{EtcdEndpoints: []string{te.endpoint}, Dial: dl.Dial})
 	e := newEnv(t)
 	h, url := e.itServe(d, nil)
 
@@ -92,8 +93,8 @@ func TestIntegDiscoveredBrokersUsed(t *testing.T) {
 	if !bytes.Equal(e.readBlob(env1.Key), data) || !bytes.Equal(e.readBlob(env2.Key), big) {
 		t.Fatal("stored blobs differ")
 	}
-	if dl.total() == 0 || dl.to(c.ListenAddrs()[0])+dl.to(c.ListenAddrs()[1]) != dl.total() {
-		t.Fatalf("dials %v, want only the brokers etcd lists", dl.n)
+	if dl.Total() == 0 || dl.To(c.ListenAddrs()[0])+dl.To(c.ListenAddrs()[1]) != dl.Total() {
+		t.Fatalf("dials %v, want only the brokers etcd lists", dl.Counts())
 	}
 	e.checkStorage(h, 0, env1.Key, env2.Key)
 }
@@ -102,12 +103,12 @@ func TestIntegDiscoveredBrokersUsed(t *testing.T) {
 // one etcd lists (etcd is down, too) is never dialed.
 func TestIntegStaticListWins(t *testing.T) {
 	static, other := itCluster(t, 1, 1), itCluster(t, 1, 1)
-	otherSeen := watchProduces(other)
+	otherSeen := kafkatest.WatchProduce(other)
 	te := startItEtcd(t)
 	te.snapshot(t, other.ListenAddrs()...)
-	dl := &itDialer{}
+	dl := &kafkatest.Dialer{}
 	d := itDiscovery(t, brokers.Config{Static: static.ListenAddrs(), EtcdEndpoints: []string{te.endpoint},
-		Dial: dl.dial, CacheTTL: time.Millisecond})
+		Dial: dl.Dial, CacheTTL: time.Millisecond})
 	te.stop()
 	e := newEnv(t)
 	h, url := e.itServe(d, nil)
@@ -116,8 +117,8 @@ func TestIntegStaticListWins(t *testing.T) {
 	if r := consume(t, static, 1)[0]; !bytes.Contains(r.Value, []byte(env.Key)) {
 		t.Fatalf("record %s", r.Value)
 	}
-	if len(otherSeen.get()) != 0 || dl.to(other.ListenAddrs()[0]) != 0 {
-		t.Fatalf("the etcd-listed broker was used: produces %v, dials %v", otherSeen.get(), dl.n)
+	if len(otherSeen.Nodes()) != 0 || dl.To(other.ListenAddrs()[0]) != 0 {
+		t.Fatalf("the etcd-listed broker was used: produces %v, dials %v", otherSeen.Nodes(), dl.Counts())
 	}
 	e.checkStorage(h, 0, env.Key)
 }
@@ -127,20 +128,20 @@ func TestIntegStaticListWins(t *testing.T) {
 // started, no broker dialed, though the cache still holds the old broker.
 func TestIntegEtcdListsNoBroker(t *testing.T) {
 	c := itCluster(t, 1, 1)
-	seen := watchProduces(c)
+	seen := kafkatest.WatchProduce(c)
 	te := startItEtcd(t)
 	te.snapshot(t, c.ListenAddrs()...)
-	dl := &itDialer{}
-	d := itDiscovery(t, brokers.Config{EtcdEndpoints: []string{te.endpoint}, Dial: dl.dial})
+	dl := &kafkatest.Dialer{}
+	d := itDiscovery(t, brokers.Config{EtcdEndpoints: []string{te.endpoint}, Dial: dl.Dial})
 	e := newEnv(t)
 	h, url := e.itServe(d, nil)
 	first := envelopeOf(t, produce(t, url, itTopic, randBytes(5000, 13), nil))
 
 	te.snapshot(t) // brokers scaled to zero
-	dials := dl.total()
+	dials := dl.Total()
 	noBrokerAnswers(t, url)
-	if dl.total() != dials || len(seen.get()) != 1 {
-		t.Fatalf("%d dials, %d produce requests after etcd listed no broker", dl.total()-dials, len(seen.get())-1)
+	if dl.Total() != dials || len(seen.Nodes()) != 1 {
+		t.Fatalf("%d dials, %d produce requests after etcd listed no broker", dl.Total()-dials, len(seen.Nodes())-1)
 	}
 	e.checkStorage(h, 0, first.Key)
 }
@@ -153,16 +154,16 @@ func TestIntegDialFailureAfterUploadDeletesObject(t *testing.T) {
 	te := startItEtcd(t)
 	for _, multipart := range []bool{false, true} {
 		c := itCluster(t, 1, 1)
-		seen := watchProduces(c)
+		seen := kafkatest.WatchProduce(c)
 		te.snapshot(t, c.ListenAddrs()...)
-		dl := &itDialer{}
-		d := itDiscovery(t, brokers.Config{EtcdEndpoints: []string{te.endpoint}, Dial: dl.dial})
+		dl := &kafkatest.Dialer{}
+		d := itDiscovery(t, brokers.Config{EtcdEndpoints: []string{te.endpoint}, Dial: dl.Dial})
 		e := newEnv(t)
 		var dialsAtUpload atomic.Int64
 		var armed atomic.Bool
 		h, url := e.itServe(d, func() {
 			if armed.Load() {
-				dialsAtUpload.Store(int64(dl.total()))
+				dialsAtUpload.Store(int64(dl.Total()))
 				c.Close()
 			}
 		})
@@ -183,9 +184,9 @@ func TestIntegDialFailureAfterUploadDeletesObject(t *testing.T) {
 			a = produce(t, url, itTopic, data, nil)
 		}
 		wantError(t, a, 503, "backend_unavailable")
-		if dialsAtUpload.Load() == 0 || int64(dl.total()) <= dialsAtUpload.Load() || len(seen.get()) != 0 {
+		if dialsAtUpload.Load() == 0 || int64(dl.Total()) <= dialsAtUpload.Load() || len(seen.Nodes()) != 0 {
 			t.Fatalf("multipart %v: dials at upload %d, after %d (want a failed redial); %d produce requests",
-				multipart, dialsAtUpload.Load(), dl.total(), len(seen.get()))
+				multipart, dialsAtUpload.Load(), dl.Total(), len(seen.Nodes()))
 		}
 		e.checkStorage(h, 0)
 	}
@@ -195,7 +196,7 @@ func TestIntegDialFailureAfterUploadDeletesObject(t *testing.T) {
 // 503, nothing stored, no upload started, nothing produced.
 func TestIntegStaleCacheIsNoBroker(t *testing.T) {
 	c := itCluster(t, 1, 1)
-	seen := watchProduces(c)
+	seen := kafkatest.WatchProduce(c)
 	te := startItEtcd(t)
 	te.snapshot(t, c.ListenAddrs()...)
 	const ttl = time.Second
@@ -208,7 +209,7 @@ func TestIntegStaleCacheIsNoBroker(t *testing.T) {
 	te.stop()
 	time.Sleep(time.Until(okAt.Add(ttl + 100*time.Millisecond)))
 	noBrokerAnswers(t, url)
-	if n := len(seen.get()); n != 1 {
+	if n := len(seen.Nodes()); n != 1 {
 		t.Fatalf("%d produce requests, want only the first", n)
 	}
 	e.checkStorage(h, 0, first.Key)
@@ -241,14 +242,14 @@ func TestIntegUnreachableListedBroker(t *testing.T) {
 	te := startItEtcd(t)
 	te.snapshot(t, dead)
 	for _, cfg := range []brokers.Config{{EtcdEndpoints: []string{te.endpoint}}, {Static: []string{dead}}} {
-		dl := &itDialer{}
-		cfg.Dial = dl.dial
+		dl := &kafkatest.Dialer{}
+		cfg.Dial = dl.Dial
 		d := itDiscovery(t, cfg)
 		e := newEnv(t)
 		h, url := e.itServe(d, nil)
 		noBrokerAnswers(t, url)
-		if dl.to(dead) != 3 {
-			t.Fatalf("dials %v, want the listed broker tried once per request", dl.n)
+		if dl.To(dead) != 3 {
+			t.Fatalf("dials %v, want the listed broker tried once per request", dl.Counts())
 		}
 		e.checkStorage(h, 0)
 	}

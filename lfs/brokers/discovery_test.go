@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/s3seal/s3seal/internal/kafkatest"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -15,8 +16,8 @@ func TestDiscoveredBrokersUsed(t *testing.T) {
 	c := newCluster(t, 2, 3)
 	te := startEtcd(t)
 	te.putSnapshot(t, c.ListenAddrs()...)
-	dc := &dialCounter{}
-	d := newDiscovery(t, Config{EtcdEndpoints: []string{te.endpoint}, Dial: dc.dial})
+	dc := &kafkatest.Dialer{}
+	d := newDiscovery(t, Config{EtcdEndpoints: []string{te.endpoint}, Dial: dc.Dial})
 
 	s := connect(t, d)
 	if err := s.Check(context.Background()); err != nil {
@@ -30,7 +31,7 @@ func TestDiscoveredBrokersUsed(t *testing.T) {
 	if want := keyPartition(key, 3); out.Partition != want || out.Offset != 0 {
 		t.Fatalf("produced %+v, want partition %d offset 0", out, want)
 	}
-	if dc.total() == 0 {
+	if dc.Total() == 0 {
 		t.Fatal("no broker from etcd was dialed")
 	}
 
@@ -63,10 +64,10 @@ func TestStaticListWins(t *testing.T) {
 	other := newCluster(t, 1, 1)
 	te := startEtcd(t)
 	te.putSnapshot(t, other.ListenAddrs()...)
-	dc := &dialCounter{}
+	dc := &kafkatest.Dialer{}
 	d := newDiscovery(t, Config{
 		Static: static.ListenAddrs(), EtcdEndpoints: []string{te.endpoint},
-		Dial: dc.dial, CacheTTL: time.Millisecond,
+		Dial: dc.Dial, CacheTTL: time.Millisecond,
 	})
 	te.stop()
 	s := connect(t, d)
@@ -76,8 +77,8 @@ func TestStaticListWins(t *testing.T) {
 	if _, err := s.Produce(context.Background(), testTopic, 0, nil, []byte("x"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if dc.to(other.ListenAddrs()[0]) != 0 || dc.to(static.ListenAddrs()[0]) != 1 {
-		t.Fatalf("dials %v", dc.n)
+	if dc.To(other.ListenAddrs()[0]) != 0 || dc.To(static.ListenAddrs()[0]) != 1 {
+		t.Fatalf("dials %v", dc.Counts())
 	}
 }
 
@@ -117,7 +118,7 @@ func TestNoSnapshotIsNoBroker(t *testing.T) {
 // Connect, Check and Produce all answer ErrNoBroker and nothing is sent.
 func TestEtcdOutageCacheTTL(t *testing.T) {
 	c := newCluster(t, 1, 1)
-	seen := watchProduce(c)
+	seen := kafkatest.WatchProduce(c)
 	te := startEtcd(t)
 	te.putSnapshot(t, c.ListenAddrs()...)
 	const ttl = 1500 * time.Millisecond
@@ -145,11 +146,11 @@ func TestEtcdOutageCacheTTL(t *testing.T) {
 	if err := s.Check(context.Background()); !errors.Is(err, ErrNoBroker) {
 		t.Fatalf("Check past TTL = %v, want ErrNoBroker", err)
 	}
-	before := len(seen.get())
+	before := len(seen.Nodes())
 	if _, err := s.Produce(context.Background(), testTopic, 0, nil, []byte("x"), nil); !errors.Is(err, ErrNoBroker) {
 		t.Fatalf("Produce past TTL = %v, want ErrNoBroker", err)
 	}
-	if n := len(seen.get()); n != before {
+	if n := len(seen.Nodes()); n != before {
 		t.Fatalf("%d produce requests sent past the TTL", n-before)
 	}
 }
@@ -168,13 +169,13 @@ func TestUnreachableListedBrokerIsNoBroker(t *testing.T) {
 	te := startEtcd(t)
 	dead := closedAddr(t)
 	te.putSnapshot(t, dead)
-	dc := &dialCounter{}
-	d := newDiscovery(t, Config{EtcdEndpoints: []string{te.endpoint}, Dial: dc.dial})
+	dc := &kafkatest.Dialer{}
+	d := newDiscovery(t, Config{EtcdEndpoints: []string{te.endpoint}, Dial: dc.Dial})
 	if _, err := d.Connect(context.Background()); !errors.Is(err, ErrNoBroker) {
 		t.Fatalf("Connect = %v, want ErrNoBroker", err)
 	}
-	if dc.to(dead) != 1 {
-		t.Fatalf("dials %v", dc.n)
+	if dc.To(dead) != 1 {
+		t.Fatalf("dials %v", dc.Counts())
 	}
 	ds := newDiscovery(t, Config{Static: []string{dead}})
 	if _, err := ds.Connect(context.Background()); !errors.Is(err, ErrNoBroker) {

@@ -126,64 +126,6 @@ func (te *testEtcd) putLease(t *testing.T, partition, node int32) {
 	te.put(t, fmt.Sprintf("%s%s/%d", leasePrefix, testTopic, partition), strconv.Itoa(int(node)))
 }
 
-// dialCounter counts broker connections per address.
-type dialCounter struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (d *dialCounter) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	d.mu.Lock()
-	if d.n == nil {
-		d.n = map[string]int{}
-	}
-	d.n[addr]++
-	d.mu.Unlock()
-	var nd net.Dialer
-	return nd.DialContext(ctx, network, addr)
-}
-
-func (d *dialCounter) total() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	s := 0
-	for _, v := range d.n {
-		s += v
-	}
-	return s
-}
-
-func (d *dialCounter) to(addr string) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.n[addr]
-}
-
-// produceSeen records on which node each Produce request arrived, without
-// handling it.
-type produceSeen struct {
-	mu    sync.Mutex
-	nodes []int32
-}
-
-func watchProduce(c *kfake.Cluster) *produceSeen {
-	ps := &produceSeen{}
-	c.ControlKey(kmsg.Produce.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		ps.mu.Lock()
-		ps.nodes = append(ps.nodes, c.CurrentNode())
-		ps.mu.Unlock()
-		return nil, nil, false
-	})
-	return ps
-}
-
-func (ps *produceSeen) get() []int32 {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	return append([]int32(nil), ps.nodes...)
-}
-
 // produceError answers a Produce request with code on every partition.
 func produceError(req kmsg.Request, code int16) kmsg.Response {
 	preq := req.(*kmsg.ProduceRequest)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/s3seal/s3seal/internal/kafkatest"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -33,7 +34,7 @@ func etcdCluster(t *testing.T) (*kfake.Cluster, *testEtcd) {
 // one produce request, on node 2.
 func TestRoutesToLeaseOwner(t *testing.T) {
 	c, te := etcdCluster(t)
-	seen := watchProduce(c)
+	seen := kafkatest.WatchProduce(c)
 	d := newDiscovery(t, Config{EtcdEndpoints: []string{te.endpoint}})
 	for i := 0; i < 3; i++ { // whichever broker Connect picked
 		s := connect(t, d)
@@ -41,7 +42,7 @@ func TestRoutesToLeaseOwner(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := seen.get(); !slices.Equal(got, []int32{2, 2, 2}) {
+	if got := seen.Nodes(); !slices.Equal(got, []int32{2, 2, 2}) {
 		t.Fatalf("produce requests on nodes %v, want only node 2", got)
 	}
 }
@@ -209,7 +210,7 @@ func TestSentThenFailed(t *testing.T) {
 // Unknown topic or partition: nothing sent, neither sentinel.
 func TestUnknownTopicOrPartition(t *testing.T) {
 	c := newCluster(t, 1, 2)
-	seen := watchProduce(c)
+	seen := kafkatest.WatchProduce(c)
 	d := newDiscovery(t, Config{Static: c.ListenAddrs()})
 	s := connect(t, d)
 	for _, tc := range []struct {
@@ -221,7 +222,7 @@ func TestUnknownTopicOrPartition(t *testing.T) {
 			t.Fatalf("%s/%d: Produce = %v", tc.topic, tc.p, err)
 		}
 	}
-	if len(seen.get()) != 0 {
+	if len(seen.Nodes()) != 0 {
 		t.Fatal("a produce request was sent")
 	}
 }
@@ -231,10 +232,10 @@ func TestUnknownTopicOrPartition(t *testing.T) {
 // key, which prefers such a partition); a remote owner costs one more.
 func TestOneConnectionPerProduce(t *testing.T) {
 	c, te := etcdCluster(t)
-	dc := &dialCounter{}
-	d := newDiscovery(t, Config{EtcdEndpoints: []string{te.endpoint}, Dial: dc.dial})
+	dc := &kafkatest.Dialer{}
+	d := newDiscovery(t, Config{EtcdEndpoints: []string{te.endpoint}, Dial: dc.Dial})
 	for i := 0; i < 3; i++ {
-		before := dc.total()
+		before := dc.Total()
 		s := connect(t, d)
 		if err := s.Check(context.Background()); err != nil {
 			t.Fatal(err)
@@ -242,16 +243,16 @@ func TestOneConnectionPerProduce(t *testing.T) {
 		if _, err := s.Produce(context.Background(), testTopic, -1, nil, []byte("x"), nil); err != nil {
 			t.Fatal(err)
 		}
-		if n := dc.total() - before; n != 1 {
+		if n := dc.Total() - before; n != 1 {
 			t.Fatalf("no key: %d connections for one produce", n)
 		}
 		s.Close()
 	}
 	for i := 0; i < 3; i++ {
-		before, owner := dc.total(), c.ListenAddrs()[2]
-		ownerBefore := dc.to(owner)
+		before, owner := dc.Total(), c.ListenAddrs()[2]
+		ownerBefore := dc.To(owner)
 		s := connect(t, d)
-		onOwner := dc.to(owner) > ownerBefore
+		onOwner := dc.To(owner) > ownerBefore
 		if err := s.Check(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +263,7 @@ func TestOneConnectionPerProduce(t *testing.T) {
 		if onOwner {
 			want = 1
 		}
-		if n := dc.total() - before; n != want {
+		if n := dc.Total() - before; n != want {
 			t.Fatalf("partition 1, session on owner %v: %d connections, want %d", onOwner, n, want)
 		}
 		s.Close()
@@ -272,8 +273,8 @@ func TestOneConnectionPerProduce(t *testing.T) {
 // Check finds a dead connection and connects again before the produce.
 func TestCheckReconnectsDeadConnection(t *testing.T) {
 	c := newCluster(t, 1, 1)
-	dc := &dialCounter{}
-	d := newDiscovery(t, Config{Static: c.ListenAddrs(), Dial: dc.dial})
+	dc := &kafkatest.Dialer{}
+	d := newDiscovery(t, Config{Static: c.ListenAddrs(), Dial: dc.Dial})
 	s := connect(t, d)
 	c.ControlKey(kmsg.ApiVersions.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
 		return nil, errors.New("drop"), true // closes the session's connection
@@ -281,14 +282,14 @@ func TestCheckReconnectsDeadConnection(t *testing.T) {
 	if err := s.Check(context.Background()); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
-	if dc.total() != 2 {
-		t.Fatalf("%d dials, want a reconnect", dc.total())
+	if dc.Total() != 2 {
+		t.Fatalf("%d dials, want a reconnect", dc.Total())
 	}
 	if _, err := s.Produce(context.Background(), testTopic, 0, nil, []byte("x"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if dc.total() != 2 {
-		t.Fatalf("%d dials after produce", dc.total())
+	if dc.Total() != 2 {
+		t.Fatalf("%d dials after produce", dc.Total())
 	}
 	c.Close() // broker gone: Check fails
 	if err := s.Check(context.Background()); !errors.Is(err, ErrNoBroker) {
