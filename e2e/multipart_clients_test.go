@@ -136,21 +136,7 @@ func TestMultipartS3cmd(t *testing.T) {
 			t.Parallel()
 			p := startBackend(t, be)
 			dir := t.TempDir()
-			cfg := writeFile(t, dir, "s3cfg", []byte(fmt.Sprintf(`[default]
-access_key = %s
-secret_key = %s
-host_base = %s
-host_bucket = %s
-use_https = False
-signature_v2 = False
-bucket_location = us-east-1
-check_ssl_certificate = False
-`, p.AccessKey, p.SecretKey, p.Addr, p.Addr)))
-			env := cleanEnv(nil, "HOME="+dir)
-			s3cmd := func(args ...string) string {
-				t.Helper()
-				return runTool(t, env, "s3cmd", append([]string{"-c", cfg, "--no-progress"}, args...)...)
-			}
+			s3cmd := s3cmdFor(t, p, dir)
 			data := patternBytes(700, 20*mib+3)
 			src := writeFile(t, dir, "src.bin", data)
 			s3cmd("mb", "s3://mps3cmd")

@@ -8,11 +8,9 @@ import (
 	"testing"
 )
 
-func TestS3cmd(t *testing.T) {
-	t.Parallel()
-	requireTool(t, "s3cmd")
-	p := startS3seal(t, sealOpts{})
-	dir := t.TempDir()
+// s3cmdFor returns a runner of s3cmd configured (in dir, also its HOME)
+// for p over plain HTTP with Signature V4.
+func s3cmdFor(t *testing.T, p *sealProc, dir string) func(args ...string) string {
 	cfg := writeFile(t, dir, "s3cfg", []byte(fmt.Sprintf(`[default]
 access_key = %s
 secret_key = %s
@@ -24,10 +22,18 @@ bucket_location = us-east-1
 check_ssl_certificate = False
 `, p.AccessKey, p.SecretKey, p.Addr, p.Addr)))
 	env := cleanEnv(nil, "HOME="+dir)
-	s3cmd := func(args ...string) string {
+	return func(args ...string) string {
 		t.Helper()
 		return runTool(t, env, "s3cmd", append([]string{"-c", cfg, "--no-progress"}, args...)...)
 	}
+}
+
+func TestS3cmd(t *testing.T) {
+	t.Parallel()
+	requireTool(t, "s3cmd")
+	p := startS3seal(t, sealOpts{})
+	dir := t.TempDir()
+	s3cmd := s3cmdFor(t, p, dir)
 
 	files := clientFixture()
 	s3cmd("mb", "s3://s3cmdbkt")
