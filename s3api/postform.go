@@ -77,7 +77,8 @@ var postAuthFields = map[string]bool{"x-amz-algorithm": true, "x-amz-credential"
 
 // objectHeader turns the fields that stand for PutObject headers into
 // those headers, so that the object is stored (and refused) exactly as a
-// PUT with them would be.
+// PUT with them would be. The tagging field is an XML document, not the
+// header's query string: it is refused on its own (see servePost).
 func (f *postForm) objectHeader() http.Header {
 	h := http.Header{}
 	for name, v := range f.fields {
@@ -87,8 +88,6 @@ func (f *postForm) objectHeader() http.Header {
 			h.Set(name, v)
 		case name == "acl":
 			h.Set("X-Amz-Acl", v)
-		case name == "tagging":
-			h.Set("X-Amz-Tagging", v)
 		case strings.HasPrefix(name, "x-amz-") && !postAuthFields[name]:
 			h.Set(name, v)
 		}

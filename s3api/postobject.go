@@ -65,6 +65,9 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if strings.TrimSpace(form.get("tagging")) != "" {
+		return apiErr("NotImplemented", "s3seal does not implement the tagging field of a POST upload; it is refused rather than ignored")
+	}
 	h := form.objectHeader()
 	if err := writePolicy.check(h); err != nil {
 		return err
