@@ -156,6 +156,9 @@ func TestPostObjectStoresSealedObject(t *testing.T) {
 	if loc := res.header.Get("Location"); loc != url+"/forms/up%2Fhello.txt" {
 		t.Fatalf("Location %q", loc)
 	}
+	if res.header.Get("X-Amz-Checksum-Crc64nvme") == "" || res.header.Get("X-Amz-Checksum-Type") != "FULL_OBJECT" {
+		t.Fatalf("no default checksum reported: %v", res.header)
+	}
 	out, err := c.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(postBucket), Key: aws.String("up/hello.txt")})
 	if err != nil {
 		t.Fatal(err)
@@ -391,5 +394,21 @@ func TestPostObjectCaseInsensitiveNames(t *testing.T) {
 	ct, body = formBody(t, fields, "", []byte("bar"))
 	if res := sendPost(t, url, ct, body); res.status != 403 {
 		t.Fatalf("value case: got %d %s", res.status, res.body)
+	}
+}
+
+// TestPostObjectRangeInclusive: a file of exactly the minimum and the
+// maximum of content-length-range is stored.
+func TestPostObjectRangeInclusive(t *testing.T) {
+	url, c := newPostServer(t)
+	p := postSigner{ak: postAK, sk: postSK, now: time.Now()}
+	b64, sig := p.policy(t, time.Now().Add(time.Hour), map[string]string{"bucket": postBucket},
+		[]any{"starts-with", "$key", "r"}, []any{"content-length-range", 6, 100}, []any{"content-length-range", "0", "6"})
+	ct, body := formBody(t, append(p.fields(b64, sig), [2]string{"key", "r"}), "f", []byte("sixsix"))
+	if res := sendPost(t, url, ct, body); res.status != 204 {
+		t.Fatalf("got %d %s", res.status, res.body)
+	}
+	if got := readObject(t, c, postBucket, "r"); got != "sixsix" {
+		t.Fatalf("got %q", got)
 	}
 }
