@@ -1,7 +1,7 @@
 package s3api
 
 import (
-	"errors"
+	"bytes"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -111,7 +111,8 @@ func readPostForm(r *http.Request) (*postForm, *multipart.Part, error) {
 		return nil, nil, malformedPOST()
 	}
 	// The multipart reader reads ahead up to 4 KiB past the part it is on.
-	lim := &preDataLimit{r: r.Body, left: maxPostPreData + 4<<10}
+	lim := &preDataLimit{r: r.Body, left: maxPostPreData + 4<<10, closing: []byte("\r\n--" + params["boundary"] + "--"),
+		tail: []byte("\r\n")} // a delimiter first in the body has no CRLF before it
 	mr := multipart.NewReader(lim, params["boundary"])
 	form := &postForm{fields: map[string]string{}, names: map[string]string{}}
 	for {
@@ -119,7 +120,9 @@ func readPostForm(r *http.Request) (*postForm, *multipart.Part, error) {
 		if lim.over {
 			return nil, nil, preDataTooLarge()
 		}
-		if errors.Is(err, io.EOF) {
+		// The reader also answers a bare io.EOF for a form cut inside a
+		// part's headers: only one that closed is a form without a file.
+		if err == io.EOF && lim.closed {
 			return nil, nil, &APIError{Code: "InvalidArgument", StatusCode: 400, Message: "POST requires exactly one file upload per request."}
 		}
 		if err != nil {
@@ -153,11 +156,15 @@ func preDataTooLarge() *APIError {
 		Message: "Your POST request fields preceeding the upload file was too large."}
 }
 
-// preDataLimit refuses to read more than left bytes while it is >= 0.
+// preDataLimit refuses to read more than left bytes while it is >= 0,
+// and notes whether the form's close delimiter went by.
 type preDataLimit struct {
-	r    io.Reader
-	left int64
-	over bool
+	r       io.Reader
+	left    int64
+	over    bool
+	closing []byte // "\r\n--boundary--"
+	tail    []byte // the last bytes read, to find closing across reads
+	closed  bool
 }
 
 func (l *preDataLimit) Read(p []byte) (int, error) {
@@ -173,5 +180,12 @@ func (l *preDataLimit) Read(p []byte) (int, error) {
 	}
 	n, err := l.r.Read(p)
 	l.left -= int64(n)
+	if !l.closed && n > 0 {
+		l.tail = append(l.tail, p[:n]...)
+		l.closed = bytes.Contains(l.tail, l.closing)
+		if keep := len(l.closing) - 1; len(l.tail) > keep {
+			l.tail = append(l.tail[:0], l.tail[len(l.tail)-keep:]...)
+		}
+	}
 	return n, err
 }

@@ -412,3 +412,24 @@ func TestPostObjectRangeInclusive(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// TestPostObjectCutInFields: a form that ends among its fields is
+// malformed; one that closes without a file has no file.
+func TestPostObjectCutInFields(t *testing.T) {
+	url, _ := newPostServer(t)
+	ct, body := formBody(t, [][2]string{{"key", "k"}, {"x-ignore-a", "b"}}, "", nil)
+	if res := sendPost(t, url, ct, body); res.status != 400 || !strings.Contains(res.body, "POST requires exactly one file upload per request.") {
+		t.Fatalf("no file: %d %s", res.status, res.body)
+	}
+	if res := sendPost(t, url, ct, nil); res.status != 400 {
+		t.Fatalf("empty: %d %s", res.status, res.body)
+	}
+	boundary := ct[strings.Index(ct, "boundary=")+len("boundary="):]
+	if res := sendPost(t, url, ct, []byte("--"+boundary+"--\r\n")); res.status != 400 || !strings.Contains(res.body, "exactly one file") {
+		t.Fatalf("no parts: %d %s", res.status, res.body)
+	}
+	cut := body[:bytes.Index(body, []byte("x-ignore-a"))]
+	if res := sendPost(t, url, ct, cut); res.status != 400 || !strings.Contains(res.body, "<Code>MalformedPOSTRequest</Code>") {
+		t.Fatalf("cut: %d %s", res.status, res.body)
+	}
+}
