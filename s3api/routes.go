@@ -85,6 +85,7 @@ func (s *Server) routes() *mux.Router {
 	b.Methods(http.MethodGet).Queries("list-type", "2").HandlerFunc(s.serve("ListObjectsV2", accRead, s.listObjectsV2))
 	b.Methods(http.MethodGet).HandlerFunc(s.serve("ListObjects", accRead, s.listObjectsV1))
 	b.Methods(http.MethodPost).MatcherFunc(has("delete")).HandlerFunc(s.serve("DeleteObjects", accWrite, s.deleteObjects))
+	b.Methods(http.MethodPost).MatcherFunc(isPostForm).HandlerFunc(s.postObject) // browser upload; the form carries the signature
 	b.Methods(http.MethodPut).HandlerFunc(s.serve("CreateBucket", accWrite, s.createBucket))
 	b.Methods(http.MethodHead).HandlerFunc(s.serve("HeadBucket", accRead, s.headBucket))
 	b.Methods(http.MethodDelete).HandlerFunc(s.serve("DeleteBucket", accWrite, s.deleteBucket))

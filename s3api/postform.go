@@ -1,0 +1,191 @@
+package s3api
+
+import (
+	"bytes"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/s3seal/s3seal/s3api/sigv4"
+)
+
+// maxPostPreData is S3's limit on a POST form before its file: the fields
+// with their part headers and boundaries (20 KB).
+const maxPostPreData = 20 << 10
+
+// postForm holds the fields of a browser POST upload that came before the
+// file, by lower-case name (the names are case-insensitive); a name sent
+// twice has its values joined with ",", as S3 does.
+type postForm struct {
+	fields map[string]string
+	names  map[string]string // lower-case name -> the name as first sent
+	order  []string          // lower-case names in the order sent
+}
+
+func (f *postForm) add(name, value string) {
+	ln := strings.ToLower(name)
+	if old, ok := f.fields[ln]; ok {
+		f.fields[ln] = old + "," + value
+		return
+	}
+	f.fields[ln] = value
+	f.names[ln] = name
+	f.order = append(f.order, ln)
+}
+
+func (f *postForm) value(name string) (string, bool) {
+	v, ok := f.fields[name]
+	return v, ok
+}
+
+func (f *postForm) get(name string) string { return f.fields[name] }
+
+// auth is the form's authentication fields for sigv4.
+func (f *postForm) auth() sigv4.PostFields {
+	return sigv4.PostFields{
+		Algorithm: f.get("x-amz-algorithm"), Credential: f.get("x-amz-credential"),
+		Date: f.get("x-amz-date"), Signature: f.get("x-amz-signature"), Policy: f.get("policy"),
+		AWSAccessKeyID: f.get("awsaccesskeyid"), SignatureV2: f.get("signature"),
+	}
+}
+
+// expandFilename replaces ${filename} in every field with the file's name
+// (after its last / or \). A file part without a filename parameter leaves
+// the variable as it is, as S3 does.
+func (f *postForm) expandFilename(file *multipart.Part) {
+	_, params, err := mime.ParseMediaType(file.Header.Get("Content-Disposition"))
+	name, ok := params["filename"]
+	if err != nil || !ok {
+		return
+	}
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	for k, v := range f.fields {
+		f.fields[k] = strings.ReplaceAll(v, "${filename}", name)
+	}
+}
+
+// postAuthFields are fields that authenticate the form; they are not
+// object headers.
+var postAuthFields = map[string]bool{"x-amz-algorithm": true, "x-amz-credential": true,
+	"x-amz-date": true, "x-amz-signature": true, "x-amz-security-token": true}
+
+// objectHeader turns the fields that stand for PutObject headers into
+// those headers, so that the object is stored (and refused) exactly as a
+// PUT with them would be. The tagging field is an XML document, not the
+// header's query string: it is refused on its own (see servePost).
+func (f *postForm) objectHeader() http.Header {
+	h := http.Header{}
+	for name, v := range f.fields {
+		switch {
+		case name == "content-type", name == "cache-control", name == "content-disposition",
+			name == "content-encoding", name == "content-language", name == "expires", name == "content-md5":
+			h.Set(name, v)
+		case name == "acl":
+			h.Set("X-Amz-Acl", v)
+		case strings.HasPrefix(name, "x-amz-") && !postAuthFields[name]:
+			h.Set(name, v)
+		}
+	}
+	return h
+}
+
+// isPostForm matches a bucket POST whose body is a form (browser upload).
+func isPostForm(r *http.Request, _ *mux.RouteMatch) bool {
+	ct := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Type")))
+	return strings.HasPrefix(ct, "multipart/form-data")
+}
+
+// readPostForm reads the form up to its file part, which it returns
+// unread: the fields are held in memory (at most maxPostPreData of them),
+// the file is streamed by the caller. Fields after the file are never
+// read, as S3 ignores them.
+func readPostForm(r *http.Request) (*postForm, *multipart.Part, error) {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return nil, nil, malformedPOST()
+	}
+	// The multipart reader reads ahead up to 4 KiB past the part it is on.
+	lim := &preDataLimit{r: r.Body, left: maxPostPreData + 4<<10, closing: []byte("\r\n--" + params["boundary"] + "--"),
+		tail: []byte("\r\n")} // a delimiter first in the body has no CRLF before it
+	mr := multipart.NewReader(lim, params["boundary"])
+	form := &postForm{fields: map[string]string{}, names: map[string]string{}}
+	for {
+		p, err := mr.NextRawPart()
+		if lim.over {
+			return nil, nil, preDataTooLarge()
+		}
+		// The reader also answers a bare io.EOF for a form cut inside a
+		// part's headers: only one that closed is a form without a file.
+		if err == io.EOF && lim.closed {
+			return nil, nil, &APIError{Code: "InvalidArgument", StatusCode: 400, Message: "POST requires exactly one file upload per request."}
+		}
+		if err != nil {
+			return nil, nil, malformedPOST()
+		}
+		name := p.FormName()
+		if name == "file" || strings.EqualFold(name, "file") {
+			lim.left = -1
+			return form, p, nil
+		}
+		v, err := io.ReadAll(p)
+		if lim.over {
+			return nil, nil, preDataTooLarge()
+		}
+		if err != nil {
+			return nil, nil, malformedPOST()
+		}
+		if name != "" {
+			form.add(name, string(v))
+		}
+	}
+}
+
+func malformedPOST() *APIError {
+	return &APIError{Code: "MalformedPOSTRequest", StatusCode: 400,
+		Message: "The body of your POST request is not well-formed multipart/form-data."}
+}
+
+func preDataTooLarge() *APIError {
+	return &APIError{Code: "MaxPostPreDataLengthExceeded", StatusCode: 400,
+		Message: "Your POST request fields preceeding the upload file was too large."}
+}
+
+// preDataLimit refuses to read more than left bytes while it is >= 0,
+// and notes whether the form's close delimiter went by.
+type preDataLimit struct {
+	r       io.Reader
+	left    int64
+	over    bool
+	closing []byte // "\r\n--boundary--"
+	tail    []byte // the last bytes read, to find closing across reads
+	closed  bool
+}
+
+func (l *preDataLimit) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return l.r.Read(p)
+	}
+	if l.left == 0 {
+		l.over = true
+		return 0, preDataTooLarge()
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	if !l.closed && n > 0 {
+		l.tail = append(l.tail, p[:n]...)
+		l.closed = bytes.Contains(l.tail, l.closing)
+		if keep := len(l.closing) - 1; len(l.tail) > keep {
+			l.tail = append(l.tail[:0], l.tail[len(l.tail)-keep:]...)
+		}
+	}
+	return n, err
+}

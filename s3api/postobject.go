@@ -1,0 +1,193 @@
+package s3api
+
+import (
+	"encoding/xml"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// postObject serves a browser upload: a POST of multipart/form-data to the
+// bucket, authenticated by the signed POST policy it carries rather than
+// by its headers. Nothing is stored unless the signature, the credential's
+// access, the policy's expiration and every condition hold and the file
+// arrived whole within content-length-range: the file is sealed into
+// sealstore's spool like a PUT body, and published after its end.
+func (s *Server) postObject(w http.ResponseWriter, r *http.Request) {
+	if ri := infoFrom(r.Context()); ri != nil {
+		ri.op = "PostObject"
+	}
+	if err := s.servePost(w, r); err != nil {
+		writeError(w, r, err)
+	}
+}
+
+func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
+	bucket, _ := s.target(r)
+	form, file, err := readPostForm(r)
+	if err != nil {
+		return err
+	}
+	if form.get("key") == "" {
+		return missingPostField("key")
+	}
+	res, err := s.verifier.VerifyPOST(form.auth())
+	if err != nil {
+		return err
+	}
+	release, err := s.acquire(r, res.AccessKey)
+	if err != nil {
+		return err
+	}
+	defer release()
+	cred := s.cfg.Credentials[res.AccessKey]
+	if !cred.canWrite(bucket) {
+		return apiErr("AccessDenied", "")
+	}
+	pol, err := parsePostPolicy(form.get("policy"))
+	if err != nil {
+		return err
+	}
+	if !time.Now().Before(pol.expiration) {
+		return policyDenied("Policy expired.")
+	}
+	form.expandFilename(file)
+	key := form.get("key")
+	if key == "" {
+		return missingPostField("key")
+	}
+	rng, err := pol.check(form, bucket)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(form.get("tagging")) != "" {
+		return apiErr("NotImplemented", "s3seal does not implement the tagging field of a POST upload; it is refused rather than ignored")
+	}
+	h := form.objectHeader()
+	if err := writePolicy.check(h); err != nil {
+		return err
+	}
+	meta, headers, err := objectHeaders(h)
+	if err != nil {
+		return err
+	}
+	checks, err := newBodyChecks(h)
+	if err != nil {
+		return err
+	}
+	body := &rangedBody{r: file, max: rng.max}
+	finalize := checks.finalize(nil)
+	info, err := s.store.Put(r.Context(), sealstore.PutInput{
+		Bucket: bucket, Key: key, Body: body, Size: -1,
+		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: cred.KeyID,
+		Observe: checks.hasher,
+		Finalize: func() (map[string]string, error) {
+			if body.n < rng.min {
+				return nil, &APIError{Code: "EntityTooSmall", StatusCode: 400,
+					Message: "Your proposed upload is smaller than the minimum allowed size"}
+			}
+			return finalize()
+		},
+	})
+	if err != nil {
+		return err
+	}
+	postAnswer(w, r, form, bucket, key, info)
+	return nil
+}
+
+// postAnswer answers a stored upload as S3 does: a 303 to
+// success_action_redirect (or the older redirect) when it is an http(s)
+// URL, with bucket, key and etag added to its query; else the status of
+// success_action_status, 200, 201 (with a PostResponse document) or, by
+// default and for any other value, 204.
+func postAnswer(w http.ResponseWriter, r *http.Request, form *postForm, bucket, key string, info sealstore.ObjectInfo) {
+	etag := quote(info.ETag)
+	h := w.Header()
+	h.Set("ETag", etag)
+	h.Set("Location", objectURL(r, key))
+	if checks := info.Checksums; len(checks) > 0 {
+		setChecksumHeaders(h, info)
+	}
+	redirect := form.get("success_action_redirect")
+	if redirect == "" {
+		redirect = form.get("redirect")
+	}
+	if u, err := url.Parse(redirect); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		sep := "?"
+		if strings.Contains(redirect, "?") {
+			sep = "&"
+		}
+		q := "bucket=" + url.QueryEscape(bucket) + "&key=" + url.QueryEscape(key) + "&etag=" + url.QueryEscape(etag)
+		h.Set("Location", redirect+sep+q)
+		w.WriteHeader(http.StatusSeeOther)
+		return
+	}
+	switch form.get("success_action_status") {
+	case "200":
+		w.WriteHeader(http.StatusOK)
+	case "201":
+		writeXML(w, http.StatusCreated, postResponse{Location: h.Get("Location"), Bucket: bucket, Key: key, ETag: etag})
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+type postResponse struct {
+	XMLName  xml.Name `xml:"PostResponse"`
+	Location string   `xml:"Location"`
+	Bucket   string   `xml:"Bucket"`
+	Key      string   `xml:"Key"`
+	ETag     string   `xml:"ETag"`
+}
+
+// objectURL is the URL of key in the bucket the request addressed, the
+// key escaped as S3 escapes it there ("/" as %2F).
+func objectURL(r *http.Request, key string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + strings.TrimSuffix(r.URL.EscapedPath(), "/") + "/" + url.PathEscape(key)
+}
+
+func missingPostField(name string) *APIError {
+	return &APIError{Code: "InvalidArgument", StatusCode: 400,
+		Message: "Bucket POST must contain a field named '" + name + "'.  If it is specified, please check the order of the fields."}
+}
+
+// rangedBody is the file of a POST: more than max bytes (max >= 0) is
+// EntityTooLarge, and a file cut before its closing boundary
+// MalformedPOSTRequest, each as a read error, so that the PUT stores
+// nothing; only a clean end of the file part is io.EOF.
+type rangedBody struct {
+	r   io.Reader
+	n   int64
+	max int64
+}
+
+func (b *rangedBody) Read(p []byte) (int, error) {
+	if b.max >= 0 && int64(len(p)) > b.max-b.n+1 {
+		p = p[:b.max-b.n+1]
+	}
+	k, err := b.r.Read(p)
+	b.n += int64(k)
+	if b.max >= 0 && b.n > b.max {
+		return k, &APIError{Code: "EntityTooLarge", StatusCode: 400,
+			Message: "Your proposed upload exceeds the maximum allowed size"}
+	}
+	if err != nil && err != io.EOF {
+		var ae *APIError
+		if !errors.As(err, &ae) {
+			// The form ended (or the connection broke) inside the file,
+			// before its closing boundary.
+			err = malformedPOST()
+		}
+	}
+	return k, err
+}

@@ -1,0 +1,294 @@
+package s3api
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A POST policy (browser uploads): a base64 JSON document with an
+// expiration and conditions on the form's fields, signed by the uploader's
+// credential. Its grammar and S3's answers are in docs/DESIGN.md
+// ("Browser POST uploads").
+
+// postPolicy is a parsed POST policy.
+type postPolicy struct {
+	expiration time.Time
+	conds      []postCond
+}
+
+// postCond is one condition. For eq and starts-with, field is the
+// lower-case field name without "$" ("" when the policy wrote no "$",
+// which no field matches); for content-length-range, min and max.
+type postCond struct {
+	op       string // "eq", "starts-with", "content-length-range"
+	field    string
+	value    string
+	min, max int64
+	badRange bool   // content-length-range bounds that are not numbers
+	text     string // as S3 quotes it in "Policy Condition failed: ..."
+}
+
+// sizeRange is what content-length-range allows of the file; max < 0 is
+// no limit.
+type sizeRange struct{ min, max int64 }
+
+func invalidPolicy(msg string) *APIError {
+	return &APIError{Code: "InvalidPolicyDocument", StatusCode: 400, Message: "Invalid Policy: " + msg}
+}
+
+func policyDenied(msg string) *APIError {
+	return &APIError{Code: "AccessDenied", StatusCode: 403, Message: "Invalid according to Policy: " + msg}
+}
+
+// parsePostPolicy decodes the base64 policy field. Its member names are
+// case-sensitive ("expiration", "conditions"); operators and field names
+// are not.
+func parsePostPolicy(b64 string) (*postPolicy, error) {
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return nil, invalidPolicy("invalid Base64 encoding.")
+	}
+	var doc map[string]json.RawMessage
+	if err := strictJSON(raw, &doc); err != nil || doc == nil {
+		return nil, invalidPolicy("Invalid JSON.")
+	}
+	for k := range doc {
+		if k != "expiration" && k != "conditions" {
+			return nil, invalidPolicy("Unexpected: '" + strings.ToLower(k) + "'")
+		}
+	}
+	var p postPolicy
+	exp, ok := doc["expiration"]
+	if !ok {
+		return nil, invalidPolicy("Policy missing expiration.")
+	}
+	var es string
+	if err := json.Unmarshal(exp, &es); err != nil {
+		return nil, invalidPolicy("Invalid 'expiration' value: '" + truncateText(string(exp)) + "'")
+	}
+	// The layout takes an optional fraction of a second (".000Z").
+	if p.expiration, err = time.Parse("2006-01-02T15:04:05Z", es); err != nil {
+		return nil, invalidPolicy("Invalid 'expiration' value: '" + truncateText(es) + "'")
+	}
+	cs, ok := doc["conditions"]
+	if !ok {
+		return nil, invalidPolicy("Policy missing conditions.")
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(cs, &list); err != nil || list == nil {
+		return nil, invalidPolicy("Invalid 'conditions' value: must be a List.")
+	}
+	for _, c := range list {
+		pc, err := parseCondition(c)
+		if err != nil {
+			return nil, err
+		}
+		p.conds = append(p.conds, pc)
+	}
+	return &p, nil
+}
+
+// strictJSON decodes one JSON document, numbers kept as json.Number.
+func strictJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("data after the JSON document")
+	}
+	return nil
+}
+
+func parseCondition(c json.RawMessage) (postCond, error) {
+	switch t := bytes.TrimSpace(c); {
+	case len(t) > 0 && t[0] == '{':
+		var m map[string]any
+		if err := strictJSON(t, &m); err != nil {
+			return postCond{}, invalidPolicy("Invalid JSON.")
+		}
+		if len(m) != 1 {
+			return postCond{}, invalidPolicy("Invalid Simple-Condition: Simple-Conditions must have exactly one property specified.")
+		}
+		for name, v := range m {
+			s, ok := v.(string)
+			if !ok {
+				return postCond{}, invalidPolicy("Invalid Simple-Condition: value must be a string.")
+			}
+			return postCond{op: "eq", field: strings.ToLower(name), value: s, text: condText("eq", "$"+name, s)}, nil
+		}
+	case len(t) > 0 && t[0] == '[':
+		var a []any
+		if err := strictJSON(t, &a); err != nil {
+			return postCond{}, invalidPolicy("Invalid JSON.")
+		}
+		return parseListCondition(a)
+	}
+	return postCond{}, invalidPolicy("Invalid condition test: must be a List or Object.")
+}
+
+func parseListCondition(a []any) (postCond, error) {
+	if len(a) == 0 {
+		return postCond{}, invalidPolicy("Invalid Condition: missing operation identifier.")
+	}
+	op, ok := a[0].(string)
+	if !ok {
+		return postCond{}, invalidPolicy("Invalid Condition: missing operation identifier.")
+	}
+	pc := postCond{op: strings.ToLower(op), text: condText(a...)}
+	switch pc.op {
+	case "eq", "starts-with":
+		if len(a) != 3 {
+			return postCond{}, invalidPolicy("Invalid " + op + ": wrong number of arguments.")
+		}
+		name, ok1 := a[1].(string)
+		val, ok2 := a[2].(string)
+		if !ok1 || !ok2 {
+			return postCond{}, invalidPolicy("Invalid JSON.")
+		}
+		if f, ok := strings.CutPrefix(name, "$"); ok {
+			pc.field = strings.ToLower(f)
+		}
+		pc.value = val
+	case "content-length-range":
+		if len(a) != 3 {
+			return postCond{}, invalidPolicy("Invalid " + op + ": wrong number of arguments.")
+		}
+		var err error
+		if pc.min, err = rangeBound(a[1]); err == nil {
+			pc.max, err = rangeBound(a[2])
+		}
+		var ae *APIError
+		if errors.As(err, &ae) {
+			return postCond{}, ae
+		}
+		pc.badRange = err != nil
+	default:
+		return postCond{}, invalidPolicy("Invalid Condition: unknown operation '" + truncateText(op) + "'.")
+	}
+	return pc, nil
+}
+
+// rangeBound reads a content-length-range bound: an integer, or a string
+// holding one. A fraction is not JSON S3 takes; a string that is no
+// number fails the condition (a plain error).
+func rangeBound(v any) (int64, error) {
+	var n int64
+	var err error
+	switch b := v.(type) {
+	case json.Number:
+		if n, err = b.Int64(); err != nil {
+			return 0, invalidPolicy("Invalid JSON.")
+		}
+	case string:
+		if n, err = strconv.ParseInt(b, 10, 64); err != nil {
+			return 0, err
+		}
+	default:
+		return 0, invalidPolicy("Invalid JSON.")
+	}
+	if n < 0 {
+		return 0, invalidPolicy("Invalid content-length-range: the bounds must not be negative.")
+	}
+	return n, nil
+}
+
+// condText writes a condition as S3 quotes it: a JSON list with ", "
+// between its items, the names spelled as the policy spelled them.
+func condText(items ...any) string {
+	parts := make([]string, len(items))
+	for i, it := range items {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(it)
+		parts[i] = strings.TrimSuffix(b.String(), "\n")
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// postExempt are the fields no condition needs to cover.
+func postExempt(name string) bool {
+	switch name {
+	case "x-amz-signature", "file", "policy":
+		return true
+	}
+	return strings.HasPrefix(name, "x-ignore-")
+}
+
+// check evaluates every condition against the form (whose ${filename} is
+// already expanded) and the bucket of the URL, then requires each field
+// to be covered by a condition. The bucket counts as a field: a policy
+// that does not name it does not hold for any bucket. It returns the size
+// range the file must fall in, checked as the file streams.
+func (p *postPolicy) check(f *postForm, bucket string) (sizeRange, error) {
+	rng := sizeRange{min: 0, max: -1}
+	covered := map[string]bool{}
+	for _, c := range p.conds {
+		if c.op == "content-length-range" {
+			if c.badRange {
+				return rng, policyDenied("Policy Condition failed: " + c.text)
+			}
+			rng.min = max(rng.min, c.min)
+			if rng.max < 0 || c.max < rng.max {
+				rng.max = c.max
+			}
+			continue
+		}
+		covered[c.field] = true
+		v, ok := f.value(c.field)
+		if c.field == "bucket" {
+			v, ok = bucket, true
+		}
+		if !ok || c.field == "" || !c.holds(v) {
+			return rng, policyDenied("Policy Condition failed: " + c.text)
+		}
+	}
+	var extra []string
+	if !covered["bucket"] {
+		extra = append(extra, "bucket")
+	}
+	for _, name := range f.order {
+		if !postExempt(name) && !covered[name] {
+			extra = append(extra, f.names[name])
+		}
+	}
+	if len(extra) > 0 {
+		return rng, policyDenied("Extra input fields: " + strings.Join(extra, ", "))
+	}
+	return rng, nil
+}
+
+// holds applies an eq or starts-with condition to a value. Values are
+// case-sensitive. A Content-Type with commas is a list, each item of
+// which must start with the prefix.
+func (c postCond) holds(v string) bool {
+	if c.op == "eq" {
+		return v == c.value
+	}
+	if c.field != "content-type" {
+		return strings.HasPrefix(v, c.value)
+	}
+	for _, item := range strings.Split(v, ",") {
+		if !strings.HasPrefix(strings.TrimSpace(item), c.value) {
+			return false
+		}
+	}
+	return true
+}
+
+// truncateText bounds client text echoed in an error.
+func truncateText(s string) string {
+	if len(s) > 64 {
+		return fmt.Sprintf("%s...", s[:64])
+	}
+	return s
+}
