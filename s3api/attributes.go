@@ -9,10 +9,11 @@ import (
 	"github.com/s3seal/s3seal/sealstore"
 )
 
-// getObjectAttributesOutput is S3's GetObjectAttributesOutput: only the
+// getObjectAttributesOutput is S3's GetObjectAttributesOutput (its root
+// element GetObjectAttributesResponse, as S3 sends it): only the
 // attributes asked for in x-amz-object-attributes are present.
 type getObjectAttributesOutput struct {
-	XMLName      xml.Name            `xml:"GetObjectAttributesOutput"`
+	XMLName      xml.Name            `xml:"GetObjectAttributesResponse"`
 	Xmlns        string              `xml:"xmlns,attr"`
 	ETag         string              `xml:"ETag,omitempty"`
 	Checksum     *attributesChecksum `xml:"Checksum"`

@@ -115,6 +115,23 @@ func TestGetObjectAttributes(t *testing.T) {
 		t.Fatalf("parts page 2: %+v", op)
 	}
 
+	// The XML as S3 sends it: root GetObjectAttributesResponse, the ETag
+	// unquoted, nothing not asked for.
+	req, _ := http.NewRequest(http.MethodGet, url+"/bkt/single?attributes", nil)
+	req.Header.Set("X-Amz-Object-Attributes", "ETag,ObjectSize")
+	signAt(t, req, hexSHA(nil), time.Now())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xmlBody, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	wantXML := `<GetObjectAttributesResponse xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><ETag>` +
+		strings.Trim(aws.ToString(put.ETag), `"`) + `</ETag><ObjectSize>29</ObjectSize></GetObjectAttributesResponse>`
+	if resp.StatusCode != 200 || !strings.HasSuffix(strings.TrimSpace(string(xmlBody)), wantXML) || resp.Header.Get("Last-Modified") == "" {
+		t.Fatalf("raw answer %d %s, want ...%s", resp.StatusCode, xmlBody, wantXML)
+	}
+
 	// Errors.
 	_, err = c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: aws.String("nope"), ObjectAttributes: allAttributes})
 	if apiCode(err) != "NoSuchKey" {
