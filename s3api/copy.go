@@ -63,7 +63,11 @@ func (s *Server) copyObject(req *request) error {
 	if err != nil {
 		return ka.finish(nil, objectErr(err))
 	}
-	return ka.finish(copyObjectResult{Xmlns: s3ns, ETag: quote(info.ETag), LastModified: s3Time(time.Now())}, nil)
+	res := copyObjectResult{Xmlns: s3ns, ETag: quote(info.ETag), LastModified: s3Time(time.Now()), partChecksums: checksumsOf(info.Checksums)}
+	if len(info.Checksums) > 0 {
+		res.ChecksumType = checksumType(info.Checksums)
+	}
+	return ka.finish(res, nil)
 }
 
 // copyChecksum picks the checksum algorithm for a copy of src.

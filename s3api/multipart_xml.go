@@ -1,6 +1,11 @@
 package s3api
 
-import "encoding/xml"
+import (
+	"encoding/xml"
+	"strings"
+
+	"github.com/s3seal/s3seal/s3api/checksum"
+)
 
 type initiateMultipartUploadResult struct {
 	XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
@@ -18,6 +23,11 @@ type partChecksums struct {
 	ChecksumCRC64NVME string `xml:"ChecksumCRC64NVME,omitempty"`
 	ChecksumSHA1      string `xml:"ChecksumSHA1,omitempty"`
 	ChecksumSHA256    string `xml:"ChecksumSHA256,omitempty"`
+	ChecksumSHA512    string `xml:"ChecksumSHA512,omitempty"`
+	ChecksumMD5       string `xml:"ChecksumMD5,omitempty"`
+	ChecksumXXHASH64  string `xml:"ChecksumXXHASH64,omitempty"`
+	ChecksumXXHASH3   string `xml:"ChecksumXXHASH3,omitempty"`
+	ChecksumXXHASH128 string `xml:"ChecksumXXHASH128,omitempty"`
 }
 
 type completeMultipartUpload struct {
@@ -103,28 +113,46 @@ type listMultipartUploadsResult struct {
 func checksumsOf(cs map[string]string) partChecksums {
 	var p partChecksums
 	for alg, v := range cs {
-		switch alg {
-		case "crc32":
-			p.ChecksumCRC32 = v
-		case "crc32c":
-			p.ChecksumCRC32C = v
-		case "crc64nvme":
-			p.ChecksumCRC64NVME = v
-		case "sha1":
-			p.ChecksumSHA1 = v
-		case "sha256":
-			p.ChecksumSHA256 = v
+		if f := p.field(alg); f != nil {
+			*f = v
 		}
 	}
 	return p
 }
 
+// field returns the element for algorithm alg (lower case), nil if none.
+func (p *partChecksums) field(alg string) *string {
+	switch alg {
+	case "crc32":
+		return &p.ChecksumCRC32
+	case "crc32c":
+		return &p.ChecksumCRC32C
+	case "crc64nvme":
+		return &p.ChecksumCRC64NVME
+	case "sha1":
+		return &p.ChecksumSHA1
+	case "sha256":
+		return &p.ChecksumSHA256
+	case "sha512":
+		return &p.ChecksumSHA512
+	case "md5":
+		return &p.ChecksumMD5
+	case "xxhash64":
+		return &p.ChecksumXXHASH64
+	case "xxhash3":
+		return &p.ChecksumXXHASH3
+	case "xxhash128":
+		return &p.ChecksumXXHASH128
+	}
+	return nil
+}
+
 // asMap is the inverse of checksumsOf.
 func (p partChecksums) asMap() map[string]string {
 	m := map[string]string{}
-	for alg, v := range map[string]string{"crc32": p.ChecksumCRC32, "crc32c": p.ChecksumCRC32C,
-		"crc64nvme": p.ChecksumCRC64NVME, "sha1": p.ChecksumSHA1, "sha256": p.ChecksumSHA256} {
-		if v != "" {
+	for _, a := range checksum.Algorithms {
+		alg := strings.ToLower(string(a))
+		if v := *p.field(alg); v != "" {
 			m[alg] = v
 		}
 	}

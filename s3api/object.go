@@ -44,9 +44,9 @@ func (s *Server) putObject(req *request) error {
 		return err
 	}
 	req.w.Header().Set("ETag", quote(info.ETag))
-	if checks.exp.Algorithm != "" {
-		setChecksumHeaders(req.w.Header(), info)
-	}
+	// The kept checksum (the client's algorithm, else the default
+	// CRC64NVME) and its type, as S3 answers a PutObject.
+	setChecksumHeaders(req.w.Header(), info)
 	req.w.WriteHeader(http.StatusOK)
 	return nil
 }

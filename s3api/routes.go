@@ -30,7 +30,8 @@ var (
 	bucketSubs = map[string]bool{"location": true, "delete": true, "uploads": true,
 		"key-marker": true, "upload-id-marker": true, "max-uploads": true}
 	objectSubs = map[string]bool{"uploads": true, "uploadid": true, "partnumber": true,
-		"part-number-marker": true, "max-parts": true}
+		"part-number-marker": true, "max-parts": true,
+		"attributes": true}
 )
 
 func (s *Server) routes() *mux.Router {
@@ -100,6 +101,7 @@ func (s *Server) routes() *mux.Router {
 	o.Methods(http.MethodPut).MatcherFunc(has("uploadId")).MatcherFunc(has("partNumber")).HandlerFunc(s.serve("UploadPart", accWrite, s.uploadPart))
 	o.Methods(http.MethodDelete).MatcherFunc(has("uploadId")).HandlerFunc(s.serve("AbortMultipartUpload", accWrite, s.abortMultipartUpload))
 	o.Methods(http.MethodGet).MatcherFunc(has("uploadId")).HandlerFunc(s.serve("ListParts", accWrite, s.listParts))
+	o.Methods(http.MethodGet).MatcherFunc(has("attributes")).HandlerFunc(s.serve("GetObjectAttributes", accRead, s.getObjectAttributes))
 	// A multipart parameter anywhere else changes what the request means
 	// and is not ignored.
 	o.MatcherFunc(misplacedMultipart).HandlerFunc(s.serve("InvalidRequest", accService, func(*request) error {

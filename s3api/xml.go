@@ -70,6 +70,8 @@ type copyObjectResult struct {
 	Xmlns        string   `xml:"xmlns,attr"`
 	LastModified string   `xml:"LastModified"`
 	ETag         string   `xml:"ETag"`
+	partChecksums
+	ChecksumType string `xml:"ChecksumType,omitempty"`
 }
 
 // createBucketConfiguration is the optional body of CreateBucket; Other

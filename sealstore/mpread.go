@@ -76,15 +76,22 @@ func (s *Store) manifest(ctx context.Context, bucket, key string, dk *crypto.Dat
 	if m, ok := s.manifests.Get(id); ok {
 		return m, nil
 	}
-	m, err := s.readManifest(ctx, bucket, key, dk, manifestKey(id.oid, etag))
-	if backend.IsNotFound(err) {
-		m, err = s.findManifest(ctx, bucket, key, dk, etag, size)
-	}
+	m, err := s.loadManifest(ctx, bucket, key, dk, etag, size)
 	if err != nil {
 		return crypto.Manifest{}, err
 	}
 	s.manifests.Add(id, m)
 	return m, nil
+}
+
+// loadManifest is manifest without the cache: it reads the manifest whole,
+// per-part checksums included.
+func (s *Store) loadManifest(ctx context.Context, bucket, key string, dk *crypto.DataKey, etag string, size int64) (crypto.Manifest, error) {
+	m, err := s.readManifest(ctx, bucket, key, dk, manifestKey(dk.OID(), etag))
+	if backend.IsNotFound(err) {
+		m, err = s.findManifest(ctx, bucket, key, dk, etag, size)
+	}
+	return m, err
 }
 
 // readManifest reads and opens one manifest object.

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,7 @@ import (
 //
 //	.s3seal/uploads/<u>/info                 the upload's envelope, as metadata
 //	.s3seal/uploads/<u>/<part>.<record>      one empty object per uploaded part
+//	.s3seal/uploads/<u>/<part>.~<nonce>      the same, the record in the body (a long record)
 //	.s3seal/manifests/<oid>/<backend ETag>   the sealed manifest of a completed object
 //
 // <u> hashes (bucket, key, upload id), so it has a fixed length whatever
@@ -98,23 +100,45 @@ func recordKey(prefix string, part uint32, sealed []byte) string {
 	return fmt.Sprintf("%s%05d.%s", prefix, part, b64url.EncodeToString(sealed))
 }
 
+// maxRecordKey is the longest record key s3seal writes: the embedded store
+// keeps an object's metadata in a file named after the whole key (with "/"
+// flattened) and a 33-byte suffix, so its keys fail above 222 bytes. A
+// record with a long checksum (SHA-512, XXHASH128) is longer than that.
+const maxRecordKey = 222
+
+// recordObject returns the key and body of the object that keeps one part
+// record: the record in the key (an empty body) when the key fits in
+// maxRecordKey, else in the body under "<part>.~<nonce>" ("~" is not
+// base64url; the record's nonce makes the key unique), read back with one
+// GET at completion and ListParts.
+func recordObject(prefix string, part uint32, sealed []byte) (key string, body []byte) {
+	if key = recordKey(prefix, part, sealed); len(key) <= maxRecordKey {
+		return key, nil
+	}
+	return fmt.Sprintf("%s%05d.~%s", prefix, part, b64url.EncodeToString(sealed[:min(len(sealed), 12)])), sealed
+}
+
 // parseRecordKey splits a record key below prefix; ok is false for the info
-// object and anything else that is not a record.
-func parseRecordKey(prefix, key string) (part uint32, sealed []byte, ok bool) {
+// object and anything else that is not a record. inBody says the record is
+// the object's body (see recordObject); sealed is then nil.
+func parseRecordKey(prefix, key string) (part uint32, sealed []byte, inBody, ok bool) {
 	rest, found := strings.CutPrefix(key, prefix)
 	num, enc, found2 := strings.Cut(rest, ".")
 	if !found || !found2 || len(num) != 5 {
-		return 0, nil, false
+		return 0, nil, false, false
 	}
 	n, err := strconv.ParseUint(num, 10, 32)
 	if err != nil || n == 0 || n > crypto.MaxParts {
-		return 0, nil, false
+		return 0, nil, false, false
+	}
+	if strings.HasPrefix(enc, "~") {
+		return uint32(n), nil, true, true
 	}
 	b, err := b64url.DecodeString(enc)
 	if err != nil {
-		return 0, nil, false
+		return 0, nil, false, false
 	}
-	return uint32(n), b, true
+	return uint32(n), b, false, true
 }
 
 // upload is a multipart upload in progress, as any s3seal process can
@@ -181,9 +205,16 @@ func (s *Store) partRecords(ctx context.Context, u *upload) (map[uint32][]crypto
 		}
 		for _, e := range out.Entries {
 			keys = append(keys, e.Key)
-			part, sealed, ok := parseRecordKey(u.prefix, e.Key)
+			part, sealed, inBody, ok := parseRecordKey(u.prefix, e.Key)
 			if !ok {
 				continue
+			}
+			if inBody {
+				if sealed, err = s.recordBody(ctx, u.bucket, e.Key); backend.IsNotFound(err) {
+					continue // completed or aborted meanwhile
+				} else if err != nil {
+					return nil, nil, err
+				}
 			}
 			r, err := crypto.OpenPartRecord(u.dk, part, sealed)
 			if err != nil {
@@ -197,6 +228,20 @@ func (s *Store) partRecords(ctx context.Context, u *upload) (map[uint32][]crypto
 		}
 		in.ContinuationToken = out.NextContinuationToken
 	}
+}
+
+// maxRecordBody bounds a part record kept in an object's body: one with
+// MaxChecksums of the longest names and values is under 1 KiB.
+const maxRecordBody = 4 << 10
+
+// recordBody reads a part record kept in an object's body.
+func (s *Store) recordBody(ctx context.Context, bucket, key string) ([]byte, error) {
+	obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key})
+	if err != nil {
+		return nil, err
+	}
+	defer obj.Body.Close()
+	return io.ReadAll(io.LimitReader(obj.Body, maxRecordBody))
 }
 
 // backendParts lists every part the backend holds for the upload.

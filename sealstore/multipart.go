@@ -135,8 +135,9 @@ func (s *Store) UploadPart(ctx context.Context, in UploadPartInput) (PartInfo, e
 	if err != nil {
 		return PartInfo{}, fmt.Errorf("seal part record: %w", err)
 	}
-	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: in.Bucket, Key: recordKey(u.prefix, stream.Part, sealed),
-		Body: bytes.NewReader(nil)}); err != nil {
+	rkey, rbody := recordObject(u.prefix, stream.Part, sealed)
+	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: in.Bucket, Key: rkey,
+		Body: bytes.NewReader(rbody), Size: int64(len(rbody))}); err != nil {
 		return PartInfo{}, err
 	}
 	return PartInfo{ETag: fmt.Sprintf("%x", sp.md5), Size: sp.size, Checksums: sp.checksums}, nil

@@ -1,12 +1,17 @@
 package checksum
 
 import (
+	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/sha512"
 	"hash"
 	"hash/crc32"
 	"hash/crc64"
 	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/zeebo/xxh3"
 )
 
 // Algorithm is an S3 flexible checksum algorithm, named as in
@@ -20,10 +25,16 @@ const (
 	CRC64NVME Algorithm = "CRC64NVME"
 	SHA1      Algorithm = "SHA1"
 	SHA256    Algorithm = "SHA256"
+	SHA512    Algorithm = "SHA512"
+	MD5       Algorithm = "MD5"
+	XXHASH64  Algorithm = "XXHASH64"
+	XXHASH3   Algorithm = "XXHASH3"
+	XXHASH128 Algorithm = "XXHASH128"
 )
 
-// Algorithms lists every supported algorithm.
-var Algorithms = []Algorithm{CRC32, CRC32C, CRC64NVME, SHA1, SHA256}
+// Algorithms lists every supported algorithm, in the order S3 lists them
+// (the order of x-amz-sdk-checksum-algorithm's error message).
+var Algorithms = []Algorithm{CRC32, CRC32C, CRC64NVME, SHA1, SHA256, SHA512, MD5, XXHASH64, XXHASH3, XXHASH128}
 
 // crc64NVMEPoly is the NVMe CRC-64 polynomial 0xAD93D23594C93659 in the
 // bit-reversed form hash/crc64 expects. hash/crc64 inverts the register on
@@ -72,12 +83,23 @@ func (a Algorithm) Size() int {
 		return sha1.Size
 	case SHA256:
 		return sha256.Size
+	case SHA512:
+		return sha512.Size
+	case MD5:
+		return md5.Size
+	case XXHASH64, XXHASH3:
+		return 8
+	case XXHASH128:
+		return 16
 	}
 	return 0
 }
 
 // New returns a fresh hash for the algorithm; its Sum is the big-endian
-// digest S3 expects. It panics on an unknown algorithm (use ParseAlgorithm).
+// digest S3 expects (for the xxHash family the canonical big-endian form
+// of the 64- or 128-bit value, high half first, as the AWS CRT's
+// aws-c-checksums prints it). It panics on an unknown algorithm (use
+// ParseAlgorithm).
 func (a Algorithm) New() hash.Hash {
 	switch a {
 	case CRC32:
@@ -90,6 +112,16 @@ func (a Algorithm) New() hash.Hash {
 		return sha1.New()
 	case SHA256:
 		return sha256.New()
+	case SHA512:
+		return sha512.New()
+	case MD5:
+		return md5.New()
+	case XXHASH64:
+		return xxhash.New()
+	case XXHASH3:
+		return xxh3.New()
+	case XXHASH128:
+		return xxh3.New128()
 	}
 	panic("checksum: unknown algorithm " + string(a))
 }

@@ -45,6 +45,10 @@ func TestCheckValues(t *testing.T) {
 	}
 }
 
+// sdkComputes lists the algorithms the go.mod's aws-sdk-go-v2 computes
+// itself (service/internal/checksum knows SHA512 but not MD5 or xxHash).
+var sdkComputes = map[Algorithm]bool{CRC32: true, CRC32C: true, CRC64NVME: true, SHA1: true, SHA256: true, SHA512: true}
+
 // TestMatchesSDK: the values aws-sdk-go-v2 puts in x-amz-checksum-* for
 // each algorithm must equal ours.
 func TestMatchesSDK(t *testing.T) {
@@ -58,6 +62,9 @@ func TestMatchesSDK(t *testing.T) {
 	cl := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), UsePathStyle: true,
 		Retryer: aws.NopRetryer{}, Credentials: aws.AnonymousCredentials{}})
 	for _, a := range Algorithms {
+		if !sdkComputes[a] {
+			continue // the SDK cannot compute it; TestDigestVectors covers it
+		}
 		t.Run(string(a), func(t *testing.T) {
 			_, err := cl.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String("b"), Key: aws.String("k"),
 				Body: bytes.NewReader(payload), ChecksumAlgorithm: types.ChecksumAlgorithm(a)})
@@ -162,8 +169,8 @@ func TestParseAlgorithm(t *testing.T) {
 			t.Errorf("algorithmForHeader(%q) = %q", a.HeaderName(), got)
 		}
 	}
-	if _, ok := ParseAlgorithm("MD5"); ok {
-		t.Error("MD5 accepted as flexible checksum")
+	if _, ok := ParseAlgorithm("MD4"); ok {
+		t.Error("MD4 accepted as flexible checksum")
 	}
 }
 

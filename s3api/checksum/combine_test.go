@@ -40,7 +40,7 @@ func TestCombineFullObject(t *testing.T) {
 
 func TestCombineComposite(t *testing.T) {
 	p1, p2 := bytes.Repeat([]byte("a"), 10), []byte("b")
-	for _, a := range []Algorithm{CRC32, CRC32C, SHA1, SHA256} {
+	for _, a := range []Algorithm{CRC32, CRC32C, SHA1, SHA256, SHA512, MD5, XXHASH64, XXHASH3, XXHASH128} {
 		parts := []PartSum{{10, sumOf(a, p1)}, {1, sumOf(a, p2)}}
 		raw1, _ := base64.StdEncoding.DecodeString(parts[0].Value)
 		raw2, _ := base64.StdEncoding.DecodeString(parts[1].Value)

@@ -74,7 +74,7 @@ func FromHeaders(h http.Header) (*Expected, error) {
 	if v := h.Get("X-Amz-Sdk-Checksum-Algorithm"); v != "" {
 		a, ok := ParseAlgorithm(v)
 		if !ok {
-			return nil, newErr(CodeInvalidRequest, "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]")
+			return nil, newErr(CodeInvalidRequest, "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256, SHA512, MD5, XXHASH64, XXHASH3, XXHASH128]")
 		}
 		if e.Algorithm != "" && e.Algorithm != a {
 			return nil, newErr(CodeInvalidRequest, "Value for x-amz-sdk-checksum-algorithm header is invalid.")
@@ -100,9 +100,10 @@ func limit(s string) string {
 }
 
 // Hasher is an io.Writer that computes the expected flexible checksum over
-// the plaintext written to it. It does not compute MD5: the object layer
-// already does, for the ETag, and checks Content-MD5 with it. Writes never
-// fail.
+// the plaintext written to it. It does not check Content-MD5: the object
+// layer computes MD5 for the ETag and checks Content-MD5 with it (MD5 as a
+// flexible checksum, x-amz-checksum-md5, is hashed here like the others).
+// Writes never fail.
 type Hasher struct {
 	alg  Algorithm
 	flex hash.Hash // nil if no flexible checksum

@@ -1,0 +1,156 @@
+package s3api
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/s3seal/s3seal/s3api/checksum"
+)
+
+var allAttributes = []types.ObjectAttributes{types.ObjectAttributesEtag, types.ObjectAttributesChecksum,
+	types.ObjectAttributesObjectParts, types.ObjectAttributesStorageClass, types.ObjectAttributesObjectSize}
+
+// TestGetObjectAttributes: plaintext size, ETag and checksum of a
+// single-part object (no ObjectParts); of a multipart object its parts
+// with sizes and per-part checksums, paged by max-parts and
+// part-number-marker, the composite checksum without "-N" and its type;
+// only the attributes asked for; S3's errors for a bad or missing
+// attribute list and a missing key.
+func TestGetObjectAttributes(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	b := aws.String("bkt")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("attributes of a sealed object")
+	put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("single"), Body: bytes.NewReader(data),
+		ChecksumAlgorithm: types.ChecksumAlgorithmSha256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: aws.String("single"), ObjectAttributes: allAttributes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aws.ToInt64(a.ObjectSize) != int64(len(data)) || `"`+aws.ToString(a.ETag)+`"` != aws.ToString(put.ETag) ||
+		a.StorageClass != types.StorageClassStandard || a.ObjectParts != nil || a.LastModified == nil {
+		t.Fatalf("single: size %d etag %q (PUT %q) class %q parts %+v", aws.ToInt64(a.ObjectSize), aws.ToString(a.ETag), aws.ToString(put.ETag), a.StorageClass, a.ObjectParts)
+	}
+	if a.Checksum == nil || aws.ToString(a.Checksum.ChecksumSHA256) != b64sum(checksum.SHA256, data) || a.Checksum.ChecksumType != types.ChecksumTypeFullObject {
+		t.Fatalf("single checksum %+v", a.Checksum)
+	}
+	// Only what is asked for.
+	a, err = c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: aws.String("single"),
+		ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesObjectSize}})
+	if err != nil || aws.ToInt64(a.ObjectSize) != int64(len(data)) || a.ETag != nil || a.Checksum != nil || a.StorageClass != "" {
+		t.Fatalf("ObjectSize only: %+v, %v", a, err)
+	}
+
+	// A multipart object with XXHASH64 part checksums.
+	key := aws.String("multi")
+	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: key, ChecksumAlgorithm: types.ChecksumAlgorithmXxhash64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := [][]byte{bytes.Repeat([]byte("1"), 5<<20), bytes.Repeat([]byte("2"), 5<<20), []byte("three")}
+	var done []types.CompletedPart
+	var raw []byte
+	for i, p := range parts {
+		sum := b64sum(checksum.XXHASH64, p)
+		out, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: key, UploadId: cr.UploadId, PartNumber: aws.Int32(int32(i + 1)),
+			Body: bytes.NewReader(p), ChecksumXXHASH64: aws.String(sum)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done = append(done, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: out.ETag, ChecksumXXHASH64: aws.String(sum)})
+		h := checksum.NewHasher(checksum.XXHASH64)
+		h.Write(p)
+		raw = append(raw, h.Sum()...)
+	}
+	comp, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: key, UploadId: cr.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: done}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	composite := b64sum(checksum.XXHASH64, raw)
+	if aws.ToString(comp.ChecksumXXHASH64) != composite+"-3" {
+		t.Fatalf("complete: %q, want %q", aws.ToString(comp.ChecksumXXHASH64), composite+"-3")
+	}
+	a, err = c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: key, ObjectAttributes: allAttributes, MaxParts: aws.Int32(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aws.ToInt64(a.ObjectSize) != 10<<20+5 || `"`+aws.ToString(a.ETag)+`"` != aws.ToString(comp.ETag) ||
+		a.Checksum == nil || aws.ToString(a.Checksum.ChecksumXXHASH64) != composite || a.Checksum.ChecksumType != types.ChecksumTypeComposite {
+		t.Fatalf("multi: size %d etag %q checksum %+v", aws.ToInt64(a.ObjectSize), aws.ToString(a.ETag), a.Checksum)
+	}
+	op := a.ObjectParts
+	if op == nil || aws.ToInt32(op.TotalPartsCount) != 3 || !aws.ToBool(op.IsTruncated) || aws.ToInt32(op.MaxParts) != 2 ||
+		aws.ToString(op.NextPartNumberMarker) != "2" || len(op.Parts) != 2 {
+		t.Fatalf("parts page 1: %+v", op)
+	}
+	for i, p := range op.Parts {
+		if aws.ToInt32(p.PartNumber) != int32(i+1) || aws.ToInt64(p.Size) != int64(len(parts[i])) || aws.ToString(p.ChecksumXXHASH64) != b64sum(checksum.XXHASH64, parts[i]) {
+			t.Fatalf("part %d: %+v", i+1, p)
+		}
+	}
+	a, err = c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: key, ObjectAttributes: allAttributes,
+		MaxParts: aws.Int32(2), PartNumberMarker: aws.String("2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op = a.ObjectParts; aws.ToBool(op.IsTruncated) || len(op.Parts) != 1 || aws.ToInt32(op.Parts[0].PartNumber) != 3 ||
+		aws.ToInt64(op.Parts[0].Size) != 5 || aws.ToString(op.PartNumberMarker) != "2" {
+		t.Fatalf("parts page 2: %+v", op)
+	}
+
+	// The XML as S3 sends it: root GetObjectAttributesResponse, the ETag
+	// unquoted, nothing not asked for.
+	req, _ := http.NewRequest(http.MethodGet, url+"/bkt/single?attributes", nil)
+	req.Header.Set("X-Amz-Object-Attributes", "ETag,ObjectSize")
+	signAt(t, req, hexSHA(nil), time.Now())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xmlBody, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	wantXML := `<GetObjectAttributesResponse xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><ETag>` +
+		strings.Trim(aws.ToString(put.ETag), `"`) + `</ETag><ObjectSize>29</ObjectSize></GetObjectAttributesResponse>`
+	if resp.StatusCode != 200 || !strings.HasSuffix(strings.TrimSpace(string(xmlBody)), wantXML) || resp.Header.Get("Last-Modified") == "" {
+		t.Fatalf("raw answer %d %s, want ...%s", resp.StatusCode, xmlBody, wantXML)
+	}
+
+	// Errors.
+	_, err = c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: aws.String("nope"), ObjectAttributes: allAttributes})
+	if apiCode(err) != "NoSuchKey" {
+		t.Fatalf("missing key: %v", err)
+	}
+	for _, hdr := range []string{"", "ETag,Bogus"} {
+		req, _ := http.NewRequest(http.MethodGet, url+"/bkt/single?attributes", nil)
+		if hdr != "" {
+			req.Header.Set("X-Amz-Object-Attributes", hdr)
+		}
+		signAt(t, req, hexSHA(nil), time.Now())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(body), "<Code>InvalidArgument</Code>") {
+			t.Fatalf("attributes %q: %d %s", hdr, resp.StatusCode, body)
+		}
+	}
+}
