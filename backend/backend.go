@@ -74,6 +74,8 @@ type PutInput struct {
 	// IfNoneMatch makes the PUT conditional on the key being free
 	// (If-None-Match: *): PreconditionFailed when an object exists.
 	IfNoneMatch bool
+	// Protect is the object's lock and tags, enforced by the backend.
+	Protect Protection
 }
 
 // PutOutput is what the backend answered to a PUT.

@@ -49,6 +49,18 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 	if in.IfNoneMatch {
 		input.IfNoneMatch = aws.String("*")
 	}
+	protectPut(input, in.Protect)
+	if in.ContentMD5 == "" && in.Body != nil && in.Size <= smallBodyMD5 {
+		// Stores refuse PUTs without Content-MD5 (or a checksum) into
+		// buckets with Object Lock, default retention included; s3seal's
+		// own small objects (upload state, part records, manifests) may
+		// land in such a bucket. They cost nothing to hash.
+		md5, err := bodyMD5(in.Body)
+		if err != nil {
+			return PutOutput{}, &Error{Op: "PutObject", Err: err}
+		}
+		input.ContentMD5 = &md5
+	}
 	if in.Body != nil {
 		if _, err := in.Body.Seek(0, io.SeekStart); err != nil {
 			return PutOutput{}, &Error{Op: "PutObject", Err: fmt.Errorf("rewind body: %w", err)}
@@ -141,7 +153,11 @@ func stdHeaders(contentType, cacheControl, disposition, encoding, language, expi
 
 // DeleteObject deletes one key. Deleting a missing key succeeds, as on S3.
 func (c *S3) DeleteObject(ctx context.Context, bucket, key string) error {
-	_, err := c.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: &key})
+	in := &s3.DeleteObjectInput{Bucket: &bucket, Key: &key}
+	if BypassGovernance(ctx) {
+		in.BypassGovernanceRetention = aws.Bool(true)
+	}
+	_, err := c.api.DeleteObject(ctx, in)
 	return wrapErr("DeleteObject", err)
 }
 
@@ -164,6 +180,7 @@ func (c *S3) DeleteObjects(ctx context.Context, bucket string, keys []string) ([
 	out, err := c.api.DeleteObjects(ctx, &s3.DeleteObjectsInput{
 		Bucket: &bucket,
 		Delete: &types.Delete{Objects: objs, Quiet: aws.Bool(false)},
+		BypassGovernanceRetention: bypassOpt(ctx),
 	}, s3.WithAPIOptions(smithyhttp.AddContentChecksumMiddleware))
 	if err != nil {
 		return nil, wrapErr("DeleteObjects", err)
