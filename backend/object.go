@@ -153,11 +153,7 @@ func stdHeaders(contentType, cacheControl, disposition, encoding, language, expi
 
 // DeleteObject deletes one key. Deleting a missing key succeeds, as on S3.
 func (c *S3) DeleteObject(ctx context.Context, bucket, key string) error {
-	in := &s3.DeleteObjectInput{Bucket: &bucket, Key: &key}
-	if BypassGovernance(ctx) {
-		in.BypassGovernanceRetention = aws.Bool(true)
-	}
-	_, err := c.api.DeleteObject(ctx, in)
+	_, err := c.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: &key}, bypassHeader(ctx))
 	return wrapErr("DeleteObject", err)
 }
 
@@ -180,8 +176,7 @@ func (c *S3) DeleteObjects(ctx context.Context, bucket string, keys []string) ([
 	out, err := c.api.DeleteObjects(ctx, &s3.DeleteObjectsInput{
 		Bucket: &bucket,
 		Delete: &types.Delete{Objects: objs, Quiet: aws.Bool(false)},
-		BypassGovernanceRetention: bypassOpt(ctx),
-	}, s3.WithAPIOptions(smithyhttp.AddContentChecksumMiddleware))
+	}, s3.WithAPIOptions(smithyhttp.AddContentChecksumMiddleware), bypassHeader(ctx))
 	if err != nil {
 		return nil, wrapErr("DeleteObjects", err)
 	}

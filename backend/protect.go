@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // Protection is what the backend enforces on an object besides its bytes
@@ -61,11 +62,12 @@ func bodyMD5(body io.ReadSeeker) (string, error) {
 	return base64.StdEncoding.EncodeToString(h.Sum(nil)), nil
 }
 
-func bypassOpt(ctx context.Context) *bool {
-	if BypassGovernance(ctx) {
-		return aws.Bool(true)
+// bypassHeader sends x-amz-bypass-governance-retention when ctx asks.
+func bypassHeader(ctx context.Context) func(*s3.Options) {
+	if !BypassGovernance(ctx) {
+		return func(*s3.Options) {}
 	}
-	return nil
+	return s3.WithAPIOptions(smithyhttp.SetHeaderValue("X-Amz-Bypass-Governance-Retention", "true"))
 }
 
 func protectPut(in *s3.PutObjectInput, p Protection) {

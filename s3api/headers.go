@@ -63,7 +63,7 @@ var writeRefused = map[string]func(string) bool{
 	"X-Amz-Server-Side-Encryption-Context":                        nil,
 	"X-Amz-Server-Side-Encryption-Bucket-Key-Enabled":             nil,
 	"X-Amz-Storage-Class":                                         oneOf("STANDARD"),
-	"X-Amz-Tagging":                                               empty,
+	"X-Amz-Tagging":                                               func(string) bool { return true }, // checked by protection
 	"X-Amz-Website-Redirect-Location":                             nil,
 	"If-Modified-Since":                                           nil, // S3 has no such write condition
 	"If-Unmodified-Since":                                         nil,
@@ -76,7 +76,7 @@ var writeRefused = map[string]func(string) bool{
 }
 
 var (
-	writePolicy = policy(writeRefused, "X-Amz-Grant-", "X-Amz-Object-Lock-")
+	writePolicy = policy(writeRefused, "X-Amz-Grant-") // X-Amz-Object-Lock-*: protection
 	readPolicy  = policy(nil)
 	// Conditional deletes: s3seal cannot pass them on (the backend's ETag
 	// and size are the ciphertext's), and ignoring them would delete.
@@ -98,7 +98,7 @@ var (
 	bucketPolicy       = policy(nil)
 	createBucketPolicy = policy(map[string]func(string) bool{
 		"X-Amz-Acl":                        oneOf("private"),
-		"X-Amz-Bucket-Object-Lock-Enabled": oneOf("false"),
+		"X-Amz-Bucket-Object-Lock-Enabled": oneOf("true", "false"),
 		"X-Amz-Object-Ownership":           oneOf("BucketOwnerEnforced"),
 		"X-Amz-Bucket-Namespace":           nil,
 	}, "X-Amz-Grant-")
