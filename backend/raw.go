@@ -82,7 +82,7 @@ func (c *S3) Forward(ctx context.Context, in RawRequest) (*RawResponse, error) {
 	}
 	u.Path = path
 	u.RawPath = ""
-	u.RawQuery = strings.ReplaceAll(in.Query.Encode(), "+", "%20")
+	u.RawQuery = encodeQuery(in.Query)
 	req, err := http.NewRequestWithContext(ctx, in.Method, u.String(), bytes.NewReader(in.Body))
 	if err != nil {
 		return nil, &Error{Op: op, Err: err}
@@ -139,4 +139,17 @@ func (c *S3) Forward(ctx context.Context, in RawRequest) (*RawResponse, error) {
 			Err: fmt.Errorf("status %d", resp.StatusCode)}
 	}
 	return &RawResponse{StatusCode: resp.StatusCode, Header: resp.Header, Body: body}, nil
+}
+
+// encodeQuery encodes q sorted by key, a parameter without value as a bare
+// name ("?tagging", not "?tagging="): some stores (moto) drop blank
+// values and would take the request for one on the object itself.
+func encodeQuery(q url.Values) string {
+	var parts []string
+	for _, kv := range strings.Split(q.Encode(), "&") {
+		if kv != "" {
+			parts = append(parts, strings.TrimSuffix(kv, "="))
+		}
+	}
+	return strings.ReplaceAll(strings.Join(parts, "&"), "+", "%20")
 }
