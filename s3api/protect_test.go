@@ -61,10 +61,13 @@ func TestProtectionHeadersChecked(t *testing.T) {
 		f         func(*s3.PutObjectInput)
 		code, msg string
 	}{
-		"bad mode":        {func(in *s3.PutObjectInput) { in.ObjectLockMode = "FOREVER"; in.ObjectLockRetainUntilDate = &future }, "InvalidArgument", "Unknown wormMode directive."},
-		"mode, no date":   {func(in *s3.PutObjectInput) { in.ObjectLockMode = types.ObjectLockModeGovernance }, "InvalidArgument", "must both be supplied"},
-		"date, no mode":   {func(in *s3.PutObjectInput) { in.ObjectLockRetainUntilDate = &future }, "InvalidArgument", "must both be supplied"},
-		"date in past":    {func(in *s3.PutObjectInput) { in.ObjectLockMode = types.ObjectLockModeCompliance; in.ObjectLockRetainUntilDate = &past }, "InvalidArgument", "must be in the future"},
+		"bad mode":      {func(in *s3.PutObjectInput) { in.ObjectLockMode = "FOREVER"; in.ObjectLockRetainUntilDate = &future }, "InvalidArgument", "Unknown wormMode directive."},
+		"mode, no date": {func(in *s3.PutObjectInput) { in.ObjectLockMode = types.ObjectLockModeGovernance }, "InvalidArgument", "must both be supplied"},
+		"date, no mode": {func(in *s3.PutObjectInput) { in.ObjectLockRetainUntilDate = &future }, "InvalidArgument", "must both be supplied"},
+		"date in past": {func(in *s3.PutObjectInput) {
+			in.ObjectLockMode = types.ObjectLockModeCompliance
+			in.ObjectLockRetainUntilDate = &past
+		}, "InvalidArgument", "must be in the future"},
 		"bad legal hold":  {func(in *s3.PutObjectInput) { in.ObjectLockLegalHoldStatus = "MAYBE" }, "InvalidArgument", "Legal Hold"},
 		"duplicate tag":   {func(in *s3.PutObjectInput) { in.Tagging = aws.String("a=1&a=2") }, "InvalidTag", "same key"},
 		"11 tags":         {func(in *s3.PutObjectInput) { in.Tagging = aws.String(elevenTags()) }, "BadRequest", "greater than 10"},
