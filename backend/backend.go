@@ -104,6 +104,8 @@ type ObjectInfo struct {
 	StorageClass string
 	Meta         map[string]string // lower-case keys without "x-amz-meta-"
 	Headers      Headers
+	TagCount     int        // tags on the object (x-amz-tagging-count)
+	Lock         Protection // lock mode, retain-until date and legal hold (no Tagging)
 }
 
 // Object is a GET result. Body holds the requested range (or all of it).

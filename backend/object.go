@@ -104,6 +104,7 @@ func (c *S3) GetObject(ctx context.Context, in GetInput) (*Object, error) {
 	}
 	info := objectInfo(in.Key, out.ContentLength, out.ETag, out.LastModified, out.StorageClass, out.Metadata,
 		stdHeaders(out.ContentType, out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage, out.ExpiresString))
+	info.TagCount, info.Lock = int(aws.ToInt32(out.TagCount)), lockOf(out.ObjectLockMode, out.ObjectLockRetainUntilDate, out.ObjectLockLegalHoldStatus)
 	if cr := aws.ToString(out.ContentRange); cr != "" {
 		total, err := rangeTotal(cr)
 		if err != nil {
@@ -122,8 +123,10 @@ func (c *S3) HeadObject(ctx context.Context, bucket, key string) (ObjectInfo, er
 	if err != nil {
 		return ObjectInfo{}, wrapErr("HeadObject", err)
 	}
-	return objectInfo(key, out.ContentLength, out.ETag, out.LastModified, out.StorageClass, out.Metadata,
-		stdHeaders(out.ContentType, out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage, out.ExpiresString)), nil
+	info := objectInfo(key, out.ContentLength, out.ETag, out.LastModified, out.StorageClass, out.Metadata,
+		stdHeaders(out.ContentType, out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage, out.ExpiresString))
+	info.TagCount, info.Lock = int(aws.ToInt32(out.TagCount)), lockOf(out.ObjectLockMode, out.ObjectLockRetainUntilDate, out.ObjectLockLegalHoldStatus)
+	return info, nil
 }
 
 // objectInfo builds the description GET and HEAD answers share.

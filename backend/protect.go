@@ -87,3 +87,8 @@ func protectCreate(in *s3.CreateMultipartUploadInput, p Protection) {
 	in.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatus(p.LegalHold)
 	in.Tagging = optString(p.Tagging)
 }
+
+// lockOf is the lock a GET or HEAD answer reports.
+func lockOf(mode types.ObjectLockMode, until *time.Time, hold types.ObjectLockLegalHoldStatus) Protection {
+	return Protection{LockMode: string(mode), RetainUntil: aws.ToTime(until), LegalHold: string(hold)}
+}

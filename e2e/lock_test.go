@@ -59,6 +59,16 @@ func TestObjectLockAndTagsSDK(t *testing.T) {
 	if err != nil || len(tags.TagSet) != 2 {
 		t.Fatalf("tags = %+v, %v", tags, err)
 	}
+	// HEAD and GET report the tag count and the lock.
+	sh, err := user.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("backup")})
+	if err != nil || aws.ToInt32(sh.TagCount) != 2 || sh.ObjectLockMode != types.ObjectLockModeGovernance || !aws.ToTime(sh.ObjectLockRetainUntilDate).Equal(until) {
+		t.Fatalf("HEAD through s3seal: tags %v, lock %s until %v, %v", sh.TagCount, sh.ObjectLockMode, sh.ObjectLockRetainUntilDate, err)
+	}
+	sg, err := user.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("backup")})
+	if err != nil || aws.ToInt32(sg.TagCount) != 2 {
+		t.Fatalf("GET through s3seal: tags %v, %v", sg.TagCount, err)
+	}
+	sg.Body.Close()
 
 	// The locked version resists s3seal's own backend credential, unless
 	// the governance bypass is sent.

@@ -242,6 +242,7 @@ func setObjectHeaders(h http.Header, info sealstore.ObjectInfo, q map[string][]s
 	if _, ok := q["partNumber"]; ok && info.PartsCount > 0 {
 		h.Set("x-amz-mp-parts-count", strconv.Itoa(info.PartsCount))
 	}
+	setProtectionHeaders(h, info)
 }
 
 // conditionFailed prepares the answer to a failed condition: a 304 carries

@@ -5,11 +5,13 @@ import (
 	"encoding/xml"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // Object Lock and tags are the backend's to enforce: s3seal checks them as
@@ -250,4 +252,21 @@ func lockRefusal(be *backend.Error) *APIError {
 // lockEnabled reports whether CreateBucket asks for Object Lock.
 func lockEnabled(h http.Header) bool {
 	return strings.EqualFold(strings.TrimSpace(h.Get("X-Amz-Bucket-Object-Lock-Enabled")), "true")
+}
+
+// setProtectionHeaders reports on GET and HEAD what the backend enforces
+// on the object: its tag count and lock.
+func setProtectionHeaders(h http.Header, info sealstore.ObjectInfo) {
+	if info.TagCount > 0 {
+		h.Set("x-amz-tagging-count", strconv.Itoa(info.TagCount))
+	}
+	if info.Lock.LockMode != "" {
+		h.Set("x-amz-object-lock-mode", info.Lock.LockMode)
+	}
+	if !info.Lock.RetainUntil.IsZero() {
+		h.Set("x-amz-object-lock-retain-until-date", info.Lock.RetainUntil.UTC().Format(time.RFC3339))
+	}
+	if info.Lock.LegalHold != "" {
+		h.Set("x-amz-object-lock-legal-hold", info.Lock.LegalHold)
+	}
 }
