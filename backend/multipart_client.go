@@ -68,6 +68,11 @@ func (c *S3) UploadPart(ctx context.Context, in UploadPartInput) (string, error)
 	}
 	out, err := c.api.UploadPart(ctx, input,
 		s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware))
+	if md5, ok := md5Wanted(err, input.ContentMD5, in.Body); ok {
+		input.ContentMD5 = &md5
+		out, err = c.api.UploadPart(ctx, input,
+			s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware))
+	}
 	if err != nil {
 		return "", wrapErr("UploadPart", err)
 	}

@@ -76,6 +76,10 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 		apiOpts = append(apiOpts, s3.WithAPIOptions(smithyhttp.SetHeaderValue("Expires", in.Headers.Expires)))
 	}
 	out, err := c.api.PutObject(ctx, input, apiOpts...)
+	if md5, ok := md5Wanted(err, input.ContentMD5, in.Body); ok {
+		input.ContentMD5 = &md5
+		out, err = c.api.PutObject(ctx, input, apiOpts...)
+	}
 	if err != nil {
 		return PutOutput{}, wrapErr("PutObject", err)
 	}

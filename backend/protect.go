@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -91,4 +92,23 @@ func protectCreate(in *s3.CreateMultipartUploadInput, p Protection) {
 // lockOf is the lock a GET or HEAD answer reports.
 func lockOf(mode types.ObjectLockMode, until *time.Time, hold types.ObjectLockLegalHoldStatus) Protection {
 	return Protection{LockMode: string(mode), RetainUntil: aws.ToTime(until), LegalHold: string(hold)}
+}
+
+// md5Wanted reports whether err is a store's refusal of a body without
+// Content-MD5, as AWS answers PUTs and parts in buckets with Object Lock
+// (default retention included, which s3seal cannot know of in advance),
+// and then returns the body's MD5 for one more attempt, with the body
+// rewound. Bodies without MD5 are large spools over TLS (see
+// sealstore.Options.BackendContentMD5); hashing them again costs a read
+// of the spool only where the store demands it.
+func md5Wanted(err error, sent *string, body io.ReadSeeker) (string, bool) {
+	if err == nil || sent != nil || body == nil {
+		return "", false
+	}
+	e, ok := wrapErr("", err).(*Error)
+	if !ok || e.Code != "InvalidRequest" || !strings.Contains(e.Message, "Content-MD5") {
+		return "", false
+	}
+	md5, herr := bodyMD5(body)
+	return md5, herr == nil
 }

@@ -2,6 +2,8 @@ package backend
 
 import (
 	"bytes"
+	"crypto/md5"
+	"encoding/base64"
 	"context"
 	"io"
 	"net/http"
@@ -89,4 +91,36 @@ func asErr(err error, e **Error) bool {
 		*e = x
 	}
 	return ok
+}
+
+// A store that demands Content-MD5 (AWS, for PUTs and parts in a bucket
+// with Object Lock, default retention included) gets it on a second
+// attempt, for bodies the caller sent without one.
+func TestMD5AddedWhenTheStoreDemandsIt(t *testing.T) {
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		md := r.Header.Get("Content-Md5")
+		seen = append(seen, md)
+		if md == "" {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `<Error><Code>InvalidRequest</Code><Message>Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object requests with Object Lock parameters</Message></Error>`)
+			return
+		}
+		w.Header().Set("ETag", `"e"`)
+	}))
+	defer srv.Close()
+	st, err := NewS3(S3Config{Endpoint: srv.URL, AccessKey: "a", SecretKey: "s", PathStyle: true, MaxAttempts: 1})
+	must(t, err)
+	ctx := context.Background()
+	big := make([]byte, smallBodyMD5+1)
+	_, err = st.PutObject(ctx, PutInput{Bucket: "b", Key: "k", Body: bytes.NewReader(big), Size: int64(len(big))})
+	must(t, err)
+	_, err = st.UploadPart(ctx, UploadPartInput{Bucket: "b", Key: "k", UploadID: "u", PartNumber: 1, Body: bytes.NewReader(big), Size: int64(len(big))})
+	must(t, err)
+	sum := md5.Sum(big)
+	want := base64.StdEncoding.EncodeToString(sum[:])
+	if len(seen) != 4 || seen[0] != "" || seen[1] != want || seen[2] != "" || seen[3] != want {
+		t.Fatalf("Content-MD5 per attempt = %q, want none then %s, twice", seen, want)
+	}
 }
