@@ -2,9 +2,9 @@ package backend
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"encoding/base64"
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
