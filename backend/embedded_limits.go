@@ -37,6 +37,10 @@ func embeddedLimit(r *http.Request) string {
 		if set && strings.HasPrefix(lk, "x-amz-object-lock-") {
 			return "The embedded store does not implement Object Lock; use an S3 backend that does (--backend-endpoint)."
 		}
+		if set && (strings.HasPrefix(lk, "x-amz-grant-") || (lk == "x-amz-acl" &&
+			!strings.EqualFold(vs[0], "private") && !strings.EqualFold(vs[0], "bucket-owner-full-control"))) {
+			return "The embedded store does not implement ACLs; use an S3 backend that does (--backend-endpoint)."
+		}
 		if set && lk == "x-amz-tagging" {
 			return "The embedded store does not implement object tags; use an S3 backend that does (--backend-endpoint)."
 		}

@@ -24,6 +24,11 @@ type Protection struct {
 	RetainUntil time.Time // zero unless LockMode is set
 	LegalHold   string    // "ON", "OFF" or ""
 	Tagging     string    // URL query encoding of the tags (x-amz-tagging), or ""
+	// ACL is a canned ACL (x-amz-acl) and Grants the x-amz-grant-*
+	// headers by their suffix ("read", "read-acp", "write-acp",
+	// "full-control"), as an admin credential set them.
+	ACL    string
+	Grants map[string]string
 }
 
 // Locks reports whether p asks for a retention or a legal hold.
@@ -78,6 +83,9 @@ func protectPut(in *s3.PutObjectInput, p Protection) {
 	}
 	in.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatus(p.LegalHold)
 	in.Tagging = optString(p.Tagging)
+	in.ACL = types.ObjectCannedACL(p.ACL)
+	in.GrantRead, in.GrantReadACP = optString(p.Grants["read"]), optString(p.Grants["read-acp"])
+	in.GrantWriteACP, in.GrantFullControl = optString(p.Grants["write-acp"]), optString(p.Grants["full-control"])
 }
 
 func protectCreate(in *s3.CreateMultipartUploadInput, p Protection) {
@@ -87,6 +95,9 @@ func protectCreate(in *s3.CreateMultipartUploadInput, p Protection) {
 	}
 	in.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatus(p.LegalHold)
 	in.Tagging = optString(p.Tagging)
+	in.ACL = types.ObjectCannedACL(p.ACL)
+	in.GrantRead, in.GrantReadACP = optString(p.Grants["read"]), optString(p.Grants["read-acp"])
+	in.GrantWriteACP, in.GrantFullControl = optString(p.Grants["write-acp"]), optString(p.Grants["full-control"])
 }
 
 // lockOf is the lock a GET or HEAD answer reports.

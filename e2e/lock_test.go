@@ -161,6 +161,26 @@ func TestObjectLockAndTagsSDK(t *testing.T) {
 	if err != nil || !strings.Contains(aws.ToString(back.Policy), "vault/nothing") {
 		t.Fatalf("admin's GetBucketPolicy = %v, %v", back, err)
 	}
+	// ACLs: an admin's canned ACL reaches the backend object; a user's is refused.
+	_, err = user.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("pub"), Body: strings.NewReader("x"), ACL: types.ObjectCannedACLPublicRead})
+	if code, _ := apiCode(err); code != "AccessDenied" {
+		t.Fatalf("user's public-read PUT: %v, want AccessDenied", err)
+	}
+	if _, err := admin.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("pub"), Body: strings.NewReader("x"), ACL: types.ObjectCannedACLPublicRead}); err != nil {
+		t.Fatal(err)
+	}
+	acl, err := admin.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: b, Key: aws.String("pub")})
+	public := false
+	for _, g := range acl.Grants {
+		public = public || (g.Grantee != nil && strings.HasSuffix(aws.ToString(g.Grantee.URI), "/AllUsers"))
+	}
+	if err != nil || !public {
+		t.Fatalf("admin's GetObjectAcl = %+v, %v; want an AllUsers grant", acl, err)
+	}
+	if _, err := user.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: b, Key: aws.String("pub")}); err == nil {
+		t.Fatal("a user read an ACL")
+	}
+
 	// Object lock configuration round-trips (moto wants an empty bucket).
 	b = aws.String("vault2")
 	if _, err := user.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {

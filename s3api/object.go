@@ -35,7 +35,7 @@ func (s *Server) putObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	protect, err := protection(req.r.Header)
+	protect, err := protection(req)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,10 +27,14 @@ const (
 	maxTagValue   = 256
 )
 
-// protection reads the lock and tagging headers of a PUT, copy or
+// protection reads the lock, tagging and ACL headers of a PUT, copy or
 // CreateMultipartUpload.
-func protection(h http.Header) (backend.Protection, error) {
-	var p backend.Protection
+func protection(req *request) (backend.Protection, error) {
+	h := req.r.Header
+	p, err := objectACL(req)
+	if err != nil {
+		return p, err
+	}
 	mode, until := h.Get("X-Amz-Object-Lock-Mode"), h.Get("X-Amz-Object-Lock-Retain-Until-Date")
 	if (mode == "") != (until == "") {
 		return p, apiErr("InvalidArgument", "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied")
@@ -163,7 +168,7 @@ func err400(code, msg string) *APIError {
 // else (COPY, the default) the source's, asked from the backend. A backend
 // without tags (501) has none to copy.
 func (s *Server) copyProtection(req *request, srcBucket, srcKey string) (backend.Protection, error) {
-	p, err := protection(req.r.Header)
+	p, err := protection(req)
 	if err != nil {
 		return p, err
 	}
@@ -218,13 +223,20 @@ func bypassCtx(req *request) context.Context {
 }
 
 // createLockedBucket creates a bucket with Object Lock enabled (which
-// enables versioning), passing the request on as it is.
+// enables versioning), or with an ACL or object ownership an admin set,
+// passing the request on as it is.
 func (s *Server) createLockedBucket(req *request, body []byte) error {
-	if s.cfg.Forwarder == nil {
-		return apiErr("NotImplemented", "s3seal does not implement Object Lock on this backend.")
+	h := bucketACL(req.r.Header)
+	if len(h) > 0 && !req.cred.Admin {
+		return apiErr("AccessDenied", "Only credentials marked \"admin\": true may set a bucket's ACL or object ownership (the object store enforces them).")
 	}
-	in := backend.RawRequest{Method: http.MethodPut, Bucket: req.bucket, Query: url.Values{},
-		Header: http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}, Body: body}
+	if s.cfg.Forwarder == nil {
+		return apiErr("NotImplemented", "s3seal does not implement Object Lock or bucket ACLs on this backend.")
+	}
+	if lockEnabled(req.r.Header) {
+		h.Set("X-Amz-Bucket-Object-Lock-Enabled", "true")
+	}
+	in := backend.RawRequest{Method: http.MethodPut, Bucket: req.bucket, Query: url.Values{}, Header: h, Body: body}
 	if _, err := s.cfg.Forwarder.Forward(req.r.Context(), in); err != nil {
 		return forwardErr(err)
 	}
@@ -269,4 +281,67 @@ func setProtectionHeaders(h http.Header, info sealstore.ObjectInfo) {
 	if info.Lock.LegalHold != "" {
 		h.Set("x-amz-object-lock-legal-hold", info.Lock.LegalHold)
 	}
+}
+
+// S3's canned ACLs for objects.
+var cannedACLs = []string{"private", "public-read", "public-read-write", "authenticated-read",
+	"aws-exec-read", "bucket-owner-read", "bucket-owner-full-control"}
+
+// objectGrants are the x-amz-grant-* headers objects take, by suffix.
+var objectGrants = []string{"read", "read-acp", "write-acp", "full-control"}
+
+// objectACL reads x-amz-acl and x-amz-grant-*. "private" and
+// "bucket-owner-full-control" are what every object written through s3seal
+// has anyway; anything else is for admin credentials only (AccessDenied
+// for others), since the object store enforces it.
+func objectACL(req *request) (backend.Protection, error) {
+	var p backend.Protection
+	h := req.r.Header
+	acl := strings.TrimSpace(h.Get("X-Amz-Acl"))
+	grants := map[string]string{}
+	for name, vs := range h {
+		suffix, ok := strings.CutPrefix(strings.ToLower(name), "x-amz-grant-")
+		if !ok || len(vs) == 0 {
+			continue
+		}
+		if !slices.Contains(objectGrants, suffix) {
+			return p, apiErr("NotImplemented", "s3seal does not implement the header "+http.CanonicalHeaderKey(name)+" on objects")
+		}
+		grants[suffix] = strings.Join(vs, ",")
+	}
+	if len(grants) == 0 && (acl == "" || strings.EqualFold(acl, "private") || strings.EqualFold(acl, "bucket-owner-full-control")) {
+		return p, nil
+	}
+	if !req.cred.Admin {
+		return p, apiErr("AccessDenied", "Only credentials marked \"admin\": true may set ACLs (the object store enforces them).")
+	}
+	if acl != "" && !slices.Contains(cannedACLs, acl) {
+		return p, apiErr("InvalidArgument", "")
+	}
+	if acl != "" && len(grants) > 0 {
+		return p, apiErr("InvalidRequest", "Specifying both Canned ACLs and Header Grants is not allowed")
+	}
+	p.ACL = acl
+	if len(grants) > 0 {
+		p.Grants = grants
+	}
+	return p, nil
+}
+
+// bucketACL are the CreateBucket headers that set more than every bucket
+// s3seal creates has anyway (private, owner-enforced): for admins only.
+func bucketACL(h http.Header) http.Header {
+	out := http.Header{}
+	if v := strings.TrimSpace(h.Get("X-Amz-Acl")); v != "" && !strings.EqualFold(v, "private") {
+		out.Set("X-Amz-Acl", v)
+	}
+	if v := strings.TrimSpace(h.Get("X-Amz-Object-Ownership")); v != "" && v != "BucketOwnerEnforced" {
+		out.Set("X-Amz-Object-Ownership", v)
+	}
+	for name, vs := range h {
+		if strings.HasPrefix(http.CanonicalHeaderKey(name), "X-Amz-Grant-") && len(vs) > 0 {
+			out[http.CanonicalHeaderKey(name)] = vs
+		}
+	}
+	return out
 }
