@@ -218,4 +218,27 @@ func TestObjectLockAndTagsSDK(t *testing.T) {
 	if string(body) != "two" {
 		t.Fatalf("mp2 = %q", body)
 	}
+	// An abort and a delete succeed too (s3seal's deletes of its locked
+	// records add delete markers), and leave nothing listed.
+	mp3, err := user.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("mp3")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := user.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: aws.String("mp3"), UploadId: mp3.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("3")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := user.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: b, Key: aws.String("mp3"), UploadId: mp3.UploadId}); err != nil {
+		t.Fatalf("abort with default retention: %v", err)
+	}
+	if _, err := user.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: aws.String("mp2")}); err != nil {
+		t.Fatalf("delete with default retention: %v", err)
+	}
+	ups, err := user.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: b})
+	if err != nil || len(ups.Uploads) != 0 {
+		t.Fatalf("uploads after abort: %+v, %v", ups, err)
+	}
+	list, err := user.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: b})
+	if err != nil || len(list.Contents) != 0 {
+		t.Fatalf("objects after delete: %+v, %v", list.Contents, err)
+	}
 }
