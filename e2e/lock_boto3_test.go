@@ -61,6 +61,14 @@ admin.put_bucket_policy(Bucket="bvault", Policy=policy)
 check("admin policy", "bvault/none" in be.get_bucket_policy(Bucket="bvault")["Policy"])
 check("user cors", code(lambda: user.get_bucket_cors(Bucket="bvault")) == "AccessDenied")
 check("admin cors", code(lambda: admin.get_bucket_cors(Bucket="bvault")) == "NoSuchCORSConfiguration")
+admin.put_bucket_cors(Bucket="bvault", CORSConfiguration={"CORSRules": [{"AllowedMethods": ["GET"], "AllowedOrigins": ["https://example.com"]}]})
+check("cors", admin.get_bucket_cors(Bucket="bvault")["CORSRules"][0]["AllowedOrigins"] == ["https://example.com"])
+admin.put_bucket_lifecycle_configuration(Bucket="bvault", LifecycleConfiguration={"Rules": [{"ID": "old",
+    "Status": "Enabled", "Filter": {"Prefix": "logs/"}, "NoncurrentVersionExpiration": {"NoncurrentDays": 30}}]})
+check("lifecycle", admin.get_bucket_lifecycle_configuration(Bucket="bvault")["Rules"][0]["ID"] == "old")
+check("user lifecycle", code(lambda: user.delete_bucket_lifecycle(Bucket="bvault")) == "AccessDenied")
+admin.delete_bucket_lifecycle(Bucket="bvault")
+check("lifecycle deleted", code(lambda: admin.get_bucket_lifecycle_configuration(Bucket="bvault")) == "NoSuchLifecycleConfiguration")
 `
 
 // TestObjectLockAndTagsBoto3 is TestObjectLockAndTagsSDK's core with
@@ -80,7 +88,7 @@ func TestObjectLockAndTagsBoto3(t *testing.T) {
 			t.Errorf("boto3: %s", line)
 		}
 	}
-	if checks != 15 {
-		t.Fatalf("boto3 ran %d checks, want 15:\n%s", checks, out)
+	if checks != 19 {
+		t.Fatalf("boto3 ran %d checks, want 19:\n%s", checks, out)
 	}
 }
