@@ -124,3 +124,22 @@ func TestMD5AddedWhenTheStoreDemandsIt(t *testing.T) {
 		t.Fatalf("Content-MD5 per attempt = %q, want none then %s, twice", seen, want)
 	}
 }
+
+// Forward addresses keys as the SDK does: every byte but the unreserved
+// ones and "/" percent-encoded.
+func TestForwardEncodesKeysAndQuery(t *testing.T) {
+	var paths, queries []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths, queries = append(paths, r.URL.EscapedPath()), append(queries, r.URL.RawQuery)
+		io.WriteString(w, "<Tagging/>")
+	}))
+	defer srv.Close()
+	st, err := NewS3(S3Config{Endpoint: srv.URL, AccessKey: "a", SecretKey: "s", PathStyle: true})
+	must(t, err)
+	_, err = st.Forward(context.Background(), RawRequest{Method: http.MethodGet, Bucket: "bkt", Key: "a b+c/é=?",
+		Query: url.Values{"tagging": {""}, "versionId": {"v 1+"}}})
+	must(t, err)
+	if paths[0] != "/bkt/a%20b%2Bc/%C3%A9%3D%3F" || queries[0] != "tagging=&versionId=v%201%2B" {
+		t.Fatalf("sent %s?%s", paths[0], queries[0])
+	}
+}

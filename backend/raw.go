@@ -81,8 +81,8 @@ func (c *S3) Forward(ctx context.Context, in RawRequest) (*RawResponse, error) {
 		path = "/"
 	}
 	u.Path = path
-	u.RawPath = ""
-	u.RawQuery = encodeQuery(in.Query)
+	u.RawPath = escapePath(path)
+	u.RawQuery = strings.ReplaceAll(in.Query.Encode(), "+", "%20") // the signer sends it in this form too
 	req, err := http.NewRequestWithContext(ctx, in.Method, u.String(), bytes.NewReader(in.Body))
 	if err != nil {
 		return nil, &Error{Op: op, Err: err}
@@ -141,15 +141,18 @@ func (c *S3) Forward(ctx context.Context, in RawRequest) (*RawResponse, error) {
 	return &RawResponse{StatusCode: resp.StatusCode, Header: resp.Header, Body: body}, nil
 }
 
-// encodeQuery encodes q sorted by key, a parameter without value as a bare
-// name ("?tagging", not "?tagging="): some stores (moto) drop blank
-// values and would take the request for one on the object itself.
-func encodeQuery(q url.Values) string {
-	var parts []string
-	for _, kv := range strings.Split(q.Encode(), "&") {
-		if kv != "" {
-			parts = append(parts, strings.TrimSuffix(kv, "="))
+// escapePath percent-encodes every byte of p but the unreserved characters
+// and "/", as the SDK does for object keys: the path is signed as sent
+// (DisableURIPathEscaping), and this is the form S3 signs it in.
+func escapePath(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("-_.~/", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
 		}
 	}
-	return strings.ReplaceAll(strings.Join(parts, "&"), "+", "%20")
+	return b.String()
 }

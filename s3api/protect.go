@@ -153,7 +153,7 @@ func checkTags(tags []tag, limit int) error {
 func encodeTags(tags []tag) string {
 	parts := make([]string, len(tags))
 	for i, t := range tags {
-		parts[i] = url.QueryEscape(t.Key) + "=" + url.QueryEscape(t.Value)
+		parts[i] = strings.ReplaceAll(url.QueryEscape(t.Key)+"="+url.QueryEscape(t.Value), "+", "%20")
 	}
 	return strings.Join(parts, "&")
 }
