@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
@@ -91,5 +93,29 @@ func TestLockedObjectKeepsManifest(t *testing.T) {
 	defer rd.Close()
 	if got, err := io.ReadAll(io.LimitReader(rd, rd.Len)); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("the locked object reads %d bytes, %v", len(got), err)
+	}
+}
+
+// When the store keeps one of s3seal's own objects (a manifest locked by a
+// bucket's default retention, say), the user's operation still succeeds
+// and the refusal is logged for gc to retry.
+func TestKeptInternalObjectIsLogged(t *testing.T) {
+	f := newFixture(t)
+	f.completeSmall(t, "mp", randBytes(100, 6))
+	manifests := f.reservedKeys(t, manifestsPrefix)
+	if len(manifests) != 1 {
+		t.Fatalf("manifests %v", manifests)
+	}
+	var logBuf bytes.Buffer
+	ls := &lockedStore{countingStore: f.be, key: manifests[0]}
+	st, err := New(ls, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true, Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Delete(f.ctx, bucket, "mp"); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if !strings.Contains(logBuf.String(), "kept s3seal's own object") || !strings.Contains(logBuf.String(), "AccessDenied") {
+		t.Fatalf("log: %q", logBuf.String())
 	}
 }
