@@ -74,6 +74,8 @@ type PutInput struct {
 	// IfNoneMatch makes the PUT conditional on the key being free
 	// (If-None-Match: *): PreconditionFailed when an object exists.
 	IfNoneMatch bool
+	// Protect is the object's lock and tags, enforced by the backend.
+	Protect Protection
 }
 
 // PutOutput is what the backend answered to a PUT.
@@ -102,6 +104,8 @@ type ObjectInfo struct {
 	StorageClass string
 	Meta         map[string]string // lower-case keys without "x-amz-meta-"
 	Headers      Headers
+	TagCount     int        // tags on the object (x-amz-tagging-count)
+	Lock         Protection // lock mode, retain-until date and legal hold (no Tagging)
 }
 
 // Object is a GET result. Body holds the requested range (or all of it).

@@ -47,6 +47,7 @@ type S3Config struct {
 // concurrent use.
 type S3 struct {
 	api *s3.Client
+	raw rawTarget // for Forward
 }
 
 var _ Store = (*S3)(nil)
@@ -99,7 +100,7 @@ func newS3(cfg S3Config, extra ...func(*s3.Options)) (*S3, error) {
 		o.APIOptions = append(o.APIOptions, addError200)
 	}}, extra...)
 	api := s3.NewFromConfig(awsCfg, optFns...)
-	return &S3{api: api}, nil
+	return &S3{api: api, raw: rawTarget{cfg: cfg, http: awsCfg.HTTPClient, creds: awsCfg.Credentials}}, nil
 }
 
 // ListBuckets lists the buckets the credentials own.

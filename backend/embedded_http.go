@@ -37,6 +37,10 @@ func embeddedHandler(host, accessKey string, mp *mpStore, next http.Handler) htt
 				delete(r.Header, k)
 			}
 		}
+		if msg := embeddedLimit(r); msg != "" {
+			writeS3Error(w, r, http.StatusNotImplemented, "NotImplemented", msg)
+			return
+		}
 		bucket, key, isObject := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 		if !isObject {
 			if mp.serveMultipart(w, r, bucket, "") {

@@ -38,6 +38,7 @@ type CreateMultipartInput struct {
 	Bucket, Key string
 	Meta        map[string]string // user metadata, keys without "x-amz-meta-", lower case
 	Headers     Headers
+	Protect     Protection // lock and tags of the completed object
 }
 
 // UploadPartInput is one part of an upload.

@@ -29,6 +29,7 @@ func (c *S3) CreateMultipartUpload(ctx context.Context, in CreateMultipartInput)
 		ContentEncoding:    optString(in.Headers.ContentEncoding),
 		ContentLanguage:    optString(in.Headers.ContentLanguage),
 	}
+	protectCreate(input, in.Protect)
 	var opts []func(*s3.Options)
 	if in.Headers.Expires != "" {
 		opts = append(opts, s3.WithAPIOptions(smithyhttp.SetHeaderValue("Expires", in.Headers.Expires)))
@@ -67,6 +68,11 @@ func (c *S3) UploadPart(ctx context.Context, in UploadPartInput) (string, error)
 	}
 	out, err := c.api.UploadPart(ctx, input,
 		s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware))
+	if md5, ok := md5Wanted(err, input.ContentMD5, in.Body); ok {
+		input.ContentMD5 = &md5
+		out, err = c.api.UploadPart(ctx, input,
+			s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware))
+	}
 	if err != nil {
 		return "", wrapErr("UploadPart", err)
 	}

@@ -19,6 +19,9 @@ type Credential struct {
 	Read      []string `json:"read"`
 	Write     []string `json:"write"`
 	KeyID     string   `json:"key_id,omitempty"`
+	// Admin may read and change what the object store enforces for a
+	// bucket (policy, CORS, lifecycle, ownership controls, ACLs).
+	Admin bool `json:"admin,omitempty"`
 }
 
 // Credentials is the set of clients s3seal accepts, by access key. It

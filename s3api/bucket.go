@@ -53,6 +53,9 @@ func (s *Server) createBucket(req *request) error {
 			return apiErr("NotImplemented", "s3seal does not implement CreateBucketConfiguration element "+cfg.Other[0].XMLName.Local)
 		}
 	}
+	if lockEnabled(req.r.Header) || len(bucketACL(req.r.Header)) > 0 {
+		return s.createLockedBucket(req, body)
+	}
 	if err := s.store.Backend().CreateBucket(req.r.Context(), req.bucket); err != nil {
 		return err
 	}

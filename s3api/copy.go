@@ -58,6 +58,9 @@ func (s *Server) copyObject(req *request) error {
 	default:
 		return apiErr("InvalidArgument", "Unknown metadata directive.")
 	}
+	if in.Protect, err = s.copyProtection(req, srcBucket, srcKey); err != nil {
+		return err
+	}
 	ka := s.startKeepAlive(req)
 	info, err := s.store.Copy(req.r.Context(), in)
 	if err != nil {

@@ -111,6 +111,9 @@ func toAPIError(err error) *APIError {
 // fromBackend passes the backend's S3 error through when it is one a
 // client understands, and hides transport detail otherwise.
 func fromBackend(be *backend.Error) *APIError {
+	if ae := lockRefusal(be); ae != nil {
+		return ae
+	}
 	switch be.Code {
 	case "":
 		return apiErr("ServiceUnavailable", "the object store did not answer")

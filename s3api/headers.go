@@ -57,13 +57,13 @@ func policy(extra map[string]func(string) bool, prefixes ...string) headerPolicy
 // in the STANDARD class and encrypted by s3seal with AES-256, so those
 // values are accepted.
 var writeRefused = map[string]func(string) bool{
-	"X-Amz-Acl":                                                   oneOf("private", "bucket-owner-full-control"),
+	"X-Amz-Acl":                                                   func(string) bool { return true }, // checked by protection
 	"X-Amz-Server-Side-Encryption":                                oneOf("AES256"),
 	"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id":                 nil,
 	"X-Amz-Server-Side-Encryption-Context":                        nil,
 	"X-Amz-Server-Side-Encryption-Bucket-Key-Enabled":             nil,
 	"X-Amz-Storage-Class":                                         oneOf("STANDARD"),
-	"X-Amz-Tagging":                                               empty,
+	"X-Amz-Tagging":                                               func(string) bool { return true }, // checked by protection
 	"X-Amz-Website-Redirect-Location":                             nil,
 	"If-Modified-Since":                                           nil, // S3 has no such write condition
 	"If-Unmodified-Since":                                         nil,
@@ -76,7 +76,7 @@ var writeRefused = map[string]func(string) bool{
 }
 
 var (
-	writePolicy = policy(writeRefused, "X-Amz-Grant-", "X-Amz-Object-Lock-")
+	writePolicy = policy(writeRefused) // X-Amz-Object-Lock-*, X-Amz-Acl, X-Amz-Grant-*: protection
 	readPolicy  = policy(nil)
 	// Conditional deletes: s3seal cannot pass them on (the backend's ETag
 	// and size are the ciphertext's), and ignoring them would delete.
@@ -97,11 +97,11 @@ var (
 	completePolicy     = policy(nil)
 	bucketPolicy       = policy(nil)
 	createBucketPolicy = policy(map[string]func(string) bool{
-		"X-Amz-Acl":                        oneOf("private"),
-		"X-Amz-Bucket-Object-Lock-Enabled": oneOf("false"),
-		"X-Amz-Object-Ownership":           oneOf("BucketOwnerEnforced"),
+		"X-Amz-Acl":                        func(string) bool { return true }, // bucketACL
+		"X-Amz-Bucket-Object-Lock-Enabled": oneOf("true", "false"),
+		"X-Amz-Object-Ownership":           func(string) bool { return true }, // bucketACL
 		"X-Amz-Bucket-Namespace":           nil,
-	}, "X-Amz-Grant-")
+	}) // X-Amz-Grant-*: bucketACL
 )
 
 // check refuses the first header of h the policy does not allow.

@@ -110,8 +110,6 @@ func TestUnimplementedHeadersRefused(t *testing.T) {
 		"storage class": putWith(func(in *s3.PutObjectInput) { in.StorageClass = types.StorageClassGlacier }),
 		"tagging":       putWith(func(in *s3.PutObjectInput) { in.Tagging = aws.String("a=b") }),
 		"redirect":      putWith(func(in *s3.PutObjectInput) { in.WebsiteRedirectLocation = aws.String("/x") }),
-		"grant":         putWith(func(in *s3.PutObjectInput) { in.GrantRead = aws.String(`id="x"`) }),
-		"public acl":    putWith(func(in *s3.PutObjectInput) { in.ACL = types.ObjectCannedACLPublicRead }),
 		"object lock":   putWith(func(in *s3.PutObjectInput) { in.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatusOn }),
 		"owner check":   putWith(func(in *s3.PutObjectInput) { in.ExpectedBucketOwner = aws.String("123456789012") }),
 		"write offset":  putWith(func(in *s3.PutObjectInput) { in.WriteOffsetBytes = aws.Int64(0) }),
@@ -150,6 +148,15 @@ func TestUnimplementedHeadersRefused(t *testing.T) {
 	for name, err := range refused {
 		if apiCode(err) != "NotImplemented" || httpStatus(err) != http.StatusNotImplemented {
 			t.Errorf("%s: %v, want 501 NotImplemented", name, err)
+		}
+	}
+	// ACLs other than private are for admin credentials (see protect_test.go).
+	for name, err := range map[string]error{
+		"grant":      putWith(func(in *s3.PutObjectInput) { in.GrantRead = aws.String(`id="x"`) }),
+		"public acl": putWith(func(in *s3.PutObjectInput) { in.ACL = types.ObjectCannedACLPublicRead }),
+	} {
+		if apiCode(err) != "AccessDenied" {
+			t.Errorf("%s by a non-admin: %v, want AccessDenied", name, err)
 		}
 	}
 	if got := readObject(t, c, "bkt", "k"); got != "data" {

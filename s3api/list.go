@@ -171,7 +171,7 @@ func (s *Server) deleteObjects(req *request) error {
 		keys = append(keys, o.Key)
 	}
 	if len(keys) > 0 {
-		res, err := s.store.DeleteObjects(req.r.Context(), req.bucket, keys)
+		res, err := s.store.DeleteObjects(bypassCtx(req), req.bucket, keys)
 		if err != nil {
 			return bucketErr(err)
 		}

@@ -26,6 +26,9 @@ func (s *Server) createMultipartUpload(req *request) error {
 		return err
 	}
 	in := sealstore.CreateMultipartInput{Bucket: req.bucket, Key: req.key, Meta: meta, Headers: headers, KeyID: req.cred.KeyID}
+	if in.Protect, err = protection(req); err != nil {
+		return err
+	}
 	if v := req.r.Header.Get("X-Amz-Checksum-Algorithm"); v != "" {
 		a, ok := checksum.ParseAlgorithm(v)
 		if !ok {

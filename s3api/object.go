@@ -35,10 +35,14 @@ func (s *Server) putObject(req *request) error {
 	if err != nil {
 		return err
 	}
+	protect, err := protection(req)
+	if err != nil {
+		return err
+	}
 	info, err := s.store.Put(req.r.Context(), sealstore.PutInput{
 		Bucket: req.bucket, Key: req.key, Body: req.r.Body, Size: size,
 		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: req.cred.KeyID,
-		Observe: checks.hasher, Finalize: checks.finalize(req.auth.Trailer), Cond: cond,
+		Observe: checks.hasher, Finalize: checks.finalize(req.auth.Trailer), Cond: cond, Protect: protect,
 	})
 	if err != nil {
 		return err
@@ -147,7 +151,7 @@ func (s *Server) deleteObject(req *request) error {
 	if err := deletePolicy.check(req.r.Header); err != nil {
 		return err
 	}
-	if err := s.store.Delete(req.r.Context(), req.bucket, req.key); err != nil {
+	if err := s.store.Delete(bypassCtx(req), req.bucket, req.key); err != nil {
 		return err
 	}
 	req.w.WriteHeader(http.StatusNoContent)
@@ -238,6 +242,7 @@ func setObjectHeaders(h http.Header, info sealstore.ObjectInfo, q map[string][]s
 	if _, ok := q["partNumber"]; ok && info.PartsCount > 0 {
 		h.Set("x-amz-mp-parts-count", strconv.Itoa(info.PartsCount))
 	}
+	setProtectionHeaders(h, info)
 }
 
 // conditionFailed prepares the answer to a failed condition: a 304 carries

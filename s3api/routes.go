@@ -80,6 +80,7 @@ func (s *Server) routes() *mux.Router {
 	svc.Methods(http.MethodGet).HandlerFunc(s.serve("ListBuckets", accService, s.listBuckets))
 
 	b := r.MatcherFunc(level(1)).Subrouter()
+	s.addSubresources(b, false)
 	b.MatcherFunc(unknownSub(bucketSubs)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
 	b.Methods(http.MethodGet).MatcherFunc(has("location")).HandlerFunc(s.serve("GetBucketLocation", accRead, s.getBucketLocation))
 	b.Methods(http.MethodGet).MatcherFunc(has("uploads")).HandlerFunc(s.serve("ListMultipartUploads", accWrite, s.listMultipartUploads))
@@ -92,6 +93,7 @@ func (s *Server) routes() *mux.Router {
 	b.Methods(http.MethodDelete).HandlerFunc(s.serve("DeleteBucket", accWrite, s.deleteBucket))
 
 	o := r.MatcherFunc(level(2)).Subrouter()
+	s.addSubresources(o, true)
 	o.MatcherFunc(unknownSub(objectSubs)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
 	// Multipart uploads.
 	o.Methods(http.MethodPost).MatcherFunc(has("uploads")).HandlerFunc(s.serve("CreateMultipartUpload", accWrite, s.createMultipartUpload))
@@ -166,7 +168,8 @@ func notImplemented(req *request) error {
 // unimplementedHint says what s3seal serves and which client settings
 // stay within it.
 const unimplementedHint = "It serves buckets, objects, copies, multipart uploads and listings, " +
-	"without versions, tags, ACLs, object lock or bucket policies and configurations; leave those off in the client: " +
+	"tags and Object Lock (where the object store has them), bucket policies, CORS, lifecycle, ownership and ACLs " +
+	"(admin credentials only), without versions or other bucket configurations; leave those off in the client: " +
 	"aws CLI: no --acl, --tagging, --version-id or s3api put-bucket-*/get-bucket-* calls; " +
 	"boto3: no ACL, Tagging, VersionId or ObjectLock* arguments; " +
 	"s3cmd: no setacl, setpolicy, setlifecycle, --acl-public or info (use ls); " +

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/internal/reqid"
 	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"
@@ -69,6 +70,10 @@ type Config struct {
 	// 16 KiB; a negative TransferTimeout disables the check.
 	TransferTimeout  time.Duration
 	TransferMinBytes int64
+	// Forwarder, when set, receives the sub-resource requests the backend
+	// enforces (Object Lock, tags, bucket configuration); without it they
+	// answer 501.
+	Forwarder backend.Forwarder
 }
 
 // Server is the HTTP handler for the S3 API.

@@ -145,15 +145,15 @@ func TestUnimplementedAndUnsigned(t *testing.T) {
 	if apiCode(err) != "NotImplemented" {
 		t.Fatalf("versioning: %v, want NotImplemented", err)
 	}
-	_, err = c.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String("bkt1"), Key: aws.String("k"),
-		Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("a"), Value: aws.String("b")}}}})
+	_, err = c.PutBucketAccelerateConfiguration(ctx, &s3.PutBucketAccelerateConfigurationInput{Bucket: aws.String("bkt1"),
+		AccelerateConfiguration: &types.AccelerateConfiguration{Status: types.BucketAccelerateStatusEnabled}})
 	if apiCode(err) != "NotImplemented" {
-		t.Fatalf("tagging: %v, want NotImplemented", err)
+		t.Fatalf("accelerate: %v, want NotImplemented", err)
 	}
 	// The message names the operation and the client settings that avoid it.
-	for _, want := range []string{"PUT ?tagging", "aws CLI: no --acl, --tagging", "boto3:", "s3cmd:", "rclone: no --s3-versions", "mc: no --tags"} {
+	for _, want := range []string{"PUT ?accelerate", "aws CLI:", "boto3:", "s3cmd:", "rclone: no --s3-versions", "mc: no"} {
 		if !strings.Contains(err.Error(), want) {
-			t.Errorf("tagging: message lacks %q: %v", want, err)
+			t.Errorf("accelerate: message lacks %q: %v", want, err)
 		}
 	}
 	resp, err := http.Get(url + "/bkt1/k")

@@ -26,6 +26,9 @@ type CopyInput struct {
 	// Observe and Finalize are passed to the Put of the copy.
 	Observe  io.Writer
 	Finalize func() (checksums map[string]string, err error)
+	// Protect is the copy's lock and tags (the caller resolves the tagging
+	// directive).
+	Protect backend.Protection
 }
 
 // Copy copies an object, re-encrypting it. A source without s3seal
@@ -56,5 +59,5 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 		meta, headers = in.Meta, in.Headers
 	}
 	return s.Put(ctx, PutInput{Bucket: in.Bucket, Key: in.Key, Body: rd, Size: src.Size,
-		Meta: meta, Headers: headers, KeyID: in.KeyID, Observe: in.Observe, Finalize: in.Finalize, Cond: in.Cond})
+		Meta: meta, Headers: headers, KeyID: in.KeyID, Observe: in.Observe, Finalize: in.Finalize, Cond: in.Cond, Protect: in.Protect})
 }

@@ -26,6 +26,9 @@ type CreateMultipartInput struct {
 	// (x-amz-checksum-algorithm), or "". ChecksumType is "COMPOSITE" or
 	// "FULL_OBJECT" (x-amz-checksum-type) when it is set.
 	ChecksumAlgorithm, ChecksumType string
+	// Protect is the completed object's lock and tags: the backend upload
+	// carries them, so the backend object gets them at completion.
+	Protect backend.Protection
 }
 
 // CreateMultipart starts an upload: a fresh data key and oid for the
@@ -50,7 +53,7 @@ func (s *Store) CreateMultipart(ctx context.Context, in CreateMultipartInput) (s
 	for k, v := range in.Meta {
 		meta[k] = v
 	}
-	id, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: in.Bucket, Key: in.Key, Meta: meta, Headers: in.Headers})
+	id, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: in.Bucket, Key: in.Key, Meta: meta, Headers: in.Headers, Protect: in.Protect})
 	if err != nil {
 		return "", err
 	}

@@ -43,6 +43,10 @@ type PutInput struct {
 	// the key; it is decided after the body was sealed and checked, by
 	// the backend, atomically with the write (see Condition).
 	Cond *Condition
+	// Protect is the object's lock and tags, passed on to the backend. A
+	// lock makes the backend PUT carry Content-MD5, which stores require
+	// for objects with a retention.
+	Protect backend.Protection
 }
 
 // Put seals in.Body into a spool file, checks it, and publishes it to the
@@ -91,7 +95,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	bin := backend.PutInput{
 		Bucket: in.Bucket, Key: in.Key,
 		Body: sp.file, Size: sp.cipherSize, ContentMD5: sp.cipherMD5,
-		Meta: meta, Headers: in.Headers,
+		Meta: meta, Headers: in.Headers, Protect: in.Protect,
 	}
 	if in.Cond != nil {
 		if err := s.pin(ctx, in.Bucket, in.Key, in.Cond, &bin); err != nil {
@@ -183,7 +187,7 @@ func (c *spoolCounter) release() {
 func (s *Store) sealInto(f *os.File, spool io.Writer, in PutInput, dk *crypto.DataKey, stream crypto.Stream) (*spooled, error) {
 	sink := spool
 	var cipherMD5 hash.Hash
-	if s.opt.BackendContentMD5 {
+	if s.opt.BackendContentMD5 || in.Protect.Locks() {
 		cipherMD5 = md5.New()
 		sink = io.MultiWriter(spool, cipherMD5)
 	}

@@ -159,6 +159,9 @@ type ObjectInfo struct {
 
 	// PartsCount is the number of parts of a multipart object, else 0.
 	PartsCount int
+	// TagCount and Lock are what the backend enforces on the object.
+	TagCount int
+	Lock     backend.Protection
 	// CompletedElsewhere, from CompleteMultipart, says another completion
 	// of the same upload (a client's retry sent elsewhere, another replica)
 	// made the object, with these very parts; this one found it done.
@@ -245,7 +248,7 @@ func (s *Store) describe(ctx context.Context, bucket string, bi backend.ObjectIn
 	info = ObjectInfo{
 		Bucket: bucket, Key: bi.Key, Size: bi.Size, ETag: strings.Trim(bi.ETag, `"`),
 		LastModified: bi.LastModified, StorageClass: bi.StorageClass,
-		Meta: userMeta(bi.Meta), Headers: bi.Headers,
+		Meta: userMeta(bi.Meta), Headers: bi.Headers, TagCount: bi.TagCount, Lock: bi.Lock,
 		backendETag: strings.Trim(bi.ETag, `"`), backendSize: bi.Size,
 	}
 	env, encrypted, err := crypto.ParseMetadata(bi.Meta)

@@ -110,6 +110,9 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		MaxInFlight: cfg.MaxRequests, MaxInFlightPerKey: cfg.MaxRequestsKey,
 		TransferTimeout: transferTimeout, TransferMinBytes: cfg.TransferMinBytes,
 		Observer: mets}
+	if fw, ok := raw.(backend.Forwarder); ok {
+		apiCfg.Forwarder = fw
+	}
 	if cfg.MetricsListen == "" {
 		// Else both move to the metrics listener; /healthz, which costs
 		// nothing and says nothing, stays on both.

@@ -1,0 +1,125 @@
+package backend
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+// Protection is what the backend enforces on an object besides its bytes
+// and metadata: Object Lock (retention and legal hold) and tags. s3seal
+// passes it on as S3 headers; the backend, not s3seal, enforces it, so a
+// locked object stays locked even against s3seal's own credential.
+type Protection struct {
+	LockMode    string    // "GOVERNANCE" or "COMPLIANCE", or ""
+	RetainUntil time.Time // zero unless LockMode is set
+	LegalHold   string    // "ON", "OFF" or ""
+	Tagging     string    // URL query encoding of the tags (x-amz-tagging), or ""
+	// ACL is a canned ACL (x-amz-acl) and Grants the x-amz-grant-*
+	// headers by their suffix ("read", "read-acp", "write-acp",
+	// "full-control"), as an admin credential set them.
+	ACL    string
+	Grants map[string]string
+}
+
+// Locks reports whether p asks for a retention or a legal hold.
+func (p Protection) Locks() bool { return p.LockMode != "" || p.LegalHold != "" }
+
+type bypassKey struct{}
+
+// WithBypassGovernance marks ctx so that deletes made with it send
+// x-amz-bypass-governance-retention: true, as the client asked. It travels
+// in the context so that the delete operations keep their signatures.
+func WithBypassGovernance(ctx context.Context) context.Context {
+	return context.WithValue(ctx, bypassKey{}, true)
+}
+
+// BypassGovernance reports whether ctx carries WithBypassGovernance.
+func BypassGovernance(ctx context.Context) bool {
+	v, _ := ctx.Value(bypassKey{}).(bool)
+	return v
+}
+
+// smallBodyMD5 is the largest PUT body the client hashes itself when the
+// caller gave no Content-MD5.
+const smallBodyMD5 = 1 << 20
+
+// bodyMD5 is the base64 MD5 of body, which is left at offset 0.
+func bodyMD5(body io.ReadSeeker) (string, error) {
+	if _, err := body.Seek(0, io.SeekStart); err != nil {
+		return "", fmt.Errorf("rewind body: %w", err)
+	}
+	h := md5.New()
+	if _, err := io.Copy(h, body); err != nil {
+		return "", fmt.Errorf("hash body: %w", err)
+	}
+	if _, err := body.Seek(0, io.SeekStart); err != nil {
+		return "", fmt.Errorf("rewind body: %w", err)
+	}
+	return base64.StdEncoding.EncodeToString(h.Sum(nil)), nil
+}
+
+// bypassHeader sends x-amz-bypass-governance-retention when ctx asks.
+func bypassHeader(ctx context.Context) func(*s3.Options) {
+	if !BypassGovernance(ctx) {
+		return func(*s3.Options) {}
+	}
+	return s3.WithAPIOptions(smithyhttp.SetHeaderValue("X-Amz-Bypass-Governance-Retention", "true"))
+}
+
+func protectPut(in *s3.PutObjectInput, p Protection) {
+	in.ObjectLockMode = types.ObjectLockMode(p.LockMode)
+	if !p.RetainUntil.IsZero() {
+		in.ObjectLockRetainUntilDate = aws.Time(p.RetainUntil)
+	}
+	in.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatus(p.LegalHold)
+	in.Tagging = optString(p.Tagging)
+	in.ACL = types.ObjectCannedACL(p.ACL)
+	in.GrantRead, in.GrantReadACP = optString(p.Grants["read"]), optString(p.Grants["read-acp"])
+	in.GrantWriteACP, in.GrantFullControl = optString(p.Grants["write-acp"]), optString(p.Grants["full-control"])
+}
+
+func protectCreate(in *s3.CreateMultipartUploadInput, p Protection) {
+	in.ObjectLockMode = types.ObjectLockMode(p.LockMode)
+	if !p.RetainUntil.IsZero() {
+		in.ObjectLockRetainUntilDate = aws.Time(p.RetainUntil)
+	}
+	in.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatus(p.LegalHold)
+	in.Tagging = optString(p.Tagging)
+	in.ACL = types.ObjectCannedACL(p.ACL)
+	in.GrantRead, in.GrantReadACP = optString(p.Grants["read"]), optString(p.Grants["read-acp"])
+	in.GrantWriteACP, in.GrantFullControl = optString(p.Grants["write-acp"]), optString(p.Grants["full-control"])
+}
+
+// lockOf is the lock a GET or HEAD answer reports.
+func lockOf(mode types.ObjectLockMode, until *time.Time, hold types.ObjectLockLegalHoldStatus) Protection {
+	return Protection{LockMode: string(mode), RetainUntil: aws.ToTime(until), LegalHold: string(hold)}
+}
+
+// md5Wanted reports whether err is a store's refusal of a body without
+// Content-MD5, as AWS answers PUTs and parts in buckets with Object Lock
+// (default retention included, which s3seal cannot know of in advance),
+// and then returns the body's MD5 for one more attempt, with the body
+// rewound. Bodies without MD5 are large spools over TLS (see
+// sealstore.Options.BackendContentMD5); hashing them again costs a read
+// of the spool only where the store demands it.
+func md5Wanted(err error, sent *string, body io.ReadSeeker) (string, bool) {
+	if err == nil || sent != nil || body == nil {
+		return "", false
+	}
+	e, ok := wrapErr("", err).(*Error)
+	if !ok || e.Code != "InvalidRequest" || !strings.Contains(e.Message, "Content-MD5") {
+		return "", false
+	}
+	md5, herr := bodyMD5(body)
+	return md5, herr == nil
+}

@@ -1,0 +1,145 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The embedded store has no Object Lock, tags or bucket configuration:
+// each is a 501 naming the limit, and nothing is written (gofakes3 would
+// take a PUT ?tagging for an object write).
+func TestEmbeddedRefusesLockAndTags(t *testing.T) {
+	_, st := startEmbedded(t, t.TempDir())
+	ctx := context.Background()
+	must(t, st.CreateBucket(ctx, "bkt"))
+	put(ctx, t, st, "bkt", "k", []byte("data"), nil, Headers{})
+	notImpl := func(what string, err error, limit string) {
+		t.Helper()
+		var e *Error
+		if ErrorCode(err) != "NotImplemented" || !strings.Contains(err.Error(), limit) {
+			t.Errorf("%s: %v, want NotImplemented naming %q", what, err, limit)
+		} else if asErr(err, &e); e.StatusCode != http.StatusNotImplemented {
+			t.Errorf("%s: status %d", what, e.StatusCode)
+		}
+	}
+	_, err := st.PutObject(ctx, PutInput{Bucket: "bkt", Key: "k", Body: bytes.NewReader([]byte("new")), Size: 3,
+		Protect: Protection{LockMode: "COMPLIANCE", RetainUntil: time.Now().Add(time.Hour)}})
+	notImpl("PUT with a lock", err, "Object Lock")
+	_, err = st.PutObject(ctx, PutInput{Bucket: "bkt", Key: "k", Body: bytes.NewReader([]byte("new")), Size: 3,
+		Protect: Protection{Tagging: "a=b"}})
+	notImpl("PUT with tags", err, "tags")
+	_, err = st.CreateMultipartUpload(ctx, CreateMultipartInput{Bucket: "bkt", Key: "m", Protect: Protection{LegalHold: "ON"}})
+	notImpl("CreateMultipartUpload with a legal hold", err, "Object Lock")
+	for _, sub := range []string{"tagging", "retention", "legal-hold"} {
+		_, err = st.Forward(ctx, RawRequest{Method: http.MethodPut, Bucket: "bkt", Key: "k", Query: url.Values{sub: {""}},
+			Body: []byte("<Tagging><TagSet/></Tagging>")})
+		notImpl("PUT ?"+sub, err, "?"+sub)
+	}
+	for _, sub := range []string{"policy", "cors", "lifecycle", "object-lock", "ownershipControls", "acl"} {
+		_, err = st.Forward(ctx, RawRequest{Method: http.MethodGet, Bucket: "bkt", Query: url.Values{sub: {""}}})
+		notImpl("GET ?"+sub, err, "?"+strings.ToLower(sub))
+	}
+	_, err = st.Forward(ctx, RawRequest{Method: http.MethodPut, Bucket: "locked", Query: url.Values{},
+		Header: http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}})
+	notImpl("CreateBucket with Object Lock", err, "Object Lock")
+	if err := st.HeadBucket(ctx, "locked"); !IsNotFound(err) {
+		t.Errorf("refused CreateBucket made the bucket: %v", err)
+	}
+	obj, err := st.GetObject(ctx, GetInput{Bucket: "bkt", Key: "k"})
+	must(t, err)
+	got, _ := io.ReadAll(obj.Body)
+	obj.Body.Close()
+	if string(got) != "data" {
+		t.Fatalf("object after refused requests = %q", got)
+	}
+}
+
+// A small PUT body without Content-MD5 gets one (stores want it in Object
+// Lock buckets, default retention included); a large one is left alone.
+func TestPutSendsMD5OfSmallBodies(t *testing.T) {
+	var md5s []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		md5s = append(md5s, r.Header.Get("Content-Md5"))
+		w.Header().Set("ETag", `"e"`)
+	}))
+	defer srv.Close()
+	st, err := NewS3(S3Config{Endpoint: srv.URL, AccessKey: "a", SecretKey: "s", PathStyle: true, MaxAttempts: 1})
+	must(t, err)
+	ctx := context.Background()
+	_, err = st.PutObject(ctx, PutInput{Bucket: "bkt", Key: "empty", Body: bytes.NewReader(nil)})
+	must(t, err)
+	_, err = st.PutObject(ctx, PutInput{Bucket: "bkt", Key: "big", Body: bytes.NewReader(make([]byte, smallBodyMD5+1)), Size: smallBodyMD5 + 1})
+	must(t, err)
+	if len(md5s) != 2 || md5s[0] != "1B2M2Y8AsgTpgAmY7PhCfg==" || md5s[1] != "" {
+		t.Fatalf("Content-MD5 sent = %q, want the empty body's MD5, then none", md5s)
+	}
+}
+
+func asErr(err error, e **Error) bool {
+	x, ok := err.(*Error)
+	if ok {
+		*e = x
+	}
+	return ok
+}
+
+// A store that demands Content-MD5 (AWS, for PUTs and parts in a bucket
+// with Object Lock, default retention included) gets it on a second
+// attempt, for bodies the caller sent without one.
+func TestMD5AddedWhenTheStoreDemandsIt(t *testing.T) {
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		md := r.Header.Get("Content-Md5")
+		seen = append(seen, md)
+		if md == "" {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `<Error><Code>InvalidRequest</Code><Message>Content-MD5 OR x-amz-checksum- HTTP header is required for Put Object requests with Object Lock parameters</Message></Error>`)
+			return
+		}
+		w.Header().Set("ETag", `"e"`)
+	}))
+	defer srv.Close()
+	st, err := NewS3(S3Config{Endpoint: srv.URL, AccessKey: "a", SecretKey: "s", PathStyle: true, MaxAttempts: 1})
+	must(t, err)
+	ctx := context.Background()
+	big := make([]byte, smallBodyMD5+1)
+	_, err = st.PutObject(ctx, PutInput{Bucket: "b", Key: "k", Body: bytes.NewReader(big), Size: int64(len(big))})
+	must(t, err)
+	_, err = st.UploadPart(ctx, UploadPartInput{Bucket: "b", Key: "k", UploadID: "u", PartNumber: 1, Body: bytes.NewReader(big), Size: int64(len(big))})
+	must(t, err)
+	sum := md5.Sum(big)
+	want := base64.StdEncoding.EncodeToString(sum[:])
+	if len(seen) != 4 || seen[0] != "" || seen[1] != want || seen[2] != "" || seen[3] != want {
+		t.Fatalf("Content-MD5 per attempt = %q, want none then %s, twice", seen, want)
+	}
+}
+
+// Forward addresses keys as the SDK does: every byte but the unreserved
+// ones and "/" percent-encoded.
+func TestForwardEncodesKeysAndQuery(t *testing.T) {
+	var paths, queries []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths, queries = append(paths, r.URL.EscapedPath()), append(queries, r.URL.RawQuery)
+		io.WriteString(w, "<Tagging/>")
+	}))
+	defer srv.Close()
+	st, err := NewS3(S3Config{Endpoint: srv.URL, AccessKey: "a", SecretKey: "s", PathStyle: true})
+	must(t, err)
+	_, err = st.Forward(context.Background(), RawRequest{Method: http.MethodGet, Bucket: "bkt", Key: "a b+c/é=?",
+		Query: url.Values{"tagging": {""}, "versionId": {"v 1+"}}})
+	must(t, err)
+	if paths[0] != "/bkt/a%20b%2Bc/%C3%A9%3D%3F" || queries[0] != "tagging=&versionId=v%201%2B" {
+		t.Fatalf("sent %s?%s", paths[0], queries[0])
+	}
+}

@@ -1,0 +1,347 @@
+package s3api
+
+import (
+	"context"
+	"encoding/xml"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// Object Lock and tags are the backend's to enforce: s3seal checks them as
+// S3 does, so that the client gets S3's errors whatever the backend, and
+// passes them on (backend.Protection).
+
+// S3's limits on tags.
+const (
+	maxObjectTags = 10
+	maxBucketTags = 50
+	maxTagKey     = 128 // Unicode characters
+	maxTagValue   = 256
+)
+
+// protection reads the lock, tagging and ACL headers of a PUT, copy or
+// CreateMultipartUpload.
+func protection(req *request) (backend.Protection, error) {
+	h := req.r.Header
+	p, err := objectACL(req)
+	if err != nil {
+		return p, err
+	}
+	mode, until := h.Get("X-Amz-Object-Lock-Mode"), h.Get("X-Amz-Object-Lock-Retain-Until-Date")
+	if (mode == "") != (until == "") {
+		return p, apiErr("InvalidArgument", "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied")
+	}
+	if mode != "" {
+		if mode != "GOVERNANCE" && mode != "COMPLIANCE" {
+			return p, apiErr("InvalidArgument", "Unknown wormMode directive.")
+		}
+		t, err := parseRetainUntil(until)
+		if err != nil {
+			return p, err
+		}
+		p.LockMode, p.RetainUntil = mode, t
+	}
+	if v := h.Get("X-Amz-Object-Lock-Legal-Hold"); v != "" {
+		if v != "ON" && v != "OFF" {
+			return p, apiErr("InvalidArgument", "Legal Hold must be either of 'ON' or 'OFF'")
+		}
+		p.LegalHold = v
+	}
+	if v := h.Get("X-Amz-Tagging"); strings.TrimSpace(v) != "" {
+		tags, err := parseTagHeader(v)
+		if err != nil {
+			return p, err
+		}
+		p.Tagging = encodeTags(tags)
+	}
+	return p, nil
+}
+
+// parseRetainUntil reads an ISO 8601 date that must lie in the future.
+func parseRetainUntil(v string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, apiErr("InvalidArgument", "The retain until date must be provided in ISO 8601 format")
+	}
+	if !t.After(time.Now()) {
+		return time.Time{}, apiErr("InvalidArgument", "The retain until date must be in the future!")
+	}
+	return t, nil
+}
+
+// tag is one object or bucket tag.
+type tag struct {
+	Key   string `xml:"Key"`
+	Value string `xml:"Value"`
+}
+
+// tagging is the body of Put/GetObjectTagging and Put/GetBucketTagging.
+type tagging struct {
+	XMLName xml.Name `xml:"Tagging"`
+	TagSet  struct {
+		Tags []tag `xml:"Tag"`
+	} `xml:"TagSet"`
+}
+
+// parseTagHeader reads x-amz-tagging (URL query encoding, "k1=v1&k2=v2").
+func parseTagHeader(v string) ([]tag, error) {
+	var tags []tag
+	for _, kv := range strings.Split(v, "&") {
+		if kv == "" {
+			continue
+		}
+		k, val, _ := strings.Cut(kv, "=")
+		dk, err1 := url.QueryUnescape(k)
+		dv, err2 := url.QueryUnescape(val)
+		if err1 != nil || err2 != nil {
+			return nil, apiErr("InvalidArgument", "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.")
+		}
+		tags = append(tags, tag{dk, dv})
+	}
+	return tags, checkTags(tags, maxObjectTags)
+}
+
+// parseTagBody reads a Tagging document and checks it against limit
+// tags (10 for objects, 50 for buckets).
+func parseTagBody(body []byte, limit int) ([]tag, error) {
+	var t tagging
+	if err := decodeXML(body, &t); err != nil {
+		return nil, err
+	}
+	return t.TagSet.Tags, checkTags(t.TagSet.Tags, limit)
+}
+
+// checkTags applies S3's rules: at most limit tags, keys of 1 to 128 and
+// values of at most 256 Unicode characters, no key twice, no "aws:" keys.
+func checkTags(tags []tag, limit int) error {
+	if len(tags) > limit {
+		if limit == maxObjectTags {
+			return err400("BadRequest", "Object tags cannot be greater than 10")
+		}
+		return err400("InvalidTag", "Bucket tag count cannot be greater than 50")
+	}
+	seen := map[string]bool{}
+	for _, t := range tags {
+		switch {
+		case !utf8.ValidString(t.Key) || !utf8.ValidString(t.Value):
+			return err400("InvalidTag", "The TagKey and TagValue you have provided must be valid UTF-8.")
+		case t.Key == "":
+			return err400("InvalidTag", "The TagKey you have provided is invalid")
+		case utf8.RuneCountInString(t.Key) > maxTagKey:
+			return err400("InvalidTag", "The TagKey you have provided is too long, max 128")
+		case utf8.RuneCountInString(t.Value) > maxTagValue:
+			return err400("InvalidTag", "The TagValue you have provided is too long, max 256")
+		case strings.HasPrefix(strings.ToLower(t.Key), "aws:"):
+			return err400("InvalidTag", "Your TagKey cannot be prefixed with aws:")
+		case seen[t.Key]:
+			return err400("InvalidTag", "Cannot provide multiple Tags with the same key")
+		}
+		seen[t.Key] = true
+	}
+	return nil
+}
+
+// encodeTags is the x-amz-tagging form of tags.
+func encodeTags(tags []tag) string {
+	parts := make([]string, len(tags))
+	for i, t := range tags {
+		parts[i] = strings.ReplaceAll(url.QueryEscape(t.Key)+"="+url.QueryEscape(t.Value), "+", "%20")
+	}
+	return strings.Join(parts, "&")
+}
+
+// err400 is a 400 error with a code s3seal's table does not hold.
+func err400(code, msg string) *APIError {
+	return &APIError{Code: code, StatusCode: http.StatusBadRequest, Message: msg}
+}
+
+// copyProtection is the lock and tags of a copy: the lock headers as
+// given; the tags of x-amz-tagging with x-amz-tagging-directive REPLACE,
+// else (COPY, the default) the source's, asked from the backend. A backend
+// without tags (501) has none to copy.
+func (s *Server) copyProtection(req *request, srcBucket, srcKey string) (backend.Protection, error) {
+	p, err := protection(req)
+	if err != nil {
+		return p, err
+	}
+	switch req.r.Header.Get("X-Amz-Tagging-Directive") {
+	case "REPLACE":
+		return p, nil
+	case "", "COPY":
+	default:
+		return p, apiErr("InvalidArgument", "Unknown tagging directive.")
+	}
+	p.Tagging = ""
+	if s.cfg.Forwarder == nil {
+		return p, nil
+	}
+	in := backend.RawRequest{Method: http.MethodGet, Bucket: srcBucket, Key: srcKey, Query: url.Values{"tagging": {""}}}
+	if v := copySourceVersion(req); v != "" {
+		in.Query.Set("versionId", v)
+	}
+	out, err := s.cfg.Forwarder.Forward(req.r.Context(), in)
+	if backend.ErrorCode(err) == "NotImplemented" {
+		return p, nil
+	}
+	if err != nil {
+		return p, forwardErr(err)
+	}
+	var t tagging
+	if err := decodeXML(out.Body, &t); err != nil {
+		return p, apiErr("InternalError", "The object store answered ?tagging of the copy source with something other than its tags.")
+	}
+	p.Tagging = encodeTags(t.TagSet.Tags)
+	return p, nil
+}
+
+// copySourceVersion is the versionId of x-amz-copy-source, or "".
+func copySourceVersion(req *request) string {
+	src := req.r.Header.Get("X-Amz-Copy-Source")
+	if _, q, ok := strings.Cut(src, "?"); ok {
+		if v, err := url.ParseQuery(q); err == nil {
+			return v.Get("versionId")
+		}
+	}
+	return ""
+}
+
+// bypassCtx is the request's context, marked to pass
+// x-amz-bypass-governance-retention on when the client sent it.
+func bypassCtx(req *request) context.Context {
+	if strings.EqualFold(strings.TrimSpace(req.r.Header.Get("X-Amz-Bypass-Governance-Retention")), "true") {
+		return backend.WithBypassGovernance(req.r.Context())
+	}
+	return req.r.Context()
+}
+
+// createLockedBucket creates a bucket with Object Lock enabled (which
+// enables versioning), or with an ACL or object ownership an admin set,
+// passing the request on as it is.
+func (s *Server) createLockedBucket(req *request, body []byte) error {
+	h := bucketACL(req.r.Header)
+	if len(h) > 0 && !req.cred.Admin {
+		return apiErr("AccessDenied", "Only credentials marked \"admin\": true may set a bucket's ACL or object ownership (the object store enforces them).")
+	}
+	if s.cfg.Forwarder == nil {
+		return apiErr("NotImplemented", "s3seal does not implement Object Lock or bucket ACLs on this backend.")
+	}
+	if lockEnabled(req.r.Header) {
+		h.Set("X-Amz-Bucket-Object-Lock-Enabled", "true")
+	}
+	in := backend.RawRequest{Method: http.MethodPut, Bucket: req.bucket, Query: url.Values{}, Header: h, Body: body}
+	if _, err := s.cfg.Forwarder.Forward(req.r.Context(), in); err != nil {
+		return forwardErr(err)
+	}
+	req.w.Header().Set("Location", "/"+req.bucket)
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// lockRefusal passes on the backend's refusals of what s3seal passed on
+// (a lock on a bucket without Object Lock, a malformed tag), which are
+// about the client's request; nil for any other error.
+func lockRefusal(be *backend.Error) *APIError {
+	switch be.Code {
+	case "InvalidRequest", "InvalidArgument", "InvalidTag", "MalformedXML", "BadRequest",
+		"InvalidBucketState", "ObjectLockConfigurationNotFoundError", "NoSuchObjectLockConfiguration":
+		if be.StatusCode >= 400 && be.StatusCode < 500 {
+			return &APIError{Code: be.Code, StatusCode: be.StatusCode, Message: be.Message}
+		}
+	case "NotImplemented": // the embedded store names its limit
+		return apiErr("NotImplemented", be.Message)
+	}
+	return nil
+}
+
+// lockEnabled reports whether CreateBucket asks for Object Lock.
+func lockEnabled(h http.Header) bool {
+	return strings.EqualFold(strings.TrimSpace(h.Get("X-Amz-Bucket-Object-Lock-Enabled")), "true")
+}
+
+// setProtectionHeaders reports on GET and HEAD what the backend enforces
+// on the object: its tag count and lock.
+func setProtectionHeaders(h http.Header, info sealstore.ObjectInfo) {
+	if info.TagCount > 0 {
+		h.Set("x-amz-tagging-count", strconv.Itoa(info.TagCount))
+	}
+	if info.Lock.LockMode != "" {
+		h.Set("x-amz-object-lock-mode", info.Lock.LockMode)
+	}
+	if !info.Lock.RetainUntil.IsZero() {
+		h.Set("x-amz-object-lock-retain-until-date", info.Lock.RetainUntil.UTC().Format(time.RFC3339))
+	}
+	if info.Lock.LegalHold != "" {
+		h.Set("x-amz-object-lock-legal-hold", info.Lock.LegalHold)
+	}
+}
+
+// S3's canned ACLs for objects.
+var cannedACLs = []string{"private", "public-read", "public-read-write", "authenticated-read",
+	"aws-exec-read", "bucket-owner-read", "bucket-owner-full-control"}
+
+// objectGrants are the x-amz-grant-* headers objects take, by suffix.
+var objectGrants = []string{"read", "read-acp", "write-acp", "full-control"}
+
+// objectACL reads x-amz-acl and x-amz-grant-*. "private" and
+// "bucket-owner-full-control" are what every object written through s3seal
+// has anyway; anything else is for admin credentials only (AccessDenied
+// for others), since the object store enforces it.
+func objectACL(req *request) (backend.Protection, error) {
+	var p backend.Protection
+	h := req.r.Header
+	acl := strings.TrimSpace(h.Get("X-Amz-Acl"))
+	grants := map[string]string{}
+	for name, vs := range h {
+		suffix, ok := strings.CutPrefix(strings.ToLower(name), "x-amz-grant-")
+		if !ok || len(vs) == 0 {
+			continue
+		}
+		if !slices.Contains(objectGrants, suffix) {
+			return p, apiErr("NotImplemented", "s3seal does not implement the header "+http.CanonicalHeaderKey(name)+" on objects")
+		}
+		grants[suffix] = strings.Join(vs, ",")
+	}
+	if len(grants) == 0 && (acl == "" || strings.EqualFold(acl, "private") || strings.EqualFold(acl, "bucket-owner-full-control")) {
+		return p, nil
+	}
+	if !req.cred.Admin {
+		return p, apiErr("AccessDenied", "Only credentials marked \"admin\": true may set ACLs (the object store enforces them).")
+	}
+	if acl != "" && !slices.Contains(cannedACLs, acl) {
+		return p, apiErr("InvalidArgument", "")
+	}
+	if acl != "" && len(grants) > 0 {
+		return p, apiErr("InvalidRequest", "Specifying both Canned ACLs and Header Grants is not allowed")
+	}
+	p.ACL = acl
+	if len(grants) > 0 {
+		p.Grants = grants
+	}
+	return p, nil
+}
+
+// bucketACL are the CreateBucket headers that set more than every bucket
+// s3seal creates has anyway (private, owner-enforced): for admins only.
+func bucketACL(h http.Header) http.Header {
+	out := http.Header{}
+	if v := strings.TrimSpace(h.Get("X-Amz-Acl")); v != "" && !strings.EqualFold(v, "private") {
+		out.Set("X-Amz-Acl", v)
+	}
+	if v := strings.TrimSpace(h.Get("X-Amz-Object-Ownership")); v != "" && v != "BucketOwnerEnforced" {
+		out.Set("X-Amz-Object-Ownership", v)
+	}
+	for name, vs := range h {
+		if strings.HasPrefix(http.CanonicalHeaderKey(name), "X-Amz-Grant-") && len(vs) > 0 {
+			out[http.CanonicalHeaderKey(name)] = vs
+		}
+	}
+	return out
+}

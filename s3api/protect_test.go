@@ -1,0 +1,255 @@
+package s3api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/s3seal/s3seal/backend"
+)
+
+// fakeForwarder records forwarded requests and answers with body.
+type fakeForwarder struct {
+	mu   sync.Mutex
+	reqs []backend.RawRequest
+	body string
+}
+
+func (f *fakeForwarder) Forward(_ context.Context, in backend.RawRequest) (*backend.RawResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reqs = append(f.reqs, in)
+	return &backend.RawResponse{StatusCode: 200, Header: http.Header{}, Body: []byte(f.body)}, nil
+}
+
+func (f *fakeForwarder) last() (backend.RawRequest, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.reqs) == 0 {
+		return backend.RawRequest{}, 0
+	}
+	return f.reqs[len(f.reqs)-1], len(f.reqs)
+}
+
+func tagSet(n int, key func(i int) string) *types.Tagging {
+	t := &types.Tagging{}
+	for i := range n {
+		t.TagSet = append(t.TagSet, types.Tag{Key: aws.String(key(i)), Value: aws.String("v")})
+	}
+	return t
+}
+
+// Lock and tag headers are checked as S3 checks them, before the body is
+// stored: bad ones are S3's 400s and nothing is written.
+func TestProtectionHeadersChecked(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatal(err)
+	}
+	future, past := time.Now().Add(time.Hour), time.Now().Add(-time.Hour)
+	cases := map[string]struct {
+		f         func(*s3.PutObjectInput)
+		code, msg string
+	}{
+		"bad mode":      {func(in *s3.PutObjectInput) { in.ObjectLockMode = "FOREVER"; in.ObjectLockRetainUntilDate = &future }, "InvalidArgument", "Unknown wormMode directive."},
+		"mode, no date": {func(in *s3.PutObjectInput) { in.ObjectLockMode = types.ObjectLockModeGovernance }, "InvalidArgument", "must both be supplied"},
+		"date, no mode": {func(in *s3.PutObjectInput) { in.ObjectLockRetainUntilDate = &future }, "InvalidArgument", "must both be supplied"},
+		"date in past": {func(in *s3.PutObjectInput) {
+			in.ObjectLockMode = types.ObjectLockModeCompliance
+			in.ObjectLockRetainUntilDate = &past
+		}, "InvalidArgument", "must be in the future"},
+		"bad legal hold":  {func(in *s3.PutObjectInput) { in.ObjectLockLegalHoldStatus = "MAYBE" }, "InvalidArgument", "Legal Hold"},
+		"duplicate tag":   {func(in *s3.PutObjectInput) { in.Tagging = aws.String("a=1&a=2") }, "InvalidTag", "same key"},
+		"11 tags":         {func(in *s3.PutObjectInput) { in.Tagging = aws.String(elevenTags()) }, "BadRequest", "greater than 10"},
+		"long tag key":    {func(in *s3.PutObjectInput) { in.Tagging = aws.String(strings.Repeat("é", 129) + "=v") }, "InvalidTag", "max 128"},
+		"long tag value":  {func(in *s3.PutObjectInput) { in.Tagging = aws.String("k=" + strings.Repeat("v", 257)) }, "InvalidTag", "max 256"},
+		"aws: tag prefix": {func(in *s3.PutObjectInput) { in.Tagging = aws.String("aws:x=v") }, "InvalidTag", "aws:"},
+	}
+	for name, tc := range cases {
+		in := &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), Body: strings.NewReader("data")}
+		tc.f(in)
+		_, err := c.PutObject(ctx, in)
+		if apiCode(err) != tc.code || httpStatus(err) != 400 || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: %v, want 400 %s (%s)", name, err, tc.code, tc.msg)
+		}
+	}
+	// 128 characters of a key are fine (counted as characters, not bytes),
+	// and reach the store, which has no tags: 501 naming the limit.
+	_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), Body: strings.NewReader("data"),
+		Tagging: aws.String(strings.Repeat("é", 128) + "=v")})
+	if apiCode(err) != "NotImplemented" || !strings.Contains(err.Error(), "embedded store does not implement object tags") {
+		t.Errorf("valid tags on the embedded store: %v", err)
+	}
+	if err := get(ctx, c, "bkt", "k"); apiCode(err) != "NoSuchKey" {
+		t.Fatalf("a refused PUT wrote: %v", err)
+	}
+}
+
+func elevenTags() string {
+	var kv []string
+	for i := range 11 {
+		kv = append(kv, fmt.Sprintf("k%d=v", i))
+	}
+	return strings.Join(kv, "&")
+}
+
+// Sub-resources reach the backend (tags checked first, versionId passed),
+// answers are checked to be the operation's document, and the bucket
+// configuration is for admin credentials only.
+func TestSubresourcesForwarded(t *testing.T) {
+	fw := &fakeForwarder{}
+	creds := Credentials{
+		"user":  {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}},
+		"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true},
+	}
+	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	ctx := context.Background()
+	user, admin := sdkClient(srv.URL, "user", "us"), sdkClient(srv.URL, "admin", "as")
+
+	_, err := user.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String("bkt"), Key: aws.String("k"), VersionId: aws.String("v1"),
+		Tagging: tagSet(2, func(i int) string { return fmt.Sprint("k", i) })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, n := fw.last()
+	if got.Method != "PUT" || got.Key != "k" || !got.Query.Has("tagging") || got.Query.Get("versionId") != "v1" || !strings.Contains(string(got.Body), "<Key>k1</Key>") {
+		t.Fatalf("forwarded %+v", got)
+	}
+	refused := map[string]error{}
+	_, refused["11 object tags"] = user.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String("bkt"), Key: aws.String("k"),
+		Tagging: tagSet(11, func(i int) string { return fmt.Sprint("k", i) })})
+	_, refused["duplicate keys"] = user.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String("bkt"), Key: aws.String("k"),
+		Tagging: tagSet(2, func(int) string { return "same" })})
+	_, refused["51 bucket tags"] = user.PutBucketTagging(ctx, &s3.PutBucketTaggingInput{Bucket: aws.String("bkt"),
+		Tagging: tagSet(51, func(i int) string { return fmt.Sprint("k", i) })})
+	_, refused["reserved key"] = user.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String("bkt"), Key: aws.String(".s3seal/manifests/x"),
+		Tagging: tagSet(1, func(int) string { return "k" })})
+	_, refused["policy by a user"] = user.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("bkt"), Policy: aws.String(`{"Version":"2012-10-17"}`)})
+	_, refused["lifecycle by a user"] = user.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: aws.String("bkt")})
+	_, refused["ACL by a user"] = user.PutObjectAcl(ctx, &s3.PutObjectAclInput{Bucket: aws.String("bkt"), Key: aws.String("k"), ACL: types.ObjectCannedACLPublicRead})
+	want := map[string]string{"11 object tags": "BadRequest", "duplicate keys": "InvalidTag", "51 bucket tags": "InvalidTag",
+		"reserved key": "InvalidArgument", "policy by a user": "AccessDenied", "lifecycle by a user": "AccessDenied", "ACL by a user": "AccessDenied"}
+	for name, err := range refused {
+		if apiCode(err) != want[name] {
+			t.Errorf("%s: %v, want %s", name, err, want[name])
+		}
+	}
+	if _, m := fw.last(); m != n {
+		t.Fatalf("refused requests were forwarded: %d", m-n)
+	}
+
+	if _, err := admin.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("bkt"), Policy: aws.String(`{"Version":"2012-10-17"}`)}); err != nil {
+		t.Fatalf("policy by an admin: %v", err)
+	}
+	if got, _ := fw.last(); got.Method != "PUT" || !got.Query.Has("policy") || string(got.Body) != `{"Version":"2012-10-17"}` {
+		t.Fatalf("policy forwarded as %+v", got)
+	}
+
+	// Answers: the document passes, anything else (here the object's
+	// bytes, as moto answers GET ?retention) does not.
+	fw.body = `<Tagging><TagSet><Tag><Key>a</Key><Value>b</Value></Tag></TagSet></Tagging>`
+	out, err := user.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: aws.String("bkt"), Key: aws.String("k")})
+	if err != nil || len(out.TagSet) != 1 || aws.ToString(out.TagSet[0].Value) != "b" {
+		t.Fatalf("GetObjectTagging = %+v, %v", out, err)
+	}
+	fw.body = "ciphertext"
+	_, err = user.GetObjectRetention(ctx, &s3.GetObjectRetentionInput{Bucket: aws.String("bkt"), Key: aws.String("k")})
+	if apiCode(err) != "InternalError" || strings.Contains(err.Error(), "ciphertext") {
+		t.Fatalf("GetObjectRetention answered with the object: %v", err)
+	}
+	fw.body = `<Tagging><TagSet/></Tagging>`
+	_, err = user.GetObjectLegalHold(ctx, &s3.GetObjectLegalHoldInput{Bucket: aws.String("bkt"), Key: aws.String("k")})
+	if apiCode(err) != "InternalError" {
+		t.Fatalf("GetObjectLegalHold answered with another document: %v", err)
+	}
+
+	// Retention: checked, the bypass header passed on.
+	past := time.Now().Add(-time.Hour)
+	_, err = user.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: aws.String("bkt"), Key: aws.String("k"),
+		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &past}})
+	if apiCode(err) != "InvalidArgument" {
+		t.Fatalf("retention in the past: %v", err)
+	}
+	future := time.Now().Add(time.Hour)
+	_, err = user.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: aws.String("bkt"), Key: aws.String("k"), BypassGovernanceRetention: aws.Bool(true),
+		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &future}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := fw.last(); got.Header.Get("X-Amz-Bypass-Governance-Retention") != "true" || !got.Query.Has("retention") {
+		t.Fatalf("retention forwarded as %+v", got)
+	}
+
+	// CreateBucket with Object Lock is forwarded; with an ACL, for admins only.
+	if _, err := user.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("locked"), ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := fw.last(); got.Method != "PUT" || got.Bucket != "locked" || got.Key != "" || got.Header.Get("X-Amz-Bucket-Object-Lock-Enabled") != "true" {
+		t.Fatalf("CreateBucket with Object Lock forwarded as %+v", got)
+	}
+	_, err = user.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("pub"), ACL: types.BucketCannedACLPublicRead})
+	if apiCode(err) != "AccessDenied" {
+		t.Fatalf("user's CreateBucket with public-read: %v", err)
+	}
+	if _, err := admin.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("pub"), ACL: types.BucketCannedACLPublicRead,
+		ObjectOwnership: types.ObjectOwnershipBucketOwnerPreferred}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := fw.last(); got.Bucket != "pub" || got.Header.Get("X-Amz-Acl") != "public-read" || got.Header.Get("X-Amz-Object-Ownership") != "BucketOwnerPreferred" {
+		t.Fatalf("admin's CreateBucket forwarded as %+v", got)
+	}
+}
+
+// x-amz-acl and x-amz-grant-* beyond private are for admins; an admin's
+// reach the store (the embedded one has no ACLs: 501 naming the limit).
+func TestObjectACLForAdmins(t *testing.T) {
+	creds := Credentials{
+		"user":  {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}},
+		"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true},
+	}
+	srv := newTestServerWith(t, Config{Credentials: creds})
+	ctx := context.Background()
+	user, admin := sdkClient(srv.URL, "user", "us"), sdkClient(srv.URL, "admin", "as")
+	if _, err := admin.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(c *s3.Client, f func(*s3.PutObjectInput)) error {
+		in := &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), Body: strings.NewReader("data")}
+		f(in)
+		_, err := c.PutObject(ctx, in)
+		return err
+	}
+	cases := []struct {
+		name string
+		c    *s3.Client
+		f    func(*s3.PutObjectInput)
+		code string
+	}{
+		{"user, public-read", user, func(in *s3.PutObjectInput) { in.ACL = types.ObjectCannedACLPublicRead }, "AccessDenied"},
+		{"user, grant", user, func(in *s3.PutObjectInput) { in.GrantFullControl = aws.String(`id="x"`) }, "AccessDenied"},
+		{"admin, unknown ACL", admin, func(in *s3.PutObjectInput) { in.ACL = "everyone" }, "InvalidArgument"},
+		{"admin, ACL and grant", admin, func(in *s3.PutObjectInput) {
+			in.ACL = types.ObjectCannedACLPublicRead
+			in.GrantRead = aws.String(`id="x"`)
+		}, "InvalidRequest"},
+		{"admin, public-read", admin, func(in *s3.PutObjectInput) { in.ACL = types.ObjectCannedACLPublicRead }, "NotImplemented"},
+	}
+	for _, tc := range cases {
+		if err := put(tc.c, tc.f); apiCode(err) != tc.code {
+			t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
+		}
+	}
+	if err := put(user, func(in *s3.PutObjectInput) { in.ACL = types.ObjectCannedACLPrivate }); err != nil {
+		t.Fatalf("user, private: %v", err)
+	}
+}

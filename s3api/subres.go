@@ -1,0 +1,228 @@
+package s3api
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// A subresource is a bucket's or an object's configuration that the
+// backend enforces and s3seal passes on (backend.Forwarder): Object Lock,
+// retention, legal hold, tags, and, for admin credentials only, bucket
+// policy, CORS, lifecycle, ownership controls and ACLs. None carries
+// object bytes. Request bodies are read and verified like every XML body
+// (signature, Content-MD5, size); answers are checked to be the
+// operation's document before they reach the client, so nothing else the
+// backend might say (or hold) leaks through.
+type subresource struct {
+	name    string   // query parameter, as S3 spells it
+	object  bool     // on objects, else on buckets
+	admin   bool     // only credentials with "admin": true
+	methods []string // GET, PUT, DELETE
+	root    string   // root element of the GET answer; "" for a JSON policy
+	headers []string // request headers passed on
+	check   func(body []byte) error
+	op      string // operation name suffix: Get<op>, Put<op>, Delete<op>
+}
+
+var subresources = []subresource{
+	{name: "tagging", object: true, methods: []string{"GET", "PUT", "DELETE"}, root: "Tagging", op: "ObjectTagging",
+		check: func(b []byte) error { _, err := parseTagBody(b, maxObjectTags); return err }},
+	{name: "retention", object: true, methods: []string{"GET", "PUT"}, root: "Retention", op: "ObjectRetention",
+		headers: []string{"X-Amz-Bypass-Governance-Retention"}, check: checkRetention},
+	{name: "legal-hold", object: true, methods: []string{"GET", "PUT"}, root: "LegalHold", op: "ObjectLegalHold", check: checkLegalHold},
+	{name: "acl", object: true, admin: true, methods: []string{"GET", "PUT"}, root: "AccessControlPolicy", op: "ObjectAcl",
+		headers: aclHeaders},
+	{name: "tagging", methods: []string{"GET", "PUT", "DELETE"}, root: "Tagging", op: "BucketTagging",
+		check: func(b []byte) error { _, err := parseTagBody(b, maxBucketTags); return err }},
+	{name: "object-lock", methods: []string{"GET", "PUT"}, root: "ObjectLockConfiguration", op: "ObjectLockConfiguration",
+		headers: []string{"X-Amz-Bucket-Object-Lock-Token"}},
+	{name: "policy", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketPolicy",
+		headers: []string{"X-Amz-Confirm-Remove-Self-Bucket-Access"}},
+	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, root: "CORSConfiguration", op: "BucketCors"},
+	{name: "lifecycle", admin: true, methods: []string{"GET", "PUT", "DELETE"}, root: "LifecycleConfiguration", op: "BucketLifecycle"},
+	{name: "ownershipControls", admin: true, methods: []string{"GET", "PUT", "DELETE"}, root: "OwnershipControls", op: "BucketOwnershipControls"},
+	{name: "acl", admin: true, methods: []string{"GET", "PUT"}, root: "AccessControlPolicy", op: "BucketAcl", headers: aclHeaders},
+}
+
+var aclHeaders = []string{"X-Amz-Acl", "X-Amz-Grant-Full-Control", "X-Amz-Grant-Read", "X-Amz-Grant-Read-Acp",
+	"X-Amz-Grant-Write", "X-Amz-Grant-Write-Acp"}
+
+// addSubresources registers the sub-resource routes on the bucket or
+// object router; they must come before the router's catch-all for unknown
+// parameters.
+func (s *Server) addSubresources(rt *mux.Router, object bool) {
+	for _, sr := range subresources {
+		if sr.object != object {
+			continue
+		}
+		for _, m := range sr.methods {
+			need := accWrite
+			if m == http.MethodGet {
+				need = accRead
+			}
+			verb := map[string]string{"GET": "Get", "PUT": "Put", "DELETE": "Delete"}[m]
+			rt.Methods(m).MatcherFunc(onlySub(sr.name, sr.object)).
+				HandlerFunc(s.serve(verb+sr.op, need, s.forward(sr)))
+		}
+	}
+}
+
+// onlySub matches requests that name the sub-resource and no other
+// parameter but versionId (objects only) and the presigned-URL fields.
+func onlySub(name string, object bool) mux.MatcherFunc {
+	return func(r *http.Request, _ *mux.RouteMatch) bool {
+		q := r.URL.Query()
+		if !q.Has(name) {
+			return false
+		}
+		for k := range q {
+			if k != name && !plainParams[strings.ToLower(k)] && !(object && k == "versionId") {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// forward passes one sub-resource request to the backend.
+func (s *Server) forward(sr subresource) handler {
+	return func(req *request) error {
+		if sr.admin && !req.cred.Admin {
+			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may read or change ?"+sr.name+" (it is enforced by the object store).")
+		}
+		if s.cfg.Forwarder == nil {
+			return apiErr("NotImplemented", "s3seal does not implement ?"+sr.name+" on this backend.")
+		}
+		if sr.object {
+			if err := sealstore.CheckKey(req.key); err != nil {
+				return err
+			}
+		}
+		in := backend.RawRequest{Method: req.r.Method, Bucket: req.bucket, Key: req.key,
+			Query: url.Values{sr.name: {""}}, Header: http.Header{}}
+		if v, ok := req.r.URL.Query()["versionId"]; ok && sr.object {
+			in.Query["versionId"] = v[:1]
+		}
+		for _, h := range sr.headers {
+			if v := req.r.Header.Get(h); v != "" {
+				in.Header.Set(h, v)
+			}
+		}
+		if req.r.Method == http.MethodPut {
+			body, err := readXMLBody(req, maxXMLBody)
+			if err != nil {
+				return err
+			}
+			if sr.check != nil {
+				if err := sr.check(body); err != nil {
+					return err
+				}
+			}
+			in.Body = body
+		}
+		out, err := s.cfg.Forwarder.Forward(req.r.Context(), in)
+		if err != nil {
+			return forwardErr(err)
+		}
+		if v := out.Header.Get("X-Amz-Version-Id"); v != "" && sr.object {
+			req.w.Header().Set("x-amz-version-id", v)
+		}
+		switch req.r.Method {
+		case http.MethodGet:
+			if err := checkAnswer(sr, out.Body); err != nil {
+				return err
+			}
+			ct := "application/xml"
+			if sr.root == "" {
+				ct = "application/json"
+			}
+			req.w.Header().Set("Content-Type", ct)
+			req.w.WriteHeader(http.StatusOK)
+			_, _ = req.w.Write(out.Body)
+		case http.MethodDelete:
+			req.w.WriteHeader(http.StatusNoContent)
+		default:
+			req.w.WriteHeader(http.StatusOK)
+		}
+		return nil
+	}
+}
+
+// checkAnswer accepts only the document the operation returns: an XML
+// document with the expected root element, or a JSON object for a policy.
+func checkAnswer(sr subresource, body []byte) error {
+	bad := apiErr("InternalError", "The object store answered ?"+sr.name+" with something other than its document; it was not passed on.")
+	if sr.root == "" {
+		var v map[string]any
+		if json.Unmarshal(body, &v) != nil {
+			return bad
+		}
+		return nil
+	}
+	var root struct{ XMLName xml.Name }
+	if decodeXML(body, &root) != nil || root.XMLName.Local != sr.root {
+		return bad
+	}
+	return nil
+}
+
+// forwardErr passes the backend's answer to a sub-resource request on:
+// request errors (4xx) with their code and message, since they are about
+// the configuration the client sent; server errors as ServiceUnavailable.
+func forwardErr(err error) error {
+	var be *backend.Error
+	if errors.As(err, &be) && be.Code != "" && be.StatusCode >= 400 && be.StatusCode < 500 {
+		if be.Code == "NotFound" {
+			return apiErr("NoSuchKey", "")
+		}
+		return &APIError{Code: be.Code, StatusCode: be.StatusCode, Message: be.Message}
+	}
+	if errors.As(err, &be) && be.Code == "NotImplemented" {
+		return apiErr("NotImplemented", be.Message)
+	}
+	return err
+}
+
+// checkRetention checks a Retention document as S3 does.
+func checkRetention(body []byte) error {
+	var r struct {
+		XMLName         xml.Name `xml:"Retention"`
+		Mode            string   `xml:"Mode"`
+		RetainUntilDate string   `xml:"RetainUntilDate"`
+	}
+	if err := decodeXML(body, &r); err != nil {
+		return err
+	}
+	if r.Mode == "" && r.RetainUntilDate == "" {
+		return nil // removes a GOVERNANCE retention (with the bypass header)
+	}
+	if r.Mode != "GOVERNANCE" && r.Mode != "COMPLIANCE" {
+		return apiErr("MalformedXML", "")
+	}
+	_, err := parseRetainUntil(strings.TrimSpace(r.RetainUntilDate))
+	return err
+}
+
+// checkLegalHold checks a LegalHold document.
+func checkLegalHold(body []byte) error {
+	var h struct {
+		XMLName xml.Name `xml:"LegalHold"`
+		Status  string   `xml:"Status"`
+	}
+	if err := decodeXML(body, &h); err != nil {
+		return err
+	}
+	if h.Status != "ON" && h.Status != "OFF" {
+		return apiErr("MalformedXML", "")
+	}
+	return nil
+}
