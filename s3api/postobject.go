@@ -76,6 +76,10 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	protect, err := protectionOf(h, cred)
+	if err != nil {
+		return err
+	}
 	checks, err := newBodyChecks(h)
 	if err != nil {
 		return err
@@ -85,7 +89,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	info, err := s.store.Put(r.Context(), sealstore.PutInput{
 		Bucket: bucket, Key: key, Body: body, Size: -1,
 		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: cred.KeyID,
-		Observe: checks.hasher,
+		Observe: checks.hasher, Protect: protect,
 		Finalize: func() (map[string]string, error) {
 			if body.n < rng.min {
 				return nil, &APIError{Code: "EntityTooSmall", StatusCode: 400,

@@ -282,7 +282,7 @@ func TestPostObjectRefusals(t *testing.T) {
 		{"not a condition", rawPolicy(`{"expiration": "2099-01-01T00:00:00Z", "conditions": ["key"]}`), file, 400, "InvalidPolicyDocument",
 			"Invalid Policy: Invalid condition test: must be a List or Object."},
 		{"tagging", signed(hour, with([]any{"starts-with", "$tagging", ""}), key, [2]string{"tagging", "<Tagging><TagSet></TagSet></Tagging>"}), file, 501, "NotImplemented", "tagging field"},
-		{"acl public", signed(hour, with(map[string]string{"acl": "public-read"}), key, [2]string{"acl", "public-read"}), file, 501, "NotImplemented", "X-Amz-Acl"},
+		{"acl public, not admin", signed(hour, with(map[string]string{"acl": "public-read"}), key, [2]string{"acl", "public-read"}), file, 403, "AccessDenied", "admin"},
 		{"content-md5", signed(hour, with([]any{"starts-with", "$Content-MD5", ""}), key, [2]string{"Content-MD5", "1B2M2Y8AsgTpgAmY7PhCfg=="}), file, 400, "BadDigest", ""},
 		{"checksum", signed(hour, with([]any{"starts-with", "$x-amz-checksum-sha256", ""}), key,
 			[2]string{"x-amz-checksum-sha256", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="}), file, 400, "BadDigest", ""},

@@ -30,8 +30,13 @@ const (
 // protection reads the lock, tagging and ACL headers of a PUT, copy or
 // CreateMultipartUpload.
 func protection(req *request) (backend.Protection, error) {
-	h := req.r.Header
-	p, err := objectACL(req)
+	return protectionOf(req.r.Header, req.cred)
+}
+
+// protectionOf reads them from h (a request's headers or a POST form's
+// fields) for a request made with cred.
+func protectionOf(h http.Header, cred Credential) (backend.Protection, error) {
+	p, err := objectACL(h, cred)
 	if err != nil {
 		return p, err
 	}
@@ -294,9 +299,8 @@ var objectGrants = []string{"read", "read-acp", "write-acp", "full-control"}
 // "bucket-owner-full-control" are what every object written through s3seal
 // has anyway; anything else is for admin credentials only (AccessDenied
 // for others), since the object store enforces it.
-func objectACL(req *request) (backend.Protection, error) {
+func objectACL(h http.Header, cred Credential) (backend.Protection, error) {
 	var p backend.Protection
-	h := req.r.Header
 	acl := strings.TrimSpace(h.Get("X-Amz-Acl"))
 	grants := map[string]string{}
 	for name, vs := range h {
@@ -312,7 +316,7 @@ func objectACL(req *request) (backend.Protection, error) {
 	if len(grants) == 0 && (acl == "" || strings.EqualFold(acl, "private") || strings.EqualFold(acl, "bucket-owner-full-control")) {
 		return p, nil
 	}
-	if !req.cred.Admin {
+	if !cred.Admin {
 		return p, apiErr("AccessDenied", "Only credentials marked \"admin\": true may set ACLs (the object store enforces them).")
 	}
 	if acl != "" && !slices.Contains(cannedACLs, acl) {
