@@ -136,7 +136,7 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 	var c sealstore.Condition
 	if v := strings.TrimSpace(h.Get("If-None-Match")); v != "" {
 		if v != "*" {
-			return nil, apiErr("NotImplemented", "If-None-Match on a write accepts only *")
+			return nil, apiErr("NotImplemented", "If-None-Match on a write accepts only *.")
 		}
 		c.IfNoneMatch = true
 	}
@@ -148,7 +148,7 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 			}
 		}
 		if c.IfMatch == nil {
-			return nil, apiErr("InvalidArgument", "If-Match names no ETag")
+			return nil, apiErr("InvalidArgument", "If-Match names no ETag.")
 		}
 	}
 	if !c.IfNoneMatch && c.IfMatch == nil {

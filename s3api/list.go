@@ -16,7 +16,7 @@ func listParams(q url.Values) (in backend.ListInput, encode bool, err error) {
 	if v := q.Get("max-keys"); v != "" {
 		n, perr := strconv.Atoi(v)
 		if perr != nil || n < 0 {
-			return in, false, apiErr("InvalidArgument", "max-keys must be an integer between 0 and 2147483647")
+			return in, false, apiErr("InvalidArgument", "Provided max-keys not an integer or within integer range.")
 		}
 		in.MaxKeys = int32(min(n, 1000))
 	}
@@ -25,7 +25,7 @@ func listParams(q url.Values) (in backend.ListInput, encode bool, err error) {
 	case "url":
 		encode = true
 	default:
-		return in, false, apiErr("InvalidArgument", "Invalid Encoding Method specified in Request")
+		return in, false, apiErr("InvalidArgument", "Invalid Encoding Method specified in Request.")
 	}
 	return in, encode, nil
 }
@@ -157,7 +157,7 @@ func (s *Server) deleteObjects(req *request) error {
 		// Versions and conditional deletes are not implemented; ignoring
 		// them would delete the current object unconditionally.
 		if (o.VersionID != "" && o.VersionID != "null") || o.ETag != "" || o.LastModifiedTime != "" || o.Size != "" {
-			return apiErr("NotImplemented", "s3seal does not implement object versions or conditional deletes (VersionId, ETag, LastModifiedTime, Size)")
+			return apiErr("NotImplemented", "s3seal does not implement object versions or conditional deletes (VersionId, ETag, LastModifiedTime, Size).")
 		}
 	}
 	out := deleteResult{Xmlns: s3ns}

@@ -56,7 +56,7 @@ func (s *Server) createMultipartUpload(req *request) error {
 func partNumber(q string) (int, error) {
 	n, err := strconv.Atoi(q)
 	if err != nil || n < 1 || n > crypto.MaxParts {
-		return 0, apiErr("InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive")
+		return 0, apiErr("InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive.")
 	}
 	return n, nil
 }
@@ -139,12 +139,12 @@ func (s *Server) uploadPartCopy(req *request) error {
 	if v := req.r.Header.Get("X-Amz-Copy-Source-Range"); v != "" {
 		m := copyRangeRE.FindStringSubmatch(v)
 		if m == nil {
-			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy.")
 		}
 		first, err1 := strconv.ParseInt(m[1], 10, 64)
 		last, err2 := strconv.ParseInt(m[2], 10, 64)
 		if err1 != nil || err2 != nil || last < first {
-			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy.")
 		}
 		rng = &sealstore.Range{First: first, Last: last}
 	}
@@ -158,7 +158,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 		Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"), PartNumber: n,
 		Check: func(src sealstore.ObjectInfo) error {
 			if rng != nil && rng.Last >= src.Size {
-				return apiErr("InvalidRange", "The requested range is not satisfiable")
+				return apiErr("InvalidRange", "")
 			}
 			return checkCopySource(req.r.Header, src)
 		},
@@ -201,7 +201,7 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	if v := req.r.Header.Get("X-Amz-Mp-Object-Size"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return apiErr("InvalidArgument", "x-amz-mp-object-size must be a non-negative integer")
+			return apiErr("InvalidArgument", "x-amz-mp-object-size must be a non-negative integer.")
 		}
 		in.ExpectSize = n
 	}
@@ -268,7 +268,7 @@ func (s *Server) listParts(req *request) error {
 	if v := q.Get("max-parts"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return apiErr("InvalidArgument", "Argument max-parts must be an integer between 0 and 2147483647")
+			return apiErr("InvalidArgument", "Argument max-parts must be an integer between 0 and 2147483647.")
 		}
 		maxParts = min(n, 1000)
 	}
@@ -299,7 +299,7 @@ func (s *Server) listMultipartUploads(req *request) error {
 	if v := q.Get("max-uploads"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return apiErr("InvalidArgument", "Argument max-uploads must be an integer between 0 and 2147483647")
+			return apiErr("InvalidArgument", "Argument max-uploads must be an integer between 0 and 2147483647.")
 		}
 		maxUploads = min(n, 1000)
 	}

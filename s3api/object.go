@@ -59,7 +59,7 @@ func objectRange(r *http.Request) (*sealstore.Range, error) {
 		return rng, err
 	}
 	if rng != nil {
-		return nil, apiErr("InvalidRequest", "Cannot specify both Range header and partNumber query parameter")
+		return nil, apiErr("InvalidRequest", "Cannot specify both Range header and partNumber query parameter.")
 	}
 	n, err := partNumber(r.URL.Query().Get("partNumber"))
 	if err != nil {

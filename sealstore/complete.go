@@ -115,7 +115,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		case "NoSuchUpload":
 			return ObjectInfo{}, noSuchUpload()
 		case "PreconditionFailed":
-			return ObjectInfo{}, errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
+			return ObjectInfo{}, errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold.")
 		}
 		return ObjectInfo{}, err
 	}
@@ -262,7 +262,7 @@ type previous struct {
 // matched, If-None-Match "*" as it is.
 func (s *Store) conditions(ctx context.Context, in CompleteInput) (previous, error) {
 	c := in.Cond
-	failed := errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
+	failed := errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold.")
 	bi, err := s.be.HeadObject(ctx, in.Bucket, in.Key)
 	if backend.IsNotFound(err) {
 		if c != nil && c.IfMatch != nil {

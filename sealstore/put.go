@@ -213,7 +213,7 @@ func (s *Store) sealInto(f *os.File, spool io.Writer, in PutInput, dk *crypto.Da
 	}
 	copy(sp.md5[:], plainMD5.Sum(nil))
 	if in.ContentMD5 != nil && subtle.ConstantTimeCompare(in.ContentMD5, sp.md5[:]) != 1 {
-		return nil, errorf("BadDigest", "the Content-MD5 you specified did not match what we received")
+		return nil, errorf("BadDigest", "The Content-MD5 you specified did not match what we received.")
 	}
 	if in.Finalize != nil {
 		cks, err := in.Finalize()
