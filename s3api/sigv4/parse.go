@@ -56,7 +56,7 @@ const (
 func parseCredential(cred string, mk func(string, ...any) *Error, prefix string) (*signed, error) {
 	parts := strings.Split(cred, "/")
 	if len(parts) != 5 || parts[0] == "" || parts[2] == "" {
-		return nil, mk(prefix+"the Credential is mal-formed; expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".")
+		return nil, mk(prefix + "the Credential is mal-formed; expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".")
 	}
 	if _, err := time.Parse("20060102", parts[1]); err != nil {
 		return nil, mk(prefix+"incorrect date format %q. This date in the credential must be in the format \"yyyyMMdd\".", truncate(parts[1]))
