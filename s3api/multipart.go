@@ -304,19 +304,27 @@ func (s *Server) listMultipartUploads(req *request) error {
 		maxUploads = min(n, 1000)
 	}
 	in.MaxUploads = int32(maxUploads)
+	encode, err := encodingType(q)
+	if err != nil {
+		return err
+	}
 	out, err := s.store.ListUploads(req.r.Context(), in)
 	if err != nil {
 		return bucketErr(err)
 	}
-	res := listMultipartUploadsResult{Xmlns: s3ns, Bucket: req.bucket, KeyMarker: in.KeyMarker, UploadIDMarker: in.UploadIDMarker,
-		NextKeyMarker: out.NextKeyMarker, NextUploadIDMarker: out.NextUploadIDMarker, Prefix: in.Prefix,
-		Delimiter: in.Delimiter, MaxUploads: maxUploads, IsTruncated: out.IsTruncated}
+	enc := encoder(encode)
+	res := listMultipartUploadsResult{Xmlns: s3ns, Bucket: req.bucket, KeyMarker: enc(in.KeyMarker), UploadIDMarker: in.UploadIDMarker,
+		NextKeyMarker: enc(out.NextKeyMarker), NextUploadIDMarker: out.NextUploadIDMarker, Prefix: enc(in.Prefix),
+		Delimiter: enc(in.Delimiter), MaxUploads: maxUploads, IsTruncated: out.IsTruncated}
+	if encode {
+		res.EncodingType = "url"
+	}
 	for _, u := range out.Uploads {
-		res.Uploads = append(res.Uploads, listedUpload{Key: u.Key, UploadID: u.UploadID, Initiator: s3Owner(),
+		res.Uploads = append(res.Uploads, listedUpload{Key: enc(u.Key), UploadID: u.UploadID, Initiator: s3Owner(),
 			Owner: s3Owner(), StorageClass: "STANDARD", Initiated: s3Time(u.Initiated)})
 	}
 	for _, p := range out.CommonPrefixes {
-		res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: p})
+		res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: enc(p)})
 	}
 	writeXML(req.w, http.StatusOK, res)
 	return nil
