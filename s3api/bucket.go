@@ -2,14 +2,36 @@ package s3api
 
 import (
 	"bytes"
+	"net"
 	"net/http"
 	"regexp"
+	"strings"
 )
 
 var bucketNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 
+// Prefixes and suffixes S3 reserves for its own bucket kinds (access point
+// aliases, Object Lambda, Multi-Region Access Points, directory and table
+// buckets, the console's examples).
+var (
+	reservedBucketPrefixes = []string{"xn--", "sthree-", "amzn-s3-demo-"}
+	reservedBucketSuffixes = []string{"-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"}
+)
+
+// checkBucketName applies S3's rules for general purpose bucket names, so
+// that the answer does not depend on how lax the backend is: 3 to 63
+// characters, lower-case letters, digits, dots and hyphens, beginning and
+// ending with a letter or digit, no two adjacent dots, not an IPv4
+// address, none of the reserved prefixes and suffixes.
 func checkBucketName(name string) error {
-	if !bucketNameRE.MatchString(name) {
+	bad := !bucketNameRE.MatchString(name) || strings.Contains(name, "..") || net.ParseIP(name) != nil
+	for _, p := range reservedBucketPrefixes {
+		bad = bad || strings.HasPrefix(name, p)
+	}
+	for _, sfx := range reservedBucketSuffixes {
+		bad = bad || strings.HasSuffix(name, sfx)
+	}
+	if bad {
 		return apiErr("InvalidBucketName", "")
 	}
 	return nil
