@@ -52,6 +52,7 @@ func (c *S3) CopyObject(ctx context.Context, in CopyInput) (CopyOutput, error) {
 		ContentEncoding:    optString(in.Headers.ContentEncoding),
 		ContentLanguage:    optString(in.Headers.ContentLanguage),
 	}
+	setClassAndRedirect(in.Headers, &input.StorageClass, &input.WebsiteRedirectLocation)
 	if in.SrcIfMatch != "" {
 		input.CopySourceIfMatch = aws.String(`"` + unquote(in.SrcIfMatch) + `"`)
 	}

@@ -40,7 +40,8 @@ var smuggledHeaders = []string{"Cache-Control", "Content-Language", "Expires"}
 // content-sha256, checksums...) and would echo them on HEAD.
 func keptMeta(k string) bool {
 	switch k {
-	case "Content-Type", "Content-Disposition", "Content-Encoding", "Last-Modified":
+	case "Content-Type", "Content-Disposition", "Content-Encoding", "Last-Modified",
+		"X-Amz-Storage-Class", "X-Amz-Website-Redirect-Location":
 		return true
 	}
 	return strings.HasPrefix(k, "X-Amz-Meta-") || strings.HasPrefix(k, stdHeaderPrefix) || k == etagMetaKey
@@ -367,7 +368,7 @@ func (b *fixedBackend) ListBucket(bucket string, prefix *gofakes3.Prefix, page g
 }
 
 // withPartsETag gives a listed object assembled from parts its multipart
-// ETag (one metadata read per listed object).
+// ETag and its storage class (one metadata read per listed object).
 func (b *fixedBackend) withPartsETag(bucket string, c *gofakes3.Content) *gofakes3.Content {
 	obj, err := b.MultiBucketBackend.HeadObject(bucket, c.Key)
 	if err != nil {
@@ -375,6 +376,9 @@ func (b *fixedBackend) withPartsETag(bucket string, c *gofakes3.Content) *gofake
 	}
 	if v := obj.Metadata[etagMetaKey]; v != "" {
 		c.ETag = `"` + v + `"`
+	}
+	if v := obj.Metadata["X-Amz-Storage-Class"]; v != "" {
+		c.StorageClass = gofakes3.StorageClass(v)
 	}
 	return c
 }

@@ -29,6 +29,7 @@ func (c *S3) CreateMultipartUpload(ctx context.Context, in CreateMultipartInput)
 		ContentEncoding:    optString(in.Headers.ContentEncoding),
 		ContentLanguage:    optString(in.Headers.ContentLanguage),
 	}
+	setClassAndRedirect(in.Headers, &input.StorageClass, &input.WebsiteRedirectLocation)
 	var opts []func(*s3.Options)
 	if in.Headers.Expires != "" {
 		opts = append(opts, s3.WithAPIOptions(smithyhttp.SetHeaderValue("Expires", in.Headers.Expires)))

@@ -50,6 +50,9 @@ func (s *Server) copyObject(req *request) error {
 	}
 	switch d := req.r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
+		if in.Headers.StorageClass, in.Headers.WebsiteRedirectLocation, err = classAndRedirect(req.r.Header); err != nil {
+			return err
+		}
 	case "REPLACE":
 		in.ReplaceMeta = true
 		if in.Meta, in.Headers, err = objectHeaders(req.r.Header); err != nil {

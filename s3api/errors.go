@@ -45,6 +45,7 @@ var errorTable = map[string]APIError{
 	"InvalidRange":               {StatusCode: 416, Message: "The requested range is not satisfiable."},
 	"InvalidRequest":             {StatusCode: 400, Message: "Invalid Request."},
 	"InvalidStorageClass":        {StatusCode: 400, Message: "The storage class you specified is not valid."},
+	"InvalidObjectState":         {StatusCode: 403, Message: "The operation is not valid for the object's storage class."},
 	"KeyTooLongError":            {StatusCode: 400, Message: "Your key is too long."},
 	"MalformedXML":               {StatusCode: 400, Message: "The XML you provided was not well-formed or did not validate against our published schema."},
 	"MaxMessageLengthExceeded":   {StatusCode: 400, Message: "Your request was too big."},
@@ -122,7 +123,7 @@ func fromBackend(be *backend.Error) *APIError {
 		"BucketNotEmpty", "BucketAlreadyExists", "BucketAlreadyOwnedByYou",
 		"InvalidBucketName", "NoSuchUpload", "SlowDown", "ServiceUnavailable",
 		"AccessDenied", "InvalidRange", "EntityTooSmall", "EntityTooLarge",
-		"ConditionalRequestConflict":
+		"ConditionalRequestConflict", "InvalidStorageClass", "InvalidObjectState", "KeyTooLongError":
 		return apiErr(be.Code, "")
 	}
 	if be.StatusCode >= 500 {

@@ -53,18 +53,17 @@ func policy(extra map[string]func(string) bool, prefixes ...string) headerPolicy
 }
 
 // writeRefused are the headers of PutObject and CopyObject s3seal does
-// not implement. Objects are private to s3seal's backend account, stored
-// in the STANDARD class and encrypted by s3seal with AES-256, so those
-// values are accepted.
+// not implement. Objects are private to s3seal's backend account and
+// encrypted by s3seal with AES-256, so those values are accepted. The
+// storage class and website redirect location are passed on (see
+// objectHeaders).
 var writeRefused = map[string]func(string) bool{
 	"X-Amz-Acl":                                                   oneOf("private", "bucket-owner-full-control"),
 	"X-Amz-Server-Side-Encryption":                                oneOf("AES256"),
 	"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id":                 nil,
 	"X-Amz-Server-Side-Encryption-Context":                        nil,
 	"X-Amz-Server-Side-Encryption-Bucket-Key-Enabled":             nil,
-	"X-Amz-Storage-Class":                                         oneOf("STANDARD"),
 	"X-Amz-Tagging":                                               empty,
-	"X-Amz-Website-Redirect-Location":                             nil,
 	"If-Modified-Since":                                           nil, // S3 has no such write condition
 	"If-Unmodified-Since":                                         nil,
 	"X-Amz-Write-Offset-Bytes":                                    nil,
