@@ -37,22 +37,6 @@ func checkBucketName(name string) error {
 	return nil
 }
 
-func (s *Server) listBuckets(req *request) error {
-	buckets, err := s.store.Backend().ListBuckets(req.r.Context())
-	if err != nil {
-		return err
-	}
-	out := listAllMyBucketsResult{Xmlns: s3ns, Owner: s3Owner()}
-	for _, b := range buckets {
-		if !req.cred.canRead(b.Name) {
-			continue
-		}
-		out.Buckets = append(out.Buckets, bucketInfo{Name: b.Name, CreationDate: s3Time(b.Created)})
-	}
-	writeXML(req.w, http.StatusOK, out)
-	return nil
-}
-
 func (s *Server) createBucket(req *request) error {
 	if err := checkBucketName(req.bucket); err != nil {
 		return err

@@ -31,6 +31,7 @@ var (
 		"key-marker": true, "upload-id-marker": true, "max-uploads": true}
 	objectSubs = map[string]bool{"uploads": true, "uploadid": true, "partnumber": true,
 		"part-number-marker": true, "max-parts": true}
+	serviceSubs = map[string]bool{"max-buckets": true}
 )
 
 func (s *Server) routes() *mux.Router {
@@ -75,7 +76,7 @@ func (s *Server) routes() *mux.Router {
 	}
 
 	svc := r.MatcherFunc(level(0)).Subrouter()
-	svc.Methods(http.MethodGet).MatcherFunc(unknownSub(nil)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
+	svc.Methods(http.MethodGet).MatcherFunc(unknownSub(serviceSubs)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
 	svc.Methods(http.MethodGet).HandlerFunc(s.serve("ListBuckets", accService, s.listBuckets))
 
 	b := r.MatcherFunc(level(1)).Subrouter()
