@@ -100,7 +100,7 @@ func (b *fixedBackend) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, m
 		if !cond || srcBucket != dstBucket || srcKey != dstKey {
 			return nil
 		}
-		cur, err := b.MultiBucketBackend.HeadObject(srcBucket, srcKey)
+		cur, err := b.MultiBucketBackend.HeadObject(srcBucket, fsKey(srcKey))
 		if err != nil {
 			return err
 		}

@@ -123,8 +123,14 @@ func fromBackend(be *backend.Error) *APIError {
 		"BucketNotEmpty", "BucketAlreadyExists", "BucketAlreadyOwnedByYou",
 		"InvalidBucketName", "NoSuchUpload", "SlowDown", "ServiceUnavailable",
 		"AccessDenied", "InvalidRange", "EntityTooSmall", "EntityTooLarge",
-		"ConditionalRequestConflict", "InvalidStorageClass", "InvalidObjectState", "KeyTooLongError":
+		"ConditionalRequestConflict", "InvalidStorageClass", "InvalidObjectState":
 		return apiErr(be.Code, "")
+	case "InvalidArgument", "KeyTooLongError", "NotImplemented":
+		// The store cannot take this key or request as the client gave
+		// it (the embedded store's limits name themselves): its words.
+		if be.StatusCode >= 400 && be.StatusCode < 500 || be.Code == "NotImplemented" {
+			return apiErr(be.Code, be.Message)
+		}
 	}
 	if be.StatusCode >= 500 {
 		return apiErr("ServiceUnavailable", "The object store failed ("+be.Code+"). Please try again.")
