@@ -56,7 +56,7 @@ func (s *Server) createBucket(req *request) error {
 		// LocationConstraint is accepted and not acted on: the bucket is
 		// created in the backend's region, which GetBucketLocation reports.
 		if len(cfg.Other) > 0 {
-			return apiErr("NotImplemented", "s3seal does not implement CreateBucketConfiguration element "+cfg.Other[0].XMLName.Local)
+			return apiErr("NotImplemented", "s3seal does not implement CreateBucketConfiguration element "+cfg.Other[0].XMLName.Local+".")
 		}
 	}
 	if err := s.store.Backend().CreateBucket(req.r.Context(), req.bucket); err != nil {

@@ -121,7 +121,7 @@ func (p headerPolicy) check(h http.Header) error {
 		for _, v := range vals {
 			if accept == nil || !accept(v) {
 				return apiErr("NotImplemented", "s3seal does not implement the header "+name+
-					" (with this value); it is refused rather than ignored")
+					" (with this value); it is refused rather than ignored.")
 			}
 		}
 	}

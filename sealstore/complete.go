@@ -76,7 +76,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		return ObjectInfo{}, err
 	}
 	if in.ExpectSize >= 0 && m.Size() != in.ExpectSize {
-		return ObjectInfo{}, errorf("InvalidRequest", "The provided 'x-amz-mp-object-size' header value %d does not match what was computed: %d", in.ExpectSize, m.Size())
+		return ObjectInfo{}, errorf("InvalidRequest", "The provided 'x-amz-mp-object-size' header value %d does not match what was computed: %d.", in.ExpectSize, m.Size())
 	}
 	if in.ObjectChecksums != nil {
 		if m.Checksums, err = in.ObjectChecksums(u.checksumAlg, u.checksumType, m.Parts); err != nil {

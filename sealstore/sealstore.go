@@ -212,7 +212,7 @@ func CheckKey(key string) error {
 		return errorf("KeyTooLongError", "Your key is too long.")
 	}
 	if strings.HasPrefix(key, ReservedPrefix) {
-		return errorf("InvalidArgument", "object keys under %q are reserved by s3seal", ReservedPrefix)
+		return errorf("InvalidArgument", "Object keys under %q are reserved by s3seal.", ReservedPrefix)
 	}
 	return nil
 }
@@ -225,7 +225,7 @@ const MaxKeyLength = 1024
 func CheckMeta(meta map[string]string) error {
 	for k := range meta {
 		if crypto.IsReservedMetaKey(k) {
-			return errorf("InvalidArgument", "metadata key x-amz-meta-%s is reserved by s3seal", k)
+			return errorf("InvalidArgument", "The metadata key x-amz-meta-%s is reserved by s3seal.", k)
 		}
 	}
 	return nil
