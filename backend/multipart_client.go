@@ -184,7 +184,8 @@ func (c *S3) ListMultipartUploads(ctx context.Context, in ListUploadsInput) (Lis
 		if err != nil {
 			return bad(err)
 		}
-		res.Uploads = append(res.Uploads, Upload{Key: key, UploadID: aws.ToString(u.UploadId), Initiated: timeOrZero(u.Initiated)})
+		res.Uploads = append(res.Uploads, Upload{Key: key, UploadID: aws.ToString(u.UploadId), Initiated: timeOrZero(u.Initiated),
+			StorageClass: string(u.StorageClass)})
 	}
 	for _, p := range out.CommonPrefixes {
 		prefix, err := dec(aws.ToString(p.Prefix))

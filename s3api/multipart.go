@@ -320,8 +320,12 @@ func (s *Server) listMultipartUploads(req *request) error {
 		res.EncodingType = "url"
 	}
 	for _, u := range out.Uploads {
+		class := u.StorageClass
+		if class == "" {
+			class = "STANDARD"
+		}
 		res.Uploads = append(res.Uploads, listedUpload{Key: enc(u.Key), UploadID: u.UploadID, Initiator: s3Owner(),
-			Owner: s3Owner(), StorageClass: "STANDARD", Initiated: s3Time(u.Initiated)})
+			Owner: s3Owner(), StorageClass: class, Initiated: s3Time(u.Initiated)})
 	}
 	for _, p := range out.CommonPrefixes {
 		res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: enc(p)})

@@ -66,6 +66,10 @@ func TestStorageClassAndRedirectKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ups, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: b})
+	if err != nil || len(ups.Uploads) != 1 || ups.Uploads[0].StorageClass != types.StorageClassOnezoneIa {
+		t.Fatalf("ListMultipartUploads: %+v (%v), want the upload's class", ups, err)
+	}
 	part, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: aws.String("mp"), UploadId: mu.UploadId,
 		PartNumber: aws.Int32(1), Body: strings.NewReader("part")})
 	if err != nil {
