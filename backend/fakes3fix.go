@@ -57,9 +57,11 @@ func keptMeta(k string) bool {
 //     matching keys are listed in full and paged in S3 order.
 //   - PutObject: s3afero writes the body straight over the old object and
 //     merges the old object's metadata into the new one; see PutObject.
-//   - Keys the file system cannot hold faithfully (empty, ".", ".." or
-//     over-long segments, so also a trailing "/") would alias other keys;
-//     they are refused on PUT and reported missing on read and delete.
+//   - Keys map onto files as embedded_keys.go says: directory markers
+//     (a trailing "/") are kept in a marker file; keys the file system
+//     cannot hold faithfully (empty, ".", ".." or over-long segments, an
+//     object beside keys under its name) are refused on PUT with a 4xx
+//     naming the limit and reported missing on read and delete.
 //   - Conditional PUTs (If-Match, If-None-Match: *) are decided here under
 //     the key's lock, so that no other PUT or delete of the key through
 //     this store comes between the check and the write; s3afero would
