@@ -345,7 +345,7 @@ func (b *fixedBackend) ListBucket(bucket string, prefix *gofakes3.Prefix, page g
 	if prefix != nil {
 		p = *prefix
 	}
-	all, err := b.MultiBucketBackend.ListBucket(bucket, &gofakes3.Prefix{HasPrefix: p.HasPrefix, Prefix: p.Prefix}, gofakes3.ListBucketPage{})
+	all, err := b.listAll(bucket, p.Prefix)
 	if err != nil {
 		return nil, err
 	}
