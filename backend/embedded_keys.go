@@ -33,8 +33,11 @@ func keyErr(key string) error {
 		return gofakes3.ErrorMessage(gofakes3.ErrKeyTooLong, "Your key is too long.")
 	}
 	base, _ := strings.CutSuffix(key, "/")
-	if base == "" || strings.ContainsRune(key, 0) {
+	if base == "" {
 		return keyLimit(key, "the empty key and \"/\" cannot be stored")
+	}
+	if strings.ContainsRune(key, 0) {
+		return keyLimit(key, "a file name cannot hold a NUL byte")
 	}
 	for _, seg := range strings.Split(base, "/") {
 		switch {
