@@ -56,6 +56,11 @@ type Headers struct {
 	ContentEncoding    string
 	ContentLanguage    string
 	Expires            string // raw HTTP date as the client sent it
+	// StorageClass is x-amz-storage-class ("" lets the backend choose,
+	// STANDARD); WebsiteRedirectLocation is x-amz-website-redirect-location.
+	// Both are kept by the backend as S3 keeps them.
+	StorageClass            string
+	WebsiteRedirectLocation string
 }
 
 // PutInput describes one single-request upload.

@@ -52,6 +52,7 @@ func (c *S3) CopyObject(ctx context.Context, in CopyInput) (CopyOutput, error) {
 		ContentEncoding:    optString(in.Headers.ContentEncoding),
 		ContentLanguage:    optString(in.Headers.ContentLanguage),
 	}
+	setClassAndRedirect(in.Headers, &input.StorageClass, &input.WebsiteRedirectLocation)
 	if in.SrcIfMatch != "" {
 		input.CopySourceIfMatch = aws.String(`"` + unquote(in.SrcIfMatch) + `"`)
 	}
@@ -99,7 +100,7 @@ func (b *fixedBackend) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, m
 		if !cond || srcBucket != dstBucket || srcKey != dstKey {
 			return nil
 		}
-		cur, err := b.MultiBucketBackend.HeadObject(srcBucket, srcKey)
+		cur, err := b.MultiBucketBackend.HeadObject(srcBucket, fsKey(srcKey))
 		if err != nil {
 			return err
 		}

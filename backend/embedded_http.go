@@ -43,7 +43,7 @@ func embeddedHandler(host, accessKey string, mp *mpStore, next http.Handler) htt
 		}
 		bucket, key, isObject := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 		if !isObject {
-			if mp.serveMultipart(w, r, bucket, "") {
+			if mp.serveMultipart(w, r, bucket, "") || mp.createLaxBucket(w, r, bucket) {
 				return
 			}
 			if r.Method == http.MethodDelete && len(r.URL.Query()) == 0 {

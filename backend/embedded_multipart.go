@@ -106,9 +106,8 @@ func validUploadID(id string) bool {
 
 // create starts an upload of bucket/key carrying meta.
 func (m *mpStore) create(bucket, key string, meta map[string]string) (string, error) {
-	if !validKey(key) {
-		return "", &mpError{http.StatusBadRequest, "InvalidArgument",
-			"key not supported by the embedded store (empty, '.' or '..' path segment, or segment over 255 bytes)"}
+	if err := keyErr(key); err != nil {
+		return "", err
 	}
 	if ok, err := m.fb.BucketExists(bucket); err != nil {
 		return "", err

@@ -253,7 +253,11 @@ func (m *mpStore) serveListUploads(w http.ResponseWriter, bucket string, q url.V
 			res.NextKeyMarker, res.NextUploadIDMarker = cp, ""
 			continue
 		}
-		res.Uploads = append(res.Uploads, xmlUpload{up.Key, up.ID, up.Initiated.Format(time.RFC3339Nano), "STANDARD"})
+		class := up.Meta["X-Amz-Storage-Class"]
+		if class == "" {
+			class = "STANDARD"
+		}
+		res.Uploads = append(res.Uploads, xmlUpload{up.Key, up.ID, up.Initiated.Format(time.RFC3339Nano), class})
 		res.NextKeyMarker, res.NextUploadIDMarker = up.Key, up.ID
 	}
 	return writeXML(w, res)

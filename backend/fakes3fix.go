@@ -40,7 +40,8 @@ var smuggledHeaders = []string{"Cache-Control", "Content-Language", "Expires"}
 // content-sha256, checksums...) and would echo them on HEAD.
 func keptMeta(k string) bool {
 	switch k {
-	case "Content-Type", "Content-Disposition", "Content-Encoding", "Last-Modified":
+	case "Content-Type", "Content-Disposition", "Content-Encoding", "Last-Modified",
+		"X-Amz-Storage-Class", "X-Amz-Website-Redirect-Location":
 		return true
 	}
 	return strings.HasPrefix(k, "X-Amz-Meta-") || strings.HasPrefix(k, stdHeaderPrefix) || k == etagMetaKey
@@ -56,9 +57,11 @@ func keptMeta(k string) bool {
 //     matching keys are listed in full and paged in S3 order.
 //   - PutObject: s3afero writes the body straight over the old object and
 //     merges the old object's metadata into the new one; see PutObject.
-//   - Keys the file system cannot hold faithfully (empty, ".", ".." or
-//     over-long segments, so also a trailing "/") would alias other keys;
-//     they are refused on PUT and reported missing on read and delete.
+//   - Keys map onto files as embedded_keys.go says: directory markers
+//     (a trailing "/") are kept in a marker file; keys the file system
+//     cannot hold faithfully (empty, ".", ".." or over-long segments, an
+//     object beside keys under its name) are refused on PUT with a 4xx
+//     naming the limit and reported missing on read and delete.
 //   - Conditional PUTs (If-Match, If-None-Match: *) are decided here under
 //     the key's lock, so that no other PUT or delete of the key through
 //     this store comes between the check and the write; s3afero would
@@ -96,18 +99,9 @@ func newFixedBackend(root string) (*fixedBackend, error) {
 	return &fixedBackend{MultiBucketBackend: mb, fs: fs, staging: staging}, nil
 }
 
-// validKey reports whether key maps onto a file path without aliasing.
-func validKey(key string) bool {
-	if key == "" || len(key) > gofakes3.KeySizeLimit || strings.ContainsRune(key, 0) {
-		return false
-	}
-	for _, seg := range strings.Split(key, "/") {
-		if seg == "" || seg == "." || seg == ".." || len(seg) > 255 {
-			return false
-		}
-	}
-	return true
-}
+// validKey reports whether key maps onto a file path without aliasing
+// (see keyErr).
+func validKey(key string) bool { return keyErr(key) == nil }
 
 func (b *fixedBackend) keyLock(bucket, key string) *sync.Mutex {
 	h := fnv.New32a()
@@ -133,10 +127,10 @@ func (b *fixedBackend) PutObject(bucket, key string, meta map[string]string, inp
 func (b *fixedBackend) putObject(bucket, key string, meta map[string]string, input io.Reader, size int64,
 	cond *gofakes3.PutConditions, check func() error) (gofakes3.PutObjectResult, error) {
 	var none gofakes3.PutObjectResult
-	if !validKey(key) {
-		return none, gofakes3.ErrorInvalidArgument("key", key,
-			"key not supported by the embedded store (empty, '.' or '..' path segment, or segment over 255 bytes)")
+	if err := keyErr(key); err != nil {
+		return none, err
 	}
+	fk := fsKey(key)
 	if ok, err := b.BucketExists(bucket); err != nil {
 		return none, err
 	} else if !ok {
@@ -178,13 +172,22 @@ func (b *fixedBackend) putObject(bucket, key string, meta map[string]string, inp
 			return none, err
 		}
 	}
-	if err := b.checkPut(bucket, key, cond); err != nil {
+	if err := b.checkPut(bucket, fk, cond); err != nil {
 		return none, err
 	}
-	if _, err := b.MultiBucketBackend.DeleteObject(bucket, key); err != nil {
+	if err := b.checkConflict(bucket, key, fk); err != nil {
 		return none, err
 	}
-	return b.MultiBucketBackend.PutObject(bucket, key, kept, f, size, nil)
+	if _, err := b.MultiBucketBackend.DeleteObject(bucket, fk); err != nil && !pathClash(err) {
+		return none, err
+	}
+	res, err := b.MultiBucketBackend.PutObject(bucket, fk, kept, f, size, nil)
+	if pathClash(err) {
+		// A PUT of another key made the path a file or a directory
+		// after checkConflict looked.
+		return none, keyLimit(key, "another key holds its file-system path (an object cannot also be a prefix of other keys there)")
+	}
+	return res, err
 }
 
 // checkPut decides a PUT's conditions against the object as it is now; the
@@ -218,23 +221,30 @@ func (b *fixedBackend) checkPut(bucket, key string, cond *gofakes3.PutConditions
 	return gofakes3.CheckPutConditions(cond, info)
 }
 
+// HeadObject and GetObject: a key under an object ("a/b" while "a" is
+// one) is missing, as on S3, not a file-system error.
 func (b *fixedBackend) HeadObject(bucket, key string) (*gofakes3.Object, error) {
 	if !validKey(key) {
 		return nil, gofakes3.KeyNotFound(key)
 	}
-	obj, err := b.MultiBucketBackend.HeadObject(bucket, key)
-	if err == nil {
-		obj.Metadata = cleanMeta(obj.Metadata)
-	}
-	return obj, err
+	obj, err := b.MultiBucketBackend.HeadObject(bucket, fsKey(key))
+	return b.found(obj, key, err)
 }
 
 func (b *fixedBackend) GetObject(bucket, key string, rng *gofakes3.ObjectRangeRequest) (*gofakes3.Object, error) {
 	if !validKey(key) {
 		return nil, gofakes3.KeyNotFound(key)
 	}
-	obj, err := b.MultiBucketBackend.GetObject(bucket, key, rng)
+	obj, err := b.MultiBucketBackend.GetObject(bucket, fsKey(key), rng)
+	return b.found(obj, key, err)
+}
+
+func (b *fixedBackend) found(obj *gofakes3.Object, key string, err error) (*gofakes3.Object, error) {
+	if pathClash(err) {
+		return nil, gofakes3.KeyNotFound(key)
+	}
 	if err == nil {
+		obj.Name = key
 		obj.Metadata = cleanMeta(obj.Metadata)
 	}
 	return obj, err
@@ -263,10 +273,14 @@ func (b *fixedBackend) DeleteObject(bucket, key string) (gofakes3.ObjectDeleteRe
 	}
 	mu := b.keyLock(bucket, key)
 	mu.Lock()
-	res, err := b.MultiBucketBackend.DeleteObject(bucket, key)
+	if b.notAFile(bucket, fsKey(key)) {
+		mu.Unlock()
+		return gofakes3.ObjectDeleteResult{}, nil
+	}
+	res, err := b.MultiBucketBackend.DeleteObject(bucket, fsKey(key))
 	mu.Unlock()
 	if err == nil {
-		b.prune(bucket, key)
+		b.prune(bucket, fsKey(key))
 	}
 	return res, err
 }
@@ -285,16 +299,24 @@ func (b *fixedBackend) DeleteMulti(bucket string, keys ...string) (gofakes3.Mult
 	for _, k := range valid {
 		mu := b.keyLock(bucket, k)
 		mu.Lock()
-		one, err := b.MultiBucketBackend.DeleteMulti(bucket, k)
+		if b.notAFile(bucket, fsKey(k)) {
+			mu.Unlock()
+			inner.Deleted = append(inner.Deleted, gofakes3.ObjectID{Key: k})
+			continue
+		}
+		one, err := b.MultiBucketBackend.DeleteMulti(bucket, fsKey(k))
 		mu.Unlock()
 		if err != nil {
 			return one, err
 		}
-		inner.Deleted = append(inner.Deleted, one.Deleted...)
-		inner.Error = append(inner.Error, one.Error...)
-	}
-	for _, d := range inner.Deleted {
-		b.prune(bucket, d.Key)
+		for _, d := range one.Deleted {
+			b.prune(bucket, d.Key)
+			inner.Deleted = append(inner.Deleted, gofakes3.ObjectID{Key: s3Key(d.Key), VersionID: d.VersionID})
+		}
+		for _, e := range one.Error {
+			e.Key = s3Key(e.Key)
+			inner.Error = append(inner.Error, e)
+		}
 	}
 	res.Deleted = append(res.Deleted, inner.Deleted...)
 	res.Error = inner.Error
@@ -323,9 +345,12 @@ func (b *fixedBackend) ListBucket(bucket string, prefix *gofakes3.Prefix, page g
 	if prefix != nil {
 		p = *prefix
 	}
-	all, err := b.MultiBucketBackend.ListBucket(bucket, &gofakes3.Prefix{HasPrefix: p.HasPrefix, Prefix: p.Prefix}, gofakes3.ListBucketPage{})
+	all, err := b.listAll(bucket, p.Prefix)
 	if err != nil {
 		return nil, err
+	}
+	for _, c := range all.Contents {
+		c.Key = s3Key(c.Key)
 	}
 	sort.Slice(all.Contents, func(i, j int) bool { return all.Contents[i].Key < all.Contents[j].Key })
 
@@ -367,14 +392,17 @@ func (b *fixedBackend) ListBucket(bucket string, prefix *gofakes3.Prefix, page g
 }
 
 // withPartsETag gives a listed object assembled from parts its multipart
-// ETag (one metadata read per listed object).
+// ETag and its storage class (one metadata read per listed object).
 func (b *fixedBackend) withPartsETag(bucket string, c *gofakes3.Content) *gofakes3.Content {
-	obj, err := b.MultiBucketBackend.HeadObject(bucket, c.Key)
+	obj, err := b.MultiBucketBackend.HeadObject(bucket, fsKey(c.Key))
 	if err != nil {
 		return c
 	}
 	if v := obj.Metadata[etagMetaKey]; v != "" {
 		c.ETag = `"` + v + `"`
+	}
+	if v := obj.Metadata["X-Amz-Storage-Class"]; v != "" {
+		c.StorageClass = gofakes3.StorageClass(v)
 	}
 	return c
 }

@@ -119,6 +119,7 @@ type ListUploadsInput struct {
 type Upload struct {
 	Key, UploadID string
 	Initiated     time.Time
+	StorageClass  string // as the backend reports it ("" or STANDARD by default)
 }
 
 // ListUploadsOutput is one page of ListMultipartUploads.

@@ -30,6 +30,7 @@ func (c *S3) CreateMultipartUpload(ctx context.Context, in CreateMultipartInput)
 		ContentLanguage:    optString(in.Headers.ContentLanguage),
 	}
 	protectCreate(input, in.Protect)
+	setClassAndRedirect(in.Headers, &input.StorageClass, &input.WebsiteRedirectLocation)
 	var opts []func(*s3.Options)
 	if in.Headers.Expires != "" {
 		opts = append(opts, s3.WithAPIOptions(smithyhttp.SetHeaderValue("Expires", in.Headers.Expires)))
@@ -189,7 +190,8 @@ func (c *S3) ListMultipartUploads(ctx context.Context, in ListUploadsInput) (Lis
 		if err != nil {
 			return bad(err)
 		}
-		res.Uploads = append(res.Uploads, Upload{Key: key, UploadID: aws.ToString(u.UploadId), Initiated: timeOrZero(u.Initiated)})
+		res.Uploads = append(res.Uploads, Upload{Key: key, UploadID: aws.ToString(u.UploadId), Initiated: timeOrZero(u.Initiated),
+			StorageClass: string(u.StorageClass)})
 	}
 	for _, p := range out.CommonPrefixes {
 		prefix, err := dec(aws.ToString(p.Prefix))

@@ -43,6 +43,7 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 		ContentEncoding:    optString(in.Headers.ContentEncoding),
 		ContentLanguage:    optString(in.Headers.ContentLanguage),
 	}
+	setClassAndRedirect(in.Headers, &input.StorageClass, &input.WebsiteRedirectLocation)
 	if in.IfMatch != "" {
 		input.IfMatch = aws.String(`"` + unquote(in.IfMatch) + `"`)
 	}
@@ -109,6 +110,7 @@ func (c *S3) GetObject(ctx context.Context, in GetInput) (*Object, error) {
 	info := objectInfo(in.Key, out.ContentLength, out.ETag, out.LastModified, out.StorageClass, out.Metadata,
 		stdHeaders(out.ContentType, out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage, out.ExpiresString))
 	info.TagCount, info.Lock = int(aws.ToInt32(out.TagCount)), lockOf(out.ObjectLockMode, out.ObjectLockRetainUntilDate, out.ObjectLockLegalHoldStatus)
+	info.Headers.WebsiteRedirectLocation = aws.ToString(out.WebsiteRedirectLocation)
 	if cr := aws.ToString(out.ContentRange); cr != "" {
 		total, err := rangeTotal(cr)
 		if err != nil {
@@ -130,11 +132,13 @@ func (c *S3) HeadObject(ctx context.Context, bucket, key string) (ObjectInfo, er
 	info := objectInfo(key, out.ContentLength, out.ETag, out.LastModified, out.StorageClass, out.Metadata,
 		stdHeaders(out.ContentType, out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage, out.ExpiresString))
 	info.TagCount, info.Lock = int(aws.ToInt32(out.TagCount)), lockOf(out.ObjectLockMode, out.ObjectLockRetainUntilDate, out.ObjectLockLegalHoldStatus)
+	info.Headers.WebsiteRedirectLocation = aws.ToString(out.WebsiteRedirectLocation)
 	return info, nil
 }
 
 // objectInfo builds the description GET and HEAD answers share.
 func objectInfo(key string, size *int64, etag *string, lm *time.Time, sc types.StorageClass, meta map[string]string, h Headers) ObjectInfo {
+	h.StorageClass = string(sc)
 	return ObjectInfo{
 		Key:          key,
 		Size:         aws.ToInt64(size),
@@ -144,6 +148,15 @@ func objectInfo(key string, size *int64, etag *string, lm *time.Time, sc types.S
 		Meta:         lowerKeys(meta),
 		Headers:      h,
 	}
+}
+
+// setClassAndRedirect sets a request's StorageClass and
+// WebsiteRedirectLocation from h, when given.
+func setClassAndRedirect(h Headers, class *types.StorageClass, redirect **string) {
+	if h.StorageClass != "" {
+		*class = types.StorageClass(h.StorageClass)
+	}
+	*redirect = optString(h.WebsiteRedirectLocation)
 }
 
 // stdHeaders collects the standard headers of a GET or HEAD answer.

@@ -2,32 +2,38 @@ package s3api
 
 import (
 	"bytes"
+	"net"
 	"net/http"
 	"regexp"
+	"strings"
 )
 
 var bucketNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 
+// Prefixes and suffixes S3 reserves for its own bucket kinds (access point
+// aliases, Object Lambda, Multi-Region Access Points, directory and table
+// buckets, the console's examples).
+var (
+	reservedBucketPrefixes = []string{"xn--", "sthree-", "amzn-s3-demo-"}
+	reservedBucketSuffixes = []string{"-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"}
+)
+
+// checkBucketName applies S3's rules for general purpose bucket names, so
+// that the answer does not depend on how lax the backend is: 3 to 63
+// characters, lower-case letters, digits, dots and hyphens, beginning and
+// ending with a letter or digit, no two adjacent dots, not an IPv4
+// address, none of the reserved prefixes and suffixes.
 func checkBucketName(name string) error {
-	if !bucketNameRE.MatchString(name) {
+	bad := !bucketNameRE.MatchString(name) || strings.Contains(name, "..") || net.ParseIP(name) != nil
+	for _, p := range reservedBucketPrefixes {
+		bad = bad || strings.HasPrefix(name, p)
+	}
+	for _, sfx := range reservedBucketSuffixes {
+		bad = bad || strings.HasSuffix(name, sfx)
+	}
+	if bad {
 		return apiErr("InvalidBucketName", "")
 	}
-	return nil
-}
-
-func (s *Server) listBuckets(req *request) error {
-	buckets, err := s.store.Backend().ListBuckets(req.r.Context())
-	if err != nil {
-		return err
-	}
-	out := listAllMyBucketsResult{Xmlns: s3ns, Owner: s3Owner()}
-	for _, b := range buckets {
-		if !req.cred.canRead(b.Name) {
-			continue
-		}
-		out.Buckets = append(out.Buckets, bucketInfo{Name: b.Name, CreationDate: s3Time(b.Created)})
-	}
-	writeXML(req.w, http.StatusOK, out)
 	return nil
 }
 
@@ -50,7 +56,7 @@ func (s *Server) createBucket(req *request) error {
 		// LocationConstraint is accepted and not acted on: the bucket is
 		// created in the backend's region, which GetBucketLocation reports.
 		if len(cfg.Other) > 0 {
-			return apiErr("NotImplemented", "s3seal does not implement CreateBucketConfiguration element "+cfg.Other[0].XMLName.Local)
+			return apiErr("NotImplemented", "s3seal does not implement CreateBucketConfiguration element "+cfg.Other[0].XMLName.Local+".")
 		}
 	}
 	if lockEnabled(req.r.Header) || len(bucketACL(req.r.Header)) > 0 {

@@ -50,6 +50,9 @@ func (s *Server) copyObject(req *request) error {
 	}
 	switch d := req.r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
+		if in.Headers.StorageClass, in.Headers.WebsiteRedirectLocation, err = classAndRedirect(req.r.Header); err != nil {
+			return err
+		}
 	case "REPLACE":
 		in.ReplaceMeta = true
 		if in.Meta, in.Headers, err = objectHeaders(req.r.Header); err != nil {
@@ -103,16 +106,16 @@ func parseCopySource(v string) (bucket, key string, err error) {
 	if query != "" {
 		q, _ := url.ParseQuery(query)
 		if vid := q.Get("versionId"); vid != "" && vid != "null" {
-			return "", "", apiErr("NotImplemented", "s3seal does not implement object versions")
+			return "", "", apiErr("NotImplemented", "s3seal does not implement object versions.")
 		}
 	}
 	dec, err := url.PathUnescape(src)
 	if err != nil {
-		return "", "", apiErr("InvalidArgument", "Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+		return "", "", apiErr("InvalidArgument", "Copy Source must mention the source bucket and key: sourcebucket/sourcekey.")
 	}
 	bucket, key, ok := strings.Cut(strings.TrimPrefix(dec, "/"), "/")
 	if !ok || bucket == "" || key == "" {
-		return "", "", apiErr("InvalidArgument", "Copy Source must mention the source bucket and key: sourcebucket/sourcekey")
+		return "", "", apiErr("InvalidArgument", "Copy Source must mention the source bucket and key: sourcebucket/sourcekey.")
 	}
 	return bucket, key, nil
 }

@@ -26,34 +26,37 @@ func (e *APIError) Error() string { return e.Code + ": " + e.Message }
 // errorTable holds the status and default message of every code s3seal
 // answers with itself.
 var errorTable = map[string]APIError{
-	"AccessDenied":               {StatusCode: 403, Message: "Access Denied"},
+	"AccessDenied":               {StatusCode: 403, Message: "Access Denied."},
 	"BadDigest":                  {StatusCode: 400, Message: "The Content-MD5 you specified did not match what we received."},
-	"BucketAlreadyExists":        {StatusCode: 409, Message: "The requested bucket name is not available."},
+	"BucketAlreadyExists":        {StatusCode: 409, Message: "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again."},
 	"BucketAlreadyOwnedByYou":    {StatusCode: 409, Message: "Your previous request to create the named bucket succeeded and you already own it."},
-	"BucketNotEmpty":             {StatusCode: 409, Message: "The bucket you tried to delete is not empty"},
+	"BucketNotEmpty":             {StatusCode: 409, Message: "The bucket you tried to delete is not empty."},
 	"ConditionalRequestConflict": {StatusCode: 409, Message: "A conflicting operation occurred. If using PutObject you can retry the request. If using multipart upload you should initiate another CreateMultipartUpload request and re-upload each part."},
 	"EntityTooSmall":             {StatusCode: 400, Message: "Your proposed upload is smaller than the minimum allowed object size."},
 	"EntityTooLarge":             {StatusCode: 400, Message: "Your proposed upload exceeds the maximum allowed object size."},
 	"IncompleteBody":             {StatusCode: 400, Message: "You did not provide the number of bytes specified by the Content-Length HTTP header."},
 	"InternalError":              {StatusCode: 500, Message: "We encountered an internal error. Please try again."},
-	"InvalidArgument":            {StatusCode: 400, Message: "Invalid Argument"},
+	"InvalidArgument":            {StatusCode: 400, Message: "Invalid Argument."},
 	"InvalidBucketName":          {StatusCode: 400, Message: "The specified bucket is not valid."},
 	"InvalidDigest":              {StatusCode: 400, Message: "The Content-MD5 you specified is not valid."},
 	"InvalidPart":                {StatusCode: 400, Message: "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag."},
-	"InvalidPartNumber":          {StatusCode: 416, Message: "The requested partnumber is not satisfiable"},
+	"InvalidPartNumber":          {StatusCode: 416, Message: "The requested partnumber is not satisfiable."},
 	"InvalidPartOrder":           {StatusCode: 400, Message: "The list of parts was not in ascending order. The parts list must be specified in order by part number."},
-	"InvalidRange":               {StatusCode: 416, Message: "The requested range is not satisfiable"},
-	"InvalidRequest":             {StatusCode: 400, Message: "Invalid Request"},
+	"InvalidRange":               {StatusCode: 416, Message: "The requested range is not satisfiable."},
+	"InvalidRequest":             {StatusCode: 400, Message: "Invalid Request."},
+	"InvalidStorageClass":        {StatusCode: 400, Message: "The storage class you specified is not valid."},
+	"InvalidObjectState":         {StatusCode: 403, Message: "The operation is not valid for the object's storage class."},
+	"KeyTooLongError":            {StatusCode: 400, Message: "Your key is too long."},
 	"MalformedXML":               {StatusCode: 400, Message: "The XML you provided was not well-formed or did not validate against our published schema."},
 	"MaxMessageLengthExceeded":   {StatusCode: 400, Message: "Your request was too big."},
 	"MethodNotAllowed":           {StatusCode: 405, Message: "The specified method is not allowed against this resource."},
 	"MissingContentLength":       {StatusCode: 411, Message: "You must provide the Content-Length HTTP header."},
-	"NoSuchBucket":               {StatusCode: 404, Message: "The specified bucket does not exist"},
+	"NoSuchBucket":               {StatusCode: 404, Message: "The specified bucket does not exist."},
 	"NoSuchKey":                  {StatusCode: 404, Message: "The specified key does not exist."},
-	"NoSuchUpload":               {StatusCode: 404, Message: "The specified upload does not exist."},
-	"NotImplemented":             {StatusCode: 501, Message: "A header or operation you provided implies functionality that is not implemented."},
-	"NotModified":                {StatusCode: 304, Message: "Not Modified"},
-	"PreconditionFailed":         {StatusCode: 412, Message: "At least one of the pre-conditions you specified did not hold"},
+	"NoSuchUpload":               {StatusCode: 404, Message: "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed."},
+	"NotImplemented":             {StatusCode: 501, Message: "A header you provided implies functionality that is not implemented."},
+	"NotModified":                {StatusCode: 304, Message: "Not Modified."},
+	"PreconditionFailed":         {StatusCode: 412, Message: "At least one of the pre-conditions you specified did not hold."},
 	"ServiceUnavailable":         {StatusCode: 503, Message: "Please reduce your request rate."},
 	"RequestTimeout":             {StatusCode: 400, Message: "Your socket connection to the server was not read from or written to within the timeout period."},
 	"SlowDown":                   {StatusCode: 503, Message: "Please reduce your request rate."},
@@ -116,20 +119,26 @@ func fromBackend(be *backend.Error) *APIError {
 	}
 	switch be.Code {
 	case "":
-		return apiErr("ServiceUnavailable", "the object store did not answer")
+		return apiErr("ServiceUnavailable", "The object store did not answer. Please try again.")
 	case "NotFound":
 		return apiErr("NoSuchKey", "")
 	case "NotModified", "PreconditionFailed", "NoSuchKey", "NoSuchBucket",
 		"BucketNotEmpty", "BucketAlreadyExists", "BucketAlreadyOwnedByYou",
 		"InvalidBucketName", "NoSuchUpload", "SlowDown", "ServiceUnavailable",
 		"AccessDenied", "InvalidRange", "EntityTooSmall", "EntityTooLarge",
-		"ConditionalRequestConflict":
+		"ConditionalRequestConflict", "InvalidStorageClass", "InvalidObjectState":
 		return apiErr(be.Code, "")
+	case "InvalidArgument", "KeyTooLongError", "NotImplemented":
+		// The store cannot take this key or request as the client gave
+		// it (the embedded store's limits name themselves): its words.
+		if be.StatusCode >= 400 && be.StatusCode < 500 || be.Code == "NotImplemented" {
+			return apiErr(be.Code, be.Message)
+		}
 	}
 	if be.StatusCode >= 500 {
-		return apiErr("ServiceUnavailable", "the object store failed: "+be.Code)
+		return apiErr("ServiceUnavailable", "The object store failed ("+be.Code+"). Please try again.")
 	}
-	return apiErr("InternalError", "the object store refused the request: "+be.Code)
+	return apiErr("InternalError", "The object store refused the request ("+be.Code+").")
 }
 
 // writeError renders err as an S3 XML error body.

@@ -53,19 +53,18 @@ func policy(extra map[string]func(string) bool, prefixes ...string) headerPolicy
 }
 
 // writeRefused are the headers of PutObject and CopyObject s3seal does
-// not implement. Objects are private to s3seal's backend account, stored
-// in the STANDARD class and encrypted by s3seal with AES-256, so those
-// values are accepted.
+// not implement. Objects are private to s3seal's backend account and
+// encrypted by s3seal with AES-256, so those values are accepted. The
+// storage class and website redirect location are passed on (see
+// objectHeaders).
 var writeRefused = map[string]func(string) bool{
 	"X-Amz-Acl":                                                   func(string) bool { return true }, // checked by protection
 	"X-Amz-Server-Side-Encryption":                                oneOf("AES256"),
 	"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id":                 nil,
 	"X-Amz-Server-Side-Encryption-Context":                        nil,
 	"X-Amz-Server-Side-Encryption-Bucket-Key-Enabled":             nil,
-	"X-Amz-Storage-Class":                                         oneOf("STANDARD"),
 	"X-Amz-Tagging":                                               func(string) bool { return true }, // checked by protection
-	"X-Amz-Website-Redirect-Location":                             nil,
-	"If-Modified-Since":                                           nil, // S3 has no such write condition
+	"If-Modified-Since":                                           nil,                               // S3 has no such write condition
 	"If-Unmodified-Since":                                         nil,
 	"X-Amz-Write-Offset-Bytes":                                    nil,
 	"X-Amz-Object-Annotation-Directive":                           nil,
@@ -122,7 +121,7 @@ func (p headerPolicy) check(h http.Header) error {
 		for _, v := range vals {
 			if accept == nil || !accept(v) {
 				return apiErr("NotImplemented", "s3seal does not implement the header "+name+
-					" (with this value); it is refused rather than ignored")
+					" (with this value); it is refused rather than ignored.")
 			}
 		}
 	}
@@ -136,7 +135,7 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 	var c sealstore.Condition
 	if v := strings.TrimSpace(h.Get("If-None-Match")); v != "" {
 		if v != "*" {
-			return nil, apiErr("NotImplemented", "If-None-Match on a write accepts only *")
+			return nil, apiErr("NotImplemented", "If-None-Match on a write accepts only *.")
 		}
 		c.IfNoneMatch = true
 	}
@@ -148,7 +147,7 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 			}
 		}
 		if c.IfMatch == nil {
-			return nil, apiErr("InvalidArgument", "If-Match names no ETag")
+			return nil, apiErr("InvalidArgument", "If-Match names no ETag.")
 		}
 	}
 	if !c.IfNoneMatch && c.IfMatch == nil {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/sealstore"
@@ -16,18 +17,23 @@ func listParams(q url.Values) (in backend.ListInput, encode bool, err error) {
 	if v := q.Get("max-keys"); v != "" {
 		n, perr := strconv.Atoi(v)
 		if perr != nil || n < 0 {
-			return in, false, apiErr("InvalidArgument", "max-keys must be an integer between 0 and 2147483647")
+			return in, false, apiErr("InvalidArgument", "Provided max-keys not an integer or within integer range.")
 		}
 		in.MaxKeys = int32(min(n, 1000))
 	}
-	switch et := q.Get("encoding-type"); et {
+	encode, err = encodingType(q)
+	return in, encode, err
+}
+
+// encodingType reads encoding-type: absent or "url".
+func encodingType(q url.Values) (bool, error) {
+	switch q.Get("encoding-type") {
 	case "":
+		return false, nil
 	case "url":
-		encode = true
-	default:
-		return in, false, apiErr("InvalidArgument", "Invalid Encoding Method specified in Request")
+		return true, nil
 	}
-	return in, encode, nil
+	return false, apiErr("InvalidArgument", "Invalid Encoding Method specified in Request.")
 }
 
 func (s *Server) listObjectsV1(req *request) error {
@@ -114,13 +120,36 @@ func fillEntries(out *listBucketResult, page sealstore.ListPage, enc func(string
 	}
 }
 
-// encoder returns the key encoding for encoding-type=url (S3 uses form
-// encoding: space as '+'), or the identity.
+// encoder returns the encoding of encoding-type=url, or the identity.
 func encoder(encode bool) func(string) string {
 	if !encode {
 		return func(s string) string { return s }
 	}
-	return url.QueryEscape
+	return s3URLEncode
+}
+
+// s3URLEncode encodes a key as S3 does for encoding-type=url: every byte
+// of its UTF-8 form but the unreserved characters of RFC 3986 (letters,
+// digits, '-', '.', '_', '~') and '/' becomes %XX with upper-case hex, so
+// a space is %20 and '+' is %2B, and "foo/" stays "foo/" (s3-tests
+// test_bucket_list_encoding_basic). url.QueryEscape would turn '/' into
+// %2F and a space into '+', which clients do not decode.
+func s3URLEncode(s string) string {
+	const hexDigits = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '-', c == '.', c == '_', c == '~', c == '/':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&15])
+		}
+	}
+	return b.String()
 }
 
 // maxDeleteObjects is S3's limit on keys per DeleteObjects request.
@@ -157,7 +186,7 @@ func (s *Server) deleteObjects(req *request) error {
 		// Versions and conditional deletes are not implemented; ignoring
 		// them would delete the current object unconditionally.
 		if (o.VersionID != "" && o.VersionID != "null") || o.ETag != "" || o.LastModifiedTime != "" || o.Size != "" {
-			return apiErr("NotImplemented", "s3seal does not implement object versions or conditional deletes (VersionId, ETag, LastModifiedTime, Size)")
+			return apiErr("NotImplemented", "s3seal does not implement object versions or conditional deletes (VersionId, ETag, LastModifiedTime, Size).")
 		}
 	}
 	out := deleteResult{Xmlns: s3ns}

@@ -59,7 +59,7 @@ func (s *Server) createMultipartUpload(req *request) error {
 func partNumber(q string) (int, error) {
 	n, err := strconv.Atoi(q)
 	if err != nil || n < 1 || n > crypto.MaxParts {
-		return 0, apiErr("InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive")
+		return 0, apiErr("InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive.")
 	}
 	return n, nil
 }
@@ -121,7 +121,7 @@ func (s *Server) partHasher(req *request, checks *bodyChecks) error {
 		checks.hasher = checksum.NewHasher(a)
 	case a:
 	default:
-		return apiErr("InvalidRequest", "Checksum Type mismatch occurred, expected checksum Type: "+alg+", actual checksum Type: "+strings.ToLower(string(checks.exp.Algorithm)))
+		return apiErr("InvalidRequest", "Checksum Type mismatch occurred, expected checksum Type: "+alg+", actual checksum Type: "+strings.ToLower(string(checks.exp.Algorithm))+".")
 	}
 	return nil
 }
@@ -142,12 +142,12 @@ func (s *Server) uploadPartCopy(req *request) error {
 	if v := req.r.Header.Get("X-Amz-Copy-Source-Range"); v != "" {
 		m := copyRangeRE.FindStringSubmatch(v)
 		if m == nil {
-			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy.")
 		}
 		first, err1 := strconv.ParseInt(m[1], 10, 64)
 		last, err2 := strconv.ParseInt(m[2], 10, 64)
 		if err1 != nil || err2 != nil || last < first {
-			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy.")
 		}
 		rng = &sealstore.Range{First: first, Last: last}
 	}
@@ -161,7 +161,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 		Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"), PartNumber: n,
 		Check: func(src sealstore.ObjectInfo) error {
 			if rng != nil && rng.Last >= src.Size {
-				return apiErr("InvalidRange", "The requested range is not satisfiable")
+				return apiErr("InvalidRange", "")
 			}
 			return checkCopySource(req.r.Header, src)
 		},
@@ -204,7 +204,7 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	if v := req.r.Header.Get("X-Amz-Mp-Object-Size"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return apiErr("InvalidArgument", "x-amz-mp-object-size must be a non-negative integer")
+			return apiErr("InvalidArgument", "x-amz-mp-object-size must be a non-negative integer.")
 		}
 		in.ExpectSize = n
 	}
@@ -271,7 +271,7 @@ func (s *Server) listParts(req *request) error {
 	if v := q.Get("max-parts"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return apiErr("InvalidArgument", "Argument max-parts must be an integer between 0 and 2147483647")
+			return apiErr("InvalidArgument", "Argument max-parts must be an integer between 0 and 2147483647.")
 		}
 		maxParts = min(n, 1000)
 	}
@@ -302,24 +302,36 @@ func (s *Server) listMultipartUploads(req *request) error {
 	if v := q.Get("max-uploads"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return apiErr("InvalidArgument", "Argument max-uploads must be an integer between 0 and 2147483647")
+			return apiErr("InvalidArgument", "Argument max-uploads must be an integer between 0 and 2147483647.")
 		}
 		maxUploads = min(n, 1000)
 	}
 	in.MaxUploads = int32(maxUploads)
+	encode, err := encodingType(q)
+	if err != nil {
+		return err
+	}
 	out, err := s.store.ListUploads(req.r.Context(), in)
 	if err != nil {
 		return bucketErr(err)
 	}
-	res := listMultipartUploadsResult{Xmlns: s3ns, Bucket: req.bucket, KeyMarker: in.KeyMarker, UploadIDMarker: in.UploadIDMarker,
-		NextKeyMarker: out.NextKeyMarker, NextUploadIDMarker: out.NextUploadIDMarker, Prefix: in.Prefix,
-		Delimiter: in.Delimiter, MaxUploads: maxUploads, IsTruncated: out.IsTruncated}
+	enc := encoder(encode)
+	res := listMultipartUploadsResult{Xmlns: s3ns, Bucket: req.bucket, KeyMarker: enc(in.KeyMarker), UploadIDMarker: in.UploadIDMarker,
+		NextKeyMarker: enc(out.NextKeyMarker), NextUploadIDMarker: out.NextUploadIDMarker, Prefix: enc(in.Prefix),
+		Delimiter: enc(in.Delimiter), MaxUploads: maxUploads, IsTruncated: out.IsTruncated}
+	if encode {
+		res.EncodingType = "url"
+	}
 	for _, u := range out.Uploads {
-		res.Uploads = append(res.Uploads, listedUpload{Key: u.Key, UploadID: u.UploadID, Initiator: s3Owner(),
-			Owner: s3Owner(), StorageClass: "STANDARD", Initiated: s3Time(u.Initiated)})
+		class := u.StorageClass
+		if class == "" {
+			class = "STANDARD"
+		}
+		res.Uploads = append(res.Uploads, listedUpload{Key: enc(u.Key), UploadID: u.UploadID, Initiator: s3Owner(),
+			Owner: s3Owner(), StorageClass: class, Initiated: s3Time(u.Initiated)})
 	}
 	for _, p := range out.CommonPrefixes {
-		res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: p})
+		res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: enc(p)})
 	}
 	writeXML(req.w, http.StatusOK, res)
 	return nil

@@ -63,7 +63,7 @@ func objectRange(r *http.Request) (*sealstore.Range, error) {
 		return rng, err
 	}
 	if rng != nil {
-		return nil, apiErr("InvalidRequest", "Cannot specify both Range header and partNumber query parameter")
+		return nil, apiErr("InvalidRequest", "Cannot specify both Range header and partNumber query parameter.")
 	}
 	n, err := partNumber(r.URL.Query().Get("partNumber"))
 	if err != nil {
@@ -187,14 +187,20 @@ func objectHeaders(h http.Header) (map[string]string, backend.Headers, error) {
 	if err := sealstore.CheckMeta(meta); err != nil {
 		return nil, backend.Headers{}, err
 	}
-	return meta, backend.Headers{
+	class, redirect, err := classAndRedirect(h)
+	if err != nil {
+		return nil, backend.Headers{}, err
+	}
+	hdr := backend.Headers{
 		ContentType:        h.Get("Content-Type"),
 		CacheControl:       h.Get("Cache-Control"),
 		ContentDisposition: h.Get("Content-Disposition"),
 		ContentEncoding:    stripAWSChunked(h.Get("Content-Encoding")),
 		ContentLanguage:    h.Get("Content-Language"),
 		Expires:            h.Get("Expires"),
-	}, nil
+	}
+	hdr.StorageClass, hdr.WebsiteRedirectLocation = class, redirect
+	return meta, hdr, nil
 }
 
 // stripAWSChunked removes the transfer coding "aws-chunked", which
@@ -238,6 +244,9 @@ func setObjectHeaders(h http.Header, info sealstore.ObjectInfo, q map[string][]s
 	}
 	if info.StorageClass != "" && info.StorageClass != "STANDARD" {
 		h.Set("x-amz-storage-class", info.StorageClass)
+	}
+	if v := info.Headers.WebsiteRedirectLocation; v != "" {
+		h.Set("x-amz-website-redirect-location", v)
 	}
 	if _, ok := q["partNumber"]; ok && info.PartsCount > 0 {
 		h.Set("x-amz-mp-parts-count", strconv.Itoa(info.PartsCount))

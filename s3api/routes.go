@@ -32,6 +32,7 @@ var (
 	objectSubs = map[string]bool{"uploads": true, "uploadid": true, "partnumber": true,
 		"part-number-marker": true, "max-parts": true,
 		"attributes": true}
+	serviceSubs = map[string]bool{"max-buckets": true}
 )
 
 func (s *Server) routes() *mux.Router {
@@ -76,7 +77,7 @@ func (s *Server) routes() *mux.Router {
 	}
 
 	svc := r.MatcherFunc(level(0)).Subrouter()
-	svc.Methods(http.MethodGet).MatcherFunc(unknownSub(nil)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
+	svc.Methods(http.MethodGet).MatcherFunc(unknownSub(serviceSubs)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
 	svc.Methods(http.MethodGet).HandlerFunc(s.serve("ListBuckets", accService, s.listBuckets))
 
 	b := r.MatcherFunc(level(1)).Subrouter()

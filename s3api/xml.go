@@ -20,6 +20,9 @@ type listAllMyBucketsResult struct {
 	Xmlns   string       `xml:"xmlns,attr"`
 	Owner   owner        `xml:"Owner"`
 	Buckets []bucketInfo `xml:"Buckets>Bucket"`
+	// ContinuationToken is the token of the next page, as S3 names it.
+	ContinuationToken string `xml:"ContinuationToken,omitempty"`
+	Prefix            string `xml:"Prefix,omitempty"`
 }
 
 type bucketInfo struct {

@@ -76,7 +76,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		return ObjectInfo{}, err
 	}
 	if in.ExpectSize >= 0 && m.Size() != in.ExpectSize {
-		return ObjectInfo{}, errorf("InvalidRequest", "The provided 'x-amz-mp-object-size' header value %d does not match what was computed: %d", in.ExpectSize, m.Size())
+		return ObjectInfo{}, errorf("InvalidRequest", "The provided 'x-amz-mp-object-size' header value %d does not match what was computed: %d.", in.ExpectSize, m.Size())
 	}
 	if in.ObjectChecksums != nil {
 		if m.Checksums, err = in.ObjectChecksums(u.checksumAlg, u.checksumType, m.Parts); err != nil {
@@ -115,7 +115,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		case "NoSuchUpload":
 			return ObjectInfo{}, noSuchUpload()
 		case "PreconditionFailed":
-			return ObjectInfo{}, errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
+			return ObjectInfo{}, errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold.")
 		}
 		return ObjectInfo{}, err
 	}
@@ -262,7 +262,7 @@ type previous struct {
 // matched, If-None-Match "*" as it is.
 func (s *Store) conditions(ctx context.Context, in CompleteInput) (previous, error) {
 	c := in.Cond
-	failed := errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
+	failed := errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold.")
 	bi, err := s.be.HeadObject(ctx, in.Bucket, in.Key)
 	if backend.IsNotFound(err) {
 		if c != nil && c.IfMatch != nil {

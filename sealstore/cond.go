@@ -28,7 +28,7 @@ func (s *Store) pin(ctx context.Context, bucket, key string, c *Condition, bin *
 	}
 	bi, err := s.be.HeadObject(ctx, bucket, key)
 	if backend.IsNotFound(err) {
-		return errorf("NoSuchKey", "the specified key does not exist")
+		return errorf("NoSuchKey", "The specified key does not exist.")
 	}
 	if err != nil {
 		return err
@@ -38,10 +38,10 @@ func (s *Store) pin(ctx context.Context, bucket, key string, c *Condition, bin *
 		return err
 	}
 	if c.IfNoneMatch {
-		return errorf("PreconditionFailed", "the object exists (If-None-Match: *)")
+		return errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold.")
 	}
 	if !etagIn(info.ETag, c.IfMatch) {
-		return errorf("PreconditionFailed", "the object's ETag does not match If-Match")
+		return errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold.")
 	}
 	bin.IfMatch = info.backendETag
 	return nil
@@ -64,9 +64,9 @@ func (s *Store) settle(ctx context.Context, bucket, key string, c *Condition, en
 	bi, err := s.be.HeadObject(ctx, bucket, key)
 	if backend.IsNotFound(err) {
 		if c.IfMatch != nil {
-			return bi, errorf("NoSuchKey", "the specified key does not exist")
+			return bi, errorf("NoSuchKey", "The specified key does not exist.")
 		}
-		return bi, errorf("ConditionalRequestConflict", "the object changed while the conditional PUT was under way; please retry")
+		return bi, errorf("ConditionalRequestConflict", "A conflicting operation occurred. If using PutObject you can retry the request. If using multipart upload you should initiate another CreateMultipartUpload request and re-upload each part.")
 	}
 	if err != nil {
 		return bi, errors.Join(putErr, err)
@@ -75,16 +75,16 @@ func (s *Store) settle(ctx context.Context, bucket, key string, c *Condition, en
 		return bi, nil
 	}
 	if c.IfNoneMatch {
-		return bi, errorf("PreconditionFailed", "the object exists (If-None-Match: *)")
+		return bi, errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold.")
 	}
 	info, _, err := s.describe(ctx, bucket, bi, false)
 	if err != nil {
 		return bi, err
 	}
 	if !etagIn(info.ETag, c.IfMatch) {
-		return bi, errorf("PreconditionFailed", "the object's ETag does not match If-Match")
+		return bi, errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold.")
 	}
-	return bi, errorf("ConditionalRequestConflict", "the object changed while the conditional PUT was under way; please retry")
+	return bi, errorf("ConditionalRequestConflict", "A conflicting operation occurred. If using PutObject you can retry the request. If using multipart upload you should initiate another CreateMultipartUpload request and re-upload each part.")
 }
 
 // carries reports whether meta holds every entry of env: the envelope of

@@ -13,7 +13,9 @@ type CopyInput struct {
 	SrcBucket, SrcKey string
 	Bucket, Key       string
 	// ReplaceMeta selects the REPLACE metadata directive: Meta and Headers
-	// are used instead of the source's.
+	// are used instead of the source's. Without it, only Headers'
+	// StorageClass and WebsiteRedirectLocation are used: as on S3, a copy
+	// takes those from the request, never from the source.
 	ReplaceMeta bool
 	Meta        map[string]string
 	Headers     backend.Headers
@@ -41,7 +43,8 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 	if err := CheckKey(in.SrcKey); err != nil {
 		return ObjectInfo{}, err
 	}
-	if in.SrcBucket == in.Bucket && in.SrcKey == in.Key && !in.ReplaceMeta {
+	if in.SrcBucket == in.Bucket && in.SrcKey == in.Key && !in.ReplaceMeta &&
+		in.Headers.StorageClass == "" && in.Headers.WebsiteRedirectLocation == "" {
 		return ObjectInfo{}, errorf("InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
 	src, rd, err := s.getSource(ctx, in.SrcBucket, in.SrcKey, nil)
@@ -57,6 +60,8 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 	meta, headers := src.Meta, src.Headers
 	if in.ReplaceMeta {
 		meta, headers = in.Meta, in.Headers
+	} else {
+		headers.StorageClass, headers.WebsiteRedirectLocation = in.Headers.StorageClass, in.Headers.WebsiteRedirectLocation
 	}
 	return s.Put(ctx, PutInput{Bucket: in.Bucket, Key: in.Key, Body: rd, Size: src.Size,
 		Meta: meta, Headers: headers, KeyID: in.KeyID, Observe: in.Observe, Finalize: in.Finalize, Cond: in.Cond, Protect: in.Protect})

@@ -29,12 +29,12 @@ func (r Range) Resolve(size int64) (off, n int64, err error) {
 	switch {
 	case r.First < 0:
 		if r.SuffixLen <= 0 || size == 0 {
-			return 0, 0, errorf("InvalidRange", "the requested range is not satisfiable")
+			return 0, 0, errorf("InvalidRange", "The requested range is not satisfiable.")
 		}
 		off = max(0, size-r.SuffixLen)
 		return off, size - off, nil
 	case r.First >= size:
-		return 0, 0, errorf("InvalidRange", "the requested range is not satisfiable")
+		return 0, 0, errorf("InvalidRange", "The requested range is not satisfiable.")
 	default:
 		last := size - 1
 		if r.Last >= 0 && r.Last < last {
@@ -51,14 +51,14 @@ func ResolveRange(rng *Range, info ObjectInfo) (off, n int64, err error) {
 	}
 	if info.manifest == nil {
 		if rng.Part != 1 {
-			return 0, 0, errorf("InvalidPartNumber", "The requested partnumber is not satisfiable")
+			return 0, 0, errorf("InvalidPartNumber", "The requested partnumber is not satisfiable.")
 		}
 		return 0, info.Size, nil
 	}
 	// Parts are counted in order, whatever numbers the upload gave them,
 	// as clients read them: partNumber 1 to x-amz-mp-parts-count.
 	if rng.Part > len(info.manifest.Parts) {
-		return 0, 0, errorf("InvalidPartNumber", "The requested partnumber is not satisfiable")
+		return 0, 0, errorf("InvalidPartNumber", "The requested partnumber is not satisfiable.")
 	}
 	for _, p := range info.manifest.Parts[:rng.Part-1] {
 		off += p.PlainSize

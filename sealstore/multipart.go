@@ -101,10 +101,10 @@ type PartInfo struct {
 // number again replaces the part, as in S3.
 func (s *Store) UploadPart(ctx context.Context, in UploadPartInput) (PartInfo, error) {
 	if in.PartNumber < 1 || in.PartNumber > crypto.MaxParts {
-		return PartInfo{}, errorf("InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive")
+		return PartInfo{}, errorf("InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive.")
 	}
 	if in.Size > s.opt.MaxObjectSize {
-		return PartInfo{}, errorf("EntityTooLarge", "a part may carry at most %d bytes", s.opt.MaxObjectSize)
+		return PartInfo{}, errorf("EntityTooLarge", "Your proposed upload exceeds the maximum allowed object size: a part may carry at most %d bytes.", s.opt.MaxObjectSize)
 	}
 	u, err := s.loadUpload(ctx, in.Bucket, in.Key, in.UploadID)
 	if err != nil {

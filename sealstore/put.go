@@ -59,7 +59,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 		return ObjectInfo{}, err
 	}
 	if in.Size > s.opt.MaxObjectSize {
-		return ObjectInfo{}, errorf("EntityTooLarge", "a single PUT may carry at most %d bytes", s.opt.MaxObjectSize)
+		return ObjectInfo{}, errorf("EntityTooLarge", "Your proposed upload exceeds the maximum allowed object size: a single PUT may carry at most %d bytes.", s.opt.MaxObjectSize)
 	}
 	dk, err := crypto.NewDataKey()
 	if err != nil {
@@ -206,7 +206,7 @@ func (s *Store) sealInto(f *os.File, spool io.Writer, in PutInput, dk *crypto.Da
 		return nil, err
 	}
 	if in.Size >= 0 && n != in.Size {
-		return nil, errorf("IncompleteBody", "the body had %d bytes, %d were declared", n, in.Size)
+		return nil, errorf("IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header (%d of %d).", n, in.Size)
 	}
 	if err := cw.Close(); err != nil {
 		return nil, fmt.Errorf("seal: %w", err)
@@ -217,7 +217,7 @@ func (s *Store) sealInto(f *os.File, spool io.Writer, in PutInput, dk *crypto.Da
 	}
 	copy(sp.md5[:], plainMD5.Sum(nil))
 	if in.ContentMD5 != nil && subtle.ConstantTimeCompare(in.ContentMD5, sp.md5[:]) != 1 {
-		return nil, errorf("BadDigest", "the Content-MD5 you specified did not match what we received")
+		return nil, errorf("BadDigest", "The Content-MD5 you specified did not match what we received.")
 	}
 	if in.Finalize != nil {
 		cks, err := in.Finalize()
@@ -250,9 +250,9 @@ func copyBody(dst io.Writer, src io.Reader, limit int64, declared bool) (int64, 
 	m, err := io.ReadFull(src, one[:])
 	if m > 0 {
 		if declared {
-			return n, errorf("IncompleteBody", "the body is longer than the %d bytes declared", limit)
+			return n, errorf("IncompleteBody", "The request body is longer than the %d bytes declared.", limit)
 		}
-		return n, errorf("EntityTooLarge", "a single PUT may carry at most %d bytes", limit)
+		return n, errorf("EntityTooLarge", "Your proposed upload exceeds the maximum allowed object size: a single PUT may carry at most %d bytes.", limit)
 	}
 	if err != io.EOF {
 		return n, err

@@ -208,19 +208,27 @@ func integrityErr(bucket, key string, err error) error {
 		Err:     fmt.Errorf("%w: %s/%s: %v", ErrIntegrity, bucket, key, err)}
 }
 
-// CheckKey refuses object keys s3seal keeps for itself.
+// CheckKey refuses keys longer than S3 allows and keys s3seal keeps for
+// itself.
 func CheckKey(key string) error {
+	if len(key) > MaxKeyLength {
+		return errorf("KeyTooLongError", "Your key is too long.")
+	}
 	if strings.HasPrefix(key, ReservedPrefix) {
-		return errorf("InvalidArgument", "object keys under %q are reserved by s3seal", ReservedPrefix)
+		return errorf("InvalidArgument", "Object keys under %q are reserved by s3seal.", ReservedPrefix)
 	}
 	return nil
 }
+
+// MaxKeyLength is S3's limit on the length of an object key, in bytes of
+// its UTF-8 form.
+const MaxKeyLength = 1024
 
 // CheckMeta refuses user metadata keys s3seal keeps for itself.
 func CheckMeta(meta map[string]string) error {
 	for k := range meta {
 		if crypto.IsReservedMetaKey(k) {
-			return errorf("InvalidArgument", "metadata key x-amz-meta-%s is reserved by s3seal", k)
+			return errorf("InvalidArgument", "The metadata key x-amz-meta-%s is reserved by s3seal.", k)
 		}
 	}
 	return nil

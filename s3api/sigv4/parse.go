@@ -33,7 +33,7 @@ func parseAuthHeader(auth string) (*signed, error) {
 	if !haveCred || !haveSH || !haveSig {
 		return nil, errMalformed("The authorization header is malformed; it must contain Credential, SignedHeaders and Signature.")
 	}
-	s, err := parseCredential(cred, errMalformed)
+	s, err := parseCredential(cred, errMalformed, headerCredPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -44,20 +44,28 @@ func parseAuthHeader(auth string) (*signed, error) {
 	return s, nil
 }
 
-// parseCredential parses "AK/YYYYMMDD/REGION/SERVICE/aws4_request".
-func parseCredential(cred string, mk func(string, ...any) *Error) (*signed, error) {
+// How S3 begins the message of a malformed credential scope: in the
+// Authorization header, and in the X-Amz-Credential of a presigned URL.
+const (
+	headerCredPrefix = "The authorization header is malformed; "
+	queryCredPrefix  = "Error parsing the X-Amz-Credential parameter; "
+)
+
+// parseCredential parses "AK/YYYYMMDD/REGION/SERVICE/aws4_request"; its
+// errors begin with prefix, as S3's do.
+func parseCredential(cred string, mk func(string, ...any) *Error, prefix string) (*signed, error) {
 	parts := strings.Split(cred, "/")
 	if len(parts) != 5 || parts[0] == "" || parts[2] == "" {
-		return nil, mk("The authorization header is malformed; the Credential is mal-formed; expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".")
+		return nil, mk(prefix + "the Credential is mal-formed; expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".")
 	}
 	if _, err := time.Parse("20060102", parts[1]); err != nil {
-		return nil, mk("The authorization header is malformed; incorrect date format %q. This date in the credential must be in the format \"yyyyMMdd\".", truncate(parts[1]))
+		return nil, mk(prefix+"incorrect date format %q. This date in the credential must be in the format \"yyyyMMdd\".", truncate(parts[1]))
 	}
 	if parts[3] != serviceS3 {
-		return nil, mk("The authorization header is malformed; incorrect service %q. This endpoint belongs to \"s3\".", truncate(parts[3]))
+		return nil, mk(prefix+"incorrect service %q. This endpoint belongs to \"s3\".", truncate(parts[3]))
 	}
 	if parts[4] != scopeTerminal {
-		return nil, mk("The authorization header is malformed; incorrect terminal %q. This endpoint uses \"aws4_request\".", truncate(parts[4]))
+		return nil, mk(prefix+"incorrect terminal %q. This endpoint uses \"aws4_request\".", truncate(parts[4]))
 	}
 	return &signed{accessKey: parts[0], date: parts[1], region: parts[2]}, nil
 }
@@ -90,9 +98,9 @@ func parsePresign(get func(string) string) (*signed, time.Duration, error) {
 		return nil, 0, errQueryMalformed("X-Amz-Expires must be a positive integer number of seconds.")
 	}
 	if exp > maxPresignSecs {
-		return nil, 0, errQueryMalformed("X-Amz-Expires must be less than a week (in seconds) that is 604800")
+		return nil, 0, errQueryMalformed("X-Amz-Expires must be less than a week (in seconds) that is 604800.")
 	}
-	s, err := parseCredential(get("X-Amz-Credential"), errQueryMalformed)
+	s, err := parseCredential(get("X-Amz-Credential"), errQueryMalformed, queryCredPrefix)
 	if err != nil {
 		return nil, 0, err
 	}

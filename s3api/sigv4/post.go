@@ -44,7 +44,7 @@ func (v *Verifier) VerifyPOST(f PostFields) (*Result, error) {
 	if f.Algorithm != algorithm {
 		return nil, newErr(CodeInvalidArgument, http.StatusBadRequest, "X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256\"")
 	}
-	s, err := parseCredential(f.Credential, errPostArg)
+	s, err := parseCredential(f.Credential, errPostArg, queryCredPrefix)
 	if err != nil {
 		return nil, err
 	}
