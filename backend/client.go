@@ -41,12 +41,17 @@ type S3Config struct {
 	// MaxAttempts bounds the SDK's standard retryer (attempts, not retries).
 	// Default 0 means the SDK default (3). 1 disables retries.
 	MaxAttempts int
+	// NoVersions says the store keeps no versions (the embedded store):
+	// enabling versioning is refused with NotImplemented and version
+	// listings list the current objects, each as version "null".
+	NoVersions bool
 }
 
 // S3 is a Store over any S3 API, built on aws-sdk-go-v2. It is safe for
 // concurrent use.
 type S3 struct {
-	api *s3.Client
+	api        *s3.Client
+	noVersions bool
 }
 
 var _ Store = (*S3)(nil)
@@ -99,7 +104,7 @@ func newS3(cfg S3Config, extra ...func(*s3.Options)) (*S3, error) {
 		o.APIOptions = append(o.APIOptions, addError200)
 	}}, extra...)
 	api := s3.NewFromConfig(awsCfg, optFns...)
-	return &S3{api: api}, nil
+	return &S3{api: api, noVersions: cfg.NoVersions}, nil
 }
 
 // ListBuckets lists the buckets the credentials own.

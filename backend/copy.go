@@ -26,13 +26,16 @@ type CopyInput struct {
 	// SrcIfMatch, when set, makes the copy conditional on the source's
 	// backend ETag (quotes optional): PreconditionFailed when it differs.
 	SrcIfMatch string
+	// SrcVersionID, when set, copies that version of the source.
+	SrcVersionID string
 	Meta       map[string]string // user metadata, keys without "x-amz-meta-"
 	Headers    Headers
 }
 
 // CopyOutput is what the backend answered to a copy.
 type CopyOutput struct {
-	ETag string // backend ETag of the copy, quotes removed
+	ETag      string // backend ETag of the copy, quotes removed
+	VersionID string // the version the copy made, "" when unversioned
 }
 
 // CopyObject copies an object within the backend (x-amz-copy-source) with
@@ -43,7 +46,7 @@ func (c *S3) CopyObject(ctx context.Context, in CopyInput) (CopyOutput, error) {
 	input := &s3.CopyObjectInput{
 		Bucket:             &in.Bucket,
 		Key:                &in.Key,
-		CopySource:         aws.String(url.PathEscape(in.SrcBucket) + "/" + escapeKey(in.SrcKey)),
+		CopySource:         aws.String(copySource(in)),
 		MetadataDirective:  types.MetadataDirectiveReplace,
 		Metadata:           in.Meta,
 		ContentType:        optString(in.Headers.ContentType),
@@ -62,7 +65,7 @@ func (c *S3) CopyObject(ctx context.Context, in CopyInput) (CopyOutput, error) {
 	if out.CopyObjectResult == nil {
 		return CopyOutput{}, &Error{Op: "CopyObject", Err: fmt.Errorf("no CopyObjectResult in the answer")}
 	}
-	return CopyOutput{ETag: unquote(aws.ToString(out.CopyObjectResult.ETag))}, nil
+	return CopyOutput{ETag: unquote(aws.ToString(out.CopyObjectResult.ETag)), VersionID: aws.ToString(out.VersionId)}, nil
 }
 
 // escapeKey escapes each segment of an object key for x-amz-copy-source.

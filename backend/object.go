@@ -67,7 +67,7 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 	if err != nil {
 		return PutOutput{}, wrapErr("PutObject", err)
 	}
-	return PutOutput{ETag: unquote(aws.ToString(out.ETag))}, nil
+	return PutOutput{ETag: unquote(aws.ToString(out.ETag)), VersionID: aws.ToString(out.VersionId)}, nil
 }
 
 // GetObject fetches the object, or with in.Range the bytes
@@ -76,7 +76,7 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 // range starting past the end fails with the backend's InvalidRange; an
 // IfMatch mismatch with PreconditionFailed.
 func (c *S3) GetObject(ctx context.Context, in GetInput) (*Object, error) {
-	input := &s3.GetObjectInput{Bucket: &in.Bucket, Key: &in.Key}
+	input := &s3.GetObjectInput{Bucket: &in.Bucket, Key: &in.Key, VersionId: optString(in.VersionID)}
 	if r := in.Range; r != nil {
 		if r.Off < 0 || r.Len <= 0 {
 			return nil, fmt.Errorf("backend: GetObject %q: invalid range off=%d len=%d", in.Key, r.Off, r.Len)
@@ -92,6 +92,7 @@ func (c *S3) GetObject(ctx context.Context, in GetInput) (*Object, error) {
 	}
 	info := objectInfo(in.Key, out.ContentLength, out.ETag, out.LastModified, out.StorageClass, out.Metadata,
 		stdHeaders(out.ContentType, out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage, out.ExpiresString))
+	info.VersionID = aws.ToString(out.VersionId)
 	if cr := aws.ToString(out.ContentRange); cr != "" {
 		total, err := rangeTotal(cr)
 		if err != nil {
@@ -106,12 +107,20 @@ func (c *S3) GetObject(ctx context.Context, in GetInput) (*Object, error) {
 // HeadObject reads an object's size, ETag, metadata and headers. A missing
 // object (or bucket) fails with Code "NotFound": HEAD answers carry no body.
 func (c *S3) HeadObject(ctx context.Context, bucket, key string) (ObjectInfo, error) {
-	out, err := c.api.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &bucket, Key: &key})
+	return c.HeadObjectVersion(ctx, bucket, key, "")
+}
+
+// HeadObjectVersion is HeadObject of one version (the current one when
+// versionID is "").
+func (c *S3) HeadObjectVersion(ctx context.Context, bucket, key, versionID string) (ObjectInfo, error) {
+	out, err := c.api.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &bucket, Key: &key, VersionId: optString(versionID)})
 	if err != nil {
 		return ObjectInfo{}, wrapErr("HeadObject", err)
 	}
-	return objectInfo(key, out.ContentLength, out.ETag, out.LastModified, out.StorageClass, out.Metadata,
-		stdHeaders(out.ContentType, out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage, out.ExpiresString)), nil
+	info := objectInfo(key, out.ContentLength, out.ETag, out.LastModified, out.StorageClass, out.Metadata,
+		stdHeaders(out.ContentType, out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage, out.ExpiresString))
+	info.VersionID = aws.ToString(out.VersionId)
+	return info, nil
 }
 
 // objectInfo builds the description GET and HEAD answers share.
