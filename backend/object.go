@@ -76,7 +76,11 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 // range starting past the end fails with the backend's InvalidRange; an
 // IfMatch mismatch with PreconditionFailed.
 func (c *S3) GetObject(ctx context.Context, in GetInput) (*Object, error) {
-	input := &s3.GetObjectInput{Bucket: &in.Bucket, Key: &in.Key, VersionId: optString(in.VersionID)}
+	vid, err := c.versionParam("GetObject", in.VersionID)
+	if err != nil {
+		return nil, err
+	}
+	input := &s3.GetObjectInput{Bucket: &in.Bucket, Key: &in.Key, VersionId: vid}
 	if r := in.Range; r != nil {
 		if r.Off < 0 || r.Len <= 0 {
 			return nil, fmt.Errorf("backend: GetObject %q: invalid range off=%d len=%d", in.Key, r.Off, r.Len)
@@ -113,7 +117,11 @@ func (c *S3) HeadObject(ctx context.Context, bucket, key string) (ObjectInfo, er
 // HeadObjectVersion is HeadObject of one version (the current one when
 // versionID is "").
 func (c *S3) HeadObjectVersion(ctx context.Context, bucket, key, versionID string) (ObjectInfo, error) {
-	out, err := c.api.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &bucket, Key: &key, VersionId: optString(versionID)})
+	vid, err := c.versionParam("HeadObject", versionID)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	out, err := c.api.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &bucket, Key: &key, VersionId: vid})
 	if err != nil {
 		return ObjectInfo{}, wrapErr("HeadObject", err)
 	}

@@ -110,10 +110,11 @@ func (c *S3) PutBucketVersioning(ctx context.Context, bucket, status string) err
 }
 
 func (c *S3) DeleteObjectVersion(ctx context.Context, in DeleteInput) (DeleteOutput, error) {
-	input := &s3.DeleteObjectInput{Bucket: &in.Bucket, Key: &in.Key, VersionId: optString(in.VersionID)}
-	if c.noVersions && in.VersionID == "null" {
-		input.VersionId = nil
+	vid, err := c.versionParam("DeleteObject", in.VersionID)
+	if err != nil {
+		return DeleteOutput{}, err
 	}
+	input := &s3.DeleteObjectInput{Bucket: &in.Bucket, Key: &in.Key, VersionId: vid}
 	if in.IfMatch != "" {
 		input.IfMatch = aws.String(`"` + unquote(in.IfMatch) + `"`)
 	}
@@ -131,12 +132,23 @@ func (c *S3) DeleteVersions(ctx context.Context, bucket string, objs []ObjectID)
 	if len(objs) > maxDeleteKeys {
 		return nil, fmt.Errorf("backend: DeleteObjects: %d keys, at most %d allowed", len(objs), maxDeleteKeys)
 	}
-	ids := make([]types.ObjectIdentifier, len(objs))
+	ids := make([]types.ObjectIdentifier, 0, len(objs))
+	refused := map[int]error{}
 	for i := range objs {
-		ids[i] = types.ObjectIdentifier{Key: &objs[i].Key, VersionId: optString(objs[i].VersionID)}
-		if c.noVersions && objs[i].VersionID == "null" {
-			ids[i].VersionId = nil
+		vid, err := c.versionParam("DeleteObjects", objs[i].VersionID)
+		if err != nil {
+			refused[i] = err
+			continue
 		}
+		ids = append(ids, types.ObjectIdentifier{Key: &objs[i].Key, VersionId: vid})
+	}
+	res := make([]DeleteResult, len(objs))
+	if len(ids) == 0 {
+		for i, err := range refused {
+			e := err.(*Error)
+			res[i] = DeleteResult{Key: objs[i].Key, VersionID: objs[i].VersionID, Code: e.Code, Message: e.Message}
+		}
+		return res, nil
 	}
 	out, err := c.api.DeleteObjects(ctx, &s3.DeleteObjectsInput{
 		Bucket: &bucket,
@@ -156,14 +168,21 @@ func (c *S3) DeleteVersions(ctx context.Context, bucket string, objs []ObjectID)
 		k, v := aws.ToString(e.Key), aws.ToString(e.VersionId)
 		got[id{k, v}] = DeleteResult{Key: k, VersionID: v, Code: aws.ToString(e.Code), Message: aws.ToString(e.Message)}
 	}
-	res := make([]DeleteResult, len(objs))
 	for i, o := range objs {
+		if err, ok := refused[i]; ok {
+			e := err.(*Error)
+			res[i] = DeleteResult{Key: o.Key, VersionID: o.VersionID, Code: e.Code, Message: e.Message}
+			continue
+		}
 		r, ok := got[id{o.Key, o.VersionID}]
 		if !ok && o.VersionID == "null" {
 			r, ok = got[id{o.Key, ""}]
 		}
 		if !ok {
 			r = DeleteResult{Key: o.Key, VersionID: o.VersionID, Code: "InternalError", Message: "backend did not report this key"}
+		}
+		if r.VersionID == "" {
+			r.VersionID = o.VersionID
 		}
 		res[i] = r
 	}
@@ -283,4 +302,18 @@ func copySource(in CopyInput) string {
 		s += "?versionId=" + url.QueryEscape(in.SrcVersionID)
 	}
 	return s
+}
+
+// versionParam is the VersionId to send for id: none for "", and on a
+// store without versions none for "null" (its only version) while any
+// other id names no version there.
+func (c *S3) versionParam(op, id string) (*string, error) {
+	if id == "" || (c.noVersions && id == "null") {
+		return nil, nil
+	}
+	if c.noVersions {
+		return nil, &Error{Op: op, Code: "NoSuchVersion", StatusCode: 404,
+			Message: "The specified version does not exist. (" + ErrNoVersions + ")"}
+	}
+	return &id, nil
 }
