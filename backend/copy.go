@@ -28,8 +28,8 @@ type CopyInput struct {
 	SrcIfMatch string
 	// SrcVersionID, when set, copies that version of the source.
 	SrcVersionID string
-	Meta       map[string]string // user metadata, keys without "x-amz-meta-"
-	Headers    Headers
+	Meta         map[string]string // user metadata, keys without "x-amz-meta-"
+	Headers      Headers
 }
 
 // CopyOutput is what the backend answered to a copy.

@@ -28,9 +28,11 @@ var plainParams = map[string]bool{
 // subresources implemented per level (lower case); see routes.
 var (
 	bucketSubs = map[string]bool{"location": true, "delete": true, "uploads": true,
-		"key-marker": true, "upload-id-marker": true, "max-uploads": true}
+		"key-marker": true, "upload-id-marker": true, "max-uploads": true,
+		"versioning": true, "versions": true, "version-id-marker": true}
 	objectSubs = map[string]bool{"uploads": true, "uploadid": true, "partnumber": true,
-		"part-number-marker": true, "max-parts": true}
+		"part-number-marker": true, "max-parts": true,
+		"versionid": true}
 )
 
 func (s *Server) routes() *mux.Router {
@@ -82,6 +84,10 @@ func (s *Server) routes() *mux.Router {
 	b.MatcherFunc(unknownSub(bucketSubs)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
 	b.Methods(http.MethodGet).MatcherFunc(has("location")).HandlerFunc(s.serve("GetBucketLocation", accRead, s.getBucketLocation))
 	b.Methods(http.MethodGet).MatcherFunc(has("uploads")).HandlerFunc(s.serve("ListMultipartUploads", accWrite, s.listMultipartUploads))
+	b.Methods(http.MethodGet).MatcherFunc(has("versioning")).HandlerFunc(s.serve("GetBucketVersioning", accRead, s.getBucketVersioning))
+	b.Methods(http.MethodPut).MatcherFunc(has("versioning")).HandlerFunc(s.serve("PutBucketVersioning", accWrite, s.putBucketVersioning))
+	b.Methods(http.MethodGet).MatcherFunc(has("versions")).HandlerFunc(s.serve("ListObjectVersions", accRead, s.listObjectVersions))
+	b.MatcherFunc(hasAny("versioning", "versions", "version-id-marker")).HandlerFunc(s.serve("MethodNotAllowed", accService, methodNotAllowed))
 	b.Methods(http.MethodGet).Queries("list-type", "2").HandlerFunc(s.serve("ListObjectsV2", accRead, s.listObjectsV2))
 	b.Methods(http.MethodGet).HandlerFunc(s.serve("ListObjects", accRead, s.listObjectsV1))
 	b.Methods(http.MethodPost).MatcherFunc(has("delete")).HandlerFunc(s.serve("DeleteObjects", accWrite, s.deleteObjects))
@@ -104,6 +110,7 @@ func (s *Server) routes() *mux.Router {
 	o.MatcherFunc(misplacedMultipart).HandlerFunc(s.serve("InvalidRequest", accService, func(*request) error {
 		return apiErr("InvalidRequest", "This operation does not take the uploads, uploadId or partNumber parameter in this combination.")
 	}))
+	o.Methods(http.MethodPut, http.MethodPost).MatcherFunc(has("versionId")).HandlerFunc(s.serve("InvalidArgument", accService, versionOnWrite))
 	o.Methods(http.MethodPut).HeadersRegexp("X-Amz-Copy-Source", ".").HandlerFunc(s.serve("CopyObject", accWrite, s.copyObject))
 	o.Methods(http.MethodPut).HandlerFunc(s.serve("PutObject", accWrite, s.putObject))
 	o.Methods(http.MethodGet).HandlerFunc(s.serve("GetObject", accRead, s.getObject))

@@ -252,14 +252,17 @@ func TestStripAWSChunkedAndCopySource(t *testing.T) {
 	if got := stripAWSChunked("aws-chunked"); got != "" {
 		t.Fatalf("got %q", got)
 	}
-	b, k, err := parseCopySource("/bkt/dir/a%20b%2Bc")
+	b, k, _, err := parseCopySource("/bkt/dir/a%20b%2Bc")
 	if err != nil || b != "bkt" || k != "dir/a b+c" {
 		t.Fatalf("%q %q %v", b, k, err)
 	}
-	if _, _, err := parseCopySource("bkt/k?versionId=123"); toAPIError(err).Code != "NotImplemented" {
-		t.Fatalf("version id: %v", err)
+	if _, k, v, err := parseCopySource("bkt/k%3Fx?versionId=1%2B23"); err != nil || k != "k?x" || v != "1+23" {
+		t.Fatalf("version id: %q %q %v", k, v, err)
 	}
-	if _, _, err := parseCopySource("nokey"); toAPIError(err).Code != "InvalidArgument" {
+	if _, _, _, err := parseCopySource("bkt/k?versionId="); toAPIError(err).Code != "InvalidArgument" {
+		t.Fatalf("empty version id: %v", err)
+	}
+	if _, _, _, err := parseCopySource("nokey"); toAPIError(err).Code != "InvalidArgument" {
 		t.Fatalf("no key: %v", err)
 	}
 }

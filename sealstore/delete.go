@@ -223,4 +223,3 @@ func entryResult(e DeleteEntry, out DeleteOutput, err error) backend.DeleteResul
 	}
 	return r
 }
-
