@@ -78,7 +78,7 @@ func (s *Store) HeadVersion(ctx context.Context, bucket, key, versionID string) 
 	if err := CheckKey(key); err != nil {
 		return ObjectInfo{}, err
 	}
-	bi, err := s.be.HeadObjectVersion(ctx, bucket, key, versionID)
+	bi, err := s.headObject(ctx, bucket, key, versionID)
 	if err != nil {
 		return ObjectInfo{}, err
 	}

@@ -272,7 +272,7 @@ func (s *Store) peekVersion(ctx context.Context, bucket, key, versionID string) 
 	ch := make(chan prior, 1)
 	go func() {
 		var p prior
-		if bi, err := s.be.HeadObjectVersion(ctx, bucket, key, versionID); err == nil {
+		if bi, err := s.headObject(ctx, bucket, key, versionID); err == nil {
 			p.versionID = bi.VersionID
 			if env, enc, err := crypto.ParseMetadata(bi.Meta); err == nil && enc && env.Multipart {
 				p.manifest = manifestKey(env.OID, strings.Trim(bi.ETag, `"`))

@@ -25,7 +25,7 @@ func (s *Store) getSource(ctx context.Context, bucket, key, versionID string, rn
 	if err := CheckKey(key); err != nil {
 		return ObjectInfo{}, nil, err
 	}
-	bi, err := s.be.HeadObjectVersion(ctx, bucket, key, versionID)
+	bi, err := s.headObject(ctx, bucket, key, versionID)
 	if err != nil {
 		return ObjectInfo{}, nil, err
 	}

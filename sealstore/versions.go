@@ -75,7 +75,7 @@ func (s *Store) ListVersions(ctx context.Context, in backend.ListVersionsInput) 
 func (s *Store) resolveVersion(ctx context.Context, bucket string, e *backend.VersionEntry) error {
 	le := backend.ListEntry{Key: e.Key, Size: e.Size, ETag: e.ETag, LastModified: e.LastModified}
 	vid := e.VersionID
-	bi, err := s.be.HeadObjectVersion(ctx, bucket, e.Key, vid)
+	bi, err := s.headObject(ctx, bucket, e.Key, vid)
 	switch {
 	case backend.IsNotFound(err) || backend.ErrorCode(err) == "NoSuchVersion":
 		e.Key = "" // deleted since the listing
@@ -91,4 +91,13 @@ func (s *Store) resolveVersion(ctx context.Context, bucket string, e *backend.Ve
 	}
 	e.Size, e.ETag = le.Size, le.ETag
 	return nil
+}
+
+// headObject HEADs one version, or with versionID "" the current object
+// (HeadObject, as before versions).
+func (s *Store) headObject(ctx context.Context, bucket, key, versionID string) (backend.ObjectInfo, error) {
+	if versionID == "" {
+		return s.be.HeadObject(ctx, bucket, key)
+	}
+	return s.be.HeadObjectVersion(ctx, bucket, key, versionID)
 }
