@@ -169,13 +169,12 @@ func notImplemented(req *request) error {
 
 // unimplementedHint says what s3seal serves and which client settings
 // stay within it.
-const unimplementedHint = "It serves buckets, objects, copies, multipart uploads and listings, " +
-	"without versions, tags, ACLs, object lock or bucket policies and configurations; leave those off in the client: " +
-	"aws CLI: no --acl, --tagging, --version-id or s3api put-bucket-*/get-bucket-* calls; " +
-	"boto3: no ACL, Tagging, VersionId or ObjectLock* arguments; " +
+const unimplementedHint = "It serves buckets, objects, copies, multipart uploads, listings and versions, " +
+	"without tags, ACLs, object lock or bucket policies and configurations; leave those off in the client: " +
+	"aws CLI: no --acl, --tagging or s3api put-bucket-*/get-bucket-* calls other than versioning; " +
+	"boto3: no ACL, Tagging or ObjectLock* arguments; " +
 	"s3cmd: no setacl, setpolicy, setlifecycle, --acl-public or info (use ls); " +
-	"rclone: no --s3-versions or --s3-version-at; " +
-	"mc: no --tags, --attr, --versions, --rewind, retention or legalhold."
+	"mc: no --tags, --attr, retention or legalhold."
 
 // misplacedMultipart matches object requests that carry a multipart
 // parameter the routes above did not take: partNumber is only for GET and

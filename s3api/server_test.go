@@ -151,7 +151,7 @@ func TestUnimplementedAndUnsigned(t *testing.T) {
 		t.Fatalf("tagging: %v, want NotImplemented", err)
 	}
 	// The message names the operation and the client settings that avoid it.
-	for _, want := range []string{"PUT ?tagging", "aws CLI: no --acl, --tagging", "boto3:", "s3cmd:", "rclone: no --s3-versions", "mc: no --tags"} {
+	for _, want := range []string{"PUT ?tagging", "aws CLI: no --acl, --tagging", "boto3:", "s3cmd:", "mc: no --tags"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("tagging: message lacks %q: %v", want, err)
 		}

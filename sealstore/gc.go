@@ -159,6 +159,10 @@ func (s *Store) gcManifests(ctx context.Context, bucket string, cutoff time.Time
 				// Another part list of the object's upload: garbage once
 				// the object's own manifest is there to be read instead.
 				if _, err := s.be.HeadObject(ctx, bucket, manifestKey(env.OID, etag)); err == nil {
+					// Unless an older version (before a rewrap, say) is made of them.
+					if kept, err := s.versionWithETag(ctx, bucket, string(key), name); err != nil || kept {
+						return err
+					}
 					garbage(e.Key, "the object at "+string(key)+" is made of other parts")
 				} else if !backend.IsNotFound(err) {
 					return err
