@@ -82,6 +82,8 @@ func removed(asked string, pr prior, got string, marker bool) bool {
 	switch {
 	case asked != "":
 		return true // that very version is gone
+	case pr.realVersion():
+		return false // only a delete naming it removes a version with an id
 	case !marker:
 		return true // no versions: the object is gone
 	default:

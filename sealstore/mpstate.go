@@ -290,12 +290,17 @@ type prior struct {
 }
 
 // replacedBy reports whether a write that made version newVersion removed
-// the object p describes. Without a version id the bucket keeps no
-// versions and the write replaced it; in a versioned bucket the old version
-// stays (its manifest with it), except that a write in a suspended bucket
-// ("null") replaces the null version. When unsure, the manifest is kept
-// (gc can remove it later; a dropped one cannot be restored).
+// the object p describes. A version with an id of its own is never
+// replaced by a write, only hidden (whatever the answer says: moto answers
+// writes in a suspended bucket without a version id). Without a version
+// id the bucket keeps no versions and the write replaced the object; a
+// write in a suspended bucket ("null") replaces the null version. When
+// unsure, the manifest is kept (gc can remove it later; a dropped one
+// cannot be restored).
 func (p prior) replacedBy(newVersion string) bool {
+	if p.realVersion() {
+		return false
+	}
 	switch newVersion {
 	case "":
 		return true
@@ -304,6 +309,10 @@ func (p prior) replacedBy(newVersion string) bool {
 	}
 	return false
 }
+
+// realVersion reports whether p's version has an id of its own, so that
+// only a delete naming that id removes it.
+func (p prior) realVersion() bool { return p.versionID != "" && p.versionID != "null" }
 
 // dropManifest deletes a manifest that no object refers to any more.
 func (s *Store) dropManifest(ctx context.Context, bucket, mkey string) {
