@@ -3,6 +3,7 @@ package s3api
 import (
 	"context"
 	"crypto/md5"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"net/http"
@@ -158,5 +159,30 @@ func TestVersionsOnEmbeddedStore(t *testing.T) {
 	}
 	if err := get(ctx, c, "bkt", "a"); apiCode(err) != "NoSuchKey" {
 		t.Fatalf("after delete of version null: %v", err)
+	}
+}
+
+// The listing XML is S3's: versions and delete markers in one sequence in
+// the backend's order, a marker without ETag, Size or StorageClass, and
+// keys encoded for encoding-type=url.
+func TestListVersionsXML(t *testing.T) {
+	size := int64(0)
+	out := listVersionsResult{Xmlns: s3ns, Name: "b", MaxKeys: 1000, EncodingType: "url", Entries: []versionEntry{
+		{XMLName: xml.Name{Local: "DeleteMarker"}, Key: "a%20b", VersionID: "m1", IsLatest: true, LastModified: "t", Owner: s3Owner()},
+		{XMLName: xml.Name{Local: "Version"}, Key: "a%20b", VersionID: "v1", LastModified: "t", ETag: `"e"`, Size: &size, StorageClass: "STANDARD", Owner: s3Owner()},
+	}}
+	raw, err := xml.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(raw)
+	for _, want := range []string{
+		`<ListVersionsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name>`,
+		`<EncodingType>url</EncodingType><IsTruncated>false</IsTruncated><DeleteMarker><Key>a%20b</Key><VersionId>m1</VersionId><IsLatest>true</IsLatest><LastModified>t</LastModified><Owner>`,
+		`</DeleteMarker><Version><Key>a%20b</Key><VersionId>v1</VersionId><IsLatest>false</IsLatest><LastModified>t</LastModified><ETag>&#34;e&#34;</ETag><Size>0</Size><StorageClass>STANDARD</StorageClass>`,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("XML lacks %s:\n%s", want, s)
+		}
 	}
 }
