@@ -159,14 +159,17 @@ func (c *S3) DeleteVersions(ctx context.Context, bucket string, objs []ObjectID)
 	}
 	type id struct{ k, v string }
 	got := make(map[id]DeleteResult, len(objs))
+	byKey := make(map[string]DeleteResult, len(objs))
 	for _, d := range out.Deleted {
 		k, v := aws.ToString(d.Key), aws.ToString(d.VersionId)
 		got[id{k, v}] = DeleteResult{Key: k, VersionID: v, DeleteMarker: aws.ToBool(d.DeleteMarker),
 			DeleteMarkerVersionID: aws.ToString(d.DeleteMarkerVersionId)}
+		byKey[k] = got[id{k, v}]
 	}
 	for _, e := range out.Errors {
 		k, v := aws.ToString(e.Key), aws.ToString(e.VersionId)
 		got[id{k, v}] = DeleteResult{Key: k, VersionID: v, Code: aws.ToString(e.Code), Message: aws.ToString(e.Message)}
+		byKey[k] = got[id{k, v}]
 	}
 	for i, o := range objs {
 		if err, ok := refused[i]; ok {
@@ -175,8 +178,10 @@ func (c *S3) DeleteVersions(ctx context.Context, bucket string, objs []ObjectID)
 			continue
 		}
 		r, ok := got[id{o.Key, o.VersionID}]
-		if !ok && o.VersionID == "null" {
-			r, ok = got[id{o.Key, ""}]
+		if !ok && (o.VersionID == "null" || o.VersionID == "") {
+			// Stores differ in whether they echo a version for an entry
+			// that named none (or "null").
+			r, ok = byKey[o.Key]
 		}
 		if !ok {
 			r = DeleteResult{Key: o.Key, VersionID: o.VersionID, Code: "InternalError", Message: "backend did not report this key"}
