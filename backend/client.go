@@ -41,10 +41,10 @@ type S3Config struct {
 	// MaxAttempts bounds the SDK's standard retryer (attempts, not retries).
 	// Default 0 means the SDK default (3). 1 disables retries.
 	MaxAttempts int
-	// NoVersions says the store keeps no versions (the embedded store):
+	// NoVersion says the store keeps no versions (the embedded store):
 	// enabling versioning is refused with NotImplemented and version
 	// listings list the current objects, each as version "null".
-	NoVersions bool
+	NoVersion bool
 }
 
 // S3 is a Store over any S3 API, built on aws-sdk-go-v2. It is safe for
@@ -104,7 +104,7 @@ func newS3(cfg S3Config, extra ...func(*s3.Options)) (*S3, error) {
 		o.APIOptions = append(o.APIOptions, addError200)
 	}}, extra...)
 	api := s3.NewFromConfig(awsCfg, optFns...)
-	return &S3{api: api, noVersions: cfg.NoVersions}, nil
+	return &S3{api: api, noVersions: cfg.NoVersion}, nil
 }
 
 // ListBuckets lists the buckets the credentials own.

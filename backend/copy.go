@@ -26,10 +26,11 @@ type CopyInput struct {
 	// SrcIfMatch, when set, makes the copy conditional on the source's
 	// backend ETag (quotes optional): PreconditionFailed when it differs.
 	SrcIfMatch string
+	Meta       map[string]string // user metadata, keys without "x-amz-meta-"
+	Headers    Headers
+
 	// SrcVersionID, when set, copies that version of the source.
 	SrcVersionID string
-	Meta         map[string]string // user metadata, keys without "x-amz-meta-"
-	Headers      Headers
 }
 
 // CopyOutput is what the backend answered to a copy.

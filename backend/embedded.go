@@ -130,11 +130,11 @@ func (e *Embedded) Endpoint() string { return e.endpoint }
 // start's access key, default region).
 func (e *Embedded) Config() S3Config {
 	return S3Config{
-		Endpoint:   e.endpoint,
-		AccessKey:  e.accessKey,
-		SecretKey:  embeddedSecretKey,
-		PathStyle:  true,
-		NoVersions: true,
+		Endpoint:  e.endpoint,
+		AccessKey: e.accessKey,
+		SecretKey: embeddedSecretKey,
+		PathStyle: true,
+		NoVersion: true,
 	}
 }
 

@@ -28,11 +28,9 @@ var plainParams = map[string]bool{
 // subresources implemented per level (lower case); see routes.
 var (
 	bucketSubs = map[string]bool{"location": true, "delete": true, "uploads": true,
-		"key-marker": true, "upload-id-marker": true, "max-uploads": true,
-		"versioning": true, "versions": true, "version-id-marker": true}
+		"key-marker": true, "upload-id-marker": true, "max-uploads": true}
 	objectSubs = map[string]bool{"uploads": true, "uploadid": true, "partnumber": true,
-		"part-number-marker": true, "max-parts": true,
-		"versionid": true}
+		"part-number-marker": true, "max-parts": true}
 )
 
 func (s *Server) routes() *mux.Router {

@@ -14,6 +14,15 @@ import (
 	"github.com/s3seal/s3seal/sealstore"
 )
 
+// The version sub-resources and parameters routes serves (kept here, with
+// their handlers).
+func init() {
+	for _, k := range []string{"versioning", "versions", "version-id-marker"} {
+		bucketSubs[k] = true
+	}
+	objectSubs["versionid"] = true
+}
+
 // versioningConfiguration is the body of Get/PutBucketVersioning.
 type versioningConfiguration struct {
 	XMLName   xml.Name `xml:"VersioningConfiguration"`
