@@ -108,7 +108,7 @@ func (s *Server) routes() *mux.Router {
 	o.MatcherFunc(misplacedMultipart).HandlerFunc(s.serve("InvalidRequest", accService, func(*request) error {
 		return apiErr("InvalidRequest", "This operation does not take the uploads, uploadId or partNumber parameter in this combination.")
 	}))
-	o.Methods(http.MethodPut, http.MethodPost).MatcherFunc(has("versionId")).HandlerFunc(s.serve("InvalidArgument", accService, versionOnWrite))
+	o.Methods(http.MethodPut, http.MethodPost).MatcherFunc(plainWithVersion).HandlerFunc(s.serve("InvalidArgument", accService, versionOnWrite))
 	o.Methods(http.MethodPut).HeadersRegexp("X-Amz-Copy-Source", ".").HandlerFunc(s.serve("CopyObject", accWrite, s.copyObject))
 	o.Methods(http.MethodPut).HandlerFunc(s.serve("PutObject", accWrite, s.putObject))
 	o.Methods(http.MethodGet).HandlerFunc(s.serve("GetObject", accRead, s.getObject))

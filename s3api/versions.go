@@ -301,6 +301,22 @@ func hasAny(params ...string) mux.MatcherFunc {
 
 func methodNotAllowed(*request) error { return apiErr("MethodNotAllowed", "") }
 
+// plainWithVersion matches a request whose only sub-resource parameter is
+// versionId (a PutObject or copy naming a version; sub-resources such as
+// ?tagging take a versionId of their own).
+func plainWithVersion(r *http.Request, _ *mux.RouteMatch) bool {
+	q := r.URL.Query()
+	if !q.Has("versionId") {
+		return false
+	}
+	for k := range q {
+		if lk := strings.ToLower(k); lk != "versionid" && !plainParams[lk] {
+			return false
+		}
+	}
+	return true
+}
+
 // versionOnWrite refuses a versionId on a write: a write makes a new
 // version, it cannot name one.
 func versionOnWrite(*request) error {
