@@ -63,3 +63,52 @@ func TestSilentVersionAnswersKeepManifestsOnMoto(t *testing.T) {
 		}
 	}
 }
+
+// lockedVersions refuses every delete of a named version, as a backend
+// does for a version under Object Lock.
+type lockedVersions struct{ backend.Store }
+
+func (s lockedVersions) DeleteObjectVersion(ctx context.Context, in backend.DeleteInput) (backend.DeleteOutput, error) {
+	if in.VersionID != "" {
+		return backend.DeleteOutput{}, &backend.Error{Op: "DeleteObject", Code: "AccessDenied", StatusCode: 403, Message: "locked"}
+	}
+	return s.Store.DeleteObjectVersion(ctx, in)
+}
+
+func (s lockedVersions) DeleteVersions(ctx context.Context, bucket string, objs []backend.ObjectID) ([]backend.DeleteResult, error) {
+	res := make([]backend.DeleteResult, len(objs))
+	for i, o := range objs {
+		res[i] = backend.DeleteResult{Key: o.Key, VersionID: o.VersionID, Code: "AccessDenied", Message: "locked"}
+	}
+	return res, nil
+}
+
+// TestRefusedVersionDeleteKeepsManifestOnMoto: a delete of a version that
+// the backend refuses (a locked version) removes nothing s3seal keeps
+// beside it, alone or in DeleteObjects.
+func TestRefusedVersionDeleteKeepsManifestOnMoto(t *testing.T) {
+	f := motoFixture(t)
+	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
+		t.Fatal(err)
+	}
+	data := randBytes(100, 6)
+	f.completeSmall(t, "k", data)
+	info, err := f.st.Head(f.ctx, bucket, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := New(lockedVersions{f.be}, f.kr, Options{SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DeleteVersion(f.ctx, DeleteInput{Bucket: bucket, Key: "k", VersionID: info.VersionID}); backend.ErrorCode(err) != "AccessDenied" {
+		t.Fatalf("delete of a locked version: %v", err)
+	}
+	res, err := st.DeleteEntries(f.ctx, bucket, []DeleteEntry{{Key: "k", VersionID: info.VersionID}})
+	if err != nil || len(res) != 1 || res[0].Code != "AccessDenied" {
+		t.Fatalf("DeleteObjects of a locked version: %+v %v", res, err)
+	}
+	if n := len(f.reservedKeys(t, manifestsPrefix)); n != 1 {
+		t.Fatalf("%d manifests after refused deletes, want 1", n)
+	}
+}
