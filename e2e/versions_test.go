@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 func getVersion(t *testing.T, c *s3.Client, bucket, key, vid string) ([]byte, error) {
@@ -79,8 +81,15 @@ func TestVersionsSDK(t *testing.T) {
 	}
 	_, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b), Key: aws.String("k")})
 	wantStatus(t, "GET behind a delete marker", err, http.StatusNotFound, "NoSuchKey")
+	var re *smithyhttp.ResponseError
+	if !errors.As(err, &re) || re.Response.Header.Get("x-amz-delete-marker") != "true" ||
+		re.Response.Header.Get("x-amz-version-id") != aws.ToString(del.VersionId) {
+		t.Fatalf("GET behind a delete marker: headers %v", re)
+	}
 	_, err = c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: del.VersionId})
 	wantStatus(t, "HEAD of the delete marker by id", err, http.StatusMethodNotAllowed, "")
+	_, err = getVersion(t, c, b, "k", aws.ToString(del.VersionId))
+	wantStatus(t, "GET of the delete marker by id", err, http.StatusMethodNotAllowed, "MethodNotAllowed")
 	for _, v := range []struct {
 		id   string
 		want []byte

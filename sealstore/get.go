@@ -115,7 +115,7 @@ func (s *Store) GetVersion(ctx context.Context, bucket, key, versionID string, r
 	if rng == nil {
 		obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key, VersionID: versionID})
 		if err != nil {
-			return ObjectInfo{}, nil, err
+			return ObjectInfo{}, nil, s.markerErr(ctx, bucket, key, versionID, err)
 		}
 		info, rd, err := s.open(ctx, obj, bucket, 0, -1)
 		if err != nil {

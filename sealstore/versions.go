@@ -2,6 +2,7 @@ package sealstore
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -100,4 +101,21 @@ func (s *Store) headObject(ctx context.Context, bucket, key, versionID string) (
 		return s.be.HeadObject(ctx, bucket, key)
 	}
 	return s.be.HeadObjectVersion(ctx, bucket, key, versionID)
+}
+
+// markerErr is err, a GET's "not found", or the answer of a HEAD of the
+// same version when that names a delete marker: S3 says so on GET too
+// (x-amz-delete-marker; 405 for a marker asked for by id), moto and
+// gofakes3 only on HEAD. An error that already says it costs nothing.
+func (s *Store) markerErr(ctx context.Context, bucket, key, versionID string, err error) error {
+	var be *backend.Error
+	if !errors.As(err, &be) || be.DeleteMarker || !(backend.IsNotFound(err) || be.Code == "NoSuchVersion") {
+		return err
+	}
+	_, herr := s.headObject(ctx, bucket, key, versionID)
+	var he *backend.Error
+	if errors.As(herr, &he) && he.DeleteMarker {
+		return herr
+	}
+	return err
 }
