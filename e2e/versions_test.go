@@ -130,6 +130,29 @@ func TestVersionsSDK(t *testing.T) {
 	if got := getObj(t, c, b, "k"); !bytes.Equal(got, d1) {
 		t.Fatalf("after restoring v1: %q", got)
 	}
+	// A part copied from an older version.
+	cm2, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("k2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String(b), Key: aws.String("k2"), UploadId: cm2.UploadId,
+		PartNumber: aws.Int32(1), CopySource: aws.String(b + "/k?versionId=" + v3)})
+	if err != nil || aws.ToString(pc.CopySourceVersionId) != v3 {
+		t.Fatalf("UploadPartCopy of v3 = %+v, %v", pc, err)
+	}
+	if _, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("k2"), UploadId: cm2.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: pc.CopyPartResult.ETag, PartNumber: aws.Int32(1)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	g2, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b), Key: aws.String("k2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got2, _ := io.ReadAll(g2.Body)
+	g2.Body.Close()
+	if !bytes.Equal(got2, d3) {
+		t.Fatalf("part copied from v3: %q", got2)
+	}
 
 	// Deleting v2 for good; v3 stays readable; a conditional delete on
 	// the plaintext ETag.

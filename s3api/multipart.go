@@ -157,6 +157,9 @@ func (s *Server) uploadPartCopy(req *request) error {
 		SrcBucket: srcBucket, SrcKey: srcKey, SrcVersionID: srcVersion, Range: rng,
 		Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"), PartNumber: n,
 		Check: func(src sealstore.ObjectInfo) error {
+			if src.VersionID != "" {
+				ka.extra = map[string]string{"x-amz-copy-source-version-id": src.VersionID}
+			}
 			if rng != nil && rng.Last >= src.Size {
 				return apiErr("InvalidRange", "The requested range is not satisfiable")
 			}
@@ -165,7 +168,8 @@ func (s *Server) uploadPartCopy(req *request) error {
 		Observe: checks.hasher, Finalize: checks.finalize(nil),
 	})
 	if err != nil {
-		return ka.finish(nil, objectErr(err))
+		ka.extra = nil
+		return ka.finish(nil, objectErr(versionErr(err)))
 	}
 	return ka.finish(copyPartResult{Xmlns: s3ns, ETag: quote(pi.ETag), LastModified: s3Time(time.Now()),
 		partChecksums: checksumsOf(pi.Checksums)}, nil)
