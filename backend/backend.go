@@ -40,6 +40,7 @@ type Store interface {
 	CopyObject(ctx context.Context, in CopyInput) (CopyOutput, error)
 
 	Multipart
+	Versions
 }
 
 // Bucket is one entry of ListBuckets.
@@ -85,7 +86,8 @@ type PutInput struct {
 
 // PutOutput is what the backend answered to a PUT.
 type PutOutput struct {
-	ETag string // backend ETag, quotes removed
+	ETag      string // backend ETag, quotes removed
+	VersionID string // the version the PUT made, "" in an unversioned bucket
 }
 
 // ByteRange is an inclusive-exclusive backend byte range [Off, Off+Len).
@@ -98,6 +100,7 @@ type GetInput struct {
 	Bucket, Key string
 	Range       *ByteRange
 	IfMatch     string // backend ETag, quotes optional
+	VersionID   string // a version other than the current one, when set
 }
 
 // ObjectInfo is what HEAD (or the headers of a GET) says of an object.
@@ -111,6 +114,7 @@ type ObjectInfo struct {
 	Headers      Headers
 	TagCount     int        // tags on the object (x-amz-tagging-count)
 	Lock         Protection // lock mode, retain-until date and legal hold (no Tagging)
+	VersionID    string     // "" when the backend names none (unversioned bucket)
 }
 
 // Object is a GET result. Body holds the requested range (or all of it).
@@ -158,6 +162,11 @@ type DeleteResult struct {
 	Key     string
 	Code    string // empty on success
 	Message string
+	// VersionID is the version asked for (DeleteVersions), or the id of
+	// the delete marker made; DeleteMarker says the entry is (or made) one.
+	VersionID             string
+	DeleteMarker          bool
+	DeleteMarkerVersionID string
 }
 
 // Error is a failure the backend reported with an S3 error code, or a
@@ -168,6 +177,11 @@ type Error struct {
 	Message    string
 	Op         string // backend operation, for logs
 	Err        error  // underlying error
+	// DeleteMarker and VersionID come from x-amz-delete-marker and
+	// x-amz-version-id of an error answer: a GET or HEAD that found a
+	// delete marker.
+	DeleteMarker bool
+	VersionID    string
 }
 
 func (e *Error) Error() string {

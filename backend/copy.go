@@ -28,11 +28,15 @@ type CopyInput struct {
 	SrcIfMatch string
 	Meta       map[string]string // user metadata, keys without "x-amz-meta-"
 	Headers    Headers
+
+	// SrcVersionID, when set, copies that version of the source.
+	SrcVersionID string
 }
 
 // CopyOutput is what the backend answered to a copy.
 type CopyOutput struct {
-	ETag string // backend ETag of the copy, quotes removed
+	ETag      string // backend ETag of the copy, quotes removed
+	VersionID string // the version the copy made, "" when unversioned
 }
 
 // CopyObject copies an object within the backend (x-amz-copy-source) with
@@ -43,7 +47,7 @@ func (c *S3) CopyObject(ctx context.Context, in CopyInput) (CopyOutput, error) {
 	input := &s3.CopyObjectInput{
 		Bucket:             &in.Bucket,
 		Key:                &in.Key,
-		CopySource:         aws.String(url.PathEscape(in.SrcBucket) + "/" + escapeKey(in.SrcKey)),
+		CopySource:         aws.String(copySource(in)),
 		MetadataDirective:  types.MetadataDirectiveReplace,
 		Metadata:           in.Meta,
 		ContentType:        optString(in.Headers.ContentType),
@@ -63,7 +67,7 @@ func (c *S3) CopyObject(ctx context.Context, in CopyInput) (CopyOutput, error) {
 	if out.CopyObjectResult == nil {
 		return CopyOutput{}, &Error{Op: "CopyObject", Err: fmt.Errorf("no CopyObjectResult in the answer")}
 	}
-	return CopyOutput{ETag: unquote(aws.ToString(out.CopyObjectResult.ETag))}, nil
+	return CopyOutput{ETag: unquote(aws.ToString(out.CopyObjectResult.ETag)), VersionID: aws.ToString(out.VersionId)}, nil
 }
 
 // escapeKey escapes each segment of an object key for x-amz-copy-source.

@@ -134,6 +134,7 @@ func (e *Embedded) Config() S3Config {
 		AccessKey: e.accessKey,
 		SecretKey: embeddedSecretKey,
 		PathStyle: true,
+		NoVersion: true,
 	}
 }
 

@@ -26,6 +26,10 @@ func wrapErr(op string, err error) error {
 	var re *smithyhttp.ResponseError
 	if errors.As(err, &re) {
 		e.StatusCode = re.HTTPStatusCode()
+		if re.Response != nil {
+			e.DeleteMarker = re.Response.Header.Get("x-amz-delete-marker") == "true"
+			e.VersionID = re.Response.Header.Get("x-amz-version-id")
+		}
 	}
 	var ae smithy.APIError
 	if errors.As(err, &ae) && ae.ErrorCode() != "UnknownError" {

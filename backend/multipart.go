@@ -80,7 +80,8 @@ type CompleteMultipartInput struct {
 
 // CompleteMultipartOutput is what the backend answered to a completion.
 type CompleteMultipartOutput struct {
-	ETag string // backend ETag of the object, quotes removed
+	ETag      string // backend ETag of the object, quotes removed
+	VersionID string // the version the completion made, "" when unversioned
 }
 
 // ListPartsInput selects a page of an upload's parts.

@@ -104,7 +104,7 @@ func (c *S3) CompleteMultipartUpload(ctx context.Context, in CompleteMultipartIn
 	if err != nil {
 		return CompleteMultipartOutput{}, wrapErr("CompleteMultipartUpload", err)
 	}
-	return CompleteMultipartOutput{ETag: unquote(aws.ToString(out.ETag))}, nil
+	return CompleteMultipartOutput{ETag: unquote(aws.ToString(out.ETag)), VersionID: aws.ToString(out.VersionId)}, nil
 }
 
 // quoteETag quotes an ETag for a conditional header; "*" stays bare.

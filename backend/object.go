@@ -84,7 +84,7 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 	if err != nil {
 		return PutOutput{}, wrapErr("PutObject", err)
 	}
-	return PutOutput{ETag: unquote(aws.ToString(out.ETag))}, nil
+	return PutOutput{ETag: unquote(aws.ToString(out.ETag)), VersionID: aws.ToString(out.VersionId)}, nil
 }
 
 // GetObject fetches the object, or with in.Range the bytes
@@ -93,7 +93,11 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 // range starting past the end fails with the backend's InvalidRange; an
 // IfMatch mismatch with PreconditionFailed.
 func (c *S3) GetObject(ctx context.Context, in GetInput) (*Object, error) {
-	input := &s3.GetObjectInput{Bucket: &in.Bucket, Key: &in.Key}
+	vid, err := c.versionParam("GetObject", in.VersionID)
+	if err != nil {
+		return nil, err
+	}
+	input := &s3.GetObjectInput{Bucket: &in.Bucket, Key: &in.Key, VersionId: vid}
 	if r := in.Range; r != nil {
 		if r.Off < 0 || r.Len <= 0 {
 			return nil, fmt.Errorf("backend: GetObject %q: invalid range off=%d len=%d", in.Key, r.Off, r.Len)
@@ -111,6 +115,7 @@ func (c *S3) GetObject(ctx context.Context, in GetInput) (*Object, error) {
 		stdHeaders(out.ContentType, out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage, out.ExpiresString))
 	info.TagCount, info.Lock = int(aws.ToInt32(out.TagCount)), lockOf(out.ObjectLockMode, out.ObjectLockRetainUntilDate, out.ObjectLockLegalHoldStatus)
 	info.Headers.WebsiteRedirectLocation = aws.ToString(out.WebsiteRedirectLocation)
+	info.VersionID = aws.ToString(out.VersionId)
 	if cr := aws.ToString(out.ContentRange); cr != "" {
 		total, err := rangeTotal(cr)
 		if err != nil {
@@ -125,7 +130,17 @@ func (c *S3) GetObject(ctx context.Context, in GetInput) (*Object, error) {
 // HeadObject reads an object's size, ETag, metadata and headers. A missing
 // object (or bucket) fails with Code "NotFound": HEAD answers carry no body.
 func (c *S3) HeadObject(ctx context.Context, bucket, key string) (ObjectInfo, error) {
-	out, err := c.api.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &bucket, Key: &key})
+	return c.HeadObjectVersion(ctx, bucket, key, "")
+}
+
+// HeadObjectVersion is HeadObject of one version (the current one when
+// versionID is "").
+func (c *S3) HeadObjectVersion(ctx context.Context, bucket, key, versionID string) (ObjectInfo, error) {
+	vid, err := c.versionParam("HeadObject", versionID)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	out, err := c.api.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &bucket, Key: &key, VersionId: vid})
 	if err != nil {
 		return ObjectInfo{}, wrapErr("HeadObject", err)
 	}
@@ -133,6 +148,7 @@ func (c *S3) HeadObject(ctx context.Context, bucket, key string) (ObjectInfo, er
 		stdHeaders(out.ContentType, out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage, out.ExpiresString))
 	info.TagCount, info.Lock = int(aws.ToInt32(out.TagCount)), lockOf(out.ObjectLockMode, out.ObjectLockRetainUntilDate, out.ObjectLockLegalHoldStatus)
 	info.Headers.WebsiteRedirectLocation = aws.ToString(out.WebsiteRedirectLocation)
+	info.VersionID = aws.ToString(out.VersionId)
 	return info, nil
 }
 

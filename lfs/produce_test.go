@@ -180,6 +180,10 @@ func (f *failingDeletes) DeleteObject(ctx context.Context, bucket, key string) e
 	return fmt.Errorf("injected delete failure")
 }
 
+func (f *failingDeletes) DeleteObjectVersion(ctx context.Context, in backend.DeleteInput) (backend.DeleteOutput, error) {
+	return backend.DeleteOutput{}, fmt.Errorf("injected delete failure")
+}
+
 func TestProduceRequestErrors(t *testing.T) {
 	e := newEnv(t)
 	_, srv := e.replica(func(c *Config) { c.MaxBlobSize = 6 << 20; c.APIKey = "sekrit" })

@@ -18,7 +18,7 @@ func (s *Server) copyObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	srcBucket, srcKey, err := copySource(req)
+	srcBucket, srcKey, srcVersion, err := copySource(req)
 	if err != nil {
 		return err
 	}
@@ -34,8 +34,11 @@ func (s *Server) copyObject(req *request) error {
 		asked = a
 	}
 	hasher := &lazyHasher{}
-	in := sealstore.CopyInput{KeyID: req.cred.KeyID, Cond: cond, SrcBucket: srcBucket, SrcKey: srcKey, Bucket: req.bucket, Key: req.key,
+	var srcVersionSeen string
+	in := sealstore.CopyInput{KeyID: req.cred.KeyID, Cond: cond, SrcBucket: srcBucket, SrcKey: srcKey, SrcVersionID: srcVersion,
+		Bucket: req.bucket, Key: req.key,
 		Check: func(src sealstore.ObjectInfo) error {
+			srcVersionSeen = src.VersionID
 			alg := asked
 			if alg == "" {
 				alg = copyChecksum(src)
@@ -67,7 +70,14 @@ func (s *Server) copyObject(req *request) error {
 	ka := s.startKeepAlive(req)
 	info, err := s.store.Copy(req.r.Context(), in)
 	if err != nil {
-		return ka.finish(nil, objectErr(err))
+		return ka.finish(nil, objectErr(versionErr(err)))
+	}
+	ka.extra = map[string]string{}
+	if info.VersionID != "" {
+		ka.extra["x-amz-version-id"] = info.VersionID
+	}
+	if srcVersionSeen != "" {
+		ka.extra["x-amz-copy-source-version-id"] = srcVersionSeen
 	}
 	res := copyObjectResult{Xmlns: s3ns, ETag: quote(info.ETag), LastModified: s3Time(time.Now()), partChecksums: checksumsOf(info.Checksums)}
 	if len(info.Checksums) > 0 {
@@ -88,36 +98,37 @@ func copyChecksum(src sealstore.ObjectInfo) checksum.Algorithm {
 
 // copySource is the request's x-amz-copy-source, which the caller's
 // credential must be allowed to read.
-func copySource(req *request) (bucket, key string, err error) {
-	if bucket, key, err = parseCopySource(req.r.Header.Get("X-Amz-Copy-Source")); err != nil {
-		return "", "", err
+func copySource(req *request) (bucket, key, versionID string, err error) {
+	if bucket, key, versionID, err = parseCopySource(req.r.Header.Get("X-Amz-Copy-Source")); err != nil {
+		return "", "", "", err
 	}
 	if !req.cred.canRead(bucket) {
-		return "", "", apiErr("AccessDenied", "")
+		return "", "", "", apiErr("AccessDenied", "")
 	}
-	return bucket, key, nil
+	return bucket, key, versionID, nil
 }
 
 // parseCopySource reads "bucket/key" or "/bucket/key", URL-encoded, as
-// x-amz-copy-source carries it. A versionId other than "null" is refused:
-// s3seal does not implement versioning.
-func parseCopySource(v string) (bucket, key string, err error) {
+// x-amz-copy-source carries it, with ?versionId= naming a version.
+func parseCopySource(v string) (bucket, key, versionID string, err error) {
 	src, query, _ := strings.Cut(v, "?")
 	if query != "" {
 		q, _ := url.ParseQuery(query)
-		if vid := q.Get("versionId"); vid != "" && vid != "null" {
-			return "", "", apiErr("NotImplemented", "s3seal does not implement object versions.")
+		if q.Has("versionId") {
+			if versionID = q.Get("versionId"); versionID == "" {
+				return "", "", "", apiErr("InvalidArgument", "Version id cannot be the empty string")
+			}
 		}
 	}
 	dec, err := url.PathUnescape(src)
 	if err != nil {
-		return "", "", apiErr("InvalidArgument", "Copy Source must mention the source bucket and key: sourcebucket/sourcekey.")
+		return "", "", "", apiErr("InvalidArgument", "Copy Source must mention the source bucket and key: sourcebucket/sourcekey.")
 	}
 	bucket, key, ok := strings.Cut(strings.TrimPrefix(dec, "/"), "/")
 	if !ok || bucket == "" || key == "" {
-		return "", "", apiErr("InvalidArgument", "Copy Source must mention the source bucket and key: sourcebucket/sourcekey.")
+		return "", "", "", apiErr("InvalidArgument", "Copy Source must mention the source bucket and key: sourcebucket/sourcekey.")
 	}
-	return bucket, key, nil
+	return bucket, key, versionID, nil
 }
 
 // checkCopySource evaluates the x-amz-copy-source-if-* conditions against

@@ -54,6 +54,7 @@ var errorTable = map[string]APIError{
 	"NoSuchBucket":               {StatusCode: 404, Message: "The specified bucket does not exist."},
 	"NoSuchKey":                  {StatusCode: 404, Message: "The specified key does not exist."},
 	"NoSuchUpload":               {StatusCode: 404, Message: "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed."},
+	"NoSuchVersion":              {StatusCode: 404, Message: "The specified version does not exist."},
 	"NotImplemented":             {StatusCode: 501, Message: "A header you provided implies functionality that is not implemented."},
 	"NotModified":                {StatusCode: 304, Message: "Not Modified."},
 	"PreconditionFailed":         {StatusCode: 412, Message: "At least one of the pre-conditions you specified did not hold."},

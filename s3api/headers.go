@@ -77,13 +77,9 @@ var writeRefused = map[string]func(string) bool{
 var (
 	writePolicy = policy(writeRefused) // X-Amz-Object-Lock-*, X-Amz-Acl, X-Amz-Grant-*: protection
 	readPolicy  = policy(nil)
-	// Conditional deletes: s3seal cannot pass them on (the backend's ETag
-	// and size are the ciphertext's), and ignoring them would delete.
-	deletePolicy = policy(map[string]func(string) bool{
-		"If-Match":                          nil,
-		"X-Amz-If-Match-Last-Modified-Time": nil,
-		"X-Amz-If-Match-Size":               nil,
-	})
+	// Conditional deletes (If-Match, x-amz-if-match-size and
+	// -last-modified-time) are implemented: see deleteCondition.
+	deletePolicy = policy(nil)
 	// UploadPart and UploadPartCopy: SSE-C of the part or its source.
 	partPolicy = policy(map[string]func(string) bool{
 		"X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm": nil,

@@ -125,24 +125,6 @@ func TestUnimplementedHeadersRefused(t *testing.T) {
 			_, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), ExpectedBucketOwner: aws.String("123456789012")})
 			return err
 		}(),
-		"delete if-match": func() error {
-			_, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), IfMatch: aws.String(`"x"`)})
-			return err
-		}(),
-		"delete if-match-size": func() error {
-			_, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), IfMatchSize: aws.Int64(1)})
-			return err
-		}(),
-		"delete objects version": func() error {
-			_, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String("bkt"), Delete: &types.Delete{
-				Objects: []types.ObjectIdentifier{{Key: aws.String("k"), VersionId: aws.String("v1")}}}})
-			return err
-		}(),
-		"delete objects etag": func() error {
-			_, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String("bkt"), Delete: &types.Delete{
-				Objects: []types.ObjectIdentifier{{Key: aws.String("k"), ETag: aws.String(`"x"`)}}}})
-			return err
-		}(),
 	}
 	for name, err := range refused {
 		if apiCode(err) != "NotImplemented" || httpStatus(err) != http.StatusNotImplemented {

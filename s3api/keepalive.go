@@ -22,6 +22,9 @@ type keepAlive struct {
 	mu      sync.Mutex
 	started bool
 	stopped bool
+	// extra are response headers set by finish when the status line has
+	// not gone out yet (x-amz-version-id); only the handler touches it.
+	extra map[string]string
 }
 
 func (s *Server) startKeepAlive(req *request) *keepAlive {
@@ -81,6 +84,9 @@ func (k *keepAlive) finish(v any, err error) error {
 	close(k.done)
 	k.wg.Wait()
 	if !started {
+		for name, val := range k.extra {
+			k.w.Header().Set(name, val)
+		}
 		if err != nil {
 			return err
 		}

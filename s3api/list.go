@@ -182,34 +182,34 @@ func (s *Server) deleteObjects(req *request) error {
 	if err != nil {
 		return err
 	}
-	for _, o := range dr.Objects {
-		// Versions and conditional deletes are not implemented; ignoring
-		// them would delete the current object unconditionally.
-		if (o.VersionID != "" && o.VersionID != "null") || o.ETag != "" || o.LastModifiedTime != "" || o.Size != "" {
-			return apiErr("NotImplemented", "s3seal does not implement object versions or conditional deletes (VersionId, ETag, LastModifiedTime, Size).")
-		}
-	}
 	out := deleteResult{Xmlns: s3ns}
-	var keys []string
+	var entries []sealstore.DeleteEntry
 	for _, o := range dr.Objects {
 		if err := sealstore.CheckKey(o.Key); err != nil {
 			ae := toAPIError(err)
-			out.Errors = append(out.Errors, deleteError{Key: o.Key, Code: ae.Code, Message: ae.Message})
+			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: ae.Code, Message: ae.Message})
 			continue
 		}
-		keys = append(keys, o.Key)
+		cond, err := parseDeleteCondition(o.ETag, o.Size, o.LastModifiedTime)
+		if err != nil {
+			ae := toAPIError(err)
+			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: ae.Code, Message: ae.Message})
+			continue
+		}
+		entries = append(entries, sealstore.DeleteEntry{Key: o.Key, VersionID: o.VersionID, Cond: cond})
 	}
-	if len(keys) > 0 {
-		res, err := s.store.DeleteObjects(bypassCtx(req), req.bucket, keys)
+	if len(entries) > 0 {
+		res, err := s.store.DeleteEntries(bypassCtx(req), req.bucket, entries)
 		if err != nil {
 			return bucketErr(err)
 		}
 		for _, r := range res {
 			switch {
 			case r.Code != "":
-				out.Errors = append(out.Errors, deleteError{Key: r.Key, Code: r.Code, Message: r.Message})
+				out.Errors = append(out.Errors, deleteError{Key: r.Key, VersionID: r.VersionID, Code: r.Code, Message: r.Message})
 			case !dr.Quiet:
-				out.Deleted = append(out.Deleted, deletedEntry{Key: r.Key})
+				out.Deleted = append(out.Deleted, deletedEntry{Key: r.Key, VersionID: r.VersionID,
+					DeleteMarker: r.DeleteMarker, DeleteMarkerVersionID: r.DeleteMarkerVersionID})
 			}
 		}
 	}

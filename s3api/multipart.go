@@ -134,7 +134,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 	if err != nil {
 		return err
 	}
-	srcBucket, srcKey, err := copySource(req)
+	srcBucket, srcKey, srcVersion, err := copySource(req)
 	if err != nil {
 		return err
 	}
@@ -157,9 +157,12 @@ func (s *Server) uploadPartCopy(req *request) error {
 	}
 	ka := s.startKeepAlive(req)
 	pi, err := s.store.UploadPartCopy(req.r.Context(), sealstore.UploadPartCopyInput{
-		SrcBucket: srcBucket, SrcKey: srcKey, Range: rng,
+		SrcBucket: srcBucket, SrcKey: srcKey, SrcVersionID: srcVersion, Range: rng,
 		Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"), PartNumber: n,
 		Check: func(src sealstore.ObjectInfo) error {
+			if src.VersionID != "" {
+				ka.extra = map[string]string{"x-amz-copy-source-version-id": src.VersionID}
+			}
 			if rng != nil && rng.Last >= src.Size {
 				return apiErr("InvalidRange", "")
 			}
@@ -168,7 +171,8 @@ func (s *Server) uploadPartCopy(req *request) error {
 		Observe: checks.hasher, Finalize: checks.finalize(nil),
 	})
 	if err != nil {
-		return ka.finish(nil, objectErr(err))
+		ka.extra = nil
+		return ka.finish(nil, objectErr(versionErr(err)))
 	}
 	return ka.finish(copyPartResult{Xmlns: s3ns, ETag: quote(pi.ETag), LastModified: s3Time(time.Now()),
 		partChecksums: checksumsOf(pi.Checksums)}, nil)
@@ -215,6 +219,9 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	info, err := s.store.CompleteMultipart(req.r.Context(), in)
 	if err != nil {
 		return ka.finish(nil, err)
+	}
+	if info.VersionID != "" {
+		ka.extra = map[string]string{"x-amz-version-id": info.VersionID}
 	}
 	res := completeMultipartUploadResult{Xmlns: s3ns, Location: "/" + req.bucket + "/" + req.key,
 		Bucket: req.bucket, Key: req.key, ETag: quote(info.ETag), partChecksums: checksumsOf(info.Checksums)}

@@ -48,6 +48,7 @@ func (s *Server) putObject(req *request) error {
 		return err
 	}
 	req.w.Header().Set("ETag", quote(info.ETag))
+	setVersionID(req.w.Header(), info.VersionID)
 	// The kept checksum (the client's algorithm, else the default
 	// CRC64NVME) and its type, as S3 answers a PutObject.
 	setChecksumHeaders(req.w.Header(), info)
@@ -80,9 +81,13 @@ func (s *Server) getObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	info, rd, err := s.store.Get(req.r.Context(), req.bucket, req.key, rng)
+	vid, err := versionParam(req.r)
 	if err != nil {
-		return objectErr(err)
+		return err
+	}
+	info, rd, err := s.store.GetVersion(req.r.Context(), req.bucket, req.key, vid, rng)
+	if err != nil {
+		return readErr(req.w.Header(), err, vid)
 	}
 	defer rd.Close()
 	h := req.w.Header()
@@ -118,9 +123,13 @@ func (s *Server) headObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	info, err := s.store.Head(req.r.Context(), req.bucket, req.key)
+	vid, err := versionParam(req.r)
 	if err != nil {
-		return objectErr(err)
+		return err
+	}
+	info, err := s.store.HeadVersion(req.r.Context(), req.bucket, req.key, vid)
+	if err != nil {
+		return readErr(req.w.Header(), err, vid)
 	}
 	h := req.w.Header()
 	if err := checkConditions(req.r, info); err != nil {
@@ -144,17 +153,6 @@ func (s *Server) headObject(req *request) error {
 	}
 	h.Set("Content-Length", strconv.FormatInt(length, 10))
 	req.w.WriteHeader(status)
-	return nil
-}
-
-func (s *Server) deleteObject(req *request) error {
-	if err := deletePolicy.check(req.r.Header); err != nil {
-		return err
-	}
-	if err := s.store.Delete(bypassCtx(req), req.bucket, req.key); err != nil {
-		return err
-	}
-	req.w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
@@ -219,6 +217,7 @@ func stripAWSChunked(ce string) string {
 // query parameters override the stored standard headers.
 func setObjectHeaders(h http.Header, info sealstore.ObjectInfo, q map[string][]string) {
 	h.Set("ETag", quote(info.ETag))
+	setVersionID(h, info.VersionID)
 	h.Set("Last-Modified", info.LastModified.UTC().Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
 	ct := info.Headers.ContentType

@@ -85,6 +85,10 @@ func (s *Server) routes() *mux.Router {
 	b.MatcherFunc(unknownSub(bucketSubs)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
 	b.Methods(http.MethodGet).MatcherFunc(has("location")).HandlerFunc(s.serve("GetBucketLocation", accRead, s.getBucketLocation))
 	b.Methods(http.MethodGet).MatcherFunc(has("uploads")).HandlerFunc(s.serve("ListMultipartUploads", accWrite, s.listMultipartUploads))
+	b.Methods(http.MethodGet).MatcherFunc(has("versioning")).HandlerFunc(s.serve("GetBucketVersioning", accRead, s.getBucketVersioning))
+	b.Methods(http.MethodPut).MatcherFunc(has("versioning")).HandlerFunc(s.serve("PutBucketVersioning", accWrite, s.putBucketVersioning))
+	b.Methods(http.MethodGet).MatcherFunc(has("versions")).HandlerFunc(s.serve("ListObjectVersions", accRead, s.listObjectVersions))
+	b.MatcherFunc(hasAny("versioning", "versions", "version-id-marker")).HandlerFunc(s.serve("MethodNotAllowed", accService, methodNotAllowed))
 	b.Methods(http.MethodGet).Queries("list-type", "2").HandlerFunc(s.serve("ListObjectsV2", accRead, s.listObjectsV2))
 	b.Methods(http.MethodGet).HandlerFunc(s.serve("ListObjects", accRead, s.listObjectsV1))
 	b.Methods(http.MethodPost).MatcherFunc(has("delete")).HandlerFunc(s.serve("DeleteObjects", accWrite, s.deleteObjects))
@@ -110,6 +114,7 @@ func (s *Server) routes() *mux.Router {
 	o.MatcherFunc(misplacedMultipart).HandlerFunc(s.serve("InvalidRequest", accService, func(*request) error {
 		return apiErr("InvalidRequest", "This operation does not take the uploads, uploadId or partNumber parameter in this combination.")
 	}))
+	o.Methods(http.MethodPut, http.MethodPost).MatcherFunc(plainWithVersion).HandlerFunc(s.serve("InvalidArgument", accService, versionOnWrite))
 	o.Methods(http.MethodPut).HeadersRegexp("X-Amz-Copy-Source", ".").HandlerFunc(s.serve("CopyObject", accWrite, s.copyObject))
 	o.Methods(http.MethodPut).HandlerFunc(s.serve("PutObject", accWrite, s.putObject))
 	o.Methods(http.MethodGet).HandlerFunc(s.serve("GetObject", accRead, s.getObject))
@@ -168,14 +173,11 @@ func notImplemented(req *request) error {
 
 // unimplementedHint says what s3seal serves and which client settings
 // stay within it.
-const unimplementedHint = "It serves buckets, objects, copies, multipart uploads and listings, " +
-	"tags and Object Lock (where the object store has them), bucket policies, CORS, lifecycle, ownership and ACLs " +
-	"(admin credentials only), without versions or other bucket configurations; leave those off in the client: " +
-	"aws CLI: no --acl, --tagging, --version-id or s3api put-bucket-*/get-bucket-* calls; " +
-	"boto3: no ACL, Tagging, VersionId or ObjectLock* arguments; " +
-	"s3cmd: no setacl, setpolicy, setlifecycle, --acl-public or info (use ls); " +
-	"rclone: no --s3-versions or --s3-version-at; " +
-	"mc: no --tags, --attr, --versions, --rewind, retention or legalhold."
+const unimplementedHint = "It serves buckets, objects, copies, multipart uploads, listings, versions, " +
+	"tags and Object Lock (where the object store has them), and bucket policies, CORS, lifecycle, ownership and ACLs " +
+	"(admin credentials only); other bucket configurations (website, logging, notifications, replication, " +
+	"inventory, analytics, encryption, accelerate, request payment) and SSE-KMS or SSE-C are not served: " +
+	"leave those off in the client."
 
 // misplacedMultipart matches object requests that carry a multipart
 // parameter the routes above did not take: partNumber is only for GET and

@@ -152,7 +152,8 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	}
 	s.dropKeys(cleanup, in.Bucket, keys)
 	s.uploads.Remove(uploadKey{in.Bucket, in.Key, in.UploadID})
-	if prev.manifest != "" && !strings.HasPrefix(prev.manifest, manifestDir(u.env.OID)) {
+	if prev.manifest != "" && !strings.HasPrefix(prev.manifest, manifestDir(u.env.OID)) &&
+		(prior{prev.manifest, prev.versionID}).replacedBy(out.VersionID) {
 		s.dropKeys(cleanup, in.Bucket, []string{prev.manifest})
 	}
 	etag := m.ETag()
@@ -161,7 +162,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		s.cache.Add(cacheKey{in.Bucket, in.Key, betag, m.CipherSize()}, resolved{m.Size(), etag})
 	}
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: m.Size(), ETag: etag, Encrypted: true, CompletedElsewhere: elsewhere,
-		Checksums: m.Checksums, env: u.env, backendETag: strings.Trim(out.ETag, `"`), backendSize: m.CipherSize()}, nil
+		Checksums: m.Checksums, env: u.env, backendETag: strings.Trim(out.ETag, `"`), backendSize: m.CipherSize(), VersionID: out.VersionID}, nil
 }
 
 // finishedElsewhere reports, when the upload is over, whether the object
@@ -254,6 +255,7 @@ func invalidPart(n int) error {
 type previous struct {
 	backendIfMatch string // backend ETag to send as If-Match, or ""
 	manifest       string // manifest of a multipart object there, which goes when it is replaced
+	versionID      string // its version id
 }
 
 // conditions evaluates the completion's condition against the object now
@@ -276,7 +278,7 @@ func (s *Store) conditions(ctx context.Context, in CompleteInput) (previous, err
 	if c != nil && c.IfNoneMatch {
 		return previous{}, failed
 	}
-	var prev previous
+	prev := previous{versionID: bi.VersionID}
 	if env, enc, err := crypto.ParseMetadata(bi.Meta); err == nil && enc && env.Multipart {
 		prev.manifest = manifestKey(env.OID, strings.Trim(bi.ETag, `"`))
 	}
@@ -409,5 +411,5 @@ func (s *Store) completedByUs(ctx context.Context, u *upload, m crypto.Manifest,
 	}
 	s.log.Info("multipart: completion recovered: the object at the key is this completion's",
 		"bucket", u.bucket, "key", u.key, "upload_id", u.id)
-	return backend.CompleteMultipartOutput{ETag: etag}, true, nil
+	return backend.CompleteMultipartOutput{ETag: etag, VersionID: bi.VersionID}, true, nil
 }

@@ -11,6 +11,7 @@ import (
 // under a fresh data key: no two objects ever share a key.
 type CopyInput struct {
 	SrcBucket, SrcKey string
+	SrcVersionID      string // a version of the source other than the current one
 	Bucket, Key       string
 	// ReplaceMeta selects the REPLACE metadata directive: Meta and Headers
 	// are used instead of the source's. Without it, only Headers'
@@ -43,11 +44,11 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 	if err := CheckKey(in.SrcKey); err != nil {
 		return ObjectInfo{}, err
 	}
-	if in.SrcBucket == in.Bucket && in.SrcKey == in.Key && !in.ReplaceMeta &&
+	if in.SrcBucket == in.Bucket && in.SrcKey == in.Key && in.SrcVersionID == "" && !in.ReplaceMeta &&
 		in.Headers.StorageClass == "" && in.Headers.WebsiteRedirectLocation == "" {
 		return ObjectInfo{}, errorf("InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
-	src, rd, err := s.getSource(ctx, in.SrcBucket, in.SrcKey, nil)
+	src, rd, err := s.getSource(ctx, in.SrcBucket, in.SrcKey, in.SrcVersionID, nil)
 	if err != nil {
 		return ObjectInfo{}, err
 	}

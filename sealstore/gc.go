@@ -159,6 +159,10 @@ func (s *Store) gcManifests(ctx context.Context, bucket string, cutoff time.Time
 				// Another part list of the object's upload: garbage once
 				// the object's own manifest is there to be read instead.
 				if _, err := s.be.HeadObject(ctx, bucket, manifestKey(env.OID, etag)); err == nil {
+					// Unless an older version (before a rewrap, say) is made of them.
+					if kept, err := s.versionWithETag(ctx, bucket, string(key), name); err != nil || kept {
+						return err
+					}
 					garbage(e.Key, "the object at "+string(key)+" is made of other parts")
 				} else if !backend.IsNotFound(err) {
 					return err
@@ -166,7 +170,11 @@ func (s *Store) gcManifests(ctx context.Context, bucket string, cutoff time.Time
 				return nil
 			}
 		}
-		garbage(e.Key, "its upload is over and the object at "+string(key)+" is not made of its parts")
+		// In a versioned bucket an older version may be made of them.
+		if kept, err := s.versionWithETag(ctx, bucket, string(key), name); err != nil || kept {
+			return err
+		}
+		garbage(e.Key, "its upload is over and no version at "+string(key)+" is made of its parts")
 		return nil
 	})
 	return found, err
@@ -282,4 +290,28 @@ func (s *Store) gcProbes(ctx context.Context, bucket string, cutoff time.Time) (
 		return nil
 	})
 	return found, err
+}
+
+// versionWithETag reports whether a version of key (current or not) has
+// the backend ETag etag, and so still needs the manifest named by it.
+func (s *Store) versionWithETag(ctx context.Context, bucket, key, etag string) (bool, error) {
+	in := backend.ListVersionsInput{Bucket: bucket, Prefix: key}
+	for {
+		out, err := s.be.ListObjectVersions(ctx, in)
+		if err != nil {
+			return false, err
+		}
+		for _, v := range out.Entries {
+			if v.Key == key && !v.DeleteMarker && strings.Trim(v.ETag, `"`) == etag {
+				return true, nil
+			}
+			if v.Key > key {
+				return false, nil
+			}
+		}
+		if !out.IsTruncated || out.NextKeyMarker == "" {
+			return false, nil
+		}
+		in.KeyMarker, in.VersionIDMarker = out.NextKeyMarker, out.NextVersionIDMarker
+	}
 }

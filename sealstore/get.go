@@ -69,10 +69,16 @@ func ResolveRange(rng *Range, info ObjectInfo) (off, n int64, err error) {
 // Head describes an object in plaintext terms. For an encrypted object the
 // reported size and ETag are authenticated by unwrapping its data key.
 func (s *Store) Head(ctx context.Context, bucket, key string) (ObjectInfo, error) {
+	return s.HeadVersion(ctx, bucket, key, "")
+}
+
+// HeadVersion is Head of one version ("" the current one). Each version
+// is authenticated with its own metadata, bound to bucket and key.
+func (s *Store) HeadVersion(ctx context.Context, bucket, key, versionID string) (ObjectInfo, error) {
 	if err := CheckKey(key); err != nil {
 		return ObjectInfo{}, err
 	}
-	bi, err := s.be.HeadObject(ctx, bucket, key)
+	bi, err := s.headObject(ctx, bucket, key, versionID)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -98,13 +104,18 @@ func (r *Reader) Close() error { return r.body.Close() }
 // damage surfaces as a read error wrapping ErrIntegrity. The caller closes
 // the Reader.
 func (s *Store) Get(ctx context.Context, bucket, key string, rng *Range) (ObjectInfo, *Reader, error) {
+	return s.GetVersion(ctx, bucket, key, "", rng)
+}
+
+// GetVersion is Get of one version ("" the current one).
+func (s *Store) GetVersion(ctx context.Context, bucket, key, versionID string, rng *Range) (ObjectInfo, *Reader, error) {
 	if err := CheckKey(key); err != nil {
 		return ObjectInfo{}, nil, err
 	}
 	if rng == nil {
-		obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key})
+		obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key, VersionID: versionID})
 		if err != nil {
-			return ObjectInfo{}, nil, err
+			return ObjectInfo{}, nil, s.markerErr(ctx, bucket, key, versionID, err)
 		}
 		info, rd, err := s.open(ctx, obj, bucket, 0, -1)
 		if err != nil {
@@ -116,7 +127,7 @@ func (s *Store) Get(ctx context.Context, bucket, key string, rng *Range) (Object
 	// the version the HEAD saw; if the object changed in between, start over
 	// once.
 	for attempt := 0; ; attempt++ {
-		info, err := s.Head(ctx, bucket, key)
+		info, err := s.HeadVersion(ctx, bucket, key, versionID)
 		if err != nil {
 			return info, nil, err
 		}
@@ -134,7 +145,7 @@ func (s *Store) Get(ctx context.Context, bucket, key string, rng *Range) (Object
 		case info.Encrypted:
 			br.Off, br.Len = crypto.CipherRange(info.Size, off, n)
 		}
-		obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key, Range: br, IfMatch: info.backendETag})
+		obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key, Range: br, IfMatch: info.backendETag, VersionID: versionID})
 		if backend.ErrorCode(err) == "PreconditionFailed" && attempt == 0 {
 			continue
 		}

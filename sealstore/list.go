@@ -106,6 +106,11 @@ func (s *Store) resolveEntry(ctx context.Context, bucket string, e *backend.List
 	if err != nil {
 		return err
 	}
+	return s.resolveInfo(ctx, bucket, e, bi)
+}
+
+// resolveInfo fills in e from bi, what a HEAD said of the object.
+func (s *Store) resolveInfo(ctx context.Context, bucket string, e *backend.ListEntry, bi backend.ObjectInfo) error {
 	if !bi.LastModified.IsZero() {
 		e.LastModified = bi.LastModified
 	}

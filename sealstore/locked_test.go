@@ -45,6 +45,27 @@ func (l *lockedStore) DeleteObjects(ctx context.Context, bucket string, keys []s
 	return append(out, res...), err
 }
 
+func (l *lockedStore) DeleteObjectVersion(ctx context.Context, in backend.DeleteInput) (backend.DeleteOutput, error) {
+	if in.Key == l.key {
+		return backend.DeleteOutput{}, l.denied("DeleteObject")
+	}
+	return l.countingStore.DeleteObjectVersion(ctx, in)
+}
+
+func (l *lockedStore) DeleteVersions(ctx context.Context, bucket string, objs []backend.ObjectID) ([]backend.DeleteResult, error) {
+	var rest []backend.ObjectID
+	var out []backend.DeleteResult
+	for _, o := range objs {
+		if o.Key == l.key {
+			out = append(out, backend.DeleteResult{Key: o.Key, VersionID: o.VersionID, Code: "AccessDenied", Message: "locked"})
+		} else {
+			rest = append(rest, o)
+		}
+	}
+	res, err := l.countingStore.DeleteVersions(ctx, bucket, rest)
+	return append(out, res...), err
+}
+
 func (l *lockedStore) PutObject(ctx context.Context, in backend.PutInput) (backend.PutOutput, error) {
 	if in.Key == l.key {
 		return backend.PutOutput{}, l.denied("PutObject")

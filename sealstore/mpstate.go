@@ -316,19 +316,56 @@ func (s *Store) dropKeys(ctx context.Context, bucket string, keys []string) {
 // replaced the object in between, the manifest dropped is that of an object
 // already gone, and the other writer's (if it completed a multipart upload)
 // is left for s3seal gc.
-func (s *Store) peekManifest(ctx context.Context, bucket, key string) <-chan string {
-	ch := make(chan string, 1)
+func (s *Store) peekManifest(ctx context.Context, bucket, key string) <-chan prior {
+	return s.peekVersion(ctx, bucket, key, "")
+}
+
+// peekVersion is peekManifest for one version ("" the current one).
+func (s *Store) peekVersion(ctx context.Context, bucket, key, versionID string) <-chan prior {
+	ch := make(chan prior, 1)
 	go func() {
-		mkey := ""
-		if bi, err := s.be.HeadObject(ctx, bucket, key); err == nil {
+		var p prior
+		if bi, err := s.headObject(ctx, bucket, key, versionID); err == nil {
+			p.versionID = bi.VersionID
 			if env, enc, err := crypto.ParseMetadata(bi.Meta); err == nil && enc && env.Multipart {
-				mkey = manifestKey(env.OID, strings.Trim(bi.ETag, `"`))
+				p.manifest = manifestKey(env.OID, strings.Trim(bi.ETag, `"`))
 			}
 		}
-		ch <- mkey
+		ch <- p
 	}()
 	return ch
 }
+
+// prior is what a write or delete found at the key before it: the
+// manifest of a multipart object there ("" for none) and its version id.
+type prior struct {
+	manifest, versionID string
+}
+
+// replacedBy reports whether a write that made version newVersion removed
+// the object p describes. A version with an id of its own is never
+// replaced by a write, only hidden (whatever the answer says: moto answers
+// writes in a suspended bucket without a version id). Without a version
+// id the bucket keeps no versions and the write replaced the object; a
+// write in a suspended bucket ("null") replaces the null version. When
+// unsure, the manifest is kept (gc can remove it later; a dropped one
+// cannot be restored).
+func (p prior) replacedBy(newVersion string) bool {
+	if p.realVersion() {
+		return false
+	}
+	switch newVersion {
+	case "":
+		return true
+	case "null":
+		return p.versionID == "null"
+	}
+	return false
+}
+
+// realVersion reports whether p's version has an id of its own, so that
+// only a delete naming that id removes it.
+func (p prior) realVersion() bool { return p.versionID != "" && p.versionID != "null" }
 
 // dropManifest deletes a manifest that no object refers to any more.
 func (s *Store) dropManifest(ctx context.Context, bucket, mkey string) {

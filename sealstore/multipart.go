@@ -244,6 +244,7 @@ func (s *Store) ListUploads(ctx context.Context, in backend.ListUploadsInput) (b
 // of it, into a part.
 type UploadPartCopyInput struct {
 	SrcBucket, SrcKey     string
+	SrcVersionID          string // a version of the source other than the current one
 	Range                 *Range // nil: the whole source
 	Bucket, Key, UploadID string
 	PartNumber            int
@@ -266,7 +267,7 @@ func (s *Store) UploadPartCopy(ctx context.Context, in UploadPartCopyInput) (Par
 	if _, err := s.loadUpload(ctx, in.Bucket, in.Key, in.UploadID); err != nil {
 		return PartInfo{}, err
 	}
-	src, rd, err := s.getSource(ctx, in.SrcBucket, in.SrcKey, in.Range)
+	src, rd, err := s.getSource(ctx, in.SrcBucket, in.SrcKey, in.SrcVersionID, in.Range)
 	if err != nil {
 		return PartInfo{}, err
 	}

@@ -102,7 +102,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 			return ObjectInfo{}, err
 		}
 	}
-	oldManifest := <-prev // before the PUT, so the HEAD cannot see this object
+	old := <-prev // before the PUT, so the HEAD cannot see this object
 	out, err := s.be.PutObject(ctx, bin)
 	if err != nil && in.Cond != nil {
 		var bi backend.ObjectInfo
@@ -113,12 +113,14 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	s.dropManifest(ctx, in.Bucket, oldManifest)
+	if old.replacedBy(out.VersionID) {
+		s.dropManifest(ctx, in.Bucket, old.manifest)
+	}
 	etag := fmt.Sprintf("%x", sp.md5)
 	s.cache.Add(cacheKey{in.Bucket, in.Key, out.ETag, sp.cipherSize}, resolved{sp.size, etag})
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: sp.size, ETag: etag,
 		Meta: in.Meta, Headers: in.Headers, Encrypted: true, env: env, Checksums: sp.checksums,
-		backendETag: out.ETag, backendSize: sp.cipherSize}, nil
+		backendETag: out.ETag, backendSize: sp.cipherSize, VersionID: out.VersionID}, nil
 }
 
 // spooled is a sealed body waiting in an unlinked file.

@@ -157,6 +157,10 @@ type ObjectInfo struct {
 	// object: lower-case algorithm name ("crc32", "sha256", ...) -> value.
 	Checksums map[string]string
 
+	// VersionID is the backend's version id of the object ("" in a bucket
+	// that never had versioning).
+	VersionID string
+
 	// PartsCount is the number of parts of a multipart object, else 0.
 	PartsCount int
 	// TagCount and Lock are what the backend enforces on the object.
@@ -257,7 +261,7 @@ func (s *Store) describe(ctx context.Context, bucket string, bi backend.ObjectIn
 		Bucket: bucket, Key: bi.Key, Size: bi.Size, ETag: strings.Trim(bi.ETag, `"`),
 		LastModified: bi.LastModified, StorageClass: bi.StorageClass,
 		Meta: userMeta(bi.Meta), Headers: bi.Headers, TagCount: bi.TagCount, Lock: bi.Lock,
-		backendETag: strings.Trim(bi.ETag, `"`), backendSize: bi.Size,
+		backendETag: strings.Trim(bi.ETag, `"`), backendSize: bi.Size, VersionID: bi.VersionID,
 	}
 	env, encrypted, err := crypto.ParseMetadata(bi.Meta)
 	if err != nil {

@@ -17,15 +17,15 @@ type sourceReader interface {
 // getSource opens a copy source (CopyObject, UploadPartCopy) like Get, but
 // reads its ciphertext through the backend's resuming reader when it has
 // one: a copy of many GB survives a cut connection without starting over.
-func (s *Store) getSource(ctx context.Context, bucket, key string, rng *Range) (ObjectInfo, *Reader, error) {
+func (s *Store) getSource(ctx context.Context, bucket, key, versionID string, rng *Range) (ObjectInfo, *Reader, error) {
 	sr, ok := s.be.(sourceReader)
 	if !ok {
-		return s.Get(ctx, bucket, key, rng)
+		return s.GetVersion(ctx, bucket, key, versionID, rng)
 	}
 	if err := CheckKey(key); err != nil {
 		return ObjectInfo{}, nil, err
 	}
-	bi, err := s.be.HeadObject(ctx, bucket, key)
+	bi, err := s.headObject(ctx, bucket, key, versionID)
 	if err != nil {
 		return ObjectInfo{}, nil, err
 	}
@@ -40,7 +40,7 @@ func (s *Store) getSource(ctx context.Context, bucket, key string, rng *Range) (
 		}
 	}
 	if n == 0 || bi.Size == 0 { // nothing to read that a range could name
-		return s.Get(ctx, bucket, key, rng)
+		return s.GetVersion(ctx, bucket, key, versionID, rng)
 	}
 	cOff, cLen := off, n
 	switch {
@@ -52,7 +52,7 @@ func (s *Store) getSource(ctx context.Context, bucket, key string, rng *Range) (
 		cOff, cLen = crypto.CipherRange(info.Size, off, n)
 	}
 	body := sr.ReadSource(ctx, backend.GetInput{Bucket: bucket, Key: key,
-		Range: &backend.ByteRange{Off: cOff, Len: cLen}, IfMatch: info.backendETag}, cLen)
+		Range: &backend.ByteRange{Off: cOff, Len: cLen}, IfMatch: info.backendETag, VersionID: versionID}, cLen)
 	obj := &backend.Object{Info: bi, Body: body}
 	if rng == nil {
 		off, n = 0, -1

@@ -1,0 +1,324 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+// Versions are the operations of versioned buckets.
+type Versions interface {
+	// GetBucketVersioning answers "Enabled", "Suspended" or "" (never
+	// enabled).
+	GetBucketVersioning(ctx context.Context, bucket string) (string, error)
+	// PutBucketVersioning sets "Enabled" or "Suspended".
+	PutBucketVersioning(ctx context.Context, bucket, status string) error
+	// HeadObjectVersion is HeadObject of one version ("" the current one).
+	HeadObjectVersion(ctx context.Context, bucket, key, versionID string) (ObjectInfo, error)
+	// DeleteObjectVersion deletes one version, or with VersionID "" makes
+	// a delete marker in a versioned bucket (removes the object in an
+	// unversioned one), conditional on IfMatch when set.
+	DeleteObjectVersion(ctx context.Context, in DeleteInput) (DeleteOutput, error)
+	// DeleteVersions is DeleteObjects with a version id per entry; per-key
+	// failures come back in the result, one per entry in order.
+	DeleteVersions(ctx context.Context, bucket string, objs []ObjectID) ([]DeleteResult, error)
+	// ListObjectVersions lists one page of versions and delete markers.
+	ListObjectVersions(ctx context.Context, in ListVersionsInput) (ListVersionsOutput, error)
+}
+
+// DeleteInput selects what a DeleteObjectVersion removes.
+type DeleteInput struct {
+	Bucket, Key string
+	VersionID   string
+	IfMatch     string // backend ETag, quotes optional
+}
+
+// DeleteOutput is what the backend answered to a delete.
+type DeleteOutput struct {
+	VersionID    string // the version removed, or the delete marker made
+	DeleteMarker bool   // a delete marker was made, or removed
+}
+
+// ObjectID names a key, and a version of it, in DeleteVersions.
+type ObjectID struct {
+	Key, VersionID string
+}
+
+// ListVersionsInput selects one page of ListObjectVersions.
+type ListVersionsInput struct {
+	Bucket, Prefix, Delimiter  string
+	KeyMarker, VersionIDMarker string
+	MaxKeys                    int32
+}
+
+// VersionEntry is one version or delete marker, in S3's order: by key,
+// newest first.
+type VersionEntry struct {
+	Key, VersionID string
+	IsLatest       bool
+	DeleteMarker   bool
+	Size           int64 // backend size; 0 for a delete marker
+	ETag           string
+	LastModified   time.Time
+	StorageClass   string
+	OwnerID        string
+	OwnerName      string
+}
+
+// ListVersionsOutput is one page of versions.
+type ListVersionsOutput struct {
+	Entries             []VersionEntry
+	CommonPrefixes      []string
+	IsTruncated         bool
+	NextKeyMarker       string
+	NextVersionIDMarker string
+}
+
+// ErrNoVersions is the message of the embedded store's refusal to keep
+// versions.
+const ErrNoVersions = "the embedded store keeps no versions; use an S3 backend (--backend-endpoint) for versioned buckets"
+
+func (c *S3) GetBucketVersioning(ctx context.Context, bucket string) (string, error) {
+	out, err := c.api.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: &bucket})
+	if err != nil {
+		return "", wrapErr("GetBucketVersioning", err)
+	}
+	return string(out.Status), nil
+}
+
+func (c *S3) PutBucketVersioning(ctx context.Context, bucket, status string) error {
+	if c.noVersions {
+		if err := c.HeadBucket(ctx, bucket); err != nil {
+			return err
+		}
+		if status == string(types.BucketVersioningStatusEnabled) {
+			return &Error{Op: "PutBucketVersioning", Code: "NotImplemented", StatusCode: 501, Message: ErrNoVersions}
+		}
+		return nil // Suspended: what an unversioned bucket does anyway
+	}
+	_, err := c.api.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: &bucket,
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatus(status)}},
+		s3.WithAPIOptions(smithyhttp.AddContentChecksumMiddleware))
+	return wrapErr("PutBucketVersioning", err)
+}
+
+func (c *S3) DeleteObjectVersion(ctx context.Context, in DeleteInput) (DeleteOutput, error) {
+	vid, err := c.versionParam("DeleteObject", in.VersionID)
+	if err != nil {
+		return DeleteOutput{}, err
+	}
+	input := &s3.DeleteObjectInput{Bucket: &in.Bucket, Key: &in.Key, VersionId: vid}
+	if in.IfMatch != "" {
+		input.IfMatch = aws.String(`"` + unquote(in.IfMatch) + `"`)
+	}
+	out, err := c.api.DeleteObject(ctx, input, bypassHeader(ctx))
+	if err != nil {
+		return DeleteOutput{}, wrapErr("DeleteObject", err)
+	}
+	return DeleteOutput{VersionID: aws.ToString(out.VersionId), DeleteMarker: aws.ToBool(out.DeleteMarker)}, nil
+}
+
+func (c *S3) DeleteVersions(ctx context.Context, bucket string, objs []ObjectID) ([]DeleteResult, error) {
+	if len(objs) == 0 {
+		return nil, nil
+	}
+	if len(objs) > maxDeleteKeys {
+		return nil, fmt.Errorf("backend: DeleteObjects: %d keys, at most %d allowed", len(objs), maxDeleteKeys)
+	}
+	ids := make([]types.ObjectIdentifier, 0, len(objs))
+	refused := map[int]error{}
+	for i := range objs {
+		vid, err := c.versionParam("DeleteObjects", objs[i].VersionID)
+		if err != nil {
+			refused[i] = err
+			continue
+		}
+		ids = append(ids, types.ObjectIdentifier{Key: &objs[i].Key, VersionId: vid})
+	}
+	res := make([]DeleteResult, len(objs))
+	if len(ids) == 0 {
+		for i, err := range refused {
+			e := err.(*Error)
+			res[i] = DeleteResult{Key: objs[i].Key, VersionID: objs[i].VersionID, Code: e.Code, Message: e.Message}
+		}
+		return res, nil
+	}
+	out, err := c.api.DeleteObjects(ctx, &s3.DeleteObjectsInput{
+		Bucket: &bucket,
+		Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(false)},
+	}, s3.WithAPIOptions(smithyhttp.AddContentChecksumMiddleware), bypassHeader(ctx))
+	if err != nil {
+		return nil, wrapErr("DeleteObjects", err)
+	}
+	type id struct{ k, v string }
+	got := make(map[id]DeleteResult, len(objs))
+	byKey := make(map[string]DeleteResult, len(objs))
+	for _, d := range out.Deleted {
+		k, v := aws.ToString(d.Key), aws.ToString(d.VersionId)
+		got[id{k, v}] = DeleteResult{Key: k, VersionID: v, DeleteMarker: aws.ToBool(d.DeleteMarker),
+			DeleteMarkerVersionID: aws.ToString(d.DeleteMarkerVersionId)}
+		byKey[k] = got[id{k, v}]
+	}
+	for _, e := range out.Errors {
+		k, v := aws.ToString(e.Key), aws.ToString(e.VersionId)
+		got[id{k, v}] = DeleteResult{Key: k, VersionID: v, Code: aws.ToString(e.Code), Message: aws.ToString(e.Message)}
+		byKey[k] = got[id{k, v}]
+	}
+	for i, o := range objs {
+		if err, ok := refused[i]; ok {
+			e := err.(*Error)
+			res[i] = DeleteResult{Key: o.Key, VersionID: o.VersionID, Code: e.Code, Message: e.Message}
+			continue
+		}
+		r, ok := got[id{o.Key, o.VersionID}]
+		if !ok && (o.VersionID == "null" || o.VersionID == "") {
+			// Stores differ in whether they echo a version for an entry
+			// that named none (or "null").
+			r, ok = byKey[o.Key]
+		}
+		if !ok {
+			r = DeleteResult{Key: o.Key, VersionID: o.VersionID, Code: "InternalError", Message: "backend did not report this key"}
+		}
+		if r.VersionID == "" {
+			r.VersionID = o.VersionID
+		}
+		res[i] = r
+	}
+	return res, nil
+}
+
+// ListObjectVersions lists versions and delete markers, merged into S3's
+// order (the SDK hands them over as two lists). A store without versions
+// lists its current objects, each the latest version "null".
+func (c *S3) ListObjectVersions(ctx context.Context, in ListVersionsInput) (ListVersionsOutput, error) {
+	if c.noVersions {
+		return c.listAsVersions(ctx, in)
+	}
+	out, err := c.api.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{
+		Bucket:          &in.Bucket,
+		Prefix:          optString(in.Prefix),
+		Delimiter:       optString(in.Delimiter),
+		KeyMarker:       optString(in.KeyMarker),
+		VersionIdMarker: optString(in.VersionIDMarker),
+		MaxKeys:         maxKeys(in.MaxKeys),
+		EncodingType:    types.EncodingTypeUrl,
+	})
+	if err != nil {
+		return ListVersionsOutput{}, wrapErr("ListObjectVersions", err)
+	}
+	dec := decoder(out.EncodingType)
+	res := ListVersionsOutput{IsTruncated: aws.ToBool(out.IsTruncated), NextVersionIDMarker: aws.ToString(out.NextVersionIdMarker)}
+	if res.NextKeyMarker, err = dec(aws.ToString(out.NextKeyMarker)); err != nil {
+		return ListVersionsOutput{}, &Error{Op: "ListObjectVersions", Err: err}
+	}
+	for _, v := range out.Versions {
+		e := VersionEntry{Key: aws.ToString(v.Key), VersionID: aws.ToString(v.VersionId), IsLatest: aws.ToBool(v.IsLatest),
+			Size: aws.ToInt64(v.Size), ETag: unquote(aws.ToString(v.ETag)), LastModified: timeOrZero(v.LastModified),
+			StorageClass: string(v.StorageClass)}
+		if v.Owner != nil {
+			e.OwnerID, e.OwnerName = aws.ToString(v.Owner.ID), aws.ToString(v.Owner.DisplayName)
+		}
+		res.Entries = append(res.Entries, e)
+	}
+	for _, m := range out.DeleteMarkers {
+		e := VersionEntry{Key: aws.ToString(m.Key), VersionID: aws.ToString(m.VersionId), IsLatest: aws.ToBool(m.IsLatest),
+			DeleteMarker: true, LastModified: timeOrZero(m.LastModified)}
+		if m.Owner != nil {
+			e.OwnerID, e.OwnerName = aws.ToString(m.Owner.ID), aws.ToString(m.Owner.DisplayName)
+		}
+		res.Entries = append(res.Entries, e)
+	}
+	for i := range res.Entries {
+		if res.Entries[i].Key, err = dec(res.Entries[i].Key); err != nil {
+			return ListVersionsOutput{}, &Error{Op: "ListObjectVersions", Err: err}
+		}
+	}
+	sortVersions(res.Entries)
+	for _, p := range out.CommonPrefixes {
+		s, err := dec(aws.ToString(p.Prefix))
+		if err != nil {
+			return ListVersionsOutput{}, &Error{Op: "ListObjectVersions", Err: err}
+		}
+		res.CommonPrefixes = append(res.CommonPrefixes, s)
+	}
+	return res, nil
+}
+
+// sortVersions puts entries in S3's order: by key, then the latest first,
+// then newest first. The backend sent each list in that order, so the sort
+// is stable to keep its order among equal times.
+func sortVersions(es []VersionEntry) {
+	sort.SliceStable(es, func(i, j int) bool {
+		a, b := es[i], es[j]
+		if a.Key != b.Key {
+			return a.Key < b.Key
+		}
+		if a.IsLatest != b.IsLatest {
+			return a.IsLatest
+		}
+		return a.LastModified.After(b.LastModified)
+	})
+}
+
+// listAsVersions answers ListObjectVersions from a V1 listing: as S3 does
+// for a bucket that never had versioning, each object is its only
+// version, "null". The key marker is the V1 marker; a version-id marker
+// can only be "null", which the key marker has already passed.
+func (c *S3) listAsVersions(ctx context.Context, in ListVersionsInput) (ListVersionsOutput, error) {
+	page, err := c.listV1(ctx, ListInput{Bucket: in.Bucket, Prefix: in.Prefix, Delimiter: in.Delimiter,
+		Marker: in.KeyMarker, MaxKeys: in.MaxKeys})
+	if err != nil {
+		return ListVersionsOutput{}, err
+	}
+	res := ListVersionsOutput{CommonPrefixes: page.CommonPrefixes, IsTruncated: page.IsTruncated}
+	for _, e := range page.Entries {
+		res.Entries = append(res.Entries, VersionEntry{Key: e.Key, VersionID: "null", IsLatest: true, Size: e.Size,
+			ETag: e.ETag, LastModified: e.LastModified, StorageClass: e.StorageClass, OwnerID: e.OwnerID, OwnerName: e.OwnerName})
+	}
+	if res.IsTruncated {
+		res.NextKeyMarker = page.NextMarker
+		if res.NextKeyMarker == "" {
+			last := ""
+			if n := len(page.Entries); n > 0 {
+				last = page.Entries[n-1].Key
+			}
+			if n := len(page.CommonPrefixes); n > 0 && page.CommonPrefixes[n-1] > last {
+				last = page.CommonPrefixes[n-1]
+			}
+			res.NextKeyMarker = last
+		}
+		res.NextVersionIDMarker = "null"
+	}
+	return res, nil
+}
+
+// copySource is x-amz-copy-source for in: bucket/key, and ?versionId= when
+// a version is named.
+func copySource(in CopyInput) string {
+	s := url.PathEscape(in.SrcBucket) + "/" + escapeKey(in.SrcKey)
+	if in.SrcVersionID != "" {
+		s += "?versionId=" + url.QueryEscape(in.SrcVersionID)
+	}
+	return s
+}
+
+// versionParam is the VersionId to send for id: none for "", and on a
+// store without versions none for "null" (its only version) while any
+// other id names no version there.
+func (c *S3) versionParam(op, id string) (*string, error) {
+	if id == "" || (c.noVersions && id == "null") {
+		return nil, nil
+	}
+	if c.noVersions {
+		return nil, &Error{Op: op, Code: "NoSuchVersion", StatusCode: 404,
+			Message: "The specified version does not exist. (" + ErrNoVersions + ")"}
+	}
+	return &id, nil
+}

@@ -1,0 +1,121 @@
+package sealstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/s3seal/s3seal/backend"
+)
+
+// VersionsPage is one page of ListObjectVersions with plaintext sizes and
+// ETags; markers are the backend's.
+type VersionsPage struct {
+	Entries             []backend.VersionEntry
+	CommonPrefixes      []string
+	IsTruncated         bool
+	NextKeyMarker       string
+	NextVersionIDMarker string
+}
+
+// ListVersions returns one page of versions and delete markers. Entries
+// under ReservedPrefix are left out. Each version's size and ETag come
+// from that version's own metadata (a HEAD with its version id), cached
+// like listings under its backend ETag, which names one ciphertext and so
+// one version; a version that cannot be authenticated is listed with an
+// unverified ETag, as in List.
+func (s *Store) ListVersions(ctx context.Context, in backend.ListVersionsInput) (VersionsPage, error) {
+	out, err := s.be.ListObjectVersions(ctx, in)
+	if err != nil {
+		return VersionsPage{}, err
+	}
+	page := VersionsPage{IsTruncated: out.IsTruncated, NextKeyMarker: out.NextKeyMarker, NextVersionIDMarker: out.NextVersionIDMarker}
+	for _, p := range out.CommonPrefixes {
+		if !strings.HasPrefix(p, ReservedPrefix) {
+			page.CommonPrefixes = append(page.CommonPrefixes, p)
+		}
+	}
+	entries := make([]backend.VersionEntry, 0, len(out.Entries))
+	for _, e := range out.Entries {
+		if !strings.HasPrefix(e.Key, ReservedPrefix) {
+			e.ETag = strings.Trim(e.ETag, `"`)
+			entries = append(entries, e)
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.opt.ListConcurrency)
+	for i := range entries {
+		e := &entries[i]
+		if e.DeleteMarker {
+			continue
+		}
+		r, ok := s.cache.Get(cacheKey{in.Bucket, e.Key, e.ETag, e.Size})
+		s.opt.Observer.ListCache(ok)
+		if ok {
+			e.Size, e.ETag = r.size, r.etag
+			continue
+		}
+		g.Go(func() error { return s.resolveVersion(gctx, in.Bucket, e) })
+	}
+	if err := g.Wait(); err != nil {
+		return VersionsPage{}, err
+	}
+	for _, e := range entries {
+		if e.Key != "" {
+			page.Entries = append(page.Entries, e)
+		}
+	}
+	return page, nil
+}
+
+// resolveVersion is resolveEntry for one version: a HEAD of that version.
+// A HEAD that answers another ciphertext than the listing named is not
+// taken for it.
+func (s *Store) resolveVersion(ctx context.Context, bucket string, e *backend.VersionEntry) error {
+	le := backend.ListEntry{Key: e.Key, Size: e.Size, ETag: e.ETag, LastModified: e.LastModified}
+	vid := e.VersionID
+	bi, err := s.headObject(ctx, bucket, e.Key, vid)
+	switch {
+	case backend.IsNotFound(err) || backend.ErrorCode(err) == "NoSuchVersion":
+		e.Key = "" // deleted since the listing
+		return nil
+	case err != nil:
+		return err
+	case strings.Trim(bi.ETag, `"`) != e.ETag:
+		e.ETag = UnverifiedETagPrefix + e.ETag
+		return nil
+	}
+	if err := s.resolveInfo(ctx, bucket, &le, bi); err != nil {
+		return err
+	}
+	e.Size, e.ETag = le.Size, le.ETag
+	return nil
+}
+
+// headObject HEADs one version, or with versionID "" the current object
+// (HeadObject, as before versions).
+func (s *Store) headObject(ctx context.Context, bucket, key, versionID string) (backend.ObjectInfo, error) {
+	if versionID == "" {
+		return s.be.HeadObject(ctx, bucket, key)
+	}
+	return s.be.HeadObjectVersion(ctx, bucket, key, versionID)
+}
+
+// markerErr is err, a GET's "not found", or the answer of a HEAD of the
+// same version when that names a delete marker: S3 says so on GET too
+// (x-amz-delete-marker; 405 for a marker asked for by id), moto and
+// gofakes3 only on HEAD. An error that already says it costs nothing.
+func (s *Store) markerErr(ctx context.Context, bucket, key, versionID string, err error) error {
+	var be *backend.Error
+	if !errors.As(err, &be) || be.DeleteMarker || !(backend.IsNotFound(err) || be.Code == "NoSuchVersion") {
+		return err
+	}
+	_, herr := s.headObject(ctx, bucket, key, versionID)
+	var he *backend.Error
+	if errors.As(herr, &he) && he.DeleteMarker {
+		return herr
+	}
+	return err
+}
