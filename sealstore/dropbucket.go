@@ -26,7 +26,7 @@ import (
 // (an upload created or completed meanwhile) makes the backend refuse too:
 // the bucket stays, readable, and a retry cleans it.
 func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
-	empty, err := s.clientEmpty(ctx, bucket)
+	empty, reserved, err := s.clientEmpty(ctx, bucket)
 	if err != nil {
 		return err
 	}
@@ -35,6 +35,9 @@ func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 	}
 	if err := s.abortUploads(ctx, bucket); err != nil {
 		return err
+	}
+	if !reserved {
+		return s.be.DeleteBucket(ctx, bucket)
 	}
 	// No age limit: the client asked for the bucket to go, and the rules
 	// above keep whatever a live upload or object still needs. A cutoff in
@@ -51,27 +54,30 @@ func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 }
 
 // clientEmpty reports whether the bucket holds no object outside
-// ReservedPrefix. With the delimiter "/", everything under ReservedPrefix
-// is one common prefix, so a page of two answers.
-func (s *Store) clientEmpty(ctx context.Context, bucket string) (bool, error) {
+// ReservedPrefix, and whether it holds any under it. With the delimiter
+// "/", everything under ReservedPrefix is one common prefix, so a page of
+// two answers.
+func (s *Store) clientEmpty(ctx context.Context, bucket string) (empty, reserved bool, err error) {
 	in := backend.ListInput{Bucket: bucket, V2: true, Delimiter: "/", MaxKeys: 2}
 	for {
 		out, err := s.be.ListObjects(ctx, in)
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		for _, e := range out.Entries {
 			if !strings.HasPrefix(e.Key, ReservedPrefix) {
-				return false, nil
+				return false, false, nil
 			}
+			reserved = true
 		}
 		for _, p := range out.CommonPrefixes {
 			if p != ReservedPrefix {
-				return false, nil
+				return false, false, nil
 			}
+			reserved = true
 		}
 		if !out.IsTruncated || out.NextContinuationToken == "" {
-			return true, nil
+			return true, reserved, nil
 		}
 		in.ContinuationToken = out.NextContinuationToken
 	}
