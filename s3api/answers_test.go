@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"io"
 	"net/http"
 	"strings"
@@ -138,5 +140,36 @@ func TestUserMetadataBytesKept(t *testing.T) {
 	out, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k")})
 	if err != nil || out.Metadata["meta1"] != v {
 		t.Fatalf("SDK: %q %v", out.Metadata, err)
+	}
+}
+
+// DeleteBucket answers S3's codes: NoSuchBucket for a missing bucket,
+// BucketNotEmpty while a client object is in it; a bucket whose only
+// content is s3seal's own (a multipart upload's state) is deleted.
+func TestDeleteBucketAnswers(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	c := sdkClient(url, "ak", "sk")
+	ctx := context.Background()
+	if _, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String("nope")}); apiCode(err) != "NoSuchBucket" {
+		t.Fatalf("missing bucket: %v", err)
+	}
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(ctx, c, "bkt", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String("up")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String("bkt")})
+	if r, ok := errors.AsType[*smithyhttp.ResponseError](err); apiCode(err) != "BucketNotEmpty" || !ok || r.HTTPStatusCode() != 409 {
+		t.Fatalf("with an object: %v", err)
+	}
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatalf("emptied bucket: %v", err)
 	}
 }
