@@ -79,7 +79,7 @@ func (s *Server) headBucket(req *request) error {
 }
 
 func (s *Server) deleteBucket(req *request) error {
-	if err := s.store.Backend().DeleteBucket(req.r.Context(), req.bucket); err != nil {
+	if err := s.store.DeleteBucket(req.r.Context(), req.bucket); err != nil {
 		return bucketErr(err)
 	}
 	req.w.WriteHeader(http.StatusNoContent)

@@ -81,8 +81,16 @@ func (s *Server) listObjectsV2(req *request) error {
 	out := listBucketResult{
 		Xmlns: s3ns, Name: req.bucket, Prefix: enc(in.Prefix), MaxKeys: in.MaxKeys,
 		Delimiter: enc(in.Delimiter), IsTruncated: page.IsTruncated,
-		ContinuationToken: in.ContinuationToken, StartAfter: enc(in.StartAfter),
 		NextContinuationToken: page.NextContinuationToken,
+	}
+	// S3 echoes the continuation token and StartAfter whenever the request
+	// had them, even empty (clients read the echo).
+	if q.Has("continuation-token") {
+		out.ContinuationToken = &in.ContinuationToken
+	}
+	if q.Has("start-after") {
+		sa := enc(in.StartAfter)
+		out.StartAfter = &sa
 	}
 	fillEntries(&out, page, enc, in.FetchOwner)
 	n := len(out.Contents) + len(out.CommonPrefixes)

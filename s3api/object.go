@@ -202,15 +202,17 @@ func objectHeaders(h http.Header) (map[string]string, backend.Headers, error) {
 }
 
 // stripAWSChunked removes the transfer coding "aws-chunked", which
-// describes the request body, not the object.
+// describes the request body, not the object. The other codings are kept
+// as the client wrote them, spaces included ("aws-chunked, deflate, gzip"
+// is stored as "deflate, gzip"), as S3 does.
 func stripAWSChunked(ce string) string {
 	var keep []string
 	for _, c := range strings.Split(ce, ",") {
-		if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "aws-chunked") {
+		if t := strings.TrimSpace(c); t != "" && !strings.EqualFold(t, "aws-chunked") {
 			keep = append(keep, c)
 		}
 	}
-	return strings.Join(keep, ",")
+	return strings.TrimSpace(strings.Join(keep, ","))
 }
 
 // setObjectHeaders writes what GET and HEAD report of an object; response-*

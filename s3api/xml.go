@@ -56,9 +56,9 @@ type listBucketResult struct {
 	Prefix                string         `xml:"Prefix"`
 	Marker                *string        `xml:"Marker,omitempty"`
 	NextMarker            string         `xml:"NextMarker,omitempty"`
-	ContinuationToken     string         `xml:"ContinuationToken,omitempty"`
+	ContinuationToken     *string        `xml:"ContinuationToken,omitempty"` // echoed when sent, even empty
 	NextContinuationToken string         `xml:"NextContinuationToken,omitempty"`
-	StartAfter            string         `xml:"StartAfter,omitempty"`
+	StartAfter            *string        `xml:"StartAfter,omitempty"` // echoed when sent, even empty
 	KeyCount              *int           `xml:"KeyCount,omitempty"`
 	MaxKeys               int32          `xml:"MaxKeys"`
 	Delimiter             string         `xml:"Delimiter,omitempty"`

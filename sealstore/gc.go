@@ -50,20 +50,32 @@ func (s *Store) GC(ctx context.Context, bucket string, opt GCOptions) ([]Garbage
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	cutoff := opt.Now().Add(-opt.MinAge)
+	found, err := s.findGarbage(ctx, bucket, opt.Now().Add(-opt.MinAge), s.gcManifests, s.gcUploadState, s.gcUploads, s.gcProbes)
+	if err != nil || !opt.Delete {
+		return found, err
+	}
+	return found, s.removeGarbage(ctx, bucket, found)
+}
+
+type gcStep func(context.Context, string, time.Time) ([]Garbage, error)
+
+// findGarbage runs the steps in order and collects what they found.
+func (s *Store) findGarbage(ctx context.Context, bucket string, cutoff time.Time, steps ...gcStep) ([]Garbage, error) {
 	var found []Garbage
-	for _, step := range []func(context.Context, string, time.Time) ([]Garbage, error){s.gcManifests, s.gcUploadState, s.gcUploads, s.gcProbes} {
+	for _, step := range steps {
 		g, err := step(ctx, bucket, cutoff)
 		if err != nil {
 			return found, err
 		}
 		found = append(found, g...)
 	}
-	if !opt.Delete {
-		return found, nil
-	}
-	// One failure (a key the backend lists mangled, a race with a client)
-	// does not stop the others.
+	return found, nil
+}
+
+// removeGarbage aborts the uploads and deletes the objects found, setting
+// Removed or Err on each. One failure (a key the backend lists mangled, a
+// race with a client) does not stop the others.
+func (s *Store) removeGarbage(ctx context.Context, bucket string, found []Garbage) error {
 	var errs []error
 	for i := range found {
 		g := &found[i]
@@ -82,7 +94,7 @@ func (s *Store) GC(ctx context.Context, bucket string, opt GCOptions) ([]Garbage
 		}
 		g.Removed = true
 	}
-	return found, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // listAll calls fn for every object under prefix.

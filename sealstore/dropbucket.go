@@ -1,0 +1,107 @@
+package sealstore
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/s3seal/s3seal/backend"
+)
+
+// DeleteBucket deletes a bucket whose client-visible content is empty,
+// with what s3seal keeps in it under ReservedPrefix, which listings hide
+// and which would otherwise make the backend refuse with BucketNotEmpty.
+//
+// While any client object remains it answers BucketNotEmpty and touches
+// nothing. Otherwise, as S3 deletes a bucket with multipart uploads in
+// progress (they are discarded with it), it aborts every backend upload
+// of the bucket, then deletes under ReservedPrefix what gc's rules say no
+// object or upload needs any more, whatever its age (uploads were just
+// aborted, so their state and manifests are garbage), then deletes the
+// bucket. A write landing meanwhile is safe: a PUT or copy is a client
+// object, so the backend refuses the bucket's deletion; a completion
+// keeps its manifest, since a manifest is deleted only once its upload is
+// over and the object at its key is not made of its parts (the upload is
+// asked first). Upload state or a manifest written after the clean-up
+// (an upload created or completed meanwhile) makes the backend refuse too:
+// the bucket stays, readable, and a retry cleans it.
+func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
+	empty, reserved, err := s.clientEmpty(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	if !empty {
+		return errorf("BucketNotEmpty", "The bucket you tried to delete is not empty")
+	}
+	if err := s.abortUploads(ctx, bucket); err != nil {
+		return err
+	}
+	if !reserved {
+		return s.be.DeleteBucket(ctx, bucket)
+	}
+	// No age limit: the client asked for the bucket to go, and the rules
+	// above keep whatever a live upload or object still needs. A cutoff in
+	// the future also takes objects the store stamped ahead of our clock.
+	cutoff := time.Now().Add(24 * time.Hour)
+	found, err := s.findGarbage(ctx, bucket, cutoff, s.gcManifests, s.gcUploadState, s.gcProbes)
+	if err != nil {
+		return err
+	}
+	if err := s.removeGarbage(ctx, bucket, found); err != nil {
+		return err
+	}
+	return s.be.DeleteBucket(ctx, bucket)
+}
+
+// clientEmpty reports whether the bucket holds no object outside
+// ReservedPrefix, and whether it holds any under it. With the delimiter
+// "/", everything under ReservedPrefix is one common prefix, so a page of
+// two answers.
+func (s *Store) clientEmpty(ctx context.Context, bucket string) (empty, reserved bool, err error) {
+	in := backend.ListInput{Bucket: bucket, V2: true, Delimiter: "/", MaxKeys: 2}
+	for {
+		out, err := s.be.ListObjects(ctx, in)
+		if err != nil {
+			return false, false, err
+		}
+		for _, e := range out.Entries {
+			if !strings.HasPrefix(e.Key, ReservedPrefix) {
+				return false, false, nil
+			}
+			reserved = true
+		}
+		for _, p := range out.CommonPrefixes {
+			if p != ReservedPrefix {
+				return false, false, nil
+			}
+			reserved = true
+		}
+		if !out.IsTruncated || out.NextContinuationToken == "" {
+			return true, reserved, nil
+		}
+		in.ContinuationToken = out.NextContinuationToken
+	}
+}
+
+// abortUploads aborts every backend multipart upload of the bucket, the
+// client's and s3seal's own (rewrap probes). An upload that ended
+// meanwhile (NoSuchUpload) is fine.
+func (s *Store) abortUploads(ctx context.Context, bucket string) error {
+	in := backend.ListUploadsInput{Bucket: bucket}
+	for {
+		out, err := s.be.ListMultipartUploads(ctx, in)
+		if err != nil {
+			return err
+		}
+		for _, u := range out.Uploads {
+			err := s.be.AbortMultipartUpload(ctx, bucket, u.Key, u.UploadID)
+			if err != nil && backend.ErrorCode(err) != "NoSuchUpload" {
+				return err
+			}
+		}
+		if !out.IsTruncated {
+			return nil
+		}
+		in.KeyMarker, in.UploadIDMarker = out.NextKeyMarker, out.NextUploadIDMarker
+	}
+}

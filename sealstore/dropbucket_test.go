@@ -1,0 +1,109 @@
+package sealstore
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/s3seal/s3seal/backend"
+)
+
+// TestDeleteBucket: a bucket whose client objects are all deleted is
+// deletable although s3seal keeps manifests and upload state in it, and
+// an upload is still in progress (S3 discards it with the bucket). While
+// one client object remains, BucketNotEmpty, and nothing of s3seal's is
+// touched.
+func TestDeleteBucket(t *testing.T) {
+	for name, mk := range map[string]func(*testing.T) *fixture{
+		"embedded": func(t *testing.T) *fixture { return newFixture(t) },
+		"moto":     motoFixture,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := mk(t)
+			data := randBytes(1000, 1)
+			f.completeSmall(t, "mp", data)
+			live := f.create(t, "inprogress")
+			f.part(t, f.st, "inprogress", live, 1, randBytes(10, 2))
+			f.put(t, "plain", []byte("x"))
+			before := f.reservedKeys(t, ReservedPrefix)
+			if len(before) < 3 {
+				t.Fatalf("expected manifests and upload state, got %q", before)
+			}
+
+			if err := f.st.Delete(f.ctx, bucket, "plain"); err != nil {
+				t.Fatal(err)
+			}
+			err := f.st.DeleteBucket(f.ctx, bucket)
+			if se, ok := err.(*Error); !ok || se.Code != "BucketNotEmpty" {
+				t.Fatalf("with a client object left: %v", err)
+			}
+			if after := f.reservedKeys(t, ReservedPrefix); !slices.Equal(before, after) {
+				t.Fatalf("BucketNotEmpty touched s3seal's objects:\n%q\n%q", before, after)
+			}
+			if _, got, err := f.get(t, "mp", nil); err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("multipart object after BucketNotEmpty: %v", err)
+			}
+			if _, err := f.be.ListParts(f.ctx, backend.ListPartsInput{Bucket: bucket, Key: "inprogress", UploadID: live}); err != nil {
+				t.Fatalf("upload after BucketNotEmpty: %v", err)
+			}
+
+			if err := f.st.Delete(f.ctx, bucket, "mp"); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.st.DeleteBucket(f.ctx, bucket); err != nil {
+				t.Fatalf("client-empty bucket: %v", err)
+			}
+			if err := f.be.HeadBucket(f.ctx, bucket); !backend.IsNotFound(err) {
+				t.Fatalf("bucket still there: %v", err)
+			}
+		})
+	}
+}
+
+// completingStore completes a pending upload when DeleteBucket starts its
+// clean-up, i.e. after it found the bucket empty of client objects.
+type completingStore struct {
+	backend.Store
+	complete func()
+}
+
+func (c *completingStore) ListMultipartUploads(ctx context.Context, in backend.ListUploadsInput) (backend.ListUploadsOutput, error) {
+	if c.complete != nil {
+		c.complete()
+		c.complete = nil
+	}
+	return c.Store.ListMultipartUploads(ctx, in)
+}
+
+// TestDeleteBucketRaceWithCompletion: a completion that lands between the
+// emptiness check and the clean-up keeps its manifest; the backend then
+// refuses to delete the bucket, and the object stays readable.
+func TestDeleteBucketRaceWithCompletion(t *testing.T) {
+	f := newFixture(t)
+	data := randBytes(1000, 3)
+	id := f.create(t, "late")
+	e := f.part(t, f.st, "late", id, 1, data)
+	cs := &completingStore{Store: f.be, complete: func() {
+		if _, err := f.st.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "late", UploadID: id,
+			Parts: completeParts([]int{1}, []string{e.ETag})}); err != nil {
+			t.Errorf("completion: %v", err)
+		}
+	}}
+	st, err := New(cs, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.DeleteBucket(f.ctx, bucket)
+	if backend.ErrorCode(err) != "BucketNotEmpty" {
+		t.Fatalf("DeleteBucket with an object completed meanwhile: %v", err)
+	}
+	// A fresh store: the completing one has the manifest in its cache.
+	reader, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, got, err := f.getWith(reader, "late"); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("object completed during DeleteBucket lost its manifest: %v", err)
+	}
+}
