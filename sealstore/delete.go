@@ -119,7 +119,7 @@ func (s *Store) deleteCondition(ctx context.Context, in DeleteInput) (prior, str
 }
 
 func preconditionFailed() error {
-	return errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
+	return errorf("PreconditionFailed", "At least one of the pre-conditions you specified did not hold.")
 }
 
 func noSuchKey() error { return errorf("NoSuchKey", "The specified key does not exist.") }
