@@ -5,9 +5,14 @@ package s3api
 // purpose.
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // FINDING (expected to FAIL): a POST form with both an "acl" and an
@@ -33,5 +38,37 @@ func TestReviewI10aPostAclFieldsNondeterministic(t *testing.T) {
 	if len(statuses) != 1 || statuses[403] != 40 {
 		t.Fatalf("EXPECTED every upload asking acl=public-read from a non-admin to be refused (403); got status counts %v "+
 			"(204 = stored, the ACL request silently dropped)", statuses)
+	}
+}
+
+// FINDING (design risk, expected to FAIL): a credential without "admin"
+// (a backup writer) can make irreversible, store-enforced decisions that
+// DESIGN.md otherwise reserves for admins: it sets the bucket's default
+// retention to COMPLIANCE for 100 years (PutObjectLockConfiguration; from
+// then on every object, s3seal's own upload state and manifests included,
+// is undeletable and billed for a century), and it sends
+// x-amz-bypass-governance-retention (PutObjectRetention), a right S3 keeps
+// behind its own permission (s3:BypassGovernanceRetention) but which every
+// s3seal write credential gets through s3seal's backend credential.
+// Expected: AccessDenied for non-admins, as for ?lifecycle or ?policy.
+func TestReviewI10aNonAdminIrreversibleLockConfig(t *testing.T) {
+	fw := &fakeForwarder{body: "<ObjectLockConfiguration/>"}
+	creds := Credentials{"user": {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
+	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	ctx := context.Background()
+	user := sdkClient(srv.URL, "user", "us")
+	_, err := user.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: aws.String("bkt"),
+		ObjectLockConfiguration: &types.ObjectLockConfiguration{ObjectLockEnabled: types.ObjectLockEnabledEnabled,
+			Rule: &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{Mode: types.ObjectLockRetentionModeCompliance, Years: aws.Int32(100)}}}})
+	if got, n := fw.last(); err == nil && n > 0 {
+		t.Errorf("EXPECTED a non-admin's 100-year COMPLIANCE default retention to be refused; it was forwarded: %s %s?%s %s",
+			got.Method, got.Bucket, got.Query.Encode(), got.Body)
+	}
+	until := time.Now().Add(time.Hour)
+	_, err = user.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: aws.String("bkt"), Key: aws.String("k"),
+		BypassGovernanceRetention: aws.Bool(true),
+		Retention:                 &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &until}})
+	if got, _ := fw.last(); err == nil && got.Header.Get("X-Amz-Bypass-Governance-Retention") == "true" {
+		t.Errorf("EXPECTED x-amz-bypass-governance-retention from a non-admin to be refused; it was forwarded with s3seal's backend credential")
 	}
 }
