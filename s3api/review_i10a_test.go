@@ -7,8 +7,13 @@ package s3api
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -70,5 +75,37 @@ func TestReviewI10aNonAdminIrreversibleLockConfig(t *testing.T) {
 		Retention:                 &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &until}})
 	if got, _ := fw.last(); err == nil && got.Header.Get("X-Amz-Bypass-Governance-Retention") == "true" {
 		t.Errorf("EXPECTED x-amz-bypass-governance-retention from a non-admin to be refused; it was forwarded with s3seal's backend credential")
+	}
+}
+
+// FINDING (low, doc overclaim; expected to FAIL): DESIGN.md says forwarded
+// answers are checked "so nothing else the backend might say (or hold)
+// leaks through", but checkAnswer only looks at the root element's name
+// and the body is then relayed byte for byte: a backend can append any
+// element (here a stand-in for another object's ciphertext) or a DOCTYPE
+// inside a <Tagging> answer and the client receives it.
+func TestReviewI10aForwardAnswerRelayedUnfiltered(t *testing.T) {
+	smuggled := `<!DOCTYPE Tagging [<!ENTITY a "aaaaaaaa">]><Tagging><TagSet/><Smuggled>U0VBTEVEIENJUEhFUlRFWFQ=</Smuggled></Tagging>`
+	fw := &fakeForwarder{body: smuggled}
+	creds := Credentials{"user": {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
+	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/bkt/k?tagging", nil)
+	const empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+	req.Header.Set("X-Amz-Content-Sha256", empty)
+	if err := v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: "user", SecretAccessKey: "us"},
+		req, empty, "s3", "us-east-1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, raw)
+	}
+	if err == nil && strings.Contains(string(raw), "Smuggled") {
+		t.Errorf("EXPECTED only the Tagging document to reach the client; it received the backend's extra content verbatim: %s", raw)
 	}
 }
