@@ -135,7 +135,7 @@ func TestSubresourcesForwarded(t *testing.T) {
 	_, refused["reserved key"] = user.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String("bkt"), Key: aws.String(".s3seal/manifests/x"),
 		Tagging: tagSet(1, func(int) string { return "k" })})
 	_, refused["policy by a user"] = user.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("bkt"), Policy: aws.String(`{"Version":"2012-10-17"}`)})
-	_, refused["lifecycle by a user"] = user.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: aws.String("bkt")})
+	_, refused["lifecycle by a user"] = user.DeleteBucketLifecycle(ctx, &s3.DeleteBucketLifecycleInput{Bucket: aws.String("bkt")})
 	_, refused["ACL by a user"] = user.PutObjectAcl(ctx, &s3.PutObjectAclInput{Bucket: aws.String("bkt"), Key: aws.String("k"), ACL: types.ObjectCannedACLPublicRead})
 	want := map[string]string{"11 object tags": "BadRequest", "duplicate keys": "InvalidTag", "51 bucket tags": "InvalidTag",
 		"reserved key": "InvalidArgument", "policy by a user": "AccessDenied", "lifecycle by a user": "AccessDenied", "ACL by a user": "AccessDenied"}
@@ -146,6 +146,11 @@ func TestSubresourcesForwarded(t *testing.T) {
 	}
 	if _, m := fw.last(); m != n {
 		t.Fatalf("refused requests were forwarded: %d", m-n)
+	}
+	// Reading a configuration is open to readers.
+	_, _ = user.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: aws.String("bkt")})
+	if got, m := fw.last(); m == n || got.Method != "GET" || !got.Query.Has("lifecycle") {
+		t.Fatalf("a user's GET ?lifecycle was not forwarded: %+v", got)
 	}
 
 	if _, err := admin.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("bkt"), Policy: aws.String(`{"Version":"2012-10-17"}`)}); err != nil {

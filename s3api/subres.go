@@ -96,8 +96,11 @@ func onlySub(name string, object bool) mux.MatcherFunc {
 // forward passes one sub-resource request to the backend.
 func (s *Server) forward(sr subresource) handler {
 	return func(req *request) error {
-		if sr.admin && !req.cred.Admin {
-			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may read or change ?"+sr.name+" (it is enforced by the object store).")
+		// Reading a configuration is open to the bucket's readers (s3cmd
+		// info, the console and SDK tools ask for it); changing it is for
+		// admins, since the object store enforces it against everyone.
+		if sr.admin && !req.cred.Admin && req.r.Method != http.MethodGet {
+			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (it is enforced by the object store).")
 		}
 		if s.cfg.Forwarder == nil {
 			return apiErr("NotImplemented", "s3seal does not implement ?"+sr.name+" on this backend.")
