@@ -30,11 +30,12 @@ func putLocked(t *testing.T, c *s3.Client, bucket, key string, body []byte, mode
 // TestLockedVersionDeletes: deletes by version id through s3seal, in
 // front of moto, single and in DeleteObjects: a GOVERNANCE version is
 // refused without x-amz-bypass-governance-retention and deleted with it
-// (a multipart one with its manifest); a refused delete leaves the
-// version readable; COMPLIANCE refuses even the bypass.
+// (a multipart one with its manifest), and only an admin may send it; a
+// refused delete leaves the version readable; COMPLIANCE refuses even the
+// bypass.
 func TestLockedVersionDeletes(t *testing.T) {
 	t.Parallel()
-	m, _, _, admin := lockSetup(t)
+	m, _, user, admin := lockSetup(t)
 	be := motoClient(t, m)
 	ctx := context.Background()
 	const bucket = "gov"
@@ -147,6 +148,14 @@ func TestLockedVersionDeletes(t *testing.T) {
 	if manifests() != 1 {
 		t.Fatal("a refused delete took the multipart version's manifest")
 	}
+
+	// The bypass is an admin's: a user's is refused whole.
+	_, err = user.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: aws.String("g"), VersionId: aws.String(g1), BypassGovernanceRetention: aws.Bool(true)})
+	wantStatus(t, "a user's DELETE by version with the bypass", err, 403, "AccessDenied")
+	_, err = user.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: b, BypassGovernanceRetention: aws.Bool(true),
+		Delete: &types.Delete{Objects: []types.ObjectIdentifier{{Key: aws.String("g"), VersionId: aws.String(g1)}}}})
+	wantStatus(t, "a user's DeleteObjects with the bypass", err, 403, "AccessDenied")
+	readable("a user's bypass", g1)
 
 	// With it, GOVERNANCE versions go; COMPLIANCE stays.
 	if res := deleteMany(true, g1, mv, c1); res[g1] != "" || res[mv] != "" || res[c1] != "AccessDenied" {

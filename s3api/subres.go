@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/gorilla/mux"
@@ -104,6 +105,11 @@ func (s *Server) forward(sr subresource) handler {
 		}
 		if sr.object {
 			if err := sealstore.CheckKey(req.key); err != nil {
+				return err
+			}
+		}
+		if slices.Contains(sr.headers, "X-Amz-Bypass-Governance-Retention") {
+			if err := checkBypass(req); err != nil {
 				return err
 			}
 		}
