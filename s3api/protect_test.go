@@ -307,3 +307,31 @@ func TestBypassForAdmins(t *testing.T) {
 		t.Fatalf("an admin's DeleteObjects with the bypass: %+v, %v", out, err)
 	}
 }
+
+// Without a store that has them (none, or the embedded one), the
+// admin-only sub-resources answer 501 to every credential, as the others
+// do: a client reads that as "none here" (s3cmd's info fails on a 403).
+func TestAdminSubresourcesNotImplementedForAll(t *testing.T) {
+	emb, closer, err := backend.NewEmbeddedStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closer.Close() })
+	for name, fw := range map[string]backend.Forwarder{"no forwarder": nil, "embedded": emb.(backend.Forwarder)} {
+		creds := Credentials{"user": {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
+		srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+		ctx := context.Background()
+		c := sdkClient(srv.URL, "user", "us")
+		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.GetBucketCors(ctx, &s3.GetBucketCorsInput{Bucket: aws.String("bkt")})
+		if apiCode(err) != "NotImplemented" || httpStatus(err) != 501 {
+			t.Errorf("%s: GetBucketCors: %v, want 501 NotImplemented", name, err)
+		}
+		_, err = c.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: aws.String("bkt"), Key: aws.String("k")})
+		if apiCode(err) != "NotImplemented" || httpStatus(err) != 501 {
+			t.Errorf("%s: GetObjectAcl: %v, want 501 NotImplemented", name, err)
+		}
+	}
+}

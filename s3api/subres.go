@@ -97,11 +97,18 @@ func onlySub(name string, object bool) mux.MatcherFunc {
 // forward passes one sub-resource request to the backend.
 func (s *Server) forward(sr subresource) handler {
 	return func(req *request) error {
-		if sr.admin && !req.cred.Admin {
-			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may read or change ?"+sr.name+" (it is enforced by the object store).")
-		}
+		// A store without these answers 501 to everyone, before the
+		// admin check (backend.SubresourceLimits).
 		if s.cfg.Forwarder == nil {
 			return apiErr("NotImplemented", "s3seal does not implement ?"+sr.name+" on this backend.")
+		}
+		if l, ok := s.cfg.Forwarder.(backend.SubresourceLimits); ok {
+			if msg := l.SubresourceLimit(sr.name); msg != "" {
+				return apiErr("NotImplemented", msg)
+			}
+		}
+		if sr.admin && !req.cred.Admin {
+			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may read or change ?"+sr.name+" (it is enforced by the object store).")
 		}
 		if sr.object {
 			if err := sealstore.CheckKey(req.key); err != nil {
