@@ -45,6 +45,9 @@ type S3Config struct {
 	// enabling versioning is refused with NotImplemented and version
 	// listings list the current objects, each as version "null".
 	NoVersion bool
+	// Embedded says the store is the embedded one, whose missing
+	// sub-resources (SubresourceLimit) are known without asking it.
+	Embedded bool
 }
 
 // S3 is a Store over any S3 API, built on aws-sdk-go-v2. It is safe for
@@ -53,6 +56,7 @@ type S3 struct {
 	api        *s3.Client
 	raw        rawTarget // for Forward
 	noVersions bool
+	embedded   bool
 }
 
 var _ Store = (*S3)(nil)
@@ -105,7 +109,7 @@ func newS3(cfg S3Config, extra ...func(*s3.Options)) (*S3, error) {
 		o.APIOptions = append(o.APIOptions, addError200)
 	}}, extra...)
 	api := s3.NewFromConfig(awsCfg, optFns...)
-	return &S3{api: api, raw: rawTarget{cfg: cfg, http: awsCfg.HTTPClient, creds: awsCfg.Credentials}, noVersions: cfg.NoVersion}, nil
+	return &S3{api: api, raw: rawTarget{cfg: cfg, http: awsCfg.HTTPClient, creds: awsCfg.Credentials}, noVersions: cfg.NoVersion, embedded: cfg.Embedded}, nil
 }
 
 // ListBuckets lists the buckets the credentials own.

@@ -135,6 +135,7 @@ func (e *Embedded) Config() S3Config {
 		SecretKey: embeddedSecretKey,
 		PathStyle: true,
 		NoVersion: true,
+		Embedded:  true,
 	}
 }
 

@@ -93,3 +93,42 @@ func TestMotoObjectLock(t *testing.T) {
 		t.Fatalf("policy of a bucket without one: %v", err)
 	}
 }
+
+// DeleteVersions in a locked bucket on moto: each refused version gets
+// the store's AccessDenied (moto names only the key of a refusal), the
+// others are deleted; with the governance bypass all go.
+func TestMotoDeleteVersionsLocked(t *testing.T) {
+	endpoint := startMoto(t)
+	st, err := NewS3(S3Config{Endpoint: endpoint, AccessKey: "test", SecretKey: "test", PathStyle: true})
+	must(t, err)
+	ctx := context.Background()
+	_, err = st.Forward(ctx, RawRequest{Method: http.MethodPut, Bucket: "locked", Query: url.Values{},
+		Header: http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}})
+	must(t, err)
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	put := func(key string, p Protection) ObjectID {
+		out, err := st.PutObject(ctx, PutInput{Bucket: "locked", Key: key, Body: bytes.NewReader([]byte("x")), Size: 1, Protect: p})
+		must(t, err)
+		return ObjectID{Key: key, VersionID: out.VersionID}
+	}
+	gov := Protection{LockMode: "GOVERNANCE", RetainUntil: until}
+	g1, g2, free := put("g", gov), put("g", gov), put("free", Protection{})
+	res, err := st.DeleteVersions(ctx, "locked", []ObjectID{g1, g2, free})
+	must(t, err)
+	for i, want := range []ObjectID{g1, g2, free} {
+		code := "AccessDenied"
+		if want == free {
+			code = ""
+		}
+		if res[i].Key != want.Key || res[i].VersionID != want.VersionID || res[i].Code != code {
+			t.Errorf("entry %d without the bypass: %+v, want %s?versionId=%s %q", i, res[i], want.Key, want.VersionID, code)
+		}
+	}
+	res, err = st.DeleteVersions(WithBypassGovernance(ctx), "locked", []ObjectID{g1, g2})
+	must(t, err)
+	for i, want := range []ObjectID{g1, g2} {
+		if res[i].VersionID != want.VersionID || res[i].Code != "" {
+			t.Errorf("entry %d with the bypass: %+v", i, res[i])
+		}
+	}
+}

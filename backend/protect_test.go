@@ -143,3 +143,28 @@ func TestForwardEncodesKeysAndQuery(t *testing.T) {
 		t.Fatalf("sent %s?%s", paths[0], queries[0])
 	}
 }
+
+// oneAnswer hands version-less answers to entries only when each entry
+// gets one and all are alike: never one entry another's answer.
+func TestOneAnswer(t *testing.T) {
+	denied := DeleteResult{Key: "k", Code: "AccessDenied"}
+	for _, c := range []struct {
+		name  string
+		loose []DeleteResult
+		n     int
+		ok    bool
+	}{
+		{"one for one", []DeleteResult{denied}, 1, true},
+		{"alike", []DeleteResult{denied, denied}, 2, true},
+		{"fewer than entries", []DeleteResult{denied}, 2, false},
+		{"more than entries", []DeleteResult{denied, denied}, 1, false},
+		{"none", nil, 1, false},
+		{"different codes", []DeleteResult{denied, {Key: "k", Code: "InternalError"}}, 2, false},
+		{"a refusal and a deletion", []DeleteResult{denied, {Key: "k"}}, 2, false},
+	} {
+		r, ok := oneAnswer(c.loose, c.n)
+		if ok != c.ok || (ok && r.Code != "AccessDenied") {
+			t.Errorf("%s: %+v, %v; want ok %v", c.name, r, ok, c.ok)
+		}
+	}
+}

@@ -160,17 +160,22 @@ func (c *S3) DeleteVersions(ctx context.Context, bucket string, objs []ObjectID)
 	type id struct{ k, v string }
 	got := make(map[id]DeleteResult, len(objs))
 	byKey := make(map[string]DeleteResult, len(objs))
+	loose := map[string][]DeleteResult{} // answers that name no version, by key
+	answer := func(r DeleteResult) {
+		got[id{r.Key, r.VersionID}] = r
+		byKey[r.Key] = r
+		if r.VersionID == "" {
+			loose[r.Key] = append(loose[r.Key], r)
+		}
+	}
 	for _, d := range out.Deleted {
-		k, v := aws.ToString(d.Key), aws.ToString(d.VersionId)
-		got[id{k, v}] = DeleteResult{Key: k, VersionID: v, DeleteMarker: aws.ToBool(d.DeleteMarker),
-			DeleteMarkerVersionID: aws.ToString(d.DeleteMarkerVersionId)}
-		byKey[k] = got[id{k, v}]
+		answer(DeleteResult{Key: aws.ToString(d.Key), VersionID: aws.ToString(d.VersionId), DeleteMarker: aws.ToBool(d.DeleteMarker),
+			DeleteMarkerVersionID: aws.ToString(d.DeleteMarkerVersionId)})
 	}
 	for _, e := range out.Errors {
-		k, v := aws.ToString(e.Key), aws.ToString(e.VersionId)
-		got[id{k, v}] = DeleteResult{Key: k, VersionID: v, Code: aws.ToString(e.Code), Message: aws.ToString(e.Message)}
-		byKey[k] = got[id{k, v}]
+		answer(DeleteResult{Key: aws.ToString(e.Key), VersionID: aws.ToString(e.VersionId), Code: aws.ToString(e.Code), Message: aws.ToString(e.Message)})
 	}
+	unanswered := map[string][]int{} // entries with a version id no answer named, by key
 	for i, o := range objs {
 		if err, ok := refused[i]; ok {
 			e := err.(*Error)
@@ -184,14 +189,42 @@ func (c *S3) DeleteVersions(ctx context.Context, bucket string, objs []ObjectID)
 			r, ok = byKey[o.Key]
 		}
 		if !ok {
-			r = DeleteResult{Key: o.Key, VersionID: o.VersionID, Code: "InternalError", Message: "backend did not report this key"}
+			unanswered[o.Key] = append(unanswered[o.Key], i)
+			continue
 		}
 		if r.VersionID == "" {
 			r.VersionID = o.VersionID
 		}
 		res[i] = r
 	}
+	for k, idx := range unanswered {
+		r, ok := oneAnswer(loose[k], len(idx))
+		if !ok {
+			r = DeleteResult{Code: "InternalError", Message: "backend did not report this key"}
+		}
+		for _, i := range idx {
+			r.Key, r.VersionID = objs[i].Key, objs[i].VersionID
+			res[i] = r
+		}
+	}
 	return res, nil
+}
+
+// oneAnswer is the answer for n entries of one key that each named a
+// version the store's answers do not repeat: moto reports a version
+// delete the lock refused by key alone, as an Error without VersionId.
+// Such answers are taken only when there are exactly n of them and all
+// say the same, so that no entry can get another's answer.
+func oneAnswer(loose []DeleteResult, n int) (DeleteResult, bool) {
+	if len(loose) != n || n == 0 {
+		return DeleteResult{}, false
+	}
+	for _, r := range loose[1:] {
+		if r.Code != loose[0].Code || r.DeleteMarker != loose[0].DeleteMarker {
+			return DeleteResult{}, false
+		}
+	}
+	return loose[0], true
 }
 
 // ListObjectVersions lists versions and delete markers, merged into S3's

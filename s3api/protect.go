@@ -219,12 +219,28 @@ func copySourceVersion(req *request) string {
 }
 
 // bypassCtx is the request's context, marked to pass
-// x-amz-bypass-governance-retention on when the client sent it.
-func bypassCtx(req *request) context.Context {
-	if strings.EqualFold(strings.TrimSpace(req.r.Header.Get("X-Amz-Bypass-Governance-Retention")), "true") {
-		return backend.WithBypassGovernance(req.r.Context())
+// x-amz-bypass-governance-retention on when the client sent it. Only
+// admin credentials may send it: on S3, s3:BypassGovernanceRetention is a
+// permission of its own that a write grant does not give, and a GOVERNANCE
+// lock is there to keep backups from the writers that make them.
+func bypassCtx(req *request) (context.Context, error) {
+	if err := checkBypass(req); err != nil || !bypassAsked(req.r.Header) {
+		return req.r.Context(), err
 	}
-	return req.r.Context()
+	return backend.WithBypassGovernance(req.r.Context()), nil
+}
+
+// checkBypass refuses x-amz-bypass-governance-retention: true from a
+// credential that is not an admin.
+func checkBypass(req *request) error {
+	if bypassAsked(req.r.Header) && !req.cred.Admin {
+		return apiErr("AccessDenied", "Only credentials marked \"admin\": true may bypass a GOVERNANCE retention (x-amz-bypass-governance-retention).")
+	}
+	return nil
+}
+
+func bypassAsked(h http.Header) bool {
+	return strings.EqualFold(strings.TrimSpace(h.Get("X-Amz-Bypass-Governance-Retention")), "true")
 }
 
 // createLockedBucket creates a bucket with Object Lock enabled (which

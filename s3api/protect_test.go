@@ -186,7 +186,13 @@ func TestSubresourcesForwarded(t *testing.T) {
 		t.Fatalf("retention in the past: %v", err)
 	}
 	future := time.Now().Add(time.Hour)
+	_, before := fw.last()
 	_, err = user.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: aws.String("bkt"), Key: aws.String("k"), BypassGovernanceRetention: aws.Bool(true),
+		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &future}})
+	if _, after := fw.last(); apiCode(err) != "AccessDenied" || after != before {
+		t.Fatalf("a user's retention with the governance bypass: %v, forwarded %v; want AccessDenied, nothing forwarded", err, after != before)
+	}
+	_, err = admin.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: aws.String("bkt"), Key: aws.String("k"), BypassGovernanceRetention: aws.Bool(true),
 		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &future}})
 	if err != nil {
 		t.Fatal(err)
@@ -256,5 +262,81 @@ func TestObjectACLForAdmins(t *testing.T) {
 	}
 	if err := put(user, func(in *s3.PutObjectInput) { in.ACL = types.ObjectCannedACLPrivate }); err != nil {
 		t.Fatalf("user, private: %v", err)
+	}
+}
+
+// Only admins may bypass a GOVERNANCE retention: a user's DELETE or
+// DeleteObjects with x-amz-bypass-governance-retention is AccessDenied and
+// deletes nothing; without the header, or from an admin, it deletes.
+func TestBypassForAdmins(t *testing.T) {
+	creds := Credentials{
+		"user":  {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}},
+		"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true},
+	}
+	srv := newTestServerWith(t, Config{Credentials: creds})
+	ctx := context.Background()
+	user, admin := sdkClient(srv.URL, "user", "us"), sdkClient(srv.URL, "admin", "as")
+	b := aws.String("bkt")
+	if _, err := user.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b", "c", "d"} {
+		if _, err := user.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String(k), Body: strings.NewReader(k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exists := func(k string) bool {
+		_, err := user.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String(k)})
+		return err == nil
+	}
+	_, err := user.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: aws.String("a"), BypassGovernanceRetention: aws.Bool(true)})
+	if apiCode(err) != "AccessDenied" || httpStatus(err) != 403 || !exists("a") {
+		t.Fatalf("a user's DELETE with the bypass: %v; kept %v", err, exists("a"))
+	}
+	_, err = user.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: b, BypassGovernanceRetention: aws.Bool(true),
+		Delete: &types.Delete{Objects: []types.ObjectIdentifier{{Key: aws.String("b")}}}})
+	if apiCode(err) != "AccessDenied" || !exists("b") {
+		t.Fatalf("a user's DeleteObjects with the bypass: %v; kept %v", err, exists("b"))
+	}
+	// A bypass header that does not say true bypasses nothing and is
+	// nobody's privilege.
+	if _, err := user.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: aws.String("a"), BypassGovernanceRetention: aws.Bool(false)}); err != nil || exists("a") {
+		t.Fatalf("a user's DELETE with the bypass false: %v; kept %v", err, exists("a"))
+	}
+	if _, err := admin.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: aws.String("c"), BypassGovernanceRetention: aws.Bool(true)}); err != nil || exists("c") {
+		t.Fatalf("an admin's DELETE with the bypass: %v; kept %v", err, exists("c"))
+	}
+	out, err := admin.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: b, BypassGovernanceRetention: aws.Bool(true),
+		Delete: &types.Delete{Objects: []types.ObjectIdentifier{{Key: aws.String("b")}, {Key: aws.String("d")}}}})
+	if err != nil || len(out.Deleted) != 2 || exists("b") || exists("d") {
+		t.Fatalf("an admin's DeleteObjects with the bypass: %+v, %v", out, err)
+	}
+}
+
+// Without a store that has them (none, or the embedded one), the
+// admin-only sub-resources answer 501 to every credential, as the others
+// do: a client reads that as "none here" (s3cmd's info fails on a 403).
+func TestAdminSubresourcesNotImplementedForAll(t *testing.T) {
+	emb, closer, err := backend.NewEmbeddedStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closer.Close() })
+	for name, fw := range map[string]backend.Forwarder{"no forwarder": nil, "embedded": emb.(backend.Forwarder)} {
+		creds := Credentials{"user": {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
+		srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+		ctx := context.Background()
+		c := sdkClient(srv.URL, "user", "us")
+		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.GetBucketCors(ctx, &s3.GetBucketCorsInput{Bucket: aws.String("bkt")})
+		if apiCode(err) != "NotImplemented" || httpStatus(err) != 501 {
+			t.Errorf("%s: GetBucketCors: %v, want 501 NotImplemented", name, err)
+		}
+		_, err = c.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: aws.String("bkt"), Key: aws.String("k")})
+		if apiCode(err) != "NotImplemented" || httpStatus(err) != 501 {
+			t.Errorf("%s: GetObjectAcl: %v, want 501 NotImplemented", name, err)
+		}
 	}
 }

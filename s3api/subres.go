@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/gorilla/mux"
@@ -96,17 +97,29 @@ func onlySub(name string, object bool) mux.MatcherFunc {
 // forward passes one sub-resource request to the backend.
 func (s *Server) forward(sr subresource) handler {
 	return func(req *request) error {
+		// A store without these answers 501 to everyone, before the
+		// admin check (backend.SubresourceLimits).
+		if s.cfg.Forwarder == nil {
+			return apiErr("NotImplemented", "s3seal does not implement ?"+sr.name+" on this backend.")
+		}
+		if l, ok := s.cfg.Forwarder.(backend.SubresourceLimits); ok {
+			if msg := l.SubresourceLimit(sr.name); msg != "" {
+				return apiErr("NotImplemented", msg)
+			}
+		}
 		// Reading a configuration is open to the bucket's readers (s3cmd
 		// info, the console and SDK tools ask for it); changing it is for
 		// admins, since the object store enforces it against everyone.
 		if sr.admin && !req.cred.Admin && req.r.Method != http.MethodGet {
 			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (it is enforced by the object store).")
 		}
-		if s.cfg.Forwarder == nil {
-			return apiErr("NotImplemented", "s3seal does not implement ?"+sr.name+" on this backend.")
-		}
 		if sr.object {
 			if err := sealstore.CheckKey(req.key); err != nil {
+				return err
+			}
+		}
+		if slices.Contains(sr.headers, "X-Amz-Bypass-Governance-Retention") {
+			if err := checkBypass(req); err != nil {
 				return err
 			}
 		}
