@@ -1,0 +1,55 @@
+package s3api
+
+// Review i10b (review-i10b branch): proving tests. Tests named
+// TestReviewI10b* are EXPECTED TO FAIL against the current code: each
+// demonstrates a finding.
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// A key of 230 bytes whose segments are all short (S3 allows 1024, and
+// the embedded store documents only a 255-byte limit per segment): gofakes3
+// keeps each object's metadata in one flat file named by the whole key
+// ("/" replaced by "_") plus 33 bytes of hash, which exceeds the 255-byte
+// file-name limit. Expected: the PUT succeeds (or is a 400 naming a limit)
+// and the bucket stays listable. Actual: see the test output.
+func TestReviewI10bEmbeddedLongKeyMetadataName(t *testing.T) {
+	url := newTestServer(t, adminCreds())
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	b := aws.String("bkt")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("ok"), Body: strings.NewReader("fine")}); err != nil {
+		t.Fatal(err)
+	}
+	key := strings.Repeat("abcdefghi/", 23) + "z" // 231 bytes, short segments
+	_, perr := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String(key), Body: strings.NewReader("x")})
+	t.Logf("PUT of a %d-byte key: err=%v status=%d code=%q", len(key), perr, httpStatus(perr), apiCode(perr))
+	if perr != nil && httpStatus(perr) >= 500 {
+		t.Errorf("PUT of a %d-byte key with 9-byte segments: %v (status %d), want success or a 400 naming the limit", len(key), perr, httpStatus(perr))
+	}
+	list, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: b})
+	if err != nil {
+		t.Errorf("the whole bucket can no longer be listed after that PUT: %v", err)
+	} else {
+		for _, o := range list.Contents {
+			t.Logf("listed %q %d", aws.ToString(o.Key), aws.ToInt64(o.Size))
+		}
+	}
+	if _, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("ok")}); err != nil {
+		t.Errorf("GET of another key: %v", err)
+	}
+	// The failed PUT left its data file behind: nothing is listed under
+	// "abcdefghi/", yet an object "abcdefghi" is refused as a prefix clash.
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("abcdefghi"), Body: strings.NewReader("x")}); err != nil {
+		t.Errorf("PUT abcdefghi (nothing listed under abcdefghi/): %v", err)
+	}
+}
