@@ -53,3 +53,45 @@ func TestReviewI10bEmbeddedLongKeyMetadataName(t *testing.T) {
 		t.Errorf("PUT abcdefghi (nothing listed under abcdefghi/): %v", err)
 	}
 }
+
+// A bucket holding only s3seal's own objects (a multipart upload in
+// progress keeps its state under ".s3seal/"): a listing whose delimiter
+// cuts ".s3seal/..." before its "/" shows a common prefix the client
+// never wrote (".s3" with delimiter "3", ".s3seal/" is hidden only as a
+// whole). Expected: nothing listed. Actual: see the output.
+func TestReviewI10bDelimiterLeaksReservedPrefix(t *testing.T) {
+	url := newTestServer(t, adminCreds())
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	b := aws.String("bkt")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: aws.String("k"), UploadId: up.UploadId,
+		PartNumber: aws.Int32(1), Body: strings.NewReader("part")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"3", "e", "."} {
+		l, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: b, Delimiter: aws.String(d)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range l.CommonPrefixes {
+			t.Errorf("ListObjectsV2 delimiter %q: common prefix %q (only s3seal's objects are in the bucket)", d, aws.ToString(p.Prefix))
+		}
+		for _, o := range l.Contents {
+			t.Errorf("ListObjectsV2 delimiter %q: key %q", d, aws.ToString(o.Key))
+		}
+		v, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: b, Delimiter: aws.String(d)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range v.CommonPrefixes {
+			t.Errorf("ListObjectVersions delimiter %q: common prefix %q", d, aws.ToString(p.Prefix))
+		}
+	}
+}
