@@ -139,4 +139,20 @@ func TestReviewI10bV1NextMarkerLeaksReservedKey(t *testing.T) {
 			marker = l.Contents[len(l.Contents)-1].Key
 		}
 	}
+	// ListObjectVersions pages the same way: NextKeyMarker.
+	var km, vm *string
+	for i := 0; i < 10; i++ {
+		l, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: b, MaxKeys: aws.Int32(1), KeyMarker: km, VersionIdMarker: vm})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("versions page %d: %d versions, truncated %v, NextKeyMarker %q", i, len(l.Versions), aws.ToBool(l.IsTruncated), aws.ToString(l.NextKeyMarker))
+		if strings.HasPrefix(aws.ToString(l.NextKeyMarker), ".s3seal/") {
+			t.Errorf("NextKeyMarker names s3seal's hidden object %q", aws.ToString(l.NextKeyMarker))
+		}
+		if !aws.ToBool(l.IsTruncated) {
+			break
+		}
+		km, vm = l.NextKeyMarker, l.NextVersionIdMarker
+	}
 }
