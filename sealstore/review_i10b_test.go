@@ -8,9 +8,12 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/internal/faultproxy"
 )
 
 // In a versioned bucket whose only client content is an old version
@@ -126,4 +129,53 @@ func TestReviewI10bGetVersionServesAnotherVersion(t *testing.T) {
 	defer rd.Close()
 	got, _ := io.ReadAll(rd)
 	t.Errorf("GET version %s answered %q with version id %q; want the answer refused (another version than asked)", a.VersionID, got, info.VersionID)
+}
+
+// Held up (passes): a store that answers gc's ListObjectVersions with 200
+// and an <Error> body does not make gc take "no version has its ETag" for
+// certain: the SDK refuses the body and retries, and the manifest an older
+// multipart version needs stays.
+func TestReviewI10bHeldGCErrorInBodyListingKeepsOldVersionManifest(t *testing.T) {
+	ep := startMotoLoopback(t)
+	px, err := faultproxy.Start(ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { px.Close() })
+	be, err := backend.NewS3(backend.S3Config{Endpoint: px.URL(), AccessKey: "a", SecretKey: "b", PathStyle: true, HTTPClient: http.DefaultClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{be: &countingStore{Store: be}, ctx: t.Context()}
+	key, _ := crypto.GenerateKey()
+	f.kr, _ = crypto.NewKeyring("k1", map[string][]byte{"k1": key})
+	if f.st, err = New(f.be, f.kr, Options{SpoolDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := be.CreateBucket(f.ctx, bucket); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
+		t.Fatal(err)
+	}
+	data := randBytes(1000, 7)
+	f.completeSmall(t, "k", data)
+	old, err := f.st.Head(f.ctx, bucket, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.Delete(f.ctx, bucket, "k"); err != nil { // a delete marker; the version stays
+		t.Fatal(err)
+	}
+	if got, err := f.readVersion(t, "k", old.VersionID); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("old version before gc: %v", err)
+	}
+	// Listings: #1 the completion's clean-up of its upload state, then gc's: #2 the manifests, #3 the versions of "k".
+	px.Inject(faultproxy.Rule{Op: faultproxy.ListObjects, Attempt: 3, Fault: faultproxy.ErrorInBody})
+	found, err := f.st.GC(f.ctx, bucket, GCOptions{Delete: true})
+	t.Logf("gc: %+v, %v", found, err)
+	px.Reset()
+	if got, err := f.readVersion(t, "k", old.VersionID); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("old multipart version after gc met a 200 <Error> listing: %v (its manifest was removed)", err)
+	}
 }
