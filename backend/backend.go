@@ -38,6 +38,10 @@ type Store interface {
 	// CopyObject copies an object within the backend with new metadata
 	// (at most MaxCopySize bytes), conditional on the source's ETag.
 	CopyObject(ctx context.Context, in CopyInput) (CopyOutput, error)
+	// ObjectTagging returns the tags of an object (of one version when
+	// versionID is set) as x-amz-tagging takes them: URL query encoding,
+	// "" for none. A store without tags answers NotImplemented.
+	ObjectTagging(ctx context.Context, bucket, key, versionID string) (string, error)
 
 	Multipart
 	Versions

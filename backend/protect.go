@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"time"
 
@@ -122,4 +123,28 @@ func md5Wanted(err error, sent *string, body io.ReadSeeker) (string, bool) {
 	}
 	md5, herr := bodyMD5(body)
 	return md5, herr == nil
+}
+
+// ObjectTagging reads an object's tags (GetObjectTagging).
+func (c *S3) ObjectTagging(ctx context.Context, bucket, key, versionID string) (string, error) {
+	vid, err := c.versionParam("GetObjectTagging", versionID)
+	if err != nil {
+		return "", err
+	}
+	out, err := c.api.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: &bucket, Key: &key, VersionId: vid})
+	if err != nil {
+		return "", wrapErr("GetObjectTagging", err)
+	}
+	return encodeTagging(out.TagSet), nil
+}
+
+// encodeTagging encodes tags as x-amz-tagging takes them, in their order:
+// key=value pairs joined by "&", each side URL-escaped with "%20" for a
+// space.
+func encodeTagging(tags []types.Tag) string {
+	parts := make([]string, len(tags))
+	for i, t := range tags {
+		parts[i] = strings.ReplaceAll(url.QueryEscape(aws.ToString(t.Key))+"="+url.QueryEscape(aws.ToString(t.Value)), "+", "%20")
+	}
+	return strings.Join(parts, "&")
 }

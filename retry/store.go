@@ -118,6 +118,14 @@ func (s *store) HeadObject(ctx context.Context, bucket, key string) (out backend
 	return out, err
 }
 
+func (s *store) ObjectTagging(ctx context.Context, bucket, key, versionID string) (out string, err error) {
+	err = s.do(ctx, Call{Operation: "GetObjectTagging", Bucket: bucket, Key: key}, func(int) error {
+		out, err = s.st.ObjectTagging(ctx, bucket, key, versionID)
+		return err
+	})
+	return out, err
+}
+
 func (s *store) DeleteObject(ctx context.Context, bucket, key string) error {
 	return s.do(ctx, Call{Operation: "DeleteObject", Bucket: bucket, Key: key}, func(int) error { return s.st.DeleteObject(ctx, bucket, key) })
 }

@@ -60,7 +60,11 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	cur, _, keys, err := s.currentParts(ctx, u)
+	want := make([]uint32, len(in.Parts))
+	for i, p := range in.Parts {
+		want[i] = uint32(p.PartNumber)
+	}
+	cur, _, keys, err := s.currentParts(ctx, u, want)
 	if err != nil {
 		return ObjectInfo{}, err
 	}

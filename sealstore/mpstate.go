@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -191,59 +190,6 @@ func noSuchUpload() error {
 	return errorf("NoSuchUpload", "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.")
 }
 
-// partRecords lists the upload's part records, opened: for each part
-// number, every record found (a part uploaded several times has several).
-// It also returns every state key seen, for cleaning up.
-func (s *Store) partRecords(ctx context.Context, u *upload) (map[uint32][]crypto.PartRecord, []string, error) {
-	recs := map[uint32][]crypto.PartRecord{}
-	var keys []string
-	in := backend.ListInput{Bucket: u.bucket, V2: true, Prefix: u.prefix}
-	for {
-		out, err := s.be.ListObjects(ctx, in)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, e := range out.Entries {
-			keys = append(keys, e.Key)
-			part, sealed, inBody, ok := parseRecordKey(u.prefix, e.Key)
-			if !ok {
-				continue
-			}
-			if inBody {
-				if sealed, err = s.recordBody(ctx, u.bucket, e.Key); backend.IsNotFound(err) {
-					continue // completed or aborted meanwhile
-				} else if err != nil {
-					return nil, nil, err
-				}
-			}
-			r, err := crypto.OpenPartRecord(u.dk, part, sealed)
-			if err != nil {
-				// Not ours (or damaged): it names no part of this upload.
-				continue
-			}
-			recs[part] = append(recs[part], r)
-		}
-		if !out.IsTruncated || out.NextContinuationToken == "" {
-			return recs, keys, nil
-		}
-		in.ContinuationToken = out.NextContinuationToken
-	}
-}
-
-// maxRecordBody bounds a part record kept in an object's body: one with
-// MaxChecksums of the longest names and values is under 1 KiB.
-const maxRecordBody = 4 << 10
-
-// recordBody reads a part record kept in an object's body.
-func (s *Store) recordBody(ctx context.Context, bucket, key string) ([]byte, error) {
-	obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key})
-	if err != nil {
-		return nil, err
-	}
-	defer obj.Body.Close()
-	return io.ReadAll(io.LimitReader(obj.Body, maxRecordBody))
-}
-
 // backendParts lists every part the backend holds for the upload.
 func (s *Store) backendParts(ctx context.Context, u *upload) ([]backend.Part, error) {
 	var parts []backend.Part
@@ -262,30 +208,6 @@ func (s *Store) backendParts(ctx context.Context, u *upload) ([]backend.Part, er
 		}
 		in.Marker = out.NextMarker
 	}
-}
-
-// currentParts pairs each part the backend holds with its record: the one
-// whose backend ETag is that of the part the backend kept. A part without
-// a matching record (its UploadPart never answered) is left out.
-func (s *Store) currentParts(ctx context.Context, u *upload) (map[uint32]crypto.PartRecord, []backend.Part, []string, error) {
-	parts, err := s.backendParts(ctx, u)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	recs, keys, err := s.partRecords(ctx, u)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	cur := make(map[uint32]crypto.PartRecord, len(parts))
-	for _, p := range parts {
-		etag := strings.Trim(p.ETag, `"`)
-		for _, r := range recs[uint32(p.PartNumber)] {
-			if r.BackendETag == etag && crypto.CiphertextSize(r.PlainSize) == p.Size {
-				cur[uint32(p.PartNumber)] = r
-			}
-		}
-	}
-	return cur, parts, keys, nil
 }
 
 // dropKeys deletes state objects, 1000 a request, best effort: what is

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -157,7 +156,7 @@ func (s *Store) AbortMultipart(ctx context.Context, bucket, key, uploadID string
 	if err != nil && backend.ErrorCode(err) != "NoSuchUpload" {
 		return err
 	}
-	_, keys, lerr := s.partRecords(ctx, u)
+	_, keys, lerr := s.listRecords(ctx, u)
 	if lerr == nil {
 		s.dropKeys(ctx, bucket, keys)
 	}
@@ -193,22 +192,14 @@ func (s *Store) ListParts(ctx context.Context, bucket, key, uploadID string, mar
 	if err != nil {
 		return PartsPage{}, err
 	}
-	cur, parts, _, err := s.currentParts(ctx, u)
+	maxParts = max(0, min(maxParts, 1000))
+	cur, parts, more, err := s.partsPage(ctx, u, marker, maxParts)
 	if err != nil {
 		return PartsPage{}, err
 	}
-	maxParts = max(0, min(maxParts, 1000))
-	page := PartsPage{ChecksumAlgorithm: u.checksumAlg, ChecksumType: u.checksumType}
-	slices.SortFunc(parts, func(a, b backend.Part) int { return int(a.PartNumber - b.PartNumber) })
+	page := PartsPage{ChecksumAlgorithm: u.checksumAlg, ChecksumType: u.checksumType, IsTruncated: more}
 	for _, p := range parts {
-		r, ok := cur[uint32(p.PartNumber)]
-		if !ok || int(p.PartNumber) <= marker {
-			continue
-		}
-		if len(page.Parts) == maxParts {
-			page.IsTruncated = true
-			break
-		}
+		r := cur[uint32(p.PartNumber)]
 		page.Parts = append(page.Parts, ListedPart{PartNumber: int(p.PartNumber), ETag: fmt.Sprintf("%x", r.PlainMD5),
 			Size: r.PlainSize, LastModified: p.LastModified, Checksums: r.Checksums})
 		page.NextMarker = int(p.PartNumber)

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -164,7 +165,10 @@ func (s *Store) rewrapOne(ctx context.Context, bucket string, e backend.ListEntr
 	maps.Copy(meta, newEnv.Metadata())
 	etag := strings.Trim(bi.ETag, `"`)
 	if bi.Size > opt.MaxCopySize {
-		err = s.copyOntoItselfByParts(ctx, bucket, e.Key, etag, bi.Size, opt.MaxCopySize, meta, bi.Headers)
+		var p backend.Protection
+		if p, err = s.carriedProtection(ctx, bucket, e.Key, bi, time.Now()); err == nil {
+			err = s.copyOntoItselfByParts(ctx, bucket, e.Key, etag, bi.Size, opt.MaxCopySize, meta, bi.Headers, p)
+		}
 	} else {
 		_, err = s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: e.Key, Bucket: bucket, Key: e.Key,
 			SrcIfMatch: etag, Meta: meta, Headers: bi.Headers})

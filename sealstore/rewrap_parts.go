@@ -2,6 +2,7 @@ package sealstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
@@ -26,7 +27,7 @@ func copyPartSize(size, maxCopy int64) int64 {
 	return part
 }
 
-// copyOntoItselfByParts replaces bucket/key by itself with meta and h, for
+// copyOntoItselfByParts replaces bucket/key by itself with meta, h and p, for
 // objects above the backend's single-copy limit: a multipart upload with
 // the new metadata whose parts are copied from ranges of the object
 // (UploadPartCopy, each conditional on etag, the backend ETag its HEAD
@@ -35,8 +36,8 @@ func copyPartSize(size, maxCopy int64) int64 {
 // format does not depend on backend part boundaries. On failure the upload
 // is aborted.
 func (s *Store) copyOntoItselfByParts(ctx context.Context, bucket, key, etag string, size, maxCopy int64,
-	meta map[string]string, h backend.Headers) (err error) {
-	id, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: bucket, Key: key, Meta: meta, Headers: h})
+	meta map[string]string, h backend.Headers, p backend.Protection) (err error) {
+	id, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: bucket, Key: key, Meta: meta, Headers: h, Protect: p})
 	if err != nil {
 		return err
 	}
@@ -64,4 +65,30 @@ func (s *Store) copyOntoItselfByParts(ctx context.Context, bucket, key, etag str
 	_, err = s.be.CompleteMultipartUpload(ctx, backend.CompleteMultipartInput{Bucket: bucket, Key: key, UploadID: id,
 		Parts: parts, IfMatch: etag})
 	return err
+}
+
+// carriedProtection is what a copy by parts must set on the new upload for
+// the object bi describes to keep what a single CopyObject keeps (its tags)
+// and its lock: the tags of the version the HEAD saw (none from a store
+// without tags), its legal hold when on, and its retention when it has not
+// expired (S3 refuses a retain-until date in the past). ACL grants are not
+// carried: they are read only with ?acl, and s3seal's objects have the
+// bucket owner's.
+func (s *Store) carriedProtection(ctx context.Context, bucket, key string, bi backend.ObjectInfo, now time.Time) (backend.Protection, error) {
+	var p backend.Protection
+	if bi.Lock.LockMode != "" && bi.Lock.RetainUntil.After(now) {
+		p.LockMode, p.RetainUntil = bi.Lock.LockMode, bi.Lock.RetainUntil
+	}
+	if bi.Lock.LegalHold == "ON" {
+		p.LegalHold = "ON"
+	}
+	tags, err := s.be.ObjectTagging(ctx, bucket, key, bi.VersionID)
+	switch {
+	case backend.ErrorCode(err) == "NotImplemented":
+	case err != nil:
+		return p, fmt.Errorf("read the tags to carry over: %w", err)
+	default:
+		p.Tagging = tags
+	}
+	return p, nil
 }

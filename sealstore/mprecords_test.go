@@ -1,0 +1,134 @@
+package sealstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha512"
+	"encoding/base64"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// slowGets counts backend GETs and how many run at once, each held for a
+// moment so that concurrent ones overlap.
+type slowGets struct {
+	backend.Store
+	gets, inFlight, maxInFlight atomic.Int64
+}
+
+func (g *slowGets) GetObject(ctx context.Context, in backend.GetInput) (*backend.Object, error) {
+	g.gets.Add(1)
+	n := g.inFlight.Add(1)
+	defer g.inFlight.Add(-1)
+	for m := g.maxInFlight.Load(); n > m && !g.maxInFlight.CompareAndSwap(m, n); m = g.maxInFlight.Load() {
+	}
+	time.Sleep(5 * time.Millisecond)
+	return g.Store.GetObject(ctx, in)
+}
+
+// sha512Upload starts an upload of n one-line parts with SHA-512 part
+// checksums (records too long for a key) on the embedded store and returns
+// the store, its GET counter, the upload id and the parts' MD5 ETags.
+func sha512Upload(t *testing.T, n int) (*Store, *slowGets, string, []string) {
+	t.Helper()
+	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closer.Close() })
+	g := &slowGets{Store: be}
+	key, _ := crypto.GenerateKey()
+	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
+	st, err := New(g, kr, Options{SpoolDir: t.TempDir(), ListConcurrency: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := be.CreateBucket(ctx, bucket); err != nil {
+		t.Fatal(err)
+	}
+	id, err := st.CreateMultipart(ctx, CreateMultipartInput{Bucket: bucket, Key: "k", ChecksumAlgorithm: "sha512", ChecksumType: "COMPOSITE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	etags := make([]string, n+1)
+	for i := 1; i <= n; i++ {
+		data := []byte(fmt.Sprintf("part %d", i))
+		sum := sha512.Sum512(data)
+		val := base64.StdEncoding.EncodeToString(sum[:])
+		pi, err := st.UploadPart(ctx, UploadPartInput{Bucket: bucket, Key: "k", UploadID: id, PartNumber: i,
+			Body: bytes.NewReader(data), Size: int64(len(data)),
+			Finalize: func() (map[string]string, error) { return map[string]string{"sha512": val}, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		etags[i] = pi.ETag
+	}
+	return st, g, id, etags
+}
+
+// Paging through an upload whose records are in bodies lists every part
+// once, in order, reading each record once, and the last page is not
+// truncated.
+func TestListPartsPagesLongRecords(t *testing.T) {
+	st, g, id, _ := sha512Upload(t, 25)
+	var got []int
+	marker, pages := 0, 0
+	for ; pages < 10; pages++ {
+		page, err := st.ListParts(context.Background(), bucket, "k", id, marker, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range page.Parts {
+			got = append(got, p.PartNumber)
+			if p.Checksums["sha512"] == "" {
+				t.Errorf("part %d listed without its checksum", p.PartNumber)
+			}
+		}
+		if !page.IsTruncated {
+			break
+		}
+		marker = page.NextMarker
+	}
+	if len(got) != 25 || pages != 2 {
+		t.Fatalf("listed %v in %d pages", got, pages+1)
+	}
+	for i, n := range got {
+		if n != i+1 {
+			t.Fatalf("listed %v", got)
+		}
+	}
+	if n := g.gets.Load(); n != 25 {
+		t.Errorf("paging through 25 parts made %d backend GETs, want 25", n)
+	}
+}
+
+// Completion reads the records of the parts it is asked to complete only,
+// and those ListConcurrency at a time, not one after another.
+func TestCompleteReadsRecordsOfListedPartsInParallel(t *testing.T) {
+	st, g, id, etags := sha512Upload(t, 30)
+	u, err := st.loadUpload(context.Background(), bucket, "k", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, _, _, err := st.currentParts(context.Background(), u, nil)
+	if err != nil || len(cur) != 30 {
+		t.Fatalf("currentParts: %d parts, %v", len(cur), err)
+	}
+	if m := g.maxInFlight.Load(); m < 2 || m > 4 {
+		t.Errorf("reading 30 records ran at most %d GETs at once, want 2 to ListConcurrency (4)", m)
+	}
+	g.gets.Store(0)
+	if _, err := st.CompleteMultipart(context.Background(), CompleteInput{Bucket: bucket, Key: "k", UploadID: id,
+		Parts: []CompletePart{{PartNumber: 30, ETag: etags[30]}}, ExpectSize: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if n := g.gets.Load(); n > 1 {
+		t.Errorf("completing 1 part of an upload of 30 made %d backend GETs, want at most 1", n)
+	}
+}

@@ -1,0 +1,124 @@
+package sealstore
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// lockedHeads reports a lock on every HEAD of key (as a store with Object
+// Lock would; the embedded store has none), answers tags for it, and
+// records the uploads created, passing them on without lock and tags.
+type lockedHeads struct {
+	backend.Store
+	key     string
+	lock    backend.Protection
+	tags    string
+	tagErr  error
+	created []backend.CreateMultipartInput
+}
+
+func (l *lockedHeads) HeadObject(ctx context.Context, bucket, key string) (backend.ObjectInfo, error) {
+	bi, err := l.Store.HeadObject(ctx, bucket, key)
+	if key == l.key {
+		bi.Lock = l.lock
+	}
+	return bi, err
+}
+
+func (l *lockedHeads) ObjectTagging(ctx context.Context, bucket, key, versionID string) (string, error) {
+	if key == l.key {
+		return l.tags, l.tagErr
+	}
+	return l.Store.ObjectTagging(ctx, bucket, key, versionID)
+}
+
+func (l *lockedHeads) CreateMultipartUpload(ctx context.Context, in backend.CreateMultipartInput) (string, error) {
+	if in.Key == l.key {
+		l.created = append(l.created, in)
+		in.Protect = backend.Protection{} // the embedded store refuses lock and tags
+	}
+	return l.Store.CreateMultipartUpload(ctx, in)
+}
+
+// rewrapLocked puts a 7 MiB object with storage class, redirect and
+// standard headers behind a store reporting lock, rewraps it by parts and
+// returns what the copy's upload was created with, and the results.
+func rewrapLocked(t *testing.T, lock backend.Protection, tagErr error) ([]backend.CreateMultipartInput, []RewrapResult) {
+	f := newFixture(t)
+	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
+	lh := &lockedHeads{Store: f.be, key: "big", lock: lock, tags: "tier=gold&note=a%20b", tagErr: tagErr}
+	st, _ := New(lh, kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	h := backend.Headers{ContentType: "text/x-big", CacheControl: "no-cache", ContentDisposition: "inline",
+		ContentLanguage: "de", StorageClass: "STANDARD_IA", WebsiteRedirectLocation: "/elsewhere"}
+	data := randBytes(7<<20, 5)
+	if _, err := st.Put(f.ctx, PutInput{Bucket: bucket, Key: "big", Body: bytes.NewReader(data), Size: int64(len(data)), Headers: h}); err != nil {
+		t.Fatal(err)
+	}
+	var res []RewrapResult
+	if err := st.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2", MaxCopySize: 6 << 20, NoWriters: true}, func(r RewrapResult) { res = append(res, r) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 {
+		t.Fatalf("rewrap: %+v", res)
+	}
+	bi, err := f.be.HeadObject(f.ctx, bucket, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Status == RewrapDone && (bi.Headers.ContentType != h.ContentType || bi.Headers.CacheControl != h.CacheControl ||
+		bi.Headers.ContentLanguage != h.ContentLanguage || bi.Headers.WebsiteRedirectLocation != h.WebsiteRedirectLocation ||
+		bi.StorageClass != h.StorageClass) {
+		t.Errorf("after the rewrap by parts: class %q, headers %+v; want %+v", bi.StorageClass, bi.Headers, h)
+	}
+	return lh.created, res
+}
+
+// TestRewrapByPartsCarriesLockAndTags: the copy's upload is created with
+// the object's tags, retention and legal hold, and the object keeps its
+// storage class, redirect and standard headers.
+func TestRewrapByPartsCarriesLockAndTags(t *testing.T) {
+	until := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
+	created, res := rewrapLocked(t, backend.Protection{LockMode: "COMPLIANCE", RetainUntil: until, LegalHold: "ON"}, nil)
+	if res[0].Status != RewrapDone {
+		t.Fatalf("rewrap: %+v", res)
+	}
+	if len(created) != 1 {
+		t.Fatalf("%d uploads created for the copy", len(created))
+	}
+	p := created[0].Protect
+	if p.LockMode != "COMPLIANCE" || !p.RetainUntil.Equal(until) || p.LegalHold != "ON" || p.Tagging != "tier=gold&note=a%20b" {
+		t.Errorf("the copy's upload carries %+v", p)
+	}
+}
+
+// TestRewrapByPartsExpiredRetention: a retention already over is not set
+// again (S3 refuses a date in the past), nor a legal hold that is off.
+func TestRewrapByPartsExpiredRetention(t *testing.T) {
+	created, res := rewrapLocked(t, backend.Protection{LockMode: "GOVERNANCE", RetainUntil: time.Now().Add(-time.Hour), LegalHold: "OFF"}, nil)
+	if res[0].Status != RewrapDone || len(created) != 1 {
+		t.Fatalf("rewrap: %+v, %d uploads", res, len(created))
+	}
+	if p := created[0].Protect; p.LockMode != "" || !p.RetainUntil.IsZero() || p.LegalHold != "" || p.Tagging == "" {
+		t.Errorf("the copy's upload carries %+v", p)
+	}
+}
+
+// TestRewrapByPartsTagsUnreadable: when the tags cannot be read the object
+// is not rewritten (it would lose them) and the failure is reported; a
+// store without tags (NotImplemented) rewrites it with none.
+func TestRewrapByPartsTagsUnreadable(t *testing.T) {
+	created, res := rewrapLocked(t, backend.Protection{}, &backend.Error{Code: "AccessDenied", StatusCode: 403, Message: "no"})
+	if res[0].Status != RewrapFailed || len(created) != 0 || !strings.Contains(res[0].Err.Error(), "tags") {
+		t.Errorf("rewrap: %+v, %d uploads", res, len(created))
+	}
+	created, res = rewrapLocked(t, backend.Protection{}, &backend.Error{Code: "NotImplemented", StatusCode: 501, Message: "no"})
+	if res[0].Status != RewrapDone || len(created) != 1 || created[0].Protect.Tagging != "" {
+		t.Errorf("rewrap: %+v, %d uploads", res, len(created))
+	}
+}
