@@ -2,6 +2,7 @@ package sealstore
 
 import (
 	"bytes"
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -199,4 +200,71 @@ func TestGCVersionedBucketOnMoto(t *testing.T) {
 			t.Fatalf("old version behind the marker after gc: %v", err)
 		}
 	}
+}
+
+// TestLockedInternalVersionsOnMoto: in a bucket whose default retention
+// locks s3seal's own objects, a version the store refuses to delete stays
+// hidden (its delete marker is kept, so it does not become current
+// again), gc reports it as not removed, and DeleteBucket answers
+// BucketNotEmpty, as S3 does for a bucket holding locked versions.
+func TestLockedInternalVersionsOnMoto(t *testing.T) {
+	f := motoFixture(t)
+	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
+		t.Fatal(err)
+	}
+	f.completeSmall(t, "mp", randBytes(1000, 51))
+	locked := f.reservedKeys(t, manifestsPrefix)[0]
+	f.deleteClientVersions(t, nil) // takes the manifest: a marker over its version
+	vs, err := f.st.keyVersions(f.ctx, bucket, locked)
+	if err != nil || len(vs) != 2 || !vs[0].DeleteMarker || vs[1].DeleteMarker {
+		t.Fatalf("manifest versions: %+v %v", vs, err)
+	}
+	f.st, _ = New(&lockedVersion{countingStore: f.be, id: backend.ObjectID{Key: locked, VersionID: vs[1].VersionID}},
+		f.kr, Options{SpoolDir: t.TempDir()})
+
+	later := func() time.Time { return time.Now().Add(time.Hour) }
+	found, err := f.st.GC(f.ctx, bucket, GCOptions{Delete: true, Now: later})
+	if errorCode(err) != "AccessDenied" {
+		t.Fatalf("gc: %v, want the store's refusal", err)
+	}
+	for _, g := range found {
+		if g.Removed == (g.Key == locked) {
+			t.Errorf("%+v", g)
+		}
+	}
+	left := f.reservedVersions(t, ReservedPrefix)
+	if len(left) != 2 || !strings.HasPrefix(left[0], locked+"@") || !strings.HasSuffix(left[0], "(marker)") ||
+		!strings.HasPrefix(left[1], locked+"@") || strings.HasSuffix(left[1], "(marker)") {
+		t.Fatalf("left under .s3seal/: %q, want the locked manifest behind its marker", left)
+	}
+	if n := len(f.reservedKeys(t, ReservedPrefix)); n != 0 {
+		t.Fatalf("a locked version became current again")
+	}
+	if err := f.st.DeleteBucket(f.ctx, bucket); errorCode(err) != "BucketNotEmpty" {
+		t.Fatalf("DeleteBucket with a locked version of s3seal's: %v", err)
+	}
+	if after := f.reservedVersions(t, ReservedPrefix); !slices.Equal(left, after) {
+		t.Fatalf("DeleteBucket changed the locked versions: %q", after)
+	}
+}
+
+// lockedVersion refuses to delete one version, as a store does under
+// Object Lock (delete markers are never locked).
+type lockedVersion struct {
+	*countingStore
+	id backend.ObjectID
+}
+
+func (l *lockedVersion) DeleteVersions(ctx context.Context, bucket string, objs []backend.ObjectID) ([]backend.DeleteResult, error) {
+	var rest []backend.ObjectID
+	var out []backend.DeleteResult
+	for _, o := range objs {
+		if o == l.id {
+			out = append(out, backend.DeleteResult{Key: o.Key, VersionID: o.VersionID, Code: "AccessDenied", Message: "locked"})
+		} else {
+			rest = append(rest, o)
+		}
+	}
+	res, err := l.countingStore.DeleteVersions(ctx, bucket, rest)
+	return append(out, res...), err
 }
