@@ -94,20 +94,25 @@ func (s *Store) findGarbage(ctx context.Context, bucket string, cutoff time.Time
 // each. One failure (a key the backend lists mangled, a race with a
 // client, a locked version) does not stop the others.
 func (s *Store) removeGarbage(ctx context.Context, bucket string, found []Garbage, versioned bool) error {
-	var errs []error
+	var byVersion []*Garbage
 	for i := range found {
 		g := &found[i]
 		switch {
 		case g.Kind == "upload":
 			g.Err = s.be.AbortMultipartUpload(ctx, bucket, g.Key, g.UploadID)
 		case versioned:
-			g.Err = s.removeVersions(ctx, bucket, g)
+			byVersion = append(byVersion, g)
 		default:
 			var res []backend.DeleteResult
 			if res, g.Err = s.be.DeleteObjects(ctx, bucket, []string{g.Key}); g.Err == nil && len(res) == 1 && res[0].Code != "" {
 				g.Err = &backend.Error{Op: "DeleteObjects", Code: res[0].Code, Message: res[0].Message}
 			}
 		}
+	}
+	s.removeVersions(ctx, bucket, byVersion)
+	var errs []error
+	for i := range found {
+		g := &found[i]
 		if g.Err != nil {
 			errs = append(errs, fmt.Errorf("%s %s: %w", g.Kind, g.Key, g.Err))
 			continue

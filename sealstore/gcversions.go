@@ -2,7 +2,6 @@ package sealstore
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -120,54 +119,64 @@ func (s *Store) judgeHidden(ctx context.Context, bucket string, cutoff time.Time
 	return g, true, nil
 }
 
-// removeVersions deletes every version and delete marker of g.Key by id:
-// those listed with it, else those there now. The versions go first, the
-// markers only once every version is gone, so a version the store keeps
-// (a locked one) stays hidden rather than becoming current again.
-// Deleting by id never touches a version written after the listing.
-func (s *Store) removeVersions(ctx context.Context, bucket string, g *Garbage) error {
-	vs := g.versions
-	if vs == nil {
-		var err error
-		if vs, err = s.keyVersions(ctx, bucket, g.Key); err != nil {
-			return err
-		}
+// removeVersions deletes every version and delete marker of each g.Key
+// by id (those listed with it, else those there now), setting g.Err on
+// failure. The versions go first, up to maxDeleteIDs a request whatever
+// their keys; a key's markers only once every version of it is gone, so
+// a version the store keeps (a locked one) stays hidden rather than
+// becoming current again. Deleting by id never touches a version written
+// after the listing; a version already gone is fine.
+func (s *Store) removeVersions(ctx context.Context, bucket string, gs []*Garbage) {
+	type item struct {
+		id backend.ObjectID
+		g  *Garbage
 	}
-	var data, markers []backend.ObjectID
-	for _, v := range vs {
-		id := backend.ObjectID{Key: v.Key, VersionID: v.VersionID}
-		if v.DeleteMarker {
-			markers = append(markers, id)
-		} else {
-			data = append(data, id)
-		}
-	}
-	if err := s.deleteIDs(ctx, bucket, data); err != nil {
-		return err
-	}
-	return s.deleteIDs(ctx, bucket, markers)
-}
-
-// deleteIDs deletes versions by id, up to maxDeleteIDs a request. A
-// version already gone is fine; each refusal is returned as the store's
-// error.
-func (s *Store) deleteIDs(ctx context.Context, bucket string, ids []backend.ObjectID) error {
-	var errs []error
-	for len(ids) > 0 {
-		n := min(len(ids), maxDeleteIDs)
-		res, err := s.be.DeleteVersions(ctx, bucket, ids[:n])
-		if err != nil {
-			return err
-		}
-		for _, r := range res {
-			if r.Code != "" && r.Code != "NoSuchVersion" && r.Code != "NoSuchKey" {
-				errs = append(errs, &backend.Error{Op: "DeleteObjects", Code: r.Code,
-					Message: r.Message + " (version " + r.VersionID + ")"})
+	var data, markers []item
+	for _, g := range gs {
+		if g.versions == nil {
+			if g.versions, g.Err = s.keyVersions(ctx, bucket, g.Key); g.Err != nil {
+				continue
 			}
 		}
-		ids = ids[n:]
+		for _, v := range g.versions {
+			it := item{backend.ObjectID{Key: v.Key, VersionID: v.VersionID}, g}
+			if v.DeleteMarker {
+				markers = append(markers, it)
+			} else {
+				data = append(data, it)
+			}
+		}
 	}
-	return errors.Join(errs...)
+	del := func(items []item) {
+		for len(items) > 0 {
+			n := min(len(items), maxDeleteIDs)
+			var sent []item
+			var ids []backend.ObjectID
+			for _, it := range items[:n] {
+				if it.g.Err == nil { // the markers of a key whose version stays are kept
+					sent, ids = append(sent, it), append(ids, it.id)
+				}
+			}
+			items = items[n:]
+			if len(ids) == 0 {
+				continue
+			}
+			res, err := s.be.DeleteVersions(ctx, bucket, ids)
+			for i, it := range sent {
+				switch {
+				case it.g.Err != nil:
+				case err != nil:
+					it.g.Err = err
+				case i >= len(res):
+					it.g.Err = &backend.Error{Op: "DeleteObjects", Code: "InternalError", Message: "backend did not report version " + it.id.VersionID}
+				case res[i].Code != "" && res[i].Code != "NoSuchVersion" && res[i].Code != "NoSuchKey":
+					it.g.Err = &backend.Error{Op: "DeleteObjects", Code: res[i].Code, Message: res[i].Message + " (version " + it.id.VersionID + ")"}
+				}
+			}
+		}
+	}
+	del(data)
+	del(markers)
 }
 
 // keyVersions lists every version and delete marker of key.
