@@ -36,7 +36,7 @@ func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 		return err
 	}
 	if !empty {
-		return errorf("BucketNotEmpty", "The bucket you tried to delete is not empty")
+		return errorf("BucketNotEmpty", "The bucket you tried to delete is not empty.")
 	}
 	if err := s.abortUploads(ctx, bucket); err != nil {
 		return err
