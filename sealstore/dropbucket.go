@@ -2,6 +2,7 @@ package sealstore
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -12,7 +13,8 @@ import (
 // with what s3seal keeps in it under ReservedPrefix, which listings hide
 // and which would otherwise make the backend refuse with BucketNotEmpty.
 //
-// While any client object remains it answers BucketNotEmpty and touches
+// While any client object remains (in a versioned bucket: any version or
+// delete marker of a client key) it answers BucketNotEmpty and touches
 // nothing. Otherwise, as S3 deletes a bucket with multipart uploads in
 // progress (they are discarded with it), it aborts every backend upload
 // of the bucket, then deletes under ReservedPrefix what gc's rules say no
@@ -24,7 +26,10 @@ import (
 // over and the object at its key is not made of its parts (the upload is
 // asked first). Upload state or a manifest written after the clean-up
 // (an upload created or completed meanwhile) makes the backend refuse too:
-// the bucket stays, readable, and a retry cleans it.
+// the bucket stays, readable, and a retry cleans it. In a versioned bucket
+// the clean-up deletes every version and delete marker of what it removes
+// by id, and also what s3seal deleted before (gcHidden), so that no
+// version hidden from the client keeps the bucket.
 func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 	empty, reserved, err := s.clientEmpty(ctx, bucket)
 	if err != nil {
@@ -43,21 +48,65 @@ func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 	// above keep whatever a live upload or object still needs. A cutoff in
 	// the future also takes objects the store stamped ahead of our clock.
 	cutoff := time.Now().Add(24 * time.Hour)
-	found, err := s.findGarbage(ctx, bucket, cutoff, s.gcManifests, s.gcUploadState, s.gcProbes)
+	versioned, err := s.bucketVersioned(ctx, bucket)
 	if err != nil {
 		return err
 	}
-	if err := s.removeGarbage(ctx, bucket, found); err != nil {
+	steps := []gcStep{s.gcManifests, s.gcUploadState, s.gcProbes}
+	if versioned {
+		steps = append(steps, s.gcHidden)
+	}
+	found, err := s.findGarbage(ctx, bucket, cutoff, steps...)
+	if err != nil {
 		return err
+	}
+	if err := s.removeGarbage(ctx, bucket, found, versioned); err != nil {
+		if !storeRefused(found) {
+			return err
+		}
+		// The store kept some of s3seal's objects (locked versions): the
+		// bucket is not empty, and the backend says so.
+		s.log.WarnContext(ctx, "DeleteBucket: the store kept s3seal's own objects", "bucket", bucket, "error", err)
 	}
 	return s.be.DeleteBucket(ctx, bucket)
 }
 
+// storeRefused reports whether every removal that failed was refused by
+// the store (an S3 error of the request, a locked version's AccessDenied),
+// rather than failed on the way (a 5xx or no answer), which a retry of
+// the DeleteBucket may get past.
+func storeRefused(found []Garbage) bool {
+	for _, g := range found {
+		if g.Err == nil {
+			continue
+		}
+		errs := []error{g.Err}
+		if j, ok := g.Err.(interface{ Unwrap() []error }); ok {
+			errs = j.Unwrap()
+		}
+		for _, err := range errs {
+			var be *backend.Error
+			if !errors.As(err, &be) || be.Code == "" || be.StatusCode >= 500 ||
+				be.Code == "InternalError" || be.Code == "ServiceUnavailable" || be.Code == "SlowDown" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // clientEmpty reports whether the bucket holds no object outside
-// ReservedPrefix, and whether it holds any under it. With the delimiter
-// "/", everything under ReservedPrefix is one common prefix, so a page of
-// two answers.
+// ReservedPrefix, and whether it holds any under it. It lists versions,
+// which S3 counts too: a client key with only an old version or a delete
+// marker left is not empty (a bucket never versioned lists its objects as
+// versions "null"); a store without ListObjectVersions is asked for its
+// objects. With the delimiter "/", everything under ReservedPrefix is one
+// common prefix, so a page of two answers.
 func (s *Store) clientEmpty(ctx context.Context, bucket string) (empty, reserved bool, err error) {
+	empty, reserved, err = s.clientEmptyVersions(ctx, bucket)
+	if backend.ErrorCode(err) != "NotImplemented" {
+		return empty, reserved, err
+	}
 	in := backend.ListInput{Bucket: bucket, V2: true, Delimiter: "/", MaxKeys: 2}
 	for {
 		out, err := s.be.ListObjects(ctx, in)
@@ -80,6 +129,33 @@ func (s *Store) clientEmpty(ctx context.Context, bucket string) (empty, reserved
 			return true, reserved, nil
 		}
 		in.ContinuationToken = out.NextContinuationToken
+	}
+}
+
+// clientEmptyVersions is clientEmpty by ListObjectVersions.
+func (s *Store) clientEmptyVersions(ctx context.Context, bucket string) (empty, reserved bool, err error) {
+	in := backend.ListVersionsInput{Bucket: bucket, Delimiter: "/", MaxKeys: 2}
+	for {
+		out, err := s.be.ListObjectVersions(ctx, in)
+		if err != nil {
+			return false, false, err
+		}
+		for _, e := range out.Entries {
+			if !strings.HasPrefix(e.Key, ReservedPrefix) {
+				return false, false, nil
+			}
+			reserved = true
+		}
+		for _, p := range out.CommonPrefixes {
+			if p != ReservedPrefix {
+				return false, false, nil
+			}
+			reserved = true
+		}
+		if !out.IsTruncated || out.NextKeyMarker == "" {
+			return true, reserved, nil
+		}
+		in.KeyMarker, in.VersionIDMarker = out.NextKeyMarker, out.NextVersionIDMarker
 	}
 }
 

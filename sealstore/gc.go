@@ -31,6 +31,10 @@ type Garbage struct {
 	Reason   string
 	Removed  bool
 	Err      error // why removing it failed, with Delete
+
+	// versions are every version and delete marker of Key, when found
+	// from a version listing (a key s3seal deleted in a versioned bucket).
+	versions []backend.VersionEntry
 }
 
 // GC finds what s3seal left in a bucket that nothing refers to any more —
@@ -43,18 +47,31 @@ type Garbage struct {
 //   - backend uploads without upload state (s3seal stopped between
 //     creating the upload and writing its state), which are aborted;
 //   - scratch objects and uploads of a rewrap probe (probePrefix) that a
-//     killed run or a failed clean-up left.
+//     killed run or a failed clean-up left;
+//   - in a versioned bucket, the versions and delete markers of what
+//     s3seal deleted there (gcHidden), by the same rules.
 //
-// It never touches client objects, and anything younger than MinAge.
+// In a versioned bucket it removes an object by deleting each of its
+// versions and delete markers by id (removeVersions): a plain delete would
+// only add a marker. It never touches client objects, and anything
+// younger than MinAge.
 func (s *Store) GC(ctx context.Context, bucket string, opt GCOptions) ([]Garbage, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	found, err := s.findGarbage(ctx, bucket, opt.Now().Add(-opt.MinAge), s.gcManifests, s.gcUploadState, s.gcUploads, s.gcProbes)
+	versioned, err := s.bucketVersioned(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	steps := []gcStep{s.gcManifests, s.gcUploadState, s.gcUploads, s.gcProbes}
+	if versioned {
+		steps = append(steps, s.gcHidden)
+	}
+	found, err := s.findGarbage(ctx, bucket, opt.Now().Add(-opt.MinAge), steps...)
 	if err != nil || !opt.Delete {
 		return found, err
 	}
-	return found, s.removeGarbage(ctx, bucket, found)
+	return found, s.removeGarbage(ctx, bucket, found, versioned)
 }
 
 type gcStep func(context.Context, string, time.Time) ([]Garbage, error)
@@ -72,22 +89,30 @@ func (s *Store) findGarbage(ctx context.Context, bucket string, cutoff time.Time
 	return found, nil
 }
 
-// removeGarbage aborts the uploads and deletes the objects found, setting
-// Removed or Err on each. One failure (a key the backend lists mangled, a
-// race with a client) does not stop the others.
-func (s *Store) removeGarbage(ctx context.Context, bucket string, found []Garbage) error {
-	var errs []error
+// removeGarbage aborts the uploads and deletes the objects found (in a
+// versioned bucket every version of them), setting Removed or Err on
+// each. One failure (a key the backend lists mangled, a race with a
+// client, a locked version) does not stop the others.
+func (s *Store) removeGarbage(ctx context.Context, bucket string, found []Garbage, versioned bool) error {
+	var byVersion []*Garbage
 	for i := range found {
 		g := &found[i]
-		switch g.Kind {
-		case "upload":
+		switch {
+		case g.Kind == "upload":
 			g.Err = s.be.AbortMultipartUpload(ctx, bucket, g.Key, g.UploadID)
+		case versioned:
+			byVersion = append(byVersion, g)
 		default:
 			var res []backend.DeleteResult
 			if res, g.Err = s.be.DeleteObjects(ctx, bucket, []string{g.Key}); g.Err == nil && len(res) == 1 && res[0].Code != "" {
 				g.Err = &backend.Error{Op: "DeleteObjects", Code: res[0].Code, Message: res[0].Message}
 			}
 		}
+	}
+	s.removeVersions(ctx, bucket, byVersion)
+	var errs []error
+	for i := range found {
+		g := &found[i]
 		if g.Err != nil {
 			errs = append(errs, fmt.Errorf("%s %s: %w", g.Kind, g.Key, g.Err))
 			continue
@@ -123,15 +148,12 @@ func (s *Store) listAll(ctx context.Context, bucket, prefix string, fn func(back
 // object made of other parts whose own manifest is there).
 func (s *Store) gcManifests(ctx context.Context, bucket string, cutoff time.Time) ([]Garbage, error) {
 	var found []Garbage
-	garbage := func(key, why string) { found = append(found, Garbage{Kind: "manifest", Key: key, Reason: why}) }
 	err := s.listAll(ctx, bucket, manifestsPrefix, func(e backend.ListEntry) error {
 		if e.LastModified.After(cutoff) {
 			return nil
 		}
-		dir, name, _ := strings.Cut(strings.TrimPrefix(e.Key, manifestsPrefix), "/")
-		oid, err := b64url.DecodeString(dir)
-		if err != nil || len(oid) != crypto.OIDSize || name == "" {
-			garbage(e.Key, "not named by an object id and an ETag")
+		if _, _, ok := splitManifestKey(e.Key); !ok {
+			found = append(found, Garbage{Kind: "manifest", Key: e.Key, Reason: "not named by an object id and an ETag"})
 			return nil
 		}
 		mi, err := s.be.HeadObject(ctx, bucket, e.Key)
@@ -141,55 +163,82 @@ func (s *Store) gcManifests(ctx context.Context, bucket string, cutoff time.Time
 		if err != nil {
 			return err
 		}
-		key, kerr := b64url.DecodeString(mi.Meta[metaKey])
-		id, ierr := b64url.DecodeString(mi.Meta[metaUploadID])
-		if kerr != nil || ierr != nil || len(key) == 0 {
-			garbage(e.Key, "names no object key or upload")
-			return nil
-		}
-		// The upload first: while it lives, a completion may still make an
-		// object of this manifest's parts; once it is over, none can, and
-		// what the key holds is final for this oid.
-		_, err = s.be.ListParts(ctx, backend.ListPartsInput{Bucket: bucket, Key: string(key), UploadID: string(id), MaxParts: 1})
-		switch {
-		case err == nil:
-			return nil
-		case backend.ErrorCode(err) != "NoSuchUpload" && !backend.IsNotFound(err):
+		why, err := s.manifestGarbage(ctx, bucket, e.Key, mi.Meta)
+		if err != nil || why == "" {
 			return err
 		}
-		bi, err := s.be.HeadObject(ctx, bucket, string(key))
-		if err != nil && !backend.IsNotFound(err) {
-			return err
-		}
-		if err == nil {
-			env, enc, perr := crypto.ParseMetadata(bi.Meta)
-			if perr == nil && enc && env.Multipart && env.OID == [crypto.OIDSize]byte(oid) {
-				etag := strings.Trim(bi.ETag, `"`)
-				if etag == name {
-					return nil // the object's own
-				}
-				// Another part list of the object's upload: garbage once
-				// the object's own manifest is there to be read instead.
-				if _, err := s.be.HeadObject(ctx, bucket, manifestKey(env.OID, etag)); err == nil {
-					// Unless an older version (before a rewrap, say) is made of them.
-					if kept, err := s.versionWithETag(ctx, bucket, string(key), name); err != nil || kept {
-						return err
-					}
-					garbage(e.Key, "the object at "+string(key)+" is made of other parts")
-				} else if !backend.IsNotFound(err) {
-					return err
-				}
-				return nil
-			}
-		}
-		// In a versioned bucket an older version may be made of them.
-		if kept, err := s.versionWithETag(ctx, bucket, string(key), name); err != nil || kept {
-			return err
-		}
-		garbage(e.Key, "its upload is over and no version at "+string(key)+" is made of its parts")
+		found = append(found, Garbage{Kind: "manifest", Key: e.Key, Reason: why})
 		return nil
 	})
 	return found, err
+}
+
+// splitManifestKey splits a manifest's key into the object id and the backend
+// ETag it is named by.
+func splitManifestKey(mkey string) (oid []byte, name string, ok bool) {
+	dir, name, _ := strings.Cut(strings.TrimPrefix(mkey, manifestsPrefix), "/")
+	oid, err := b64url.DecodeString(dir)
+	if err != nil || len(oid) != crypto.OIDSize || name == "" {
+		return nil, "", false
+	}
+	return oid, name, true
+}
+
+// manifestGarbage says why the manifest mkey, whose metadata is meta, is
+// garbage, or "" while something may still read it: while its upload
+// lives, or while a version of its object (current or not) is made of its
+// parts.
+func (s *Store) manifestGarbage(ctx context.Context, bucket, mkey string, meta map[string]string) (string, error) {
+	oid, name, ok := splitManifestKey(mkey)
+	if !ok {
+		return "not named by an object id and an ETag", nil
+	}
+	key, kerr := b64url.DecodeString(meta[metaKey])
+	id, ierr := b64url.DecodeString(meta[metaUploadID])
+	if kerr != nil || ierr != nil || len(key) == 0 {
+		return "names no object key or upload", nil
+	}
+	// The upload first: while it lives, a completion may still make an
+	// object of this manifest's parts; once it is over, none can, and
+	// what the key holds is final for this oid.
+	_, err := s.be.ListParts(ctx, backend.ListPartsInput{Bucket: bucket, Key: string(key), UploadID: string(id), MaxParts: 1})
+	switch {
+	case err == nil:
+		return "", nil
+	case backend.ErrorCode(err) != "NoSuchUpload" && !backend.IsNotFound(err):
+		return "", err
+	}
+	bi, err := s.be.HeadObject(ctx, bucket, string(key))
+	if err != nil && !backend.IsNotFound(err) {
+		return "", err
+	}
+	if err == nil {
+		env, enc, perr := crypto.ParseMetadata(bi.Meta)
+		if perr == nil && enc && env.Multipart && env.OID == [crypto.OIDSize]byte(oid) {
+			etag := strings.Trim(bi.ETag, `"`)
+			if etag == name {
+				return "", nil // the object's own
+			}
+			// Another part list of the object's upload: garbage once
+			// the object's own manifest is there to be read instead.
+			if _, err := s.be.HeadObject(ctx, bucket, manifestKey(env.OID, etag)); err != nil {
+				if backend.IsNotFound(err) {
+					err = nil
+				}
+				return "", err
+			}
+			// Unless an older version (before a rewrap, say) is made of them.
+			if kept, err := s.versionWithETag(ctx, bucket, string(key), name); err != nil || kept {
+				return "", err
+			}
+			return "the object at " + string(key) + " is made of other parts", nil
+		}
+	}
+	// In a versioned bucket an older version may be made of them.
+	if kept, err := s.versionWithETag(ctx, bucket, string(key), name); err != nil || kept {
+		return "", err
+	}
+	return "its upload is over and no version at " + string(key) + " is made of its parts", nil
 }
 
 func (s *Store) gcUploadState(ctx context.Context, bucket string, cutoff time.Time) ([]Garbage, error) {
