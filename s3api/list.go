@@ -182,6 +182,10 @@ func (s *Server) deleteObjects(req *request) error {
 	if err := bucketPolicy.check(req.r.Header); err != nil {
 		return err
 	}
+	ctx, err := bypassCtx(req)
+	if err != nil {
+		return err
+	}
 	body, err := readXMLBody(req, maxXMLBody)
 	if err != nil {
 		return err
@@ -207,7 +211,7 @@ func (s *Server) deleteObjects(req *request) error {
 		entries = append(entries, sealstore.DeleteEntry{Key: o.Key, VersionID: o.VersionID, Cond: cond})
 	}
 	if len(entries) > 0 {
-		res, err := s.store.DeleteEntries(bypassCtx(req), req.bucket, entries)
+		res, err := s.store.DeleteEntries(ctx, req.bucket, entries)
 		if err != nil {
 			return bucketErr(err)
 		}

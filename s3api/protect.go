@@ -219,12 +219,31 @@ func copySourceVersion(req *request) string {
 }
 
 // bypassCtx is the request's context, marked to pass
-// x-amz-bypass-governance-retention on when the client sent it.
-func bypassCtx(req *request) context.Context {
-	if strings.EqualFold(strings.TrimSpace(req.r.Header.Get("X-Amz-Bypass-Governance-Retention")), "true") {
-		return backend.WithBypassGovernance(req.r.Context())
+// x-amz-bypass-governance-retention on when the client sent it; only an
+// admin credential may (checkBypass).
+func bypassCtx(req *request) (context.Context, error) {
+	if err := checkBypass(req); err != nil {
+		return nil, err
 	}
-	return req.r.Context()
+	if bypassAsked(req) {
+		return backend.WithBypassGovernance(req.r.Context()), nil
+	}
+	return req.r.Context(), nil
+}
+
+func bypassAsked(req *request) bool {
+	return strings.EqualFold(strings.TrimSpace(req.r.Header.Get("X-Amz-Bypass-Governance-Retention")), "true")
+}
+
+// checkBypass refuses x-amz-bypass-governance-retention from a credential
+// without "admin": S3 keeps it behind its own permission
+// (s3:BypassGovernanceRetention), which s3seal's backend credential holds
+// for every client.
+func checkBypass(req *request) error {
+	if bypassAsked(req) && !req.cred.Admin {
+		return apiErr("AccessDenied", "Only credentials marked \"admin\": true may send x-amz-bypass-governance-retention.")
+	}
+	return nil
 }
 
 // createLockedBucket creates a bucket with Object Lock enabled (which

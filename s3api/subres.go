@@ -23,14 +23,15 @@ import (
 // operation's document before they reach the client, so nothing else the
 // backend might say (or hold) leaks through.
 type subresource struct {
-	name    string   // query parameter, as S3 spells it
-	object  bool     // on objects, else on buckets
-	admin   bool     // only credentials with "admin": true
-	methods []string // GET, PUT, DELETE
-	root    string   // root element of the GET answer; "" for a JSON policy
-	headers []string // request headers passed on
-	check   func(body []byte) error
-	op      string // operation name suffix: Get<op>, Put<op>, Delete<op>
+	name     string   // query parameter, as S3 spells it
+	object   bool     // on objects, else on buckets
+	admin    bool     // only credentials with "admin": true
+	adminPut bool     // PUT only for admins (GET open to readers)
+	methods  []string // GET, PUT, DELETE
+	root     string   // root element of the GET answer; "" for a JSON policy
+	headers  []string // request headers passed on
+	check    func(body []byte) error
+	op       string // operation name suffix: Get<op>, Put<op>, Delete<op>
 }
 
 var subresources = []subresource{
@@ -43,7 +44,7 @@ var subresources = []subresource{
 		headers: aclHeaders},
 	{name: "tagging", methods: []string{"GET", "PUT", "DELETE"}, root: "Tagging", op: "BucketTagging",
 		check: func(b []byte) error { _, err := parseTagBody(b, maxBucketTags); return err }},
-	{name: "object-lock", methods: []string{"GET", "PUT"}, root: "ObjectLockConfiguration", op: "ObjectLockConfiguration",
+	{name: "object-lock", adminPut: true, methods: []string{"GET", "PUT"}, root: "ObjectLockConfiguration", op: "ObjectLockConfiguration",
 		headers: []string{"X-Amz-Bucket-Object-Lock-Token"}},
 	{name: "policy", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketPolicy",
 		headers: []string{"X-Amz-Confirm-Remove-Self-Bucket-Access"}},
@@ -98,6 +99,12 @@ func (s *Server) forward(sr subresource) handler {
 	return func(req *request) error {
 		if sr.admin && !req.cred.Admin {
 			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may read or change ?"+sr.name+" (it is enforced by the object store).")
+		}
+		if sr.adminPut && req.r.Method == http.MethodPut && !req.cred.Admin {
+			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (a default retention cannot be taken back).")
+		}
+		if err := checkBypass(req); err != nil {
+			return err
 		}
 		if s.cfg.Forwarder == nil {
 			return apiErr("NotImplemented", "s3seal does not implement ?"+sr.name+" on this backend.")

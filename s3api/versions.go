@@ -184,7 +184,11 @@ func (s *Server) deleteObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.store.DeleteVersion(bypassCtx(req), sealstore.DeleteInput{Bucket: req.bucket, Key: req.key, VersionID: vid, Cond: cond})
+	ctx, err := bypassCtx(req)
+	if err != nil {
+		return err
+	}
+	out, err := s.store.DeleteVersion(ctx, sealstore.DeleteInput{Bucket: req.bucket, Key: req.key, VersionID: vid, Cond: cond})
 	if err != nil {
 		return versionErr(err)
 	}
