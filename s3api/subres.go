@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -136,8 +137,19 @@ func (s *Server) forward(sr subresource) handler {
 			}
 			in.Body = body
 		}
+		manifest := ""
+		if req.r.Method == http.MethodPut && (sr.name == "retention" || sr.name == "legal-hold") {
+			var err error
+			if manifest, err = s.lockManifest(req, &in); err != nil {
+				return err
+			}
+		}
 		out, err := s.cfg.Forwarder.Forward(req.r.Context(), in)
 		if err != nil {
+			if manifest != "" {
+				slog.WarnContext(req.r.Context(), "lock: the manifest took the "+sr.name+" but its object did not; a retry of the request evens them out",
+					"bucket", req.bucket, "key", req.key, "manifest", manifest, "err", err)
+			}
 			return forwardErr(err)
 		}
 		if v := out.Header.Get("X-Amz-Version-Id"); v != "" && sr.object {
@@ -162,6 +174,35 @@ func (s *Server) forward(sr subresource) handler {
 		}
 		return nil
 	}
+}
+
+// lockManifest sends a retention or legal hold to the manifest of a
+// multipart object version before the version gets it (s3seal cannot read
+// the object without it), and pins in to that version. Manifest first: a
+// lock the store refuses on the manifest (shortening a COMPLIANCE
+// retention) is refused on the object too, and the request fails whole
+// with the store's answer, before the object changed.
+func (s *Server) lockManifest(req *request, in *backend.RawRequest) (string, error) {
+	mkey, vid, err := s.store.ManifestOf(req.r.Context(), req.bucket, req.key, in.Query.Get("versionId"))
+	if err != nil {
+		return "", err
+	}
+	if mkey != "" {
+		m := backend.RawRequest{Method: in.Method, Bucket: in.Bucket, Key: mkey,
+			Query: url.Values{}, Header: in.Header, Body: in.Body}
+		for k := range in.Query {
+			if k != "versionId" {
+				m.Query[k] = in.Query[k]
+			}
+		}
+		if _, err := s.cfg.Forwarder.Forward(req.r.Context(), m); err != nil {
+			return "", forwardErr(err)
+		}
+	}
+	if vid != "" && !in.Query.Has("versionId") {
+		in.Query.Set("versionId", vid)
+	}
+	return mkey, nil
 }
 
 // checkAnswer accepts only the document the operation returns: an XML
