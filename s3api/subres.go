@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"log/slog"
@@ -20,39 +19,39 @@ import (
 // retention, legal hold, tags, and, for admin credentials only, bucket
 // policy, CORS, lifecycle, ownership controls and ACLs. None carries
 // object bytes. Request bodies are read and verified like every XML body
-// (signature, Content-MD5, size); answers are checked to be the
-// operation's document before they reach the client, so nothing else the
-// backend might say (or hold) leaks through.
+// (signature, Content-MD5, size); a GET's answer is decoded into the
+// operation's document and encoded anew (subdocs.go), so the client gets
+// what s3seal understood, not the backend's bytes.
 type subresource struct {
-	name     string   // query parameter, as S3 spells it
-	object   bool     // on objects, else on buckets
-	admin    bool     // only credentials with "admin": true
-	adminPut bool     // PUT only for admins (GET open to readers)
-	methods  []string // GET, PUT, DELETE
-	root     string   // root element of the GET answer; "" for a JSON policy
-	headers  []string // request headers passed on
+	name     string          // query parameter, as S3 spells it
+	object   bool            // on objects, else on buckets
+	admin    bool            // only credentials with "admin": true
+	adminPut bool            // PUT only for admins (GET open to readers)
+	methods  []string        // GET, PUT, DELETE
+	doc      func() document // the GET answer's document (subdocs.go); nil for a JSON policy
+	headers  []string        // request headers passed on
 	check    func(body []byte) error
 	op       string // operation name suffix: Get<op>, Put<op>, Delete<op>
 }
 
 var subresources = []subresource{
-	{name: "tagging", object: true, methods: []string{"GET", "PUT", "DELETE"}, root: "Tagging", op: "ObjectTagging",
+	{name: "tagging", object: true, methods: []string{"GET", "PUT", "DELETE"}, op: "ObjectTagging", doc: func() document { return &tagDoc{} },
 		check: func(b []byte) error { _, err := parseTagBody(b, maxObjectTags); return err }},
-	{name: "retention", object: true, methods: []string{"GET", "PUT"}, root: "Retention", op: "ObjectRetention",
+	{name: "retention", object: true, methods: []string{"GET", "PUT"}, op: "ObjectRetention", doc: func() document { return &retentionDoc{} },
 		headers: []string{"X-Amz-Bypass-Governance-Retention"}, check: checkRetention},
-	{name: "legal-hold", object: true, methods: []string{"GET", "PUT"}, root: "LegalHold", op: "ObjectLegalHold", check: checkLegalHold},
-	{name: "acl", object: true, admin: true, methods: []string{"GET", "PUT"}, root: "AccessControlPolicy", op: "ObjectAcl",
+	{name: "legal-hold", object: true, methods: []string{"GET", "PUT"}, op: "ObjectLegalHold", doc: func() document { return &legalHoldDoc{} }, check: checkLegalHold},
+	{name: "acl", object: true, admin: true, methods: []string{"GET", "PUT"}, op: "ObjectAcl", doc: func() document { return &aclDoc{} },
 		headers: aclHeaders},
-	{name: "tagging", methods: []string{"GET", "PUT", "DELETE"}, root: "Tagging", op: "BucketTagging",
+	{name: "tagging", methods: []string{"GET", "PUT", "DELETE"}, op: "BucketTagging", doc: func() document { return &tagDoc{} },
 		check: func(b []byte) error { _, err := parseTagBody(b, maxBucketTags); return err }},
-	{name: "object-lock", adminPut: true, methods: []string{"GET", "PUT"}, root: "ObjectLockConfiguration", op: "ObjectLockConfiguration",
+	{name: "object-lock", adminPut: true, methods: []string{"GET", "PUT"}, op: "ObjectLockConfiguration", doc: func() document { return &lockConfigDoc{} },
 		headers: []string{"X-Amz-Bucket-Object-Lock-Token"}},
 	{name: "policy", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketPolicy",
 		headers: []string{"X-Amz-Confirm-Remove-Self-Bucket-Access"}},
-	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, root: "CORSConfiguration", op: "BucketCors"},
-	{name: "lifecycle", admin: true, methods: []string{"GET", "PUT", "DELETE"}, root: "LifecycleConfiguration", op: "BucketLifecycle"},
-	{name: "ownershipControls", admin: true, methods: []string{"GET", "PUT", "DELETE"}, root: "OwnershipControls", op: "BucketOwnershipControls"},
-	{name: "acl", admin: true, methods: []string{"GET", "PUT"}, root: "AccessControlPolicy", op: "BucketAcl", headers: aclHeaders},
+	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketCors", doc: func() document { return &corsDoc{} }},
+	{name: "lifecycle", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketLifecycle", doc: func() document { return &lifecycleDoc{} }},
+	{name: "ownershipControls", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketOwnershipControls", doc: func() document { return &ownershipDoc{} }},
+	{name: "acl", admin: true, methods: []string{"GET", "PUT"}, op: "BucketAcl", doc: func() document { return &aclDoc{} }, headers: aclHeaders},
 }
 
 var aclHeaders = []string{"X-Amz-Acl", "X-Amz-Grant-Full-Control", "X-Amz-Grant-Read", "X-Amz-Grant-Read-Acp",
@@ -157,16 +156,17 @@ func (s *Server) forward(sr subresource) handler {
 		}
 		switch req.r.Method {
 		case http.MethodGet:
-			if err := checkAnswer(sr, out.Body); err != nil {
-				return err
+			doc, ok := answerDoc(sr, out.Body)
+			if !ok {
+				return apiErr("InternalError", "The object store answered ?"+sr.name+" with something other than its document; it was not passed on.")
 			}
 			ct := "application/xml"
-			if sr.root == "" {
+			if sr.doc == nil {
 				ct = "application/json"
 			}
 			req.w.Header().Set("Content-Type", ct)
 			req.w.WriteHeader(http.StatusOK)
-			_, _ = req.w.Write(out.Body)
+			_, _ = req.w.Write(doc)
 		case http.MethodDelete:
 			req.w.WriteHeader(http.StatusNoContent)
 		default:
@@ -203,24 +203,6 @@ func (s *Server) lockManifest(req *request, in *backend.RawRequest) (string, err
 		in.Query.Set("versionId", vid)
 	}
 	return mkey, nil
-}
-
-// checkAnswer accepts only the document the operation returns: an XML
-// document with the expected root element, or a JSON object for a policy.
-func checkAnswer(sr subresource, body []byte) error {
-	bad := apiErr("InternalError", "The object store answered ?"+sr.name+" with something other than its document; it was not passed on.")
-	if sr.root == "" {
-		var v map[string]any
-		if json.Unmarshal(body, &v) != nil {
-			return bad
-		}
-		return nil
-	}
-	var root struct{ XMLName xml.Name }
-	if decodeXML(body, &root) != nil || root.XMLName.Local != sr.root {
-		return bad
-	}
-	return nil
 }
 
 // forwardErr passes the backend's answer to a sub-resource request on:
