@@ -199,7 +199,7 @@ func (s *Server) lockManifest(req *request, in *backend.RawRequest) (string, err
 			return "", forwardErr(err)
 		}
 	}
-	if vid != "" && !in.Query.Has("versionId") {
+	if mkey != "" && vid != "" && !in.Query.Has("versionId") {
 		in.Query.Set("versionId", vid)
 	}
 	return mkey, nil
