@@ -1,12 +1,14 @@
 package sealstore
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
 )
 
 // TestManifestLockedWithUploadMoto: the lock asked for at
@@ -53,5 +55,55 @@ func TestManifestLockedWithUploadMoto(t *testing.T) {
 	}
 	if _, err := f.be.DeleteObjectVersion(f.ctx, backend.DeleteInput{Bucket: lb, Key: mkey, VersionID: mi.VersionID}); err == nil {
 		t.Fatal("the locked object's manifest version was deleted")
+	}
+}
+
+// lockedVersionStore reports a lock on key (as a store whose bucket locks
+// every new version does) and records the lock of copies to manifests; it
+// passes the copies on without it (moto's bucket here has no Object Lock).
+type lockedVersionStore struct {
+	backend.Store
+	key    string
+	lock   backend.Protection
+	copies []backend.Protection
+}
+
+func (l *lockedVersionStore) HeadObject(ctx context.Context, bucket, key string) (backend.ObjectInfo, error) {
+	bi, err := l.Store.HeadObject(ctx, bucket, key)
+	if err == nil && key == l.key {
+		bi.Lock = l.lock
+	}
+	return bi, err
+}
+
+func (l *lockedVersionStore) CopyObject(ctx context.Context, in backend.CopyInput) (backend.CopyOutput, error) {
+	if strings.HasPrefix(in.Key, manifestsPrefix) {
+		l.copies = append(l.copies, in.Lock)
+		in.Lock = backend.Protection{}
+	}
+	return l.Store.CopyObject(ctx, in)
+}
+
+// TestRewrapManifestCopyLockedMoto: rewrap's copy of a multipart object's
+// manifest (to the object's new ETag) carries the lock of the version it
+// is for, so the new version is not readable only through an unlocked
+// manifest.
+func TestRewrapManifestCopyLockedMoto(t *testing.T) {
+	f := motoFixture(t)
+	k1, k2 := mustKey(t), mustKey(t)
+	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	ls := &lockedVersionStore{Store: f.be, key: "mp", lock: backend.Protection{LockMode: "COMPLIANCE", RetainUntil: until, LegalHold: "ON"}}
+	f.st, _ = New(ls, both, Options{SpoolDir: t.TempDir()})
+	f.completeSmall(t, "mp", randBytes(70000, 9))
+	if err := f.st.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2", NoWriters: true}, func(r RewrapResult) {
+		if r.Status != RewrapDone {
+			t.Errorf("rewrap %s: %s %v", r.Key, r.Status, r.Err)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ls.copies) != 1 || ls.copies[0].LockMode != "COMPLIANCE" || !ls.copies[0].RetainUntil.Equal(until) || ls.copies[0].LegalHold != "ON" {
+		t.Fatalf("manifest copies made with locks %+v, want one with the version's COMPLIANCE lock and legal hold", ls.copies)
 	}
 }
