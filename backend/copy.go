@@ -31,6 +31,9 @@ type CopyInput struct {
 
 	// SrcVersionID, when set, copies that version of the source.
 	SrcVersionID string
+	// Lock is the copy's retention and legal hold (its Tagging and ACL
+	// are not used): S3 does not copy the source's.
+	Lock Protection
 }
 
 // CopyOutput is what the backend answered to a copy.
@@ -57,6 +60,11 @@ func (c *S3) CopyObject(ctx context.Context, in CopyInput) (CopyOutput, error) {
 		ContentLanguage:    optString(in.Headers.ContentLanguage),
 	}
 	setClassAndRedirect(in.Headers, &input.StorageClass, &input.WebsiteRedirectLocation)
+	input.ObjectLockMode = types.ObjectLockMode(in.Lock.LockMode)
+	if !in.Lock.RetainUntil.IsZero() {
+		input.ObjectLockRetainUntilDate = aws.Time(in.Lock.RetainUntil)
+	}
+	input.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatus(in.Lock.LegalHold)
 	if in.SrcIfMatch != "" {
 		input.CopySourceIfMatch = aws.String(`"` + unquote(in.SrcIfMatch) + `"`)
 	}

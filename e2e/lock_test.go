@@ -186,9 +186,14 @@ func TestObjectLockAndTagsSDK(t *testing.T) {
 	if _, err := user.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := user.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: b, ObjectLockConfiguration: &types.ObjectLockConfiguration{
+	// A default retention cannot be taken back: admins only.
+	lockCfg := &s3.PutObjectLockConfigurationInput{Bucket: b, ObjectLockConfiguration: &types.ObjectLockConfiguration{
 		ObjectLockEnabled: types.ObjectLockEnabledEnabled,
-		Rule:              &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{Mode: types.ObjectLockRetentionModeGovernance, Days: aws.Int32(1)}}}}); err != nil {
+		Rule:              &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{Mode: types.ObjectLockRetentionModeGovernance, Days: aws.Int32(1)}}}}
+	if _, err := user.PutObjectLockConfiguration(ctx, lockCfg); func() string { c, _ := apiCode(err); return c }() != "AccessDenied" {
+		t.Fatalf("user's PutObjectLockConfiguration: %v, want AccessDenied", err)
+	}
+	if _, err := admin.PutObjectLockConfiguration(ctx, lockCfg); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := user.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: b})

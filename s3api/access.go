@@ -20,7 +20,8 @@ type Credential struct {
 	Write     []string `json:"write"`
 	KeyID     string   `json:"key_id,omitempty"`
 	// Admin may read and change what the object store enforces for a
-	// bucket (policy, CORS, lifecycle, ownership controls, ACLs).
+	// bucket (policy, CORS, lifecycle, ownership controls, ACLs, the
+	// Object Lock configuration) and bypass GOVERNANCE retention.
 	Admin bool `json:"admin,omitempty"`
 }
 

@@ -79,17 +79,28 @@ var postAuthFields = map[string]bool{"x-amz-algorithm": true, "x-amz-credential"
 // those headers, so that the object is stored (and refused) exactly as a
 // PUT with them would be. The tagging field is an XML document, not the
 // header's query string: it is refused on its own (see servePost).
+// Two fields naming one header ("acl" and "x-amz-acl") are joined with
+// "," in the order sent, as a field sent twice is, unless they agree: the
+// header then holds both requests, so that an ACL is refused or stored
+// the same way whatever the order (a joined canned ACL is no canned ACL).
 func (f *postForm) objectHeader() http.Header {
 	h := http.Header{}
-	for name, v := range f.fields {
+	set := func(name, v string) {
+		if old, ok := h[http.CanonicalHeaderKey(name)]; ok && old[0] != v {
+			v = old[0] + "," + v
+		}
+		h.Set(name, v)
+	}
+	for _, name := range f.order {
+		v := f.fields[name]
 		switch {
 		case name == "content-type", name == "cache-control", name == "content-disposition",
 			name == "content-encoding", name == "content-language", name == "expires", name == "content-md5":
-			h.Set(name, v)
+			set(name, v)
 		case name == "acl":
-			h.Set("X-Amz-Acl", v)
+			set("X-Amz-Acl", v)
 		case strings.HasPrefix(name, "x-amz-") && !postAuthFields[name]:
-			h.Set(name, v)
+			set(name, v)
 		}
 	}
 	return h

@@ -178,7 +178,8 @@ func TestSubresourcesForwarded(t *testing.T) {
 		t.Fatalf("GetObjectLegalHold answered with another document: %v", err)
 	}
 
-	// Retention: checked, the bypass header passed on.
+	// Retention: checked, the bypass header passed on for an admin (a
+	// writer gets AccessDenied, see TestReviewI10aNonAdminIrreversibleLockConfig).
 	past := time.Now().Add(-time.Hour)
 	_, err = user.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: aws.String("bkt"), Key: aws.String("k"),
 		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &past}})

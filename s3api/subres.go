@@ -1,9 +1,9 @@
 package s3api
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -20,38 +20,39 @@ import (
 // retention, legal hold, tags, and, for admin credentials only, bucket
 // policy, CORS, lifecycle, ownership controls and ACLs. None carries
 // object bytes. Request bodies are read and verified like every XML body
-// (signature, Content-MD5, size); answers are checked to be the
-// operation's document before they reach the client, so nothing else the
-// backend might say (or hold) leaks through.
+// (signature, Content-MD5, size); a GET's answer is decoded into the
+// operation's document and encoded anew (subdocs.go), so the client gets
+// what s3seal understood, not the backend's bytes.
 type subresource struct {
-	name    string   // query parameter, as S3 spells it
-	object  bool     // on objects, else on buckets
-	admin   bool     // only credentials with "admin": true
-	methods []string // GET, PUT, DELETE
-	root    string   // root element of the GET answer; "" for a JSON policy
-	headers []string // request headers passed on
-	check   func(body []byte) error
-	op      string // operation name suffix: Get<op>, Put<op>, Delete<op>
+	name     string          // query parameter, as S3 spells it
+	object   bool            // on objects, else on buckets
+	admin    bool            // only credentials with "admin": true
+	adminPut bool            // PUT only for admins (GET open to readers)
+	methods  []string        // GET, PUT, DELETE
+	doc      func() document // the GET answer's document (subdocs.go); nil for a JSON policy
+	headers  []string        // request headers passed on
+	check    func(body []byte) error
+	op       string // operation name suffix: Get<op>, Put<op>, Delete<op>
 }
 
 var subresources = []subresource{
-	{name: "tagging", object: true, methods: []string{"GET", "PUT", "DELETE"}, root: "Tagging", op: "ObjectTagging",
+	{name: "tagging", object: true, methods: []string{"GET", "PUT", "DELETE"}, op: "ObjectTagging", doc: func() document { return &tagDoc{} },
 		check: func(b []byte) error { _, err := parseTagBody(b, maxObjectTags); return err }},
-	{name: "retention", object: true, methods: []string{"GET", "PUT"}, root: "Retention", op: "ObjectRetention",
+	{name: "retention", object: true, methods: []string{"GET", "PUT"}, op: "ObjectRetention", doc: func() document { return &retentionDoc{} },
 		headers: []string{"X-Amz-Bypass-Governance-Retention"}, check: checkRetention},
-	{name: "legal-hold", object: true, methods: []string{"GET", "PUT"}, root: "LegalHold", op: "ObjectLegalHold", check: checkLegalHold},
-	{name: "acl", object: true, admin: true, methods: []string{"GET", "PUT"}, root: "AccessControlPolicy", op: "ObjectAcl",
+	{name: "legal-hold", object: true, methods: []string{"GET", "PUT"}, op: "ObjectLegalHold", doc: func() document { return &legalHoldDoc{} }, check: checkLegalHold},
+	{name: "acl", object: true, admin: true, methods: []string{"GET", "PUT"}, op: "ObjectAcl", doc: func() document { return &aclDoc{} },
 		headers: aclHeaders},
-	{name: "tagging", methods: []string{"GET", "PUT", "DELETE"}, root: "Tagging", op: "BucketTagging",
+	{name: "tagging", methods: []string{"GET", "PUT", "DELETE"}, op: "BucketTagging", doc: func() document { return &tagDoc{} },
 		check: func(b []byte) error { _, err := parseTagBody(b, maxBucketTags); return err }},
-	{name: "object-lock", methods: []string{"GET", "PUT"}, root: "ObjectLockConfiguration", op: "ObjectLockConfiguration",
+	{name: "object-lock", adminPut: true, methods: []string{"GET", "PUT"}, op: "ObjectLockConfiguration", doc: func() document { return &lockConfigDoc{} },
 		headers: []string{"X-Amz-Bucket-Object-Lock-Token"}},
 	{name: "policy", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketPolicy",
 		headers: []string{"X-Amz-Confirm-Remove-Self-Bucket-Access"}},
-	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, root: "CORSConfiguration", op: "BucketCors"},
-	{name: "lifecycle", admin: true, methods: []string{"GET", "PUT", "DELETE"}, root: "LifecycleConfiguration", op: "BucketLifecycle"},
-	{name: "ownershipControls", admin: true, methods: []string{"GET", "PUT", "DELETE"}, root: "OwnershipControls", op: "BucketOwnershipControls"},
-	{name: "acl", admin: true, methods: []string{"GET", "PUT"}, root: "AccessControlPolicy", op: "BucketAcl", headers: aclHeaders},
+	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketCors", doc: func() document { return &corsDoc{} }},
+	{name: "lifecycle", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketLifecycle", doc: func() document { return &lifecycleDoc{} }},
+	{name: "ownershipControls", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketOwnershipControls", doc: func() document { return &ownershipDoc{} }},
+	{name: "acl", admin: true, methods: []string{"GET", "PUT"}, op: "BucketAcl", doc: func() document { return &aclDoc{} }, headers: aclHeaders},
 }
 
 var aclHeaders = []string{"X-Amz-Acl", "X-Amz-Grant-Full-Control", "X-Amz-Grant-Read", "X-Amz-Grant-Read-Acp",
@@ -113,6 +114,9 @@ func (s *Server) forward(sr subresource) handler {
 		if sr.admin && !req.cred.Admin && req.r.Method != http.MethodGet {
 			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (it is enforced by the object store).")
 		}
+		if sr.adminPut && req.r.Method == http.MethodPut && !req.cred.Admin {
+			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (a default retention cannot be taken back).")
+		}
 		if sr.object {
 			if err := sealstore.CheckKey(req.key); err != nil {
 				return err
@@ -145,8 +149,19 @@ func (s *Server) forward(sr subresource) handler {
 			}
 			in.Body = body
 		}
+		manifest := ""
+		if req.r.Method == http.MethodPut && (sr.name == "retention" || sr.name == "legal-hold") {
+			var err error
+			if manifest, err = s.lockManifest(req, &in); err != nil {
+				return err
+			}
+		}
 		out, err := s.cfg.Forwarder.Forward(req.r.Context(), in)
 		if err != nil {
+			if manifest != "" {
+				slog.WarnContext(req.r.Context(), "lock: the manifest took the "+sr.name+" but its object did not; a retry of the request evens them out",
+					"bucket", req.bucket, "key", req.key, "manifest", manifest, "err", err)
+			}
 			return forwardErr(err)
 		}
 		if v := out.Header.Get("X-Amz-Version-Id"); v != "" && sr.object {
@@ -154,16 +169,17 @@ func (s *Server) forward(sr subresource) handler {
 		}
 		switch req.r.Method {
 		case http.MethodGet:
-			if err := checkAnswer(sr, out.Body); err != nil {
-				return err
+			doc, ok := answerDoc(sr, out.Body)
+			if !ok {
+				return apiErr("InternalError", "The object store answered ?"+sr.name+" with something other than its document; it was not passed on.")
 			}
 			ct := "application/xml"
-			if sr.root == "" {
+			if sr.doc == nil {
 				ct = "application/json"
 			}
 			req.w.Header().Set("Content-Type", ct)
 			req.w.WriteHeader(http.StatusOK)
-			_, _ = req.w.Write(out.Body)
+			_, _ = req.w.Write(doc)
 		case http.MethodDelete:
 			req.w.WriteHeader(http.StatusNoContent)
 		default:
@@ -173,22 +189,33 @@ func (s *Server) forward(sr subresource) handler {
 	}
 }
 
-// checkAnswer accepts only the document the operation returns: an XML
-// document with the expected root element, or a JSON object for a policy.
-func checkAnswer(sr subresource, body []byte) error {
-	bad := apiErr("InternalError", "The object store answered ?"+sr.name+" with something other than its document; it was not passed on.")
-	if sr.root == "" {
-		var v map[string]any
-		if json.Unmarshal(body, &v) != nil {
-			return bad
+// lockManifest sends a retention or legal hold to the manifest of a
+// multipart object version before the version gets it (s3seal cannot read
+// the object without it), and pins in to that version. Manifest first: a
+// lock the store refuses on the manifest (shortening a COMPLIANCE
+// retention) is refused on the object too, and the request fails whole
+// with the store's answer, before the object changed.
+func (s *Server) lockManifest(req *request, in *backend.RawRequest) (string, error) {
+	mkey, vid, err := s.store.ManifestOf(req.r.Context(), req.bucket, req.key, in.Query.Get("versionId"))
+	if err != nil {
+		return "", err
+	}
+	if mkey != "" {
+		m := backend.RawRequest{Method: in.Method, Bucket: in.Bucket, Key: mkey,
+			Query: url.Values{}, Header: in.Header, Body: in.Body}
+		for k := range in.Query {
+			if k != "versionId" {
+				m.Query[k] = in.Query[k]
+			}
 		}
-		return nil
+		if _, err := s.cfg.Forwarder.Forward(req.r.Context(), m); err != nil {
+			return "", forwardErr(err)
+		}
 	}
-	var root struct{ XMLName xml.Name }
-	if decodeXML(body, &root) != nil || root.XMLName.Local != sr.root {
-		return bad
+	if mkey != "" && vid != "" && !in.Query.Has("versionId") {
+		in.Query.Set("versionId", vid)
 	}
-	return nil
+	return mkey, nil
 }
 
 // forwardErr passes the backend's answer to a sub-resource request on:

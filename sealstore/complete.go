@@ -331,9 +331,21 @@ func (s *Store) writeManifest(ctx context.Context, u *upload, m crypto.Manifest,
 	if err != nil {
 		return fmt.Errorf("seal manifest: %w", err)
 	}
-	_, err = s.be.PutObject(ctx, backend.PutInput{Bucket: u.bucket, Key: manifestKey(u.env.OID, name),
-		Body: bytes.NewReader(sealed), Size: int64(len(sealed)), IfNoneMatch: ifNone,
-		Meta: map[string]string{metaKey: b64url.EncodeToString([]byte(u.key)), metaUploadID: b64url.EncodeToString([]byte(u.id))}})
+	// The manifest carries the upload's lock in its own PUT: there is no
+	// moment at which the object is locked and its manifest is not.
+	in := backend.PutInput{Bucket: u.bucket, Key: manifestKey(u.env.OID, name),
+		Body: bytes.NewReader(sealed), Size: int64(len(sealed)), IfNoneMatch: ifNone, Protect: liveLock(u.lock),
+		Meta: map[string]string{metaKey: b64url.EncodeToString([]byte(u.key)), metaUploadID: b64url.EncodeToString([]byte(u.id))}}
+	_, err = s.be.PutObject(ctx, in)
+	if err != nil && in.Protect.Locks() && backend.ErrorCode(err) == "InvalidRequest" {
+		// A store that took the lock on the upload but refuses it on a PUT
+		// into the same bucket (no Object Lock there; moto) locks neither:
+		// the manifest goes without, as the object does.
+		s.log.Warn("multipart: the store refused the upload's lock on its manifest; stored without it",
+			"bucket", u.bucket, "key", u.key, "upload_id", u.id, "err", err)
+		in.Protect, in.Body = backend.Protection{}, bytes.NewReader(sealed)
+		_, err = s.be.PutObject(ctx, in)
+	}
 	return err
 }
 

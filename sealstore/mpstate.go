@@ -147,8 +147,9 @@ type upload struct {
 	prefix          string
 	dk              *crypto.DataKey
 	env             crypto.Envelope
-	checksumAlg     string // lower-case algorithm the client chose at creation, or ""
-	checksumType    string // "COMPOSITE" or "FULL_OBJECT" when checksumAlg is set
+	checksumAlg     string             // lower-case algorithm the client chose at creation, or ""
+	checksumType    string             // "COMPOSITE" or "FULL_OBJECT" when checksumAlg is set
+	lock            backend.Protection // the lock asked at creation, for the manifest
 }
 
 type uploadKey struct{ bucket, key, id string }
@@ -181,7 +182,7 @@ func (s *Store) loadUpload(ctx context.Context, bucket, key, uploadID string) (*
 		return nil, integrityErr(bucket, prefix+infoName, err)
 	}
 	u := &upload{bucket: bucket, key: key, id: uploadID, prefix: prefix, dk: dk, env: env,
-		checksumAlg: bi.Meta[metaChecksumAlg], checksumType: bi.Meta[metaChecksumType]}
+		checksumAlg: bi.Meta[metaChecksumAlg], checksumType: bi.Meta[metaChecksumType], lock: lockOfMeta(bi.Meta)}
 	s.uploads.Add(uploadKey{bucket, key, uploadID}, u)
 	return u, nil
 }

@@ -61,6 +61,7 @@ func (s *Store) CreateMultipart(ctx context.Context, in CreateMultipartInput) (s
 	if in.ChecksumAlgorithm != "" {
 		state[metaChecksumAlg], state[metaChecksumType] = in.ChecksumAlgorithm, in.ChecksumType
 	}
+	lockMeta(state, in.Protect)
 	prefix := uploadPrefix(in.Bucket, in.Key, id)
 	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: in.Bucket, Key: prefix + infoName,
 		Body: bytes.NewReader(nil), Meta: state}); err != nil {

@@ -204,8 +204,10 @@ func (s *Store) rewrapManifest(ctx context.Context, bucket, key string, oid [cry
 	if err != nil {
 		return
 	}
+	// The copy takes the lock of the version it is for (S3 copies no lock):
+	// the bucket's default retention, and whatever else that version has.
 	if _, err := s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: old, Bucket: bucket, Key: manifestKey(oid, newETag),
-		SrcIfMatch: mi.ETag, Meta: mi.Meta, Headers: mi.Headers}); err != nil {
+		SrcIfMatch: mi.ETag, Meta: mi.Meta, Headers: mi.Headers, Lock: liveLock(bi.Lock)}); err != nil {
 		s.log.Warn("rewrap: could not store the manifest under the object's new ETag; readers find it by listing",
 			"bucket", bucket, "key", key, "err", err)
 	}

@@ -1,0 +1,109 @@
+package sealstore
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// TestManifestLockedWithUploadMoto: the lock asked for at
+// CreateMultipartUpload (here COMPLIANCE and a legal hold, in a bucket with
+// Object Lock) is on the completed object's manifest too, recorded in the
+// upload state for whichever process completes it: the backend account
+// cannot delete the manifest version, so the object stays readable as
+// long as it is locked.
+func TestManifestLockedWithUploadMoto(t *testing.T) {
+	f := motoFixture(t)
+	s3be := f.be.Store.(*backend.S3)
+	const lb = "worm"
+	if _, err := s3be.Forward(f.ctx, backend.RawRequest{Method: http.MethodPut, Bucket: lb,
+		Header: http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}}); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	id, err := f.st.CreateMultipart(f.ctx, CreateMultipartInput{Bucket: lb, Key: "backup",
+		Protect: backend.Protection{LockMode: "COMPLIANCE", RetainUntil: until, LegalHold: "ON"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another process (no cached upload) completes it.
+	st2, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	pi, err := st2.UploadPart(f.ctx, UploadPartInput{Bucket: lb, Key: "backup", UploadID: id, PartNumber: 1,
+		Body: strings.NewReader("data"), Size: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st2.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: lb, Key: "backup", UploadID: id,
+		Parts: completeParts([]int{1}, []string{pi.ETag})}); err != nil {
+		t.Fatal(err)
+	}
+	mkey, _, err := f.st.ManifestOf(f.ctx, lb, "backup", "")
+	if err != nil || mkey == "" {
+		t.Fatalf("ManifestOf = %q, %v", mkey, err)
+	}
+	mi, err := f.be.HeadObject(f.ctx, lb, mkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mi.Lock.LockMode != "COMPLIANCE" || mi.Lock.RetainUntil.Before(until) || mi.Lock.LegalHold != "ON" {
+		t.Fatalf("manifest lock %+v, want COMPLIANCE until %v with a legal hold", mi.Lock, until)
+	}
+	if _, err := f.be.DeleteObjectVersion(f.ctx, backend.DeleteInput{Bucket: lb, Key: mkey, VersionID: mi.VersionID}); err == nil {
+		t.Fatal("the locked object's manifest version was deleted")
+	}
+}
+
+// lockedVersionStore reports a lock on key (as a store whose bucket locks
+// every new version does) and records the lock of copies to manifests; it
+// passes the copies on without it (moto's bucket here has no Object Lock).
+type lockedVersionStore struct {
+	backend.Store
+	key    string
+	lock   backend.Protection
+	copies []backend.Protection
+}
+
+func (l *lockedVersionStore) HeadObject(ctx context.Context, bucket, key string) (backend.ObjectInfo, error) {
+	bi, err := l.Store.HeadObject(ctx, bucket, key)
+	if err == nil && key == l.key {
+		bi.Lock = l.lock
+	}
+	return bi, err
+}
+
+func (l *lockedVersionStore) CopyObject(ctx context.Context, in backend.CopyInput) (backend.CopyOutput, error) {
+	if strings.HasPrefix(in.Key, manifestsPrefix) {
+		l.copies = append(l.copies, in.Lock)
+		in.Lock = backend.Protection{}
+	}
+	return l.Store.CopyObject(ctx, in)
+}
+
+// TestRewrapManifestCopyLockedMoto: rewrap's copy of a multipart object's
+// manifest (to the object's new ETag) carries the lock of the version it
+// is for, so the new version is not readable only through an unlocked
+// manifest.
+func TestRewrapManifestCopyLockedMoto(t *testing.T) {
+	f := motoFixture(t)
+	k1, k2 := mustKey(t), mustKey(t)
+	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	ls := &lockedVersionStore{Store: f.be, key: "mp", lock: backend.Protection{LockMode: "COMPLIANCE", RetainUntil: until, LegalHold: "ON"}}
+	f.st, _ = New(ls, both, Options{SpoolDir: t.TempDir()})
+	f.completeSmall(t, "mp", randBytes(70000, 9))
+	if err := f.st.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2", NoWriters: true}, func(r RewrapResult) {
+		if r.Status != RewrapDone {
+			t.Errorf("rewrap %s: %s %v", r.Key, r.Status, r.Err)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ls.copies) != 1 || ls.copies[0].LockMode != "COMPLIANCE" || !ls.copies[0].RetainUntil.Equal(until) || ls.copies[0].LegalHold != "ON" {
+		t.Fatalf("manifest copies made with locks %+v, want one with the version's COMPLIANCE lock and legal hold", ls.copies)
+	}
+}
