@@ -11,8 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/johannesboyne/gofakes3"
 )
+
+// emptyMD5 is the base64 MD5 of an empty body.
+const emptyMD5 = "1B2M2Y8AsgTpgAmY7PhCfg=="
 
 // MaxCopySize is the largest object one CopyObject may copy, as on S3;
 // larger ones need a multipart copy (UploadPartCopy).
@@ -31,8 +35,9 @@ type CopyInput struct {
 
 	// SrcVersionID, when set, copies that version of the source.
 	SrcVersionID string
-	// Lock is the copy's retention and legal hold (its Tagging and ACL
-	// are not used): S3 does not copy the source's.
+	// Lock is the copy's retention (LockMode, RetainUntil) and legal hold,
+	// which a store never copies from the source. Its other fields are not
+	// used: the store copies the source's tags.
 	Lock Protection
 }
 
@@ -60,15 +65,18 @@ func (c *S3) CopyObject(ctx context.Context, in CopyInput) (CopyOutput, error) {
 		ContentLanguage:    optString(in.Headers.ContentLanguage),
 	}
 	setClassAndRedirect(in.Headers, &input.StorageClass, &input.WebsiteRedirectLocation)
-	input.ObjectLockMode = types.ObjectLockMode(in.Lock.LockMode)
-	if !in.Lock.RetainUntil.IsZero() {
-		input.ObjectLockRetainUntilDate = aws.Time(in.Lock.RetainUntil)
-	}
-	input.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatus(in.Lock.LegalHold)
+	protectCopy(input, in.Lock)
 	if in.SrcIfMatch != "" {
 		input.CopySourceIfMatch = aws.String(`"` + unquote(in.SrcIfMatch) + `"`)
 	}
-	out, err := c.api.CopyObject(ctx, input)
+	var opts []func(*s3.Options)
+	if in.Lock.Locks() {
+		// Stores that demand Content-MD5 of a write that sets a lock
+		// (moto, on CopyObject too) get the MD5 of the request's empty
+		// body.
+		opts = append(opts, s3.WithAPIOptions(smithyhttp.SetHeaderValue("Content-Md5", emptyMD5)))
+	}
+	out, err := c.api.CopyObject(ctx, input, opts...)
 	if err != nil {
 		return CopyOutput{}, wrapErr("CopyObject", err)
 	}

@@ -101,6 +101,15 @@ func protectCreate(in *s3.CreateMultipartUploadInput, p Protection) {
 	in.GrantWriteACP, in.GrantFullControl = optString(p.Grants["write-acp"]), optString(p.Grants["full-control"])
 }
 
+// protectCopy sets p's retention and legal hold on a copy.
+func protectCopy(in *s3.CopyObjectInput, p Protection) {
+	in.ObjectLockMode = types.ObjectLockMode(p.LockMode)
+	if !p.RetainUntil.IsZero() {
+		in.ObjectLockRetainUntilDate = aws.Time(p.RetainUntil)
+	}
+	in.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatus(p.LegalHold)
+}
+
 // lockOf is the lock a GET or HEAD answer reports.
 func lockOf(mode types.ObjectLockMode, until *time.Time, hold types.ObjectLockLegalHoldStatus) Protection {
 	return Protection{LockMode: string(mode), RetainUntil: aws.ToTime(until), LegalHold: string(hold)}

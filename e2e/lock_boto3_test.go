@@ -59,7 +59,8 @@ policy = '{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*",
 check("user policy", code(lambda: user.put_bucket_policy(Bucket="bvault", Policy=policy)) == "AccessDenied")
 admin.put_bucket_policy(Bucket="bvault", Policy=policy)
 check("admin policy", "bvault/none" in be.get_bucket_policy(Bucket="bvault")["Policy"])
-check("user cors", code(lambda: user.get_bucket_cors(Bucket="bvault")) == "AccessDenied")
+check("user cors", code(lambda: user.get_bucket_cors(Bucket="bvault")) == "NoSuchCORSConfiguration" and
+      code(lambda: user.put_bucket_cors(Bucket="bvault", CORSConfiguration={"CORSRules": [{"AllowedMethods": ["GET"], "AllowedOrigins": ["*"]}]})) == "AccessDenied")
 check("admin cors", code(lambda: admin.get_bucket_cors(Bucket="bvault")) == "NoSuchCORSConfiguration")
 admin.put_bucket_cors(Bucket="bvault", CORSConfiguration={"CORSRules": [{"AllowedMethods": ["GET"], "AllowedOrigins": ["https://example.com"]}]})
 check("cors", admin.get_bucket_cors(Bucket="bvault")["CORSRules"][0]["AllowedOrigins"] == ["https://example.com"])

@@ -60,7 +60,8 @@ func TestManifestLockedWithUploadMoto(t *testing.T) {
 
 // lockedVersionStore reports a lock on key (as a store whose bucket locks
 // every new version does) and records the lock of copies to manifests; it
-// passes the copies on without it (moto's bucket here has no Object Lock).
+// passes every copy on without its lock (moto's bucket here has no Object
+// Lock).
 type lockedVersionStore struct {
 	backend.Store
 	key    string
@@ -79,8 +80,10 @@ func (l *lockedVersionStore) HeadObject(ctx context.Context, bucket, key string)
 func (l *lockedVersionStore) CopyObject(ctx context.Context, in backend.CopyInput) (backend.CopyOutput, error) {
 	if strings.HasPrefix(in.Key, manifestsPrefix) {
 		l.copies = append(l.copies, in.Lock)
-		in.Lock = backend.Protection{}
 	}
+	// The object's own copy carries the lock too (rewrap keeps it); moto's
+	// bucket here has no Object Lock and would refuse either.
+	in.Lock = backend.Protection{}
 	return l.Store.CopyObject(ctx, in)
 }
 

@@ -171,7 +171,7 @@ func (s *Store) rewrapOne(ctx context.Context, bucket string, e backend.ListEntr
 		}
 	} else {
 		_, err = s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: e.Key, Bucket: bucket, Key: e.Key,
-			SrcIfMatch: etag, Meta: meta, Headers: bi.Headers})
+			SrcIfMatch: etag, Meta: meta, Headers: bi.Headers, Lock: carriedLock(bi, time.Now())})
 	}
 	if err != nil {
 		return fail(err)

@@ -21,6 +21,15 @@ type lockedHeads struct {
 	tags    string
 	tagErr  error
 	created []backend.CreateMultipartInput
+	copied  []backend.CopyInput
+}
+
+func (l *lockedHeads) CopyObject(ctx context.Context, in backend.CopyInput) (backend.CopyOutput, error) {
+	if in.Key == l.key {
+		l.copied = append(l.copied, in)
+		in.Lock = backend.Protection{} // the embedded store has no Object Lock
+	}
+	return l.Store.CopyObject(ctx, in)
 }
 
 func (l *lockedHeads) HeadObject(ctx context.Context, bucket, key string) (backend.ObjectInfo, error) {
@@ -120,5 +129,39 @@ func TestRewrapByPartsTagsUnreadable(t *testing.T) {
 	created, res = rewrapLocked(t, backend.Protection{}, &backend.Error{Code: "NotImplemented", StatusCode: 501, Message: "no"})
 	if res[0].Status != RewrapDone || len(created) != 1 || created[0].Protect.Tagging != "" {
 		t.Errorf("rewrap: %+v, %d uploads", res, len(created))
+	}
+}
+
+// TestRewrapSingleCopyCarriesLock: an object at or under the single-copy
+// limit is copied onto itself with its retention while unexpired and its
+// legal hold when on (the store keeps its tags itself).
+func TestRewrapSingleCopyCarriesLock(t *testing.T) {
+	until := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
+	for _, tc := range []struct {
+		name       string
+		lock, want backend.Protection
+	}{
+		{"locked", backend.Protection{LockMode: "COMPLIANCE", RetainUntil: until, LegalHold: "ON"},
+			backend.Protection{LockMode: "COMPLIANCE", RetainUntil: until, LegalHold: "ON"}},
+		{"expired", backend.Protection{LockMode: "GOVERNANCE", RetainUntil: time.Now().Add(-time.Hour), LegalHold: "OFF"}, backend.Protection{}},
+	} {
+		f := newFixture(t)
+		kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
+		lh := &lockedHeads{Store: f.be, key: "small", lock: tc.lock}
+		st, _ := New(lh, kr, Options{SpoolDir: t.TempDir()})
+		data := randBytes(1000, 6)
+		if _, err := st.Put(f.ctx, PutInput{Bucket: bucket, Key: "small", Body: bytes.NewReader(data), Size: int64(len(data))}); err != nil {
+			t.Fatal(err)
+		}
+		var res []RewrapResult
+		if err := st.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2", NoWriters: true}, func(r RewrapResult) { res = append(res, r) }); err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 1 || res[0].Status != RewrapDone || len(lh.copied) != 1 {
+			t.Fatalf("%s: rewrap %+v, %d copies", tc.name, res, len(lh.copied))
+		}
+		if got := lh.copied[0].Lock; got.LockMode != tc.want.LockMode || !got.RetainUntil.Equal(tc.want.RetainUntil) || got.LegalHold != tc.want.LegalHold {
+			t.Errorf("%s: the copy sets %+v, want %+v", tc.name, got, tc.want)
+		}
 	}
 }

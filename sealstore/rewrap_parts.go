@@ -69,19 +69,12 @@ func (s *Store) copyOntoItselfByParts(ctx context.Context, bucket, key, etag str
 
 // carriedProtection is what a copy by parts must set on the new upload for
 // the object bi describes to keep what a single CopyObject keeps (its tags)
-// and its lock: the tags of the version the HEAD saw (none from a store
-// without tags), its legal hold when on, and its retention when it has not
-// expired (S3 refuses a retain-until date in the past). ACL grants are not
+// and its lock (carriedLock, as the single copy sets it): the tags of the
+// version the HEAD saw (none from a store without tags). ACL grants are not
 // carried: they are read only with ?acl, and s3seal's objects have the
 // bucket owner's.
 func (s *Store) carriedProtection(ctx context.Context, bucket, key string, bi backend.ObjectInfo, now time.Time) (backend.Protection, error) {
-	var p backend.Protection
-	if bi.Lock.LockMode != "" && bi.Lock.RetainUntil.After(now) {
-		p.LockMode, p.RetainUntil = bi.Lock.LockMode, bi.Lock.RetainUntil
-	}
-	if bi.Lock.LegalHold == "ON" {
-		p.LegalHold = "ON"
-	}
+	p := carriedLock(bi, now)
 	tags, err := s.be.ObjectTagging(ctx, bucket, key, bi.VersionID)
 	switch {
 	case backend.ErrorCode(err) == "NotImplemented":
@@ -91,4 +84,19 @@ func (s *Store) carriedProtection(ctx context.Context, bucket, key string, bi ba
 		p.Tagging = tags
 	}
 	return p, nil
+}
+
+// carriedLock is the lock a copy of the object bi describes onto itself
+// must set to keep it, since a store copies neither retention nor legal
+// hold: the legal hold when on, and the retention while it has not expired
+// (S3 refuses a retain-until date in the past).
+func carriedLock(bi backend.ObjectInfo, now time.Time) backend.Protection {
+	var p backend.Protection
+	if bi.Lock.LockMode != "" && bi.Lock.RetainUntil.After(now) {
+		p.LockMode, p.RetainUntil = bi.Lock.LockMode, bi.Lock.RetainUntil
+	}
+	if bi.Lock.LegalHold == "ON" {
+		p.LegalHold = "ON"
+	}
+	return p
 }
