@@ -81,3 +81,11 @@ func (b *fixedBackend) listAll(bucket, prefix string) (*gofakes3.ObjectList, err
 	})
 	return out, err
 }
+
+// DeleteBucket holds the tree lock, so that a PUT committing meanwhile
+// neither recreates the bucket's directory nor lands in a deleted bucket.
+func (b *fixedBackend) DeleteBucket(name string) error {
+	b.tree.Lock()
+	defer b.tree.Unlock()
+	return b.MultiBucketBackend.DeleteBucket(name)
+}

@@ -56,7 +56,11 @@ func keptMeta(k string) bool {
 //     as common prefixes and ignores delimiters other than "/". Here the
 //     matching keys are listed in full and paged in S3 order.
 //   - PutObject: s3afero writes the body straight over the old object and
-//     merges the old object's metadata into the new one; see PutObject.
+//     merges the old object's metadata into the new one; here a staged
+//     body and its metadata replace it by rename (embedded_put.go).
+//   - Metadata files: s3afero names them after the whole key, too long a
+//     name for keys over 222 bytes; metaNameFs (embedded_meta.go) gives
+//     those a hashed name, so every key up to 1024 bytes can be stored.
 //   - Keys map onto files as embedded_keys.go says: directory markers
 //     (a trailing "/") are kept in a marker file; keys the file system
 //     cannot hold faithfully (empty, ".", ".." or over-long segments, an
@@ -72,11 +76,15 @@ type fixedBackend struct {
 	*s3afero.MultiBucketBackend
 	fs afero.Fs // the Fs given to MultiBucket; buckets live in "buckets/"
 
-	// tree is held shared by writers and exclusively while pruning
-	// directories, so a PUT never sees its parent directory vanish.
+	// tree is held exclusively while a PUT checks its path and renames
+	// its body and metadata into place (commit), while pruning directories
+	// and while deleting a bucket, and shared by reads: a key's path cannot
+	// change shape between its check and its creation, and a reader never
+	// sees a body with another version's metadata.
 	tree sync.RWMutex
-	// keyLocks serialise PUTs and deletes of the same key (striped by hash) so that
-	// unlink-and-write pairs do not interleave.
+	// keyLocks serialise PUTs and deletes of the same key (striped by
+	// hash), so that a conditional write's check and its commit are one
+	// step for that key.
 	keyLocks [64]sync.Mutex
 	staging  string // directory for bodies in flight
 }
@@ -92,7 +100,10 @@ func newFixedBackend(root string) (*fixedBackend, error) {
 		return nil, err
 	}
 	fs := afero.NewBasePathFs(afero.NewOsFs(), root)
-	mb, err := s3afero.MultiBucket(fs)
+	if err := fs.MkdirAll("metadata", 0o700); err != nil {
+		return nil, err
+	}
+	mb, err := s3afero.MultiBucket(fs, s3afero.MultiWithMetaFs(metaNameFs{afero.NewBasePathFs(fs, "metadata")}))
 	if err != nil {
 		return nil, err
 	}
@@ -109,124 +120,14 @@ func (b *fixedBackend) keyLock(bucket, key string) *sync.Mutex {
 	return &b.keyLocks[h.Sum32()%uint32(len(b.keyLocks))]
 }
 
-// PutObject stages the body in a temporary file first, so that a body cut
-// short or failing its Content-MD5 check (gofakes3 reports that only at the
-// end) leaves the previous object untouched; s3afero would already have
-// truncated it and left a file without metadata that fails every later
-// HEAD and listing. The old object is then unlinked (a GET streaming it
-// keeps its inode and reads it whole, and its metadata is not merged into
-// the new object) and the staged file copied into place.
-func (b *fixedBackend) PutObject(bucket, key string, meta map[string]string, input io.Reader, size int64, cond *gofakes3.PutConditions) (gofakes3.PutObjectResult, error) {
-	return b.putObject(bucket, key, meta, input, size, cond, nil)
-}
-
-// putObject is PutObject with check, when not nil, called under the key's
-// lock once the body is staged: an error from it aborts the write. It is
-// how a multipart completion decides If-Match and If-None-Match atomically
-// with respect to other writes of the key.
-func (b *fixedBackend) putObject(bucket, key string, meta map[string]string, input io.Reader, size int64,
-	cond *gofakes3.PutConditions, check func() error) (gofakes3.PutObjectResult, error) {
-	var none gofakes3.PutObjectResult
-	if err := keyErr(key); err != nil {
-		return none, err
-	}
-	fk := fsKey(key)
-	if ok, err := b.BucketExists(bucket); err != nil {
-		return none, err
-	} else if !ok {
-		return none, gofakes3.BucketNotFound(bucket)
-	}
-	kept := make(map[string]string, len(meta))
-	for k, v := range meta {
-		if keptMeta(k) {
-			kept[k] = v
-		}
-	}
-
-	f, err := os.CreateTemp(b.staging, "put-*")
-	if err != nil {
-		return none, err
-	}
-	defer func() {
-		f.Close()
-		os.Remove(f.Name())
-	}()
-	n, err := io.Copy(f, input)
-	if err != nil {
-		return none, err
-	}
-	if n != size {
-		return none, gofakes3.ErrIncompleteBody
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return none, err
-	}
-
-	mu := b.keyLock(bucket, key)
-	mu.Lock()
-	defer mu.Unlock()
-	b.tree.RLock()
-	defer b.tree.RUnlock()
-	if check != nil {
-		if err := check(); err != nil {
-			return none, err
-		}
-	}
-	if err := b.checkPut(bucket, fk, cond); err != nil {
-		return none, err
-	}
-	if err := b.checkConflict(bucket, key, fk); err != nil {
-		return none, err
-	}
-	if _, err := b.MultiBucketBackend.DeleteObject(bucket, fk); err != nil && !pathClash(err) {
-		return none, err
-	}
-	res, err := b.MultiBucketBackend.PutObject(bucket, fk, kept, f, size, nil)
-	if pathClash(err) {
-		// A PUT of another key made the path a file or a directory
-		// after checkConflict looked.
-		return none, keyLimit(key, "another key holds its file-system path (an object cannot also be a prefix of other keys there)")
-	}
-	return res, err
-}
-
-// checkPut decides a PUT's conditions against the object as it is now; the
-// caller holds the key's lock. As on S3, If-Match on a missing key is
-// NoSuchKey, a mismatch or an existing key under If-None-Match: * is
-// PreconditionFailed, and If-None-Match other than "*" is NotImplemented.
-func (b *fixedBackend) checkPut(bucket, key string, cond *gofakes3.PutConditions) error {
-	if cond == nil || (cond.IfMatch == nil && cond.IfNoneMatch == nil) {
-		return nil
-	}
-	if cond.IfNoneMatch != nil && strings.TrimSpace(*cond.IfNoneMatch) != "*" {
-		return gofakes3.ErrorMessage(gofakes3.ErrNotImplemented, "If-None-Match on PUT accepts only *")
-	}
-	info := &gofakes3.ConditionalObjectInfo{}
-	obj, err := b.MultiBucketBackend.HeadObject(bucket, key)
-	switch {
-	case err == nil && obj.Metadata[etagMetaKey] != "":
-		// An object assembled from parts: its ETag is not an MD5.
-		if cond.IfNoneMatch != nil || !etagMatches(*cond.IfMatch, obj.Metadata[etagMetaKey]) {
-			return gofakes3.ErrPreconditionFailed
-		}
-		return nil
-	case err == nil:
-		info.Exists, info.Hash = true, obj.Hash
-	case !gofakes3.HasErrorCode(err, gofakes3.ErrNoSuchKey):
-		return err
-	}
-	if cond.IfMatch != nil && !info.Exists {
-		return gofakes3.KeyNotFound(key)
-	}
-	return gofakes3.CheckPutConditions(cond, info)
-}
-
 // HeadObject and GetObject: a key under an object ("a/b" while "a" is
 // one) is missing, as on S3, not a file-system error.
 func (b *fixedBackend) HeadObject(bucket, key string) (*gofakes3.Object, error) {
 	if !validKey(key) {
 		return nil, gofakes3.KeyNotFound(key)
 	}
+	b.tree.RLock()
+	defer b.tree.RUnlock()
 	obj, err := b.MultiBucketBackend.HeadObject(bucket, fsKey(key))
 	return b.found(obj, key, err)
 }
@@ -235,6 +136,8 @@ func (b *fixedBackend) GetObject(bucket, key string, rng *gofakes3.ObjectRangeRe
 	if !validKey(key) {
 		return nil, gofakes3.KeyNotFound(key)
 	}
+	b.tree.RLock()
+	defer b.tree.RUnlock()
 	obj, err := b.MultiBucketBackend.GetObject(bucket, fsKey(key), rng)
 	return b.found(obj, key, err)
 }
@@ -328,6 +231,10 @@ func (b *fixedBackend) DeleteMulti(bucket string, keys ...string) (gofakes3.Mult
 func (b *fixedBackend) prune(bucket, key string) {
 	b.tree.Lock()
 	defer b.tree.Unlock()
+	b.pruneLocked(bucket, key)
+}
+
+func (b *fixedBackend) pruneLocked(bucket, key string) {
 	for dir := path.Dir(key); dir != "." && dir != "/"; dir = path.Dir(dir) {
 		if err := b.fs.Remove(path.Join("buckets", bucket, dir)); err != nil {
 			if !os.IsNotExist(err) {
@@ -345,6 +252,8 @@ func (b *fixedBackend) ListBucket(bucket string, prefix *gofakes3.Prefix, page g
 	if prefix != nil {
 		p = *prefix
 	}
+	b.tree.RLock()
+	defer b.tree.RUnlock()
 	all, err := b.listAll(bucket, p.Prefix)
 	if err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ type CopyInput struct {
 // metadata is refused like any read of it unless AllowPlaintextReads is
 // set; the copy is always encrypted.
 func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
-	if err := CheckKey(in.Key); err != nil {
+	if err := CheckNewKey(in.Key); err != nil {
 		return ObjectInfo{}, err
 	}
 	if err := CheckKey(in.SrcKey); err != nil {

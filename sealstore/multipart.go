@@ -34,7 +34,7 @@ type CreateMultipartInput struct {
 // object, wrapped into the metadata the backend upload carries and into the
 // upload's state object, from which any s3seal process serves its parts.
 func (s *Store) CreateMultipart(ctx context.Context, in CreateMultipartInput) (string, error) {
-	if err := CheckKey(in.Key); err != nil {
+	if err := CheckNewKey(in.Key); err != nil {
 		return "", err
 	}
 	if err := CheckMeta(in.Meta); err != nil {

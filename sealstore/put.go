@@ -52,7 +52,7 @@ type PutInput struct {
 // Put seals in.Body into a spool file, checks it, and publishes it to the
 // backend in one PUT. Nothing reaches the backend unless every check passed.
 func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
-	if err := CheckKey(in.Key); err != nil {
+	if err := CheckNewKey(in.Key); err != nil {
 		return ObjectInfo{}, err
 	}
 	if err := CheckMeta(in.Meta); err != nil {

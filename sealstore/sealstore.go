@@ -224,6 +224,27 @@ func CheckKey(key string) error {
 	return nil
 }
 
+// ReservedKey is the key ReservedPrefix extends. No new object may take
+// it: on a store that maps keys onto a file tree (the embedded store) an
+// object ".s3seal" is a file where s3seal needs the directory ".s3seal/",
+// so it would break every multipart upload in its bucket, or be refused
+// for keys the client cannot see. It is refused on every backend alike;
+// an object of that name written before stays readable and deletable.
+const ReservedKey = ".s3seal"
+
+// CheckNewKey is CheckKey for a key about to be written (PUT, POST, the
+// destination of a copy, CreateMultipartUpload): it also refuses
+// ReservedKey.
+func CheckNewKey(key string) error {
+	if err := CheckKey(key); err != nil {
+		return err
+	}
+	if key == ReservedKey {
+		return errorf("InvalidArgument", "The object key %q is reserved by s3seal, which keeps its own objects under %q (on the embedded store a key cannot be both an object and a directory).", ReservedKey, ReservedPrefix)
+	}
+	return nil
+}
+
 // MaxKeyLength is S3's limit on the length of an object key, in bytes of
 // its UTF-8 form.
 const MaxKeyLength = 1024
