@@ -15,12 +15,38 @@ import (
 //
 // While any client object remains (in a versioned bucket: any version or
 // delete marker of a client key) it answers BucketNotEmpty and touches
-// nothing. Otherwise, as S3 deletes a bucket with multipart uploads in
-// progress (they are discarded with it), it aborts every backend upload
-// of the bucket, then deletes under ReservedPrefix what gc's rules say no
-// object or upload needs any more, whatever its age (uploads were just
-// aborted, so their state and manifests are garbage), then deletes the
-// bucket. A write landing meanwhile is safe: a PUT or copy is a client
+// nothing. Otherwise the backend decides first: it is asked to delete the
+// bucket as it is, and whatever it answers but BucketNotEmpty (done, or
+// refused for lack of authority: AccessDenied) is the answer, with
+// nothing of the bucket touched. Only when the backend refuses for
+// content does DeleteBucket clean up (cleanBucket) and ask once more.
+func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
+	empty, _, err := s.clientEmpty(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	if !empty {
+		return errorf("BucketNotEmpty", "The bucket you tried to delete is not empty.")
+	}
+	err = s.be.DeleteBucket(ctx, bucket)
+	if backend.ErrorCode(err) != "BucketNotEmpty" {
+		return err
+	}
+	if err := s.cleanBucket(ctx, bucket); err != nil {
+		return err
+	}
+	return s.be.DeleteBucket(ctx, bucket)
+}
+
+// cleanBucket makes a bucket the backend would not delete for its content
+// deletable, if the client has not written to it meanwhile (asked again:
+// a client object landing after DeleteBucket's first look answers
+// BucketNotEmpty with nothing touched). As S3 deletes a bucket with
+// multipart uploads in progress (they are discarded with it), it aborts
+// every backend upload of the bucket, then deletes under ReservedPrefix
+// what gc's rules say no object or upload needs any more, whatever its
+// age (uploads were just aborted, so their state and manifests are
+// garbage). A write landing meanwhile is safe: a PUT or copy is a client
 // object, so the backend refuses the bucket's deletion; a completion
 // keeps its manifest, since a manifest is deleted only once its upload is
 // over and the object at its key is not made of its parts (the upload is
@@ -30,7 +56,7 @@ import (
 // the clean-up deletes every version and delete marker of what it removes
 // by id, and also what s3seal deleted before (gcHidden), so that no
 // version hidden from the client keeps the bucket.
-func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
+func (s *Store) cleanBucket(ctx context.Context, bucket string) error {
 	empty, reserved, err := s.clientEmpty(ctx, bucket)
 	if err != nil {
 		return err
@@ -42,7 +68,7 @@ func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 		return err
 	}
 	if !reserved {
-		return s.be.DeleteBucket(ctx, bucket)
+		return nil
 	}
 	// No age limit: the client asked for the bucket to go, and the rules
 	// above keep whatever a live upload or object still needs. A cutoff in
@@ -68,7 +94,7 @@ func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 		// bucket is not empty, and the backend says so.
 		s.log.WarnContext(ctx, "DeleteBucket: the store kept s3seal's own objects", "bucket", bucket, "error", err)
 	}
-	return s.be.DeleteBucket(ctx, bucket)
+	return nil
 }
 
 // storeRefused reports whether every removal that failed was refused by

@@ -107,3 +107,56 @@ func TestDeleteBucketRaceWithCompletion(t *testing.T) {
 		t.Fatalf("object completed during DeleteBucket lost its manifest: %v", err)
 	}
 }
+
+// writingStore lets a client PUT land just before the backend's first
+// DeleteBucket, i.e. after s3seal found the bucket empty of client objects.
+type writingStore struct {
+	backend.Store
+	write func()
+	calls int
+}
+
+func (w *writingStore) DeleteBucket(ctx context.Context, bucket string) error {
+	w.calls++
+	if w.write != nil {
+		w.write()
+		w.write = nil
+	}
+	return w.Store.DeleteBucket(ctx, bucket)
+}
+
+// TestDeleteBucketWriteBeforeBackendRefusal: the backend refuses for
+// content (BucketNotEmpty) because a client object landed after the first
+// look; s3seal asks again before its clean-up and touches nothing: the
+// upload in progress lives on, s3seal's objects stay, and the backend is
+// not asked a second time.
+func TestDeleteBucketWriteBeforeBackendRefusal(t *testing.T) {
+	f := newFixture(t)
+	f.completeSmall(t, "mp", randBytes(1000, 4))
+	if err := f.st.Delete(f.ctx, bucket, "mp"); err != nil {
+		t.Fatal(err)
+	}
+	live := f.create(t, "inprogress")
+	f.part(t, f.st, "inprogress", live, 1, randBytes(10, 5))
+	before := f.reservedKeys(t, ReservedPrefix)
+	ws := &writingStore{Store: f.be, write: func() { f.put(t, "late", []byte("written meanwhile")) }}
+	st, err := New(ws, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.DeleteBucket(f.ctx, bucket)
+	if backend.ErrorCode(err) != "BucketNotEmpty" {
+		if se, ok := err.(*Error); !ok || se.Code != "BucketNotEmpty" {
+			t.Fatalf("DeleteBucket with a client object written meanwhile: %v", err)
+		}
+	}
+	if _, err := f.be.ListParts(f.ctx, backend.ListPartsInput{Bucket: bucket, Key: "inprogress", UploadID: live}); err != nil {
+		t.Errorf("upload after BucketNotEmpty: %v, want it alive", err)
+	}
+	if after := f.reservedKeys(t, ReservedPrefix); !slices.Equal(before, after) {
+		t.Errorf("BucketNotEmpty touched s3seal's objects:\n%q\n%q", before, after)
+	}
+	if ws.calls != 1 {
+		t.Errorf("backend DeleteBucket asked %d times, want 1", ws.calls)
+	}
+}
