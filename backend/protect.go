@@ -78,36 +78,36 @@ func bypassHeader(ctx context.Context) func(*s3.Options) {
 }
 
 func protectPut(in *s3.PutObjectInput, p Protection) {
-	in.ObjectLockMode = types.ObjectLockMode(p.LockMode)
-	if !p.RetainUntil.IsZero() {
-		in.ObjectLockRetainUntilDate = aws.Time(p.RetainUntil)
-	}
-	in.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatus(p.LegalHold)
+	in.ObjectLockMode, in.ObjectLockRetainUntilDate, in.ObjectLockLegalHoldStatus = p.sdkLock()
 	in.Tagging = optString(p.Tagging)
-	in.ACL = types.ObjectCannedACL(p.ACL)
-	in.GrantRead, in.GrantReadACP = optString(p.Grants["read"]), optString(p.Grants["read-acp"])
-	in.GrantWriteACP, in.GrantFullControl = optString(p.Grants["write-acp"]), optString(p.Grants["full-control"])
+	in.ACL, in.GrantRead, in.GrantReadACP, in.GrantWriteACP, in.GrantFullControl = p.sdkACL()
 }
 
 func protectCreate(in *s3.CreateMultipartUploadInput, p Protection) {
-	in.ObjectLockMode = types.ObjectLockMode(p.LockMode)
-	if !p.RetainUntil.IsZero() {
-		in.ObjectLockRetainUntilDate = aws.Time(p.RetainUntil)
-	}
-	in.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatus(p.LegalHold)
+	in.ObjectLockMode, in.ObjectLockRetainUntilDate, in.ObjectLockLegalHoldStatus = p.sdkLock()
 	in.Tagging = optString(p.Tagging)
-	in.ACL = types.ObjectCannedACL(p.ACL)
-	in.GrantRead, in.GrantReadACP = optString(p.Grants["read"]), optString(p.Grants["read-acp"])
-	in.GrantWriteACP, in.GrantFullControl = optString(p.Grants["write-acp"]), optString(p.Grants["full-control"])
+	in.ACL, in.GrantRead, in.GrantReadACP, in.GrantWriteACP, in.GrantFullControl = p.sdkACL()
+}
+
+// sdkLock is p's retention and legal hold as the SDK's inputs take them.
+func (p Protection) sdkLock() (types.ObjectLockMode, *time.Time, types.ObjectLockLegalHoldStatus) {
+	var until *time.Time
+	if !p.RetainUntil.IsZero() {
+		until = aws.Time(p.RetainUntil)
+	}
+	return types.ObjectLockMode(p.LockMode), until, types.ObjectLockLegalHoldStatus(p.LegalHold)
+}
+
+// sdkACL is p's canned ACL and grants (read, read-acp, write-acp,
+// full-control) as the SDK's inputs take them.
+func (p Protection) sdkACL() (types.ObjectCannedACL, *string, *string, *string, *string) {
+	return types.ObjectCannedACL(p.ACL), optString(p.Grants["read"]), optString(p.Grants["read-acp"]),
+		optString(p.Grants["write-acp"]), optString(p.Grants["full-control"])
 }
 
 // protectCopy sets p's retention and legal hold on a copy.
 func protectCopy(in *s3.CopyObjectInput, p Protection) {
-	in.ObjectLockMode = types.ObjectLockMode(p.LockMode)
-	if !p.RetainUntil.IsZero() {
-		in.ObjectLockRetainUntilDate = aws.Time(p.RetainUntil)
-	}
-	in.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatus(p.LegalHold)
+	in.ObjectLockMode, in.ObjectLockRetainUntilDate, in.ObjectLockLegalHoldStatus = p.sdkLock()
 }
 
 // lockOf is the lock a GET or HEAD answer reports.

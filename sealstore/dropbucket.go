@@ -139,23 +139,38 @@ func (s *Store) clientEmpty(ctx context.Context, bucket string) (empty, reserved
 		if err != nil {
 			return false, false, err
 		}
-		for _, e := range out.Entries {
-			if !strings.HasPrefix(e.Key, ReservedPrefix) {
-				return false, false, nil
-			}
-			reserved = true
+		keys := make([]string, len(out.Entries))
+		for i, e := range out.Entries {
+			keys[i] = e.Key
 		}
-		for _, p := range out.CommonPrefixes {
-			if p != ReservedPrefix {
-				return false, false, nil
-			}
-			reserved = true
+		client, res := clientKeys(keys, out.CommonPrefixes)
+		if client {
+			return false, false, nil
 		}
+		reserved = reserved || res
 		if !out.IsTruncated || out.NextContinuationToken == "" {
 			return true, reserved, nil
 		}
 		in.ContinuationToken = out.NextContinuationToken
 	}
+}
+
+// clientKeys reports whether a listing page (delimiter "/") names a
+// client key or common prefix, and whether it names ReservedPrefix.
+func clientKeys(keys, prefixes []string) (client, reserved bool) {
+	for _, k := range keys {
+		if !strings.HasPrefix(k, ReservedPrefix) {
+			return true, reserved
+		}
+		reserved = true
+	}
+	for _, p := range prefixes {
+		if p != ReservedPrefix {
+			return true, reserved
+		}
+		reserved = true
+	}
+	return false, reserved
 }
 
 // clientEmptyVersions is clientEmpty by ListObjectVersions.
@@ -166,18 +181,15 @@ func (s *Store) clientEmptyVersions(ctx context.Context, bucket string) (empty, 
 		if err != nil {
 			return false, false, err
 		}
-		for _, e := range out.Entries {
-			if !strings.HasPrefix(e.Key, ReservedPrefix) {
-				return false, false, nil
-			}
-			reserved = true
+		keys := make([]string, len(out.Entries))
+		for i, e := range out.Entries {
+			keys[i] = e.Key
 		}
-		for _, p := range out.CommonPrefixes {
-			if p != ReservedPrefix {
-				return false, false, nil
-			}
-			reserved = true
+		client, res := clientKeys(keys, out.CommonPrefixes)
+		if client {
+			return false, false, nil
 		}
+		reserved = reserved || res
 		if !out.IsTruncated || out.NextKeyMarker == "" {
 			return true, reserved, nil
 		}
