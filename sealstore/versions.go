@@ -3,6 +3,8 @@ package sealstore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -81,6 +83,10 @@ func (s *Store) resolveVersion(ctx context.Context, bucket string, e *backend.Ve
 	case backend.IsNotFound(err) || backend.ErrorCode(err) == "NoSuchVersion":
 		e.Key = "" // deleted since the listing
 		return nil
+	case errors.Is(err, ErrIntegrity): // another version answered
+		slog.Error("listing versions: the backend answered another version; listed as unverified", "bucket", bucket, "key", e.Key, "err", err)
+		e.ETag = UnverifiedETagPrefix + e.ETag
+		return nil
 	case err != nil:
 		return err
 	case strings.Trim(bi.ETag, `"`) != e.ETag:
@@ -95,12 +101,34 @@ func (s *Store) resolveVersion(ctx context.Context, bucket string, e *backend.Ve
 }
 
 // headObject HEADs one version, or with versionID "" the current object
-// (HeadObject, as before versions).
+// (HeadObject, as before versions). An answer naming another version than
+// the one asked for is refused (checkVersion).
 func (s *Store) headObject(ctx context.Context, bucket, key, versionID string) (backend.ObjectInfo, error) {
 	if versionID == "" {
 		return s.be.HeadObject(ctx, bucket, key)
 	}
-	return s.be.HeadObjectVersion(ctx, bucket, key, versionID)
+	bi, err := s.be.HeadObjectVersion(ctx, bucket, key, versionID)
+	if err != nil {
+		return bi, err
+	}
+	return bi, checkVersion(bucket, key, versionID, bi.VersionID)
+}
+
+// checkVersion refuses a backend answer to a request for version asked
+// that names another version (got): a store that ignores ?versionId, or
+// rolled one version back to another, would have s3seal serve the wrong
+// version's (authentic) bytes under the id asked for. It is a store fault
+// like a failed integrity check: 500 InternalError, logged. An answer that
+// names no version is taken as it is (the "null" version of an
+// unversioned object, or a store that does not echo version ids); the
+// version's own metadata still authenticates bucket and key.
+func checkVersion(bucket, key, asked, got string) error {
+	if asked == "" || got == "" || got == asked {
+		return nil
+	}
+	return &Error{Code: "InternalError",
+		Message: "the backend answered another version than the one asked for; s3seal refuses to return it",
+		Err:     fmt.Errorf("%w: %s/%s: asked for version %q, the backend answered version %q", ErrIntegrity, bucket, key, asked, got)}
 }
 
 // markerErr is err, a GET's "not found", or the answer of a HEAD of the
