@@ -13,7 +13,7 @@ import (
 )
 
 // VersionsPage is one page of ListObjectVersions with plaintext sizes and
-// ETags; markers are the backend's.
+// ETags; markers are the backend's (none names a hidden key).
 type VersionsPage struct {
 	Entries             []backend.VersionEntry
 	CommonPrefixes      []string
@@ -23,28 +23,22 @@ type VersionsPage struct {
 }
 
 // ListVersions returns one page of versions and delete markers. Entries
-// under ReservedPrefix are left out. Each version's size and ETag come
+// under ReservedPrefix, and prefixes only they make up, are left out. Each version's size and ETag come
 // from that version's own metadata (a HEAD with its version id), cached
 // like listings under its backend ETag, which names one ciphertext and so
 // one version; a version that cannot be authenticated is listed with an
 // unverified ETag, as in List.
 func (s *Store) ListVersions(ctx context.Context, in backend.ListVersionsInput) (VersionsPage, error) {
-	out, err := s.be.ListObjectVersions(ctx, in)
+	out, err := s.listVisibleVersions(ctx, in)
 	if err != nil {
 		return VersionsPage{}, err
 	}
-	page := VersionsPage{IsTruncated: out.IsTruncated, NextKeyMarker: out.NextKeyMarker, NextVersionIDMarker: out.NextVersionIDMarker}
-	for _, p := range out.CommonPrefixes {
-		if !strings.HasPrefix(p, ReservedPrefix) {
-			page.CommonPrefixes = append(page.CommonPrefixes, p)
-		}
-	}
+	page := VersionsPage{IsTruncated: out.IsTruncated, NextKeyMarker: out.NextKeyMarker, NextVersionIDMarker: out.NextVersionIDMarker,
+		CommonPrefixes: out.CommonPrefixes}
 	entries := make([]backend.VersionEntry, 0, len(out.Entries))
 	for _, e := range out.Entries {
-		if !strings.HasPrefix(e.Key, ReservedPrefix) {
-			e.ETag = strings.Trim(e.ETag, `"`)
-			entries = append(entries, e)
-		}
+		e.ETag = strings.Trim(e.ETag, `"`)
+		entries = append(entries, e)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opt.ListConcurrency)
