@@ -161,22 +161,26 @@ func TestErrorMapping(t *testing.T) {
 	}
 }
 
+// A V1 listing is asked as V2 (marker as start-after, owner fetched) and
+// its url-encoded answer decoded; NextMarker is left to the caller (the
+// last key or prefix).
 func TestListObjectsDecodesURLEncoding(t *testing.T) {
 	r, st := newRecorder(t, reply{status: 200, header: map[string]string{"Content-Type": "application/xml"}, body: `<?xml version="1.0" encoding="UTF-8"?>
-<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name><Prefix></Prefix><Marker></Marker>
-<NextMarker>a%2Fb+c</NextMarker><MaxKeys>1</MaxKeys><Delimiter>%2F</Delimiter><IsTruncated>true</IsTruncated><EncodingType>url</EncodingType>
+<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name><Prefix></Prefix><StartAfter>m+k</StartAfter>
+<NextContinuationToken>tok</NextContinuationToken><KeyCount>2</KeyCount><MaxKeys>1</MaxKeys><Delimiter>%2F</Delimiter><IsTruncated>true</IsTruncated><EncodingType>url</EncodingType>
 <Contents><Key>sp+ace%26%C3%A9</Key><LastModified>2024-01-01T00:00:00.000Z</LastModified><ETag>"e"</ETag><Size>3</Size><StorageClass>STANDARD</StorageClass><Owner><ID>o1</ID><DisplayName>me</DisplayName></Owner></Contents>
 <CommonPrefixes><Prefix>p%2F</Prefix></CommonPrefixes></ListBucketResult>`})
 	out, err := st.ListObjects(context.Background(), ListInput{Bucket: "b", Delimiter: "/", MaxKeys: 1, Marker: "m k"})
 	must(t, err)
 	q := r.reqs[0].URL.Query()
-	if q.Get("encoding-type") != "url" || q.Get("marker") != "m k" || q.Get("max-keys") != "1" || q.Get("delimiter") != "/" {
+	if q.Get("list-type") != "2" || q.Get("encoding-type") != "url" || q.Get("start-after") != "m k" || q.Get("max-keys") != "1" ||
+		q.Get("delimiter") != "/" || q.Get("fetch-owner") != "true" || q.Has("marker") {
 		t.Errorf("query = %v", q)
 	}
 	if len(out.Entries) != 1 || out.Entries[0].Key != "sp ace&é" || out.Entries[0].OwnerID != "o1" || out.Entries[0].ETag != "e" {
 		t.Errorf("entries = %+v", out.Entries)
 	}
-	if len(out.CommonPrefixes) != 1 || out.CommonPrefixes[0] != "p/" || out.NextMarker != "a/b c" || !out.IsTruncated {
+	if len(out.CommonPrefixes) != 1 || out.CommonPrefixes[0] != "p/" || out.NextMarker != "" || !out.IsTruncated {
 		t.Errorf("out = %+v", out)
 	}
 }

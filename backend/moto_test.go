@@ -64,7 +64,7 @@ func TestMotoContract(t *testing.T) {
 	endpoint := startMoto(t)
 	st, err := NewS3(S3Config{Endpoint: endpoint, AccessKey: "test", SecretKey: "test", PathStyle: true})
 	must(t, err)
-	testStoreWith(t, st, quirks{noMD5Check: true, brokenV1DelimPaging: true, laxMultipart: true, noCopySourceIfMatch: true})
+	testStoreWith(t, st, quirks{noMD5Check: true, laxMultipart: true, noCopySourceIfMatch: true})
 
 	// V2 with FetchOwner carries the owner (moto, like AWS, sends it).
 	ctx := context.Background()

@@ -197,18 +197,29 @@ func (s *Server) deleteObjects(req *request) error {
 	out := deleteResult{Xmlns: s3ns}
 	var entries []sealstore.DeleteEntry
 	for _, o := range dr.Objects {
+		vid := ""
+		if o.VersionID != nil {
+			vid = *o.VersionID
+		}
 		if err := sealstore.CheckKey(o.Key); err != nil {
 			ae := toAPIError(err)
-			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: ae.Code, Message: ae.Message})
+			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: vid, Code: ae.Code, Message: ae.Message})
+			continue
+		}
+		if o.VersionID != nil && vid == "" {
+			// An empty <VersionId> names the version "", which does not
+			// exist: S3 answers that entry NoSuchVersion. Taken for "no
+			// version" it would make a delete marker (or delete the object).
+			out.Errors = append(out.Errors, deleteError{Key: o.Key, Code: "NoSuchVersion", Message: "The specified version does not exist."})
 			continue
 		}
 		cond, err := parseDeleteCondition(o.ETag, o.Size, o.LastModifiedTime)
 		if err != nil {
 			ae := toAPIError(err)
-			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: ae.Code, Message: ae.Message})
+			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: vid, Code: ae.Code, Message: ae.Message})
 			continue
 		}
-		entries = append(entries, sealstore.DeleteEntry{Key: o.Key, VersionID: o.VersionID, Cond: cond})
+		entries = append(entries, sealstore.DeleteEntry{Key: o.Key, VersionID: vid, Cond: cond})
 	}
 	if len(entries) > 0 {
 		res, err := s.store.DeleteEntries(ctx, req.bucket, entries)

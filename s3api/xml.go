@@ -92,11 +92,13 @@ type deleteRequest struct {
 	XMLName xml.Name `xml:"Delete"`
 	Quiet   bool     `xml:"Quiet"`
 	Objects []struct {
-		Key              string `xml:"Key"`
-		VersionID        string `xml:"VersionId"`
-		ETag             string `xml:"ETag"`
-		LastModifiedTime string `xml:"LastModifiedTime"`
-		Size             string `xml:"Size"`
+		Key string `xml:"Key"`
+		// VersionID is nil without a VersionId element; an empty element
+		// names no version and is refused (S3: NoSuchVersion).
+		VersionID        *string `xml:"VersionId"`
+		ETag             string  `xml:"ETag"`
+		LastModifiedTime string  `xml:"LastModifiedTime"`
+		Size             string  `xml:"Size"`
 	} `xml:"Object"`
 }
 

@@ -117,6 +117,10 @@ func (s *Store) GetVersion(ctx context.Context, bucket, key, versionID string, r
 		if err != nil {
 			return ObjectInfo{}, nil, s.markerErr(ctx, bucket, key, versionID, err)
 		}
+		if err := checkVersion(bucket, key, versionID, obj.Info.VersionID); err != nil {
+			obj.Body.Close()
+			return ObjectInfo{}, nil, err
+		}
 		info, rd, err := s.open(ctx, obj, bucket, 0, -1)
 		if err != nil {
 			obj.Body.Close()
@@ -150,6 +154,10 @@ func (s *Store) GetVersion(ctx context.Context, bucket, key, versionID string, r
 			continue
 		}
 		if err != nil {
+			return info, nil, err
+		}
+		if err := checkVersion(bucket, key, versionID, obj.Info.VersionID); err != nil {
+			obj.Body.Close()
 			return info, nil, err
 		}
 		_, rd, err := s.open(ctx, obj, bucket, off, n)

@@ -13,7 +13,8 @@ import (
 )
 
 // ListPage is one page of a listing. Markers and tokens are the backend's,
-// so paging continues where the backend left off.
+// so paging continues where the backend left off, except that none names a
+// key or prefix the listing hides (listVisible).
 type ListPage struct {
 	// Entries carry plaintext sizes and ETags (quotes removed).
 	Entries               []backend.ListEntry
@@ -24,39 +25,22 @@ type ListPage struct {
 }
 
 // List returns one page of objects with plaintext sizes and ETags. Entries
-// under ReservedPrefix are left out. Each entry's size and ETag come from
+// under ReservedPrefix, and prefixes only they make up, are left out. Each entry's size and ETag come from
 // the object's metadata (a HEAD), cached under its backend ETag, which
 // names one immutable ciphertext; so the cache is never stale.
 func (s *Store) List(ctx context.Context, in backend.ListInput) (ListPage, error) {
-	out, err := s.be.ListObjects(ctx, in)
+	out, err := s.listVisible(ctx, in)
 	if err != nil {
 		return ListPage{}, err
 	}
 	page := ListPage{
+		CommonPrefixes:        out.CommonPrefixes,
 		IsTruncated:           out.IsTruncated,
 		NextMarker:            out.NextMarker,
 		NextContinuationToken: out.NextContinuationToken,
 	}
-	if !in.V2 && out.IsTruncated && page.NextMarker == "" {
-		// Clients take the last key as the next marker when NextMarker is
-		// absent; hidden entries would make that key an earlier one.
-		if n := len(out.Entries); n > 0 {
-			page.NextMarker = out.Entries[n-1].Key
-		}
-		if n := len(out.CommonPrefixes); n > 0 && out.CommonPrefixes[n-1] > page.NextMarker {
-			page.NextMarker = out.CommonPrefixes[n-1]
-		}
-	}
-	for _, p := range out.CommonPrefixes {
-		if !strings.HasPrefix(p, ReservedPrefix) {
-			page.CommonPrefixes = append(page.CommonPrefixes, p)
-		}
-	}
 	entries := make([]backend.ListEntry, 0, len(out.Entries))
 	for _, e := range out.Entries {
-		if strings.HasPrefix(e.Key, ReservedPrefix) {
-			continue
-		}
 		e.ETag = strings.Trim(e.ETag, `"`)
 		entries = append(entries, e)
 	}

@@ -3,6 +3,8 @@ package sealstore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -11,7 +13,7 @@ import (
 )
 
 // VersionsPage is one page of ListObjectVersions with plaintext sizes and
-// ETags; markers are the backend's.
+// ETags; markers are the backend's (none names a hidden key).
 type VersionsPage struct {
 	Entries             []backend.VersionEntry
 	CommonPrefixes      []string
@@ -21,28 +23,22 @@ type VersionsPage struct {
 }
 
 // ListVersions returns one page of versions and delete markers. Entries
-// under ReservedPrefix are left out. Each version's size and ETag come
+// under ReservedPrefix, and prefixes only they make up, are left out. Each version's size and ETag come
 // from that version's own metadata (a HEAD with its version id), cached
 // like listings under its backend ETag, which names one ciphertext and so
 // one version; a version that cannot be authenticated is listed with an
 // unverified ETag, as in List.
 func (s *Store) ListVersions(ctx context.Context, in backend.ListVersionsInput) (VersionsPage, error) {
-	out, err := s.be.ListObjectVersions(ctx, in)
+	out, err := s.listVisibleVersions(ctx, in)
 	if err != nil {
 		return VersionsPage{}, err
 	}
-	page := VersionsPage{IsTruncated: out.IsTruncated, NextKeyMarker: out.NextKeyMarker, NextVersionIDMarker: out.NextVersionIDMarker}
-	for _, p := range out.CommonPrefixes {
-		if !strings.HasPrefix(p, ReservedPrefix) {
-			page.CommonPrefixes = append(page.CommonPrefixes, p)
-		}
-	}
+	page := VersionsPage{IsTruncated: out.IsTruncated, NextKeyMarker: out.NextKeyMarker, NextVersionIDMarker: out.NextVersionIDMarker,
+		CommonPrefixes: out.CommonPrefixes}
 	entries := make([]backend.VersionEntry, 0, len(out.Entries))
 	for _, e := range out.Entries {
-		if !strings.HasPrefix(e.Key, ReservedPrefix) {
-			e.ETag = strings.Trim(e.ETag, `"`)
-			entries = append(entries, e)
-		}
+		e.ETag = strings.Trim(e.ETag, `"`)
+		entries = append(entries, e)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opt.ListConcurrency)
@@ -81,6 +77,10 @@ func (s *Store) resolveVersion(ctx context.Context, bucket string, e *backend.Ve
 	case backend.IsNotFound(err) || backend.ErrorCode(err) == "NoSuchVersion":
 		e.Key = "" // deleted since the listing
 		return nil
+	case errors.Is(err, ErrIntegrity): // another version answered
+		slog.Error("listing versions: the backend answered another version; listed as unverified", "bucket", bucket, "key", e.Key, "err", err)
+		e.ETag = UnverifiedETagPrefix + e.ETag
+		return nil
 	case err != nil:
 		return err
 	case strings.Trim(bi.ETag, `"`) != e.ETag:
@@ -95,12 +95,34 @@ func (s *Store) resolveVersion(ctx context.Context, bucket string, e *backend.Ve
 }
 
 // headObject HEADs one version, or with versionID "" the current object
-// (HeadObject, as before versions).
+// (HeadObject, as before versions). An answer naming another version than
+// the one asked for is refused (checkVersion).
 func (s *Store) headObject(ctx context.Context, bucket, key, versionID string) (backend.ObjectInfo, error) {
 	if versionID == "" {
 		return s.be.HeadObject(ctx, bucket, key)
 	}
-	return s.be.HeadObjectVersion(ctx, bucket, key, versionID)
+	bi, err := s.be.HeadObjectVersion(ctx, bucket, key, versionID)
+	if err != nil {
+		return bi, err
+	}
+	return bi, checkVersion(bucket, key, versionID, bi.VersionID)
+}
+
+// checkVersion refuses a backend answer to a request for version asked
+// that names another version (got): a store that ignores ?versionId, or
+// rolled one version back to another, would have s3seal serve the wrong
+// version's (authentic) bytes under the id asked for. It is a store fault
+// like a failed integrity check: 500 InternalError, logged. An answer that
+// names no version is taken as it is (the "null" version of an
+// unversioned object, or a store that does not echo version ids); the
+// version's own metadata still authenticates bucket and key.
+func checkVersion(bucket, key, asked, got string) error {
+	if asked == "" || got == "" || got == asked {
+		return nil
+	}
+	return &Error{Code: "InternalError",
+		Message: "the backend answered another version than the one asked for; s3seal refuses to return it",
+		Err:     fmt.Errorf("%w: %s/%s: asked for version %q, the backend answered version %q", ErrIntegrity, bucket, key, asked, got)}
 }
 
 // markerErr is err, a GET's "not found", or the answer of a HEAD of the

@@ -1,0 +1,71 @@
+package sealstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/s3seal/s3seal/backend"
+)
+
+// swapAllStore answers every read of version asked (GET and HEAD) with
+// version served, as a store that ignores ?versionId would.
+type swapAllStore struct {
+	swapVersionStore
+}
+
+func (s *swapAllStore) HeadObjectVersion(ctx context.Context, bucket, key, versionID string) (backend.ObjectInfo, error) {
+	if versionID == s.asked {
+		versionID = s.served
+	}
+	return s.Store.(backend.Versions).HeadObjectVersion(ctx, bucket, key, versionID)
+}
+
+// Every read by version (HEAD, whole and ranged GET, copy source) refuses
+// an answer that names another version as a store fault; the current
+// version and version B itself still read.
+func TestVersionMismatchRefused(t *testing.T) {
+	f := motoFixture(t)
+	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
+		t.Fatal(err)
+	}
+	a := f.put(t, "k", []byte("version A"))
+	b := f.put(t, "k", []byte("version B, current"))
+	sw := &swapAllStore{swapVersionStore{Store: f.be, asked: a.VersionID, served: b.VersionID}}
+	st, err := New(sw, f.kr, Options{SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := func(what string, err error) {
+		t.Helper()
+		var se *Error
+		if !errors.As(err, &se) || se.Code != "InternalError" || !errors.Is(err, ErrIntegrity) {
+			t.Errorf("%s of version A answered with version B: %v, want InternalError (integrity)", what, err)
+		}
+	}
+	_, err = st.HeadVersion(f.ctx, bucket, "k", a.VersionID)
+	refused("HEAD", err)
+	for _, rng := range []*Range{nil, {First: 0, Last: 3}} {
+		_, rd, err := st.GetVersion(f.ctx, bucket, "k", a.VersionID, rng)
+		if rd != nil {
+			rd.Close()
+		}
+		refused("GET", err)
+	}
+	_, err = st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "k", SrcVersionID: a.VersionID, Bucket: bucket, Key: "copy"})
+	refused("copy", err)
+	if _, err := f.be.HeadObject(f.ctx, bucket, "copy"); !backend.IsNotFound(err) {
+		t.Errorf("the refused copy wrote its destination: %v", err)
+	}
+	_, rd, err := st.GetVersion(f.ctx, bucket, "k", b.VersionID, nil)
+	if err != nil {
+		t.Fatalf("GET of version B: %v", err)
+	}
+	got, _ := io.ReadAll(rd)
+	rd.Close()
+	if !bytes.Equal(got, []byte("version B, current")) {
+		t.Errorf("version B: %q", got)
+	}
+}
