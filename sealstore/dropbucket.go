@@ -143,7 +143,7 @@ func (s *Store) clientEmpty(ctx context.Context, bucket string) (empty, reserved
 		for i, e := range out.Entries {
 			keys[i] = e.Key
 		}
-		client, res := clientKeys(keys, out.CommonPrefixes)
+		client, res := pageKeys(keys, out.CommonPrefixes)
 		if client {
 			return false, false, nil
 		}
@@ -155,9 +155,9 @@ func (s *Store) clientEmpty(ctx context.Context, bucket string) (empty, reserved
 	}
 }
 
-// clientKeys reports whether a listing page (delimiter "/") names a
+// pageKeys reports whether a listing page (delimiter "/") names a
 // client key or common prefix, and whether it names ReservedPrefix.
-func clientKeys(keys, prefixes []string) (client, reserved bool) {
+func pageKeys(keys, prefixes []string) (client, reserved bool) {
 	for _, k := range keys {
 		if !strings.HasPrefix(k, ReservedPrefix) {
 			return true, reserved
@@ -185,7 +185,7 @@ func (s *Store) clientEmptyVersions(ctx context.Context, bucket string) (empty, 
 		for i, e := range out.Entries {
 			keys[i] = e.Key
 		}
-		client, res := clientKeys(keys, out.CommonPrefixes)
+		client, res := pageKeys(keys, out.CommonPrefixes)
 		if client {
 			return false, false, nil
 		}
