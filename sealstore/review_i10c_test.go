@@ -1,0 +1,181 @@
+package sealstore
+
+// Review I10c: proving tests. They FAIL on purpose while the finding stands.
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// TestReviewI10cRewrapByPartsSharedManifestDelete (FAILS on purpose):
+// a multipart object whose backend parts the rewrap's copy by parts cuts
+// the same way (here one part, below copyPartSize; in production parts of
+// exactly 1 GiB) keeps its backend ETag, so rewrapManifest copies nothing
+// and the old and the new version share one manifest key. Deleting the
+// new version by id then drops that manifest (a delete marker in a
+// versioned bucket): the older version, current again, no longer reads.
+func TestReviewI10cRewrapByPartsSharedManifestDelete(t *testing.T) {
+	f := motoFixture(t)
+	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
+		t.Fatal(err)
+	}
+	k1, k2 := mustKey(t), mustKey(t)
+	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
+	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir()})
+	data := randBytes(70000, 91)
+	f.completeSmall(t, "mp", data)
+	before, err := f.be.HeadObject(f.ctx, bucket, "mp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2", NoWriters: true, MaxCopySize: 1000}, func(r RewrapResult) {
+		if r.Status != RewrapDone {
+			t.Errorf("rewrap %+v", r)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := f.be.HeadObject(f.ctx, bucket, "mp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("backend ETag before %s after %s; versions %s -> %s", before.ETag, after.ETag, before.VersionID, after.VersionID)
+	if after.VersionID == before.VersionID {
+		t.Fatal("rewrap made no new version")
+	}
+	// Undo the rewrap: delete the new version by id (what an admin does
+	// to go back to the version before).
+	if _, err := f.st.DeleteVersion(f.ctx, DeleteInput{Bucket: bucket, Key: "mp", VersionID: after.VersionID}); err != nil {
+		t.Fatal(err)
+	}
+	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir()}) // nothing cached
+	got, err := f.readVersion(t, "mp", before.VersionID)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("FINDING: the version before the rewrap no longer reads after the rewrapped version was deleted: %d bytes, %v", len(got), err)
+	}
+}
+
+// lockRaceStore runs hook once, just before the first CopyObject onto
+// the same key (the rewrap's single copy), as a client's request landing
+// between the rewrap's HEAD and its copy.
+type lockRaceStore struct {
+	backend.Store
+	hook func(ctx context.Context)
+	done bool
+}
+
+func (s *lockRaceStore) CopyObject(ctx context.Context, in backend.CopyInput) (backend.CopyOutput, error) {
+	if !s.done && in.SrcKey == in.Key && !strings.HasPrefix(in.Key, ReservedPrefix) {
+		s.done = true
+		s.hook(ctx)
+	}
+	// Honour the source ETag condition as S3 does (moto ignores it), so
+	// that Rewrap runs in its default mode (writers allowed).
+	if in.SrcIfMatch != "" {
+		bi, err := s.Store.HeadObject(ctx, in.SrcBucket, in.SrcKey)
+		if err != nil {
+			return backend.CopyOutput{}, err
+		}
+		if strings.Trim(bi.ETag, `"`) != strings.Trim(in.SrcIfMatch, `"`) {
+			return backend.CopyOutput{}, &backend.Error{Code: "PreconditionFailed", StatusCode: 412}
+		}
+	}
+	return s.Store.CopyObject(ctx, in)
+}
+
+func (s *lockRaceStore) etagIs(ctx context.Context, bucket, key, etag string) error {
+	bi, err := s.Store.HeadObject(ctx, bucket, key)
+	if err != nil {
+		return err
+	}
+	if strings.Trim(bi.ETag, `"`) != strings.Trim(etag, `"`) {
+		return &backend.Error{Code: "PreconditionFailed", StatusCode: 412}
+	}
+	return nil
+}
+
+func (s *lockRaceStore) UploadPartCopy(ctx context.Context, in backend.UploadPartCopyInput) (string, error) {
+	if in.SrcIfMatch != "" {
+		if err := s.etagIs(ctx, in.SrcBucket, in.SrcKey, in.SrcIfMatch); err != nil {
+			return "", err
+		}
+	}
+	return s.Store.UploadPartCopy(ctx, in)
+}
+
+func (s *lockRaceStore) CompleteMultipartUpload(ctx context.Context, in backend.CompleteMultipartInput) (backend.CompleteMultipartOutput, error) {
+	if in.IfMatch != "" {
+		if err := s.etagIs(ctx, in.Bucket, in.Key, in.IfMatch); err != nil {
+			return backend.CompleteMultipartOutput{}, err
+		}
+	}
+	return s.Store.CompleteMultipartUpload(ctx, in)
+}
+
+// TestReviewI10cRewrapLosesConcurrentLock (FAILS on purpose): a client
+// extends an object's retention and puts a legal hold on it (both 200)
+// while rewrap runs; rewrap's CopyObject carries the lock its HEAD read
+// before, so the new current version has the shorter retention and no
+// legal hold. The copy is conditional on the ETag only, which a lock
+// change does not move.
+func TestReviewI10cRewrapLosesConcurrentLock(t *testing.T) {
+	ep := startMotoLoopback(t)
+	s3be, err := backend.NewS3(backend.S3Config{Endpoint: ep, AccessKey: "a", SecretKey: "b", PathStyle: true, HTTPClient: http.DefaultClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := s3be.Forward(ctx, backend.RawRequest{Method: http.MethodPut, Bucket: bucket, Query: url.Values{},
+		Header: http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}}); err != nil {
+		t.Fatal(err)
+	}
+	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
+	short := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
+	long := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second)
+	rs := &lockRaceStore{Store: s3be}
+	rs.hook = func(ctx context.Context) {
+		body := `<Retention><Mode>GOVERNANCE</Mode><RetainUntilDate>` + long.Format(time.RFC3339) + `</RetainUntilDate></Retention>`
+		if _, err := s3be.Forward(ctx, backend.RawRequest{Method: http.MethodPut, Bucket: bucket, Key: "obj",
+			Query: url.Values{"retention": {""}}, Header: http.Header{}, Body: []byte(body)}); err != nil {
+			t.Errorf("client's retention: %v", err)
+		}
+		if _, err := s3be.Forward(ctx, backend.RawRequest{Method: http.MethodPut, Bucket: bucket, Key: "obj",
+			Query: url.Values{"legal-hold": {""}}, Header: http.Header{}, Body: []byte(`<LegalHold><Status>ON</Status></LegalHold>`)}); err != nil {
+			t.Errorf("client's legal hold: %v", err)
+		}
+	}
+	st, err := New(rs, kr, Options{SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := randBytes(1000, 7)
+	if _, err := st.Put(ctx, PutInput{Bucket: bucket, Key: "obj", Body: bytes.NewReader(data), Size: int64(len(data)),
+		Protect: backend.Protection{LockMode: "GOVERNANCE", RetainUntil: short}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Rewrap(ctx, bucket, RewrapOptions{To: "k2", MaxCopySize: 5 << 20}, func(r RewrapResult) {
+		if r.Status != RewrapDone {
+			t.Errorf("rewrap %+v", r)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !rs.done {
+		t.Fatal("hook not run")
+	}
+	bi, err := s3be.HeadObject(ctx, bucket, "obj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bi.Lock.RetainUntil.Equal(long) || bi.Lock.LegalHold != "ON" {
+		t.Fatalf("FINDING: after the rewrap the current version's lock is %+v; the client had set retention until %v and a legal hold ON (both answered 200) during the rewrap", bi.Lock, long)
+	}
+}
