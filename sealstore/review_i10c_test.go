@@ -221,3 +221,54 @@ func TestReviewI10cDeleteBucketAbortsUploadsThenFails(t *testing.T) {
 		t.Fatalf("FINDING: DeleteBucket failed (%v) and the bucket stays, but the upload in progress was aborted: ListParts: %v", derr, err)
 	}
 }
+
+// TestReviewI10cSecondRewrapSharesManifest (FAILS on purpose): in a
+// versioned bucket a multipart object rewrapped twice by the ordinary
+// single CopyObject (any object up to 5 GiB) gets the same backend ETag
+// both times (the MD5 of the unchanged ciphertext), so the second run's
+// rewrapManifest sees newETag == oldETag and copies nothing: the versions
+// of the two runs share one manifest version. Deleting the noncurrent
+// versions by id (cleaning up versions under the retired keys) drops
+// that manifest too, and the CURRENT version no longer reads.
+func TestReviewI10cSecondRewrapSharesManifest(t *testing.T) {
+	f := motoFixture(t)
+	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string][]byte{"k1": mustKey(t), "k2": mustKey(t), "k3": mustKey(t)}
+	kr, _ := crypto.NewKeyring("k1", keys)
+	f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir()})
+	data := randBytes(70000, 92)
+	f.completeSmall(t, "mp", data)
+	first, err := f.be.HeadObject(f.ctx, bucket, "mp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vids []string
+	for _, to := range []string{"k2", "k3"} {
+		if err := f.st.Rewrap(f.ctx, bucket, RewrapOptions{To: to, NoWriters: true}, func(r RewrapResult) {
+			if r.Status != RewrapDone {
+				t.Errorf("rewrap to %s: %+v", to, r)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		bi, err := f.be.HeadObject(f.ctx, bucket, "mp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("after rewrap to %s: version %s backend ETag %s", to, bi.VersionID, bi.ETag)
+		vids = append(vids, bi.VersionID)
+	}
+	// Remove the noncurrent versions, under the retired keys k1 and k2.
+	for _, vid := range []string{first.VersionID, vids[0]} {
+		if _, err := f.st.DeleteVersion(f.ctx, DeleteInput{Bucket: bucket, Key: "mp", VersionID: vid}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir()}) // nothing cached
+	_, got, err := f.get(t, "mp", nil)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("FINDING: after deleting the noncurrent versions, the current version %s no longer reads: %d bytes, %v", vids[1], len(got), err)
+	}
+}
