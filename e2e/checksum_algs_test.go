@@ -49,7 +49,7 @@ func fieldString(v any, a checksum.Algorithm) string {
 // answers the value and FULL_OBJECT, HEAD and GET with checksum mode give
 // it back, the body is intact. Then
 // GetObjectAttributes on a single and an XXHASH128 multipart object (its
-// part records are too long for a key and are kept in a body).
+// part records, once kept in bodies, are now in keys).
 func TestChecksumAlgorithmsSDK(t *testing.T) {
 	t.Parallel()
 	tt := newTestTLS(t)

@@ -7,8 +7,8 @@ import (
 )
 
 // TestLongPartChecksumsAndAttributes: a part whose checksum is long
-// (SHA-512's 88 characters) makes a record too long for a key on the
-// embedded store; it is kept in the record object's body instead, and the
+// (SHA-512's 88 characters) makes a record longer than one key segment on
+// the embedded store (255 bytes); its key is cut into segments, and the
 // upload lists and completes with it. Attributes then gives every part's
 // size and checksum from the manifest, also once the manifest is cached
 // (the cache drops per-part checksums).

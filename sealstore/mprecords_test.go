@@ -32,7 +32,8 @@ func (g *slowGets) GetObject(ctx context.Context, in backend.GetInput) (*backend
 }
 
 // sha512Upload starts an upload of n one-line parts with SHA-512 part
-// checksums (records too long for a key) on the embedded store and returns
+// checksums on the embedded store, with the records in bodies as earlier
+// s3seal wrote them (and as records too long for a key are), and returns
 // the store, its GET counter, the upload id and the parts' MD5 ETags.
 func sha512Upload(t *testing.T, n int) (*Store, *slowGets, string, []string) {
 	t.Helper()
@@ -68,6 +69,9 @@ func sha512Upload(t *testing.T, n int) (*Store, *slowGets, string, []string) {
 			t.Fatal(err)
 		}
 		etags[i] = pi.ETag
+	}
+	if m := toBodyRecords(t, be, uploadPrefix(bucket, "k", id)); m != n {
+		t.Fatalf("%d of %d records moved to bodies", m, n)
 	}
 	return st, g, id, etags
 }

@@ -19,7 +19,9 @@ import (
 //
 //	.s3seal/uploads/<u>/info                 the upload's envelope, as metadata
 //	.s3seal/uploads/<u>/<part>.<record>      one empty object per uploaded part
-//	.s3seal/uploads/<u>/<part>.~<nonce>      the same, the record in the body (a long record)
+//	                                         (<record> cut by "/" into segments of 255 bytes)
+//	.s3seal/uploads/<u>/<part>.~<nonce>      the same, the record in the body (a record too
+//	                                         long for a key)
 //	.s3seal/manifests/<oid>/<backend ETag>   the sealed manifest of a completed object
 //
 // <u> hashes (bucket, key, upload id), so it has a fixed length whatever
@@ -94,22 +96,44 @@ func standardETag(etag string) bool {
 }
 
 // recordKey names the record of one uploaded part: the part number, five
-// digits (so records list in part order), then the sealed record.
+// digits (so records list in part order), then the sealed record in
+// base64url, cut by "/" so that no segment of the key is longer than
+// maxKeySegment (a record with a SHA-512 checksum is about 260 bytes). A
+// record that fits in one segment has none: older s3seal versions read it.
 func recordKey(prefix string, part uint32, sealed []byte) string {
-	return fmt.Sprintf("%s%05d.%s", prefix, part, b64url.EncodeToString(sealed))
+	enc := b64url.EncodeToString(sealed)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s%05d.", prefix, part)
+	room := maxKeySegment - len("00000.")
+	for len(enc) > room {
+		b.WriteString(enc[:room])
+		b.WriteByte('/')
+		enc, room = enc[room:], maxKeySegment
+	}
+	b.WriteString(enc)
+	return b.String()
 }
 
-// maxRecordKey is the longest record key s3seal writes: the embedded store
-// keeps an object's metadata in a file named after the whole key (with "/"
-// flattened) and a 33-byte suffix, so its keys fail above 222 bytes. A
-// record with a long checksum (SHA-512, XXHASH128) is longer than that.
-const maxRecordKey = 222
+const (
+	// maxRecordKey is the longest record key s3seal writes: S3's limit
+	// on keys, which every backend takes (the embedded store too, since
+	// it names long metadata files by a hash).
+	maxRecordKey = 1024
+	// maxKeySegment is the longest "/"-separated segment of a record
+	// key: the embedded store (as a file-system store such as MinIO)
+	// keeps each segment as a file or directory name, at most 255 bytes.
+	maxKeySegment = 255
+)
 
 // recordObject returns the key and body of the object that keeps one part
 // record: the record in the key (an empty body) when the key fits in
 // maxRecordKey, else in the body under "<part>.~<nonce>" ("~" is not
 // base64url; the record's nonce makes the key unique), read back with one
-// GET at completion and ListParts.
+// GET at completion and ListParts. Only a record with several long
+// checksums and a long backend ETag (over about 700 bytes sealed) goes
+// there. Earlier s3seal, which kept record keys to 222 bytes, also put
+// there every record with a SHA-512 or XXHASH128 checksum; those are read
+// as before.
 func recordObject(prefix string, part uint32, sealed []byte) (key string, body []byte) {
 	if key = recordKey(prefix, part, sealed); len(key) <= maxRecordKey {
 		return key, nil
@@ -133,7 +157,7 @@ func parseRecordKey(prefix, key string) (part uint32, sealed []byte, inBody, ok 
 	if strings.HasPrefix(enc, "~") {
 		return uint32(n), nil, true, true
 	}
-	b, err := b64url.DecodeString(enc)
+	b, err := b64url.DecodeString(strings.ReplaceAll(enc, "/", ""))
 	if err != nil {
 		return 0, nil, false, false
 	}
