@@ -158,7 +158,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	s.uploads.Remove(uploadKey{in.Bucket, in.Key, in.UploadID})
 	if prev.manifest != "" && !strings.HasPrefix(prev.manifest, manifestDir(u.env.OID)) &&
 		(prior{prev.manifest, prev.versionID}).replacedBy(out.VersionID) {
-		s.dropKeys(cleanup, in.Bucket, []string{prev.manifest})
+		s.dropManifest(cleanup, in.Bucket, in.Key, prior{prev.manifest, prev.versionID}, false)
 	}
 	etag := m.ETag()
 	if betag != "" {

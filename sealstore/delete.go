@@ -43,7 +43,8 @@ func (s *Store) Delete(ctx context.Context, bucket, key string) error {
 // multipart version goes only when that version is gone for good: a
 // delete by version id that succeeded, or a delete in a bucket without
 // versions; a delete that made a delete marker keeps it, and a delete the
-// backend refused (a locked version) removes nothing.
+// backend refused (a locked version) removes nothing. Even then it stays
+// while another version of the key has its ETag (dropManifest).
 func (s *Store) DeleteVersion(ctx context.Context, in DeleteInput) (DeleteOutput, error) {
 	if err := CheckKey(in.Key); err != nil {
 		return DeleteOutput{}, err
@@ -71,7 +72,7 @@ func (s *Store) DeleteVersion(ctx context.Context, in DeleteInput) (DeleteOutput
 		return DeleteOutput{}, err
 	}
 	if removed(in.VersionID, pr, out.VersionID, out.DeleteMarker) {
-		s.dropManifest(ctx, in.Bucket, pr.manifest)
+		s.dropManifest(ctx, in.Bucket, in.Key, pr, in.VersionID != "")
 	}
 	return DeleteOutput{VersionID: out.VersionID, DeleteMarker: out.DeleteMarker}, nil
 }
@@ -190,14 +191,30 @@ func (s *Store) DeleteEntries(ctx context.Context, bucket string, es []DeleteEnt
 		return nil, err
 	}
 	var drop []string
+	var check []int // versions gone from a bucket with versions: shared?
+	seen := map[string]bool{}
 	for j, r := range got {
 		i := plainAt[j]
 		res[i] = r
-		if r.Code == "" && priors[i].manifest != "" && removed(es[i].VersionID, priors[i], r.DeleteMarkerVersionID, r.DeleteMarker) {
-			drop = append(drop, priors[i].manifest)
+		m := priors[i].manifest
+		if r.Code != "" || m == "" || seen[m] || !removed(es[i].VersionID, priors[i], r.DeleteMarkerVersionID, r.DeleteMarker) {
+			continue
+		}
+		seen[m] = true
+		if es[i].VersionID == "" && priors[i].versionID == "" {
+			drop = append(drop, m)
+		} else {
+			check = append(check, i)
 		}
 	}
-	s.dropKeys(context.WithoutCancel(ctx), bucket, drop)
+	dctx := context.WithoutCancel(ctx)
+	s.dropKeys(dctx, bucket, drop)
+	var dg errgroup.Group
+	dg.SetLimit(s.opt.ListConcurrency)
+	for _, i := range check {
+		dg.Go(func() error { s.dropManifest(dctx, bucket, es[i].Key, priors[i], true); return nil })
+	}
+	_ = dg.Wait()
 	return res, nil
 }
 

@@ -43,7 +43,9 @@ func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 // a client object landing after DeleteBucket's first look answers
 // BucketNotEmpty with nothing touched). As S3 deletes a bucket with
 // multipart uploads in progress (they are discarded with it), it aborts
-// every backend upload of the bucket, then deletes under ReservedPrefix
+// every backend upload of the bucket (unless one of s3seal's objects is
+// under Object Lock, which keeps the bucket anyway: then it answers
+// BucketNotEmpty with nothing touched, lockedState), then deletes under ReservedPrefix
 // what gc's rules say no object or upload needs any more, whatever its
 // age (uploads were just aborted, so their state and manifests are
 // garbage). A write landing meanwhile is safe: a PUT or copy is a client
@@ -64,6 +66,23 @@ func (s *Store) cleanBucket(ctx context.Context, bucket string) error {
 	if !empty {
 		return errorf("BucketNotEmpty", "The bucket you tried to delete is not empty.")
 	}
+	versioned := false
+	if reserved {
+		if versioned, err = s.bucketVersioned(ctx, bucket); err != nil {
+			return err
+		}
+	}
+	// A locked object of s3seal's keeps the bucket whatever the clean-up
+	// does: then it answers BucketNotEmpty before aborting any upload.
+	if versioned {
+		why, err := s.lockedState(ctx, bucket)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			return errorf("BucketNotEmpty", "The bucket you tried to delete is not empty: %s; no upload was aborted.", why)
+		}
+	}
 	if err := s.abortUploads(ctx, bucket); err != nil {
 		return err
 	}
@@ -74,10 +93,6 @@ func (s *Store) cleanBucket(ctx context.Context, bucket string) error {
 	// above keep whatever a live upload or object still needs. A cutoff in
 	// the future also takes objects the store stamped ahead of our clock.
 	cutoff := time.Now().Add(24 * time.Hour)
-	versioned, err := s.bucketVersioned(ctx, bucket)
-	if err != nil {
-		return err
-	}
 	steps := []gcStep{s.gcManifests, s.gcUploadState, s.gcProbes}
 	if versioned {
 		steps = append(steps, s.gcHidden)

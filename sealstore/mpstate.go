@@ -314,9 +314,34 @@ func (p prior) replacedBy(newVersion string) bool {
 // only a delete naming that id removes it.
 func (p prior) realVersion() bool { return p.versionID != "" && p.versionID != "null" }
 
-// dropManifest deletes a manifest that no object refers to any more.
-func (s *Store) dropManifest(ctx context.Context, bucket, mkey string) {
-	if mkey != "" {
-		s.dropKeys(context.WithoutCancel(ctx), bucket, []string{mkey})
+// dropManifest deletes the manifest of pr, a version of key that a write
+// or delete has just removed for good, unless another version of key still
+// uses it. In a bucket that keeps (or kept) versions two versions can
+// share one manifest: a rewrap's copy keeps the backend ETag when the
+// ciphertext is unchanged (a second single-copy rewrap, or a copy by parts
+// that cuts as the upload did), and the manifest is named by oid and ETag.
+// So there the key's remaining versions are listed (the rule gc follows),
+// and any with the manifest's ETag keeps it; so does a listing that fails
+// (gc removes the manifest later; a dropped one cannot be restored).
+// Without versions (pr has no version id and none was asked for) nothing
+// else can use it.
+func (s *Store) dropManifest(ctx context.Context, bucket, key string, pr prior, versioned bool) {
+	if pr.manifest == "" {
+		return
 	}
+	ctx = context.WithoutCancel(ctx)
+	if versioned || pr.versionID != "" {
+		_, name, ok := splitManifestKey(pr.manifest)
+		if !ok {
+			return
+		}
+		if kept, err := s.versionWithETag(ctx, bucket, key, name); err != nil || kept {
+			if err != nil {
+				s.log.Warn("multipart: could not list the key's versions; the manifest stays for s3seal gc",
+					"bucket", bucket, "key", key, "manifest", pr.manifest, "err", err)
+			}
+			return
+		}
+	}
+	s.dropKeys(ctx, bucket, []string{pr.manifest})
 }

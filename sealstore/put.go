@@ -114,7 +114,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 		return ObjectInfo{}, err
 	}
 	if old.replacedBy(out.VersionID) {
-		s.dropManifest(ctx, in.Bucket, old.manifest)
+		s.dropManifest(ctx, in.Bucket, in.Key, old, false)
 	}
 	etag := fmt.Sprintf("%x", sp.md5)
 	s.cache.Add(cacheKey{in.Bucket, in.Key, out.ETag, sp.cipherSize}, resolved{sp.size, etag})
