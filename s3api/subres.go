@@ -39,7 +39,7 @@ var subresources = []subresource{
 	{name: "tagging", object: true, methods: []string{"GET", "PUT", "DELETE"}, op: "ObjectTagging", doc: func() document { return &tagDoc{} },
 		check: func(b []byte) error { _, err := parseTagBody(b, maxObjectTags); return err }},
 	{name: "retention", object: true, methods: []string{"GET", "PUT"}, op: "ObjectRetention", doc: func() document { return &retentionDoc{} },
-		headers: []string{"X-Amz-Bypass-Governance-Retention"}, check: checkRetention},
+		headers: []string{bypassHeader}, check: checkRetention},
 	{name: "legal-hold", object: true, methods: []string{"GET", "PUT"}, op: "ObjectLegalHold", doc: func() document { return &legalHoldDoc{} }, check: checkLegalHold},
 	{name: "acl", object: true, admin: true, methods: []string{"GET", "PUT"}, op: "ObjectAcl", doc: func() document { return &aclDoc{} },
 		headers: aclHeaders},
@@ -122,7 +122,7 @@ func (s *Server) forward(sr subresource) handler {
 				return err
 			}
 		}
-		if slices.Contains(sr.headers, "X-Amz-Bypass-Governance-Retention") {
+		if slices.Contains(sr.headers, bypassHeader) {
 			if err := checkBypass(req); err != nil {
 				return err
 			}
@@ -133,9 +133,15 @@ func (s *Server) forward(sr subresource) handler {
 			in.Query["versionId"] = v[:1]
 		}
 		for _, h := range sr.headers {
-			if v := req.r.Header.Get(h); v != "" {
+			if v := req.r.Header.Get(h); v != "" && h != bypassHeader {
 				in.Header.Set(h, v)
 			}
+		}
+		// The bypass is never the client's text: backends read the header
+		// their own way (RGW url-decodes it, some take its mere presence),
+		// so only the "true" checkBypass judged, from an admin, goes on.
+		if slices.Contains(sr.headers, bypassHeader) && req.cred.Admin && bypassAsked(req.r.Header) {
+			in.Header.Set(bypassHeader, "true")
 		}
 		if req.r.Method == http.MethodPut {
 			body, err := readXMLBody(req, maxXMLBody)
