@@ -42,6 +42,8 @@ type Store interface {
 	// versionID is set) as x-amz-tagging takes them: URL query encoding,
 	// "" for none. A store without tags answers NotImplemented.
 	ObjectTagging(ctx context.Context, bucket, key, versionID string) (string, error)
+	// PutObjectLock sets a version's retention and/or legal hold.
+	PutObjectLock(ctx context.Context, in ObjectLockInput) error
 
 	Multipart
 	Versions

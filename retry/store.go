@@ -126,6 +126,10 @@ func (s *store) ObjectTagging(ctx context.Context, bucket, key, versionID string
 	return out, err
 }
 
+func (s *store) PutObjectLock(ctx context.Context, in backend.ObjectLockInput) error {
+	return s.do(ctx, Call{Operation: "PutObjectLock", Bucket: in.Bucket, Key: in.Key}, func(int) error { return s.st.PutObjectLock(ctx, in) })
+}
+
 func (s *store) DeleteObject(ctx context.Context, bucket, key string) error {
 	return s.do(ctx, Call{Operation: "DeleteObject", Bucket: bucket, Key: key}, func(int) error { return s.st.DeleteObject(ctx, bucket, key) })
 }

@@ -239,8 +239,12 @@ func checkBypass(req *request) error {
 	return nil
 }
 
+// bypassHeader is S3's x-amz-bypass-governance-retention. S3 reads it as
+// a boolean: "true" (any case) bypasses, any other value is false.
+const bypassHeader = "X-Amz-Bypass-Governance-Retention"
+
 func bypassAsked(h http.Header) bool {
-	return strings.EqualFold(strings.TrimSpace(h.Get("X-Amz-Bypass-Governance-Retention")), "true")
+	return strings.EqualFold(strings.TrimSpace(h.Get(bypassHeader)), "true")
 }
 
 // createLockedBucket creates a bucket with Object Lock enabled (which

@@ -110,6 +110,31 @@ func (g aclGrantee) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
 	return e.EncodeElement(plain{g.ID, g.DisplayName, g.URI, g.EmailAddress}, start)
 }
 
+// redact takes the backend account's identity out of an ACL for a reader
+// who is not an admin: the owner, and grants to it, become "s3seal" (the
+// owner s3seal shows everywhere); a grant to another account or e-mail
+// address keeps its permission but names "other-account"; group grants
+// (all users, authenticated users, log delivery) stay, since they name no
+// account and say whether the bucket is public.
+func (a *aclDoc) redact() {
+	owner := ""
+	if a.Owner != nil {
+		owner = a.Owner.ID
+		a.Owner.ID, a.Owner.DisplayName = "s3seal", "s3seal"
+	}
+	for i := range a.Grants {
+		g := &a.Grants[i].Grantee
+		if g.URI != "" && g.ID == "" && g.EmailAddress == "" {
+			continue
+		}
+		if owner != "" && g.ID == owner {
+			*g = aclGrantee{Type: "CanonicalUser", ID: "s3seal", DisplayName: "s3seal"}
+			continue
+		}
+		*g = aclGrantee{Type: "CanonicalUser", ID: "other-account"}
+	}
+}
+
 // xmlNode is an element tree: a lifecycle configuration, whose schema S3
 // keeps extending (filters, size bounds, newer-version counts), is
 // re-encoded as elements and text only, not against a schema of s3seal's,
@@ -141,8 +166,9 @@ type lifecycleDoc struct {
 
 // answerDoc decodes a GET answer into the operation's document and
 // returns it encoded anew; a policy must be one JSON object and is passed
-// as sent (its statements are the backend's to read).
-func answerDoc(sr subresource, body []byte) ([]byte, bool) {
+// as sent (its statements are the backend's to read: admins only). An
+// ACL is redacted for a reader who is not an admin.
+func answerDoc(sr subresource, body []byte, admin bool) ([]byte, bool) {
 	if sr.doc == nil {
 		var v map[string]any
 		return body, json.Unmarshal(body, &v) == nil && v != nil
@@ -155,6 +181,9 @@ func answerDoc(sr subresource, body []byte) ([]byte, bool) {
 		for i := range l.Nodes {
 			l.Nodes[i].bare()
 		}
+	}
+	if a, ok := doc.(*aclDoc); ok && !admin {
+		a.redact()
 	}
 	doc.setNS()
 	out, err := xml.Marshal(doc)

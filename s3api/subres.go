@@ -17,8 +17,9 @@ import (
 
 // A subresource is a bucket's or an object's configuration that the
 // backend enforces and s3seal passes on (backend.Forwarder): Object Lock,
-// retention, legal hold, tags, and, for admin credentials only, bucket
-// policy, CORS, lifecycle, ownership controls and ACLs. None carries
+// retention, legal hold, tags, and, changed by admin credentials only,
+// bucket policy (read by admins only too), CORS, lifecycle, ownership
+// controls and ACLs (redacted for readers, subdocs.go). None carries
 // object bytes. Request bodies are read and verified like every XML body
 // (signature, Content-MD5, size); a GET's answer is decoded into the
 // operation's document and encoded anew (subdocs.go), so the client gets
@@ -28,6 +29,7 @@ type subresource struct {
 	object   bool            // on objects, else on buckets
 	admin    bool            // only credentials with "admin": true
 	adminPut bool            // PUT only for admins (GET open to readers)
+	adminGet bool            // GET only for admins too (it shows the backend account)
 	methods  []string        // GET, PUT, DELETE
 	doc      func() document // the GET answer's document (subdocs.go); nil for a JSON policy
 	headers  []string        // request headers passed on
@@ -39,7 +41,7 @@ var subresources = []subresource{
 	{name: "tagging", object: true, methods: []string{"GET", "PUT", "DELETE"}, op: "ObjectTagging", doc: func() document { return &tagDoc{} },
 		check: func(b []byte) error { _, err := parseTagBody(b, maxObjectTags); return err }},
 	{name: "retention", object: true, methods: []string{"GET", "PUT"}, op: "ObjectRetention", doc: func() document { return &retentionDoc{} },
-		headers: []string{"X-Amz-Bypass-Governance-Retention"}, check: checkRetention},
+		headers: []string{bypassHeader}, check: checkRetention},
 	{name: "legal-hold", object: true, methods: []string{"GET", "PUT"}, op: "ObjectLegalHold", doc: func() document { return &legalHoldDoc{} }, check: checkLegalHold},
 	{name: "acl", object: true, admin: true, methods: []string{"GET", "PUT"}, op: "ObjectAcl", doc: func() document { return &aclDoc{} },
 		headers: aclHeaders},
@@ -47,7 +49,7 @@ var subresources = []subresource{
 		check: func(b []byte) error { _, err := parseTagBody(b, maxBucketTags); return err }},
 	{name: "object-lock", adminPut: true, methods: []string{"GET", "PUT"}, op: "ObjectLockConfiguration", doc: func() document { return &lockConfigDoc{} },
 		headers: []string{"X-Amz-Bucket-Object-Lock-Token"}},
-	{name: "policy", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketPolicy",
+	{name: "policy", admin: true, adminGet: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketPolicy",
 		headers: []string{"X-Amz-Confirm-Remove-Self-Bucket-Access"}},
 	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketCors", doc: func() document { return &corsDoc{} }},
 	{name: "lifecycle", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketLifecycle", doc: func() document { return &lifecycleDoc{} }},
@@ -114,6 +116,12 @@ func (s *Server) forward(sr subresource) handler {
 		if sr.admin && !req.cred.Admin && req.r.Method != http.MethodGet {
 			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (it is enforced by the object store).")
 		}
+		// A bucket policy names the backend's account (principal ARNs)
+		// and its network (conditions): only admins read it. s3cmd info
+		// prints "Not available" on the 403.
+		if sr.adminGet && !req.cred.Admin {
+			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may read or change ?"+sr.name+" (it names the object store's account).")
+		}
 		if sr.adminPut && req.r.Method == http.MethodPut && !req.cred.Admin {
 			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (a default retention cannot be taken back).")
 		}
@@ -122,7 +130,7 @@ func (s *Server) forward(sr subresource) handler {
 				return err
 			}
 		}
-		if slices.Contains(sr.headers, "X-Amz-Bypass-Governance-Retention") {
+		if slices.Contains(sr.headers, bypassHeader) {
 			if err := checkBypass(req); err != nil {
 				return err
 			}
@@ -133,9 +141,15 @@ func (s *Server) forward(sr subresource) handler {
 			in.Query["versionId"] = v[:1]
 		}
 		for _, h := range sr.headers {
-			if v := req.r.Header.Get(h); v != "" {
+			if v := req.r.Header.Get(h); v != "" && h != bypassHeader {
 				in.Header.Set(h, v)
 			}
+		}
+		// The bypass is never the client's text: backends read the header
+		// their own way (RGW url-decodes it, some take its mere presence),
+		// so only the "true" checkBypass judged, from an admin, goes on.
+		if slices.Contains(sr.headers, bypassHeader) && req.cred.Admin && bypassAsked(req.r.Header) {
+			in.Header.Set(bypassHeader, "true")
 		}
 		if req.r.Method == http.MethodPut {
 			body, err := readXMLBody(req, maxXMLBody)
@@ -169,7 +183,7 @@ func (s *Server) forward(sr subresource) handler {
 		}
 		switch req.r.Method {
 		case http.MethodGet:
-			doc, ok := answerDoc(sr, out.Body)
+			doc, ok := answerDoc(sr, out.Body, req.cred.Admin)
 			if !ok {
 				return apiErr("InternalError", "The object store answered ?"+sr.name+" with something other than its document; it was not passed on.")
 			}

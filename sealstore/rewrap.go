@@ -164,17 +164,25 @@ func (s *Store) rewrapOne(ctx context.Context, bucket string, e backend.ListEntr
 	meta := userMeta(bi.Meta)
 	maps.Copy(meta, newEnv.Metadata())
 	etag := strings.Trim(bi.ETag, `"`)
+	var vid string
 	if bi.Size > opt.MaxCopySize {
 		var p backend.Protection
 		if p, err = s.carriedProtection(ctx, bucket, e.Key, bi, time.Now()); err == nil {
-			err = s.copyOntoItselfByParts(ctx, bucket, e.Key, etag, bi.Size, opt.MaxCopySize, meta, bi.Headers, p)
+			vid, err = s.copyOntoItselfByParts(ctx, bucket, e.Key, etag, bi.Size, opt.MaxCopySize, meta, bi.Headers, p)
 		}
 	} else {
-		_, err = s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: e.Key, Bucket: bucket, Key: e.Key,
+		var out backend.CopyOutput
+		out, err = s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: e.Key, Bucket: bucket, Key: e.Key,
 			SrcIfMatch: etag, Meta: meta, Headers: bi.Headers, Lock: carriedLock(bi, time.Now())})
+		vid = out.VersionID
 	}
 	if err != nil {
 		return fail(err)
+	}
+	// Before the manifest's copy, which takes the new version's lock.
+	if err := s.keepNewerLock(ctx, bucket, e.Key, bi, vid); err != nil {
+		r.Status, r.Err = RewrapFailed, err
+		return r
 	}
 	if env.Multipart {
 		s.rewrapManifest(ctx, bucket, e.Key, env.OID, etag)

@@ -34,12 +34,13 @@ func copyPartSize(size, maxCopy int64) int64 {
 // saw), completed on condition that the key still holds that ETag. The
 // ciphertext is not changed, only cut into other backend parts; s3seal's
 // format does not depend on backend part boundaries. On failure the upload
-// is aborted.
+// is aborted. It returns the version the completion made ("" when
+// unversioned).
 func (s *Store) copyOntoItselfByParts(ctx context.Context, bucket, key, etag string, size, maxCopy int64,
-	meta map[string]string, h backend.Headers, p backend.Protection) (err error) {
+	meta map[string]string, h backend.Headers, p backend.Protection) (vid string, err error) {
 	id, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: bucket, Key: key, Meta: meta, Headers: h, Protect: p})
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer func() {
 		if err != nil {
@@ -58,13 +59,13 @@ func (s *Store) copyOntoItselfByParts(ctx context.Context, bucket, key, etag str
 		pe, err := s.be.UploadPartCopy(ctx, backend.UploadPartCopyInput{Bucket: bucket, Key: key, UploadID: id, PartNumber: n,
 			SrcBucket: bucket, SrcKey: key, SrcIfMatch: etag, First: first, Last: last})
 		if err != nil {
-			return err
+			return "", err
 		}
 		parts = append(parts, backend.CompletedPart{PartNumber: n, ETag: pe})
 	}
-	_, err = s.be.CompleteMultipartUpload(ctx, backend.CompleteMultipartInput{Bucket: bucket, Key: key, UploadID: id,
+	out, err := s.be.CompleteMultipartUpload(ctx, backend.CompleteMultipartInput{Bucket: bucket, Key: key, UploadID: id,
 		Parts: parts, IfMatch: etag})
-	return err
+	return out.VersionID, err
 }
 
 // carriedProtection is what a copy by parts must set on the new upload for

@@ -1,0 +1,38 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// TestS3cmdInfoReader: `s3cmd info` by a credential that is not an admin,
+// on moto: the bucket policy is the admin's to read (s3cmd says "Not
+// available"), CORS and the ACL are read, the ACL without the backend
+// account's identity.
+func TestS3cmdInfoReader(t *testing.T) {
+	t.Parallel()
+	requireTool(t, "s3cmd")
+	_, p, user, admin := lockSetup(t)
+	ctx := context.Background()
+	if _, err := user.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("infobkt")}); err != nil {
+		t.Fatal(err)
+	}
+	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::infobkt/nothing"}]}`
+	if _, err := admin.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("infobkt"), Policy: &policy}); err != nil {
+		t.Fatal(err)
+	}
+	s3cmd := s3cmdFor(t, &sealProc{Addr: p.Addr, AccessKey: "user", SecretKey: "user-secret-key"}, t.TempDir())
+	info := s3cmd("info", "s3://infobkt")
+	for _, want := range []string{"Policy:    Not available", "CORS:      none", "ACL:       s3seal: FULL_CONTROL"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("s3cmd info as a reader: no %q in\n%s", want, info)
+		}
+	}
+	if strings.Contains(info, "infobkt/nothing") {
+		t.Errorf("s3cmd info as a reader shows the policy:\n%s", info)
+	}
+}
