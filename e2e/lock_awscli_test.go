@@ -22,7 +22,8 @@ import (
 // it, not change it); a non-admin writes, copies (the copy is locked by
 // the default retention too), sets a retention and a legal hold; a locked
 // version is deleted only by an admin with the governance bypass once the
-// hold is off; s3cmd writes and reads in the same bucket.
+// hold is off; s3cmd writes, copies and reads in the same bucket; rewrap
+// rotates the master key there.
 func TestLockWorkflowAWSCLI(t *testing.T) {
 	t.Parallel()
 	m, p, _, _ := lockSetup(t)
@@ -110,6 +111,12 @@ func TestLockWorkflowAWSCLI(t *testing.T) {
 	if b, err := os.ReadFile(got); err != nil || string(b) != "precious backup\n" {
 		t.Fatalf("s3cmd get reads %q, %v", b, err)
 	}
+	// s3cmd cp puts the source's ACL (the owner's only) on the copy.
+	s3cmd("cp", "s3://vault/cmd/dump.sql", "s3://vault/cmd/dump2.sql")
+	s3cmd("get", "--force", "s3://vault/cmd/dump2.sql", got)
+	if b, err := os.ReadFile(got); err != nil || string(b) != "precious backup\n" {
+		t.Fatalf("s3cmd get of the copy reads %q, %v", b, err)
+	}
 	big := patternBytes(11, 7<<20)
 	s3cmd("put", "--multipart-chunk-size-mb=5", writeFile(t, dir, "big", big), "s3://vault/cmd/big")
 
@@ -126,7 +133,7 @@ func TestLockWorkflowAWSCLI(t *testing.T) {
 	if code, out := rewrap(); code != 1 || !strings.Contains(out, "ignores x-amz-copy-source-if-match") {
 		t.Fatalf("rewrap on a store ignoring the copy condition: exit %d\n%s", code, out)
 	}
-	if code, out := rewrap("--no-concurrent-writers"); code != 0 || !strings.Contains(out, "vault/ under new: 3 rewrapped") {
+	if code, out := rewrap("--no-concurrent-writers"); code != 0 || !strings.Contains(out, "vault/ under new: 4 rewrapped") {
 		t.Fatalf("rewrap --no-concurrent-writers: exit %d\n%s", code, out)
 	}
 	p2 := startS3seal(t, sealOpts{Backend: m, KeysFile: keys})

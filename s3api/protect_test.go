@@ -341,3 +341,57 @@ func TestAdminSubresourcesNotImplementedForAll(t *testing.T) {
 		}
 	}
 }
+
+// A non-admin's PUT ?acl on an object that grants no more than the owner's
+// access (x-amz-acl private; a document granting only its owner, as s3cmd
+// cp and mv put back on the copy) is passed on; one granting anyone else,
+// or with grant headers, is AccessDenied and not forwarded.
+func TestOwnerOnlyObjectACLForAnyWriter(t *testing.T) {
+	fw := &fakeForwarder{}
+	creds := Credentials{"user": {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
+	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	ctx := context.Background()
+	user := sdkClient(srv.URL, "user", "us")
+	owner := &types.Owner{ID: aws.String("o1"), DisplayName: aws.String("s3seal")}
+	grant := func(typ types.Type, id, uri string, perm types.Permission) types.Grant {
+		g := types.Grant{Grantee: &types.Grantee{Type: typ}, Permission: perm}
+		if id != "" {
+			g.Grantee.ID = aws.String(id)
+		}
+		if uri != "" {
+			g.Grantee.URI = aws.String(uri)
+		}
+		return g
+	}
+	policy := func(grants ...types.Grant) func(*s3.PutObjectAclInput) {
+		return func(in *s3.PutObjectAclInput) {
+			in.AccessControlPolicy = &types.AccessControlPolicy{Owner: owner, Grants: grants}
+		}
+	}
+	cases := []struct {
+		name    string
+		f       func(*s3.PutObjectAclInput)
+		allowed bool
+	}{
+		{"private", func(in *s3.PutObjectAclInput) { in.ACL = types.ObjectCannedACLPrivate }, true},
+		{"owner only", policy(grant(types.TypeCanonicalUser, "o1", "", types.PermissionFullControl)), true},
+		{"public-read", func(in *s3.PutObjectAclInput) { in.ACL = types.ObjectCannedACLPublicRead }, false},
+		{"grant header", func(in *s3.PutObjectAclInput) { in.GrantRead = aws.String(`id="o2"`) }, false},
+		{"another user", policy(grant(types.TypeCanonicalUser, "o1", "", types.PermissionFullControl),
+			grant(types.TypeCanonicalUser, "o2", "", types.PermissionRead)), false},
+		{"all users", policy(grant(types.TypeGroup, "", "http://acs.amazonaws.com/groups/global/AllUsers", types.PermissionRead)), false},
+	}
+	for _, tc := range cases {
+		_, n := fw.last()
+		in := &s3.PutObjectAclInput{Bucket: aws.String("bkt"), Key: aws.String("k")}
+		tc.f(in)
+		_, err := user.PutObjectAcl(ctx, in)
+		got, m := fw.last()
+		switch {
+		case tc.allowed && (err != nil || m != n+1 || got.Method != "PUT" || !got.Query.Has("acl")):
+			t.Errorf("%s: %v, forwarded %d: %+v", tc.name, err, m-n, got)
+		case !tc.allowed && (apiCode(err) != "AccessDenied" || m != n):
+			t.Errorf("%s: %v, forwarded %d; want AccessDenied, nothing forwarded", tc.name, err, m-n)
+		}
+	}
+}

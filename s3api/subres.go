@@ -111,8 +111,12 @@ func (s *Server) forward(sr subresource) handler {
 		// Reading a configuration is open to the bucket's readers (s3cmd
 		// info, the console and SDK tools ask for it); changing it is for
 		// admins, since the object store enforces it against everyone.
-		if sr.admin && !req.cred.Admin && req.r.Method != http.MethodGet {
-			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (it is enforced by the object store).")
+		// An object's PUT ?acl that grants no more than its owner's is
+		// decided on its body, below.
+		ownerOnly := sr.name == "acl" && sr.object && req.r.Method == http.MethodPut
+		denied := apiErr("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (it is enforced by the object store).")
+		if sr.admin && !req.cred.Admin && req.r.Method != http.MethodGet && !ownerOnly {
+			return denied
 		}
 		if sr.adminPut && req.r.Method == http.MethodPut && !req.cred.Admin {
 			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (a default retention cannot be taken back).")
@@ -146,6 +150,9 @@ func (s *Server) forward(sr subresource) handler {
 				if err := sr.check(body); err != nil {
 					return err
 				}
+			}
+			if ownerOnly && !req.cred.Admin && !ownerOnlyACL(req.r.Header, body) {
+				return denied
 			}
 			in.Body = body
 		}
