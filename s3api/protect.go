@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"bytes"
 	"context"
 	"encoding/xml"
 	"net/http"
@@ -347,35 +346,6 @@ func objectACL(h http.Header, cred Credential) (backend.Protection, error) {
 		p.Grants = grants
 	}
 	return p, nil
-}
-
-// ownerOnlyACL reports whether an object's PUT ?acl grants no more than
-// its owner's access, which every object written through s3seal has:
-// x-amz-acl private or bucket-owner-full-control without a body, or a
-// document whose every grant goes to its owner (s3cmd cp and mv put the
-// source's ACL, as s3seal answered it, on the copy). Any credential that
-// may write the object may send it: it can only take away what an admin
-// gave, as overwriting the object would.
-func ownerOnlyACL(h http.Header, body []byte) bool {
-	for name := range h {
-		if strings.HasPrefix(strings.ToLower(name), "x-amz-grant-") {
-			return false
-		}
-	}
-	acl := strings.TrimSpace(h.Get("X-Amz-Acl"))
-	if len(bytes.TrimSpace(body)) == 0 {
-		return strings.EqualFold(acl, "private") || strings.EqualFold(acl, "bucket-owner-full-control")
-	}
-	var doc aclDoc
-	if acl != "" || xml.Unmarshal(body, &doc) != nil || doc.Owner == nil || doc.Owner.ID == "" {
-		return false
-	}
-	for _, g := range doc.Grants {
-		if g.Grantee.Type != "CanonicalUser" || g.Grantee.ID != doc.Owner.ID {
-			return false
-		}
-	}
-	return true
 }
 
 // bucketACL are the CreateBucket headers that set more than every bucket

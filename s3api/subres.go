@@ -111,11 +111,11 @@ func (s *Server) forward(sr subresource) handler {
 		// Reading a configuration is open to the bucket's readers (s3cmd
 		// info, the console and SDK tools ask for it); changing it is for
 		// admins, since the object store enforces it against everyone.
-		// An object's PUT ?acl that grants no more than its owner's is
-		// decided on its body, below.
-		ownerOnly := sr.name == "acl" && sr.object && req.r.Method == http.MethodPut
+		// A non-admin's PUT ?acl on an object is decided on its body
+		// (unchangedACL).
+		aclPut := sr.name == "acl" && sr.object && req.r.Method == http.MethodPut && !req.cred.Admin
 		denied := apiErr("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (it is enforced by the object store).")
-		if sr.admin && !req.cred.Admin && req.r.Method != http.MethodGet && !ownerOnly {
+		if sr.admin && !req.cred.Admin && req.r.Method != http.MethodGet && !aclPut {
 			return denied
 		}
 		if sr.adminPut && req.r.Method == http.MethodPut && !req.cred.Admin {
@@ -151,10 +151,10 @@ func (s *Server) forward(sr subresource) handler {
 					return err
 				}
 			}
-			if ownerOnly && !req.cred.Admin && !ownerOnlyACL(req.r.Header, body) {
-				return denied
-			}
 			in.Body = body
+			if aclPut {
+				return s.unchangedACL(req, in, denied)
+			}
 		}
 		manifest := ""
 		if req.r.Method == http.MethodPut && (sr.name == "retention" || sr.name == "legal-hold") {
