@@ -144,8 +144,8 @@ func md5Wanted(err error, sent *string, body io.ReadSeeker) (string, bool) {
 
 // withMD5Retry runs call, which sends a request whose body the SDK builds
 // (a copy's empty body, CompleteMultipartUpload's XML), and when the store
-// refuses it for want of Content-MD5 runs it once more with md5 added
-// (its result, given the first attempt's options).
+// refuses it for want of Content-MD5 (md5Refused) runs it once more with
+// the option md5, which adds that body's MD5.
 func withMD5Retry[T any](call func(opts ...func(*s3.Options)) (T, error), md5 func(*s3.Options)) (T, error) {
 	out, err := call()
 	if md5Refused(err) {
