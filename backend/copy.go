@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/johannesboyne/gofakes3"
 )
 
@@ -69,14 +68,19 @@ func (c *S3) CopyObject(ctx context.Context, in CopyInput) (CopyOutput, error) {
 	if in.SrcIfMatch != "" {
 		input.CopySourceIfMatch = aws.String(`"` + unquote(in.SrcIfMatch) + `"`)
 	}
-	var opts []func(*s3.Options)
+	var out *s3.CopyObjectOutput
+	var err error
 	if in.Lock.Locks() {
-		// Stores that demand Content-MD5 of a write that sets a lock
-		// (moto, on CopyObject too) get the MD5 of the request's empty
-		// body.
-		opts = append(opts, s3.WithAPIOptions(smithyhttp.SetHeaderValue("Content-Md5", emptyMD5)))
+		// Stores demand Content-MD5 of a write that sets a lock (moto on
+		// CopyObject too): it gets the MD5 of the request's empty body.
+		out, err = c.api.CopyObject(ctx, input, emptyBodyMD5())
+	} else {
+		// A default retention locks the copy all the same (moto then
+		// refuses it without Content-MD5): the MD5 follows a refusal.
+		out, err = withMD5Retry(func(o ...func(*s3.Options)) (*s3.CopyObjectOutput, error) {
+			return c.api.CopyObject(ctx, input, o...)
+		}, emptyBodyMD5())
 	}
-	out, err := c.api.CopyObject(ctx, input, opts...)
 	if err != nil {
 		return CopyOutput{}, wrapErr("CopyObject", err)
 	}

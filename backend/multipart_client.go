@@ -100,7 +100,9 @@ func (c *S3) CompleteMultipartUpload(ctx context.Context, in CompleteMultipartIn
 	if in.IfNoneMatch != "" {
 		input.IfNoneMatch = aws.String(quoteETag(in.IfNoneMatch))
 	}
-	out, err := c.api.CompleteMultipartUpload(ctx, input)
+	out, err := withMD5Retry(func(o ...func(*s3.Options)) (*s3.CompleteMultipartUploadOutput, error) {
+		return c.api.CompleteMultipartUpload(ctx, input, o...)
+	}, xmlBodyMD5())
 	if err != nil {
 		return CompleteMultipartOutput{}, wrapErr("CompleteMultipartUpload", err)
 	}
@@ -221,7 +223,11 @@ func (c *S3) UploadPartCopy(ctx context.Context, in UploadPartCopyInput) (string
 	if in.SrcIfMatch != "" {
 		input.CopySourceIfMatch = aws.String(`"` + unquote(in.SrcIfMatch) + `"`)
 	}
-	out, err := c.api.UploadPartCopy(ctx, input)
+	// A store may refuse the copy without Content-MD5, as moto refuses
+	// CopyObject into a bucket with a default retention.
+	out, err := withMD5Retry(func(o ...func(*s3.Options)) (*s3.UploadPartCopyOutput, error) {
+		return c.api.UploadPartCopy(ctx, input, o...)
+	}, emptyBodyMD5())
 	if err != nil {
 		return "", wrapErr("UploadPartCopy", err)
 	}

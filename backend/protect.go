@@ -115,23 +115,53 @@ func lockOf(mode types.ObjectLockMode, until *time.Time, hold types.ObjectLockLe
 	return Protection{LockMode: string(mode), RetainUntil: aws.ToTime(until), LegalHold: string(hold)}
 }
 
-// md5Wanted reports whether err is a store's refusal of a body without
-// Content-MD5, as AWS answers PUTs and parts in buckets with Object Lock
-// (default retention included, which s3seal cannot know of in advance),
-// and then returns the body's MD5 for one more attempt, with the body
-// rewound. Bodies without MD5 are large spools over TLS (see
+// md5Refused reports whether err is a store's refusal of a write without
+// Content-MD5: AWS answers InvalidRequest to PUTs and parts in buckets
+// with Object Lock (default retention included, which s3seal cannot know
+// of in advance); moto answers MissingUploadObjectWithObjectLockHeaders,
+// to CopyObject as well.
+func md5Refused(err error) bool {
+	if err == nil {
+		return false
+	}
+	e, ok := wrapErr("", err).(*Error)
+	return ok && (e.Code == "InvalidRequest" || e.Code == "MissingUploadObjectWithObjectLockHeaders") &&
+		strings.Contains(e.Message, "Content-MD5")
+}
+
+// md5Wanted reports whether err is md5Refused of a body sent without
+// Content-MD5 and then returns the body's MD5 for one more attempt, with
+// the body rewound. Bodies without MD5 are large spools over TLS (see
 // sealstore.Options.BackendContentMD5); hashing them again costs a read
 // of the spool only where the store demands it.
 func md5Wanted(err error, sent *string, body io.ReadSeeker) (string, bool) {
-	if err == nil || sent != nil || body == nil {
-		return "", false
-	}
-	e, ok := wrapErr("", err).(*Error)
-	if !ok || e.Code != "InvalidRequest" || !strings.Contains(e.Message, "Content-MD5") {
+	if sent != nil || body == nil || !md5Refused(err) {
 		return "", false
 	}
 	md5, herr := bodyMD5(body)
 	return md5, herr == nil
+}
+
+// withMD5Retry runs call, which sends a request whose body the SDK builds
+// (a copy's empty body, CompleteMultipartUpload's XML), and when the store
+// refuses it for want of Content-MD5 (md5Refused) runs it once more with
+// the option md5, which adds that body's MD5.
+func withMD5Retry[T any](call func(opts ...func(*s3.Options)) (T, error), md5 func(*s3.Options)) (T, error) {
+	out, err := call()
+	if md5Refused(err) {
+		out, err = call(md5)
+	}
+	return out, err
+}
+
+// emptyBodyMD5 sends the MD5 of an empty body (CopyObject, UploadPartCopy).
+func emptyBodyMD5() func(*s3.Options) {
+	return s3.WithAPIOptions(smithyhttp.SetHeaderValue("Content-Md5", emptyMD5))
+}
+
+// xmlBodyMD5 has the SDK add the MD5 of the request body it serialised.
+func xmlBodyMD5() func(*s3.Options) {
+	return s3.WithAPIOptions(smithyhttp.AddContentChecksumMiddleware)
 }
 
 // ObjectTagging reads an object's tags (GetObjectTagging).

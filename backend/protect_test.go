@@ -125,6 +125,57 @@ func TestMD5AddedWhenTheStoreDemandsIt(t *testing.T) {
 	}
 }
 
+// Copies and CompleteMultipartUpload, whose bodies the SDK builds, get
+// the MD5 of that body on a second attempt when a store demands one (moto
+// does for CopyObject into a bucket with a default retention; AWS may for
+// any write into a locked bucket).
+func TestCopiesGetMD5WhenTheStoreDemandsIt(t *testing.T) {
+	type attempt struct{ op, sent, body string }
+	var seen []attempt
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		sum := md5.Sum(body)
+		a := attempt{r.URL.Query().Get("x-id"), r.Header.Get("Content-Md5"), base64.StdEncoding.EncodeToString(sum[:])}
+		seen = append(seen, a)
+		if a.sent == "" {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `<Error><Code>MissingUploadObjectWithObjectLockHeaders</Code><Message>Content-MD5 or x-amz-sdk-checksum-algorithm header required to upload an object with a retention period configured using Object Lock</Message></Error>`)
+			return
+		}
+		switch a.op {
+		case "CopyObject":
+			io.WriteString(w, `<CopyObjectResult><ETag>"c"</ETag></CopyObjectResult>`)
+		case "UploadPartCopy":
+			io.WriteString(w, `<CopyPartResult><ETag>"p"</ETag></CopyPartResult>`)
+		default:
+			io.WriteString(w, `<CompleteMultipartUploadResult><ETag>"m-1"</ETag></CompleteMultipartUploadResult>`)
+		}
+	}))
+	defer srv.Close()
+	st, err := NewS3(S3Config{Endpoint: srv.URL, AccessKey: "a", SecretKey: "s", PathStyle: true, MaxAttempts: 1})
+	must(t, err)
+	ctx := context.Background()
+	if out, err := st.CopyObject(ctx, CopyInput{SrcBucket: "b", SrcKey: "s", Bucket: "b", Key: "k"}); err != nil || out.ETag != "c" {
+		t.Fatalf("CopyObject: %+v %v", out, err)
+	}
+	if etag, err := st.UploadPartCopy(ctx, UploadPartCopyInput{SrcBucket: "b", SrcKey: "s", Bucket: "b", Key: "k", UploadID: "u",
+		PartNumber: 1, First: 0, Last: 9}); err != nil || etag != "p" {
+		t.Fatalf("UploadPartCopy: %q %v", etag, err)
+	}
+	if out, err := st.CompleteMultipartUpload(ctx, CompleteMultipartInput{Bucket: "b", Key: "k", UploadID: "u",
+		Parts: []CompletedPart{{PartNumber: 1, ETag: "p"}}}); err != nil || out.ETag != "m-1" {
+		t.Fatalf("CompleteMultipartUpload: %+v %v", out, err)
+	}
+	if len(seen) != 6 {
+		t.Fatalf("attempts %+v, want two per call", seen)
+	}
+	for i := 0; i < 6; i += 2 {
+		if seen[i].sent != "" || seen[i+1].sent != seen[i+1].body || seen[i].op != seen[i+1].op {
+			t.Errorf("%s: attempts %+v then %+v, want none then the MD5 of the body sent", seen[i].op, seen[i], seen[i+1])
+		}
+	}
+}
+
 // Forward addresses keys as the SDK does: every byte but the unreserved
 // ones and "/" percent-encoded.
 func TestForwardEncodesKeysAndQuery(t *testing.T) {

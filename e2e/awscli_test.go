@@ -18,6 +18,12 @@ type awsCLI struct {
 
 func newAWSCLI(t *testing.T, p *sealProc) *awsCLI {
 	t.Helper()
+	return newAWSCLIAs(t, p, p.AccessKey, p.SecretKey)
+}
+
+// newAWSCLIAs is newAWSCLI with the credential accessKey, secretKey.
+func newAWSCLIAs(t *testing.T, p *sealProc, accessKey, secretKey string) *awsCLI {
+	t.Helper()
 	requireTool(t, "aws")
 	dir := t.TempDir()
 	config := writeFile(t, dir, "config", []byte(`[default]
@@ -28,7 +34,7 @@ s3 =
     addressing_style = path
 `))
 	creds := writeFile(t, dir, "credentials", []byte(fmt.Sprintf(
-		"[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n", p.AccessKey, p.SecretKey)))
+		"[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n", accessKey, secretKey)))
 	env := cleanEnv(nil,
 		"AWS_CONFIG_FILE="+config,
 		"AWS_SHARED_CREDENTIALS_FILE="+creds,
@@ -42,6 +48,17 @@ s3 =
 func (a *awsCLI) run(args ...string) string {
 	a.t.Helper()
 	return runTool(a.t, a.env, "aws", append([]string{"--endpoint-url", a.endpoint}, args...)...)
+}
+
+// fails runs the aws CLI expecting it to fail with an error naming code;
+// it returns the error text.
+func (a *awsCLI) fails(code string, args ...string) string {
+	a.t.Helper()
+	out, errOut, err := tryTool(a.t, a.env, "aws", append([]string{"--endpoint-url", a.endpoint}, args...)...)
+	if err == nil || !strings.Contains(errOut, "("+code+")") {
+		a.t.Fatalf("aws %s: %v, want an error %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, code, out, errOut)
+	}
+	return errOut
 }
 
 func TestAWSCLI(t *testing.T) {

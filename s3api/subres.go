@@ -113,8 +113,12 @@ func (s *Server) forward(sr subresource) handler {
 		// Reading a configuration is open to the bucket's readers (s3cmd
 		// info, the console and SDK tools ask for it); changing it is for
 		// admins, since the object store enforces it against everyone.
-		if sr.admin && !req.cred.Admin && req.r.Method != http.MethodGet {
-			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (it is enforced by the object store).")
+		// A non-admin's PUT ?acl on an object is decided on its body
+		// (unchangedACL).
+		aclPut := sr.name == "acl" && sr.object && req.r.Method == http.MethodPut && !req.cred.Admin
+		denied := apiErr("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (it is enforced by the object store).")
+		if sr.admin && !req.cred.Admin && req.r.Method != http.MethodGet && !aclPut {
+			return denied
 		}
 		// A bucket policy names the backend's account (principal ARNs)
 		// and its network (conditions): only admins read it. s3cmd info
@@ -162,6 +166,9 @@ func (s *Server) forward(sr subresource) handler {
 				}
 			}
 			in.Body = body
+			if aclPut {
+				return s.unchangedACL(req, in, denied)
+			}
 		}
 		manifest := ""
 		if req.r.Method == http.MethodPut && (sr.name == "retention" || sr.name == "legal-hold") {
