@@ -248,6 +248,14 @@ func forwardErr(err error) error {
 		if be.Code == "NotFound" {
 			return apiErr("NoSuchKey", "")
 		}
+		if be.Code == "AccessDenied" || be.StatusCode == 401 || be.StatusCode == 403 {
+			// A store's refusal names its own account and policy (AWS:
+			// "User: arn:aws:iam::<account>:... is not authorized"):
+			// the code passes, its words do not.
+			e := apiErr("AccessDenied", "")
+			e.Code = be.Code
+			return e
+		}
 		return &APIError{Code: be.Code, StatusCode: be.StatusCode, Message: be.Message}
 	}
 	if errors.As(err, &be) && be.Code == "NotImplemented" {
