@@ -10,7 +10,15 @@ import (
 // parts is that repeat: other parts, another upload id, or a key since
 // overwritten are NoSuchUpload.
 func TestCompleteRepeatedAfterSuccess(t *testing.T) {
-	f := newFixture(t)
+	testCompleteRepeated(t, newFixture(t))
+}
+
+// The same over moto, a store with S3's own multipart state.
+func TestCompleteRepeatedAfterSuccessMoto(t *testing.T) {
+	testCompleteRepeated(t, motoFixture(t))
+}
+
+func testCompleteRepeated(t *testing.T, f *fixture) {
 	p1, p2 := randBytes(5*mib, 11), randBytes(7, 12)
 	id := f.create(t, "again")
 	e1, e2 := f.part(t, f.st, "again", id, 1, p1), f.part(t, f.st, "again", id, 2, p2)
