@@ -99,8 +99,13 @@ var (
 	}) // X-Amz-Grant-*: bucketACL
 )
 
-// check refuses the first header of h the policy does not allow.
+// check refuses the first header of h the policy does not allow, after
+// server-side encryption headers S3 refuses as bad input (400, see
+// checkSSEHeaders).
 func (p headerPolicy) check(h http.Header) error {
+	if e := checkSSEHeaders(h); e != nil {
+		return e
+	}
 	for name, vals := range h {
 		name = http.CanonicalHeaderKey(name)
 		accept, listed := p.exact[name]

@@ -104,8 +104,11 @@ func TestUnimplementedHeadersRefused(t *testing.T) {
 	}
 	key := aws.String("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
 	refused := map[string]error{
-		"kms":           putWith(func(in *s3.PutObjectInput) { in.ServerSideEncryption = types.ServerSideEncryptionAwsKms }),
-		"kms key id":    putWith(func(in *s3.PutObjectInput) { in.SSEKMSKeyId = aws.String("k") }),
+		"kms": putWith(func(in *s3.PutObjectInput) { in.ServerSideEncryption = types.ServerSideEncryptionAwsKms }),
+		"kms key id": putWith(func(in *s3.PutObjectInput) {
+			in.ServerSideEncryption = types.ServerSideEncryptionAwsKms
+			in.SSEKMSKeyId = aws.String("k")
+		}),
 		"sse-c":         putWith(func(in *s3.PutObjectInput) { in.SSECustomerAlgorithm = aws.String("AES256"); in.SSECustomerKey = key }),
 		"sse bucketkey": putWith(func(in *s3.PutObjectInput) { in.BucketKeyEnabled = aws.Bool(true) }),
 		"tagging":       putWith(func(in *s3.PutObjectInput) { in.Tagging = aws.String("a=b") }),

@@ -134,6 +134,10 @@ func (s *Server) forward(sr subresource) handler {
 				return err
 			}
 		}
+		if acl := strings.TrimSpace(req.r.Header.Get("X-Amz-Acl")); sr.name == "acl" && acl != "" &&
+			!slices.Contains(cannedACLs, acl) && acl != "log-delivery-write" {
+			return apiErr("InvalidArgument", "The canned ACL "+acl+" is not one S3 knows.")
+		}
 		if slices.Contains(sr.headers, bypassHeader) {
 			if err := checkBypass(req); err != nil {
 				return err

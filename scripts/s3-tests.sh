@@ -45,13 +45,15 @@ else
 	host=127.0.0.1
 	go build -o "$out/s3seal" ./cmd/s3seal
 	# The suite's three users (main, alt, tenant) and its IAM user, with
-	# access to every bucket; main is marked admin for bucket configuration.
+	# access to every bucket, all marked admin: on S3 each owns the buckets
+	# it creates, so may change their configuration and bypass GOVERNANCE
+	# retention, which the suite's teardown does on every DeleteObjects.
 	cat >"$out/creds.json" <<-'EOF'
 	{"credentials": [
-	  {"access_key": "0555b35654ad1656d804", "secret_key": "h7GhxuBLTrlhVUyxSPUKUV8r/2EI4ngqJxD7iBdBYLhwluN30JaT3Q==", "read": ["*"], "write": ["*"]},
-	  {"access_key": "NOPQRSTUVWXYZABCDEFG", "secret_key": "nopqrstuvwxyzabcdefghijklmnabcdefghijklm", "read": ["*"], "write": ["*"]},
-	  {"access_key": "HIJKLMNOPQRSTUVWXYZA", "secret_key": "opqrstuvwxyzabcdefghijklmnopqrstuvwxyzab", "read": ["*"], "write": ["*"]},
-	  {"access_key": "ABCDEFGHIJKLMNOPQRST", "secret_key": "abcdefghijklmnopqrstuvwxyzabcdefghijklmn", "read": ["*"], "write": ["*"]}
+	  {"access_key": "0555b35654ad1656d804", "secret_key": "h7GhxuBLTrlhVUyxSPUKUV8r/2EI4ngqJxD7iBdBYLhwluN30JaT3Q==", "read": ["*"], "write": ["*"], "admin": true},
+	  {"access_key": "NOPQRSTUVWXYZABCDEFG", "secret_key": "nopqrstuvwxyzabcdefghijklmnabcdefghijklm", "read": ["*"], "write": ["*"], "admin": true},
+	  {"access_key": "HIJKLMNOPQRSTUVWXYZA", "secret_key": "opqrstuvwxyzabcdefghijklmnopqrstuvwxyzab", "read": ["*"], "write": ["*"], "admin": true},
+	  {"access_key": "ABCDEFGHIJKLMNOPQRST", "secret_key": "abcdefghijklmnopqrstuvwxyzabcdefghijklmn", "read": ["*"], "write": ["*"], "admin": true}
 	]}
 	EOF
 	chmod 600 "$out/creds.json"

@@ -57,6 +57,11 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		}
 	}
 	u, err := s.loadUpload(ctx, in.Bucket, in.Key, in.UploadID)
+	if isCode(err, "NoSuchUpload") {
+		if info, ok := s.completedBefore(ctx, in); ok {
+			return info, nil
+		}
+	}
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -184,17 +189,52 @@ func (s *Store) finishedElsewhere(ctx context.Context, u *upload, parts []Comple
 		return ObjectInfo{}, false
 	}
 	info, _, err := s.describe(ctx, u.bucket, bi, false)
-	if err != nil || info.manifest == nil || info.env.OID != u.env.OID || len(info.manifest.Parts) != len(parts) {
+	if err != nil || info.manifest == nil || info.env.OID != u.env.OID || !madeOf(*info.manifest, parts) {
 		return ObjectInfo{}, false
-	}
-	for i, p := range info.manifest.Parts {
-		if int(p.Stream.Part) != parts[i].PartNumber || fmt.Sprintf("%x", p.PlainMD5) != strings.ToLower(strings.Trim(parts[i].ETag, `"`)) {
-			return ObjectInfo{}, false
-		}
 	}
 	info.CompletedElsewhere = true
 	s.uploads.Remove(uploadKey{u.bucket, u.key, u.id})
 	return info, true
+}
+
+// completedBefore reports, for a completion whose upload state is gone,
+// whether the upload was completed before with exactly these parts and its
+// object is still the one at the key: S3 answers such a repeat (a client
+// that lost the first answer) with the object, not NoSuchUpload. The
+// object's manifest names the upload id it was completed from (in its
+// metadata, as gc reads it) and its parts (sealed); both must match.
+func (s *Store) completedBefore(ctx context.Context, in CompleteInput) (ObjectInfo, bool) {
+	bi, err := s.be.HeadObject(ctx, in.Bucket, in.Key)
+	if err != nil {
+		return ObjectInfo{}, false
+	}
+	info, _, err := s.describe(ctx, in.Bucket, bi, false)
+	if err != nil || info.manifest == nil || !madeOf(*info.manifest, in.Parts) {
+		return ObjectInfo{}, false
+	}
+	mi, err := s.be.HeadObject(ctx, in.Bucket, manifestKey(info.env.OID, info.backendETag))
+	if err != nil {
+		return ObjectInfo{}, false
+	}
+	if id, err := b64url.DecodeString(mi.Meta[metaUploadID]); err != nil || string(id) != in.UploadID {
+		return ObjectInfo{}, false
+	}
+	info.CompletedElsewhere = true
+	return info, true
+}
+
+// madeOf tells whether the manifest is made of exactly the named parts
+// (numbers and plaintext ETags, in order).
+func madeOf(m crypto.Manifest, parts []CompletePart) bool {
+	if len(m.Parts) != len(parts) {
+		return false
+	}
+	for i, p := range m.Parts {
+		if int(p.Stream.Part) != parts[i].PartNumber || fmt.Sprintf("%x", p.PlainMD5) != strings.ToLower(strings.Trim(parts[i].ETag, `"`)) {
+			return false
+		}
+	}
+	return true
 }
 
 func isCode(err error, code string) bool {
