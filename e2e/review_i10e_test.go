@@ -5,6 +5,12 @@ package e2e
 
 import (
 	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -56,5 +62,90 @@ func TestReviewI10eAttributesOfVersion(t *testing.T) {
 	}
 	if aws.ToInt64(old.ObjectSize) != 3 || aws.ToString(old.VersionId) != aws.ToString(v1.VersionId) {
 		t.Errorf("old version: ObjectSize %d VersionId %q, want 3 %q", aws.ToInt64(old.ObjectSize), aws.ToString(old.VersionId), aws.ToString(v1.VersionId))
+	}
+}
+
+// TestReviewI10eVersionIgnoredWithoutEcho (FAILS): a hostile store that
+// ignores ?versionId on GET and HEAD and simply does not echo
+// x-amz-version-id serves the CURRENT version's (authentic) bytes under an
+// OLDER version id. DESIGN.md says a read by version id whose answer names
+// another version is refused as a store fault, "without this check a store
+// that ignores ?versionId (or rolled a version back) would have the wrong
+// version served under the id asked for"; but an answer naming no version
+// is taken, so the store defeats the check by dropping one header. A client
+// restoring a known-good old version (after a bad overwrite) gets the bad
+// current one, with 200 and the old id in x-amz-version-id.
+func TestReviewI10eVersionIgnoredWithoutEcho(t *testing.T) {
+	t.Parallel()
+	moto := startMoto(t)
+	target, _ := url.Parse(moto.Endpoint)
+	var strip atomic.Bool
+	rp := httputil.NewSingleHostReverseProxy(target)
+	inner := rp.Director
+	rp.Director = func(r *http.Request) {
+		inner(r)
+		if strip.Load() && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			q := r.URL.Query()
+			if q.Has("versionId") {
+				q.Del("versionId")
+				r.URL.RawQuery = q.Encode()
+			}
+		}
+	}
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if strip.Load() {
+			resp.Header.Del("X-Amz-Version-Id")
+		}
+		return nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: rp}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: "http://" + ln.Addr().String()}})
+	c := sdkFor(t, p)
+	ctx := ctxT(t)
+	const b = "hostileversions"
+	mustCreateBucket(t, c, b)
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	good, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: bytes.NewReader([]byte("known good"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: bytes.NewReader([]byte("RANSOMWARE"))}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := getVersion(t, c, b, "k", aws.ToString(good.VersionId)); err != nil || string(got) != "known good" {
+		t.Fatalf("honest store: GET of the old version = %q, %v", got, err)
+	}
+	strip.Store(true)
+	got, err := getVersion(t, c, b, "k", aws.ToString(good.VersionId))
+	if err == nil && string(got) != "known good" {
+		t.Errorf("GET ?versionId=%s through a store that ignores it answered 200 %q: the current version served under the old id, want an error or %q",
+			aws.ToString(good.VersionId), got, "known good")
+	}
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: good.VersionId})
+	if err == nil && aws.ToInt64(h.ContentLength) != int64(len("known good")) {
+		t.Errorf("HEAD ?versionId=%s answered 200 with ContentLength %d VersionId %q ETag %s: the current version's",
+			aws.ToString(good.VersionId), aws.ToInt64(h.ContentLength), aws.ToString(h.VersionId), aws.ToString(h.ETag))
+	}
+	// A copy of the "old version" seals the current bytes into a new one.
+	if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(b), Key: aws.String("restored"),
+		CopySource: aws.String(b + "/k?versionId=" + aws.ToString(good.VersionId))}); err == nil {
+		strip.Store(false)
+		if got, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b), Key: aws.String("restored")}); err == nil {
+			body, _ := io.ReadAll(got.Body)
+			got.Body.Close()
+			if string(body) != "known good" {
+				t.Errorf("copy-object of the old version (the restore) succeeded and sealed %q", body)
+			}
+		}
 	}
 }
