@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"bytes"
+	"github.com/s3seal/s3seal/internal/faultproxy"
 	"io"
 	"net"
 	"net/http"
@@ -146,6 +147,72 @@ func TestReviewI10eVersionIgnoredWithoutEcho(t *testing.T) {
 			if string(body) != "known good" {
 				t.Errorf("copy-object of the old version (the restore) succeeded and sealed %q", body)
 			}
+		}
+	}
+}
+
+// TestReviewI10eListError200 (PASSES: held up; kept as a regression test):
+// a flaky store answers ListObjectVersions (and ListObjectsV2) with
+// 200 and an <Error> body ("The server did not respond in time", as RGW
+// does on a timeout). Expected: an error the client retries. A listing
+// with no entries and IsTruncated false tells a sync or prune tool that
+// the bucket is empty.
+func TestReviewI10eListError200(t *testing.T) {
+	t.Parallel()
+	m := startMoto(t)
+	fp, err := faultproxy.Start(m.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fp.Close() })
+	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}})
+	c := sdkFor(t, p)
+	ctx := ctxT(t)
+	const b = "listerr200"
+	mustCreateBucket(t, c, b)
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b", "a"} {
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String(k), Body: bytes.NewReader([]byte("x" + k))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fp.Inject(faultproxy.Rule{Op: faultproxy.ListObjects, Fault: faultproxy.ForwardThenErrorInBody})
+	lv, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(b)})
+	if err == nil {
+		t.Errorf("ListObjectVersions with the store's 200 <Error>: no error, %d versions, %d markers, truncated %v (want an error; there are 3 versions)",
+			len(lv.Versions), len(lv.DeleteMarkers), aws.ToBool(lv.IsTruncated))
+	}
+	l2, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(b)})
+	if err == nil {
+		t.Errorf("ListObjectsV2 with the store's 200 <Error>: no error, %d keys, truncated %v (want an error; there are 2 keys)",
+			len(l2.Contents), aws.ToBool(l2.IsTruncated))
+	}
+	fp.Reset()
+	// DeleteObjects with version ids, the store answering 200 <Error>
+	// without deleting: the client must not be told a version is gone.
+	lv, err = c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(b)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []types.ObjectIdentifier
+	for _, v := range lv.Versions {
+		ids = append(ids, types.ObjectIdentifier{Key: v.Key, VersionId: v.VersionId})
+	}
+	fp.Inject(faultproxy.Rule{Op: faultproxy.DeleteObjects, Fault: faultproxy.ErrorInBody},
+		faultproxy.Rule{Op: faultproxy.DeleteObject, Fault: faultproxy.ErrorInBody})
+	do, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(b), Delete: &types.Delete{Objects: ids}})
+	if err == nil {
+		t.Logf("DeleteObjects: %d deleted, %d errors", len(do.Deleted), len(do.Errors))
+		if len(do.Deleted)+len(do.Errors) != len(ids) {
+			t.Errorf("DeleteObjects answered for %d of %d versions", len(do.Deleted)+len(do.Errors), len(ids))
+		}
+		fp.Reset()
+		after, _ := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(b)})
+		if after != nil && len(do.Deleted) > 0 && len(after.Versions) == len(ids) {
+			t.Errorf("DeleteObjects reported %d versions deleted, none was (store answered 200 <Error> without doing it)", len(do.Deleted))
 		}
 	}
 }
