@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -213,6 +214,60 @@ func TestReviewI10eListError200(t *testing.T) {
 		after, _ := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(b)})
 		if after != nil && len(do.Deleted) > 0 && len(after.Versions) == len(ids) {
 			t.Errorf("DeleteObjects reported %d versions deleted, none was (store answered 200 <Error> without doing it)", len(do.Deleted))
+		}
+	}
+}
+
+// TestReviewI10eForwardedPutError200 (FAILS): a flaky store answers a
+// forwarded PUT ?retention, ?legal-hold or ?tagging with 200 and an
+// <Error> body without doing it (RGW's "did not respond in time" on a
+// timeout). s3seal's raw Forward takes any 2xx as success, so the client
+// is told the retention / hold / tags were set: a backup tool believes its
+// object is locked when it is not. Expected: an error the client retries.
+func TestReviewI10eForwardedPutError200(t *testing.T) {
+	t.Parallel()
+	m := startMoto(t)
+	fp, err := faultproxy.Start(m.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fp.Close() })
+	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}})
+	c := sdkFor(t, p)
+	ctx := ctxT(t)
+	const b = "fwderr200"
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b), ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: bytes.NewReader([]byte("data"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second)
+	fp.Inject(faultproxy.Rule{Op: faultproxy.PutObject, Fault: faultproxy.ErrorInBody})
+	_, rerr := c.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: put.VersionId,
+		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: aws.Time(until)}})
+	_, herr := c.PutObjectLegalHold(ctx, &s3.PutObjectLegalHoldInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: put.VersionId,
+		LegalHold: &types.ObjectLockLegalHold{Status: types.ObjectLockLegalHoldStatusOn}})
+	_, terr := c.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: put.VersionId,
+		Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("t"), Value: aws.String("v")}}}})
+	fp.Reset()
+	if rerr == nil {
+		r, err := c.GetObjectRetention(ctx, &s3.GetObjectRetentionInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: put.VersionId})
+		if err != nil || r.Retention == nil || r.Retention.RetainUntilDate == nil {
+			t.Errorf("PutObjectRetention succeeded for the client; the store has no retention (%v, %v)", r, err)
+		}
+	}
+	if herr == nil {
+		h, err := c.GetObjectLegalHold(ctx, &s3.GetObjectLegalHoldInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: put.VersionId})
+		if err != nil || h.LegalHold == nil || h.LegalHold.Status != types.ObjectLockLegalHoldStatusOn {
+			t.Errorf("PutObjectLegalHold succeeded for the client; the store has no hold (%v, %v)", h, err)
+		}
+	}
+	if terr == nil {
+		g, err := c.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: put.VersionId})
+		if err != nil || len(g.TagSet) != 1 {
+			t.Errorf("PutObjectTagging succeeded for the client; the store has tags %v (%v)", g, err)
 		}
 	}
 }
