@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -359,6 +360,87 @@ func TestReviewI10eCutRangedOldMultipartVersion(t *testing.T) {
 			t.Errorf("rule %+v: 200 with %d bytes, not the range's %d (wrong bytes)", rule, len(got), len(want))
 		default:
 			t.Logf("rule %+v: right bytes", rule)
+		}
+	}
+}
+
+// TestReviewI10eDeleteVersionError200 (probe): a flaky store answers the
+// DELETE ?versionId of an old multipart version with 200 and an <Error>
+// body, without deleting. Expected: an error, or a success only if the
+// version is gone; never a version the store still has left unreadable
+// (its manifest removed by s3seal).
+func TestReviewI10eDeleteVersionError200(t *testing.T) {
+	t.Parallel()
+	m := startMoto(t)
+	fp, err := faultproxy.Start(m.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fp.Close() })
+	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}})
+	c := sdkFor(t, p)
+	ctx := ctxT(t)
+	const b = "delver200"
+	mustCreateBucket(t, c, b)
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("m"), 5<<20+10)
+	cm, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []types.CompletedPart
+	for i, d := range [][]byte{data[:5<<20], data[5<<20:]} {
+		up, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: aws.String("k"), UploadId: cm.UploadId,
+			PartNumber: aws.Int32(int32(i + 1)), Body: bytes.NewReader(d)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, types.CompletedPart{ETag: up.ETag, PartNumber: aws.Int32(int32(i + 1))})
+	}
+	v1, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("k"), UploadId: cm.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: bytes.NewReader([]byte("current"))}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		del  func() error
+	}{
+		{"DeleteObject", func() error {
+			_, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b), Key: aws.String("k"), VersionId: v1.VersionId})
+			return err
+		}},
+		{"DeleteObjects", func() error {
+			out, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(b), Delete: &types.Delete{
+				Objects: []types.ObjectIdentifier{{Key: aws.String("k"), VersionId: v1.VersionId}}}})
+			if err == nil && len(out.Errors) > 0 {
+				return fmt.Errorf("%s", aws.ToString(out.Errors[0].Code))
+			}
+			return err
+		}},
+	} {
+		fp.Reset()
+		fp.Inject(faultproxy.Rule{Op: faultproxy.DeleteObject, Attempt: 1, Fault: faultproxy.ErrorInBody},
+			faultproxy.Rule{Op: faultproxy.DeleteObjects, Attempt: 1, Fault: faultproxy.ErrorInBody})
+		derr := tc.del()
+		t.Logf("%s: store saw DELETEs %+v, DeleteObjects %+v", tc.name, fp.Requests(faultproxy.DeleteObject), fp.Requests(faultproxy.DeleteObjects))
+		fp.Reset()
+		got, gerr := getVersion(t, c, b, "k", aws.ToString(v1.VersionId))
+		t.Logf("%s: delete err %v; GET of the version: %d bytes, %v", tc.name, derr, len(got), gerr)
+		if derr == nil && gerr == nil {
+			t.Errorf("%s: reported deleted, the version is still there and readable", tc.name)
+		}
+		if gerr != nil && !strings.Contains(gerr.Error(), "NoSuchVersion") && !strings.Contains(gerr.Error(), "404") {
+			t.Errorf("%s: the version the store still has is unreadable: %v", tc.name, gerr)
+		}
+		if derr == nil && gerr != nil {
+			return // deleted for real
 		}
 	}
 }
