@@ -70,14 +70,33 @@ func (error200Middleware) HandleDeserialize(ctx context.Context, in middleware.D
 	}
 }
 
-// peekError200 reads resp's body up to its root element. When the root is
-// <Error> it reads that element, closes the body and returns its Code and
-// Message (code "InternalError" if the body names none). Otherwise the
-// body is restored to read from its first byte. A body that is empty or not
-// XML is restored, not judged: the operation's own deserializer decides.
+// peekError200 reads resp's body up to its root element (peekErrorRoot)
+// and, unless the root is <Error>, restores the body to read from its
+// first byte.
 func peekError200(resp *smithyhttp.Response) (code, msg string, isErr bool, err error) {
+	code, msg, isErr, body, err := peekErrorRoot(resp.Body)
+	if err == nil && !isErr {
+		resp.Body = body
+	}
+	return code, msg, isErr, err
+}
+
+// errorBody200 reports whether a whole 2xx answer body is an S3 <Error>
+// document, and its Code and Message if so: the same judgement as
+// peekError200, for answers already read (Forward).
+func errorBody200(body []byte) (code, msg string, isErr bool) {
+	code, msg, isErr, _, err := peekErrorRoot(io.NopCloser(bytes.NewReader(body)))
+	return code, msg, isErr && err == nil
+}
+
+// peekErrorRoot reads body up to its root element. When the root is
+// <Error> it reads that element, closes body and returns its Code and
+// Message (code "InternalError" if the body names none). Otherwise it
+// returns restored, which reads body from its first byte. A body that is
+// empty or not XML is restored, not judged: the operation's own
+// deserializer decides.
+func peekErrorRoot(orig io.ReadCloser) (code, msg string, isErr bool, restored io.ReadCloser, err error) {
 	var seen bytes.Buffer
-	orig := resp.Body
 	dec := xml.NewDecoder(io.TeeReader(io.LimitReader(orig, maxError200Peek), &seen))
 	for {
 		tok, terr := dec.Token()
@@ -87,7 +106,7 @@ func peekError200(resp *smithyhttp.Response) (code, msg string, isErr bool, err 
 			if errors.Is(terr, io.EOF) || isXMLSyntax(terr) {
 				break
 			}
-			return "", "", false, terr // the connection failed mid-peek
+			return "", "", false, nil, terr // the connection failed mid-peek
 		}
 		start, ok := tok.(xml.StartElement)
 		if !ok {
@@ -101,16 +120,15 @@ func peekError200(resp *smithyhttp.Response) (code, msg string, isErr bool, err 
 			Message string `xml:"Message"`
 		}
 		if derr := dec.DecodeElement(&body, &start); derr != nil && !isXMLSyntax(derr) && !errors.Is(derr, io.EOF) {
-			return "", "", false, derr
+			return "", "", false, nil, derr
 		}
 		orig.Close()
 		if body.Code == "" {
 			body.Code = "InternalError"
 		}
-		return body.Code, body.Message, true, nil
+		return body.Code, body.Message, true, nil, nil
 	}
-	resp.Body = readCloser{io.MultiReader(&seen, orig), orig}
-	return "", "", false, nil
+	return "", "", false, readCloser{io.MultiReader(&seen, orig), orig}, nil
 }
 
 func isXMLSyntax(err error) bool {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -126,3 +127,35 @@ func TestError200LeavesResultsAlone(t *testing.T) {
 }
 
 func asError(err error, e **Error) bool { return errors.As(err, e) }
+
+// TestForwardError200 (I10e-2): a forwarded sub-resource request, and
+// PutObjectLock that goes as one, answered 200 with an <Error> body is that
+// error as a 500, never a success; other 2xx bodies are passed on.
+func TestForwardError200(t *testing.T) {
+	ctx := context.Background()
+	st := serve200(t, timeoutBody, false)
+	check := func(what string, err error) {
+		t.Helper()
+		var be *Error
+		if !errors.As(err, &be) || be.Code != "InternalError" || be.StatusCode != http.StatusInternalServerError ||
+			!strings.Contains(be.Message, "did not respond in time") {
+			t.Errorf("%s: got %v, want InternalError (500) with the body's message", what, err)
+		}
+	}
+	for _, sub := range []string{"retention", "legal-hold", "tagging", "acl"} {
+		_, err := st.Forward(ctx, RawRequest{Method: http.MethodPut, Bucket: "b", Key: "k", Query: url.Values{sub: {""}},
+			Body: []byte("<X/>")})
+		check("PUT ?"+sub, err)
+	}
+	_, err := st.Forward(ctx, RawRequest{Method: http.MethodGet, Bucket: "b", Key: "k", Query: url.Values{"acl": {""}}})
+	check("GET ?acl", err)
+	check("PutObjectLock retention", st.PutObjectLock(ctx, ObjectLockInput{Bucket: "b", Key: "k", Retention: true}))
+	check("PutObjectLock legal hold", st.PutObjectLock(ctx, ObjectLockInput{Bucket: "b", Key: "k", LegalHold: true}))
+
+	for _, body := range []string{"", `<?xml version="1.0"?><Tagging><TagSet/></Tagging>`, `{"Version":"2012-10-17"}`} {
+		out, err := serve200(t, body, false).Forward(ctx, RawRequest{Method: http.MethodGet, Bucket: "b", Query: url.Values{"tagging": {""}}})
+		if err != nil || string(out.Body) != body {
+			t.Errorf("200 %q: got %v, %v; want the body passed on", body, out, err)
+		}
+	}
+}

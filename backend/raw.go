@@ -58,7 +58,8 @@ type rawTarget struct {
 // Forward signs in with the backend credentials (SigV4, payload hash and
 // Content-MD5 of the body) and sends it once: these operations are cheap
 // for the client to retry, and a failed one is reported as the backend's
-// error.
+// error. A 2xx answer whose body is an S3 <Error> document is that error
+// (as a 500), never a success.
 func (c *S3) Forward(ctx context.Context, in RawRequest) (*RawResponse, error) {
 	t := c.raw
 	op := "Forward " + in.Method
@@ -137,6 +138,13 @@ func (c *S3) Forward(ctx context.Context, in RawRequest) (*RawResponse, error) {
 		}
 		return nil, &Error{Op: op, Code: e.Code, StatusCode: resp.StatusCode, Message: e.Message,
 			Err: fmt.Errorf("status %d", resp.StatusCode)}
+	}
+	if code, msg, isErr := errorBody200(body); isErr {
+		// A 2xx whose body is an S3 <Error> (RGW's "did not respond in
+		// time") did not do what was asked: it is that error, as a 5xx,
+		// as error200Middleware makes it for the SDK operations.
+		return nil, &Error{Op: op, Code: code, StatusCode: http.StatusInternalServerError, Message: msg,
+			Err: fmt.Errorf("status %d with an <Error> body", resp.StatusCode)}
 	}
 	return &RawResponse{StatusCode: resp.StatusCode, Header: resp.Header, Body: body}, nil
 }
