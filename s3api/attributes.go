@@ -47,13 +47,17 @@ var objectAttributeNames = map[string]bool{"ETag": true, "Checksum": true, "Obje
 
 // getObjectAttributes answers GET ?attributes with the plaintext values:
 // size, ETag and checksums from the sealed metadata or manifest, the parts
-// of a multipart object (with their checksums) from its manifest.
+// of a multipart object (with their checksums) from its manifest. A
+// ?versionId reads that version as HEAD does (a delete marker answers 404
+// or 405 with x-amz-delete-marker); x-amz-version-id names the version
+// described.
 func (s *Server) getObjectAttributes(req *request) error {
 	if err := readPolicy.check(req.r.Header); err != nil {
 		return err
 	}
-	if v := req.r.URL.Query().Get("versionId"); v != "" && v != "null" {
-		return apiErr("NotImplemented", "s3seal does not implement object versions")
+	vid, err := versionParam(req.r)
+	if err != nil {
+		return err
 	}
 	want := map[string]bool{}
 	for _, v := range req.r.Header.Values("X-Amz-Object-Attributes") {
@@ -85,9 +89,9 @@ func (s *Server) getObjectAttributes(req *request) error {
 		}
 		marker = n
 	}
-	info, parts, err := s.store.Attributes(req.r.Context(), req.bucket, req.key)
+	info, parts, err := s.store.Attributes(req.r.Context(), req.bucket, req.key, vid)
 	if err != nil {
-		return objectErr(err)
+		return readErr(req.w.Header(), err, vid)
 	}
 	out := getObjectAttributesOutput{Xmlns: s3ns}
 	if want["ETag"] {
@@ -123,6 +127,7 @@ func (s *Server) getObjectAttributes(req *request) error {
 		}
 		out.ObjectParts = op
 	}
+	setVersionID(req.w.Header(), info.VersionID)
 	req.w.Header().Set("Last-Modified", info.LastModified.UTC().Format(http.TimeFormat))
 	writeXML(req.w, http.StatusOK, out)
 	return nil

@@ -154,3 +154,36 @@ func TestGetObjectAttributes(t *testing.T) {
 		}
 	}
 }
+
+// TestGetObjectAttributesByVersion: GetObjectAttributes reads a version
+// as HEAD does: versionId=null is the object of an unversioned bucket (and
+// named so), an unknown version id is 404, not 501, and an empty one is
+// InvalidArgument.
+func TestGetObjectAttributesByVersion(t *testing.T) {
+	c := sdkClient(newTestServer(t, SingleCredential("ak", "sk")), "ak", "sk")
+	ctx := context.Background()
+	b, k := aws.String("bkt"), aws.String("k")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(ctx, c, "bkt", "k"); err != nil {
+		t.Fatal(err)
+	}
+	attrs := []types.ObjectAttributes{types.ObjectAttributesObjectSize}
+	a, err := c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: k, VersionId: aws.String("null"), ObjectAttributes: attrs})
+	if err != nil || aws.ToInt64(a.ObjectSize) != 4 {
+		t.Fatalf("versionId=null: %+v, %v", a, err)
+	}
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k, VersionId: aws.String("null")})
+	if err != nil || aws.ToString(a.VersionId) != aws.ToString(h.VersionId) {
+		t.Fatalf("versionId=null: attributes name version %q, HEAD %q (%v)", aws.ToString(a.VersionId), aws.ToString(h.VersionId), err)
+	}
+	_, err = c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: k, VersionId: aws.String("v1"), ObjectAttributes: attrs})
+	if httpStatus(err) != http.StatusNotFound {
+		t.Fatalf("unknown version: %v, want 404 as HEAD gives", err)
+	}
+	_, err = c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: k, VersionId: aws.String(""), ObjectAttributes: attrs})
+	if apiCode(err) != "InvalidArgument" || httpStatus(err) != http.StatusBadRequest {
+		t.Fatalf("empty version id: %v, want 400 InvalidArgument", err)
+	}
+}

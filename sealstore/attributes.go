@@ -17,13 +17,16 @@ type ObjectPart struct {
 
 // Attributes returns the object's plaintext description and, for a
 // multipart object, its parts from the sealed manifest (nil for a
-// single-part object). The manifest cache keeps no per-part checksums, so
-// when any part lacks them there the manifest is read again.
-func (s *Store) Attributes(ctx context.Context, bucket, key string) (ObjectInfo, []ObjectPart, error) {
+// single-part object), of one version ("" the current one) read as
+// HeadVersion reads it: an answer naming another version than the one
+// asked for is refused, and a delete marker is the backend's error. The
+// manifest cache keeps no per-part checksums, so when any part lacks them
+// there the manifest is read again.
+func (s *Store) Attributes(ctx context.Context, bucket, key, versionID string) (ObjectInfo, []ObjectPart, error) {
 	if err := CheckKey(key); err != nil {
 		return ObjectInfo{}, nil, err
 	}
-	bi, err := s.be.HeadObject(ctx, bucket, key)
+	bi, err := s.headObject(ctx, bucket, key, versionID)
 	if err != nil {
 		return ObjectInfo{}, nil, err
 	}

@@ -2,8 +2,11 @@ package sealstore
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
 // TestLongPartChecksumsAndAttributes: a part whose checksum is long
@@ -45,7 +48,7 @@ func TestLongPartChecksumsAndAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for round := range 2 { // the second reads the cached manifest
-		info, got, err := f.st.Attributes(f.ctx, bucket, key)
+		info, got, err := f.st.Attributes(f.ctx, bucket, key, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +61,40 @@ func TestLongPartChecksumsAndAttributes(t *testing.T) {
 			}
 		}
 	}
-	if _, got, err := f.st.Attributes(f.ctx, bucket, key+"-none"); err == nil || got != nil {
+	if _, got, err := f.st.Attributes(f.ctx, bucket, key+"-none", ""); err == nil || got != nil {
 		t.Fatalf("missing object: %v %v", got, err)
+	}
+}
+
+// TestAttributesOfVersion: Attributes by version id describes that
+// version (its own size, ETag and id), not the current one; without an id
+// it describes the current version and names it; a delete marker asked for
+// by id is the backend's delete-marker error.
+func TestAttributesOfVersion(t *testing.T) {
+	f := motoFixture(t)
+	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
+		t.Fatal(err)
+	}
+	v1 := f.put(t, "k", []byte("one"))
+	v2 := f.put(t, "k", []byte("twotwo"))
+	for _, c := range []struct {
+		vid, want string
+		size      int64
+	}{{v1.VersionID, v1.VersionID, 3}, {v2.VersionID, v2.VersionID, 6}, {"", v2.VersionID, 6}} {
+		info, parts, err := f.st.Attributes(f.ctx, bucket, "k", c.vid)
+		if err != nil {
+			t.Fatalf("version %q: %v", c.vid, err)
+		}
+		if info.Size != c.size || info.VersionID != c.want || parts != nil {
+			t.Errorf("version %q: size %d id %q parts %v, want %d %q nil", c.vid, info.Size, info.VersionID, parts, c.size, c.want)
+		}
+	}
+	del, err := f.st.DeleteVersion(f.ctx, DeleteInput{Bucket: bucket, Key: "k"})
+	if err != nil || !del.DeleteMarker {
+		t.Fatalf("delete: %+v %v", del, err)
+	}
+	var be *backend.Error
+	if _, _, err := f.st.Attributes(f.ctx, bucket, "k", del.VersionID); !errors.As(err, &be) || !(be.DeleteMarker || be.Code == "MethodNotAllowed") {
+		t.Errorf("attributes of the delete marker: %v, want the backend's delete-marker error", err)
 	}
 }
