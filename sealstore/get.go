@@ -107,8 +107,21 @@ func (s *Store) Get(ctx context.Context, bucket, key string, rng *Range) (Object
 	return s.GetVersion(ctx, bucket, key, "", rng)
 }
 
-// GetVersion is Get of one version ("" the current one).
+// GetVersion is Get of one version ("" the current one). A first block
+// that fails to verify is asked for once more before the integrity error
+// stands: nothing has reached the client yet, and a connection cut inside
+// the backend's answer looks like damage from here (a truncated stream is
+// refused as such). Real damage fails the second time too.
 func (s *Store) GetVersion(ctx context.Context, bucket, key, versionID string, rng *Range) (ObjectInfo, *Reader, error) {
+	info, rd, err := s.getVersion(ctx, bucket, key, versionID, rng)
+	if errors.Is(err, ErrIntegrity) && ctx.Err() == nil {
+		slog.Warn("object failed its integrity check on first read; reading it once more", "bucket", bucket, "key", key, "err", err)
+		info, rd, err = s.getVersion(ctx, bucket, key, versionID, rng)
+	}
+	return info, rd, err
+}
+
+func (s *Store) getVersion(ctx context.Context, bucket, key, versionID string, rng *Range) (ObjectInfo, *Reader, error) {
 	if err := CheckKey(key); err != nil {
 		return ObjectInfo{}, nil, err
 	}
