@@ -109,20 +109,25 @@ func (s *Store) headObject(ctx context.Context, bucket, key, versionID string) (
 }
 
 // checkVersion refuses a backend answer to a request for version asked
-// that names another version (got): a store that ignores ?versionId, or
-// rolled one version back to another, would have s3seal serve the wrong
-// version's (authentic) bytes under the id asked for. It is a store fault
-// like a failed integrity check: 500 InternalError, logged. An answer that
-// names no version is taken as it is (the "null" version of an
-// unversioned object, or a store that does not echo version ids); the
-// version's own metadata still authenticates bucket and key.
+// that names another version (got), or none: a store that ignores
+// ?versionId, or rolled one version back to another, would have s3seal
+// serve the wrong version's (authentic) bytes under the id asked for, and
+// a store that also drops x-amz-version-id from its answers would slip
+// past a check that took an answer naming no version. It is a store fault
+// like a failed integrity check: 500 InternalError, logged. Only the
+// "null" version (an object written while versioning was off) may be
+// answered without an id: S3 names it "null" or not at all.
 func checkVersion(bucket, key, asked, got string) error {
-	if asked == "" || got == "" || got == asked {
+	if asked == "" || got == asked || (asked == "null" && got == "") {
 		return nil
+	}
+	named := fmt.Sprintf("version %q", got)
+	if got == "" {
+		named = "no version id"
 	}
 	return &Error{Code: "InternalError",
 		Message: "the backend answered another version than the one asked for; s3seal refuses to return it",
-		Err:     fmt.Errorf("%w: %s/%s: asked for version %q, the backend answered version %q", ErrIntegrity, bucket, key, asked, got)}
+		Err:     fmt.Errorf("%w: %s/%s: asked for version %q, the backend answered %s", ErrIntegrity, bucket, key, asked, named)}
 }
 
 // markerErr is err, a GET's "not found", or the answer of a HEAD of the
