@@ -73,8 +73,8 @@ func (s *Server) copyObject(req *request) error {
 		return ka.finish(nil, objectErr(versionErr(err)))
 	}
 	ka.extra = map[string]string{}
-	if info.VersionID != "" {
-		ka.extra["x-amz-version-id"] = info.VersionID
+	if vid := writtenVersion(info.VersionID); vid != "" {
+		ka.extra["x-amz-version-id"] = vid
 	}
 	if srcVersionSeen != "" {
 		ka.extra["x-amz-copy-source-version-id"] = srcVersionSeen

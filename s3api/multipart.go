@@ -220,8 +220,8 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	if err != nil {
 		return ka.finish(nil, err)
 	}
-	if info.VersionID != "" {
-		ka.extra = map[string]string{"x-amz-version-id": info.VersionID}
+	if vid := writtenVersion(info.VersionID); vid != "" {
+		ka.extra = map[string]string{"x-amz-version-id": vid}
 	}
 	res := completeMultipartUploadResult{Xmlns: s3ns, Location: "/" + req.bucket + "/" + req.key,
 		Bucket: req.bucket, Key: req.key, ETag: quote(info.ETag), partChecksums: checksumsOf(info.Checksums)}

@@ -48,7 +48,7 @@ func (s *Server) putObject(req *request) error {
 		return err
 	}
 	req.w.Header().Set("ETag", quote(info.ETag))
-	setVersionID(req.w.Header(), info.VersionID)
+	setVersionID(req.w.Header(), writtenVersion(info.VersionID))
 	// The kept checksum (the client's algorithm, else the default
 	// CRC64NVME) and its type, as S3 answers a PutObject.
 	setChecksumHeaders(req.w.Header(), info)

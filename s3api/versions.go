@@ -105,6 +105,17 @@ func versionParam(r *http.Request) (string, error) {
 }
 
 // setVersionID sets x-amz-version-id when the object has one.
+// writtenVersion is the version id a write answers with: none for "null".
+// S3 names no version when a write lands in a bucket without versioning;
+// moto answers "null" there, and rclone then asks for ?versionId=null,
+// which moto refuses (400).
+func writtenVersion(vid string) string {
+	if vid == "null" {
+		return ""
+	}
+	return vid
+}
+
 func setVersionID(h http.Header, vid string) {
 	if vid != "" {
 		h.Set("x-amz-version-id", vid)
