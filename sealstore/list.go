@@ -44,19 +44,10 @@ func (s *Store) List(ctx context.Context, in backend.ListInput) (ListPage, error
 		e.ETag = strings.Trim(e.ETag, `"`)
 		entries = append(entries, e)
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.opt.ListConcurrency)
-	for i := range entries {
-		e := &entries[i]
-		r, ok := s.cache.Get(cacheKey{in.Bucket, e.Key, e.ETag, e.Size})
-		s.opt.Observer.ListCache(ok)
-		if ok {
-			e.Size, e.ETag = r.size, r.etag
-			continue
-		}
-		g.Go(func() error { return s.resolveEntry(gctx, in.Bucket, e) })
-	}
-	if err := g.Wait(); err != nil {
+	err = s.resolveEach(ctx, in.Bucket, len(entries), func(i int) (string, *string, *int64, bool) {
+		return entries[i].Key, &entries[i].ETag, &entries[i].Size, false
+	}, func(ctx context.Context, i int) error { return s.resolveEntry(ctx, in.Bucket, &entries[i]) })
+	if err != nil {
 		return ListPage{}, err
 	}
 	page.Entries = entries[:0]
@@ -66,6 +57,31 @@ func (s *Store) List(ctx context.Context, in backend.ListInput) (ListPage, error
 		}
 	}
 	return page, nil
+}
+
+// resolveEach fills in the plaintext size and ETag of n listing entries,
+// ListConcurrency at a time: from the cache when it holds the entry's
+// backend ETag and size, else by resolve. entry(i) gives entry i's key and
+// its ETag and size fields, and whether to leave it as it is (a delete
+// marker).
+func (s *Store) resolveEach(ctx context.Context, bucket string, n int,
+	entry func(i int) (key string, etag *string, size *int64, skip bool), resolve func(ctx context.Context, i int) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.opt.ListConcurrency)
+	for i := range n {
+		key, etag, size, skip := entry(i)
+		if skip {
+			continue
+		}
+		r, ok := s.cache.Get(cacheKey{bucket, key, *etag, *size})
+		s.opt.Observer.ListCache(ok)
+		if ok {
+			*size, *etag = r.size, r.etag
+			continue
+		}
+		g.Go(func() error { return resolve(gctx, i) })
+	}
+	return g.Wait()
 }
 
 // UnverifiedETagPrefix starts the ETag a listing shows for an object whose

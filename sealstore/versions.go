@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/s3seal/s3seal/backend"
 )
 
@@ -40,22 +38,10 @@ func (s *Store) ListVersions(ctx context.Context, in backend.ListVersionsInput) 
 		e.ETag = strings.Trim(e.ETag, `"`)
 		entries = append(entries, e)
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.opt.ListConcurrency)
-	for i := range entries {
-		e := &entries[i]
-		if e.DeleteMarker {
-			continue
-		}
-		r, ok := s.cache.Get(cacheKey{in.Bucket, e.Key, e.ETag, e.Size})
-		s.opt.Observer.ListCache(ok)
-		if ok {
-			e.Size, e.ETag = r.size, r.etag
-			continue
-		}
-		g.Go(func() error { return s.resolveVersion(gctx, in.Bucket, e) })
-	}
-	if err := g.Wait(); err != nil {
+	err = s.resolveEach(ctx, in.Bucket, len(entries), func(i int) (string, *string, *int64, bool) {
+		return entries[i].Key, &entries[i].ETag, &entries[i].Size, entries[i].DeleteMarker
+	}, func(ctx context.Context, i int) error { return s.resolveVersion(ctx, in.Bucket, &entries[i]) })
+	if err != nil {
 		return VersionsPage{}, err
 	}
 	for _, e := range entries {
