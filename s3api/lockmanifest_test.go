@@ -26,6 +26,9 @@ type manifestRefuser struct {
 }
 
 func (f *manifestRefuser) Forward(_ context.Context, in backend.RawRequest) (*backend.RawResponse, error) {
+	if lockProbe(in) {
+		return lockEnabledAnswer(), nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.keys = append(f.keys, in.Key)

@@ -25,9 +25,28 @@ type fakeForwarder struct {
 
 func (f *fakeForwarder) Forward(_ context.Context, in backend.RawRequest) (*backend.RawResponse, error) {
 	f.mu.Lock()
+	body := f.body
+	f.mu.Unlock()
+	if lockProbe(in) && !strings.Contains(body, "<ObjectLockConfiguration") {
+		return lockEnabledAnswer(), nil
+	}
+	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reqs = append(f.reqs, in)
 	return &backend.RawResponse{StatusCode: 200, Header: http.Header{}, Body: []byte(f.body)}, nil
+}
+
+// lockProbe is s3seal's GET ?object-lock of a bucket before a retention
+// or legal hold request; the fakes stand for a bucket with Object Lock
+// (fakeForwarder answers it with its body when that is a configuration,
+// for a client's GetObjectLockConfiguration).
+func lockProbe(in backend.RawRequest) bool {
+	return in.Method == http.MethodGet && in.Key == "" && in.Query.Has("object-lock")
+}
+
+func lockEnabledAnswer() *backend.RawResponse {
+	return &backend.RawResponse{StatusCode: 200, Header: http.Header{},
+		Body: []byte(`<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled></ObjectLockConfiguration>`)}
 }
 
 func (f *fakeForwarder) last() (backend.RawRequest, int) {

@@ -182,6 +182,9 @@ func answerDoc(sr subresource, body []byte, admin bool) ([]byte, bool) {
 			l.Nodes[i].bare()
 		}
 	}
+	if c, ok := doc.(*lockConfigDoc); ok {
+		c.dropZeroPeriods()
+	}
 	if a, ok := doc.(*aclDoc); ok && !admin {
 		a.redact()
 	}

@@ -48,7 +48,7 @@ var subresources = []subresource{
 	{name: "tagging", methods: []string{"GET", "PUT", "DELETE"}, op: "BucketTagging", doc: func() document { return &tagDoc{} },
 		check: func(b []byte) error { _, err := parseTagBody(b, maxBucketTags); return err }},
 	{name: "object-lock", adminPut: true, methods: []string{"GET", "PUT"}, op: "ObjectLockConfiguration", doc: func() document { return &lockConfigDoc{} },
-		headers: []string{"X-Amz-Bucket-Object-Lock-Token"}},
+		headers: []string{"X-Amz-Bucket-Object-Lock-Token"}, check: checkLockConfig},
 	{name: "policy", admin: true, adminGet: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketPolicy",
 		headers: []string{"X-Amz-Confirm-Remove-Self-Bucket-Access"}},
 	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketCors", doc: func() document { return &corsDoc{} }},
@@ -172,6 +172,14 @@ func (s *Server) forward(sr subresource) handler {
 			in.Body = body
 			if aclPut {
 				return s.unchangedACL(req, in, denied)
+			}
+		}
+		if err := s.lockBucketState(req, sr); err != nil {
+			return err
+		}
+		if req.r.Method == http.MethodPut && sr.name == "retention" {
+			if err := s.retentionRule(req, &in); err != nil {
+				return err
 			}
 		}
 		manifest := ""

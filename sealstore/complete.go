@@ -165,6 +165,9 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		(prior{prev.manifest, prev.versionID}).replacedBy(out.VersionID) {
 		s.dropManifest(cleanup, in.Bucket, in.Key, prior{prev.manifest, prev.versionID}, false)
 	}
+	if err := s.lockCompleted(cleanup, u, out.VersionID); err != nil {
+		return ObjectInfo{}, err
+	}
 	etag := m.ETag()
 	if betag != "" {
 		s.manifests.Add(manifestID{u.env.OID, betag}, m)
