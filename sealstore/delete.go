@@ -53,7 +53,9 @@ func (s *Store) DeleteVersion(ctx context.Context, in DeleteInput) (DeleteOutput
 	var pr prior
 	if in.Cond != nil {
 		var err error
-		if pr, bin.IfMatch, err = s.deleteCondition(ctx, in); err != nil {
+		if pr, bin.IfMatch, err = s.deleteCondition(ctx, in); errors.Is(err, errNothingToDelete) {
+			return DeleteOutput{VersionID: in.VersionID}, nil
+		} else if err != nil {
 			return DeleteOutput{}, err
 		}
 	} else {
@@ -100,8 +102,8 @@ func removed(asked string, pr prior, got string, marker bool) bool {
 // fails the delete rather than deleting the newer object.
 func (s *Store) deleteCondition(ctx context.Context, in DeleteInput) (prior, string, error) {
 	info, err := s.HeadVersion(ctx, in.Bucket, in.Key, in.VersionID)
-	if backend.IsNotFound(err) {
-		return prior{}, "", noSuchKey()
+	if backend.IsNotFound(err) || backend.ErrorCode(err) == "NoSuchVersion" || backend.ErrorCode(err) == "MethodNotAllowed" {
+		return prior{}, "", s.conditionOnMissing(ctx, in, err)
 	}
 	if err != nil {
 		return prior{}, "", err
