@@ -50,7 +50,10 @@ func (s *Server) listObjectsV1(req *request) error {
 	enc := encoder(encode)
 	marker := enc(in.Marker)
 	out := listBucketResult{
-		Xmlns: s3ns, Name: req.bucket, Prefix: enc(in.Prefix), Marker: &marker,
+		// V1's Prefix is given as sent, even with encoding-type=url: S3
+		// does not encode it there (botocore decodes Delimiter, Marker,
+		// NextMarker and keys of a V1 answer, not Prefix).
+		Xmlns: s3ns, Name: req.bucket, Prefix: in.Prefix, Marker: &marker,
 		MaxKeys: in.MaxKeys, Delimiter: enc(in.Delimiter), IsTruncated: page.IsTruncated,
 	}
 	if page.IsTruncated {

@@ -185,6 +185,9 @@ func answerDoc(sr subresource, body []byte, admin bool) ([]byte, bool) {
 	if c, ok := doc.(*lockConfigDoc); ok {
 		c.dropZeroPeriods()
 	}
+	if t, ok := doc.(*tagDoc); ok {
+		t.sortTags()
+	}
 	if a, ok := doc.(*aclDoc); ok && !admin {
 		a.redact()
 	}
