@@ -60,7 +60,10 @@ func TestLockWorkflowAWSCLI(t *testing.T) {
 		t.Fatalf("the copy reads %q, %v", b, err)
 	}
 
-	until := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
+	// Longer than the default retention (1 day) the PUT got: a writer may
+	// extend a GOVERNANCE retention, not shorten it (S3's rule, s3seal's
+	// too, whatever the store).
+	until := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
 	user.run("s3api", "put-object-retention", "--bucket", "vault", "--key", "db/dump.sql",
 		"--retention", `{"Mode":"GOVERNANCE","RetainUntilDate":"`+until.Format(time.RFC3339)+`"}`)
 	user.fails("AccessDenied", "s3api", "put-object-retention", "--bucket", "vault", "--key", "db/dump.sql", "--bypass-governance-retention",

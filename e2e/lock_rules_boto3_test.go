@@ -10,8 +10,9 @@ import (
 // itself, whatever the store (moto checks none of them): the lock
 // configuration document and the bucket state it needs, retention and
 // legal hold on a bucket without Object Lock, mode changes of a
-// retention, and a legal hold given at CreateMultipartUpload on the
-// completed object. One line per check, "name ok" or "name FAIL detail".
+// retention, GetObjectRetention (moto has none: read from a HEAD), and a
+// legal hold given at CreateMultipartUpload on the completed object.
+// One line per check, "name ok" or "name FAIL detail".
 const boto3LockRulesScript = `
 import sys, datetime, boto3, botocore
 from botocore.config import Config
@@ -77,6 +78,11 @@ check("compliance bypass", err(lambda: ret(admin, "c", "GOVERNANCE", later, Bypa
 check("compliance shorter", err(lambda: ret(user, "c", "COMPLIANCE", until - datetime.timedelta(minutes=5))) == (403, "AccessDenied"))
 check("compliance longer", err(lambda: ret(user, "c", "COMPLIANCE", later)) == (200, "none"))
 head = be.head_object(Bucket="modes", Key="c")
+got = user.get_object_retention(Bucket="modes", Key="c")["Retention"]
+check("get retention", got == {"Mode": "COMPLIANCE", "RetainUntilDate": later}, got)
+user.put_object(Bucket="modes", Key="free", Body=b"f")
+check("no retention", err(lambda: user.get_object_retention(Bucket="modes", Key="free")) == (404, "NoSuchObjectLockConfiguration"),
+      err(lambda: user.get_object_retention(Bucket="modes", Key="free")))
 check("compliance kept", head.get("ObjectLockMode") == "COMPLIANCE" and head.get("ObjectLockRetainUntilDate") == later, head)
 
 up = user.create_multipart_upload(Bucket="modes", Key="mp", ObjectLockLegalHoldStatus="ON")
@@ -108,7 +114,7 @@ func TestLockRulesBoto3(t *testing.T) {
 			t.Errorf("boto3: %s", line)
 		}
 	}
-	if checks != 26 {
-		t.Fatalf("boto3 ran %d checks, want 26:\n%s", checks, out)
+	if checks != 28 {
+		t.Fatalf("boto3 ran %d checks, want 28:\n%s", checks, out)
 	}
 }

@@ -157,3 +157,28 @@ func (s *Server) retentionRule(req *request, in *backend.RawRequest) error {
 	}
 	return nil
 }
+
+// retentionFromHead answers GetObjectRetention from the version's HEAD
+// when the store's answer to GET ?retention is not a Retention document
+// (moto has no GetObjectRetention and answers with the object's bytes,
+// which are never passed on): the lock headers of a HEAD are the store's
+// own report of the same retention. No retention there is S3's 404
+// NoSuchObjectLockConfiguration.
+func (s *Server) retentionFromHead(req *request, in backend.RawRequest) ([]byte, error) {
+	vid := in.Query.Get("versionId")
+	info, err := s.store.Backend().HeadObjectVersion(req.r.Context(), req.bucket, req.key, vid)
+	if err != nil {
+		return nil, readErr(req.w.Header(), err, vid)
+	}
+	if info.Lock.LockMode == "" || info.Lock.RetainUntil.IsZero() {
+		return nil, &APIError{Code: "NoSuchObjectLockConfiguration", StatusCode: http.StatusNotFound,
+			Message: "The specified object does not have a ObjectLock configuration."}
+	}
+	doc := retentionDoc{Mode: info.Lock.LockMode, RetainUntilDate: info.Lock.RetainUntil.UTC().Format(time.RFC3339)}
+	doc.setNS()
+	out, err := xml.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(xml.Header), out...), nil
+}

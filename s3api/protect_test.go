@@ -186,9 +186,11 @@ func TestSubresourcesForwarded(t *testing.T) {
 	if err != nil || len(out.TagSet) != 1 || aws.ToString(out.TagSet[0].Value) != "b" {
 		t.Fatalf("GetObjectTagging = %+v, %v", out, err)
 	}
+	// GET ?retention alone is then read from a HEAD (moto has none and
+	// answers the object's bytes); here the key is missing.
 	fw.body = "ciphertext"
 	_, err = user.GetObjectRetention(ctx, &s3.GetObjectRetentionInput{Bucket: aws.String("bkt"), Key: aws.String("k")})
-	if apiCode(err) != "InternalError" || strings.Contains(err.Error(), "ciphertext") {
+	if apiCode(err) != "NoSuchKey" || strings.Contains(err.Error(), "ciphertext") {
 		t.Fatalf("GetObjectRetention answered with the object: %v", err)
 	}
 	fw.body = `<Tagging><TagSet/></Tagging>`

@@ -203,6 +203,12 @@ func (s *Server) forward(sr subresource) handler {
 		switch req.r.Method {
 		case http.MethodGet:
 			doc, ok := answerDoc(sr, out.Body, req.cred.Admin)
+			if !ok && sr.name == "retention" {
+				if doc, err = s.retentionFromHead(req, in); err != nil {
+					return err
+				}
+				ok = true
+			}
 			if !ok {
 				return apiErr("InternalError", "The object store answered ?"+sr.name+" with something other than its document; it was not passed on.")
 			}
