@@ -182,3 +182,24 @@ func (s *Server) retentionFromHead(req *request, in backend.RawRequest) ([]byte,
 	}
 	return append([]byte(xml.Header), out...), nil
 }
+
+// lockForbidsSuspend refuses to suspend versioning on a bucket with
+// Object Lock (409 InvalidBucketState, as S3 answers): locked versions
+// need versioning. A store without Object Lock, or a bucket it cannot
+// find, is left to the store's own answer.
+func (s *Server) lockForbidsSuspend(req *request) error {
+	if s.cfg.Forwarder == nil {
+		return nil
+	}
+	if l, ok := s.cfg.Forwarder.(backend.SubresourceLimits); ok && l.SubresourceLimit("object-lock") != "" {
+		return nil
+	}
+	out, err := s.cfg.Forwarder.Forward(req.r.Context(), backend.RawRequest{Method: http.MethodGet, Bucket: req.bucket,
+		Query: url.Values{"object-lock": {""}}, Header: http.Header{}})
+	var c lockConfigDoc
+	if err != nil || decodeXML(out.Body, &c) != nil || c.ObjectLockEnabled != "Enabled" {
+		return nil
+	}
+	return &APIError{Code: "InvalidBucketState", StatusCode: http.StatusConflict,
+		Message: "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed."}
+}

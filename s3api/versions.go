@@ -63,6 +63,11 @@ func (s *Server) putBucketVersioning(req *request) error {
 	case vc.MfaDelete != "" && vc.MfaDelete != "Disabled":
 		return apiErr("MalformedXML", "")
 	}
+	if vc.Status == "Suspended" {
+		if err := s.lockForbidsSuspend(req); err != nil {
+			return err
+		}
+	}
 	if err := s.store.Backend().PutBucketVersioning(req.r.Context(), req.bucket, vc.Status); err != nil {
 		return bucketErr(versionErr(err))
 	}
