@@ -134,7 +134,6 @@ func (e *Embedded) Config() S3Config {
 		AccessKey: e.accessKey,
 		SecretKey: embeddedSecretKey,
 		PathStyle: true,
-		NoVersion: true,
 		Embedded:  true,
 	}
 }
