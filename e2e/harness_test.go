@@ -405,3 +405,19 @@ func freePort(t *testing.T) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// onEachStore runs f as two parallel subtests, with s3seal in front of
+// moto and over the embedded store (both keep versions).
+func onEachStore(t *testing.T, f func(t *testing.T, p *sealProc)) {
+	t.Helper()
+	for _, name := range []string{"moto", "embedded"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var o sealOpts
+			if name == "moto" {
+				o.Backend = startMoto(t)
+			}
+			f(t, startS3seal(t, o))
+		})
+	}
+}
