@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
 // TestEmbeddedVersions: the embedded store keeps versions as moto does
@@ -92,7 +95,7 @@ func TestEmbeddedNullVersions(t *testing.T) {
 
 // TestEmbeddedVersionedMultipart: a completed upload in a versioned
 // bucket is a new version and answers its id; the one it replaced stays
-// readable.
+// readable, and UploadPartCopy copies the version its source names.
 func TestEmbeddedVersionedMultipart(t *testing.T) {
 	ctx := context.Background()
 	_, st := startEmbedded(t, t.TempDir())
@@ -126,6 +129,21 @@ func TestEmbeddedVersionedMultipart(t *testing.T) {
 	must(t, err)
 	if body := readAll(t, obj.Body); string(body) != "body" {
 		t.Fatalf("range of the old version = %q", body)
+	}
+
+	// UploadPartCopy from the old version by id copies that version.
+	id, err = st.CreateMultipartUpload(ctx, CreateMultipartInput{Bucket: b, Key: "pc"})
+	must(t, err)
+	pc, err := st.api.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String(b), Key: aws.String("pc"),
+		UploadId: aws.String(id), PartNumber: aws.Int32(1), CopySource: aws.String(b + "/k?versionId=" + old.VersionID)})
+	must(t, err)
+	_, err = st.CompleteMultipartUpload(ctx, CompleteMultipartInput{Bucket: b, Key: "pc", UploadID: id,
+		Parts: []CompletedPart{{PartNumber: 1, ETag: aws.ToString(pc.CopyPartResult.ETag)}}})
+	must(t, err)
+	obj, err = st.GetObject(ctx, GetInput{Bucket: b, Key: "pc"})
+	must(t, err)
+	if body := readAll(t, obj.Body); string(body) != "old body" {
+		t.Fatalf("part copied from the old version = %q", body)
 	}
 }
 
