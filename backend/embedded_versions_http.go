@@ -70,6 +70,10 @@ func (b *fixedBackend) serveVersions(w http.ResponseWriter, r *http.Request, buc
 // anything else goes to next (gofakes3).
 func (b *fixedBackend) serveRead(w http.ResponseWriter, r *http.Request, bucket, key string, next http.Handler) {
 	q := r.URL.Query()
+	if !plainRead(q) {
+		next.ServeHTTP(w, r) // a sub-resource (tagging, acl...) of a version
+		return
+	}
 	if !q.Has("versionId") {
 		if b.versioning(bucket) != "" {
 			if m := b.latestMarker(bucket, key); m != nil {
@@ -421,4 +425,16 @@ func (b *fixedBackend) serveCopy(w http.ResponseWriter, r *http.Request, bucket,
 		LastModified string
 		ETag         string
 	}{NS: s3XMLNS, LastModified: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), ETag: `"` + etag + `"`})
+}
+
+// plainRead reports whether a GET or HEAD query reads the object itself:
+// nothing in it but versionId and the SDK's x-id (s3seal sends no
+// response-* overrides or partNumber to its store).
+func plainRead(q url.Values) bool {
+	for k := range q {
+		if k != "versionId" && k != "x-id" {
+			return false
+		}
+	}
+	return true
 }
