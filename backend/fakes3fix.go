@@ -72,6 +72,9 @@ func keptMeta(k string) bool {
 //     merge the old object's metadata into the new one on that path.
 //   - DeleteObject: empty parent directories are pruned, so that "a/b"
 //     followed by deleting it does not block a later PUT of "a".
+//   - Versions: a write in a bucket with versioning keeps what it
+//     replaces (embedded_versions.go); the version requests themselves
+//     are answered by serveVersions and serveRead.
 type fixedBackend struct {
 	*s3afero.MultiBucketBackend
 	fs afero.Fs // the Fs given to MultiBucket; buckets live in "buckets/"
