@@ -366,8 +366,11 @@ func (b *fixedBackend) promoteLocked(bucket, key string) error {
 	if err != nil {
 		return err
 	}
-	if err := b.checkConflict(bucket, key, fk); err != nil {
-		return err
+	if b.checkConflict(bucket, key, fk) != nil {
+		// Keys under the key's name were written meanwhile (a file tree
+		// cannot hold both): the version stays among the non-current ones,
+		// readable by id, and the delete that got here stands.
+		return nil
 	}
 	dst := path.Join("buckets", bucket, fk)
 	mp := metaPath(bucket, fk)
