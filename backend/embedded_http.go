@@ -24,6 +24,8 @@ import (
 //     is about to send is compared and a mismatch becomes 412
 //     PreconditionFailed before any byte of the object is written.
 //   - Multipart requests are answered by mp, with parts on disk.
+//   - Requests about versions are answered by the store itself
+//     (serveVersions, serveRead: embedded_versions_http.go).
 //   - Objects assembled from parts get their multipart ETag (etagMetaKey)
 //     on GET and HEAD in place of gofakes3's MD5 of the body.
 func embeddedHandler(host, accessKey string, mp *mpStore, next http.Handler) http.Handler {
@@ -43,7 +45,7 @@ func embeddedHandler(host, accessKey string, mp *mpStore, next http.Handler) htt
 		}
 		bucket, key, isObject := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 		if !isObject {
-			if mp.serveMultipart(w, r, bucket, "") || mp.createLaxBucket(w, r, bucket) {
+			if mp.serveMultipart(w, r, bucket, "") || mp.createLaxBucket(w, r, bucket) || mp.fb.serveVersions(w, r, bucket, "") {
 				return
 			}
 			if r.Method == http.MethodDelete && len(r.URL.Query()) == 0 {
@@ -68,7 +70,7 @@ func embeddedHandler(host, accessKey string, mp *mpStore, next http.Handler) htt
 				}
 			}
 		}
-		if mp.serveMultipart(w, r, bucket, key) {
+		if mp.serveMultipart(w, r, bucket, key) || mp.fb.serveVersions(w, r, bucket, key) {
 			return
 		}
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
@@ -79,7 +81,7 @@ func embeddedHandler(host, accessKey string, mp *mpStore, next http.Handler) htt
 				inner = iw
 			}
 			ew := &etagWriter{ResponseWriter: inner}
-			next.ServeHTTP(ew, r)
+			mp.fb.serveRead(ew, r, bucket, key, next)
 			ew.fix()
 			if iw != nil {
 				iw.decide()
