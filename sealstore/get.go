@@ -151,7 +151,9 @@ func (s *Store) getVersion(ctx context.Context, in ReadInput) (ObjectInfo, *Read
 	// the version the HEAD saw; if the object changed in between, start over
 	// once.
 	for attempt := 0; ; attempt++ {
-		info, err := s.HeadVersion(ctx, bucket, key, versionID)
+		// Stat checks the customer key before the range is resolved, as
+		// S3 does.
+		info, err := s.Stat(ctx, in)
 		if err != nil {
 			return info, nil, err
 		}
@@ -160,9 +162,6 @@ func (s *Store) getVersion(ctx context.Context, in ReadInput) (ObjectInfo, *Read
 			return info, nil, err
 		}
 		if n == 0 { // an empty part, or part 1 of an empty object
-			if _, err := s.Stat(ctx, in); err != nil {
-				return info, nil, err
-			}
 			return info, &Reader{Reader: eofReader{}, Partial: true, body: io.NopCloser(eofReader{})}, nil
 		}
 		br := &backend.ByteRange{Off: off, Len: n}
