@@ -95,6 +95,11 @@ c.copy_object(Bucket="sse", Key="kms2", CopySource="sse/kms", ServerSideEncrypti
 check("kms copy", c.head_object(Bucket="sse", Key="kms2").get("SSEKMSKeyId") == "testkey-2")
 c.copy_object(Bucket="sse", Key="kms3", CopySource="sse/kms")
 check("kms copy unencrypted", c.head_object(Bucket="sse", Key="kms3").get("ServerSideEncryption") != "aws:kms")
+up = c.create_multipart_upload(Bucket="sse", Key="kmsmp", ServerSideEncryption="aws:kms", SSEKMSKeyId="testkey-2")["UploadId"]
+r = c.upload_part(Bucket="sse", Key="kmsmp", UploadId=up, PartNumber=1, Body=b"part")
+check("kms part", r.get("ServerSideEncryption") == "aws:kms" and r.get("SSEKMSKeyId") == "testkey-2", r)
+r = c.complete_multipart_upload(Bucket="sse", Key="kmsmp", UploadId=up, MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": r["ETag"]}]})
+check("kms complete", r.get("ServerSideEncryption") == "aws:kms" and c.head_object(Bucket="sse", Key="kmsmp").get("SSEKMSKeyId") == "testkey-2", r)
 
 if backend:
     be = boto3.client("s3", endpoint_url=backend, aws_access_key_id="x", aws_secret_access_key="y", region_name="us-east-1", config=cfg)
@@ -114,7 +119,7 @@ func runSSEScript(t *testing.T, p *sealProc, backend string) {
 	script := writeFile(t, dir, "sse.py", []byte(boto3SSEScript))
 	env := cleanEnv([]string{"AWS_CA_BUNDLE"}, "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "none"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "none"))
 	args := []string{script, p.Endpoint, p.AccessKey, p.SecretKey}
-	want := 25
+	want := 27
 	if backend != "" {
 		args = append(args, backend)
 		want += 3

@@ -86,11 +86,7 @@ func (s *Server) copyObject(req *request) error {
 	if srcVersionSeen != "" {
 		ka.extra["x-amz-copy-source-version-id"] = srcVersionSeen
 	}
-	sse := http.Header{}
-	setSSEHeaders(sse, info, in.CustomerKey)
-	for name := range sse {
-		ka.extra[name] = sse.Get(name)
-	}
+	addSSEHeaders(ka, info, in.CustomerKey)
 	res := copyObjectResult{Xmlns: s3ns, ETag: quote(info.ETag), LastModified: s3Time(time.Now()), partChecksums: checksumsOf(info.Checksums)}
 	if len(info.Checksums) > 0 {
 		res.ChecksumType = checksumType(info.Checksums)

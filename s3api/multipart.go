@@ -108,7 +108,7 @@ func (s *Server) uploadPart(req *request) error {
 	if err != nil {
 		return err
 	}
-	setCustomerKeyHeaders(req.w.Header(), ck)
+	setSSEHeaders(req.w.Header(), sealstore.ObjectInfo{Headers: pi.Encryption, CustomerKeyed: ck != nil}, ck)
 	req.w.Header().Set("ETag", quote(pi.ETag))
 	if checks.exp.Algorithm != "" {
 		setChecksumHeaders(req.w.Header(), sealstore.ObjectInfo{Checksums: pi.Checksums})
@@ -194,13 +194,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 		ka.extra = nil
 		return ka.finish(nil, objectErr(versionErr(err)))
 	}
-	if ck != nil {
-		if ka.extra == nil {
-			ka.extra = map[string]string{}
-		}
-		ka.extra["X-Amz-Server-Side-Encryption-Customer-Algorithm"] = "AES256"
-		ka.extra["X-Amz-Server-Side-Encryption-Customer-Key-Md5"] = ck.MD5()
-	}
+	addSSEHeaders(ka, sealstore.ObjectInfo{Headers: pi.Encryption, CustomerKeyed: ck != nil}, ck)
 	return ka.finish(copyPartResult{Xmlns: s3ns, ETag: quote(pi.ETag), LastModified: s3Time(time.Now()),
 		partChecksums: checksumsOf(pi.Checksums)}, nil)
 }
@@ -253,13 +247,7 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	if vid := writtenVersion(info.VersionID); vid != "" {
 		ka.extra = map[string]string{"x-amz-version-id": vid}
 	}
-	if ck := in.CustomerKey; ck != nil {
-		if ka.extra == nil {
-			ka.extra = map[string]string{}
-		}
-		ka.extra["X-Amz-Server-Side-Encryption-Customer-Algorithm"] = "AES256"
-		ka.extra["X-Amz-Server-Side-Encryption-Customer-Key-Md5"] = ck.MD5()
-	}
+	addSSEHeaders(ka, info, in.CustomerKey)
 	res := completeMultipartUploadResult{Xmlns: s3ns, Location: "/" + req.bucket + "/" + req.key,
 		Bucket: req.bucket, Key: req.key, ETag: quote(info.ETag), partChecksums: checksumsOf(info.Checksums)}
 	if len(info.Checksums) > 0 {

@@ -149,3 +149,20 @@ func refuseReadSSE(h http.Header) error {
 	}
 	return nil
 }
+
+// addSSEHeaders is setSSEHeaders for an answer that may follow keep-alive
+// whitespace: the headers go out with the status line if it has not gone
+// out yet.
+func addSSEHeaders(ka *keepAlive, info sealstore.ObjectInfo, ck *crypto.CustomerKey) {
+	h := http.Header{}
+	setSSEHeaders(h, info, ck)
+	if len(h) == 0 {
+		return
+	}
+	if ka.extra == nil {
+		ka.extra = map[string]string{}
+	}
+	for name := range h {
+		ka.extra[name] = h.Get(name)
+	}
+}

@@ -179,7 +179,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		s.cache.Add(cacheKey{in.Bucket, in.Key, betag, m.CipherSize()}, resolved{m.Size(), etag})
 	}
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: m.Size(), ETag: etag, Encrypted: true, CompletedElsewhere: elsewhere,
-		Checksums: m.Checksums, env: u.env, backendETag: strings.Trim(out.ETag, `"`), backendSize: m.CipherSize(), VersionID: out.VersionID}, nil
+		Checksums: m.Checksums, env: u.env, Headers: u.sse, CustomerKeyed: u.env.CustomerCheck != nil, backendETag: strings.Trim(out.ETag, `"`), backendSize: m.CipherSize(), VersionID: out.VersionID}, nil
 }
 
 // finishedElsewhere reports, when the upload is over, whether the object

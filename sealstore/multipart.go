@@ -69,6 +69,7 @@ func (s *Store) CreateMultipart(ctx context.Context, in CreateMultipartInput) (s
 		state[metaChecksumAlg], state[metaChecksumType] = in.ChecksumAlgorithm, in.ChecksumType
 	}
 	lockMeta(state, in.Protect)
+	sseMeta(state, in.Headers)
 	prefix := uploadPrefix(in.Bucket, in.Key, id)
 	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: in.Bucket, Key: prefix + infoName,
 		Body: bytes.NewReader(nil), Meta: state}); err != nil {
@@ -103,6 +104,9 @@ type PartInfo struct {
 	ETag      string
 	Size      int64
 	Checksums map[string]string
+	// Encryption holds the backend encryption (SSE fields) the upload was
+	// created with, which S3 reports with each part.
+	Encryption backend.Headers
 }
 
 // UploadPart seals a part as its own stream (a fresh stream id), checks it
@@ -157,7 +161,7 @@ func (s *Store) UploadPart(ctx context.Context, in UploadPartInput) (PartInfo, e
 		Body: bytes.NewReader(rbody), Size: int64(len(rbody))}); err != nil {
 		return PartInfo{}, err
 	}
-	return PartInfo{ETag: fmt.Sprintf("%x", sp.md5), Size: sp.size, Checksums: sp.checksums}, nil
+	return PartInfo{ETag: fmt.Sprintf("%x", sp.md5), Size: sp.size, Checksums: sp.checksums, Encryption: u.sse}, nil
 }
 
 // AbortMultipart ends an upload: the backend drops its parts and s3seal its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
 )
 
@@ -119,4 +120,30 @@ func (u *upload) contentKey(ck *crypto.CustomerKey) (*crypto.DataKey, error) {
 		return nil, customerKeyMismatch()
 	}
 	return c, err
+}
+
+// Upload-level backend encryption kept beside the envelope in the upload
+// state's metadata (not secret: the backend reports it), so parts and the
+// completion report it as S3 does.
+const (
+	metaSSE          = "sse"
+	metaSSEKMSKeyID  = "sse-kms-key-id"
+	metaSSEBucketKey = "sse-bucket-key"
+)
+
+func sseMeta(state map[string]string, h backend.Headers) {
+	if h.SSE == "" {
+		return
+	}
+	state[metaSSE] = h.SSE
+	if h.SSEKMSKeyID != "" {
+		state[metaSSEKMSKeyID] = h.SSEKMSKeyID
+	}
+	if h.SSEBucketKey {
+		state[metaSSEBucketKey] = "true"
+	}
+}
+
+func sseOfMeta(meta map[string]string) backend.Headers {
+	return backend.Headers{SSE: meta[metaSSE], SSEKMSKeyID: meta[metaSSEKMSKeyID], SSEBucketKey: meta[metaSSEBucketKey] == "true"}
 }

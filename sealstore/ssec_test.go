@@ -262,3 +262,33 @@ func TestCustomerKeyRewrapAndVerify(t *testing.T) {
 		}
 	}
 }
+
+// TestUploadReportsBackendEncryption: the SSE-KMS an upload was created
+// with is reported with each part and by the completion, from the upload
+// state (any s3seal process serving the upload knows it).
+func TestUploadReportsBackendEncryption(t *testing.T) {
+	f := newFixture(t)
+	sse := backend.Headers{SSE: "aws:kms", SSEKMSKeyID: "testkey-1", SSEBucketKey: true}
+	id, err := f.st.CreateMultipart(f.ctx, CreateMultipartInput{Bucket: bucket, Key: "kms", Headers: sse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()}) // another process: no cached upload
+	data := randBytes(100, 26)
+	pi, err := st2.UploadPart(f.ctx, UploadPartInput{Bucket: bucket, Key: "kms", UploadID: id, PartNumber: 1,
+		Body: bytes.NewReader(data), Size: int64(len(data))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pi.Encryption != sse {
+		t.Errorf("part reports %+v, want %+v", pi.Encryption, sse)
+	}
+	info, err := st2.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "kms", UploadID: id,
+		Parts: completeParts([]int{1}, []string{pi.ETag})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Headers.SSE != sse.SSE || info.Headers.SSEKMSKeyID != sse.SSEKMSKeyID {
+		t.Errorf("completion reports %+v", info.Headers)
+	}
+}
