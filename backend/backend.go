@@ -68,6 +68,15 @@ type Headers struct {
 	// Both are kept by the backend as S3 keeps them.
 	StorageClass            string
 	WebsiteRedirectLocation string
+	// SSE is the backend's own encryption of the (already sealed) bytes,
+	// x-amz-server-side-encryption ("" lets the backend choose, AES256,
+	// aws:kms, aws:kms:dsse), with the KMS key id, encryption context
+	// (base64 JSON) and bucket key flag of SSE-KMS: sent on PUT, copy and
+	// CreateMultipartUpload, and read back from GET and HEAD (backend/sse.go).
+	SSE          string
+	SSEKMSKeyID  string
+	SSEContext   string
+	SSEBucketKey bool
 }
 
 // PutInput describes one single-request upload.
@@ -94,6 +103,10 @@ type PutInput struct {
 type PutOutput struct {
 	ETag      string // backend ETag, quotes removed
 	VersionID string // the version the PUT made, "" in an unversioned bucket
+	// SSE, SSEKMSKeyID and SSEBucketKey are the backend's server-side
+	// encryption of the object, as it answered ("" when it named none).
+	SSE, SSEKMSKeyID string
+	SSEBucketKey     bool
 }
 
 // ByteRange is an inclusive-exclusive backend byte range [Off, Off+Len).

@@ -64,6 +64,7 @@ func (c *S3) CopyObject(ctx context.Context, in CopyInput) (CopyOutput, error) {
 		ContentLanguage:    optString(in.Headers.ContentLanguage),
 	}
 	setClassAndRedirect(in.Headers, &input.StorageClass, &input.WebsiteRedirectLocation)
+	setSSE(in.Headers, &input.ServerSideEncryption, &input.SSEKMSKeyId, &input.SSEKMSEncryptionContext, &input.BucketKeyEnabled)
 	protectCopy(input, in.Lock)
 	if in.SrcIfMatch != "" {
 		input.CopySourceIfMatch = aws.String(`"` + unquote(in.SrcIfMatch) + `"`)

@@ -44,7 +44,8 @@ func keptMeta(k string) bool {
 		"X-Amz-Storage-Class", "X-Amz-Website-Redirect-Location":
 		return true
 	}
-	return strings.HasPrefix(k, "X-Amz-Meta-") || strings.HasPrefix(k, stdHeaderPrefix) || k == etagMetaKey
+	return strings.HasPrefix(k, "X-Amz-Meta-") || strings.HasPrefix(k, stdHeaderPrefix) || k == etagMetaKey ||
+		embeddedSSEHeader(k)
 }
 
 // fixedBackend corrects the gofakes3 afero backend where s3seal needs S3's

@@ -31,6 +31,7 @@ func (c *S3) CreateMultipartUpload(ctx context.Context, in CreateMultipartInput)
 	}
 	protectCreate(input, in.Protect)
 	setClassAndRedirect(in.Headers, &input.StorageClass, &input.WebsiteRedirectLocation)
+	setSSE(in.Headers, &input.ServerSideEncryption, &input.SSEKMSKeyId, &input.SSEKMSEncryptionContext, &input.BucketKeyEnabled)
 	var opts []func(*s3.Options)
 	if in.Headers.Expires != "" {
 		opts = append(opts, s3.WithAPIOptions(smithyhttp.SetHeaderValue("Expires", in.Headers.Expires)))

@@ -44,6 +44,7 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 		ContentLanguage:    optString(in.Headers.ContentLanguage),
 	}
 	setClassAndRedirect(in.Headers, &input.StorageClass, &input.WebsiteRedirectLocation)
+	setSSE(in.Headers, &input.ServerSideEncryption, &input.SSEKMSKeyId, &input.SSEKMSEncryptionContext, &input.BucketKeyEnabled)
 	if in.IfMatch != "" {
 		input.IfMatch = aws.String(`"` + unquote(in.IfMatch) + `"`)
 	}
@@ -84,7 +85,8 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 	if err != nil {
 		return PutOutput{}, wrapErr("PutObject", err)
 	}
-	return PutOutput{ETag: unquote(aws.ToString(out.ETag)), VersionID: aws.ToString(out.VersionId)}, nil
+	return PutOutput{ETag: unquote(aws.ToString(out.ETag)), VersionID: aws.ToString(out.VersionId),
+		SSE: string(out.ServerSideEncryption), SSEKMSKeyID: aws.ToString(out.SSEKMSKeyId), SSEBucketKey: aws.ToBool(out.BucketKeyEnabled)}, nil
 }
 
 // GetObject fetches the object, or with in.Range the bytes
@@ -115,6 +117,7 @@ func (c *S3) GetObject(ctx context.Context, in GetInput) (*Object, error) {
 		stdHeaders(out.ContentType, out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage, out.ExpiresString))
 	info.TagCount, info.Lock = int(aws.ToInt32(out.TagCount)), lockOf(out.ObjectLockMode, out.ObjectLockRetainUntilDate, out.ObjectLockLegalHoldStatus)
 	info.Headers.WebsiteRedirectLocation = aws.ToString(out.WebsiteRedirectLocation)
+	readSSE(&info.Headers, out.ServerSideEncryption, out.SSEKMSKeyId, out.BucketKeyEnabled)
 	info.VersionID = aws.ToString(out.VersionId)
 	if cr := aws.ToString(out.ContentRange); cr != "" {
 		total, err := rangeTotal(cr)
@@ -148,6 +151,7 @@ func (c *S3) HeadObjectVersion(ctx context.Context, bucket, key, versionID strin
 		stdHeaders(out.ContentType, out.CacheControl, out.ContentDisposition, out.ContentEncoding, out.ContentLanguage, out.ExpiresString))
 	info.TagCount, info.Lock = int(aws.ToInt32(out.TagCount)), lockOf(out.ObjectLockMode, out.ObjectLockRetainUntilDate, out.ObjectLockLegalHoldStatus)
 	info.Headers.WebsiteRedirectLocation = aws.ToString(out.WebsiteRedirectLocation)
+	readSSE(&info.Headers, out.ServerSideEncryption, out.SSEKMSKeyId, out.BucketKeyEnabled)
 	info.VersionID = aws.ToString(out.VersionId)
 	return info, nil
 }

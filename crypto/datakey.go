@@ -42,6 +42,8 @@ type DataKey struct {
 	dek  [KeySize]byte // kept for Keyring.Wrap
 	aead cipher.AEAD
 	rand io.Reader
+	// derived marks a content key made by ForCustomer: it is never wrapped.
+	derived bool
 }
 
 // NewDataKey returns a fresh data key and object id from crypto/rand: call

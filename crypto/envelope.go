@@ -63,6 +63,11 @@ type Binding struct {
 	// and digits (ValidChecksumName), -> value as printed, 1 to
 	// MaxChecksumValue printable ASCII bytes; at most MaxChecksums of them.
 	Checksums map[string]string
+	// CustomerCheck is, for an object sealed with a customer key (SSE-C),
+	// its check value ([DataKey.CustomerCheck], CheckSize bytes); nil
+	// otherwise. It is stored in the clear and bound into the wrap, so it
+	// can be neither removed nor swapped.
+	CustomerCheck []byte
 }
 
 // ValidChecksumName reports whether name can name a checksum in a Binding:
@@ -92,6 +97,9 @@ func validChecksumValue(v string) bool {
 }
 
 func (b Binding) check() error {
+	if b.CustomerCheck != nil && len(b.CustomerCheck) != CheckSize {
+		return newErr(ErrCorrupt, "customer key check is %d bytes", len(b.CustomerCheck))
+	}
 	if b.Multipart {
 		if b.PlainSize != 0 || b.PlainMD5 != ([16]byte{}) || len(b.Checksums) != 0 {
 			return newErr(ErrCorrupt, "multipart binding with a plaintext size, MD5 or checksum")
@@ -115,6 +123,9 @@ type Envelope struct {
 	Multipart bool
 	PlainSize int64  // single stream only
 	Wrapped   []byte // nonce || AES-GCM(wrap key, DEK || sealed facts)
+	// CustomerCheck is the customer key check value of an SSE-C object
+	// (CheckSize bytes), nil for any other object.
+	CustomerCheck []byte
 }
 
 // Wrap wraps dk's DEK under the master key keyID ("" means the primary
@@ -130,6 +141,9 @@ func (kr *Keyring) Wrap(dk *DataKey, keyID string, name Name, b Binding) (Envelo
 	if !ok {
 		return Envelope{}, newErr(ErrUnknownKey, "%q", keyID)
 	}
+	if dk.derived {
+		return Envelope{}, newErr(ErrKeyring, "a content key derived from a customer key is never wrapped")
+	}
 	if err := name.check(); err != nil {
 		return Envelope{}, err
 	}
@@ -140,7 +154,7 @@ func (kr *Keyring) Wrap(dk *DataKey, keyID string, name Name, b Binding) (Envelo
 	if err != nil {
 		return Envelope{}, err
 	}
-	env := Envelope{KeyID: keyID, OID: dk.oid, Multipart: b.Multipart, PlainSize: b.PlainSize}
+	env := Envelope{KeyID: keyID, OID: dk.oid, Multipart: b.Multipart, PlainSize: b.PlainSize, CustomerCheck: b.CustomerCheck}
 	payload := wrapPayload(dk.dek[:], b)
 	defer clear(payload)
 	wrapped := make([]byte, nonceSize, nonceSize+len(payload)+tagSize)
@@ -168,6 +182,9 @@ func (kr *Keyring) Unwrap(e Envelope, name Name) (*DataKey, Binding, error) {
 	if !e.Multipart && (e.PlainSize < 0 || e.PlainSize > MaxPlainSize) {
 		return nil, Binding{}, newErr(ErrCorrupt, "plaintext size %d out of range", e.PlainSize)
 	}
+	if e.CustomerCheck != nil && len(e.CustomerCheck) != CheckSize {
+		return nil, Binding{}, newErr(ErrCorrupt, "customer key check is %d bytes", len(e.CustomerCheck))
+	}
 	kek, ok := kr.keys[e.KeyID]
 	if !ok {
 		return nil, Binding{}, newErr(ErrUnknownKey, "%q", e.KeyID)
@@ -181,7 +198,7 @@ func (kr *Keyring) Unwrap(e Envelope, name Name) (*DataKey, Binding, error) {
 	if err != nil {
 		return nil, Binding{}, newErr(ErrAuth, "wrapped data key (key id %q)", e.KeyID)
 	}
-	b := Binding{Multipart: e.Multipart, PlainSize: e.PlainSize}
+	b := Binding{Multipart: e.Multipart, PlainSize: e.PlainSize, CustomerCheck: e.CustomerCheck}
 	if b.Multipart {
 		if len(payload) != KeySize {
 			return nil, Binding{}, newErr(ErrCorrupt, "multipart payload is %d bytes", len(payload))
@@ -235,8 +252,19 @@ func wrapAEAD(kek []byte, oid [OIDSize]byte) (cipher.AEAD, error) {
 
 // wrapAAD = "s3seal v1 wrap\x00" || u8(len(keyID)) || keyID || oid ||
 // u16be(len(bucket)) || bucket || u16be(len(key)) || key ||
-// kind ('S' or 'M') || for 'S': u64be(plainSize).
+// kind ('S' or 'M') || for 'S': u64be(plainSize) || for an SSE-C object:
+// 'C' || customerCheck (16). Objects without a customer key keep the AAD
+// they always had.
 func wrapAAD(e Envelope, n Name) []byte {
+	a := wrapAADBase(e, n)
+	if e.CustomerCheck != nil {
+		a = append(a, 'C')
+		a = append(a, e.CustomerCheck...)
+	}
+	return a
+}
+
+func wrapAADBase(e Envelope, n Name) []byte {
 	a := make([]byte, 0, len(wrapAADLabel)+1+len(e.KeyID)+OIDSize+4+len(n.Bucket)+len(n.Key)+1+8)
 	a = append(a, wrapAADLabel...)
 	a = append(a, byte(len(e.KeyID)))

@@ -11,7 +11,7 @@ import (
 // [ErrAuth] also matches [ErrCorrupt]. Error strings never contain key
 // material.
 type Error struct {
-	Kind error  // ErrAuth, ErrCorrupt, ErrUnknownKey, ErrVersion or ErrKeyring
+	Kind error  // ErrAuth, ErrCorrupt, ErrUnknownKey, ErrVersion, ErrKeyring or ErrCustomerKey
 	Msg  string // detail, e.g. which segment failed
 }
 
@@ -42,6 +42,10 @@ var (
 
 	// ErrKeyring: a keyring, key id or master key is invalid.
 	ErrKeyring error = sentinel("invalid keyring")
+
+	// ErrCustomerKey: the customer key (SSE-C) given to read an object is
+	// not the one it was sealed with.
+	ErrCustomerKey error = sentinel("wrong customer key")
 )
 
 func (e *Error) Error() string {

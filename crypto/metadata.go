@@ -15,6 +15,9 @@ const (
 	MetaDEK     = "s3seal-dek"
 	MetaSize    = "s3seal-size"
 	MetaMP      = "s3seal-mp"
+	// MetaSSEC holds the customer key check value of an object sealed
+	// with a customer key (SSE-C); absent on every other object.
+	MetaSSEC = "s3seal-ssec"
 
 	formatVersion = "1"
 )
@@ -31,6 +34,9 @@ func (e Envelope) Metadata() map[string]string {
 		MetaKeyID:   e.KeyID,
 		MetaOID:     b64url.EncodeToString(e.OID[:]),
 		MetaDEK:     b64url.EncodeToString(e.Wrapped),
+	}
+	if e.CustomerCheck != nil {
+		m[MetaSSEC] = b64url.EncodeToString(e.CustomerCheck)
 	}
 	if e.Multipart {
 		m[MetaMP] = "1"
@@ -96,7 +102,7 @@ func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err er
 	}
 	for k := range v {
 		switch k {
-		case MetaVersion, MetaKeyID, MetaOID, MetaDEK, MetaSize, MetaMP:
+		case MetaVersion, MetaKeyID, MetaOID, MetaDEK, MetaSize, MetaMP, MetaSSEC:
 		default:
 			return Envelope{}, true, newErr(ErrCorrupt, "unknown metadata key %s", k)
 		}
@@ -113,6 +119,13 @@ func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err er
 	}
 	if env.Wrapped, err = decodeWrapped(v); err != nil {
 		return Envelope{}, true, err
+	}
+
+	if _, ok := v[MetaSSEC]; ok {
+		env.CustomerCheck = make([]byte, CheckSize)
+		if err := decodeB64(v, MetaSSEC, env.CustomerCheck); err != nil {
+			return Envelope{}, true, err
+		}
 	}
 
 	mp, isMP := v[MetaMP]

@@ -46,8 +46,10 @@ func TestSDKConditionalWrites(t *testing.T) {
 	wantStatus(t, "A: If-Match on a missing key", err, http.StatusNotFound, "NoSuchKey")
 	_, err = put(a, "lock", one, func(in *s3.PutObjectInput) { in.IfNoneMatch = first.ETag })
 	wantStatus(t, "A: If-None-Match with an ETag", err, http.StatusNotImplemented, "NotImplemented")
-	_, err = put(a, "lock", one, func(in *s3.PutObjectInput) { in.ServerSideEncryption = types.ServerSideEncryptionAwsKms })
-	wantStatus(t, "A: SSE-KMS", err, http.StatusNotImplemented, "NotImplemented")
+	_, err = put(a, "lock", one, func(in *s3.PutObjectInput) {
+		in.SSECustomerAlgorithm, in.SSECustomerKey = aws.String("AES256"), aws.String("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	})
+	wantStatus(t, "A: SSE-C without the key MD5", err, http.StatusBadRequest, "InvalidArgument")
 	_, err = a.CopyObject(ctx, &s3.CopyObjectInput{Bucket: bkt, Key: aws.String("lock"), CopySource: aws.String("cwrite/lock"),
 		MetadataDirective: types.MetadataDirectiveReplace, IfMatch: first.ETag})
 	wantStatus(t, "A: copy onto a stale ETag", err, http.StatusPreconditionFailed, "PreconditionFailed")

@@ -89,9 +89,20 @@ func (s *Server) getObjectAttributes(req *request) error {
 		}
 		marker = n
 	}
+	ck, err := customerKey(req.r)
+	if err != nil {
+		return err
+	}
 	info, parts, err := s.store.Attributes(req.r.Context(), req.bucket, req.key, vid)
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)
+	}
+	if info.CustomerKeyed || ck != nil {
+		// As S3: an object sealed with a customer key answers only with it.
+		if _, err := s.store.Stat(req.r.Context(), sealstore.ReadInput{Bucket: req.bucket, Key: req.key, VersionID: vid, CustomerKey: ck}); err != nil {
+			return readErr(req.w.Header(), err, vid)
+		}
+		setCustomerKeyHeaders(req.w.Header(), ck)
 	}
 	out := getObjectAttributesOutput{Xmlns: s3ns}
 	if want["ETag"] {

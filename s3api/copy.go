@@ -67,6 +67,13 @@ func (s *Server) copyObject(req *request) error {
 	if in.Protect, err = s.copyProtection(req, srcBucket, srcKey); err != nil {
 		return err
 	}
+	if in.CustomerKey, err = customerKey(req.r); err != nil {
+		return err
+	}
+	if in.SrcCustomerKey, err = copySourceKey(req.r); err != nil {
+		return err
+	}
+	backendSSE(req.r.Header, &in.Headers)
 	ka := s.startKeepAlive(req)
 	info, err := s.store.Copy(req.r.Context(), in)
 	if err != nil {
@@ -79,6 +86,7 @@ func (s *Server) copyObject(req *request) error {
 	if srcVersionSeen != "" {
 		ka.extra["x-amz-copy-source-version-id"] = srcVersionSeen
 	}
+	addSSEHeaders(ka, info, in.CustomerKey)
 	res := copyObjectResult{Xmlns: s3ns, ETag: quote(info.ETag), LastModified: s3Time(time.Now()), partChecksums: checksumsOf(info.Checksums)}
 	if len(info.Checksums) > 0 {
 		res.ChecksumType = checksumType(info.Checksums)

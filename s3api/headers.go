@@ -31,14 +31,12 @@ func oneOf(vals ...string) func(string) bool {
 
 func empty(v string) bool { return strings.TrimSpace(v) == "" }
 
-// Refused on every object and bucket operation: SSE-C (the object would
-// have to need the client's key to be read) and the bucket owner check (an
-// AWS account id s3seal cannot verify against its backend).
+// Refused on every object and bucket operation: the bucket owner check (an
+// AWS account id s3seal cannot verify against its backend). SSE-C headers
+// are checked by checkSSEHeaders and implemented by the object handlers
+// (s3api/sse.go).
 var commonRefused = map[string]func(string) bool{
-	"X-Amz-Expected-Bucket-Owner":                     nil,
-	"X-Amz-Server-Side-Encryption-Customer-Algorithm": nil,
-	"X-Amz-Server-Side-Encryption-Customer-Key":       nil,
-	"X-Amz-Server-Side-Encryption-Customer-Key-Md5":   nil,
+	"X-Amz-Expected-Bucket-Owner": nil,
 }
 
 func policy(extra map[string]func(string) bool, prefixes ...string) headerPolicy {
@@ -58,20 +56,14 @@ func policy(extra map[string]func(string) bool, prefixes ...string) headerPolicy
 // storage class and website redirect location are passed on (see
 // objectHeaders).
 var writeRefused = map[string]func(string) bool{
-	"X-Amz-Acl":                                                   func(string) bool { return true }, // checked by protection
-	"X-Amz-Server-Side-Encryption":                                oneOf("AES256"),
-	"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id":                 nil,
-	"X-Amz-Server-Side-Encryption-Context":                        nil,
-	"X-Amz-Server-Side-Encryption-Bucket-Key-Enabled":             nil,
-	"X-Amz-Tagging":                                               func(string) bool { return true }, // checked by protection
-	"If-Modified-Since":                                           nil,                               // S3 has no such write condition
-	"If-Unmodified-Since":                                         nil,
-	"X-Amz-Write-Offset-Bytes":                                    nil,
-	"X-Amz-Object-Annotation-Directive":                           nil,
-	"X-Amz-Source-Expected-Bucket-Owner":                          nil,
-	"X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm": nil,
-	"X-Amz-Copy-Source-Server-Side-Encryption-Customer-Key":       nil,
-	"X-Amz-Copy-Source-Server-Side-Encryption-Customer-Key-Md5":   nil,
+	"X-Amz-Acl":                          func(string) bool { return true },          // checked by protection
+	"X-Amz-Server-Side-Encryption":       oneOf("AES256", "aws:kms", "aws:kms:dsse"), // passed to the backend
+	"X-Amz-Tagging":                      func(string) bool { return true },          // checked by protection
+	"If-Modified-Since":                  nil,                                        // S3 has no such write condition
+	"If-Unmodified-Since":                nil,
+	"X-Amz-Write-Offset-Bytes":           nil,
+	"X-Amz-Object-Annotation-Directive":  nil,
+	"X-Amz-Source-Expected-Bucket-Owner": nil,
 }
 
 var (
@@ -80,12 +72,11 @@ var (
 	// Conditional deletes (If-Match, x-amz-if-match-size and
 	// -last-modified-time) are implemented: see deleteCondition.
 	deletePolicy = policy(nil)
-	// UploadPart and UploadPartCopy: SSE-C of the part or its source.
+	// UploadPart and UploadPartCopy: SSE-C of the part or its source is
+	// implemented; SSE-KMS headers on a part are ignored, as S3 takes the
+	// upload's.
 	partPolicy = policy(map[string]func(string) bool{
-		"X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm": nil,
-		"X-Amz-Copy-Source-Server-Side-Encryption-Customer-Key":       nil,
-		"X-Amz-Copy-Source-Server-Side-Encryption-Customer-Key-Md5":   nil,
-		"X-Amz-Source-Expected-Bucket-Owner":                          nil,
+		"X-Amz-Source-Expected-Bucket-Owner": nil,
 	})
 	// CompleteMultipartUpload implements If-Match, If-None-Match and
 	// x-amz-mp-object-size.

@@ -29,6 +29,10 @@ func (s *Server) createMultipartUpload(req *request) error {
 	if in.Protect, err = protection(req); err != nil {
 		return err
 	}
+	if in.CustomerKey, err = customerKey(req.r); err != nil {
+		return err
+	}
+	backendSSE(req.r.Header, &in.Headers)
 	if v := req.r.Header.Get("X-Amz-Checksum-Algorithm"); v != "" {
 		a, ok := checksum.ParseAlgorithm(v)
 		if !ok {
@@ -51,6 +55,7 @@ func (s *Server) createMultipartUpload(req *request) error {
 	if err != nil {
 		return err
 	}
+	setSSEHeaders(req.w.Header(), sealstore.ObjectInfo{Headers: in.Headers, CustomerKeyed: in.CustomerKey != nil}, in.CustomerKey)
 	writeXML(req.w, http.StatusOK, initiateMultipartUploadResult{Xmlns: s3ns, Bucket: req.bucket, Key: req.key, UploadID: id})
 	return nil
 }
@@ -90,14 +95,20 @@ func (s *Server) uploadPart(req *request) error {
 	if err := s.partHasher(req, checks); err != nil {
 		return err
 	}
+	ck, err := customerKey(req.r)
+	if err != nil {
+		return err
+	}
 	pi, err := s.store.UploadPart(req.r.Context(), sealstore.UploadPartInput{
 		Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"), PartNumber: n,
 		Body: req.r.Body, Size: size, ContentMD5: checks.exp.ContentMD5,
 		Observe: checks.hasher, Finalize: checks.finalize(req.auth.Trailer),
+		CustomerKey: ck,
 	})
 	if err != nil {
 		return err
 	}
+	setSSEHeaders(req.w.Header(), sealstore.ObjectInfo{Headers: pi.Encryption, CustomerKeyed: ck != nil}, ck)
 	req.w.Header().Set("ETag", quote(pi.ETag))
 	if checks.exp.Algorithm != "" {
 		setChecksumHeaders(req.w.Header(), sealstore.ObjectInfo{Checksums: pi.Checksums})
@@ -155,6 +166,14 @@ func (s *Server) uploadPartCopy(req *request) error {
 	if err := s.partHasher(req, checks); err != nil {
 		return err
 	}
+	ck, err := customerKey(req.r)
+	if err != nil {
+		return err
+	}
+	srcCK, err := copySourceKey(req.r)
+	if err != nil {
+		return err
+	}
 	ka := s.startKeepAlive(req)
 	pi, err := s.store.UploadPartCopy(req.r.Context(), sealstore.UploadPartCopyInput{
 		SrcBucket: srcBucket, SrcKey: srcKey, SrcVersionID: srcVersion, Range: rng,
@@ -169,11 +188,13 @@ func (s *Server) uploadPartCopy(req *request) error {
 			return checkCopySource(req.r.Header, src)
 		},
 		Observe: checks.hasher, Finalize: checks.finalize(nil),
+		SrcCustomerKey: srcCK, CustomerKey: ck,
 	})
 	if err != nil {
 		ka.extra = nil
 		return ka.finish(nil, objectErr(versionErr(err)))
 	}
+	addSSEHeaders(ka, sealstore.ObjectInfo{Headers: pi.Encryption, CustomerKeyed: ck != nil}, ck)
 	return ka.finish(copyPartResult{Xmlns: s3ns, ETag: quote(pi.ETag), LastModified: s3Time(time.Now()),
 		partChecksums: checksumsOf(pi.Checksums)}, nil)
 }
@@ -215,6 +236,9 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	for _, p := range cmu.Parts {
 		in.Parts = append(in.Parts, sealstore.CompletePart{PartNumber: p.PartNumber, ETag: p.ETag, Checksums: p.asMap()})
 	}
+	if in.CustomerKey, err = customerKey(req.r); err != nil {
+		return err
+	}
 	ka := s.startKeepAlive(req)
 	info, err := s.store.CompleteMultipart(req.r.Context(), in)
 	if err != nil {
@@ -223,6 +247,7 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	if vid := writtenVersion(info.VersionID); vid != "" {
 		ka.extra = map[string]string{"x-amz-version-id": vid}
 	}
+	addSSEHeaders(ka, info, in.CustomerKey)
 	res := completeMultipartUploadResult{Xmlns: s3ns, Location: "/" + req.bucket + "/" + req.key,
 		Bucket: req.bucket, Key: req.key, ETag: quote(info.ETag), partChecksums: checksumsOf(info.Checksums)}
 	if len(info.Checksums) > 0 {

@@ -39,15 +39,22 @@ func (s *Server) putObject(req *request) error {
 	if err != nil {
 		return err
 	}
+	ck, err := customerKey(req.r)
+	if err != nil {
+		return err
+	}
+	backendSSE(req.r.Header, &headers)
 	info, err := s.store.Put(req.r.Context(), sealstore.PutInput{
 		Bucket: req.bucket, Key: req.key, Body: req.r.Body, Size: size,
 		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: req.cred.KeyID,
 		Observe: checks.hasher, Finalize: checks.finalize(req.auth.Trailer), Cond: cond, Protect: protect,
+		CustomerKey: ck,
 	})
 	if err != nil {
 		return err
 	}
 	req.w.Header().Set("ETag", quote(info.ETag))
+	setSSEHeaders(req.w.Header(), info, ck)
 	setVersionID(req.w.Header(), writtenVersion(info.VersionID))
 	// The kept checksum (the client's algorithm, else the default
 	// CRC64NVME) and its type, as S3 answers a PutObject.
@@ -85,7 +92,15 @@ func (s *Server) getObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	info, rd, err := s.store.GetVersion(req.r.Context(), req.bucket, req.key, vid, rng)
+	if err := refuseReadSSE(req.r.Header); err != nil {
+		return err
+	}
+	ck, err := customerKey(req.r)
+	if err != nil {
+		return err
+	}
+	info, rd, err := s.store.Read(req.r.Context(), sealstore.ReadInput{Bucket: req.bucket, Key: req.key,
+		VersionID: vid, Range: rng, CustomerKey: ck})
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)
 	}
@@ -95,6 +110,7 @@ func (s *Server) getObject(req *request) error {
 		return conditionFailed(h, info, err)
 	}
 	setObjectHeaders(h, info, req.r.URL.Query())
+	setSSEHeaders(h, info, ck)
 	status := http.StatusOK
 	h.Set("Content-Length", strconv.FormatInt(rd.Len, 10))
 	if rd.Partial && rd.Len > 0 {
@@ -127,7 +143,14 @@ func (s *Server) headObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	info, err := s.store.HeadVersion(req.r.Context(), req.bucket, req.key, vid)
+	if err := refuseReadSSE(req.r.Header); err != nil {
+		return err
+	}
+	ck, err := customerKey(req.r)
+	if err != nil {
+		return err
+	}
+	info, err := s.store.Stat(req.r.Context(), sealstore.ReadInput{Bucket: req.bucket, Key: req.key, VersionID: vid, CustomerKey: ck})
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)
 	}
@@ -136,6 +159,7 @@ func (s *Server) headObject(req *request) error {
 		return conditionFailed(h, info, err)
 	}
 	setObjectHeaders(h, info, req.r.URL.Query())
+	setSSEHeaders(h, info, ck)
 	status := http.StatusOK
 	length := info.Size
 	if rng != nil {

@@ -84,12 +84,18 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// SSE-C and SSE-KMS fields mean what their headers mean on a PUT.
+	ck, cerr := customerKeyFrom(h, ssecPrefix)
+	if cerr != nil {
+		return cerr
+	}
+	backendSSE(h, &headers)
 	body := &rangedBody{r: file, max: rng.max}
 	finalize := checks.finalize(nil)
 	info, err := s.store.Put(r.Context(), sealstore.PutInput{
 		Bucket: bucket, Key: key, Body: body, Size: -1,
 		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: cred.KeyID,
-		Observe: checks.hasher, Protect: protect,
+		Observe: checks.hasher, Protect: protect, CustomerKey: ck,
 		Finalize: func() (map[string]string, error) {
 			if body.n < rng.min {
 				return nil, &APIError{Code: "EntityTooSmall", StatusCode: 400,

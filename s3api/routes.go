@@ -174,9 +174,9 @@ func notImplemented(req *request) error {
 // unimplementedHint says what s3seal serves and which client settings
 // stay within it.
 const unimplementedHint = "It serves buckets, objects, copies, multipart uploads, listings, versions, " +
-	"tags and Object Lock (where the object store has them), and bucket policies, CORS, lifecycle, ownership and ACLs " +
+	"tags and Object Lock (where the object store has them), SSE-C and SSE-KMS, and bucket policies, CORS, lifecycle, ownership and ACLs " +
 	"(admin credentials only); other bucket configurations (website, logging, notifications, replication, " +
-	"inventory, analytics, encryption, accelerate, request payment) and SSE-KMS or SSE-C are not served: " +
+	"inventory, analytics, encryption, accelerate, request payment) are not served: " +
 	"leave those off in the client."
 
 // misplacedMultipart matches object requests that carry a multipart

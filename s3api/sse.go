@@ -2,44 +2,167 @@ package s3api
 
 import (
 	"crypto/md5"
+	"crypto/subtle"
 	"encoding/base64"
 	"net/http"
 	"strings"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+const (
+	ssecPrefix     = "X-Amz-Server-Side-Encryption-Customer-"
+	copySSECPrefix = "X-Amz-Copy-Source-Server-Side-Encryption-Customer-"
 )
 
 // checkSSEHeaders refuses server-side encryption headers that S3 itself
 // refuses as bad input, with S3's 400 InvalidArgument: a method it does
 // not know, a KMS key without aws:kms, SSE-C together with another method,
-// and SSE-C without its algorithm, without a 256-bit key or with a key MD5
-// that does not match. Well-formed SSE-KMS and SSE-C pass here and are
-// refused by the header policies (501): s3seal does not implement them.
+// and SSE-C (of the object or of a copy source) without its algorithm
+// AES256, without a 256-bit key, or without the key's MD5 or with one
+// that does not match.
 func checkSSEHeaders(h http.Header) *APIError {
 	method := strings.TrimSpace(h.Get("X-Amz-Server-Side-Encryption"))
 	kms := strings.EqualFold(method, "aws:kms") || strings.EqualFold(method, "aws:kms:dsse")
 	if method != "" && !kms && !strings.EqualFold(method, "AES256") {
 		return apiErr("InvalidArgument", "The encryption method specified is not supported.")
 	}
-	if !kms && (h.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id") != "" || h.Get("X-Amz-Server-Side-Encryption-Context") != "") {
+	if !kms && (h.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id") != "" || h.Get("X-Amz-Server-Side-Encryption-Context") != "" ||
+		h.Get("X-Amz-Server-Side-Encryption-Bucket-Key-Enabled") != "") {
 		return apiErr("InvalidArgument", "Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms.")
 	}
-	alg := h.Get("X-Amz-Server-Side-Encryption-Customer-Algorithm")
-	key := h.Get("X-Amz-Server-Side-Encryption-Customer-Key")
-	sum := h.Get("X-Amz-Server-Side-Encryption-Customer-Key-Md5")
-	if alg == "" && key == "" && sum == "" {
-		return nil
+	ck, err := customerKeyFrom(h, ssecPrefix)
+	if err != nil {
+		return err
 	}
-	if method != "" {
+	if ck != nil && method != "" {
 		return apiErr("InvalidArgument", "Server Side Encryption with Customer provided key is incompatible with the encryption method specified.")
 	}
-	if alg == "" {
-		return apiErr("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide a valid encryption algorithm.")
+	_, err = customerKeyFrom(h, copySSECPrefix)
+	return err
+}
+
+// customerKeyFrom reads the SSE-C headers under prefix (the object's or
+// the copy source's): nil when there are none.
+func customerKeyFrom(h http.Header, prefix string) (*crypto.CustomerKey, *APIError) {
+	alg, key, sum := h.Get(prefix+"Algorithm"), h.Get(prefix+"Key"), h.Get(prefix+"Key-Md5")
+	if alg == "" && key == "" && sum == "" {
+		return nil, nil
+	}
+	if !strings.EqualFold(strings.TrimSpace(alg), "AES256") {
+		return nil, apiErr("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide a valid encryption algorithm.")
+	}
+	if key == "" {
+		return nil, apiErr("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide an appropriate secret key.")
 	}
 	raw, err := base64.StdEncoding.DecodeString(key)
-	if err != nil || len(raw) != 32 {
-		return apiErr("InvalidArgument", "The secret key was invalid for the specified algorithm.")
+	if err != nil || len(raw) != crypto.KeySize {
+		return nil, apiErr("InvalidArgument", "The secret key was invalid for the specified algorithm.")
 	}
-	if d := md5.Sum(raw); sum != "" && sum != base64.StdEncoding.EncodeToString(d[:]) {
-		return apiErr("InvalidArgument", "The calculated MD5 hash of the key did not match the hash that was provided.")
+	if sum == "" {
+		return nil, apiErr("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide the client calculated MD5 of the secret key.")
+	}
+	if d := md5.Sum(raw); subtle.ConstantTimeCompare([]byte(sum), []byte(base64.StdEncoding.EncodeToString(d[:]))) != 1 {
+		return nil, apiErr("InvalidArgument", "The calculated MD5 hash of the key did not match the hash that was provided.")
+	}
+	ck, cerr := crypto.NewCustomerKey(raw)
+	clear(raw)
+	if cerr != nil {
+		return nil, apiErr("InvalidArgument", "The secret key was invalid for the specified algorithm.")
+	}
+	return ck, nil
+}
+
+// customerKey returns the request's SSE-C key (nil without one); the
+// headers passed checkSSEHeaders.
+func customerKey(r *http.Request) (*crypto.CustomerKey, error) {
+	ck, err := customerKeyFrom(r.Header, ssecPrefix)
+	if err != nil {
+		return nil, err
+	}
+	return ck, nil
+}
+
+// copySourceKey returns the SSE-C key of the request's copy source.
+func copySourceKey(r *http.Request) (*crypto.CustomerKey, error) {
+	ck, err := customerKeyFrom(r.Header, copySSECPrefix)
+	if err != nil {
+		return nil, err
+	}
+	return ck, nil
+}
+
+// setCustomerKeyHeaders echoes the SSE-C algorithm and key MD5, as S3
+// answers every request on an object sealed with a customer key.
+func setCustomerKeyHeaders(h http.Header, ck *crypto.CustomerKey) {
+	if ck != nil {
+		h.Set("X-Amz-Server-Side-Encryption-Customer-Algorithm", "AES256")
+		h.Set("X-Amz-Server-Side-Encryption-Customer-Key-Md5", ck.MD5())
+	}
+}
+
+// backendSSE reads the backend encryption (SSE-S3 or SSE-KMS) a write
+// asks for into headers: it is passed to the backend, which applies it to
+// the sealed bytes.
+func backendSSE(h http.Header, headers *backend.Headers) {
+	m := strings.TrimSpace(h.Get("X-Amz-Server-Side-Encryption"))
+	if m == "" {
+		return
+	}
+	if strings.EqualFold(m, "AES256") {
+		m = "AES256"
+	} else {
+		m = strings.ToLower(m)
+	}
+	headers.SSE = m
+	headers.SSEKMSKeyID = h.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id")
+	headers.SSEContext = h.Get("X-Amz-Server-Side-Encryption-Context")
+	headers.SSEBucketKey = strings.EqualFold(strings.TrimSpace(h.Get("X-Amz-Server-Side-Encryption-Bucket-Key-Enabled")), "true")
+}
+
+// setSSEHeaders reports an object's encryption: the backend's (SSE-S3 or
+// SSE-KMS) and, for an object sealed with a customer key, the SSE-C
+// algorithm and the key's MD5.
+func setSSEHeaders(h http.Header, info sealstore.ObjectInfo, ck *crypto.CustomerKey) {
+	if info.CustomerKeyed {
+		setCustomerKeyHeaders(h, ck)
+		return
+	}
+	if hd := info.Headers; hd.SSE != "" {
+		h.Set("X-Amz-Server-Side-Encryption", hd.SSE)
+		if hd.SSEKMSKeyID != "" {
+			h.Set("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id", hd.SSEKMSKeyID)
+		}
+		if hd.SSEBucketKey {
+			h.Set("X-Amz-Server-Side-Encryption-Bucket-Key-Enabled", "true")
+		}
+	}
+}
+
+// refuseReadSSE refuses x-amz-server-side-encryption on a GET or HEAD, as
+// S3 does: an object's SSE-S3 or SSE-KMS is never named to read it.
+func refuseReadSSE(h http.Header) error {
+	if h.Get("X-Amz-Server-Side-Encryption") != "" || h.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id") != "" {
+		return apiErr("InvalidArgument", "x-amz-server-side-encryption header is not supported for this operation.")
 	}
 	return nil
+}
+
+// addSSEHeaders is setSSEHeaders for an answer that may follow keep-alive
+// whitespace: the headers go out with the status line if it has not gone
+// out yet.
+func addSSEHeaders(ka *keepAlive, info sealstore.ObjectInfo, ck *crypto.CustomerKey) {
+	h := http.Header{}
+	setSSEHeaders(h, info, ck)
+	if len(h) == 0 {
+		return
+	}
+	if ka.extra == nil {
+		ka.extra = map[string]string{}
+	}
+	for name := range h {
+		ka.extra[name] = h.Get(name)
+	}
 }

@@ -38,20 +38,23 @@ func TestSSEHeadersBadInput(t *testing.T) {
 		h    http.Header
 		want string // "" when the headers are well formed
 	}{
-		"sse-c and AES256":      {with(ssec("AES256", key, keyMD5), "X-Amz-Server-Side-Encryption", "AES256"), "InvalidArgument"},
-		"sse-c and kms":         {with(ssec("AES256", key, keyMD5), "X-Amz-Server-Side-Encryption", "aws:kms", "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id", "k"), "InvalidArgument"},
-		"AES256 and kms key":    {with(http.Header{}, "X-Amz-Server-Side-Encryption", "AES256", "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id", "k"), "InvalidArgument"},
-		"kms key undeclared":    {with(http.Header{}, "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id", "k"), "InvalidArgument"},
-		"unknown method":        {with(http.Header{}, "X-Amz-Server-Side-Encryption", "aes:kms"), "InvalidArgument"},
-		"sse-c no algorithm":    {ssec("", key, keyMD5), "InvalidArgument"},
-		"sse-c no key":          {ssec("AES256", "", keyMD5), "InvalidArgument"},
-		"sse-c short key":       {ssec("AES256", "MDEyMzQ1Njc4OWFi", ""), "InvalidArgument"},
-		"sse-c wrong md5":       {ssec("AES256", key, "AAAAAAAAAAAAAAAAAAAAAA=="), "InvalidArgument"},
-		"sse-c well formed":     {ssec("AES256", key, keyMD5), ""},
-		"sse-c without md5":     {ssec("AES256", key, ""), ""},
-		"kms well formed":       {with(http.Header{}, "X-Amz-Server-Side-Encryption", "aws:kms", "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id", "k"), ""},
-		"AES256":                {with(http.Header{}, "X-Amz-Server-Side-Encryption", "AES256"), ""},
-		"no encryption headers": {http.Header{}, ""},
+		"sse-c and AES256":       {with(ssec("AES256", key, keyMD5), "X-Amz-Server-Side-Encryption", "AES256"), "InvalidArgument"},
+		"sse-c and kms":          {with(ssec("AES256", key, keyMD5), "X-Amz-Server-Side-Encryption", "aws:kms", "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id", "k"), "InvalidArgument"},
+		"AES256 and kms key":     {with(http.Header{}, "X-Amz-Server-Side-Encryption", "AES256", "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id", "k"), "InvalidArgument"},
+		"kms key undeclared":     {with(http.Header{}, "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id", "k"), "InvalidArgument"},
+		"unknown method":         {with(http.Header{}, "X-Amz-Server-Side-Encryption", "aes:kms"), "InvalidArgument"},
+		"sse-c no algorithm":     {ssec("", key, keyMD5), "InvalidArgument"},
+		"sse-c no key":           {ssec("AES256", "", keyMD5), "InvalidArgument"},
+		"sse-c short key":        {ssec("AES256", "MDEyMzQ1Njc4OWFi", ""), "InvalidArgument"},
+		"sse-c wrong md5":        {ssec("AES256", key, "AAAAAAAAAAAAAAAAAAAAAA=="), "InvalidArgument"},
+		"sse-c well formed":      {ssec("AES256", key, keyMD5), ""},
+		"sse-c without md5":      {ssec("AES256", key, ""), "InvalidArgument"},
+		"sse-c other algorithm":  {ssec("AES128", key, keyMD5), "InvalidArgument"},
+		"copy source bad md5":    {with(http.Header{}, "X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm", "AES256", "X-Amz-Copy-Source-Server-Side-Encryption-Customer-Key", key, "X-Amz-Copy-Source-Server-Side-Encryption-Customer-Key-Md5", "AAAAAAAAAAAAAAAAAAAAAA=="), "InvalidArgument"},
+		"kms well formed":        {with(http.Header{}, "X-Amz-Server-Side-Encryption", "aws:kms", "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id", "k"), ""},
+		"AES256":                 {with(http.Header{}, "X-Amz-Server-Side-Encryption", "AES256"), ""},
+		"bucket key without kms": {with(http.Header{}, "X-Amz-Server-Side-Encryption-Bucket-Key-Enabled", "true"), "InvalidArgument"},
+		"no encryption headers":  {http.Header{}, ""},
 	} {
 		got := ""
 		if err := checkSSEHeaders(c.h); err != nil {

@@ -38,6 +38,9 @@ type CompleteInput struct {
 	// from the parts, given the algorithm and type the upload was created
 	// with ("" for none); an error refuses the completion.
 	ObjectChecksums func(alg, typ string, parts []crypto.ManifestPart) (map[string]string, error)
+	// CustomerKey, when given, must be the upload's customer key (SSE-C);
+	// a completion may also omit it.
+	CustomerKey *crypto.CustomerKey
 }
 
 // CompleteMultipart checks the named parts against what s3seal recorded
@@ -64,6 +67,11 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	}
 	if err != nil {
 		return ObjectInfo{}, err
+	}
+	if in.CustomerKey != nil {
+		if _, err := u.contentKey(in.CustomerKey); err != nil {
+			return ObjectInfo{}, err
+		}
 	}
 	want := make([]uint32, len(in.Parts))
 	for i, p := range in.Parts {
@@ -174,7 +182,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		s.cache.Add(cacheKey{in.Bucket, in.Key, betag, m.CipherSize()}, resolved{m.Size(), etag})
 	}
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: m.Size(), ETag: etag, Encrypted: true, CompletedElsewhere: elsewhere,
-		Checksums: m.Checksums, env: u.env, backendETag: strings.Trim(out.ETag, `"`), backendSize: m.CipherSize(), VersionID: out.VersionID}, nil
+		Checksums: m.Checksums, env: u.env, Headers: u.sse, CustomerKeyed: u.env.CustomerCheck != nil, backendETag: strings.Trim(out.ETag, `"`), backendSize: m.CipherSize(), VersionID: out.VersionID}, nil
 }
 
 // finishedElsewhere reports, when the upload is over, whether the object

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
 )
 
 // CopyInput is a server-side copy. The copy is decrypted and sealed again
@@ -32,6 +33,9 @@ type CopyInput struct {
 	// Protect is the copy's lock and tags (the caller resolves the tagging
 	// directive).
 	Protect backend.Protection
+	// SrcCustomerKey is the source's customer key (SSE-C), CustomerKey the
+	// one the copy is sealed with (nil: none).
+	SrcCustomerKey, CustomerKey *crypto.CustomerKey
 }
 
 // Copy copies an object, re-encrypting it. A source without s3seal
@@ -45,10 +49,11 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 		return ObjectInfo{}, err
 	}
 	if in.SrcBucket == in.Bucket && in.SrcKey == in.Key && in.SrcVersionID == "" && !in.ReplaceMeta &&
-		in.Headers.StorageClass == "" && in.Headers.WebsiteRedirectLocation == "" {
+		in.Headers.StorageClass == "" && in.Headers.WebsiteRedirectLocation == "" &&
+		in.CustomerKey == nil && in.SrcCustomerKey == nil && in.Headers.SSE == "" {
 		return ObjectInfo{}, errorf("InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
-	src, rd, err := s.getSource(ctx, in.SrcBucket, in.SrcKey, in.SrcVersionID, nil)
+	src, rd, err := s.getSource(ctx, ReadInput{Bucket: in.SrcBucket, Key: in.SrcKey, VersionID: in.SrcVersionID, CustomerKey: in.SrcCustomerKey})
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -64,6 +69,11 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 	} else {
 		headers.StorageClass, headers.WebsiteRedirectLocation = in.Headers.StorageClass, in.Headers.WebsiteRedirectLocation
 	}
+	// The backend's encryption of the copy is the request's, never the
+	// source's, as S3 has it.
+	headers.SSE, headers.SSEKMSKeyID, headers.SSEContext, headers.SSEBucketKey =
+		in.Headers.SSE, in.Headers.SSEKMSKeyID, in.Headers.SSEContext, in.Headers.SSEBucketKey
 	return s.Put(ctx, PutInput{Bucket: in.Bucket, Key: in.Key, Body: rd, Size: src.Size,
-		Meta: meta, Headers: headers, KeyID: in.KeyID, Observe: in.Observe, Finalize: in.Finalize, Cond: in.Cond, Protect: in.Protect})
+		Meta: meta, Headers: headers, KeyID: in.KeyID, Observe: in.Observe, Finalize: in.Finalize, Cond: in.Cond, Protect: in.Protect,
+		CustomerKey: in.CustomerKey})
 }

@@ -113,15 +113,22 @@ func (s *Store) Get(ctx context.Context, bucket, key string, rng *Range) (Object
 // the backend's answer looks like damage from here (a truncated stream is
 // refused as such). Real damage fails the second time too.
 func (s *Store) GetVersion(ctx context.Context, bucket, key, versionID string, rng *Range) (ObjectInfo, *Reader, error) {
-	info, rd, err := s.getVersion(ctx, bucket, key, versionID, rng)
+	return s.Read(ctx, ReadInput{Bucket: bucket, Key: key, VersionID: versionID, Range: rng})
+}
+
+// Read is GetVersion with the client's customer key (SSE-C), which an
+// object sealed with one needs and any other object refuses.
+func (s *Store) Read(ctx context.Context, in ReadInput) (ObjectInfo, *Reader, error) {
+	info, rd, err := s.getVersion(ctx, in)
 	if errors.Is(err, ErrIntegrity) && ctx.Err() == nil {
-		slog.Warn("object failed its integrity check on first read; reading it once more", "bucket", bucket, "key", key, "err", err)
-		info, rd, err = s.getVersion(ctx, bucket, key, versionID, rng)
+		slog.Warn("object failed its integrity check on first read; reading it once more", "bucket", in.Bucket, "key", in.Key, "err", err)
+		info, rd, err = s.getVersion(ctx, in)
 	}
 	return info, rd, err
 }
 
-func (s *Store) getVersion(ctx context.Context, bucket, key, versionID string, rng *Range) (ObjectInfo, *Reader, error) {
+func (s *Store) getVersion(ctx context.Context, in ReadInput) (ObjectInfo, *Reader, error) {
+	bucket, key, versionID, rng := in.Bucket, in.Key, in.VersionID, in.Range
 	if err := CheckKey(key); err != nil {
 		return ObjectInfo{}, nil, err
 	}
@@ -134,7 +141,7 @@ func (s *Store) getVersion(ctx context.Context, bucket, key, versionID string, r
 			obj.Body.Close()
 			return ObjectInfo{}, nil, err
 		}
-		info, rd, err := s.open(ctx, obj, bucket, 0, -1)
+		info, rd, err := s.open(ctx, obj, bucket, 0, -1, in.CustomerKey)
 		if err != nil {
 			obj.Body.Close()
 		}
@@ -144,7 +151,9 @@ func (s *Store) getVersion(ctx context.Context, bucket, key, versionID string, r
 	// the version the HEAD saw; if the object changed in between, start over
 	// once.
 	for attempt := 0; ; attempt++ {
-		info, err := s.HeadVersion(ctx, bucket, key, versionID)
+		// Stat checks the customer key before the range is resolved, as
+		// S3 does.
+		info, err := s.Stat(ctx, in)
 		if err != nil {
 			return info, nil, err
 		}
@@ -173,7 +182,7 @@ func (s *Store) getVersion(ctx context.Context, bucket, key, versionID string, r
 			obj.Body.Close()
 			return info, nil, err
 		}
-		_, rd, err := s.open(ctx, obj, bucket, off, n)
+		_, rd, err := s.open(ctx, obj, bucket, off, n, in.CustomerKey)
 		if err != nil {
 			obj.Body.Close()
 			return info, nil, err
@@ -185,11 +194,19 @@ func (s *Store) getVersion(ctx context.Context, bucket, key, versionID string, r
 
 // open wraps a backend response in a decrypting reader. n < 0 means the
 // whole object (obj holds all of it).
-func (s *Store) open(ctx context.Context, obj *backend.Object, bucket string, off, n int64) (ObjectInfo, *Reader, error) {
+func (s *Store) open(ctx context.Context, obj *backend.Object, bucket string, off, n int64, ck *crypto.CustomerKey) (ObjectInfo, *Reader, error) {
 	whole := n < 0
 	info, dk, err := s.describe(ctx, bucket, obj.Info, !whole)
 	if err != nil {
 		return info, nil, err
+	}
+	if !info.Encrypted && ck != nil {
+		return info, nil, customerKeyNotApplicable()
+	}
+	if info.Encrypted {
+		if dk, err = contentKey(info, dk, ck); err != nil {
+			return info, nil, err
+		}
 	}
 	if whole {
 		n = info.Size

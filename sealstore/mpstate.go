@@ -174,6 +174,7 @@ type upload struct {
 	checksumAlg     string             // lower-case algorithm the client chose at creation, or ""
 	checksumType    string             // "COMPOSITE" or "FULL_OBJECT" when checksumAlg is set
 	lock            backend.Protection // the lock asked at creation, for the manifest
+	sse             backend.Headers    // the backend encryption asked at creation (SSE fields only)
 }
 
 type uploadKey struct{ bucket, key, id string }
@@ -206,7 +207,8 @@ func (s *Store) loadUpload(ctx context.Context, bucket, key, uploadID string) (*
 		return nil, integrityErr(bucket, prefix+infoName, err)
 	}
 	u := &upload{bucket: bucket, key: key, id: uploadID, prefix: prefix, dk: dk, env: env,
-		checksumAlg: bi.Meta[metaChecksumAlg], checksumType: bi.Meta[metaChecksumType], lock: lockOfMeta(bi.Meta)}
+		checksumAlg: bi.Meta[metaChecksumAlg], checksumType: bi.Meta[metaChecksumType], lock: lockOfMeta(bi.Meta),
+		sse: sseOfMeta(bi.Meta)}
 	s.uploads.Add(uploadKey{bucket, key, uploadID}, u)
 	return u, nil
 }

@@ -28,6 +28,9 @@ type CreateMultipartInput struct {
 	// Protect is the completed object's lock and tags: the backend upload
 	// carries them, so the backend object gets them at completion.
 	Protect backend.Protection
+	// CustomerKey, when set, seals the object with the client's key
+	// (SSE-C); every part must then carry the same key.
+	CustomerKey *crypto.CustomerKey
 }
 
 // CreateMultipart starts an upload: a fresh data key and oid for the
@@ -44,7 +47,11 @@ func (s *Store) CreateMultipart(ctx context.Context, in CreateMultipartInput) (s
 	if err != nil {
 		return "", err
 	}
-	env, err := s.kr.Wrap(dk, in.KeyID, crypto.Name{Bucket: in.Bucket, Key: in.Key}, crypto.Binding{Multipart: true})
+	_, check, err := sealKey(dk, in.CustomerKey)
+	if err != nil {
+		return "", err
+	}
+	env, err := s.kr.Wrap(dk, in.KeyID, crypto.Name{Bucket: in.Bucket, Key: in.Key}, crypto.Binding{Multipart: true, CustomerCheck: check})
 	if err != nil {
 		return "", fmt.Errorf("wrap data key: %w", err)
 	}
@@ -62,6 +69,7 @@ func (s *Store) CreateMultipart(ctx context.Context, in CreateMultipartInput) (s
 		state[metaChecksumAlg], state[metaChecksumType] = in.ChecksumAlgorithm, in.ChecksumType
 	}
 	lockMeta(state, in.Protect)
+	sseMeta(state, in.Headers)
 	prefix := uploadPrefix(in.Bucket, in.Key, id)
 	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: in.Bucket, Key: prefix + infoName,
 		Body: bytes.NewReader(nil), Meta: state}); err != nil {
@@ -85,6 +93,9 @@ type UploadPartInput struct {
 	ContentMD5            []byte
 	Observe               io.Writer
 	Finalize              func() (checksums map[string]string, err error)
+	// CustomerKey is the part's customer key (SSE-C): the upload's, or nil
+	// for an upload without one.
+	CustomerKey *crypto.CustomerKey
 }
 
 // PartInfo is what UploadPart answers: the part's plaintext ETag (hex MD5)
@@ -93,6 +104,9 @@ type PartInfo struct {
 	ETag      string
 	Size      int64
 	Checksums map[string]string
+	// Encryption holds the backend encryption (SSE fields) the upload was
+	// created with, which S3 reports with each part.
+	Encryption backend.Headers
 }
 
 // UploadPart seals a part as its own stream (a fresh stream id), checks it
@@ -110,13 +124,17 @@ func (s *Store) UploadPart(ctx context.Context, in UploadPartInput) (PartInfo, e
 	if err != nil {
 		return PartInfo{}, err
 	}
+	content, err := u.contentKey(in.CustomerKey)
+	if err != nil {
+		return PartInfo{}, err
+	}
 	sid, err := crypto.NewStreamID()
 	if err != nil {
 		return PartInfo{}, err
 	}
 	stream := crypto.Stream{Part: uint32(in.PartNumber), ID: sid}
 	sp, err := s.seal(PutInput{Body: in.Body, Size: in.Size, ContentMD5: in.ContentMD5,
-		Observe: in.Observe, Finalize: in.Finalize}, u.dk, stream)
+		Observe: in.Observe, Finalize: in.Finalize}, content, stream)
 	if err != nil {
 		return PartInfo{}, err
 	}
@@ -143,7 +161,7 @@ func (s *Store) UploadPart(ctx context.Context, in UploadPartInput) (PartInfo, e
 		Body: bytes.NewReader(rbody), Size: int64(len(rbody))}); err != nil {
 		return PartInfo{}, err
 	}
-	return PartInfo{ETag: fmt.Sprintf("%x", sp.md5), Size: sp.size, Checksums: sp.checksums}, nil
+	return PartInfo{ETag: fmt.Sprintf("%x", sp.md5), Size: sp.size, Checksums: sp.checksums, Encryption: u.sse}, nil
 }
 
 // AbortMultipart ends an upload: the backend drops its parts and s3seal its
@@ -246,6 +264,9 @@ type UploadPartCopyInput struct {
 	// Observe and Finalize are passed to the UploadPart of the copy.
 	Observe  io.Writer
 	Finalize func() (checksums map[string]string, err error)
+	// SrcCustomerKey is the source's customer key (SSE-C), CustomerKey the
+	// upload's (nil: none).
+	SrcCustomerKey, CustomerKey *crypto.CustomerKey
 }
 
 // UploadPartCopy reads the source through s3seal (decrypting and
@@ -256,10 +277,15 @@ func (s *Store) UploadPartCopy(ctx context.Context, in UploadPartCopyInput) (Par
 	if err := CheckKey(in.SrcKey); err != nil {
 		return PartInfo{}, err
 	}
-	if _, err := s.loadUpload(ctx, in.Bucket, in.Key, in.UploadID); err != nil {
+	u, err := s.loadUpload(ctx, in.Bucket, in.Key, in.UploadID)
+	if err != nil {
 		return PartInfo{}, err
 	}
-	src, rd, err := s.getSource(ctx, in.SrcBucket, in.SrcKey, in.SrcVersionID, in.Range)
+	if _, err := u.contentKey(in.CustomerKey); err != nil {
+		return PartInfo{}, err
+	}
+	src, rd, err := s.getSource(ctx, ReadInput{Bucket: in.SrcBucket, Key: in.SrcKey, VersionID: in.SrcVersionID,
+		Range: in.Range, CustomerKey: in.SrcCustomerKey})
 	if err != nil {
 		return PartInfo{}, err
 	}
@@ -270,7 +296,8 @@ func (s *Store) UploadPartCopy(ctx context.Context, in UploadPartCopyInput) (Par
 		}
 	}
 	return s.UploadPart(ctx, UploadPartInput{Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID,
-		PartNumber: in.PartNumber, Body: rd, Size: rd.Len, Observe: in.Observe, Finalize: in.Finalize})
+		PartNumber: in.PartNumber, Body: rd, Size: rd.Len, Observe: in.Observe, Finalize: in.Finalize,
+		CustomerKey: in.CustomerKey})
 }
 
 // UploadChecksum returns the checksum algorithm (lower case) and type the

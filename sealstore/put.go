@@ -47,6 +47,9 @@ type PutInput struct {
 	// lock makes the backend PUT carry Content-MD5, which stores require
 	// for objects with a retention.
 	Protect backend.Protection
+	// CustomerKey, when set, seals the object with the client's key
+	// (SSE-C): reading it will need that key too.
+	CustomerKey *crypto.CustomerKey
 }
 
 // Put seals in.Body into a spool file, checks it, and publishes it to the
@@ -67,8 +70,12 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	}
 	// While the body arrives, learn whether the key holds a multipart
 	// object, whose manifest this PUT will make unreachable.
+	content, check, err := sealKey(dk, in.CustomerKey)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
 	prev := s.peekManifest(ctx, in.Bucket, in.Key)
-	sp, err := s.seal(in, dk, crypto.Stream{})
+	sp, err := s.seal(in, content, crypto.Stream{})
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -78,7 +85,8 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if keyID == "" {
 		keyID = s.kr.Primary()
 	}
-	env, err := s.kr.Wrap(sp.dk, keyID, crypto.Name{Bucket: in.Bucket, Key: in.Key}, crypto.Binding{PlainSize: sp.size, PlainMD5: sp.md5, Checksums: sp.checksums})
+	env, err := s.kr.Wrap(dk, keyID, crypto.Name{Bucket: in.Bucket, Key: in.Key},
+		crypto.Binding{PlainSize: sp.size, PlainMD5: sp.md5, Checksums: sp.checksums, CustomerCheck: check})
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("wrap data key: %w", err)
 	}
@@ -117,9 +125,12 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 		s.dropManifest(ctx, in.Bucket, in.Key, old, false)
 	}
 	etag := fmt.Sprintf("%x", sp.md5)
+	if out.SSE != "" { // the backend's answer wins over what was asked
+		in.Headers.SSE, in.Headers.SSEKMSKeyID, in.Headers.SSEBucketKey = out.SSE, out.SSEKMSKeyID, out.SSEBucketKey
+	}
 	s.cache.Add(cacheKey{in.Bucket, in.Key, out.ETag, sp.cipherSize}, resolved{sp.size, etag})
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: sp.size, ETag: etag,
-		Meta: in.Meta, Headers: in.Headers, Encrypted: true, env: env, Checksums: sp.checksums,
+		Meta: in.Meta, Headers: in.Headers, Encrypted: true, env: env, Checksums: sp.checksums, CustomerKeyed: check != nil,
 		backendETag: out.ETag, backendSize: sp.cipherSize, VersionID: out.VersionID}, nil
 }
 

@@ -153,6 +153,9 @@ type ObjectInfo struct {
 	Meta         map[string]string // user metadata, s3seal's own keys removed
 	Headers      backend.Headers
 	Encrypted    bool // false for an object written around s3seal
+	// CustomerKeyed says the object is sealed with a customer key (SSE-C):
+	// reading its content needs that key.
+	CustomerKeyed bool
 	// Checksums are the flexible checksums of the plaintext kept with the
 	// object: lower-case algorithm name ("crc32", "sha256", ...) -> value.
 	Checksums map[string]string
@@ -303,6 +306,7 @@ func (s *Store) describe(ctx context.Context, bucket string, bi backend.ObjectIn
 	}
 	info.Encrypted = true
 	info.env = env
+	info.CustomerKeyed = env.CustomerCheck != nil
 	dk, b, err := s.kr.Unwrap(env, crypto.Name{Bucket: bucket, Key: bi.Key})
 	if err != nil {
 		if errors.Is(err, crypto.ErrUnknownKey) {

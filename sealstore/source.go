@@ -17,10 +17,11 @@ type sourceReader interface {
 // getSource opens a copy source (CopyObject, UploadPartCopy) like Get, but
 // reads its ciphertext through the backend's resuming reader when it has
 // one: a copy of many GB survives a cut connection without starting over.
-func (s *Store) getSource(ctx context.Context, bucket, key, versionID string, rng *Range) (ObjectInfo, *Reader, error) {
+func (s *Store) getSource(ctx context.Context, in ReadInput) (ObjectInfo, *Reader, error) {
+	bucket, key, versionID, rng := in.Bucket, in.Key, in.VersionID, in.Range
 	sr, ok := s.be.(sourceReader)
 	if !ok {
-		return s.GetVersion(ctx, bucket, key, versionID, rng)
+		return s.Read(ctx, in)
 	}
 	if err := CheckKey(key); err != nil {
 		return ObjectInfo{}, nil, err
@@ -40,7 +41,7 @@ func (s *Store) getSource(ctx context.Context, bucket, key, versionID string, rn
 		}
 	}
 	if n == 0 || bi.Size == 0 { // nothing to read that a range could name
-		return s.GetVersion(ctx, bucket, key, versionID, rng)
+		return s.Read(ctx, in)
 	}
 	cOff, cLen := off, n
 	switch {
@@ -57,7 +58,7 @@ func (s *Store) getSource(ctx context.Context, bucket, key, versionID string, rn
 	if rng == nil {
 		off, n = 0, -1
 	}
-	_, rd, err := s.open(ctx, obj, bucket, off, n)
+	_, rd, err := s.open(ctx, obj, bucket, off, n, in.CustomerKey)
 	if err != nil {
 		body.Close()
 		return info, nil, err

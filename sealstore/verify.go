@@ -28,6 +28,10 @@ type VerifyResult struct {
 	KeyID  string // master key id from the metadata, when it parsed
 	Status string // one of the Verify* constants
 	Err    error  // why the object is not VerifyOK
+	// CustomerKeyed says the object is sealed with a customer key (SSE-C):
+	// its metadata, wrapped key and manifest were checked, but a deep run
+	// cannot read its content without the customer's key.
+	CustomerKeyed bool
 }
 
 // VerifyOptions configure Verify.
@@ -84,16 +88,16 @@ func (s *Store) verifyOne(ctx context.Context, bucket string, e backend.ListEntr
 	r := VerifyResult{Key: e.Key, Size: e.Size, Status: VerifyOK}
 	var info ObjectInfo
 	var err error
-	if deep {
+	info, err = s.Head(ctx, bucket, e.Key)
+	if deep && err == nil && !info.CustomerKeyed {
 		var rd *Reader
 		info, rd, err = s.Get(ctx, bucket, e.Key, nil)
 		if err == nil {
 			_, err = io.Copy(io.Discard, rd)
 			rd.Close()
 		}
-	} else {
-		info, err = s.Head(ctx, bucket, e.Key)
 	}
+	r.CustomerKeyed = info.CustomerKeyed
 	r.KeyID = info.env.KeyID
 	if info.backendSize > 0 {
 		r.Size = info.backendSize

@@ -12,14 +12,18 @@ import (
 
 // verifyReport is what s3seal verify --json prints.
 type verifyReport struct {
-	Bucket   string          `json:"bucket"`
-	Prefix   string          `json:"prefix"`
-	Deep     bool            `json:"deep"`
-	Objects  int             `json:"objects"`
-	Bytes    int64           `json:"bytes"`
-	OK       int             `json:"ok"`
-	Problems []verifyProblem `json:"problems"`
-	Error    string          `json:"error,omitempty"`
+	Bucket  string `json:"bucket"`
+	Prefix  string `json:"prefix"`
+	Deep    bool   `json:"deep"`
+	Objects int    `json:"objects"`
+	Bytes   int64  `json:"bytes"`
+	OK      int    `json:"ok"`
+	// CustomerKeyed counts objects sealed with a customer key (SSE-C),
+	// whose content cannot be read without it: only their metadata,
+	// wrapped key and manifest are checked, also with --deep.
+	CustomerKeyed int             `json:"customer_keyed"`
+	Problems      []verifyProblem `json:"problems"`
+	Error         string          `json:"error,omitempty"`
 }
 
 type verifyProblem struct {
@@ -64,6 +68,9 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 		prog.add(r.Size)
 		rep.Objects++
 		rep.Bytes += r.Size
+		if r.CustomerKeyed {
+			rep.CustomerKeyed++
+		}
 		if r.Status == sealstore.VerifyOK {
 			rep.OK++
 			return
@@ -84,6 +91,9 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 		enc.Encode(rep)
 	} else {
 		fmt.Fprintf(stdout, "%d object(s), %d bytes checked in %s: %d ok, %d problem(s)\n", rep.Objects, rep.Bytes, bucket, rep.OK, len(rep.Problems))
+		if rep.CustomerKeyed > 0 {
+			fmt.Fprintf(stdout, "%d object(s) sealed with a customer key (SSE-C): metadata, wrapped key and manifest checked; their content needs the customer's key and was not read\n", rep.CustomerKeyed)
+		}
 	}
 	if err != nil || len(rep.Problems) > 0 {
 		return 1

@@ -1,0 +1,149 @@
+package sealstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// Objects sealed with a customer key (S3's SSE-C) need that key, besides
+// the keyring, to be read: their segments are sealed under a content key
+// derived from the DEK and the customer key, and their envelope carries a
+// check value of the key (docs/FORMAT.md, "Customer keys"). Sizes, ETags
+// and checksums are sealed under the DEK as for every object, so listings
+// and internal reads (conditions, completions, gc, rewrap) work without
+// the customer key; only the content needs it.
+
+// ReadInput names an object, or a range or version of it, to read.
+type ReadInput struct {
+	Bucket, Key string
+	VersionID   string // "" the current version
+	Range       *Range // nil: the whole object
+	// CustomerKey is the client's SSE-C key: required for an object sealed
+	// with one, refused for any other object.
+	CustomerKey *crypto.CustomerKey
+}
+
+func customerKeyMissing() error {
+	return errorf("InvalidRequest", "The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.")
+}
+
+func customerKeyNotApplicable() error {
+	return errorf("InvalidRequest", "The encryption parameters are not applicable to this object.")
+}
+
+func customerKeyWrong() error {
+	return errorf("AccessDenied", "Access Denied.")
+}
+
+func customerKeyMismatch() error {
+	return errorf("InvalidRequest", "The provided encryption parameters did not match the ones used originally.")
+}
+
+// contentKey returns the key that opens the segments of the object info
+// describes, whose DEK is dk: dk itself for an object without a customer
+// key, the content key derived with ck for one sealed with a customer key.
+// A customer key missing (400), given for an object without one (400) or
+// other than the object's (403) is refused before any byte is decrypted.
+func contentKey(info ObjectInfo, dk *crypto.DataKey, ck *crypto.CustomerKey) (*crypto.DataKey, error) {
+	switch {
+	case info.CustomerKeyed && ck == nil:
+		return nil, customerKeyMissing()
+	case !info.CustomerKeyed && ck != nil:
+		return nil, customerKeyNotApplicable()
+	case ck == nil:
+		return dk, nil
+	}
+	c, err := dk.ForCustomer(ck, info.env.CustomerCheck)
+	if errors.Is(err, crypto.ErrCustomerKey) {
+		return nil, customerKeyWrong()
+	}
+	return c, err
+}
+
+// sealKey returns the key a new object's (or upload's) segments are
+// sealed with and the customer check its envelope binds: dk and nil
+// without a customer key.
+func sealKey(dk *crypto.DataKey, ck *crypto.CustomerKey) (*crypto.DataKey, []byte, error) {
+	if ck == nil {
+		return dk, nil, nil
+	}
+	check, err := dk.CustomerCheck(ck)
+	if err != nil {
+		return nil, nil, err
+	}
+	content, err := dk.ForCustomer(ck, check)
+	return content, check, err
+}
+
+// Stat is Head that checks the client's customer key as a GET would: the
+// answer of HEAD to a client. Internal reads use HeadVersion.
+func (s *Store) Stat(ctx context.Context, in ReadInput) (ObjectInfo, error) {
+	if err := CheckKey(in.Key); err != nil {
+		return ObjectInfo{}, err
+	}
+	bi, err := s.headObject(ctx, in.Bucket, in.Key, in.VersionID)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	info, dk, err := s.describe(ctx, in.Bucket, bi, false)
+	if err != nil {
+		return info, err
+	}
+	if !info.Encrypted {
+		if in.CustomerKey != nil {
+			return info, customerKeyNotApplicable()
+		}
+		return info, nil
+	}
+	_, err = contentKey(info, dk, in.CustomerKey)
+	return info, err
+}
+
+// uploadKey checks the customer key of a part (or a completion) against
+// the upload's: an upload created with one needs that very key with each
+// part, one created without refuses a key.
+func (u *upload) contentKey(ck *crypto.CustomerKey) (*crypto.DataKey, error) {
+	keyed := u.env.CustomerCheck != nil
+	switch {
+	case keyed && ck == nil:
+		return nil, errorf("InvalidRequest", "The multipart upload initiate requested encryption. Subsequent part requests must include the appropriate encryption parameters.")
+	case !keyed && ck != nil:
+		return nil, errorf("InvalidRequest", "The multipart upload initiate did not request encryption. Subsequent part requests must not include encryption parameters.")
+	case ck == nil:
+		return u.dk, nil
+	}
+	c, err := u.dk.ForCustomer(ck, u.env.CustomerCheck)
+	if errors.Is(err, crypto.ErrCustomerKey) {
+		return nil, customerKeyMismatch()
+	}
+	return c, err
+}
+
+// Upload-level backend encryption kept beside the envelope in the upload
+// state's metadata (not secret: the backend reports it), so parts and the
+// completion report it as S3 does.
+const (
+	metaSSE          = "sse"
+	metaSSEKMSKeyID  = "sse-kms-key-id"
+	metaSSEBucketKey = "sse-bucket-key"
+)
+
+func sseMeta(state map[string]string, h backend.Headers) {
+	if h.SSE == "" {
+		return
+	}
+	state[metaSSE] = h.SSE
+	if h.SSEKMSKeyID != "" {
+		state[metaSSEKMSKeyID] = h.SSEKMSKeyID
+	}
+	if h.SSEBucketKey {
+		state[metaSSEBucketKey] = "true"
+	}
+}
+
+func sseOfMeta(meta map[string]string) backend.Headers {
+	return backend.Headers{SSE: meta[metaSSE], SSEKMSKeyID: meta[metaSSEKMSKeyID], SSEBucketKey: meta[metaSSEBucketKey] == "true"}
+}
