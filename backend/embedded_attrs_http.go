@@ -25,7 +25,7 @@ import (
 type attrsHandler struct {
 	a     *attrStore
 	base  http.Handler
-	locks [64]sync.Mutex // striped by bucket and key: a lock check and the change it guards
+	locks [256]sync.Mutex // striped by bucket and key: a lock check and the change it guards
 }
 
 func newAttrsHandler(a *attrStore, base http.Handler) *attrsHandler {

@@ -50,6 +50,17 @@ func (h *attrsHandler) writeAttrs(r *http.Request, bucket, key string) (objAttrs
 	return o, b, nil
 }
 
+// lockIn holds the stripes of keys in a bucket with Object Lock, where a
+// lock check must not be overtaken by a change of the lock (only there can
+// a version be locked); elsewhere writes of different keys never wait on
+// each other.
+func (h *attrsHandler) lockIn(b bucketAttrs, bucket string, keys ...string) func() {
+	if !b.LockEnabled {
+		return func() {}
+	}
+	return h.lockKeys(bucket, keys...)
+}
+
 // applyDefault gives o the bucket's default retention when it asks for
 // none.
 func applyDefault(o *objAttrs, b bucketAttrs, now time.Time) {
@@ -91,7 +102,7 @@ func (h *attrsHandler) serveWrite(w http.ResponseWriter, r *http.Request, bucket
 			return &mpError{http.StatusBadRequest, "InvalidArgument", "Unknown tagging directive."}
 		}
 	}
-	defer h.lockKeys(bucket, key)()
+	defer h.lockIn(b, bucket, key)()
 	if err := h.guardNull(r, bucket, key); err != nil {
 		return err
 	}
@@ -155,17 +166,17 @@ func (h *attrsHandler) serveCreateUpload(w http.ResponseWriter, r *http.Request,
 
 // serveCompleteUpload gives the completed object its upload's record.
 func (h *attrsHandler) serveCompleteUpload(w http.ResponseWriter, r *http.Request, bucket, key, id string) error {
-	defer h.lockKeys(bucket, key)()
+	b, err := h.a.bucket(bucket)
+	if err != nil {
+		return err
+	}
+	defer h.lockIn(b, bucket, key)()
 	if err := h.guardNull(r, bucket, key); err != nil {
 		return err
 	}
 	rec := h.record(r)
 	if rec.ok() {
 		o, _, err := h.a.upload(bucket, id, false)
-		if err != nil {
-			return err
-		}
-		b, err := h.a.bucket(bucket)
 		if err != nil {
 			return err
 		}
@@ -186,7 +197,11 @@ func (h *attrsHandler) serveCompleteUpload(w http.ResponseWriter, r *http.Reques
 // serveDelete is DeleteObject: a version under a lock is not deleted.
 func (h *attrsHandler) serveDelete(w http.ResponseWriter, r *http.Request, bucket, key string) error {
 	q := r.URL.Query()
-	defer h.lockKeys(bucket, key)()
+	b, err := h.a.bucket(bucket)
+	if err != nil {
+		return err
+	}
+	defer h.lockIn(b, bucket, key)()
 	if q.Has("versionId") {
 		o, err := h.a.object(bucket, key, q.Get("versionId"))
 		if err != nil {
@@ -268,7 +283,11 @@ func (h *attrsHandler) serveDeleteObjects(w http.ResponseWriter, r *http.Request
 	for i, o := range in.Objects {
 		keys[i] = o.Key
 	}
-	defer h.lockKeys(bucket, keys...)()
+	b, err := h.a.bucket(bucket)
+	if err != nil {
+		return err
+	}
+	defer h.lockIn(b, bucket, keys...)()
 	var denied []deleteError
 	pass := in
 	pass.Objects = pass.Objects[:0:0]
