@@ -296,7 +296,7 @@ func (h *attrsHandler) serveObjectLock(w http.ResponseWriter, r *http.Request, b
 			rule.Years = *d.Years
 		}
 		if rule.Days < 0 || rule.Years < 0 || rule.Days+rule.Years == 0 {
-			return &mpError{http.StatusBadRequest, "InvalidArgument", "Default retention period must be a positive integer value."}
+			return &mpError{http.StatusBadRequest, "InvalidRetentionPeriod", "Default retention period must be a positive integer value."}
 		}
 		if rule.Days > 36500 || rule.Years > 100 {
 			return &mpError{http.StatusBadRequest, "InvalidArgument", "Default retention period is too large."}
