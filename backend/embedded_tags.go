@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -12,11 +13,10 @@ import (
 // Object and bucket tags on the embedded store, with S3's limits.
 
 const (
-	maxObjTags    = 10
-	maxBktTags    = 50
-	maxTagKeyLen  = 128 // characters
-	maxTagValLen  = 256
-	tagLimitsNote = "Tags: at most 10 per object (50 per bucket), keys of 1 to 128 characters, values up to 256, no key twice."
+	maxObjTags   = 10
+	maxBktTags   = 50
+	maxTagKeyLen = 128 // characters
+	maxTagValLen = 256
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -25,8 +25,10 @@ func errInvalidTag(msg string) error {
 	return &mpError{http.StatusBadRequest, "InvalidTag", msg}
 }
 
-// checkTags applies S3's limits.
+// checkTags applies S3's limits and sorts tags by key, the order S3
+// answers them in (s3-tests test_put_obj_with_tags).
 func checkTags(tags []Tag, limit int) error {
+	slices.SortStableFunc(tags, func(a, b Tag) int { return strings.Compare(a.Key, b.Key) })
 	if len(tags) > limit {
 		return errInvalidTag("Object tags cannot be greater than " + itoa(limit))
 	}
