@@ -128,9 +128,10 @@ func TestEmbeddedLockTagsSDK(t *testing.T) {
 		}
 	}
 	obj := types.ObjectIdentifier{Key: aws.String("backup"), VersionId: head("backup").VersionId}
-	out, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: b, BypassGovernanceRetention: aws.Bool(true), Delete: &types.Delete{Objects: []types.ObjectIdentifier{obj}}})
-	if err != nil || len(out.Errors) != 1 || aws.ToString(out.Errors[0].Code) != "AccessDenied" {
-		t.Errorf("DeleteObjects of a locked version: %+v, %v", out, err)
+	free := types.ObjectIdentifier{Key: aws.String("copy2"), VersionId: head("copy2").VersionId} // GOVERNANCE by default: the bypass frees it
+	out, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: b, BypassGovernanceRetention: aws.Bool(true), Delete: &types.Delete{Objects: []types.ObjectIdentifier{obj, free}}})
+	if err != nil || len(out.Errors) != 1 || aws.ToString(out.Errors[0].Code) != "AccessDenied" || aws.ToString(out.Errors[0].Key) != "backup" || len(out.Deleted) != 1 {
+		t.Errorf("DeleteObjects of a locked and a free version: %+v, %v", out, err)
 	}
 	if got := string(getObj(t, c, "vault", "backup")); got != "precious" {
 		t.Fatalf("read back %q", got)
