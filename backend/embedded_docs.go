@@ -75,6 +75,8 @@ func (h *attrsHandler) serveBucket(w http.ResponseWriter, r *http.Request, bucke
 		return nil
 	case r.Method == http.MethodPost && q.Has("delete"):
 		return h.serveDeleteObjects(w, r, bucket)
+	case r.Method == http.MethodPut && q.Has("versioning"):
+		return h.serveVersioning(w, r, bucket)
 	}
 	h.base.ServeHTTP(w, r)
 	return nil
@@ -124,6 +126,30 @@ func (h *attrsHandler) serveCreateBucket(w http.ResponseWriter, r *http.Request,
 		}
 	}
 	rec.replay(w)
+	return nil
+}
+
+// serveVersioning refuses to suspend versioning in a bucket with Object
+// Lock, as S3 does; anything else goes to the inner store.
+func (h *attrsHandler) serveVersioning(w http.ResponseWriter, r *http.Request, bucket string) error {
+	b, err := h.a.bucket(bucket)
+	if err != nil {
+		return err
+	}
+	if b.LockEnabled {
+		body, err := readSubBody(r, maxSubBody)
+		if err != nil {
+			return err
+		}
+		var v struct {
+			Status string `xml:"Status"`
+		}
+		if xml.Unmarshal(body, &v) == nil && v.Status == "Suspended" {
+			return &mpError{http.StatusConflict, "InvalidBucketState", "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed."}
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	}
+	h.base.ServeHTTP(w, r)
 	return nil
 }
 

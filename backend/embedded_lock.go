@@ -302,10 +302,12 @@ func (h *attrsHandler) serveObjectLock(w http.ResponseWriter, r *http.Request, b
 			return &mpError{http.StatusBadRequest, "InvalidArgument", "Default retention period is too large."}
 		}
 	}
-	if !b.LockEnabled {
+	// S3 enables Object Lock on an existing bucket whose versioning is
+	// enabled, on no other.
+	if !b.LockEnabled && !h.versioningEnabled(r, bucket) {
 		return &mpError{http.StatusConflict, "InvalidBucketState", "Object Lock configuration cannot be enabled on existing buckets."}
 	}
-	if err := h.a.updateBucket(bucket, func(b *bucketAttrs) error { b.Lock = rule; return nil }); err != nil {
+	if err := h.a.updateBucket(bucket, func(b *bucketAttrs) error { b.LockEnabled, b.Lock = true, rule; return nil }); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)

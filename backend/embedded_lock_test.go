@@ -141,6 +141,21 @@ func TestEmbeddedLockConfiguration(t *testing.T) {
 	_, err = st.Forward(ctx, RawRequest{Method: http.MethodGet, Bucket: "plain", Key: "k", Query: url.Values{"retention": {""}}})
 	wantErr(t, "GET ?retention of a missing key", err, "NoSuchKey", 404)
 
+	// A versioned bucket may take Object Lock later; then its versioning
+	// cannot be suspended.
+	putVersioning := func(bucket, status string) error {
+		_, err := st.Forward(ctx, RawRequest{Method: http.MethodPut, Bucket: bucket, Query: url.Values{"versioning": {""}},
+			Body: []byte("<VersioningConfiguration><Status>" + status + "</Status></VersioningConfiguration>")})
+		return err
+	}
+	must(t, putVersioning("plain", "Suspended"))
+	wantErr(t, "PUT on a suspended bucket", putConf("plain", conf("GOVERNANCE", "<Days>1</Days>")), "InvalidBucketState", 409)
+	must(t, putVersioning("plain", "Enabled"))
+	must(t, putConf("plain", conf("GOVERNANCE", "<Days>1</Days>")))
+	wantErr(t, "suspending a bucket with lock", putVersioning("plain", "Suspended"), "InvalidBucketState", 409)
+	wantErr(t, "suspending a bucket created with lock", putVersioning("lk", "Suspended"), "InvalidBucketState", 409)
+	must(t, putVersioning("lk", "Enabled"))
+
 	must(t, putConf("lk", conf("COMPLIANCE", "<Days>2</Days>")))
 	out, err := st.Forward(ctx, RawRequest{Method: http.MethodGet, Bucket: "lk", Query: url.Values{"object-lock": {""}}})
 	must(t, err)
