@@ -41,10 +41,6 @@ type S3Config struct {
 	// MaxAttempts bounds the SDK's standard retryer (attempts, not retries).
 	// Default 0 means the SDK default (3). 1 disables retries.
 	MaxAttempts int
-	// NoVersion says the store keeps no versions (the embedded store):
-	// enabling versioning is refused with NotImplemented and version
-	// listings list the current objects, each as version "null".
-	NoVersion bool
 	// Embedded says the store is the embedded one, whose missing
 	// sub-resources (SubresourceLimit) are known without asking it.
 	Embedded bool
@@ -53,10 +49,9 @@ type S3Config struct {
 // S3 is a Store over any S3 API, built on aws-sdk-go-v2. It is safe for
 // concurrent use.
 type S3 struct {
-	api        *s3.Client
-	raw        rawTarget // for Forward
-	noVersions bool
-	embedded   bool
+	api      *s3.Client
+	raw      rawTarget // for Forward
+	embedded bool
 }
 
 var _ Store = (*S3)(nil)
@@ -109,7 +104,7 @@ func newS3(cfg S3Config, extra ...func(*s3.Options)) (*S3, error) {
 		o.APIOptions = append(o.APIOptions, addError200)
 	}}, extra...)
 	api := s3.NewFromConfig(awsCfg, optFns...)
-	return &S3{api: api, raw: rawTarget{cfg: cfg, http: awsCfg.HTTPClient, creds: awsCfg.Credentials}, noVersions: cfg.NoVersion, embedded: cfg.Embedded}, nil
+	return &S3{api: api, raw: rawTarget{cfg: cfg, http: awsCfg.HTTPClient, creds: awsCfg.Credentials}, embedded: cfg.Embedded}, nil
 }
 
 // ListBuckets lists the buckets the credentials own.

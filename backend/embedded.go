@@ -26,7 +26,8 @@ const embeddedSecretKey = "s3seal-embedded-secret"
 
 // Embedded is a gofakes3 S3 server over the local file system: objects live
 // in <dataDir>/objects (s3afero layout: buckets/<bucket>/<key> and
-// metadata/), multipart uploads in progress in <dataDir>/multipart (see
+// metadata/; older versions and delete markers in versions/, see
+// embedded_versions.go), multipart uploads in progress in <dataDir>/multipart (see
 // mpStore), so both survive a restart. It is meant for one s3seal process;
 // two processes over one data directory are not coordinated.
 type Embedded struct {
@@ -138,7 +139,6 @@ func (e *Embedded) Config() S3Config {
 		AccessKey: e.accessKey,
 		SecretKey: embeddedSecretKey,
 		PathStyle: true,
-		NoVersion: true,
 		Embedded:  true,
 	}
 }

@@ -84,8 +84,16 @@ func (b *fixedBackend) listAll(bucket, prefix string) (*gofakes3.ObjectList, err
 
 // DeleteBucket holds the tree lock, so that a PUT committing meanwhile
 // neither recreates the bucket's directory nor lands in a deleted bucket.
+// A bucket keeping non-current versions or delete markers is not empty.
 func (b *fixedBackend) DeleteBucket(name string) error {
 	b.tree.Lock()
 	defer b.tree.Unlock()
-	return b.MultiBucketBackend.DeleteBucket(name)
+	if b.hasVersions(name) {
+		return gofakes3.ResourceError(gofakes3.ErrBucketNotEmpty, name)
+	}
+	if err := b.MultiBucketBackend.DeleteBucket(name); err != nil {
+		return err
+	}
+	b.forgetVersions(name)
+	return nil
 }

@@ -24,23 +24,23 @@ import (
 // check and write. A failed check (PreconditionFailed, or NoSuchKey for
 // If-Match on a missing object) keeps the upload, as S3 does. The object's
 // ETag is S3's: hex MD5 of the parts' binary MD5s, "-", the part count.
-func (m *mpStore) complete(bucket, key, id string, named []CompletedPart, ifMatch, ifNoneMatch string) (string, error) {
+func (m *mpStore) complete(bucket, key, id string, named []CompletedPart, ifMatch, ifNoneMatch string) (etag, versionID string, err error) {
 	if ifNoneMatch != "" && ifNoneMatch != "*" {
-		return "", &mpError{http.StatusNotImplemented, "NotImplemented", "If-None-Match is supported with '*' only."}
+		return "", "", &mpError{http.StatusNotImplemented, "NotImplemented", "If-None-Match is supported with '*' only."}
 	}
 	mu := m.lock(id)
 	mu.Lock()
 	defer mu.Unlock()
 	up, err := m.load(bucket, key, id)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if len(named) == 0 {
-		return "", &mpError{http.StatusBadRequest, "MalformedXML", "You must specify at least one part."}
+		return "", "", &mpError{http.StatusBadRequest, "MalformedXML", "You must specify at least one part."}
 	}
 	stored, err := m.parts(id)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	byNum := make(map[int32]mpPart, len(stored))
 	for _, p := range stored {
@@ -51,16 +51,16 @@ func (m *mpStore) complete(bucket, key, id string, named []CompletedPart, ifMatc
 	var total int64
 	for i, np := range named {
 		if i > 0 && np.PartNumber <= named[i-1].PartNumber {
-			return "", &mpError{http.StatusBadRequest, "InvalidPartOrder",
+			return "", "", &mpError{http.StatusBadRequest, "InvalidPartOrder",
 				"The list of parts was not in ascending order. The parts list must be specified in order by part number."}
 		}
 		p, ok := byNum[np.PartNumber]
 		if !ok || unquote(np.ETag) != p.MD5 {
-			return "", &mpError{http.StatusBadRequest, "InvalidPart", fmt.Sprintf(
+			return "", "", &mpError{http.StatusBadRequest, "InvalidPart", fmt.Sprintf(
 				"Part %d could not be found or its ETag does not match the part uploaded.", np.PartNumber)}
 		}
 		if i < len(named)-1 && p.Size < minPartSize {
-			return "", &mpError{http.StatusBadRequest, "EntityTooSmall",
+			return "", "", &mpError{http.StatusBadRequest, "EntityTooSmall",
 				"Your proposed upload is smaller than the minimum allowed object size."}
 		}
 		raw, _ := hex.DecodeString(p.MD5)
@@ -68,7 +68,7 @@ func (m *mpStore) complete(bucket, key, id string, named []CompletedPart, ifMatc
 		total += p.Size
 		files[i] = p.path
 	}
-	etag := fmt.Sprintf("%s-%d", hex.EncodeToString(sums.Sum(nil)), len(named))
+	etag = fmt.Sprintf("%s-%d", hex.EncodeToString(sums.Sum(nil)), len(named))
 
 	meta := maps.Clone(up.Meta)
 	if meta == nil {
@@ -79,13 +79,14 @@ func (m *mpStore) complete(bucket, key, id string, named []CompletedPart, ifMatc
 	check := func() error { return m.checkConditions(bucket, key, ifMatch, ifNoneMatch) }
 	body := &filesReader{files: files}
 	defer body.Close()
-	if _, err := m.fb.putObject(bucket, key, meta, body, total, nil, check); err != nil {
-		return "", err
+	res, err := m.fb.putObject(bucket, key, meta, body, total, nil, check)
+	if err != nil {
+		return "", "", err
 	}
 	if err := os.RemoveAll(filepath.Join(m.dir, id)); err != nil {
-		return "", err
+		return "", "", err
 	}
-	return etag, nil
+	return etag, string(res.VersionID), nil
 }
 
 // checkConditions applies If-Match and If-None-Match to the object now at

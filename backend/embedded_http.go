@@ -24,6 +24,8 @@ import (
 //     is about to send is compared and a mismatch becomes 412
 //     PreconditionFailed before any byte of the object is written.
 //   - Multipart requests are answered by mp, with parts on disk.
+//   - Requests about versions are answered by the store itself
+//     (serveVersions, serveRead: embedded_versions_http.go).
 //   - Objects assembled from parts get their multipart ETag (etagMetaKey)
 //     on GET and HEAD in place of gofakes3's MD5 of the body.
 func embeddedHandler(host, accessKey string, mp *mpStore, attrs *attrStore, next http.Handler) http.Handler {
@@ -55,7 +57,7 @@ func embeddedBase(mp *mpStore, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		bucket, key, isObject := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 		if !isObject {
-			if mp.serveMultipart(w, r, bucket, "") || mp.createLaxBucket(w, r, bucket) {
+			if mp.serveMultipart(w, r, bucket, "") || mp.createLaxBucket(w, r, bucket) || mp.fb.serveVersions(w, r, bucket, "") {
 				return
 			}
 			if r.Method == http.MethodDelete && len(r.URL.Query()) == 0 {
@@ -80,7 +82,7 @@ func embeddedBase(mp *mpStore, next http.Handler) http.Handler {
 				}
 			}
 		}
-		if mp.serveMultipart(w, r, bucket, key) {
+		if mp.serveMultipart(w, r, bucket, key) || mp.fb.serveVersions(w, r, bucket, key) {
 			return
 		}
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
@@ -91,7 +93,7 @@ func embeddedBase(mp *mpStore, next http.Handler) http.Handler {
 				inner = iw
 			}
 			ew := &etagWriter{ResponseWriter: inner}
-			next.ServeHTTP(ew, r)
+			mp.fb.serveRead(ew, r, bucket, key, next)
 			ew.fix()
 			if iw != nil {
 				iw.decide()

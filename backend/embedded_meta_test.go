@@ -119,7 +119,7 @@ func TestEmbeddedRefusedPutLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(t, b.DeleteBucket("bkt"))
-	if err := b.commit("bkt", "k/x", "k/x", "staging/none", "staging/none"); !gofakes3.HasErrorCode(err, gofakes3.ErrNoSuchBucket) {
+	if err := b.commit("bkt", "k/x", "k/x", "staging/none", "staging/none", func() error { return nil }); !gofakes3.HasErrorCode(err, gofakes3.ErrNoSuchBucket) {
 		t.Errorf("commit into a deleted bucket: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "buckets", "bkt")); !os.IsNotExist(err) {

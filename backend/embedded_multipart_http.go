@@ -112,9 +112,12 @@ func (m *mpStore) serveComplete(w http.ResponseWriter, r *http.Request, bucket, 
 	for i, p := range in.Parts {
 		named[i] = CompletedPart{PartNumber: p.PartNumber, ETag: p.ETag}
 	}
-	etag, err := m.complete(bucket, key, id, named, r.Header.Get("If-Match"), r.Header.Get("If-None-Match"))
+	etag, vid, err := m.complete(bucket, key, id, named, r.Header.Get("If-Match"), r.Header.Get("If-None-Match"))
 	if err != nil {
 		return err
+	}
+	if vid != "" {
+		w.Header().Set("x-amz-version-id", vid)
 	}
 	return writeXML(w, struct {
 		XMLName  xml.Name `xml:"CompleteMultipartUploadResult"`

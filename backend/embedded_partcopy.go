@@ -2,6 +2,7 @@ package backend
 
 import (
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,8 +15,8 @@ import (
 // servePartCopy answers UploadPartCopy: the byte range
 // x-amz-copy-source-range (the whole object without it) of the object
 // x-amz-copy-source becomes part n, read from disk and stored like an
-// uploaded part. x-amz-copy-source-if-match is decided against the object
-// as read. The answer is a CopyPartResult with the part's ETag.
+// uploaded part (of the version the source names, if any).
+// x-amz-copy-source-if-match is decided against the object as read. The answer is a CopyPartResult with the part's ETag.
 func (m *mpStore) servePartCopy(w http.ResponseWriter, r *http.Request, bucket, key, id string, n int) error {
 	srcBucket, srcKey, ok := parseCopySource(r.Header.Get("X-Amz-Copy-Source"))
 	if !ok {
@@ -24,6 +25,7 @@ func (m *mpStore) servePartCopy(w http.ResponseWriter, r *http.Request, bucket, 
 	if _, err := m.load(bucket, key, id); err != nil {
 		return err
 	}
+	vid := copySourceVersion(r.Header.Get("X-Amz-Copy-Source"))
 	var rng *gofakes3.ObjectRangeRequest
 	if h := r.Header.Get("X-Amz-Copy-Source-Range"); h != "" {
 		first, last, ok := parseCopyRange(h)
@@ -32,17 +34,18 @@ func (m *mpStore) servePartCopy(w http.ResponseWriter, r *http.Request, bucket, 
 				"The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy"}
 		}
 		rng = &gofakes3.ObjectRangeRequest{Start: first, End: last}
-		head, err := m.fb.HeadObject(srcBucket, srcKey)
+		head, err := m.fb.getVersion(srcBucket, srcKey, vid, nil)
 		if err != nil {
-			return err
+			return partCopySourceErr(err)
 		}
+		head.Contents.Close()
 		if last >= head.Size {
 			return &mpError{http.StatusRequestedRangeNotSatisfiable, "InvalidRange", "The requested range is not satisfiable"}
 		}
 	}
-	src, err := m.fb.GetObject(srcBucket, srcKey, rng)
+	src, err := m.fb.getVersion(srcBucket, srcKey, vid, rng)
 	if err != nil {
-		return err
+		return partCopySourceErr(err)
 	}
 	defer src.Contents.Close()
 	etag := src.Metadata[etagMetaKey]
@@ -99,4 +102,23 @@ func parseCopyRange(v string) (first, last int64, ok bool) {
 		return 0, 0, false
 	}
 	return first, last, true
+}
+
+// copySourceVersion is the versionId of an x-amz-copy-source, or "".
+func copySourceVersion(v string) string {
+	_, q, ok := strings.Cut(v, "?")
+	if !ok {
+		return ""
+	}
+	vals, _ := url.ParseQuery(q)
+	return vals.Get("versionId")
+}
+
+// partCopySourceErr is the answer for a copy source that getVersion
+// refused: a delete marker by id is InvalidRequest, as on S3.
+func partCopySourceErr(err error) error {
+	if errors.As(err, new(*errMarker)) {
+		return &mpError{http.StatusBadRequest, "InvalidRequest", "The source of a copy request may not specifically refer to a delete marker by version id."}
+	}
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/johannesboyne/gofakes3"
@@ -70,13 +71,6 @@ func (b *fixedBackend) putObject(bucket, key string, meta map[string]string, inp
 	if err != nil {
 		return none, err
 	}
-	metaFile, err := b.stageMeta(storedMeta{File: path.Join(bucket, fk), ModTime: st.ModTime(),
-		Size: st.Size(), Hash: hash.Sum(nil), Meta: kept})
-	if err != nil {
-		return none, err
-	}
-	defer os.Remove(filepath.Join(b.staging, path.Base(metaFile)))
-
 	mu := b.keyLock(bucket, key)
 	mu.Lock()
 	defer mu.Unlock()
@@ -88,7 +82,34 @@ func (b *fixedBackend) putObject(bucket, key string, meta map[string]string, inp
 	if err := b.checkPut(bucket, fk, cond); err != nil {
 		return none, err
 	}
-	return none, b.commit(bucket, key, fk, path.Join("staging", filepath.Base(f.Name())), metaFile)
+	// The version is decided under the key's lock: the versioning
+	// status, and what the write replaces (embedded_versions.go).
+	status := b.versioning(bucket)
+	if status != "" {
+		id := nullID
+		if status == string(gofakes3.VersioningEnabled) {
+			id = newVersionID()
+		}
+		kept[verMetaID] = id
+		kept[verMetaSeq] = strconv.FormatInt(b.nextSeq(), 10)
+	}
+	metaFile, err := b.stageMeta(storedMeta{File: path.Join(bucket, fk), ModTime: st.ModTime(),
+		Size: st.Size(), Hash: hash.Sum(nil), Meta: kept})
+	if err != nil {
+		return none, err
+	}
+	defer os.Remove(filepath.Join(b.staging, path.Base(metaFile)))
+
+	err = b.commit(bucket, key, fk, path.Join("staging", filepath.Base(f.Name())), metaFile, func() error {
+		if status == "" {
+			return nil
+		}
+		return b.beforeVersionedWrite(bucket, key, status)
+	})
+	if err != nil {
+		return none, err
+	}
+	return gofakes3.PutObjectResult{VersionID: gofakes3.VersionID(kept[verMetaID])}, nil
 }
 
 // stageMeta writes m as s3afero's metadata file into the staging
@@ -122,7 +143,7 @@ func (b *fixedBackend) stageMeta(m storedMeta) (string, error) {
 // commit leaves no directory behind. If the metadata rename fails after
 // the body's (an I/O error), the object has the new body and s3afero
 // recomputes its hash on the next read.
-func (b *fixedBackend) commit(bucket, key, fk, data, meta string) error {
+func (b *fixedBackend) commit(bucket, key, fk, data, meta string, before func() error) error {
 	b.tree.Lock()
 	defer b.tree.Unlock()
 	root := path.Join("buckets", bucket)
@@ -130,6 +151,9 @@ func (b *fixedBackend) commit(bucket, key, fk, data, meta string) error {
 		return gofakes3.BucketNotFound(bucket)
 	}
 	if err := b.checkConflict(bucket, key, fk); err != nil {
+		return err
+	}
+	if err := before(); err != nil {
 		return err
 	}
 	dst := path.Join(root, fk)

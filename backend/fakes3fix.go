@@ -72,6 +72,9 @@ func keptMeta(k string) bool {
 //     merge the old object's metadata into the new one on that path.
 //   - DeleteObject: empty parent directories are pruned, so that "a/b"
 //     followed by deleting it does not block a later PUT of "a".
+//   - Versions: a write in a bucket with versioning keeps what it
+//     replaces (embedded_versions.go); the version requests themselves
+//     are answered by serveVersions and serveRead.
 type fixedBackend struct {
 	*s3afero.MultiBucketBackend
 	fs afero.Fs // the Fs given to MultiBucket; buckets live in "buckets/"
@@ -86,7 +89,8 @@ type fixedBackend struct {
 	// hash), so that a conditional write's check and its commit are one
 	// step for that key.
 	keyLocks [64]sync.Mutex
-	staging  string // directory for bodies in flight
+	staging  string   // directory for bodies in flight
+	vs       verState // versioning (embedded_versions.go)
 }
 
 // newFixedBackend serves the directory root; bodies in flight are staged in
@@ -129,7 +133,7 @@ func (b *fixedBackend) HeadObject(bucket, key string) (*gofakes3.Object, error) 
 	b.tree.RLock()
 	defer b.tree.RUnlock()
 	obj, err := b.MultiBucketBackend.HeadObject(bucket, fsKey(key))
-	return b.found(obj, key, err)
+	return b.found(bucket, obj, key, err)
 }
 
 func (b *fixedBackend) GetObject(bucket, key string, rng *gofakes3.ObjectRangeRequest) (*gofakes3.Object, error) {
@@ -139,15 +143,20 @@ func (b *fixedBackend) GetObject(bucket, key string, rng *gofakes3.ObjectRangeRe
 	b.tree.RLock()
 	defer b.tree.RUnlock()
 	obj, err := b.MultiBucketBackend.GetObject(bucket, fsKey(key), rng)
-	return b.found(obj, key, err)
+	return b.found(bucket, obj, key, err)
 }
 
-func (b *fixedBackend) found(obj *gofakes3.Object, key string, err error) (*gofakes3.Object, error) {
+func (b *fixedBackend) found(bucket string, obj *gofakes3.Object, key string, err error) (*gofakes3.Object, error) {
 	if pathClash(err) {
 		return nil, gofakes3.KeyNotFound(key)
 	}
 	if err == nil {
 		obj.Name = key
+		if id := obj.Metadata[verMetaID]; id != "" {
+			obj.VersionID = gofakes3.VersionID(id)
+		} else if b.versioning(bucket) != "" {
+			obj.VersionID = nullID
+		}
 		obj.Metadata = cleanMeta(obj.Metadata)
 	}
 	return obj, err
@@ -157,6 +166,9 @@ func (b *fixedBackend) found(obj *gofakes3.Object, key string, err error) (*gofa
 func cleanMeta(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
+		if k == verMetaID || k == verMetaSeq {
+			continue
+		}
 		if std, ok := strings.CutPrefix(k, stdHeaderPrefix); ok {
 			k = std
 		}

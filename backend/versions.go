@@ -81,10 +81,6 @@ type ListVersionsOutput struct {
 	NextVersionIDMarker string
 }
 
-// ErrNoVersions is the message of the embedded store's refusal to keep
-// versions.
-const ErrNoVersions = "the embedded store keeps no versions; use an S3 backend (--backend-endpoint) for versioned buckets"
-
 func (c *S3) GetBucketVersioning(ctx context.Context, bucket string) (string, error) {
 	out, err := c.api.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: &bucket})
 	if err != nil {
@@ -94,15 +90,6 @@ func (c *S3) GetBucketVersioning(ctx context.Context, bucket string) (string, er
 }
 
 func (c *S3) PutBucketVersioning(ctx context.Context, bucket, status string) error {
-	if c.noVersions {
-		if err := c.HeadBucket(ctx, bucket); err != nil {
-			return err
-		}
-		if status == string(types.BucketVersioningStatusEnabled) {
-			return &Error{Op: "PutBucketVersioning", Code: "NotImplemented", StatusCode: 501, Message: ErrNoVersions}
-		}
-		return nil // Suspended: what an unversioned bucket does anyway
-	}
 	_, err := c.api.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: &bucket,
 		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatus(status)}},
 		s3.WithAPIOptions(smithyhttp.AddContentChecksumMiddleware))
@@ -228,12 +215,8 @@ func oneAnswer(loose []DeleteResult, n int) (DeleteResult, bool) {
 }
 
 // ListObjectVersions lists versions and delete markers, merged into S3's
-// order (the SDK hands them over as two lists). A store without versions
-// lists its current objects, each the latest version "null".
+// order (the SDK hands them over as two lists).
 func (c *S3) ListObjectVersions(ctx context.Context, in ListVersionsInput) (ListVersionsOutput, error) {
-	if c.noVersions {
-		return c.listAsVersions(ctx, in)
-	}
 	out, err := c.api.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{
 		Bucket:          &in.Bucket,
 		Prefix:          optString(in.Prefix),
@@ -300,38 +283,6 @@ func sortVersions(es []VersionEntry) {
 	})
 }
 
-// listAsVersions answers ListObjectVersions from a V1 listing: as S3 does
-// for a bucket that never had versioning, each object is its only
-// version, "null". The key marker is the V1 marker; a version-id marker
-// can only be "null", which the key marker has already passed.
-func (c *S3) listAsVersions(ctx context.Context, in ListVersionsInput) (ListVersionsOutput, error) {
-	page, err := c.listV1(ctx, ListInput{Bucket: in.Bucket, Prefix: in.Prefix, Delimiter: in.Delimiter,
-		Marker: in.KeyMarker, MaxKeys: in.MaxKeys})
-	if err != nil {
-		return ListVersionsOutput{}, err
-	}
-	res := ListVersionsOutput{CommonPrefixes: page.CommonPrefixes, IsTruncated: page.IsTruncated}
-	for _, e := range page.Entries {
-		res.Entries = append(res.Entries, VersionEntry{Key: e.Key, VersionID: "null", IsLatest: true, Size: e.Size,
-			ETag: e.ETag, LastModified: e.LastModified, StorageClass: e.StorageClass, OwnerID: e.OwnerID, OwnerName: e.OwnerName})
-	}
-	if res.IsTruncated {
-		res.NextKeyMarker = page.NextMarker
-		if res.NextKeyMarker == "" {
-			last := ""
-			if n := len(page.Entries); n > 0 {
-				last = page.Entries[n-1].Key
-			}
-			if n := len(page.CommonPrefixes); n > 0 && page.CommonPrefixes[n-1] > last {
-				last = page.CommonPrefixes[n-1]
-			}
-			res.NextKeyMarker = last
-		}
-		res.NextVersionIDMarker = "null"
-	}
-	return res, nil
-}
-
 // copySource is x-amz-copy-source for in: bucket/key, and ?versionId= when
 // a version is named.
 func copySource(in CopyInput) string {
@@ -342,16 +293,10 @@ func copySource(in CopyInput) string {
 	return s
 }
 
-// versionParam is the VersionId to send for id: none for "", and on a
-// store without versions none for "null" (its only version) while any
-// other id names no version there.
+// versionParam is the VersionId to send for id: none for "".
 func (c *S3) versionParam(op, id string) (*string, error) {
-	if id == "" || (c.noVersions && id == "null") {
+	if id == "" {
 		return nil, nil
-	}
-	if c.noVersions {
-		return nil, &Error{Op: op, Code: "NoSuchVersion", StatusCode: 404,
-			Message: "The specified version does not exist. (" + ErrNoVersions + ")"}
 	}
 	return &id, nil
 }

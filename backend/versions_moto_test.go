@@ -13,6 +13,12 @@ func TestMotoVersions(t *testing.T) {
 	endpoint := startMoto(t)
 	st, err := NewS3(S3Config{Endpoint: endpoint, AccessKey: "test", SecretKey: "test", PathStyle: true})
 	must(t, err)
+	testVersions(t, st)
+}
+
+// testVersions is the versions contract every store s3seal runs on keeps.
+func testVersions(t *testing.T, st Store) {
+	t.Helper()
 	ctx := context.Background()
 	const b = "versions"
 	must(t, st.CreateBucket(ctx, b))

@@ -39,7 +39,8 @@ func emptyVersions(t *testing.T, c *s3.Client, bucket string, keep func(key stri
 	}
 }
 
-// TestDeleteVersionedBucket: a versioned bucket on moto with a multipart
+// TestDeleteVersionedBucket: a versioned bucket (on moto and on the
+// embedded store) with a multipart
 // object, overwritten and deleted (so s3seal's own deletes left versions
 // and markers under .s3seal/), and an upload in progress. While an old
 // version and a delete marker of a client key remain, DeleteBucket is 409
@@ -48,71 +49,72 @@ func emptyVersions(t *testing.T, c *s3.Client, bucket string, keep func(key stri
 // DeleteBucket succeeds and the name can be created again.
 func TestDeleteVersionedBucket(t *testing.T) {
 	t.Parallel()
-	m := startMoto(t)
-	p := startS3seal(t, sealOpts{Backend: m})
-	c := sdkFor(t, p)
-	ctx := ctxT(t)
-	const b = "versioned-drop"
-	mustCreateBucket(t, c, b)
-	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
-	multipart := func(key string, data []byte, complete bool) string {
-		cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String(key)})
-		if err != nil {
+	onEachStoreOpts(t, func(t *testing.T, o sealOpts) {
+		p := startS3seal(t, o)
+		c := sdkFor(t, p)
+		ctx := ctxT(t)
+		const b = "versioned-drop"
+		mustCreateBucket(t, c, b)
+		if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
+			VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
 			t.Fatal(err)
 		}
-		up, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: aws.String(key), UploadId: cr.UploadId,
-			PartNumber: aws.Int32(1), Body: bytes.NewReader(data)})
-		if err != nil {
-			t.Fatal(err)
+		multipart := func(key string, data []byte, complete bool) string {
+			cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String(key)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			up, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: aws.String(key), UploadId: cr.UploadId,
+				PartNumber: aws.Int32(1), Body: bytes.NewReader(data)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !complete {
+				return aws.ToString(cr.UploadId)
+			}
+			out, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: aws.String(key),
+				UploadId: cr.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: up.ETag}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return aws.ToString(out.VersionId)
 		}
-		if !complete {
-			return aws.ToString(cr.UploadId)
+		mpData := patternBytes(71, 100000)
+		mpVersion := multipart("mp", mpData, true)
+		multipart("gone", patternBytes(72, 1000), true)
+		pending := multipart("pending", patternBytes(73, 1000), false)
+		putObj(t, c, b, "gone", []byte("overwrites a multipart version"))
+		for _, k := range []string{"mp", "gone"} {
+			if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b), Key: aws.String(k)}); err != nil {
+				t.Fatal(err)
+			}
 		}
-		out, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: aws.String(key),
-			UploadId: cr.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: up.ETag}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return aws.ToString(out.VersionId)
-	}
-	mpData := patternBytes(71, 100000)
-	mpVersion := multipart("mp", mpData, true)
-	multipart("gone", patternBytes(72, 1000), true)
-	pending := multipart("pending", patternBytes(73, 1000), false)
-	putObj(t, c, b, "gone", []byte("overwrites a multipart version"))
-	for _, k := range []string{"mp", "gone"} {
-		if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b), Key: aws.String(k)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	emptyVersions(t, c, b, func(k string) bool { return k == "mp" })
+		emptyVersions(t, c, b, func(k string) bool { return k == "mp" })
 
-	_, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(b)})
-	wantStatus(t, "DeleteBucket with an old version and a delete marker left", err, http.StatusConflict, "BucketNotEmpty")
-	p.Stop()
-	p = startS3seal(t, sealOpts{Backend: m, DataDir: p.DataDir, Key: p.Key})
-	c = sdkFor(t, p)
-	if got, err := getVersion(t, c, b, "mp", mpVersion); err != nil || !bytes.Equal(got, mpData) {
-		t.Fatalf("multipart version after BucketNotEmpty: %d bytes, %v", len(got), err)
-	}
-	if _, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String(b), Key: aws.String("pending"), UploadId: aws.String(pending)}); err != nil {
-		t.Fatalf("upload after BucketNotEmpty: %v", err)
-	}
+		_, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(b)})
+		wantStatus(t, "DeleteBucket with an old version and a delete marker left", err, http.StatusConflict, "BucketNotEmpty")
+		p.Stop()
+		p = startS3seal(t, sealOpts{Backend: o.Backend, DataDir: p.DataDir, Key: p.Key})
+		c = sdkFor(t, p)
+		if got, err := getVersion(t, c, b, "mp", mpVersion); err != nil || !bytes.Equal(got, mpData) {
+			t.Fatalf("multipart version after BucketNotEmpty: %d bytes, %v", len(got), err)
+		}
+		if _, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String(b), Key: aws.String("pending"), UploadId: aws.String(pending)}); err != nil {
+			t.Fatalf("upload after BucketNotEmpty: %v", err)
+		}
 
-	emptyVersions(t, c, b, func(string) bool { return false })
-	if _, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(b)}); err != nil {
-		t.Fatalf("DeleteBucket after every version was deleted: %v", err)
-	}
-	_, err = c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(b)})
-	wantStatus(t, "HeadBucket after DeleteBucket", err, http.StatusNotFound, "")
-	mustCreateBucket(t, c, b)
-	out, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(b)})
-	if err != nil || len(out.Versions)+len(out.DeleteMarkers) != 0 {
-		t.Fatalf("versions in the bucket made again: %v %v", out, err)
-	}
+		emptyVersions(t, c, b, func(string) bool { return false })
+		if _, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(b)}); err != nil {
+			t.Fatalf("DeleteBucket after every version was deleted: %v", err)
+		}
+		_, err = c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(b)})
+		wantStatus(t, "HeadBucket after DeleteBucket", err, http.StatusNotFound, "")
+		mustCreateBucket(t, c, b)
+		out, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(b)})
+		if err != nil || len(out.Versions)+len(out.DeleteMarkers) != 0 {
+			t.Fatalf("versions in the bucket made again: %v %v", out, err)
+		}
+	})
 }
 
 // TestRewrapVersionedBucket runs `s3seal rewrap` on a versioned bucket:

@@ -405,3 +405,26 @@ func freePort(t *testing.T) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// onEachStore runs f as two parallel subtests, with s3seal in front of
+// moto and over the embedded store (both keep versions).
+func onEachStore(t *testing.T, f func(t *testing.T, p *sealProc)) {
+	t.Helper()
+	onEachStoreOpts(t, func(t *testing.T, o sealOpts) { f(t, startS3seal(t, o)) })
+}
+
+// onEachStoreOpts is onEachStore for tests that start (and restart)
+// s3seal themselves: o names moto as the backend, or none (embedded).
+func onEachStoreOpts(t *testing.T, f func(t *testing.T, o sealOpts)) {
+	t.Helper()
+	for _, name := range []string{"moto", "embedded"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var o sealOpts
+			if name == "moto" {
+				o.Backend = startMoto(t)
+			}
+			f(t, o)
+		})
+	}
+}

@@ -158,7 +158,7 @@ func TestGetObjectAttributes(t *testing.T) {
 // TestGetObjectAttributesByVersion: GetObjectAttributes reads a version
 // as HEAD does: versionId=null is the object of an unversioned bucket (and
 // named so), an unknown version id is 404, not 501, and an empty one is
-// InvalidArgument.
+// InvalidArgument (the embedded store, as S3, also refuses a malformed one).
 func TestGetObjectAttributesByVersion(t *testing.T) {
 	c := sdkClient(newTestServer(t, SingleCredential("ak", "sk")), "ak", "sk")
 	ctx := context.Background()
@@ -178,7 +178,7 @@ func TestGetObjectAttributesByVersion(t *testing.T) {
 	if err != nil || aws.ToString(a.VersionId) != aws.ToString(h.VersionId) {
 		t.Fatalf("versionId=null: attributes name version %q, HEAD %q (%v)", aws.ToString(a.VersionId), aws.ToString(h.VersionId), err)
 	}
-	_, err = c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: k, VersionId: aws.String("v1"), ObjectAttributes: attrs})
+	_, err = c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: k, VersionId: aws.String("0123456789abcdef0123456789abcdef"), ObjectAttributes: attrs})
 	if httpStatus(err) != http.StatusNotFound {
 		t.Fatalf("unknown version: %v, want 404 as HEAD gives", err)
 	}

@@ -140,12 +140,7 @@ func TestUnimplementedAndUnsigned(t *testing.T) {
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt1")}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String("bkt1"),
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}})
-	if apiCode(err) != "NotImplemented" {
-		t.Fatalf("versioning: %v, want NotImplemented", err)
-	}
-	_, err = c.PutBucketAccelerateConfiguration(ctx, &s3.PutBucketAccelerateConfigurationInput{Bucket: aws.String("bkt1"),
+	_, err := c.PutBucketAccelerateConfiguration(ctx, &s3.PutBucketAccelerateConfigurationInput{Bucket: aws.String("bkt1"),
 		AccelerateConfiguration: &types.AccelerateConfiguration{Status: types.BucketAccelerateStatusEnabled}})
 	if apiCode(err) != "NotImplemented" {
 		t.Fatalf("accelerate: %v, want NotImplemented", err)

@@ -83,9 +83,9 @@ func TestConditionalDelete(t *testing.T) {
 	}
 }
 
-// The embedded store keeps no versions: enabling versioning is refused
-// with 501 naming the limit, and the bucket answers as an unversioned S3
-// bucket does (version "null").
+// On the embedded store a bucket never versioned answers as S3's does
+// (version "null"); once versioning is enabled, writes make versions that
+// s3seal reads, lists and deletes by id.
 func TestVersionsOnEmbeddedStore(t *testing.T) {
 	url := newTestServer(t, SingleCredential("ak", "sk"))
 	c := sdkClient(url, "ak", "sk")
@@ -97,15 +97,6 @@ func TestVersionsOnEmbeddedStore(t *testing.T) {
 		if err := put(ctx, c, "bkt", k); err != nil {
 			t.Fatal(err)
 		}
-	}
-	_, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String("bkt"),
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}})
-	if apiCode(err) != "NotImplemented" || httpStatus(err) != http.StatusNotImplemented || !strings.Contains(err.Error(), "keeps no versions") {
-		t.Fatalf("enable versioning: %v, want 501 naming the limit", err)
-	}
-	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String("bkt"),
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusSuspended}}); err != nil {
-		t.Fatalf("suspend: %v", err)
 	}
 	gv, err := c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String("bkt")})
 	if err != nil || gv.Status != "" {
@@ -135,7 +126,7 @@ func TestVersionsOnEmbeddedStore(t *testing.T) {
 	if err != nil || len(lv.Versions) != 0 || len(lv.CommonPrefixes) != 1 || aws.ToString(lv.CommonPrefixes[0].Prefix) != "dir/" {
 		t.Fatalf("page 2: %+v %v", lv, err)
 	}
-	// versionId=null is the object; any other id names no version.
+	// versionId=null is the object; a malformed id is refused.
 	g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("a"), VersionId: aws.String("null")})
 	if err != nil {
 		t.Fatal(err)
@@ -145,11 +136,11 @@ func TestVersionsOnEmbeddedStore(t *testing.T) {
 	if string(body) != "data" {
 		t.Fatalf("GET versionId=null: %q", body)
 	}
-	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("a"), VersionId: aws.String("v1")}); httpStatus(err) != http.StatusNotFound {
-		t.Fatalf("HEAD of an unknown version: %v, want 404", err)
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("a"), VersionId: aws.String("v1")}); httpStatus(err) != http.StatusBadRequest {
+		t.Fatalf("HEAD of a malformed version id: %v, want 400", err)
 	}
-	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String("a"), VersionId: aws.String("v1")}); apiCode(err) != "NoSuchVersion" {
-		t.Fatalf("DELETE of an unknown version: %v, want NoSuchVersion", err)
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String("a"), VersionId: aws.String("v1")}); apiCode(err) != "InvalidArgument" {
+		t.Fatalf("DELETE of a malformed version id: %v, want InvalidArgument", err)
 	}
 	if got := readObject(t, c, "bkt", "a"); got != "data" {
 		t.Fatalf("after delete of an unknown version: %q", got)
@@ -159,6 +150,41 @@ func TestVersionsOnEmbeddedStore(t *testing.T) {
 	}
 	if err := get(ctx, c, "bkt", "a"); apiCode(err) != "NoSuchKey" {
 		t.Fatalf("after delete of version null: %v", err)
+	}
+
+	// Versioning enabled: two versions, a delete marker, reads by id.
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String("bkt"),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatalf("enable versioning: %v", err)
+	}
+	var ids []string
+	for _, body := range []string{"one", "two"} {
+		out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("v"), Body: strings.NewReader(body)})
+		if err != nil || aws.ToString(out.VersionId) == "" {
+			t.Fatalf("PUT %s: %v, version %q", body, err, aws.ToString(out.VersionId))
+		}
+		ids = append(ids, aws.ToString(out.VersionId))
+	}
+	del, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String("v")})
+	if err != nil || !aws.ToBool(del.DeleteMarker) {
+		t.Fatalf("DELETE: %+v, %v; want a marker", del, err)
+	}
+	if err := get(ctx, c, "bkt", "v"); apiCode(err) != "NoSuchKey" {
+		t.Fatalf("GET behind the marker: %v", err)
+	}
+	g, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("v"), VersionId: aws.String(ids[0])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(g.Body)
+	g.Body.Close()
+	if string(body) != "one" || aws.ToString(g.VersionId) != ids[0] {
+		t.Fatalf("GET of the first version: %q (%s)", body, aws.ToString(g.VersionId))
+	}
+	lv, err = c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("bkt"), Prefix: aws.String("v")})
+	if err != nil || len(lv.Versions) != 2 || len(lv.DeleteMarkers) != 1 || aws.ToString(lv.Versions[0].VersionId) != ids[1] ||
+		aws.ToInt64(lv.Versions[0].Size) != 3 {
+		t.Fatalf("versions: %+v, %v", lv, err)
 	}
 }
 

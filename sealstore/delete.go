@@ -53,7 +53,11 @@ func (s *Store) DeleteVersion(ctx context.Context, in DeleteInput) (DeleteOutput
 	var pr prior
 	if in.Cond != nil {
 		var err error
-		if pr, bin.IfMatch, err = s.deleteCondition(ctx, in); err != nil {
+		if pr, bin.IfMatch, err = s.deleteCondition(ctx, in); errors.Is(err, errGoneVersion) {
+			// A condition on a version that does not exist: as S3, the
+			// delete of a missing version succeeds (nothing to compare).
+			return DeleteOutput{VersionID: in.VersionID}, nil
+		} else if err != nil {
 			return DeleteOutput{}, err
 		}
 	} else {
@@ -100,6 +104,9 @@ func removed(asked string, pr prior, got string, marker bool) bool {
 // fails the delete rather than deleting the newer object.
 func (s *Store) deleteCondition(ctx context.Context, in DeleteInput) (prior, string, error) {
 	info, err := s.HeadVersion(ctx, in.Bucket, in.Key, in.VersionID)
+	if backend.IsNotFound(err) && in.VersionID != "" && !isDeleteMarker(err) {
+		return prior{}, "", errGoneVersion
+	}
 	if backend.IsNotFound(err) {
 		return prior{}, "", noSuchKey()
 	}
@@ -241,4 +248,14 @@ func entryResult(e DeleteEntry, out DeleteOutput, err error) backend.DeleteResul
 		}
 	}
 	return r
+}
+
+// errGoneVersion is a conditional delete's version that does not exist.
+var errGoneVersion = errors.New("sealstore: the version to delete does not exist")
+
+// isDeleteMarker reports whether err is a backend answer about a delete
+// marker.
+func isDeleteMarker(err error) bool {
+	var be *backend.Error
+	return errors.As(err, &be) && be.DeleteMarker
 }
