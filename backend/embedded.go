@@ -97,6 +97,10 @@ func StartEmbedded(dataDir string, opts ...EmbeddedOption) (*Embedded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backend: embedded store: %w", err)
 	}
+	attrs, err := newAttrStore(filepath.Join(dataDir, "attrs"))
+	if err != nil {
+		return nil, fmt.Errorf("backend: embedded store: %w", err)
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, fmt.Errorf("backend: embedded store: %w", err)
@@ -118,7 +122,7 @@ func StartEmbedded(dataDir string, opts ...EmbeddedOption) (*Embedded, error) {
 		endpoint: "http://" + host,
 		served:   make(chan error, 1),
 	}
-	e.srv.Handler = embeddedHandler(host, e.accessKey, mp, faker.Server())
+	e.srv.Handler = embeddedHandler(host, e.accessKey, mp, attrs, faker.Server())
 	e.closeTimeout = cfg.closeTimeout
 	go func() { e.served <- e.srv.Serve(ln) }()
 	return e, nil

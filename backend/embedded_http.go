@@ -28,7 +28,11 @@ import (
 //     (serveVersions, serveRead: embedded_versions_http.go).
 //   - Objects assembled from parts get their multipart ETag (etagMetaKey)
 //     on GET and HEAD in place of gofakes3's MD5 of the body.
-func embeddedHandler(host, accessKey string, mp *mpStore, next http.Handler) http.Handler {
+func embeddedHandler(host, accessKey string, mp *mpStore, attrs *attrStore, next http.Handler) http.Handler {
+	var served http.Handler = embeddedBase(mp, next)
+	if attrs != nil {
+		served = newAttrsHandler(attrs, served) // tags, lock, documents (embedded_attrs*.go)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Host != host || r.Header.Get("Origin") != "" || !signedWith(r, accessKey) {
 			writeS3Error(w, r, http.StatusForbidden, "AccessDenied", "Access Denied")
@@ -43,6 +47,14 @@ func embeddedHandler(host, accessKey string, mp *mpStore, next http.Handler) htt
 			writeS3Error(w, r, http.StatusNotImplemented, "NotImplemented", msg)
 			return
 		}
+		served.ServeHTTP(w, r)
+	})
+}
+
+// embeddedBase serves an authenticated request: multipart uploads from
+// mp, the rest by next (gofakes3) with the fixes above.
+func embeddedBase(mp *mpStore, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		bucket, key, isObject := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 		if !isObject {
 			if mp.serveMultipart(w, r, bucket, "") || mp.createLaxBucket(w, r, bucket) || mp.fb.serveVersions(w, r, bucket, "") {

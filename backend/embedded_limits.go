@@ -5,15 +5,14 @@ import (
 	"strings"
 )
 
-// The embedded store (gofakes3) has no Object Lock, tags, bucket policies,
-// CORS, lifecycle rules, ownership controls or ACLs. gofakes3 would take a
-// PUT ?tagging for an object write and ignore lock headers, so the
-// embedded handler refuses them all with 501 NotImplemented, naming the
-// limit, rather than lose them silently.
+// The embedded store keeps Object Lock, tags, bucket policies, CORS,
+// lifecycle rules, ownership controls and ACLs in its sidecar
+// (embedded_attrs*.go). A sub-resource it lacks would be named here and
+// refused with 501 NotImplemented, naming the limit, rather than lost
+// silently (gofakes3 takes an unknown PUT ?sub for an object write).
 
 // embeddedUnsupportedSubs are the sub-resources refused (lower case).
-var embeddedUnsupportedSubs = []string{"tagging", "retention", "legal-hold", "object-lock",
-	"policy", "cors", "lifecycle", "ownershipcontrols", "acl"}
+var embeddedUnsupportedSubs = []string{}
 
 // SubresourceLimits is a store that knows, without asking it, which
 // sub-resources it lacks: s3api asks before its own access checks, so a
@@ -51,26 +50,6 @@ func embeddedLimit(r *http.Request) string {
 	for k := range r.URL.Query() {
 		if msg := subresourceLimit(k); msg != "" {
 			return msg
-		}
-	}
-	if r.Method != http.MethodPut && r.Method != http.MethodPost {
-		return ""
-	}
-	if v := r.Header.Get("X-Amz-Bucket-Object-Lock-Enabled"); v != "" && !strings.EqualFold(v, "false") {
-		return "The embedded store does not implement Object Lock; use an S3 backend that does (--backend-endpoint)."
-	}
-	for k, vs := range r.Header {
-		lk := strings.ToLower(k)
-		set := len(vs) > 0 && strings.TrimSpace(vs[0]) != ""
-		if set && strings.HasPrefix(lk, "x-amz-object-lock-") {
-			return "The embedded store does not implement Object Lock; use an S3 backend that does (--backend-endpoint)."
-		}
-		if set && (strings.HasPrefix(lk, "x-amz-grant-") || (lk == "x-amz-acl" &&
-			!strings.EqualFold(vs[0], "private") && !strings.EqualFold(vs[0], "bucket-owner-full-control"))) {
-			return "The embedded store does not implement ACLs; use an S3 backend that does (--backend-endpoint)."
-		}
-		if set && lk == "x-amz-tagging" {
-			return "The embedded store does not implement object tags; use an S3 backend that does (--backend-endpoint)."
 		}
 	}
 	return ""

@@ -9,59 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strings"
 	"testing"
-	"time"
 )
-
-// The embedded store has no Object Lock, tags or bucket configuration:
-// each is a 501 naming the limit, and nothing is written (gofakes3 would
-// take a PUT ?tagging for an object write).
-func TestEmbeddedRefusesLockAndTags(t *testing.T) {
-	_, st := startEmbedded(t, t.TempDir())
-	ctx := context.Background()
-	must(t, st.CreateBucket(ctx, "bkt"))
-	put(ctx, t, st, "bkt", "k", []byte("data"), nil, Headers{})
-	notImpl := func(what string, err error, limit string) {
-		t.Helper()
-		var e *Error
-		if ErrorCode(err) != "NotImplemented" || !strings.Contains(err.Error(), limit) {
-			t.Errorf("%s: %v, want NotImplemented naming %q", what, err, limit)
-		} else if asErr(err, &e); e.StatusCode != http.StatusNotImplemented {
-			t.Errorf("%s: status %d", what, e.StatusCode)
-		}
-	}
-	_, err := st.PutObject(ctx, PutInput{Bucket: "bkt", Key: "k", Body: bytes.NewReader([]byte("new")), Size: 3,
-		Protect: Protection{LockMode: "COMPLIANCE", RetainUntil: time.Now().Add(time.Hour)}})
-	notImpl("PUT with a lock", err, "Object Lock")
-	_, err = st.PutObject(ctx, PutInput{Bucket: "bkt", Key: "k", Body: bytes.NewReader([]byte("new")), Size: 3,
-		Protect: Protection{Tagging: "a=b"}})
-	notImpl("PUT with tags", err, "tags")
-	_, err = st.CreateMultipartUpload(ctx, CreateMultipartInput{Bucket: "bkt", Key: "m", Protect: Protection{LegalHold: "ON"}})
-	notImpl("CreateMultipartUpload with a legal hold", err, "Object Lock")
-	for _, sub := range []string{"tagging", "retention", "legal-hold"} {
-		_, err = st.Forward(ctx, RawRequest{Method: http.MethodPut, Bucket: "bkt", Key: "k", Query: url.Values{sub: {""}},
-			Body: []byte("<Tagging><TagSet/></Tagging>")})
-		notImpl("PUT ?"+sub, err, "?"+sub)
-	}
-	for _, sub := range []string{"policy", "cors", "lifecycle", "object-lock", "ownershipControls", "acl"} {
-		_, err = st.Forward(ctx, RawRequest{Method: http.MethodGet, Bucket: "bkt", Query: url.Values{sub: {""}}})
-		notImpl("GET ?"+sub, err, "?"+strings.ToLower(sub))
-	}
-	_, err = st.Forward(ctx, RawRequest{Method: http.MethodPut, Bucket: "locked", Query: url.Values{},
-		Header: http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}})
-	notImpl("CreateBucket with Object Lock", err, "Object Lock")
-	if err := st.HeadBucket(ctx, "locked"); !IsNotFound(err) {
-		t.Errorf("refused CreateBucket made the bucket: %v", err)
-	}
-	obj, err := st.GetObject(ctx, GetInput{Bucket: "bkt", Key: "k"})
-	must(t, err)
-	got, _ := io.ReadAll(obj.Body)
-	obj.Body.Close()
-	if string(got) != "data" {
-		t.Fatalf("object after refused requests = %q", got)
-	}
-}
 
 // A small PUT body without Content-MD5 gets one (stores want it in Object
 // Lock buckets, default retention included); a large one is left alone.

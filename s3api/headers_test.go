@@ -104,8 +104,6 @@ func TestUnimplementedHeadersRefused(t *testing.T) {
 	}
 	// SSE-C and SSE-KMS are implemented (sse_test.go, e2e/sse_test.go).
 	refused := map[string]error{
-		"tagging":      putWith(func(in *s3.PutObjectInput) { in.Tagging = aws.String("a=b") }),
-		"object lock":  putWith(func(in *s3.PutObjectInput) { in.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatusOn }),
 		"owner check":  putWith(func(in *s3.PutObjectInput) { in.ExpectedBucketOwner = aws.String("123456789012") }),
 		"write offset": putWith(func(in *s3.PutObjectInput) { in.WriteOffsetBytes = aws.Int64(0) }),
 		"head owner check": func() error {
@@ -117,6 +115,11 @@ func TestUnimplementedHeadersRefused(t *testing.T) {
 		if apiCode(err) != "NotImplemented" || httpStatus(err) != http.StatusNotImplemented {
 			t.Errorf("%s: %v, want 501 NotImplemented", name, err)
 		}
+	}
+	// A lock in a bucket without Object Lock is S3's InvalidRequest (the
+	// embedded store keeps locks; protect_test.go has tags and locks).
+	if err := putWith(func(in *s3.PutObjectInput) { in.ObjectLockLegalHoldStatus = types.ObjectLockLegalHoldStatusOn }); apiCode(err) != "InvalidRequest" || httpStatus(err) != http.StatusBadRequest {
+		t.Errorf("object lock in a bucket without it: %v, want 400 InvalidRequest", err)
 	}
 	// ACLs other than private are for admin credentials (see protect_test.go).
 	for name, err := range map[string]error{
