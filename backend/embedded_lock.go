@@ -100,6 +100,19 @@ func (h *attrsHandler) lockBucket(bucket string) error {
 	return nil
 }
 
+// lockedVersion starts a GET or PUT of ?retention or ?legal-hold: it
+// resolves the version asked for (or the current one) and checks that the
+// bucket has Object Lock.
+func (h *attrsHandler) lockedVersion(r *http.Request, bucket, key string) (vid string, named bool, err error) {
+	if r.Method != http.MethodGet && r.Method != http.MethodPut {
+		return "", false, errMethod()
+	}
+	if vid, named, err = h.headVersion(r, bucket, key); err != nil {
+		return "", false, err
+	}
+	return vid, named, h.lockBucket(bucket)
+}
+
 type retentionDoc struct {
 	XMLName         xml.Name `xml:"Retention"`
 	NS              string   `xml:"xmlns,attr,omitempty"`
@@ -108,14 +121,8 @@ type retentionDoc struct {
 }
 
 func (h *attrsHandler) serveRetention(w http.ResponseWriter, r *http.Request, bucket, key string) error {
-	if r.Method != http.MethodGet && r.Method != http.MethodPut {
-		return errMethod()
-	}
-	vid, named, err := h.headVersion(r, bucket, key)
+	vid, named, err := h.lockedVersion(r, bucket, key)
 	if err != nil {
-		return err
-	}
-	if err := h.lockBucket(bucket); err != nil {
 		return err
 	}
 	if r.Method == http.MethodGet {
@@ -173,14 +180,8 @@ type legalHoldDoc struct {
 }
 
 func (h *attrsHandler) serveLegalHold(w http.ResponseWriter, r *http.Request, bucket, key string) error {
-	if r.Method != http.MethodGet && r.Method != http.MethodPut {
-		return errMethod()
-	}
-	vid, named, err := h.headVersion(r, bucket, key)
+	vid, named, err := h.lockedVersion(r, bucket, key)
 	if err != nil {
-		return err
-	}
-	if err := h.lockBucket(bucket); err != nil {
 		return err
 	}
 	if r.Method == http.MethodGet {
