@@ -9,6 +9,7 @@ import (
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -100,5 +101,37 @@ func TestReviewS11bAttributesOfSSECObjectWithoutKey(t *testing.T) {
 	if aws.ToString(out.ETag) == wantETag || gotSHA == wantSHA || aws.ToInt64(out.ObjectSize) == int64(len(secret)) {
 		t.Errorf("GetObjectAttributes without the customer key described the SSE-C object (ETag %v, SHA-256 %v, size %v)",
 			aws.ToString(out.ETag) == wantETag, gotSHA == wantSHA, aws.ToInt64(out.ObjectSize) == int64(len(secret)))
+	}
+}
+
+// TestReviewS11bOversizedKMSValuesAre500 (FAILS: finding). An SSE-KMS key
+// id or encryption context the store cannot take (too large for its
+// metadata or headers) is the client's bad input, but s3seal answers 500
+// InternalError ("The object store refused the request
+// (MetadataTooLarge)"): a retryable server error that SDKs retry, for a
+// request that can never succeed. S3 answers such input with a 4xx.
+func TestReviewS11bOversizedKMSValuesAre500(t *testing.T) {
+	srv := newTestServerOver(t, Config{Credentials: SingleCredential("ak", "sk")}, nil)
+	ctx := context.Background()
+	c := sdkClient(srv.URL, "ak", "sk")
+	b := aws.String("bkt")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string]*s3.PutObjectInput{
+		"key id 6000 bytes": {SSEKMSKeyId: aws.String(strings.Repeat("k", 6000))},
+		"context 80 KiB":    {SSEKMSEncryptionContext: aws.String(base64.StdEncoding.EncodeToString([]byte(`{"a":"` + strings.Repeat("a", 60000) + `"}`)))},
+	} {
+		in.Bucket, in.Key, in.Body, in.ServerSideEncryption = b, aws.String("k"), strings.NewReader("x"), types.ServerSideEncryptionAwsKms
+		_, err := c.PutObject(ctx, in)
+		var status int
+		var re interface{ HTTPStatusCode() int }
+		if errors.As(err, &re) {
+			status = re.HTTPStatusCode()
+		}
+		t.Logf("%s: %d %v", name, status, err)
+		if status >= 500 {
+			t.Errorf("%s: %d %s, want a 4xx client error", name, status, apiCode(err))
+		}
 	}
 }
