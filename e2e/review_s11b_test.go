@@ -1,0 +1,86 @@
+package e2e
+
+// Review s11b (SSE-C). This test PROVES a finding against the current
+// code: it is expected to FAIL until the product is fixed.
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// TestReviewS11bRcloneMD5ReachesStore (FAILS: finding). docs/FORMAT.md
+// says the plaintext's MD5 is not visible to the provider ("sealed with
+// the data key") and docs/DESIGN.md says of SSE-C objects "The MD5 is
+// sealed under the DEK, so the provider does not see it". rclone, a
+// supported client, stores the MD5 of what it uploads in the user
+// metadata X-Amz-Meta-Md5chksum; s3seal passes user metadata to the store
+// verbatim, so the store holds the plaintext MD5 of every object rclone
+// writes, SSE-C ones included: the "does this bucket hold a file I know"
+// confirmation the design means to deny.
+func TestReviewS11bRcloneMD5ReachesStore(t *testing.T) {
+	t.Parallel()
+	requireRclone(t)
+	m := startMoto(t)
+	tt := newTestTLS(t)
+	p := startTLSS3seal(t, tt, sealOpts{Backend: m})
+	ck := make([]byte, 32)
+	for i := range ck {
+		ck[i] = byte(i + 1)
+	}
+	dir := t.TempDir()
+	small := []byte(strings.Repeat("a file the provider already knows\n", 3000)) // ~100 KB, single PUT
+	big := make([]byte, 12<<20)                                                    // multipart
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	writeFile(t, dir, "src/small.txt", small)
+	writeFile(t, dir, "src/big.bin", big)
+	env := cleanEnv([]string{"AWS_CA_BUNDLE"},
+		"RCLONE_CONFIG="+filepath.Join(t.TempDir(), "rclone.conf"),
+		"RCLONE_CONFIG_S3SEAL_TYPE=s3",
+		"RCLONE_CONFIG_S3SEAL_PROVIDER=Other",
+		"RCLONE_CONFIG_S3SEAL_ENDPOINT="+p.Endpoint,
+		"RCLONE_CONFIG_S3SEAL_ACCESS_KEY_ID="+p.AccessKey,
+		"RCLONE_CONFIG_S3SEAL_SECRET_ACCESS_KEY="+p.SecretKey,
+		"RCLONE_CONFIG_S3SEAL_REGION=us-east-1",
+		"RCLONE_CONFIG_S3SEAL_FORCE_PATH_STYLE=true",
+		"RCLONE_CONFIG_S3SEAL_SSE_CUSTOMER_ALGORITHM=AES256",
+		"RCLONE_CONFIG_S3SEAL_SSE_CUSTOMER_KEY_BASE64="+base64.StdEncoding.EncodeToString(ck),
+		"RCLONE_CA_CERT="+tt.CAFile,
+		"HOME="+t.TempDir(),
+	)
+	rc := func(args ...string) string {
+		return runTool(t, env, rcloneBin, append([]string{"--retries", "1", "--low-level-retries", "1", "--s3-upload-cutoff", "8M", "--s3-chunk-size", "5M"}, args...)...)
+	}
+	rc("mkdir", "s3seal:mdbkt")
+	rc("copy", filepath.Join(dir, "src"), "s3seal:mdbkt")
+	if got := rc("cat", "s3seal:mdbkt/small.txt"); got != string(small) {
+		t.Fatalf("rclone read back %d bytes", len(got))
+	}
+	be := motoClient(t, m)
+	ctx := context.Background()
+	for name, data := range map[string][]byte{"small.txt": small, "big.bin": big} {
+		h, err := be.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("mdbkt"), Key: aws.String(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Metadata["s3seal-ssec"] == "" {
+			t.Fatalf("%s is not an SSE-C object: %v", name, h.Metadata)
+		}
+		sum := md5.Sum(data)
+		b64, hexsum := base64.StdEncoding.EncodeToString(sum[:]), fmt.Sprintf("%x", sum)
+		for k, v := range h.Metadata {
+			if strings.Contains(v, b64) || strings.Contains(v, hexsum) {
+				t.Errorf("the store holds the plaintext MD5 of SSE-C object %s in user metadata %s=%s", name, k, v)
+			}
+		}
+	}
+}
