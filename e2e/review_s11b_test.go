@@ -84,3 +84,30 @@ func TestReviewS11bRcloneMD5ReachesStore(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewS11bS3cmdMD5ReachesStore (FAILS: finding, same cause as the
+// rclone one). s3cmd's default --preserve stores x-amz-meta-s3cmd-attrs,
+// which holds "md5:<hex of the plaintext>": the store holds the plaintext
+// MD5 docs/FORMAT.md says it never sees.
+func TestReviewS11bS3cmdMD5ReachesStore(t *testing.T) {
+	t.Parallel()
+	requireTool(t, "s3cmd")
+	m := startMoto(t)
+	p := startS3seal(t, sealOpts{Backend: m})
+	dir := t.TempDir()
+	s3c := s3cmdFor(t, p, dir)
+	data := []byte(strings.Repeat("a file the provider already knows\n", 100))
+	src := writeFile(t, dir, "f.txt", data)
+	s3c("mb", "s3://mdbkt2")
+	s3c("put", src, "s3://mdbkt2/f.txt")
+	h, err := motoClient(t, m).HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String("mdbkt2"), Key: aws.String("f.txt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := fmt.Sprintf("%x", md5.Sum(data))
+	for k, v := range h.Metadata {
+		if strings.Contains(v, sum) {
+			t.Errorf("the store holds the plaintext MD5 in user metadata %s=%s", k, v)
+		}
+	}
+}
