@@ -2,6 +2,8 @@ package sealstore
 
 import (
 	"context"
+
+	"github.com/s3seal/s3seal/crypto"
 )
 
 // ObjectPart is one part of a multipart object in plaintext terms, as
@@ -22,7 +24,11 @@ type ObjectPart struct {
 // asked for is refused, and a delete marker is the backend's error. The
 // manifest cache keeps no per-part checksums, so when any part lacks them
 // there the manifest is read again.
-func (s *Store) Attributes(ctx context.Context, bucket, key, versionID string) (ObjectInfo, []ObjectPart, error) {
+//
+// The client's customer key ck is checked as Stat checks it, against the
+// very version described (one backend read): an object sealed with a
+// customer key is described only to a client that has it.
+func (s *Store) Attributes(ctx context.Context, bucket, key, versionID string, ck *crypto.CustomerKey) (ObjectInfo, []ObjectPart, error) {
 	if err := CheckKey(key); err != nil {
 		return ObjectInfo{}, nil, err
 	}
@@ -31,8 +37,19 @@ func (s *Store) Attributes(ctx context.Context, bucket, key, versionID string) (
 		return ObjectInfo{}, nil, err
 	}
 	info, dk, err := s.describe(ctx, bucket, bi, false)
-	if err != nil || info.manifest == nil {
+	if err != nil {
 		return info, nil, err
+	}
+	switch {
+	case !info.Encrypted && ck != nil:
+		return ObjectInfo{}, nil, customerKeyNotApplicable()
+	case info.Encrypted:
+		if _, err := contentKey(info, dk, ck); err != nil {
+			return ObjectInfo{}, nil, err
+		}
+	}
+	if info.manifest == nil {
+		return info, nil, nil
 	}
 	m := *info.manifest
 	for _, p := range m.Parts {

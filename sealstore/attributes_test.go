@@ -48,7 +48,7 @@ func TestLongPartChecksumsAndAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for round := range 2 { // the second reads the cached manifest
-		info, got, err := f.st.Attributes(f.ctx, bucket, key, "")
+		info, got, err := f.st.Attributes(f.ctx, bucket, key, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestLongPartChecksumsAndAttributes(t *testing.T) {
 			}
 		}
 	}
-	if _, got, err := f.st.Attributes(f.ctx, bucket, key+"-none", ""); err == nil || got != nil {
+	if _, got, err := f.st.Attributes(f.ctx, bucket, key+"-none", "", nil); err == nil || got != nil {
 		t.Fatalf("missing object: %v %v", got, err)
 	}
 }
@@ -81,7 +81,7 @@ func TestAttributesOfVersion(t *testing.T) {
 		vid, want string
 		size      int64
 	}{{v1.VersionID, v1.VersionID, 3}, {v2.VersionID, v2.VersionID, 6}, {"", v2.VersionID, 6}} {
-		info, parts, err := f.st.Attributes(f.ctx, bucket, "k", c.vid)
+		info, parts, err := f.st.Attributes(f.ctx, bucket, "k", c.vid, nil)
 		if err != nil {
 			t.Fatalf("version %q: %v", c.vid, err)
 		}
@@ -94,7 +94,7 @@ func TestAttributesOfVersion(t *testing.T) {
 		t.Fatalf("delete: %+v %v", del, err)
 	}
 	var be *backend.Error
-	if _, _, err := f.st.Attributes(f.ctx, bucket, "k", del.VersionID); !errors.As(err, &be) || !(be.DeleteMarker || be.Code == "MethodNotAllowed") {
+	if _, _, err := f.st.Attributes(f.ctx, bucket, "k", del.VersionID, nil); !errors.As(err, &be) || !(be.DeleteMarker || be.Code == "MethodNotAllowed") {
 		t.Errorf("attributes of the delete marker: %v, want the backend's delete-marker error", err)
 	}
 }

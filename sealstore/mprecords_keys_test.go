@@ -146,7 +146,7 @@ func testLongRecordsInKeys(t *testing.T, f *fixture, alg string, legacy bool) {
 	if err != nil || !bytes.Equal(got, append(bytes.Clone(datas[0]), datas[1]...)) {
 		t.Fatalf("read back: %d bytes, %v", len(got), err)
 	}
-	_, attrs, err := st.Attributes(f.ctx, bucket, key, "")
+	_, attrs, err := st.Attributes(f.ctx, bucket, key, "", nil)
 	if err != nil || len(attrs) != 2 || attrs[0].Checksums[alg] != longChecksum(alg, datas[0]) {
 		t.Fatalf("attributes: %+v, %v", attrs, err)
 	}

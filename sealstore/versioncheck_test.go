@@ -47,7 +47,7 @@ func TestVersionMismatchRefused(t *testing.T) {
 	}
 	_, err = st.HeadVersion(f.ctx, bucket, "k", a.VersionID)
 	refused("HEAD", err)
-	_, _, err = st.Attributes(f.ctx, bucket, "k", a.VersionID)
+	_, _, err = st.Attributes(f.ctx, bucket, "k", a.VersionID, nil)
 	refused("GetObjectAttributes", err)
 	for _, rng := range []*Range{nil, {First: 0, Last: 3}} {
 		_, rd, err := st.GetVersion(f.ctx, bucket, "k", a.VersionID, rng)
