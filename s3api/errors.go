@@ -118,6 +118,9 @@ func fromBackend(be *backend.Error) *APIError {
 	if ae := lockRefusal(be); ae != nil {
 		return ae
 	}
+	if ae := sizeRefusal(be); ae != nil {
+		return ae
+	}
 	switch be.Code {
 	case "":
 		return apiErr("ServiceUnavailable", "The object store did not answer. Please try again.")

@@ -109,7 +109,9 @@ func TestReviewS11bAttributesOfSSECObjectWithoutKey(t *testing.T) {
 	}
 }
 
-// TestReviewS11bOversizedKMSValuesAre500 (FAILS: finding). An SSE-KMS key
+// TestReviewS11bOversizedKMSValuesAre500 (regression; fixed by bounding
+// the SSE-KMS values in s3api, checkKMSValues, and answering a store's
+// size refusals with the client's 4xx, sizeRefusal). An SSE-KMS key
 // id or encryption context the store cannot take (too large for its
 // metadata or headers) is the client's bad input, but s3seal answers 500
 // InternalError ("The object store refused the request

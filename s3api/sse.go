@@ -33,6 +33,9 @@ func checkSSEHeaders(h http.Header) *APIError {
 		h.Get("X-Amz-Server-Side-Encryption-Bucket-Key-Enabled") != "") {
 		return apiErr("InvalidArgument", "Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms.")
 	}
+	if e := checkKMSValues(h); e != nil {
+		return e
+	}
 	ck, err := customerKeyFrom(h, ssecPrefix)
 	if err != nil {
 		return err
