@@ -102,7 +102,7 @@ func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err er
 	}
 	for k := range v {
 		switch k {
-		case MetaVersion, MetaKeyID, MetaOID, MetaDEK, MetaSize, MetaMP, MetaSSEC:
+		case MetaVersion, MetaKeyID, MetaOID, MetaDEK, MetaSize, MetaMP, MetaSSEC, MetaUser:
 		default:
 			return Envelope{}, true, newErr(ErrCorrupt, "unknown metadata key %s", k)
 		}

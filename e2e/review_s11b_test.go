@@ -1,7 +1,8 @@
 package e2e
 
-// Review s11b (SSE-C). This test PROVES a finding against the current
-// code: it is expected to FAIL until the product is fixed.
+// Review s11b (SSE-C). These tests proved a finding against the code
+// before its fix (user metadata carrying the plaintext's MD5 reached the
+// store); they now assert it is sealed (sealstore.SealedMetaKeys).
 
 import (
 	"context"
@@ -16,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// TestReviewS11bRcloneMD5ReachesStore (FAILS: finding). docs/FORMAT.md
+// TestReviewS11bRcloneMD5ReachesStore (regression). docs/FORMAT.md
 // says the plaintext's MD5 is not visible to the provider ("sealed with
 // the data key") and docs/DESIGN.md says of SSE-C objects "The MD5 is
 // sealed under the DEK, so the provider does not see it". rclone, a
@@ -37,7 +38,7 @@ func TestReviewS11bRcloneMD5ReachesStore(t *testing.T) {
 	}
 	dir := t.TempDir()
 	small := []byte(strings.Repeat("a file the provider already knows\n", 3000)) // ~100 KB, single PUT
-	big := make([]byte, 12<<20)                                                    // multipart
+	big := make([]byte, 12<<20)                                                  // multipart
 	for i := range big {
 		big[i] = byte(i * 7)
 	}
@@ -65,6 +66,11 @@ func TestReviewS11bRcloneMD5ReachesStore(t *testing.T) {
 	if got := rc("cat", "s3seal:mdbkt/small.txt"); got != string(small) {
 		t.Fatalf("rclone read back %d bytes", len(got))
 	}
+	// rclone knows a multipart object's MD5 only from its md5chksum:
+	// s3seal gives it back opened.
+	if got, sum := rc("md5sum", "s3seal:mdbkt/big.bin"), fmt.Sprintf("%x", md5.Sum(big)); !strings.Contains(got, sum) {
+		t.Errorf("rclone md5sum of the multipart object: %q, want %s", got, sum)
+	}
 	be := motoClient(t, m)
 	ctx := context.Background()
 	for name, data := range map[string][]byte{"small.txt": small, "big.bin": big} {
@@ -85,8 +91,8 @@ func TestReviewS11bRcloneMD5ReachesStore(t *testing.T) {
 	}
 }
 
-// TestReviewS11bS3cmdMD5ReachesStore (FAILS: finding, same cause as the
-// rclone one). s3cmd's default --preserve stores x-amz-meta-s3cmd-attrs,
+// TestReviewS11bS3cmdMD5ReachesStore (regression, same cause as the
+// rclone one; s3cmd gets its attributes back through s3seal). s3cmd's default --preserve stores x-amz-meta-s3cmd-attrs,
 // which holds "md5:<hex of the plaintext>": the store holds the plaintext
 // MD5 docs/FORMAT.md says it never sees.
 func TestReviewS11bS3cmdMD5ReachesStore(t *testing.T) {
@@ -109,5 +115,9 @@ func TestReviewS11bS3cmdMD5ReachesStore(t *testing.T) {
 		if strings.Contains(v, sum) {
 			t.Errorf("the store holds the plaintext MD5 in user metadata %s=%s", k, v)
 		}
+	}
+	sh, err := sdkFor(t, p).HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String("mdbkt2"), Key: aws.String("f.txt")})
+	if err != nil || !strings.Contains(sh.Metadata["s3cmd-attrs"], "md5:"+sum) {
+		t.Errorf("s3seal does not give s3cmd its attributes back: %v, %v", sh, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"time"
 
@@ -55,10 +56,11 @@ func (s *Store) CreateMultipart(ctx context.Context, in CreateMultipartInput) (s
 	if err != nil {
 		return "", fmt.Errorf("wrap data key: %w", err)
 	}
-	meta := env.Metadata()
-	for k, v := range in.Meta {
-		meta[k] = v
+	meta, err := sealMeta(dk, in.Meta)
+	if err != nil {
+		return "", err
 	}
+	maps.Copy(meta, env.Metadata())
 	id, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: in.Bucket, Key: in.Key, Meta: meta, Headers: in.Headers, Protect: in.Protect})
 	if err != nil {
 		return "", err

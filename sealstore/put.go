@@ -90,9 +90,9 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("wrap data key: %w", err)
 	}
-	meta := make(map[string]string, len(in.Meta)+8)
-	for k, v := range in.Meta {
-		meta[k] = v
+	meta, err := sealMeta(dk, in.Meta)
+	if err != nil {
+		return ObjectInfo{}, err
 	}
 	for k, v := range env.Metadata() {
 		meta[k] = v

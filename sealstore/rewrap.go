@@ -163,6 +163,9 @@ func (s *Store) rewrapOne(ctx context.Context, bucket string, e backend.ListEntr
 	}
 	meta := userMeta(bi.Meta)
 	maps.Copy(meta, newEnv.Metadata())
+	if v, ok := sealedMetaValue(bi.Meta); ok { // sealed with the DEK, which is kept
+		meta[crypto.MetaUser] = v
+	}
 	etag := strings.Trim(bi.ETag, `"`)
 	var vid string
 	if bi.Size > opt.MaxCopySize {

@@ -315,6 +315,9 @@ func (s *Store) describe(ctx context.Context, bucket string, bi backend.ObjectIn
 		}
 		return info, nil, integrityErr(bucket, bi.Key, err)
 	}
+	if err := openMeta(dk, bi.Meta, info.Meta); err != nil {
+		return info, nil, integrityErr(bucket, bi.Key, err)
+	}
 	if env.Multipart {
 		m, err := s.manifest(ctx, bucket, bi.Key, dk, strings.Trim(bi.ETag, `"`), bi.Size)
 		if err != nil {
