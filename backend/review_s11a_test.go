@@ -1,0 +1,189 @@
+package backend
+
+// Review s11a (hostile client / faults against the embedded store's
+// versions, Object Lock and sidecar). These tests PROVE findings: the
+// ones named TestReviewS11aBUG* fail against the current code on purpose.
+// Run: go test ./backend -run TestReviewS11a -v
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+type rawStore struct {
+	t   *testing.T
+	e   *Embedded
+	dir string
+}
+
+func startRaw(t *testing.T) *rawStore {
+	t.Helper()
+	dir := t.TempDir()
+	e, err := StartEmbedded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return &rawStore{t: t, e: e, dir: dir}
+}
+
+// do sends a request straight at the store's handler, with its access key.
+func (s *rawStore) do(method, p string, q url.Values, h http.Header, body []byte) (*http.Response, []byte) {
+	s.t.Helper()
+	u := s.e.Endpoint() + p
+	if q != nil {
+		u += "?" + strings.ReplaceAll(q.Encode(), "=&", "&")
+	}
+	req, err := http.NewRequest(method, u, bytes.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+s.e.accessKey+"/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=00")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, b
+}
+
+func (s *rawStore) lockBucket(name string) {
+	s.t.Helper()
+	resp, b := s.do("PUT", "/"+name, nil, http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}, nil)
+	if resp.StatusCode != 200 {
+		s.t.Fatalf("create %s: %d %s", name, resp.StatusCode, b)
+	}
+}
+
+func (s *rawStore) put(bucket, key string, h http.Header, body string) (int, string, []byte) {
+	resp, b := s.do("PUT", "/"+bucket+"/"+key, nil, h, []byte(body))
+	return resp.StatusCode, resp.Header.Get("X-Amz-Version-Id"), b
+}
+
+func (s *rawStore) versionIDs(bucket string) []string {
+	s.t.Helper()
+	resp, b := s.do("GET", "/"+bucket, url.Values{"versions": {""}}, nil, nil)
+	if resp.StatusCode != 200 {
+		s.t.Fatalf("list versions: %d %s", resp.StatusCode, b)
+	}
+	var out struct {
+		V []struct{ Key, VersionId string } `xml:"Version"`
+	}
+	xml.Unmarshal(b, &out)
+	var ids []string
+	for _, v := range out.V {
+		ids = append(ids, v.Key+"@"+v.VersionId)
+	}
+	return ids
+}
+
+// BUG (medium): DeleteObjects' per-entry <ETag> (a conditional delete,
+// which fixedBackend.serveDeleteObjects honours) is dropped by the sidecar
+// layer: attrsHandler.serveDeleteObjects re-marshals the request from
+// deleteReq, which has no ETag field, so the entry is deleted
+// unconditionally.
+func TestReviewS11aBUGDeleteObjectsETagDropped(t *testing.T) {
+	s := startRaw(t)
+	if r, b := s.do("PUT", "/vbk", nil, nil, nil); r.StatusCode != 200 {
+		t.Fatalf("%d %s", r.StatusCode, b)
+	}
+	s.do("PUT", "/vbk", url.Values{"versioning": {""}}, nil,
+		[]byte(`<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>`))
+	st, vid, b := s.put("vbk", "k", nil, "data")
+	if st != 200 {
+		t.Fatalf("put %d %s", st, b)
+	}
+	body := `<Delete><Object><Key>k</Key><VersionId>` + vid + `</VersionId><ETag>"00000000000000000000000000000000"</ETag></Object></Delete>`
+	resp, rb := s.do("POST", "/vbk", url.Values{"delete": {""}}, nil, []byte(body))
+	t.Logf("DeleteObjects with a wrong ETag: %d %s", resp.StatusCode, rb)
+	if ids := s.versionIDs("vbk"); len(ids) != 1 {
+		t.Errorf("version deleted although its ETag did not match the entry's <ETag>: versions now %v", ids)
+	}
+	if !bytes.Contains(rb, []byte("PreconditionFailed")) {
+		t.Errorf("want a PreconditionFailed error for the entry, got %s", rb)
+	}
+}
+
+// BUG (medium): a failure between base writing a version and the sidecar
+// recording its lock (simulated: the sidecar's object-record directory
+// cannot be written — ENOSPC/EIO, or a crash at that point) leaves the
+// version in the store WITHOUT its COMPLIANCE retention: the client is told
+// 500, but the version exists, is listed, and is deletable by anyone.
+func TestReviewS11aBUGLockedWriteLeavesUnlockedVersion(t *testing.T) {
+	s := startRaw(t)
+	s.lockBucket("lkb")
+	// A first write creates attrs/lkb/o; then make it read-only (chattr +i:
+	// root ignores permission bits), as a full or failing disk would.
+	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	lockH := http.Header{"X-Amz-Object-Lock-Mode": {"COMPLIANCE"}, "X-Amz-Object-Lock-Retain-Until-Date": {until}}
+	if st, _, b := s.put("lkb", "first", lockH, "x"); st != 200 {
+		t.Fatalf("put %d %s", st, b)
+	}
+	odir := filepath.Join(s.dir, "attrs", "lkb", "o")
+	if out, err := exec.Command("chattr", "+i", odir).CombinedOutput(); err != nil {
+		t.Skipf("chattr: %v %s", err, out)
+	}
+	st, _, b := s.put("lkb", "k", lockH, "backup")
+	t.Logf("PUT with COMPLIANCE while the record cannot be written: %d %s", st, b)
+	exec.Command("chattr", "-i", odir).Run() // the fault passes
+	ids := s.versionIDs("lkb")
+	t.Logf("versions after the failed write: %v", ids)
+	for _, id := range ids {
+		k, v, _ := strings.Cut(id, "@")
+		if k != "k" {
+			continue
+		}
+		resp, _ := s.do("DELETE", "/lkb/k", url.Values{"versionId": {v}}, nil, nil)
+		if resp.StatusCode == 204 {
+			t.Errorf("the write answered %d, yet left version %s in the store, unlocked: a plain DELETE ?versionId removed it (want either no version, or a COMPLIANCE one)", st, v)
+		}
+	}
+}
+
+// BUG (low): a browser-form POST upload (gofakes3's createObjectBrowserUpload,
+// reachable with the store's key) bypasses the sidecar: in a bucket whose
+// default retention is COMPLIANCE 1 day, the version it makes has no
+// retention and is deleted by a plain DELETE ?versionId.
+func TestReviewS11aBUGPostUploadSkipsDefaultRetention(t *testing.T) {
+	s := startRaw(t)
+	s.lockBucket("lkb")
+	resp, b := s.do("PUT", "/lkb", url.Values{"object-lock": {""}}, nil, []byte(
+		`<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>COMPLIANCE</Mode><Days>1</Days></DefaultRetention></Rule></ObjectLockConfiguration>`))
+	if resp.StatusCode != 200 {
+		t.Fatalf("lock config: %d %s", resp.StatusCode, b)
+	}
+	// Control: a PUT gets the default retention.
+	_, pv, _ := s.put("lkb", "put", nil, "x")
+	if resp, _ := s.do("DELETE", "/lkb/put", url.Values{"versionId": {pv}}, nil, nil); resp.StatusCode != 403 {
+		t.Fatalf("control: delete of a PUT version under default retention: %d", resp.StatusCode)
+	}
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	mw.WriteField("key", "posted")
+	fw, _ := mw.CreateFormFile("file", "f")
+	fw.Write([]byte("backup"))
+	mw.Close()
+	resp, b = s.do("POST", "/lkb", nil, http.Header{"Content-Type": {mw.FormDataContentType()}}, buf.Bytes())
+	vid := resp.Header.Get("X-Amz-Version-Id")
+	t.Logf("POST upload: %d vid=%s %s", resp.StatusCode, vid, b)
+	if resp.StatusCode/100 != 2 {
+		t.Skip("POST upload refused: holds")
+	}
+	resp, _ = s.do("DELETE", "/lkb/posted", url.Values{"versionId": {vid}}, nil, nil)
+	if resp.StatusCode == 204 {
+		t.Errorf("a POST-uploaded version in a bucket with default COMPLIANCE retention was deleted by id (%d)", resp.StatusCode)
+	}
+}
