@@ -12,6 +12,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -185,5 +186,50 @@ func TestReviewS11aBUGPostUploadSkipsDefaultRetention(t *testing.T) {
 	resp, _ = s.do("DELETE", "/lkb/posted", url.Values{"versionId": {vid}}, nil, nil)
 	if resp.StatusCode == 204 {
 		t.Errorf("a POST-uploaded version in a bucket with default COMPLIANCE retention was deleted by id (%d)", resp.StatusCode)
+	}
+}
+
+// BUG (medium): archiveLocked moves the current version's body into
+// versions/ (rename) and only then writes its record (<id>.json); a failure
+// or crash between the two loses the version: its body sits in
+// <id>.data with no record, it is neither current nor listed nor readable
+// by id, and nothing recovers it on restart. Here the record write is made
+// to fail (a directory where <id>.json.tmp goes), which leaves exactly the
+// state a crash at that point leaves.
+func TestReviewS11aBUGArchiveNotAtomicLosesVersion(t *testing.T) {
+	s := startRaw(t)
+	s.lockBucket("lkb")
+	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	lockH := http.Header{"X-Amz-Object-Lock-Mode": {"COMPLIANCE"}, "X-Amz-Object-Lock-Retain-Until-Date": {until}}
+	st, v1, b := s.put("lkb", "k", lockH, "precious")
+	if st != 200 || v1 == "" {
+		t.Fatalf("put %d %s", st, b)
+	}
+	kd := filepath.Join(s.dir, "objects", (&fixedBackend{}).keyVersionsDir("lkb", "k"))
+	if err := os.MkdirAll(filepath.Join(kd, v1+".json.tmp"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	st, _, b = s.put("lkb", "k", nil, "newer")
+	t.Logf("overwrite while the record cannot be written: %d %s", st, b)
+	os.RemoveAll(filepath.Join(kd, v1+".json.tmp")) // the fault passes
+
+	// Restart on the same directory, as after a crash.
+	s.e.Close()
+	e, err := StartEmbedded(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s.e = e
+	ids := s.versionIDs("lkb")
+	resp, gb := s.do("GET", "/lkb/k", url.Values{"versionId": {v1}}, nil, nil)
+	t.Logf("after restart: versions %v; GET ?versionId=%s: %d", ids, v1, resp.StatusCode)
+	if resp.StatusCode != 200 || string(gb) != "precious" {
+		fis, _ := os.ReadDir(kd)
+		var names []string
+		for _, fi := range fis {
+			names = append(names, fi.Name())
+		}
+		t.Errorf("the COMPLIANCE-locked version %s is lost (GET %d, listed %v) though its body is on disk: %v", v1, resp.StatusCode, ids, names)
 	}
 }
