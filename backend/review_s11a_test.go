@@ -233,3 +233,95 @@ func TestReviewS11aBUGArchiveNotAtomicLosesVersion(t *testing.T) {
 		t.Errorf("the COMPLIANCE-locked version %s is lost (GET %d, listed %v) though its body is on disk: %v", v1, resp.StatusCode, ids, names)
 	}
 }
+
+// Holds (race): concurrent writers, deletes by id of the current version
+// and PutObjectRetention on one key of a versioned (lock) bucket; every
+// acknowledged version must be listed exactly once, one latest.
+func TestReviewS11aRaceWritersDeletes(t *testing.T) {
+	s := startRaw(t)
+	s.lockBucket("lkb")
+	const n = 40
+	type res struct {
+		st  int
+		vid string
+	}
+	ch := make(chan res, n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			st, vid, _ := s.put("lkb", "k", nil, strings.Repeat("x", i))
+			ch <- res{st, vid}
+		}(i)
+	}
+	acked := map[string]bool{}
+	deleted := map[string]bool{}
+	for i := 0; i < n; i++ {
+		r := <-ch
+		if r.st != 200 {
+			t.Errorf("put: %d", r.st)
+			continue
+		}
+		acked[r.vid] = true
+		if i%4 == 0 { // delete some by id while others still write
+			resp, _ := s.do("DELETE", "/lkb/k", url.Values{"versionId": {r.vid}}, nil, nil)
+			if resp.StatusCode == 204 {
+				deleted[r.vid] = true
+			}
+		}
+	}
+	resp, b := s.do("GET", "/lkb", url.Values{"versions": {""}}, nil, nil)
+	var out struct {
+		V []struct {
+			VersionId string
+			IsLatest  bool
+		} `xml:"Version"`
+	}
+	xml.Unmarshal(b, &out)
+	seen, latest := map[string]int{}, 0
+	for _, v := range out.V {
+		seen[v.VersionId]++
+		if v.IsLatest {
+			latest++
+		}
+	}
+	for v := range acked {
+		if !deleted[v] && seen[v] != 1 {
+			t.Errorf("acknowledged version %s listed %d times", v, seen[v])
+		}
+		if deleted[v] && seen[v] != 0 {
+			t.Errorf("deleted version %s still listed", v)
+		}
+	}
+	if latest != 1 || resp.StatusCode != 200 {
+		t.Errorf("%d versions marked latest (status %d)", latest, resp.StatusCode)
+	}
+}
+
+// BUG (low, cost): every ListObjectVersions page reads and parses every
+// version record of the prefix (allVersions before pageVersions), so a
+// page of max-keys=1 costs O(all versions): with thousands of versions of
+// one key each page is as slow as a full listing.
+func TestReviewS11aBUGListVersionsCostPerPage(t *testing.T) {
+	s := startRaw(t)
+	s.do("PUT", "/vbk", nil, nil, nil)
+	s.do("PUT", "/vbk", url.Values{"versioning": {""}}, nil,
+		[]byte(`<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>`))
+	page := func() time.Duration {
+		start := time.Now()
+		for i := 0; i < 5; i++ {
+			s.do("GET", "/vbk", url.Values{"versions": {""}, "max-keys": {"1"}}, nil, nil)
+		}
+		return time.Since(start) / 5
+	}
+	for i := 0; i < 20; i++ {
+		s.put("vbk", "k", nil, "x")
+	}
+	small := page()
+	for i := 0; i < 4000; i++ {
+		s.put("vbk", "k", nil, "x")
+	}
+	big := page()
+	t.Logf("max-keys=1 page: %v with 20 versions, %v with 4020", small, big)
+	if big > 20*small && big > 20*time.Millisecond {
+		t.Errorf("a one-entry page costs %v with 4020 versions vs %v with 20: listing cost grows with every version kept", big, small)
+	}
+}
