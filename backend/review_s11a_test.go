@@ -325,3 +325,29 @@ func TestReviewS11aBUGListVersionsCostPerPage(t *testing.T) {
 		t.Errorf("a one-entry page costs %v with 4020 versions vs %v with 20: listing cost grows with every version kept", big, small)
 	}
 }
+
+// BUG (high): the sidecar names a bucket's directory by replacing "/" and
+// "\" with "_" (attrStore.bucketDir), while createLaxBucket accepts names
+// gofakes3 refuses, "\" and "_" included. Creating the bucket `a\bc` runs
+// serveCreateBucket's dropBucket on attrs/a_bc: every retention and legal
+// hold of the existing bucket `a_bc` is wiped, and its COMPLIANCE-locked
+// version is then deleted by a plain DELETE ?versionId.
+func TestReviewS11aBUGBucketNameAliasWipesLocks(t *testing.T) {
+	s := startRaw(t)
+	s.lockBucket("a_bc")
+	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	lockH := http.Header{"X-Amz-Object-Lock-Mode": {"COMPLIANCE"}, "X-Amz-Object-Lock-Retain-Until-Date": {until}}
+	st, vid, b := s.put("a_bc", "k", lockH, "backup")
+	if st != 200 {
+		t.Fatalf("put %d %s", st, b)
+	}
+	if resp, _ := s.do("DELETE", "/a_bc/k", url.Values{"versionId": {vid}}, nil, nil); resp.StatusCode != 403 {
+		t.Fatalf("control: delete of the locked version answered %d", resp.StatusCode)
+	}
+	resp, b := s.do("PUT", "/a%5Cbc", nil, nil, nil)
+	t.Logf(`create bucket "a\bc": %d %s`, resp.StatusCode, b)
+	resp, _ = s.do("DELETE", "/a_bc/k", url.Values{"versionId": {vid}}, nil, nil)
+	if resp.StatusCode == 204 {
+		t.Errorf(`after creating the bucket "a\bc", the COMPLIANCE-locked version %s of "a_bc" was deleted (%d)`, vid, resp.StatusCode)
+	}
+}
