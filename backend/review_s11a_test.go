@@ -483,3 +483,57 @@ func TestReviewS11aListVersionsPagingVsMoto(t *testing.T) {
 		}
 	}
 }
+
+// Probe: a DELETE ?versionId with an extra query parameter is routed past
+// serveVersions (len(q) != 1) to gofakes3; the sidecar checked the named
+// version only.
+func TestReviewS11aDeleteVersionExtraParam(t *testing.T) {
+	s := startRaw(t)
+	s.lockBucket("lkb")
+	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	lockH := http.Header{"X-Amz-Object-Lock-Mode": {"COMPLIANCE"}, "X-Amz-Object-Lock-Retain-Until-Date": {until}}
+	_, v1, _ := s.put("lkb", "k", nil, "old")
+	_, v2, _ := s.put("lkb", "k", lockH, "locked")
+	for _, extra := range []string{"foo", "partNumber", "response-content-type"} {
+		q := url.Values{"versionId": {v1}, extra: {"1"}}
+		resp, b := s.do("DELETE", "/lkb/k", q, nil, nil)
+		t.Logf("DELETE ?versionId=v1&%s=1: %d %s %v", extra, resp.StatusCode, b, resp.Header)
+	}
+	ids := s.versionIDs("lkb")
+	t.Logf("versions now %v (v1=%s v2=%s)", ids, v1, v2)
+	found := false
+	for _, id := range ids {
+		found = found || id == "k@"+v2
+	}
+	if !found {
+		t.Errorf("the COMPLIANCE-locked version v2 is gone")
+	}
+	resp, b := s.do("GET", "/lkb/k", nil, nil, nil)
+	if string(b) != "locked" {
+		t.Errorf("GET k: %d %q, want the locked version", resp.StatusCode, b)
+	}
+}
+
+// BUG (high): a DELETE without versionId but with any other query
+// parameter (here "foo=1"; any name works) in a versioned bucket with
+// Object Lock skips serveVersions (which only takes len(q)==0) and reaches
+// gofakes3's deleteObject -> fixedBackend.DeleteObject, which knows
+// nothing of versions: the current version's file is removed for good, no
+// delete marker is made. The sidecar's guardNull only looked at the "null"
+// record, so the COMPLIANCE-locked current version is destroyed.
+func TestReviewS11aBUGDeleteExtraParamDestroysLockedCurrent(t *testing.T) {
+	s := startRaw(t)
+	s.lockBucket("lkb")
+	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	lockH := http.Header{"X-Amz-Object-Lock-Mode": {"COMPLIANCE"}, "X-Amz-Object-Lock-Retain-Until-Date": {until}}
+	_, v1, _ := s.put("lkb", "k", lockH, "locked")
+	resp, b := s.do("DELETE", "/lkb/k", url.Values{"foo": {"1"}}, nil, nil)
+	t.Logf("DELETE /lkb/k?foo=1: %d %s delete-marker=%q vid=%q", resp.StatusCode, b,
+		resp.Header.Get("X-Amz-Delete-Marker"), resp.Header.Get("X-Amz-Version-Id"))
+	ids := s.versionIDs("lkb")
+	resp, gb := s.do("GET", "/lkb/k", url.Values{"versionId": {v1}}, nil, nil)
+	t.Logf("versions now %v; GET ?versionId=%s: %d", ids, v1, resp.StatusCode)
+	if resp.StatusCode != 200 || string(gb) != "locked" {
+		t.Errorf("the COMPLIANCE-locked version %s was destroyed by DELETE ?foo=1 (GET by id: %d, versions listed: %v)", v1, resp.StatusCode, ids)
+	}
+}
