@@ -537,3 +537,49 @@ func TestReviewS11aBUGDeleteExtraParamDestroysLockedCurrent(t *testing.T) {
 		t.Errorf("the COMPLIANCE-locked version %s was destroyed by DELETE ?foo=1 (GET by id: %d, versions listed: %v)", v1, resp.StatusCode, ids)
 	}
 }
+
+// Probe: a copy onto a locked current version with an extra query
+// parameter (serveVersions takes copies only with len(q)==0).
+func TestReviewS11aCopyExtraParamOntoLocked(t *testing.T) {
+	s := startRaw(t)
+	s.lockBucket("lkb")
+	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	lockH := http.Header{"X-Amz-Object-Lock-Mode": {"COMPLIANCE"}, "X-Amz-Object-Lock-Retain-Until-Date": {until}}
+	_, v1, _ := s.put("lkb", "k", lockH, "locked")
+	s.put("lkb", "src", nil, "evil")
+	resp, b := s.do("PUT", "/lkb/k", url.Values{"foo": {"1"}}, http.Header{"X-Amz-Copy-Source": {"/lkb/src"}}, nil)
+	t.Logf("copy ?foo=1 onto k: %d %s vid=%q", resp.StatusCode, b, resp.Header.Get("X-Amz-Version-Id"))
+	resp, gb := s.do("GET", "/lkb/k", url.Values{"versionId": {v1}}, nil, nil)
+	t.Logf("versions %v; GET ?versionId=%s: %d %q", s.versionIDs("lkb"), v1, resp.StatusCode, gb)
+	if resp.StatusCode != 200 || string(gb) != "locked" {
+		t.Errorf("BUG: the COMPLIANCE-locked version %s is gone or changed after a copy with ?foo=1 (GET by id %d %q)", v1, resp.StatusCode, gb)
+	}
+}
+
+// BUG (medium, store key only): a copy with an extra query parameter is
+// answered by gofakes3's copyObject, whose x-amz-version-id is the SOURCE's
+// version id; the sidecar files the copy's COMPLIANCE retention under
+// (dst key, source version id), so the version actually made is unlocked
+// and a plain DELETE ?versionId removes it.
+func TestReviewS11aBUGCopyExtraParamLosesLock(t *testing.T) {
+	s := startRaw(t)
+	s.lockBucket("lkb")
+	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	s.put("lkb", "src", nil, "data")
+	resp, b := s.do("PUT", "/lkb/dst", url.Values{"foo": {"1"}}, http.Header{"X-Amz-Copy-Source": {"/lkb/src"},
+		"X-Amz-Object-Lock-Mode": {"COMPLIANCE"}, "X-Amz-Object-Lock-Retain-Until-Date": {until}}, nil)
+	answered := resp.Header.Get("X-Amz-Version-Id")
+	t.Logf("copy ?foo=1 with COMPLIANCE: %d vid=%q %s", resp.StatusCode, answered, b)
+	for _, id := range s.versionIDs("lkb") {
+		k, v, _ := strings.Cut(id, "@")
+		if k != "dst" {
+			continue
+		}
+		if v != answered {
+			t.Errorf("the copy answered version id %q, but made version %q", answered, v)
+		}
+		if resp, _ := s.do("DELETE", "/lkb/dst", url.Values{"versionId": {v}}, nil, nil); resp.StatusCode == 204 {
+			t.Errorf("the copy asked for COMPLIANCE, yet its version %s was deleted by id", v)
+		}
+	}
+}
