@@ -43,6 +43,10 @@ func embeddedHandler(host, accessKey string, mp *mpStore, attrs *attrStore, next
 				delete(r.Header, k)
 			}
 		}
+		if err := queryError(r); err != nil {
+			writeMPError(w, r, err)
+			return
+		}
 		if msg := embeddedLimit(r); msg != "" {
 			writeS3Error(w, r, http.StatusNotImplemented, "NotImplemented", msg)
 			return
@@ -60,7 +64,7 @@ func embeddedBase(mp *mpStore, next http.Handler) http.Handler {
 			if mp.serveMultipart(w, r, bucket, "") || mp.createLaxBucket(w, r, bucket) || mp.fb.serveVersions(w, r, bucket, "") {
 				return
 			}
-			if r.Method == http.MethodDelete && len(r.URL.Query()) == 0 {
+			if r.Method == http.MethodDelete && bareQuery(r.URL.Query()) {
 				// A deleted bucket takes its uploads in progress along.
 				sw := &statusWriter{ResponseWriter: w}
 				next.ServeHTTP(sw, r)

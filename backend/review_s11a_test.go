@@ -506,6 +506,9 @@ func TestReviewS11aDeleteVersionExtraParam(t *testing.T) {
 		q := url.Values{"versionId": {v1}, extra: {"1"}}
 		resp, b := s.do("DELETE", "/lkb/k", q, nil, nil)
 		t.Logf("DELETE ?versionId=v1&%s=1: %d %s %v", extra, resp.StatusCode, b, resp.Header)
+		if resp.StatusCode != http.StatusNotImplemented {
+			t.Errorf("DELETE ?versionId=v1&%s=1: %d, want 501", extra, resp.StatusCode)
+		}
 	}
 	ids := s.versionIDs("lkb")
 	t.Logf("versions now %v (v1=%s v2=%s)", ids, v1, v2)
@@ -522,14 +525,11 @@ func TestReviewS11aDeleteVersionExtraParam(t *testing.T) {
 	}
 }
 
-// BUG (high): a DELETE without versionId but with any other query
-// parameter (here "foo=1"; any name works) in a versioned bucket with
-// Object Lock skips serveVersions (which only takes len(q)==0) and reaches
-// gofakes3's deleteObject -> fixedBackend.DeleteObject, which knows
-// nothing of versions: the current version's file is removed for good, no
-// delete marker is made. The sidecar's guardNull only looked at the "null"
-// record, so the COMPLIANCE-locked current version is destroyed.
-func TestReviewS11aBUGDeleteExtraParamDestroysLockedCurrent(t *testing.T) {
+// Regression (was high): a DELETE with an extra query parameter (any
+// name) used to skip serveVersions (len(q)==0) and reach gofakes3's
+// deleteObject, which removed the COMPLIANCE-locked current version for
+// good. The store now refuses a parameter it does not know (501).
+func TestReviewS11aDeleteExtraParamRefused(t *testing.T) {
 	s := startRaw(t)
 	s.lockBucket("lkb")
 	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
@@ -538,6 +538,9 @@ func TestReviewS11aBUGDeleteExtraParamDestroysLockedCurrent(t *testing.T) {
 	resp, b := s.do("DELETE", "/lkb/k", url.Values{"foo": {"1"}}, nil, nil)
 	t.Logf("DELETE /lkb/k?foo=1: %d %s delete-marker=%q vid=%q", resp.StatusCode, b,
 		resp.Header.Get("X-Amz-Delete-Marker"), resp.Header.Get("X-Amz-Version-Id"))
+	if resp.StatusCode != http.StatusNotImplemented || !bytes.Contains(b, []byte("foo")) {
+		t.Errorf("DELETE ?foo=1: %d %s, want 501 naming foo", resp.StatusCode, b)
+	}
 	ids := s.versionIDs("lkb")
 	resp, gb := s.do("GET", "/lkb/k", url.Values{"versionId": {v1}}, nil, nil)
 	t.Logf("versions now %v; GET ?versionId=%s: %d", ids, v1, resp.StatusCode)
@@ -564,12 +567,11 @@ func TestReviewS11aCopyExtraParamOntoLocked(t *testing.T) {
 	}
 }
 
-// BUG (medium, store key only): a copy with an extra query parameter is
-// answered by gofakes3's copyObject, whose x-amz-version-id is the SOURCE's
-// version id; the sidecar files the copy's COMPLIANCE retention under
-// (dst key, source version id), so the version actually made is unlocked
-// and a plain DELETE ?versionId removes it.
-func TestReviewS11aBUGCopyExtraParamLosesLock(t *testing.T) {
+// Regression (was medium): a copy with an extra query parameter used to
+// be answered by gofakes3's copyObject (the SOURCE's version id), so the
+// lock was filed under the wrong id. It is refused now (501), and makes
+// no version.
+func TestReviewS11aCopyExtraParamRefused(t *testing.T) {
 	s := startRaw(t)
 	s.lockBucket("lkb")
 	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
@@ -578,16 +580,53 @@ func TestReviewS11aBUGCopyExtraParamLosesLock(t *testing.T) {
 		"X-Amz-Object-Lock-Mode": {"COMPLIANCE"}, "X-Amz-Object-Lock-Retain-Until-Date": {until}}, nil)
 	answered := resp.Header.Get("X-Amz-Version-Id")
 	t.Logf("copy ?foo=1 with COMPLIANCE: %d vid=%q %s", resp.StatusCode, answered, b)
+	if resp.StatusCode != http.StatusNotImplemented {
+		t.Errorf("copy ?foo=1: %d, want 501", resp.StatusCode)
+	}
 	for _, id := range s.versionIDs("lkb") {
 		k, v, _ := strings.Cut(id, "@")
 		if k != "dst" {
 			continue
 		}
+		t.Errorf("the refused copy made version %q", v)
 		if v != answered {
 			t.Errorf("the copy answered version id %q, but made version %q", answered, v)
 		}
 		if resp, _ := s.do("DELETE", "/lkb/dst", url.Values{"versionId": {v}}, nil, nil); resp.StatusCode == 204 {
 			t.Errorf("the copy asked for COMPLIANCE, yet its version %s was deleted by id", v)
 		}
+	}
+}
+
+// Every request is decided by the store: unknown parameters, parameters
+// of another operation and sub-resources with a method they lack are
+// refused; what s3seal sends goes through.
+func TestReviewS11aQueryWhitelist(t *testing.T) {
+	s := startRaw(t)
+	s.lockBucket("lkb")
+	s.put("lkb", "k", nil, "x")
+	for _, c := range []struct {
+		method, path string
+		q            url.Values
+		want         int
+	}{
+		{"DELETE", "/lkb/k", url.Values{"partNumber": {"1"}}, 501},
+		{"GET", "/lkb/k", url.Values{"attributes": {""}}, 501},
+		{"PUT", "/lkb/k", url.Values{"prefix": {"a"}}, 501},
+		{"GET", "/lkb", url.Values{"website": {""}}, 501},
+		{"DELETE", "/lkb", url.Values{"prefix": {"a"}}, 501},
+		{"PUT", "/lkb", url.Values{"versions": {""}}, 405},
+		{"GET", "/lkb/k", url.Values{"tagging": {""}, "acl": {""}}, 501},
+		{"GET", "/lkb/k", url.Values{"x-id": {"GetObject"}}, 200},
+		{"GET", "/lkb", url.Values{"list-type": {"2"}, "prefix": {"k"}, "max-keys": {"5"}}, 200},
+		{"GET", "/lkb", url.Values{"versions": {""}, "key-marker": {"k"}}, 200},
+	} {
+		resp, b := s.do(c.method, c.path, c.q, nil, nil)
+		if resp.StatusCode != c.want {
+			t.Errorf("%s %s?%s: %d %s, want %d", c.method, c.path, c.q.Encode(), resp.StatusCode, b, c.want)
+		}
+	}
+	if ids := s.versionIDs("lkb"); len(ids) != 1 {
+		t.Errorf("versions after refused requests: %v", ids)
 	}
 }
