@@ -155,11 +155,10 @@ func TestReviewS11aBUGLockedWriteLeavesUnlockedVersion(t *testing.T) {
 	}
 }
 
-// BUG (low): a browser-form POST upload (gofakes3's createObjectBrowserUpload,
-// reachable with the store's key) bypasses the sidecar: in a bucket whose
-// default retention is COMPLIANCE 1 day, the version it makes has no
-// retention and is deleted by a plain DELETE ?versionId.
-func TestReviewS11aBUGPostUploadSkipsDefaultRetention(t *testing.T) {
+// Regression (was low): a browser-form POST upload (gofakes3's
+// createObjectBrowserUpload) bypassed the sidecar, so its version had no
+// default retention. s3seal never sends one: the store refuses it (501).
+func TestReviewS11aPostUploadRefused(t *testing.T) {
 	s := startRaw(t)
 	s.lockBucket("lkb")
 	resp, b := s.do("PUT", "/lkb", url.Values{"object-lock": {""}}, nil, []byte(
@@ -181,8 +180,14 @@ func TestReviewS11aBUGPostUploadSkipsDefaultRetention(t *testing.T) {
 	resp, b = s.do("POST", "/lkb", nil, http.Header{"Content-Type": {mw.FormDataContentType()}}, buf.Bytes())
 	vid := resp.Header.Get("X-Amz-Version-Id")
 	t.Logf("POST upload: %d vid=%s %s", resp.StatusCode, vid, b)
+	if resp.StatusCode != http.StatusNotImplemented {
+		t.Errorf("POST upload: %d, want 501", resp.StatusCode)
+	}
 	if resp.StatusCode/100 != 2 {
-		t.Skip("POST upload refused: holds")
+		if ids := s.versionIDs("lkb"); len(ids) != 1 {
+			t.Errorf("the refused POST made a version: %v", ids)
+		}
+		return
 	}
 	resp, _ = s.do("DELETE", "/lkb/posted", url.Values{"versionId": {vid}}, nil, nil)
 	if resp.StatusCode == 204 {
@@ -335,13 +340,12 @@ func TestReviewS11aBUGListVersionsCostPerPage(t *testing.T) {
 	}
 }
 
-// BUG (high): the sidecar names a bucket's directory by replacing "/" and
-// "\" with "_" (attrStore.bucketDir), while createLaxBucket accepts names
-// gofakes3 refuses, "\" and "_" included. Creating the bucket `a\bc` runs
-// serveCreateBucket's dropBucket on attrs/a_bc: every retention and legal
-// hold of the existing bucket `a_bc` is wiped, and its COMPLIANCE-locked
-// version is then deleted by a plain DELETE ?versionId.
-func TestReviewS11aBUGBucketNameAliasWipesLocks(t *testing.T) {
+// Regression (was high): the sidecar named a bucket's directory by
+// replacing "/" and "\" with "_", so creating the bucket `a\bc` wiped
+// the records of `a_bc` (its COMPLIANCE-locked version then deleted by
+// id). diskName is injective now; the version store keeps the two apart
+// as well.
+func TestReviewS11aBucketNameAliasKeepsLocks(t *testing.T) {
 	s := startRaw(t)
 	s.lockBucket("a_bc")
 	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
@@ -355,8 +359,20 @@ func TestReviewS11aBUGBucketNameAliasWipesLocks(t *testing.T) {
 	}
 	resp, b := s.do("PUT", "/a%5Cbc", nil, nil, nil)
 	t.Logf(`create bucket "a\bc": %d %s`, resp.StatusCode, b)
+	if resp.StatusCode != 200 {
+		t.Fatalf(`create "a\bc": %d`, resp.StatusCode)
+	}
+	s.do("PUT", "/a%5Cbc", url.Values{"versioning": {""}}, nil,
+		[]byte(`<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>`))
+	s.put("a%5Cbc", "k", nil, "other")
+	if ids := s.versionIDs("a_bc"); len(ids) != 1 || ids[0] != "k@"+vid {
+		t.Errorf("versions of a_bc after writing to a\\bc: %v", ids)
+	}
+	if resp, _ := s.do("DELETE", "/a%5Cbc", nil, nil, nil); resp.StatusCode/100 == 2 {
+		t.Errorf("a bucket keeping a version was deleted")
+	}
 	resp, _ = s.do("DELETE", "/a_bc/k", url.Values{"versionId": {vid}}, nil, nil)
-	if resp.StatusCode == 204 {
+	if resp.StatusCode != 403 {
 		t.Errorf(`after creating the bucket "a\bc", the COMPLIANCE-locked version %s of "a_bc" was deleted (%d)`, vid, resp.StatusCode)
 	}
 }
@@ -628,5 +644,22 @@ func TestReviewS11aQueryWhitelist(t *testing.T) {
 	}
 	if ids := s.versionIDs("lkb"); len(ids) != 1 {
 		t.Errorf("versions after refused requests: %v", ids)
+	}
+}
+
+func TestDiskNameInjective(t *testing.T) {
+	seen := map[string]string{}
+	for _, n := range []string{"a_bc", "a\\bc", "a/bc", "a%5Cbc", "a%5Fbc", "ABC", "abc", "...", ".ab", "%2Eab", "my.bucket-1"} {
+		d := diskName(n)
+		if o, dup := seen[d]; dup {
+			t.Errorf("%q and %q share %q", o, n, d)
+		}
+		seen[d] = n
+		if d == "." || d == ".." || strings.ContainsAny(d, "/\\") || d[0] == '.' {
+			t.Errorf("diskName(%q) = %q", n, d)
+		}
+	}
+	if diskName("my.bucket-1") != "my.bucket-1" || diskName("a_bc") != "a_bc" {
+		t.Errorf("S3 names must keep their earlier directory")
 	}
 }
