@@ -195,14 +195,11 @@ func TestReviewS11aPostUploadRefused(t *testing.T) {
 	}
 }
 
-// BUG (medium): archiveLocked moves the current version's body into
-// versions/ (rename) and only then writes its record (<id>.json); a failure
-// or crash between the two loses the version: its body sits in
-// <id>.data with no record, it is neither current nor listed nor readable
-// by id, and nothing recovers it on restart. Here the record write is made
-// to fail (a directory where <id>.json.tmp goes), which leaves exactly the
-// state a crash at that point leaves.
-func TestReviewS11aBUGArchiveNotAtomicLosesVersion(t *testing.T) {
+// Regression (was medium): archiveLocked moved the body aside first and
+// wrote its record second, so a failure between lost the version. Now the
+// record goes first: a failed record write (a directory where
+// <id>.json.tmp goes) leaves the version current, readable by id.
+func TestReviewS11aArchiveFailureKeepsVersion(t *testing.T) {
 	s := startRaw(t)
 	s.lockBucket("lkb")
 	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
@@ -661,5 +658,43 @@ func TestDiskNameInjective(t *testing.T) {
 	}
 	if diskName("my.bucket-1") != "my.bucket-1" || diskName("a_bc") != "a_bc" {
 		t.Errorf("S3 names must keep their earlier directory")
+	}
+}
+
+// A crash after archiveLocked wrote the record but before it moved the
+// body leaves a record whose id is the current object's: after a restart
+// the version is listed once, read by id, and deleting it by id removes
+// it without reviving the leftover.
+func TestReviewS11aArchiveLeftoverRecordIgnored(t *testing.T) {
+	s := startRaw(t)
+	s.lockBucket("lkb")
+	_, v0, _ := s.put("lkb", "k", nil, "older")
+	_, v1, _ := s.put("lkb", "k", nil, "current")
+	kd := filepath.Join(s.dir, "objects", (&fixedBackend{}).keyVersionsDir("lkb", "k"))
+	rec := `{"Key":"k","VersionID":"` + v1 + `","Seq":1,"ModTime":"2026-01-01T00:00:00Z","Size":7}`
+	if err := os.WriteFile(filepath.Join(kd, v1+".json"), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.e.Close()
+	e, err := StartEmbedded(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s.e = e
+	if ids := s.versionIDs("lkb"); len(ids) != 2 || ids[0] != "k@"+v1 || ids[1] != "k@"+v0 {
+		t.Errorf("versions with a leftover record: %v, want [k@%s k@%s]", ids, v1, v0)
+	}
+	if resp, b := s.do("GET", "/lkb/k", url.Values{"versionId": {v1}}, nil, nil); resp.StatusCode != 200 || string(b) != "current" {
+		t.Errorf("GET by id: %d %q", resp.StatusCode, b)
+	}
+	if resp, b := s.do("DELETE", "/lkb/k", url.Values{"versionId": {v1}}, nil, nil); resp.StatusCode != 204 {
+		t.Fatalf("DELETE by id: %d %s", resp.StatusCode, b)
+	}
+	if ids := s.versionIDs("lkb"); len(ids) != 1 || ids[0] != "k@"+v0 {
+		t.Errorf("versions after deleting the current one: %v", ids)
+	}
+	if resp, b := s.do("GET", "/lkb/k", nil, nil, nil); string(b) != "older" {
+		t.Errorf("GET after delete: %d %q, want the older version promoted", resp.StatusCode, b)
 	}
 }
