@@ -246,6 +246,7 @@ type deleteReq struct {
 	Objects []struct {
 		Key       string `xml:"Key"`
 		VersionID string `xml:"VersionId,omitempty"`
+		ETag      string `xml:"ETag,omitempty"` // a condition base checks
 	} `xml:"Object"`
 }
 

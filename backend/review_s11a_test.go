@@ -92,12 +92,10 @@ func (s *rawStore) versionIDs(bucket string) []string {
 	return ids
 }
 
-// BUG (medium): DeleteObjects' per-entry <ETag> (a conditional delete,
-// which fixedBackend.serveDeleteObjects honours) is dropped by the sidecar
-// layer: attrsHandler.serveDeleteObjects re-marshals the request from
-// deleteReq, which has no ETag field, so the entry is deleted
-// unconditionally.
-func TestReviewS11aBUGDeleteObjectsETagDropped(t *testing.T) {
+// Regression (was medium): DeleteObjects' per-entry <ETag> (a conditional
+// delete, which fixedBackend.serveDeleteObjects honours) was dropped when
+// the sidecar rebuilt the request; it is carried now.
+func TestReviewS11aDeleteObjectsETagKept(t *testing.T) {
 	s := startRaw(t)
 	if r, b := s.do("PUT", "/vbk", nil, nil, nil); r.StatusCode != 200 {
 		t.Fatalf("%d %s", r.StatusCode, b)
