@@ -117,12 +117,13 @@ func TestReviewS11aDeleteObjectsETagKept(t *testing.T) {
 	}
 }
 
-// BUG (medium): a failure between base writing a version and the sidecar
-// recording its lock (simulated: the sidecar's object-record directory
-// cannot be written — ENOSPC/EIO, or a crash at that point) leaves the
-// version in the store WITHOUT its COMPLIANCE retention: the client is told
-// 500, but the version exists, is listed, and is deletable by anyone.
-func TestReviewS11aBUGLockedWriteLeavesUnlockedVersion(t *testing.T) {
+// Regression (was medium): a failure between base writing a version and
+// the sidecar recording its lock (simulated: the sidecar's object-record
+// directory cannot be written — ENOSPC/EIO, or a crash at that point) left
+// the version in the store without its COMPLIANCE retention. The sidecar
+// now files the record under the id it chooses before the write: the
+// write fails and no version is made.
+func TestReviewS11aLockedWriteRecordFirst(t *testing.T) {
 	s := startRaw(t)
 	s.lockBucket("lkb")
 	// A first write creates attrs/lkb/o; then make it read-only (chattr +i:
@@ -138,6 +139,23 @@ func TestReviewS11aBUGLockedWriteLeavesUnlockedVersion(t *testing.T) {
 	}
 	st, _, b := s.put("lkb", "k", lockH, "backup")
 	t.Logf("PUT with COMPLIANCE while the record cannot be written: %d %s", st, b)
+	// A copy and a multipart completion as well.
+	s.put("lkb", "src", nil, "s")
+	resp, cb := s.do("PUT", "/lkb/k", nil, http.Header{"X-Amz-Copy-Source": {"/lkb/src"},
+		"X-Amz-Object-Lock-Mode": {"COMPLIANCE"}, "X-Amz-Object-Lock-Retain-Until-Date": {until}}, nil)
+	t.Logf("copy: %d %s", resp.StatusCode, cb)
+	exec.Command("chattr", "-i", odir).Run()
+	resp, ub := s.do("POST", "/lkb/k", url.Values{"uploads": {""}}, lockH, nil)
+	var up struct{ UploadId string }
+	xml.Unmarshal(ub, &up)
+	presp, _ := s.do("PUT", "/lkb/k", url.Values{"uploadId": {up.UploadId}, "partNumber": {"1"}}, nil, []byte("part"))
+	exec.Command("chattr", "+i", odir).Run()
+	done := `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>` + presp.Header.Get("ETag") + `</ETag></Part></CompleteMultipartUpload>`
+	resp, db := s.do("POST", "/lkb/k", url.Values{"uploadId": {up.UploadId}}, nil, []byte(done))
+	t.Logf("complete: %d %s", resp.StatusCode, db)
+	if resp.StatusCode == 200 && !bytes.Contains(db, []byte("<Error>")) {
+		t.Errorf("the completion succeeded although its record could not be written")
+	}
 	exec.Command("chattr", "-i", odir).Run() // the fault passes
 	ids := s.versionIDs("lkb")
 	t.Logf("versions after the failed write: %v", ids)
@@ -694,5 +712,28 @@ func TestReviewS11aArchiveLeftoverRecordIgnored(t *testing.T) {
 	}
 	if resp, b := s.do("GET", "/lkb/k", nil, nil, nil); string(b) != "older" {
 		t.Errorf("GET after delete: %d %q, want the older version promoted", resp.StatusCode, b)
+	}
+}
+
+// The version id the sidecar chose is the one the write gets (for a PUT, a
+// copy and a completion), and a client cannot choose it: the private
+// header is stripped from incoming requests.
+func TestReviewS11aChosenVersionID(t *testing.T) {
+	s := startRaw(t)
+	s.lockBucket("lkb")
+	want := strings.Repeat("ab", 16)
+	_, vid, _ := s.put("lkb", "k", http.Header{wantVersionKey: {want}}, "x")
+	if vid == want || vid == "" {
+		t.Errorf("a client chose the version id %q", vid)
+	}
+	fb, err := newFixedBackend(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb.CreateBucket("b")
+	fb.setVersioning("b", "Enabled")
+	res, err := fb.PutObject("b", "k", map[string]string{wantVersionKey: want}, strings.NewReader("x"), 1, nil)
+	if err != nil || string(res.VersionID) != want {
+		t.Errorf("putObject with a chosen id: %q %v", res.VersionID, err)
 	}
 }
