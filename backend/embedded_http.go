@@ -13,6 +13,9 @@ import (
 //     Origin header, are refused with 403: gofakes3 checks no signature and
 //     answers CORS preflights with "*", so this keeps web pages (DNS
 //     rebinding, cross-origin fetches to 127.0.0.1) away from it.
+//   - A query that names no operation the store implements, or carries a
+//     parameter that operation does not take, is refused (queryError,
+//     embedded_query.go) before any layer acts on it.
 //   - Requests not signed with accessKey (random per start) are refused with
 //     403, so other local processes cannot use the store either. The
 //     signature itself is not checked: the key acts as a bearer token that

@@ -1,8 +1,9 @@
 package backend
 
 // Review s11a (hostile client / faults against the embedded store's
-// versions, Object Lock and sidecar). These tests PROVE findings: the
-// ones named TestReviewS11aBUG* fail against the current code on purpose.
+// versions, Object Lock and sidecar). The reviewer's proving tests, turned
+// into regression tests of the fixes (fix-s11a); the listing-cost one
+// measures a documented limit on demand.
 // Run: go test ./backend -run TestReviewS11a -v
 
 import (
@@ -598,7 +599,7 @@ func TestReviewS11aCopyExtraParamOntoLocked(t *testing.T) {
 	resp, gb := s.do("GET", "/lkb/k", url.Values{"versionId": {v1}}, nil, nil)
 	t.Logf("versions %v; GET ?versionId=%s: %d %q", s.versionIDs("lkb"), v1, resp.StatusCode, gb)
 	if resp.StatusCode != 200 || string(gb) != "locked" {
-		t.Errorf("BUG: the COMPLIANCE-locked version %s is gone or changed after a copy with ?foo=1 (GET by id %d %q)", v1, resp.StatusCode, gb)
+		t.Errorf("the COMPLIANCE-locked version %s is gone or changed after a copy with ?foo=1 (GET by id %d %q)", v1, resp.StatusCode, gb)
 	}
 }
 
