@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -105,9 +106,26 @@ func nullVID(vid string) string {
 }
 
 func (a *attrStore) bucketDir(bucket string) string {
-	// s3seal and gofakes3 check bucket names (no "/", no ".."), but the
-	// sidecar does not rely on them.
-	return filepath.Join(a.dir, strings.NewReplacer("/", "_", "\\", "_").Replace(bucket))
+	return filepath.Join(a.dir, diskName(bucket))
+}
+
+// diskName is the file name of a bucket's sidecar directory: lower-case
+// letters, digits, "-", "_" and "." (not first) stand for themselves,
+// every other byte is %XX. Distinct names stay distinct (no two buckets
+// share records, as a\bc and a_bc once did, nor on a file system that
+// folds case), "." and ".." cannot come out, and a name S3 allows maps to
+// itself (the layout of earlier versions).
+func diskName(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' && i > 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
 }
 
 func hashName(parts ...string) string {

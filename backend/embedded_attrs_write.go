@@ -106,9 +106,12 @@ func (h *attrsHandler) serveWrite(w http.ResponseWriter, r *http.Request, bucket
 	if err := h.guardNull(r, bucket, key); err != nil {
 		return err
 	}
-	rec := h.record(r)
-	if rec.ok() {
-		applyDefault(&o, b, time.Now())
+	applyDefault(&o, b, time.Now())
+	rec, filed, err := h.recordFirst(r, bucket, o)
+	if err != nil {
+		return err
+	}
+	if rec.ok() && rec.versionID() != filed {
 		o.VersionID = rec.versionID()
 		if err := h.a.putObject(bucket, o); err != nil {
 			slog.Error("embedded store: a written object's tags and lock could not be kept", "bucket", bucket, "err", err)
@@ -117,6 +120,35 @@ func (h *attrsHandler) serveWrite(w http.ResponseWriter, r *http.Request, bucket
 	}
 	rec.replay(w)
 	return nil
+}
+
+// recordFirst runs the write r through base, its record o kept first: in
+// a bucket with versioning enabled the sidecar chooses the version id,
+// files o under it and passes it down (wantVersionKey), so the version is
+// never seen without its lock, even after a crash (a record of a version
+// never written is harmless: no version bears its id). Elsewhere the new
+// version is "null", whose record is the old version's until the write
+// succeeds, and the caller files o after it; so does a caller whose write
+// raced a change of the versioning status (another id answered).
+// It returns base's answer and the id o was filed under ("" for none).
+func (h *attrsHandler) recordFirst(r *http.Request, bucket string, o objAttrs) (*answerRecorder, string, error) {
+	o.VersionID = ""
+	if h.versioningEnabled(r, bucket) {
+		o.VersionID = newVersionID()
+		if err := h.a.putObject(bucket, o); err != nil {
+			slog.Error("embedded store: a write's tags and lock could not be kept", "bucket", bucket, "err", err)
+			return nil, "", &mpError{http.StatusInternalServerError, "InternalError", "The object's tags and lock could not be kept; nothing was written."}
+		}
+		r.Header.Set(wantVersionKey, o.VersionID)
+	}
+	rec := h.record(r)
+	if o.VersionID != "" && (!rec.ok() || rec.versionID() != o.VersionID) {
+		if err := h.a.dropObject(bucket, o.Key, o.VersionID); err != nil {
+			slog.Warn("embedded store: the record of a version not written stays", "bucket", bucket, "err", err)
+		}
+		return rec, "", nil
+	}
+	return rec, o.VersionID, nil
 }
 
 // sourceTags are the tags of a copy's source version.
@@ -174,17 +206,22 @@ func (h *attrsHandler) serveCompleteUpload(w http.ResponseWriter, r *http.Reques
 	if err := h.guardNull(r, bucket, key); err != nil {
 		return err
 	}
-	rec := h.record(r)
+	o, _, err := h.a.upload(bucket, id, false)
+	if err != nil {
+		return err
+	}
+	o.Key = key
+	applyDefault(&o, b, time.Now())
+	rec, filed, err := h.recordFirst(r, bucket, o)
+	if err != nil {
+		return err
+	}
 	if rec.ok() {
-		o, _, err := h.a.upload(bucket, id, false)
-		if err != nil {
-			return err
-		}
-		o.Key = key
-		applyDefault(&o, b, time.Now())
-		o.VersionID = rec.versionID()
-		if err := h.a.putObject(bucket, o); err != nil {
-			return err
+		if vid := rec.versionID(); vid != filed {
+			o.VersionID = vid
+			if err := h.a.putObject(bucket, o); err != nil {
+				return err
+			}
 		}
 		if err := h.a.dropUpload(bucket, id); err != nil {
 			slog.Warn("embedded store: a completed upload's record stays", "bucket", bucket, "err", err)
@@ -246,6 +283,7 @@ type deleteReq struct {
 	Objects []struct {
 		Key       string `xml:"Key"`
 		VersionID string `xml:"VersionId,omitempty"`
+		ETag      string `xml:"ETag,omitempty"` // a condition base checks
 	} `xml:"Object"`
 }
 

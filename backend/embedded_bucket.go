@@ -17,7 +17,7 @@ import (
 // checks S3's bucket naming rules itself before asking, so the embedded
 // store takes what S3 takes. It reports whether it answered.
 func (m *mpStore) createLaxBucket(w http.ResponseWriter, r *http.Request, bucket string) bool {
-	if r.Method != http.MethodPut || len(r.URL.Query()) != 0 || gofakes3.ValidateBucketName(bucket) == nil ||
+	if r.Method != http.MethodPut || !bareQuery(r.URL.Query()) || gofakes3.ValidateBucketName(bucket) == nil ||
 		len(bucket) < 3 || len(bucket) > 63 {
 		return false
 	}

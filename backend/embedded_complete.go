@@ -24,7 +24,9 @@ import (
 // check and write. A failed check (PreconditionFailed, or NoSuchKey for
 // If-Match on a missing object) keeps the upload, as S3 does. The object's
 // ETag is S3's: hex MD5 of the parts' binary MD5s, "-", the part count.
-func (m *mpStore) complete(bucket, key, id string, named []CompletedPart, ifMatch, ifNoneMatch string) (etag, versionID string, err error) {
+// want is the version id it gets in a bucket with versioning enabled, when
+// set (wantVersionKey).
+func (m *mpStore) complete(bucket, key, id string, named []CompletedPart, ifMatch, ifNoneMatch, want string) (etag, versionID string, err error) {
 	if ifNoneMatch != "" && ifNoneMatch != "*" {
 		return "", "", &mpError{http.StatusNotImplemented, "NotImplemented", "If-None-Match is supported with '*' only."}
 	}
@@ -75,6 +77,9 @@ func (m *mpStore) complete(bucket, key, id string, named []CompletedPart, ifMatc
 		meta = map[string]string{}
 	}
 	meta[etagMetaKey] = etag
+	if want != "" {
+		meta[wantVersionKey] = want
+	}
 	meta["Last-Modified"] = time.Now().UTC().Format(http.TimeFormat)
 	check := func() error { return m.checkConditions(bucket, key, ifMatch, ifNoneMatch) }
 	body := &filesReader{files: files}

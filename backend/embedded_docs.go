@@ -62,9 +62,9 @@ func (h *attrsHandler) serveBucket(w http.ResponseWriter, r *http.Request, bucke
 		return h.serveACL(w, r, bucket, "", "", false)
 	case sub != "":
 		return h.serveDoc(w, r, bucket, sub)
-	case r.Method == http.MethodPut && len(q) == 0:
+	case r.Method == http.MethodPut && bareQuery(q):
 		return h.serveCreateBucket(w, r, bucket)
-	case r.Method == http.MethodDelete && len(q) == 0:
+	case r.Method == http.MethodDelete && bareQuery(q):
 		rec := h.record(r)
 		if rec.ok() {
 			if err := h.a.dropBucket(bucket); err != nil {

@@ -13,6 +13,9 @@ import (
 //     Origin header, are refused with 403: gofakes3 checks no signature and
 //     answers CORS preflights with "*", so this keeps web pages (DNS
 //     rebinding, cross-origin fetches to 127.0.0.1) away from it.
+//   - A query that names no operation the store implements, or carries a
+//     parameter that operation does not take, is refused (queryError,
+//     embedded_query.go) before any layer acts on it.
 //   - Requests not signed with accessKey (random per start) are refused with
 //     403, so other local processes cannot use the store either. The
 //     signature itself is not checked: the key acts as a bearer token that
@@ -43,6 +46,10 @@ func embeddedHandler(host, accessKey string, mp *mpStore, attrs *attrStore, next
 				delete(r.Header, k)
 			}
 		}
+		if err := queryError(r); err != nil {
+			writeMPError(w, r, err)
+			return
+		}
 		if msg := embeddedLimit(r); msg != "" {
 			writeS3Error(w, r, http.StatusNotImplemented, "NotImplemented", msg)
 			return
@@ -60,7 +67,7 @@ func embeddedBase(mp *mpStore, next http.Handler) http.Handler {
 			if mp.serveMultipart(w, r, bucket, "") || mp.createLaxBucket(w, r, bucket) || mp.fb.serveVersions(w, r, bucket, "") {
 				return
 			}
-			if r.Method == http.MethodDelete && len(r.URL.Query()) == 0 {
+			if r.Method == http.MethodDelete && bareQuery(r.URL.Query()) {
 				// A deleted bucket takes its uploads in progress along.
 				sw := &statusWriter{ResponseWriter: w}
 				next.ServeHTTP(sw, r)

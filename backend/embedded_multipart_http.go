@@ -112,7 +112,7 @@ func (m *mpStore) serveComplete(w http.ResponseWriter, r *http.Request, bucket, 
 	for i, p := range in.Parts {
 		named[i] = CompletedPart{PartNumber: p.PartNumber, ETag: p.ETag}
 	}
-	etag, vid, err := m.complete(bucket, key, id, named, r.Header.Get("If-Match"), r.Header.Get("If-None-Match"))
+	etag, vid, err := m.complete(bucket, key, id, named, r.Header.Get("If-Match"), r.Header.Get("If-None-Match"), r.Header.Get(wantVersionKey))
 	if err != nil {
 		return err
 	}

@@ -89,6 +89,9 @@ func (b *fixedBackend) putObject(bucket, key string, meta map[string]string, inp
 		id := nullID
 		if status == string(gofakes3.VersioningEnabled) {
 			id = newVersionID()
+			if want := meta[wantVersionKey]; want != nullID && validVersionID(want) {
+				id = want
+			}
 		}
 		kept[verMetaID] = id
 		kept[verMetaSeq] = strconv.FormatInt(b.nextSeq(), 10)

@@ -232,8 +232,13 @@ func (b *fixedBackend) currentOf(bucket, key string) (current, error) {
 	return c, nil
 }
 
-// entries lists the key's non-current versions and markers, newest first.
+// entries lists the key's non-current versions and markers, newest first
+// (a leftover record of the current object, see archiveLocked, is none).
 func (b *fixedBackend) entries(bucket, key string) ([]*verEntry, error) {
+	c, err := b.currentOf(bucket, key)
+	if err != nil {
+		return nil, err
+	}
 	dir := b.keyVersionsDir(bucket, key)
 	fis, err := afero.ReadDir(b.fs, dir)
 	if err != nil {
@@ -248,8 +253,8 @@ func (b *fixedBackend) entries(bucket, key string) ([]*verEntry, error) {
 			continue
 		}
 		e, err := b.readEntry(path.Join(dir, fi.Name()))
-		if err != nil {
-			continue // removed meanwhile
+		if err != nil || c.exists && e.VersionID == c.id {
+			continue // removed meanwhile, or a leftover
 		}
 		out = append(out, e)
 	}
@@ -304,6 +309,14 @@ func (b *fixedBackend) removeEntry(bucket, key, id string) error {
 
 // archiveLocked moves the current object of key (c) among the non-current
 // versions. The caller holds the key's lock and the tree lock.
+//
+// The record goes first, the body second: at every point the version is
+// either still current (a record whose id is the current object's is a
+// leftover of a failed or interrupted archive and is ignored: entries,
+// allVersions, getVersion read the current object) or fully archived
+// (record and body). A metadata file left without its body is no current
+// object (currentOf). The leftover record is rewritten by the next
+// archive of the version, or dropped with it (versionedDelete).
 func (b *fixedBackend) archiveLocked(bucket, key string, c current) error {
 	fk := fsKey(key)
 	meta := make(map[string]string, len(c.meta.Meta))
@@ -317,10 +330,11 @@ func (b *fixedBackend) archiveLocked(bucket, key string, c current) error {
 	if err := b.fs.MkdirAll(path.Dir(data), 0o700); err != nil {
 		return err
 	}
-	if err := b.fs.Rename(path.Join("buckets", bucket, fk), data); err != nil {
+	if err := b.writeEntry(bucket, e); err != nil {
 		return err
 	}
-	if err := b.writeEntry(bucket, e); err != nil {
+	if err := b.fs.Rename(path.Join("buckets", bucket, fk), data); err != nil {
+		b.fs.Remove(b.entryPath(bucket, key, c.id, ".json")) // still current: the record is a leftover
 		return err
 	}
 	if err := b.fs.Remove(metaPath(bucket, fk)); err != nil && !os.IsNotExist(err) {
@@ -485,6 +499,9 @@ func (b *fixedBackend) versionedDelete(bucket, key, id, ifMatch string) (gofakes
 			return res, gofakes3.ErrPreconditionFailed
 		}
 		if err := b.dropCurrentLocked(bucket, key); err != nil {
+			return res, err
+		}
+		if err := b.removeEntry(bucket, key, id); err != nil { // an archive's leftover
 			return res, err
 		}
 		return res, b.promoteLocked(bucket, key)

@@ -37,8 +37,11 @@ func (b *fixedBackend) serveVersions(w http.ResponseWriter, r *http.Request, buc
 		if !done {
 			return false
 		}
-	case key != "" && r.Method == http.MethodDelete && len(q) == 1 && q.Has("versionId"),
-		key != "" && r.Method == http.MethodDelete && len(q) == 0 && b.versioning(bucket) != "":
+	// queryError (embedded_query.go) let through only the parameters an
+	// object's DELETE or PUT takes; uploads and sub-resources are taken
+	// before this.
+	case key != "" && r.Method == http.MethodDelete && !q.Has("uploadId") && !q.Has("tagging") &&
+		(q.Has("versionId") || b.versioning(bucket) != ""):
 		var res gofakes3.ObjectDeleteResult
 		res, err = b.versionedDelete(bucket, key, q.Get("versionId"), r.Header.Get("If-Match"))
 		if err == nil {
@@ -50,7 +53,7 @@ func (b *fixedBackend) serveVersions(w http.ResponseWriter, r *http.Request, buc
 			}
 			w.WriteHeader(http.StatusNoContent)
 		}
-	case key != "" && r.Method == http.MethodPut && r.Header.Get("X-Amz-Copy-Source") != "" && len(q) == 0:
+	case key != "" && r.Method == http.MethodPut && r.Header.Get("X-Amz-Copy-Source") != "" && !q.Has("uploadId") && !q.Has("partNumber"):
 		var done bool
 		done, err = b.serveCopy(w, r, bucket, key)
 		if !done {

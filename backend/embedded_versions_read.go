@@ -124,6 +124,7 @@ func (b *fixedBackend) allVersions(bucket, prefix string) ([]versionRow, error) 
 		return nil, err
 	}
 	var rows []versionRow
+	currentID := map[string]string{}
 	for _, ct := range all.Contents {
 		key := s3Key(ct.Key)
 		if !strings.HasPrefix(key, prefix) {
@@ -133,6 +134,7 @@ func (b *fixedBackend) allVersions(bucket, prefix string) ([]versionRow, error) 
 		if err != nil || !c.exists {
 			continue
 		}
+		currentID[key] = c.id
 		rows = append(rows, versionRow{Key: key, VersionID: c.id, seq: c.seq, IsLatest: true, Size: c.meta.Size,
 			ETag: storedETag(c.meta), LastModified: c.meta.ModTime, StorageClass: c.meta.Meta["X-Amz-Storage-Class"]})
 	}
@@ -150,6 +152,9 @@ func (b *fixedBackend) allVersions(bucket, prefix string) ([]versionRow, error) 
 			e, err := b.readEntry(path.Join(root, d.Name(), fi.Name()))
 			if err != nil || !strings.HasPrefix(e.Key, prefix) {
 				continue
+			}
+			if id, ok := currentID[e.Key]; ok && id == e.VersionID {
+				continue // an interrupted archive's leftover (archiveLocked)
 			}
 			row := versionRow{Key: e.Key, VersionID: e.VersionID, seq: e.Seq, DeleteMarker: e.DeleteMarker,
 				LastModified: e.ModTime}

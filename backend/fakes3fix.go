@@ -30,6 +30,11 @@ const (
 	// privateHeaderPrefix covers every header name s3seal's embedded
 	// store uses internally; requests carrying one have it removed.
 	privateHeaderPrefix = "X-Amz-S3seal-"
+	// wantVersionKey is the version id the sidecar chose for a write and
+	// recorded its tags and lock under before the write (a request header,
+	// so among the metadata putObject gets; never stored). Only the
+	// handler sets it: incoming requests lose privateHeaderPrefix headers.
+	wantVersionKey = "X-Amz-S3seal-Want-Version"
 )
 
 // smuggledHeaders are restored from stdHeaderPrefix entries on HEAD and GET.
