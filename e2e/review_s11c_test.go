@@ -7,7 +7,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync/atomic"
 	"strings"
 	"testing"
 	"time"
@@ -70,4 +74,77 @@ func TestReviewS11cRetentionNamespaceSmuggleMoto(t *testing.T) {
 		}
 	}
 	t.Logf("delete refused as it should be: %v", err)
+}
+
+// TestReviewS11cLockedMultipartSDKRetryUnlockedMoto (FINDING, fails): the
+// end-to-end form of sealstore's TestReviewS11cLockedCompletionRetryUnlockedMoto
+// with the real binary and the Go SDK's own retries. moto drops the lock
+// of CreateMultipartUpload at completion, so s3seal sets it afterwards
+// (PUT ?retention by version id); the store answers that PUT with a 500
+// (every time: s3seal's own backend retries absorb a single one). s3seal
+// answers the completion with an error, the client retries it (503 "Please try again"),
+// the retry goes through the "completed before" recovery and the client
+// gets 200: its backup version is unlocked, and deletable.
+func TestReviewS11cLockedMultipartSDKRetryUnlockedMoto(t *testing.T) {
+	m := startMoto(t)
+	target, _ := url.Parse(m.Endpoint)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	var failed atomic.Int32
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && r.URL.Query().Has("retention") && !strings.HasPrefix(r.URL.Path, "/vault/.s3seal") &&
+			failed.Add(1) > 0 {
+			w.WriteHeader(500)
+			_, _ = w.Write([]byte(`<?xml version="1.0"?><Error><Code>InternalError</Code><Message>injected</Message></Error>`))
+			return
+		}
+		r.Host = target.Host
+		rp.ServeHTTP(w, r)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: "http://" + ln.Addr().String()}})
+	c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
+	ctx := context.Background()
+	b, k := aws.String("vault"), aws.String("backup")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k,
+		ObjectLockMode: types.ObjectLockModeCompliance, ObjectLockRetainUntilDate: &until})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: up.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("part")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	complete := func() (*s3.CompleteMultipartUploadOutput, error) {
+		return c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: up.UploadId,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: part.ETag}}}})
+	}
+	done, err := complete()
+	if err != nil {
+		// newSDKClient has retries off; the SDK's default retryer (and the
+		// aws CLI, rclone, restic) retries a 500 like this one.
+		t.Logf("first completion: %v (retrying, as every client's default retryer does)", err)
+		if done, err = complete(); err != nil {
+			t.Logf("retried completion reported failure too (acceptable): %v", err)
+			return
+		}
+	}
+	vid := aws.ToString(done.VersionId)
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k, VersionId: &vid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("retention PUTs failed: %d; completion OK, version %s: lock mode %q until %v", failed.Load(), vid, h.ObjectLockMode, h.ObjectLockRetainUntilDate)
+	if h.ObjectLockMode != types.ObjectLockModeCompliance {
+		_, derr := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k, VersionId: &vid})
+		t.Fatalf("CompleteMultipartUpload answered 200 but the version has no COMPLIANCE lock; DeleteObject of it through s3seal: err=%v", derr)
+	}
 }
