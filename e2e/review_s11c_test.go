@@ -4,9 +4,11 @@ package e2e
 // finding against the code at the time of writing; do not "fix" the test.
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -146,5 +148,74 @@ func TestReviewS11cLockedMultipartSDKRetryUnlockedMoto(t *testing.T) {
 	if h.ObjectLockMode != types.ObjectLockModeCompliance {
 		_, derr := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k, VersionId: &vid})
 		t.Fatalf("CompleteMultipartUpload answered 200 but the version has no COMPLIANCE lock; DeleteObject of it through s3seal: err=%v", derr)
+	}
+}
+
+// TestReviewS11cRetentionRaceShortensMoto (FINDING, fails): two
+// PutObjectRetention calls on one COMPLIANCE version at once, in front of
+// moto. retentionRule judges each against a HEAD taken before either lands
+// (both are extensions then) and moto applies both, last one wins: the
+// client that set ten years got 200, and the version ends up retained for
+// two hours. The store's answer that the PUT is delayed stands for any
+// slow network; the delay is only to make the order deterministic.
+func TestReviewS11cRetentionRaceShortensMoto(t *testing.T) {
+	m := startMoto(t)
+	target, _ := url.Parse(m.Endpoint)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && r.URL.Query().Has("retention") && !strings.HasPrefix(r.URL.Path, "/vault/.s3seal") {
+			body, _ := io.ReadAll(r.Body)
+			if strings.Contains(string(body), "T23:59:58") { // the short one: delayed
+				time.Sleep(1500 * time.Millisecond)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		r.Host = target.Host
+		rp.ServeHTTP(w, r)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: "http://" + ln.Addr().String()}})
+	c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
+	ctx := context.Background()
+	b, k := aws.String("vault"), aws.String("backup")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	until := now.Add(time.Hour).Truncate(time.Second)
+	put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("precious"),
+		ObjectLockMode: types.ObjectLockModeCompliance, ObjectLockRetainUntilDate: &until})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vid := aws.ToString(put.VersionId)
+	short := time.Date(now.Year(), now.Month(), now.Day(), 23, 59, 58, 0, time.UTC).Add(24 * time.Hour) // ~1-2 days
+	long := now.AddDate(10, 0, 0).Truncate(time.Second)
+	set := func(d time.Time) error {
+		_, err := c.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: b, Key: k, VersionId: &vid,
+			Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeCompliance, RetainUntilDate: &d}})
+		return err
+	}
+	errShort := make(chan error, 1)
+	go func() { errShort <- set(short) }()
+	time.Sleep(300 * time.Millisecond) // the short one has passed s3seal's HEAD and is on its way
+	if err := set(long); err != nil {
+		t.Fatalf("ten-year retention: %v", err)
+	}
+	if err := <-errShort; err != nil {
+		t.Logf("short retention refused (right): %v", err)
+	}
+	ret, err := c.GetObjectRetention(ctx, &s3.GetObjectRetentionInput{Bucket: b, Key: k, VersionId: &vid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := aws.ToTime(ret.Retention.RetainUntilDate)
+	if got.Before(long) {
+		t.Fatalf("both PutObjectRetention answered 200; the COMPLIANCE retention the client set to %v is now %v (shortened)", long, got)
 	}
 }
