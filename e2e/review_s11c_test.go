@@ -219,3 +219,64 @@ func TestReviewS11cRetentionRaceShortensMoto(t *testing.T) {
 		t.Fatalf("both PutObjectRetention answered 200; the COMPLIANCE retention the client set to %v is now %v (shortened)", long, got)
 	}
 }
+
+// TestReviewS11cDefaultRetentionMultipartMoto (FINDING, fails): in front
+// of moto, a bucket whose lock configuration has a default retention
+// (GOVERNANCE, 1 day) locks what PutObject writes, but not what a
+// multipart upload writes: moto applies the default only at PutObject and
+// drops locks at completion, and s3seal's lockCompleted restores only the
+// lock given at CreateMultipartUpload, never the bucket's default. Every
+// large file of a backup tool (aws s3 cp, rclone, restic packs over the
+// multipart threshold) is then unlocked, and a writer without the bypass
+// deletes the version. Seen first with aws CLI `s3 cp` of 20 MB, then
+// `s3api delete-objects` as a non-admin answering Deleted.
+func TestReviewS11cDefaultRetentionMultipartMoto(t *testing.T) {
+	m := startMoto(t)
+	dir := t.TempDir()
+	creds := writeJSON(t, dir, "creds.json", map[string]any{"credentials": []map[string]any{
+		{"access_key": "admin", "secret_key": "admin-secret-key", "read": []string{"*"}, "write": []string{"*"}, "admin": true},
+		{"access_key": "writer", "secret_key": "writer-secret-key", "read": []string{"*"}, "write": []string{"*"}},
+	}})
+	p := startS3seal(t, sealOpts{Backend: m, CredentialsFile: creds})
+	admin := newSDKClient(t, p.Endpoint, "admin", "admin-secret-key", true)
+	c := newSDKClient(t, p.Endpoint, "writer", "writer-secret-key", true)
+	ctx := context.Background()
+	b := aws.String("vault")
+	if _, err := admin.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: b, ObjectLockConfiguration: &types.ObjectLockConfiguration{
+		ObjectLockEnabled: types.ObjectLockEnabledEnabled, Rule: &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{
+			Mode: types.ObjectLockRetentionModeGovernance, Days: aws.Int32(1)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	single, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("small"), Body: strings.NewReader("small")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("small"), VersionId: single.VersionId}); err != nil || h.ObjectLockMode != types.ObjectLockModeGovernance {
+		t.Fatalf("PutObject did not get the default retention: %v %v", h, err)
+	}
+	k := aws.String("pack")
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: up.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("part")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: up.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: part.ETag}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k, VersionId: done.VersionId})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ObjectLockMode != types.ObjectLockModeGovernance {
+		_, derr := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k, VersionId: done.VersionId})
+		t.Fatalf("multipart version in a bucket with default GOVERNANCE retention has lock mode %q; DeleteObject of it by a non-admin writer: err=%v", h.ObjectLockMode, derr)
+	}
+}
