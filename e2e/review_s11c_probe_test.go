@@ -84,3 +84,45 @@ func TestReviewS11cRetentionDateFormats(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewS11cDefaultRetentionCopyAndMissingMoto (FINDING, low; fails):
+// in front of moto with a default retention: a CopyObject's new version
+// gets the default (held); a PutObjectRetention naming a version that does
+// not exist should be NoSuchVersion (404) but is 503 "Please try again"
+// after s3seal's retries: retentionRule's HEAD found nothing and passes
+// the request on "for the store to name what is missing", and moto answers
+// it with a 500.
+func TestReviewS11cDefaultRetentionCopyAndMissingMoto(t *testing.T) {
+	m := startMoto(t)
+	creds := writeJSON(t, t.TempDir(), "creds.json", map[string]any{"credentials": []map[string]any{
+		{"access_key": "admin", "secret_key": "admin-secret-key", "read": []string{"*"}, "write": []string{"*"}, "admin": true}}})
+	p := startS3seal(t, sealOpts{Backend: m, CredentialsFile: creds})
+	c := newSDKClient(t, p.Endpoint, "admin", "admin-secret-key", true)
+	ctx := context.Background()
+	b := aws.String("vault")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: b, ObjectLockConfiguration: &types.ObjectLockConfiguration{
+		ObjectLockEnabled: types.ObjectLockEnabledEnabled, Rule: &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{
+			Mode: types.ObjectLockRetentionModeGovernance, Days: aws.Int32(1)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("src"), Body: strings.NewReader("small")}); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("dst"), CopySource: aws.String("vault/src")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("dst"), VersionId: cp.VersionId})
+	if err != nil || h.ObjectLockMode != types.ObjectLockModeGovernance {
+		t.Errorf("copy's version lock %q, %v; want the default GOVERNANCE", h.ObjectLockMode, err)
+	}
+	until := time.Now().Add(48 * time.Hour)
+	_, err = c.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: b, Key: aws.String("dst"), VersionId: aws.String("00000000-0000-0000-0000-000000000000"),
+		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &until}})
+	if err == nil || !strings.Contains(err.Error(), "StatusCode: 404") {
+		t.Errorf("PutObjectRetention of a missing version: %v; want 404 NoSuchVersion", err)
+	}
+}
