@@ -168,3 +168,48 @@ func TestReviewS11cConditionalDeleteLocked(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewS11cLockedUploadAcrossRestartEmbedded (probe): a multipart
+// upload created with COMPLIANCE + legal hold on the embedded default,
+// s3seal restarted with the same data dir before the part and the
+// completion: the completed version is locked, and stays so after another
+// restart.
+func TestReviewS11cLockedUploadAcrossRestartEmbedded(t *testing.T) {
+	opts := sealOpts{DataDir: filepath.Join(t.TempDir(), "d")}
+	p := startS3seal(t, opts)
+	c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
+	ctx := context.Background()
+	b, k := aws.String("vault"), aws.String("pack")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k,
+		ObjectLockMode: types.ObjectLockModeCompliance, ObjectLockRetainUntilDate: &until, ObjectLockLegalHoldStatus: types.ObjectLockLegalHoldStatusOn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stop()
+	p = startS3seal(t, opts)
+	c = newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
+	part, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: up.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("part")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: up.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: part.ETag}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stop()
+	p = startS3seal(t, opts)
+	c = newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k, VersionId: done.VersionId})
+	if err != nil || h.ObjectLockMode != types.ObjectLockModeCompliance || h.ObjectLockLegalHoldStatus != types.ObjectLockLegalHoldStatusOn ||
+		!aws.ToTime(h.ObjectLockRetainUntilDate).Equal(until) {
+		t.Fatalf("after restarts: %+v %v", h, err)
+	}
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k, VersionId: done.VersionId}); err == nil {
+		t.Fatal("locked version deleted")
+	}
+}
