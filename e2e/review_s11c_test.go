@@ -1,7 +1,7 @@
 package e2e
 
-// Review s11c (r3): proving tests. A test here that FAILS demonstrates a
-// finding against the code at the time of writing; do not "fix" the test.
+// Review s11c (r3): the reviewer's proving tests, turned into regression
+// tests of the fixes (issue 10, Object Lock rules in front of any store).
 
 import (
 	"bytes"
@@ -23,7 +23,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// TestReviewS11cRetentionNamespaceSmuggleMoto (FINDING, fails): in front
+// TestReviewS11cRetentionNamespaceSmuggleMoto (fixed: the document is
+// refused as MalformedXML; what s3seal forwards is what it judged). In front
 // of moto (which checks no retention rule; s3seal's retentionRule is the
 // only guard) a client with mere write access shortens an unexpired
 // COMPLIANCE retention to the past and then deletes the locked version.
@@ -65,6 +66,9 @@ func TestReviewS11cRetentionNamespaceSmuggleMoto(t *testing.T) {
 		hex.EncodeToString(sum[:]), int64(len(body)), time.Now())
 	r := rs.send(req, body)
 	t.Logf("smuggled PutObjectRetention: %d %s", r.Status, r.Body)
+	if r.Status != 400 || !strings.Contains(string(r.Body), "MalformedXML") {
+		t.Errorf("smuggled PutObjectRetention answered %d %s, want 400 MalformedXML", r.Status, r.Body)
+	}
 	ret, err := c.GetObjectRetention(ctx, &s3.GetObjectRetentionInput{Bucket: b, Key: aws.String("backup"), VersionId: &vid})
 	if err == nil {
 		t.Logf("retention now: %s until %v", ret.Retention.Mode, aws.ToTime(ret.Retention.RetainUntilDate))
