@@ -16,12 +16,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// TestReviewS11cRetentionDateFormats (FINDING, low; fails on moto only):
-// retention dates in odd but valid RFC 3339 forms (offsets, fractions,
+// TestReviewS11cRetentionDateFormats (fixed: s3seal forwards the date it
+// judged, in UTC, so moto reads it). Retention dates in odd but valid RFC 3339 forms (offsets, fractions,
 // year 9999), set through s3seal: afterwards the object still reads, its
 // retention is reported, it cannot be shortened and a delete of the
 // version is refused, all held. But s3seal forwards the client's date text
-// verbatim; moto can parse only ...Z forms when it checks the lock, so a
+// verbatim (before the fix); moto can parse only ...Z forms when it checks the lock, so a
 // delete of a version whose date has an offset is answered 503
 // ServiceUnavailable "Please try again" instead of 403 AccessDenied.
 func TestReviewS11cRetentionDateFormats(t *testing.T) {
@@ -85,10 +85,10 @@ func TestReviewS11cRetentionDateFormats(t *testing.T) {
 	}
 }
 
-// TestReviewS11cDefaultRetentionCopyAndMissingMoto (FINDING, low; fails):
-// in front of moto with a default retention: a CopyObject's new version
+// TestReviewS11cDefaultRetentionCopyAndMissingMoto (fixed: s3seal answers
+// 404 from its own HEAD). In front of moto with a default retention: a CopyObject's new version
 // gets the default (held); a PutObjectRetention naming a version that does
-// not exist should be NoSuchVersion (404) but is 503 "Please try again"
+// not exist should be NoSuchVersion (404) but was 503 "Please try again"
 // after s3seal's retries: retentionRule's HEAD found nothing and passes
 // the request on "for the store to name what is missing", and moto answers
 // it with a 500.
@@ -122,7 +122,7 @@ func TestReviewS11cDefaultRetentionCopyAndMissingMoto(t *testing.T) {
 	until := time.Now().Add(48 * time.Hour)
 	_, err = c.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: b, Key: aws.String("dst"), VersionId: aws.String("00000000-0000-0000-0000-000000000000"),
 		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &until}})
-	if err == nil || !strings.Contains(err.Error(), "StatusCode: 404") {
+	if err == nil || !strings.Contains(err.Error(), "StatusCode: 404") || !strings.Contains(err.Error(), "NoSuchVersion") {
 		t.Errorf("PutObjectRetention of a missing version: %v; want 404 NoSuchVersion", err)
 	}
 }

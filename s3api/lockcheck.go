@@ -129,7 +129,11 @@ func (s *Server) retentionRule(req *request, in *backend.RawRequest) error {
 	vid := in.Query.Get("versionId")
 	info, err := s.store.Backend().HeadObjectVersion(req.r.Context(), req.bucket, req.key, vid)
 	if backend.IsNotFound(err) {
-		return nil // the store's answer to the request names what is missing
+		// s3seal's answer, not the store's (moto answers 500).
+		if vid != "" {
+			return apiErr("NoSuchVersion", "")
+		}
+		return apiErr("NoSuchKey", "")
 	}
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)

@@ -182,6 +182,11 @@ func (s *Server) forward(sr subresource) handler {
 		if err := s.lockBucketState(req, sr); err != nil {
 			return err
 		}
+		if req.r.Method == http.MethodPut && (sr.name == "retention" || sr.name == "legal-hold") {
+			// Judged on a HEAD, then forwarded: no other change of the
+			// key's lock from this process in between.
+			defer s.lockOps.lock(req.bucket, req.key)()
+		}
 		if req.r.Method == http.MethodPut && sr.name == "retention" {
 			if err := s.retentionRule(req, &in); err != nil {
 				return err
