@@ -44,6 +44,9 @@ type Store interface {
 	ObjectTagging(ctx context.Context, bucket, key, versionID string) (string, error)
 	// PutObjectLock sets a version's retention and/or legal hold.
 	PutObjectLock(ctx context.Context, in ObjectLockInput) error
+	// BucketDefaultRetention reads a bucket's default retention (Mode ""
+	// for none).
+	BucketDefaultRetention(ctx context.Context, bucket string) (DefaultRetention, error)
 
 	Multipart
 	Versions

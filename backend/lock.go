@@ -2,8 +2,12 @@ package backend
 
 import (
 	"context"
+	"encoding/xml"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -55,4 +59,50 @@ func (c *S3) PutObjectLock(ctx context.Context, in ObjectLockInput) error {
 		}
 	}
 	return nil
+}
+
+// DefaultRetention is a bucket's default retention, from its Object Lock
+// configuration: Mode "" for none.
+type DefaultRetention struct {
+	Mode        string
+	Days, Years int
+}
+
+// Until is the retain-until date the default gives an object written at t.
+func (d DefaultRetention) Until(t time.Time) time.Time {
+	return t.AddDate(d.Years, 0, d.Days)
+}
+
+// BucketDefaultRetention reads the bucket's default retention (GET
+// ?object-lock). A bucket without an Object Lock configuration, or a store
+// without Object Lock (NotImplemented), has none.
+func (c *S3) BucketDefaultRetention(ctx context.Context, bucket string) (DefaultRetention, error) {
+	if c.SubresourceLimit("object-lock") != "" {
+		return DefaultRetention{}, nil
+	}
+	out, err := c.Forward(ctx, RawRequest{Method: http.MethodGet, Bucket: bucket,
+		Query: url.Values{"object-lock": {""}}, Header: http.Header{}})
+	switch ErrorCode(err) {
+	case "ObjectLockConfigurationNotFoundError", "NoSuchObjectLockConfiguration", "NotImplemented":
+		return DefaultRetention{}, nil
+	}
+	if err != nil {
+		return DefaultRetention{}, err
+	}
+	var doc struct {
+		Enabled string `xml:"ObjectLockEnabled"`
+		Mode    string `xml:"Rule>DefaultRetention>Mode"`
+		Days    string `xml:"Rule>DefaultRetention>Days"`
+		Years   string `xml:"Rule>DefaultRetention>Years"`
+	}
+	if err := xml.Unmarshal(out.Body, &doc); err != nil {
+		return DefaultRetention{}, fmt.Errorf("the store's Object Lock configuration of %s cannot be read: %w", bucket, err)
+	}
+	d := DefaultRetention{Mode: doc.Mode}
+	d.Days, _ = strconv.Atoi(strings.TrimSpace(doc.Days))
+	d.Years, _ = strconv.Atoi(strings.TrimSpace(doc.Years))
+	if doc.Enabled != "Enabled" || (d.Mode != "GOVERNANCE" && d.Mode != "COMPLIANCE") || d.Days < 0 || d.Years < 0 || d.Days+d.Years == 0 {
+		return DefaultRetention{}, nil
+	}
+	return d, nil
 }

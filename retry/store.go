@@ -130,6 +130,14 @@ func (s *store) PutObjectLock(ctx context.Context, in backend.ObjectLockInput) e
 	return s.do(ctx, Call{Operation: "PutObjectLock", Bucket: in.Bucket, Key: in.Key}, func(int) error { return s.st.PutObjectLock(ctx, in) })
 }
 
+func (s *store) BucketDefaultRetention(ctx context.Context, bucket string) (d backend.DefaultRetention, err error) {
+	err = s.do(ctx, Call{Operation: "GetObjectLockConfiguration", Bucket: bucket}, func(int) error {
+		d, err = s.st.BucketDefaultRetention(ctx, bucket)
+		return err
+	})
+	return d, err
+}
+
 func (s *store) DeleteObject(ctx context.Context, bucket, key string) error {
 	return s.do(ctx, Call{Operation: "DeleteObject", Bucket: bucket, Key: key}, func(int) error { return s.st.DeleteObject(ctx, bucket, key) })
 }

@@ -2,6 +2,7 @@ package s3api
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,12 @@ func TestBypassValueForwarded(t *testing.T) {
 	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
 	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
 	future := time.Now().Add(time.Hour)
+	// The version must exist: s3seal answers a missing one itself (404).
+	c := sdkClient(srv.URL, "admin", "as")
+	_, _ = c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("bkt")})
+	if _, err := c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), Body: strings.NewReader("x")}); err != nil {
+		t.Fatal(err)
+	}
 	for v, want := range map[string]string{"TRUE": "true", " true": "true", "%74rue": "", "1": "", "false": ""} {
 		admin := s3.New(s3.Options{BaseEndpoint: aws.String(srv.URL), Region: "us-east-1", UsePathStyle: true,
 			Credentials: sdkClient(srv.URL, "admin", "as").Options().Credentials,

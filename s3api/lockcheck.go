@@ -16,47 +16,47 @@ import (
 // the lock configuration document, the bucket state each request needs,
 // and which retention changes need the bypass or are refused outright.
 
-// lockConfigBody is a PutObjectLockConfiguration body.
-type lockConfigBody struct {
-	XMLName           xml.Name `xml:"ObjectLockConfiguration"`
-	ObjectLockEnabled string   `xml:"ObjectLockEnabled"`
-	Rule              *struct {
-		DefaultRetention *struct {
-			Mode  string  `xml:"Mode"`
-			Days  *string `xml:"Days"`
-			Years *string `xml:"Years"`
-		} `xml:"DefaultRetention"`
-	} `xml:"Rule"`
-}
-
-// checkLockConfig checks an ObjectLockConfiguration as S3 does:
+// checkLockConfig checks an ObjectLockConfiguration as S3 does and
+// returns it re-encoded from the values judged (lockdoc.go):
 // ObjectLockEnabled is "Enabled" (a lock cannot be switched off), a
 // default retention has a mode of GOVERNANCE or COMPLIANCE (upper case)
 // and exactly one of Days and Years (MalformedXML otherwise), a positive
 // whole number (InvalidRetentionPeriod).
-func checkLockConfig(body []byte) error {
-	var c lockConfigBody
-	if err := decodeXML(body, &c); err != nil {
-		return err
+func checkLockConfig(body []byte) ([]byte, error) {
+	n, err := parseLockDoc(body, "ObjectLockConfiguration", lockConfSchema)
+	if err != nil {
+		return nil, err
 	}
-	if c.ObjectLockEnabled != "Enabled" {
-		return apiErr("MalformedXML", "")
+	doc := &lockConfigDoc{}
+	if doc.ObjectLockEnabled, _ = n.value("ObjectLockEnabled"); doc.ObjectLockEnabled != "Enabled" {
+		return nil, apiErr("MalformedXML", "")
 	}
-	if c.Rule == nil {
-		return nil
+	rule := n.nodes["Rule"]
+	if rule == nil {
+		return encodeLockDoc(doc)
 	}
-	d := c.Rule.DefaultRetention
-	if d == nil || (d.Mode != "GOVERNANCE" && d.Mode != "COMPLIANCE") || (d.Days == nil) == (d.Years == nil) {
-		return apiErr("MalformedXML", "")
+	d := rule.nodes["DefaultRetention"]
+	mode, _ := d.value("Mode")
+	days, hasDays := d.value("Days")
+	years, hasYears := d.value("Years")
+	if d == nil || (mode != "GOVERNANCE" && mode != "COMPLIANCE") || hasDays == hasYears {
+		return nil, apiErr("MalformedXML", "")
 	}
-	period := d.Days
-	if period == nil {
-		period = d.Years
+	period := days
+	if hasYears {
+		period = years
 	}
-	if n, err := strconv.Atoi(strings.TrimSpace(*period)); err != nil || n <= 0 {
-		return err400("InvalidRetentionPeriod", "Default retention period must be a positive integer value.")
+	p, err := strconv.Atoi(strings.TrimSpace(period))
+	if err != nil || p <= 0 {
+		return nil, err400("InvalidRetentionPeriod", "Default retention period must be a positive integer value.")
 	}
-	return nil
+	doc.Rule = &lockRule{DefaultRetention: &lockDefault{Mode: mode}}
+	if hasYears {
+		doc.Rule.DefaultRetention.Years = strconv.Itoa(p)
+	} else {
+		doc.Rule.DefaultRetention.Days = strconv.Itoa(p)
+	}
+	return encodeLockDoc(doc)
 }
 
 // dropZeroPeriods leaves out a Days or Years of 0 from an answer: S3 takes
@@ -129,7 +129,11 @@ func (s *Server) retentionRule(req *request, in *backend.RawRequest) error {
 	vid := in.Query.Get("versionId")
 	info, err := s.store.Backend().HeadObjectVersion(req.r.Context(), req.bucket, req.key, vid)
 	if backend.IsNotFound(err) {
-		return nil // the store's answer to the request names what is missing
+		// s3seal's answer, not the store's (moto answers 500).
+		if vid != "" {
+			return apiErr("NoSuchVersion", "")
+		}
+		return apiErr("NoSuchKey", "")
 	}
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)

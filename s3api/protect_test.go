@@ -212,6 +212,11 @@ func TestSubresourcesForwarded(t *testing.T) {
 		t.Fatalf("retention in the past: %v", err)
 	}
 	future := time.Now().Add(time.Hour)
+	// The version must exist: s3seal answers a missing one itself (404).
+	_, _ = admin.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")})
+	if _, err := admin.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), Body: strings.NewReader("x")}); err != nil {
+		t.Fatal(err)
+	}
 	_, before := fw.last()
 	_, err = user.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: aws.String("bkt"), Key: aws.String("k"), BypassGovernanceRetention: aws.Bool(true),
 		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &future}})

@@ -84,6 +84,7 @@ type Server struct {
 	router   *mux.Router
 	slots    chan struct{}            // one token per request in flight
 	keySlots map[string]chan struct{} // the same, per access key
+	lockOps  keyLocks                 // retention and legal-hold changes, per (bucket, key)
 }
 
 // New builds the handler.

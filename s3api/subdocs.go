@@ -43,14 +43,18 @@ type tagDoc struct {
 type lockConfigDoc struct {
 	XMLName xml.Name `xml:"ObjectLockConfiguration"`
 	docNS
-	ObjectLockEnabled string `xml:"ObjectLockEnabled,omitempty"`
-	Rule              *struct {
-		DefaultRetention *struct {
-			Mode  string `xml:"Mode,omitempty"`
-			Days  string `xml:"Days,omitempty"`
-			Years string `xml:"Years,omitempty"`
-		} `xml:"DefaultRetention,omitempty"`
-	} `xml:"Rule,omitempty"`
+	ObjectLockEnabled string    `xml:"ObjectLockEnabled,omitempty"`
+	Rule              *lockRule `xml:"Rule,omitempty"`
+}
+
+type lockRule struct {
+	DefaultRetention *lockDefault `xml:"DefaultRetention,omitempty"`
+}
+
+type lockDefault struct {
+	Mode  string `xml:"Mode,omitempty"`
+	Days  string `xml:"Days,omitempty"`
+	Years string `xml:"Years,omitempty"`
 }
 
 type ownershipDoc struct {

@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"encoding/xml"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -33,20 +32,22 @@ type subresource struct {
 	methods  []string        // GET, PUT, DELETE
 	doc      func() document // the GET answer's document (subdocs.go); nil for a JSON policy
 	headers  []string        // request headers passed on
-	check    func(body []byte) error
-	op       string // operation name suffix: Get<op>, Put<op>, Delete<op>
+	// check judges a PUT's body; a document it returns is forwarded in
+	// its place (the lock documents, lockdoc.go), nil forwards the body.
+	check func(body []byte) ([]byte, error)
+	op    string // operation name suffix: Get<op>, Put<op>, Delete<op>
 }
 
 var subresources = []subresource{
 	{name: "tagging", object: true, methods: []string{"GET", "PUT", "DELETE"}, op: "ObjectTagging", doc: func() document { return &tagDoc{} },
-		check: func(b []byte) error { _, err := parseTagBody(b, maxObjectTags); return err }},
+		check: func(b []byte) ([]byte, error) { _, err := parseTagBody(b, maxObjectTags); return nil, err }},
 	{name: "retention", object: true, methods: []string{"GET", "PUT"}, op: "ObjectRetention", doc: func() document { return &retentionDoc{} },
 		headers: []string{bypassHeader}, check: checkRetention},
 	{name: "legal-hold", object: true, methods: []string{"GET", "PUT"}, op: "ObjectLegalHold", doc: func() document { return &legalHoldDoc{} }, check: checkLegalHold},
 	{name: "acl", object: true, admin: true, methods: []string{"GET", "PUT"}, op: "ObjectAcl", doc: func() document { return &aclDoc{} },
 		headers: aclHeaders},
 	{name: "tagging", methods: []string{"GET", "PUT", "DELETE"}, op: "BucketTagging", doc: func() document { return &tagDoc{} },
-		check: func(b []byte) error { _, err := parseTagBody(b, maxBucketTags); return err }},
+		check: func(b []byte) ([]byte, error) { _, err := parseTagBody(b, maxBucketTags); return nil, err }},
 	{name: "object-lock", adminPut: true, methods: []string{"GET", "PUT"}, op: "ObjectLockConfiguration", doc: func() document { return &lockConfigDoc{} },
 		headers: []string{"X-Amz-Bucket-Object-Lock-Token"}, check: checkLockConfig},
 	{name: "policy", admin: true, adminGet: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketPolicy",
@@ -165,8 +166,12 @@ func (s *Server) forward(sr subresource) handler {
 				return err
 			}
 			if sr.check != nil {
-				if err := sr.check(body); err != nil {
+				canon, err := sr.check(body)
+				if err != nil {
 					return err
+				}
+				if canon != nil {
+					body = canon
 				}
 			}
 			in.Body = body
@@ -176,6 +181,11 @@ func (s *Server) forward(sr subresource) handler {
 		}
 		if err := s.lockBucketState(req, sr); err != nil {
 			return err
+		}
+		if req.r.Method == http.MethodPut && (sr.name == "retention" || sr.name == "legal-hold") {
+			// Judged on a HEAD, then forwarded: no other change of the
+			// key's lock from this process in between.
+			defer s.lockOps.lock(req.bucket, req.key)()
 		}
 		if req.r.Method == http.MethodPut && sr.name == "retention" {
 			if err := s.retentionRule(req, &in); err != nil {
@@ -282,37 +292,39 @@ func forwardErr(err error) error {
 	return err
 }
 
-// checkRetention checks a Retention document as S3 does.
-func checkRetention(body []byte) error {
-	var r struct {
-		XMLName         xml.Name `xml:"Retention"`
-		Mode            string   `xml:"Mode"`
-		RetainUntilDate string   `xml:"RetainUntilDate"`
+// checkRetention checks a Retention document as S3 does and returns it
+// re-encoded from the values judged, the date in UTC (lockdoc.go).
+func checkRetention(body []byte) ([]byte, error) {
+	n, err := parseLockDoc(body, "Retention", retentionSchema)
+	if err != nil {
+		return nil, err
 	}
-	if err := decodeXML(body, &r); err != nil {
-		return err
+	mode, _ := n.value("Mode")
+	date, _ := n.value("RetainUntilDate")
+	doc := &retentionDoc{}
+	if mode == "" && date == "" {
+		return encodeLockDoc(doc) // removes a GOVERNANCE retention (with the bypass header)
 	}
-	if r.Mode == "" && r.RetainUntilDate == "" {
-		return nil // removes a GOVERNANCE retention (with the bypass header)
+	if mode != "GOVERNANCE" && mode != "COMPLIANCE" {
+		return nil, apiErr("MalformedXML", "")
 	}
-	if r.Mode != "GOVERNANCE" && r.Mode != "COMPLIANCE" {
-		return apiErr("MalformedXML", "")
+	until, err := parseRetainUntil(strings.TrimSpace(date))
+	if err != nil {
+		return nil, err
 	}
-	_, err := parseRetainUntil(strings.TrimSpace(r.RetainUntilDate))
-	return err
+	doc.Mode, doc.RetainUntilDate = mode, retainUntilText(until)
+	return encodeLockDoc(doc)
 }
 
-// checkLegalHold checks a LegalHold document.
-func checkLegalHold(body []byte) error {
-	var h struct {
-		XMLName xml.Name `xml:"LegalHold"`
-		Status  string   `xml:"Status"`
+// checkLegalHold checks a LegalHold document and returns it re-encoded.
+func checkLegalHold(body []byte) ([]byte, error) {
+	n, err := parseLockDoc(body, "LegalHold", legalHoldSchema)
+	if err != nil {
+		return nil, err
 	}
-	if err := decodeXML(body, &h); err != nil {
-		return err
+	status, _ := n.value("Status")
+	if status != "ON" && status != "OFF" {
+		return nil, apiErr("MalformedXML", "")
 	}
-	if h.Status != "ON" && h.Status != "OFF" {
-		return apiErr("MalformedXML", "")
-	}
-	return nil
+	return encodeLockDoc(&legalHoldDoc{Status: status})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
@@ -61,8 +62,8 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	}
 	u, err := s.loadUpload(ctx, in.Bucket, in.Key, in.UploadID)
 	if isCode(err, "NoSuchUpload") {
-		if info, ok := s.completedBefore(ctx, in); ok {
-			return info, nil
+		if info, ok, err := s.completedBefore(ctx, in); ok {
+			return info, err
 		}
 	}
 	if err != nil {
@@ -85,8 +86,8 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	if isCode(err, "InvalidPart") {
 		// Parts without their records: another completion of the upload
 		// may have finished meanwhile and removed the upload state.
-		if info, ok := s.finishedElsewhere(ctx, u, in.Parts); ok {
-			return info, nil
+		if info, ok, err := s.finishedElsewhere(ctx, u, in.Parts); ok {
+			return info, err
 		}
 	}
 	if err != nil {
@@ -111,6 +112,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	if err := s.putManifest(ctx, u, m, name); err != nil {
 		return ObjectInfo{}, err
 	}
+	at := time.Now() // a default retention counts from here, as S3 counts it
 	out, err := s.completeBackend(ctx, backend.CompleteMultipartInput{
 		Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID, Parts: bparts,
 		IfMatch: prev.backendIfMatch, IfNoneMatch: ifNoneMatch(in.Cond),
@@ -173,7 +175,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		(prior{prev.manifest, prev.versionID}).replacedBy(out.VersionID) {
 		s.dropManifest(cleanup, in.Bucket, in.Key, prior{prev.manifest, prev.versionID}, false)
 	}
-	if err := s.lockCompleted(cleanup, u, out.VersionID); err != nil {
+	if err := s.lockCompleted(cleanup, u, out.VersionID, betag, at); err != nil {
 		return ObjectInfo{}, err
 	}
 	etag := m.ETag()
@@ -190,22 +192,29 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 // oid and its manifest names exactly these parts (numbers and ETags).
 // That is the success of another completion of the same upload (a retry
 // sent elsewhere, a replica) that removed the upload state in between.
-func (s *Store) finishedElsewhere(ctx context.Context, u *upload, parts []CompletePart) (ObjectInfo, bool) {
+func (s *Store) finishedElsewhere(ctx context.Context, u *upload, parts []CompletePart) (ObjectInfo, bool, error) {
 	_, err := s.be.ListParts(ctx, backend.ListPartsInput{Bucket: u.bucket, Key: u.key, UploadID: u.id, MaxParts: 1})
 	if backend.ErrorCode(err) != "NoSuchUpload" {
-		return ObjectInfo{}, false
+		return ObjectInfo{}, false, nil
 	}
 	bi, err := s.be.HeadObject(ctx, u.bucket, u.key)
 	if err != nil {
-		return ObjectInfo{}, false
+		return ObjectInfo{}, false, nil
 	}
 	info, _, err := s.describe(ctx, u.bucket, bi, false)
 	if err != nil || info.manifest == nil || info.env.OID != u.env.OID || !madeOf(*info.manifest, parts) {
-		return ObjectInfo{}, false
+		return ObjectInfo{}, false, nil
+	}
+	mi, err := s.be.HeadObject(ctx, u.bucket, manifestKey(info.env.OID, info.backendETag))
+	if err != nil {
+		return ObjectInfo{}, true, fmt.Errorf("multipart completion: the manifest of the completed object cannot be read: %w", err)
+	}
+	if err := s.lockAsManifest(ctx, info, mi.Lock); err != nil {
+		return ObjectInfo{}, true, err
 	}
 	info.CompletedElsewhere = true
 	s.uploads.Remove(uploadKey{u.bucket, u.key, u.id})
-	return info, true
+	return info, true, nil
 }
 
 // completedBefore reports, for a completion whose upload state is gone,
@@ -214,24 +223,30 @@ func (s *Store) finishedElsewhere(ctx context.Context, u *upload, parts []Comple
 // that lost the first answer) with the object, not NoSuchUpload. The
 // object's manifest names the upload id it was completed from (in its
 // metadata, as gc reads it) and its parts (sealed); both must match.
-func (s *Store) completedBefore(ctx context.Context, in CompleteInput) (ObjectInfo, bool) {
+func (s *Store) completedBefore(ctx context.Context, in CompleteInput) (ObjectInfo, bool, error) {
 	bi, err := s.be.HeadObject(ctx, in.Bucket, in.Key)
 	if err != nil {
-		return ObjectInfo{}, false
+		return ObjectInfo{}, false, nil
 	}
 	info, _, err := s.describe(ctx, in.Bucket, bi, false)
 	if err != nil || info.manifest == nil || !madeOf(*info.manifest, in.Parts) {
-		return ObjectInfo{}, false
+		return ObjectInfo{}, false, nil
 	}
 	mi, err := s.be.HeadObject(ctx, in.Bucket, manifestKey(info.env.OID, info.backendETag))
 	if err != nil {
-		return ObjectInfo{}, false
+		return ObjectInfo{}, false, nil
 	}
 	if id, err := b64url.DecodeString(mi.Meta[metaUploadID]); err != nil || string(id) != in.UploadID {
-		return ObjectInfo{}, false
+		return ObjectInfo{}, false, nil
+	}
+	// The completion that made it may have failed to lock it (its answer
+	// was an error, which is what the client retries): the lock travels
+	// on the manifest.
+	if err := s.lockAsManifest(ctx, info, mi.Lock); err != nil {
+		return ObjectInfo{}, true, err
 	}
 	info.CompletedElsewhere = true
-	return info, true
+	return info, true, nil
 }
 
 // madeOf tells whether the manifest is made of exactly the named parts

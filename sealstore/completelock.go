@@ -8,26 +8,69 @@ import (
 	"github.com/s3seal/s3seal/backend"
 )
 
-// lockCompleted makes the lock asked for at CreateMultipartUpload hold on
-// the version the completion made, where the store dropped it at
-// completion (moto does; AWS keeps it): a HEAD of exactly that version,
-// then its missing retention and legal hold are set on it by version id.
-// The manifest got the same lock with its own PUT, before the completion,
-// so the order "manifest first" holds here too. Nothing is done in an
-// unversioned bucket (no Object Lock there) or where the store kept the
-// lock. A lock that cannot be set fails the completion's answer (the
-// object is there, unlocked, and the client must not take it for locked);
-// it is logged.
-func (s *Store) lockCompleted(ctx context.Context, u *upload, versionID string) error {
-	want := liveLock(u.lock)
-	if versionID == "" || versionID == "null" || (want.LockMode == "" && want.LegalHold != "ON") {
+// lockCompleted makes the version a completion made as locked as asked,
+// where the store dropped the lock at completion (moto does; AWS keeps
+// it): the lock given at CreateMultipartUpload, or, where that gives no
+// retention, the bucket's default retention counted from at (the
+// completion's start, as S3 counts it; moto applies defaults only at
+// PutObject). The manifest has the upload's own lock from its PUT, before
+// the completion; a default retention is set on the manifest (under
+// mname) first, so "manifest first" holds here too. Nothing is done in an
+// unversioned bucket (no Object Lock there). A lock that cannot be set
+// fails the completion's answer (the object is there, unlocked, and the
+// client must not take it for locked); it is logged. A retry of the
+// completion sets it from the manifest (lockAsManifest).
+func (s *Store) lockCompleted(ctx context.Context, u *upload, versionID, mname string, at time.Time) error {
+	if versionID == "" || versionID == "null" {
 		return nil
 	}
-	bi, err := s.be.HeadObjectVersion(ctx, u.bucket, u.key, versionID)
-	if err != nil {
-		return s.lockCompletedFailed(u, versionID, err)
+	want := liveLock(u.lock)
+	if want.LockMode == "" {
+		d, err := s.be.BucketDefaultRetention(ctx, u.bucket)
+		if err != nil {
+			return s.lockCompletedFailed(u.bucket, u.key, versionID, err)
+		}
+		if d.Mode != "" {
+			want.LockMode, want.RetainUntil = d.Mode, d.Until(at)
+			mwant := backend.Protection{LockMode: want.LockMode, RetainUntil: want.RetainUntil}
+			if err := s.lockVersion(ctx, u.bucket, manifestKey(u.env.OID, mname), "", mwant); err != nil {
+				return s.lockCompletedFailed(u.bucket, u.key, versionID, err)
+			}
+		}
 	}
-	in := backend.ObjectLockInput{Bucket: u.bucket, Key: u.key, VersionID: versionID}
+	if err := s.lockVersion(ctx, u.bucket, u.key, versionID, want); err != nil {
+		return s.lockCompletedFailed(u.bucket, u.key, versionID, err)
+	}
+	return nil
+}
+
+// lockAsManifest gives a version that a completion answers from recovery
+// (completed before, or by another completion) the lock its manifest
+// carries: the upload's lock, or the default retention, which the first
+// completion set there before the object. What that completion may have
+// failed to set on the object is set now, or the completion fails.
+func (s *Store) lockAsManifest(ctx context.Context, info ObjectInfo, manifest backend.Protection) error {
+	if info.VersionID == "" || info.VersionID == "null" {
+		return nil
+	}
+	if err := s.lockVersion(ctx, info.Bucket, info.Key, info.VersionID, liveLock(manifest)); err != nil {
+		return s.lockCompletedFailed(info.Bucket, info.Key, info.VersionID, err)
+	}
+	return nil
+}
+
+// lockVersion sets, by version id ("" the current version), the part of
+// want the version lacks: a retention where it has another mode or an
+// earlier date, a legal hold ON where it has none. Nothing is weakened.
+func (s *Store) lockVersion(ctx context.Context, bucket, key, versionID string, want backend.Protection) error {
+	if want.LockMode == "" && want.LegalHold != "ON" {
+		return nil
+	}
+	bi, err := s.be.HeadObjectVersion(ctx, bucket, key, versionID)
+	if err != nil {
+		return err
+	}
+	in := backend.ObjectLockInput{Bucket: bucket, Key: key, VersionID: versionID}
 	if want.LockMode != "" && (bi.Lock.LockMode != want.LockMode ||
 		bi.Lock.RetainUntil.Before(want.RetainUntil.Truncate(time.Second))) {
 		in.Retention, in.Lock.LockMode, in.Lock.RetainUntil = true, want.LockMode, want.RetainUntil
@@ -38,14 +81,11 @@ func (s *Store) lockCompleted(ctx context.Context, u *upload, versionID string) 
 	if !in.Retention && !in.LegalHold {
 		return nil
 	}
-	if err := s.be.PutObjectLock(ctx, in); err != nil {
-		return s.lockCompletedFailed(u, versionID, err)
-	}
-	return nil
+	return s.be.PutObjectLock(ctx, in)
 }
 
-func (s *Store) lockCompletedFailed(u *upload, versionID string, err error) error {
-	s.log.Warn("multipart: the completed object lacks the lock asked for at CreateMultipartUpload and it could not be set; its manifest has it",
-		"bucket", u.bucket, "key", u.key, "upload_id", u.id, "version_id", versionID, "err", err)
-	return fmt.Errorf("multipart completion: the object was completed, but the lock asked for at CreateMultipartUpload could not be set on it: %w", err)
+func (s *Store) lockCompletedFailed(bucket, key, versionID string, err error) error {
+	s.log.Warn("multipart: the completed object lacks the lock asked for (at CreateMultipartUpload or by the bucket's default retention) and it could not be set",
+		"bucket", bucket, "key", key, "version_id", versionID, "err", err)
+	return fmt.Errorf("multipart completion: the object was completed, but the lock asked for could not be set on it: %w", err)
 }
