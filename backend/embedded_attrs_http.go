@@ -220,7 +220,7 @@ func (h *attrsHandler) headVersion(r *http.Request, bucket, key string) (string,
 }
 
 func errNoSuchBucket() error {
-	return &mpError{http.StatusNotFound, "NoSuchBucket", "The specified bucket does not exist"}
+	return &mpError{http.StatusNotFound, "NoSuchBucket", "The specified bucket does not exist."}
 }
 
 func (h *attrsHandler) bucketExists(r *http.Request, bucket string) bool {

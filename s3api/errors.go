@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/checksum"
@@ -143,6 +144,22 @@ func fromBackend(be *backend.Error) *APIError {
 		return apiErr("ServiceUnavailable", "The object store failed ("+be.Code+"). Please try again.")
 	}
 	return apiErr("InternalError", "The object store refused the request ("+be.Code+").")
+}
+
+// storeRefusal passes a store's 4xx refusal on with its code and status.
+// Its words pass too (they name what was wrong with the request), except
+// for the NoSuch... codes s3seal's table knows: those read as AWS words
+// them, whatever the store says (a store's "The specified bucket does not
+// exist" without the period, RGW's or moto's own phrasing).
+func storeRefusal(be *backend.Error) *APIError {
+	if _, known := errorTable[be.Code]; known && strings.HasPrefix(be.Code, "NoSuch") {
+		e := apiErr(be.Code, "")
+		if be.StatusCode > 0 {
+			e.StatusCode = be.StatusCode
+		}
+		return e
+	}
+	return &APIError{Code: be.Code, StatusCode: be.StatusCode, Message: be.Message}
 }
 
 // writeError renders err as an S3 XML error body.

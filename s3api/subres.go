@@ -284,7 +284,7 @@ func forwardErr(err error) error {
 			e.Code = be.Code
 			return e
 		}
-		return &APIError{Code: be.Code, StatusCode: be.StatusCode, Message: be.Message}
+		return storeRefusal(be)
 	}
 	if errors.As(err, &be) && be.Code == "NotImplemented" {
 		return apiErr("NotImplemented", be.Message)

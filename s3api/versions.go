@@ -84,11 +84,10 @@ func versionErr(err error) error {
 	}
 	switch be.Code {
 	case "NoSuchVersion", "InvalidArgument", "MethodNotAllowed", "IllegalVersioningConfigurationException", "MalformedXML":
-		e := apiErr(be.Code, be.Message)
 		if be.StatusCode > 0 {
-			e.StatusCode = be.StatusCode
+			return storeRefusal(be)
 		}
-		return e
+		return apiErr(be.Code, be.Message)
 	case "NotImplemented":
 		return apiErr("NotImplemented", be.Message)
 	}

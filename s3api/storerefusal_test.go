@@ -1,0 +1,34 @@
+package s3api
+
+import (
+	"testing"
+
+	"github.com/s3seal/s3seal/backend"
+)
+
+// A store's NoSuch... refusal of a forwarded sub-resource reads as AWS
+// words it (versitygw's suite: GetBucketOwnershipControls of a missing
+// bucket got the embedded store's "The specified bucket does not exist"
+// without the period); other refusals keep the store's words.
+func TestStoreRefusalWording(t *testing.T) {
+	for _, tc := range []struct {
+		be       backend.Error
+		code     string
+		status   int
+		wantWord string
+	}{
+		{backend.Error{Code: "NoSuchBucket", StatusCode: 404, Message: "The specified bucket does not exist"}, "NoSuchBucket", 404, "The specified bucket does not exist."},
+		{backend.Error{Code: "NoSuchVersion", StatusCode: 404, Message: "nope"}, "NoSuchVersion", 404, "The specified version does not exist."},
+		{backend.Error{Code: "InvalidTag", StatusCode: 400, Message: "The TagKey you have provided is too long."}, "InvalidTag", 400, "The TagKey you have provided is too long."},
+	} {
+		be := tc.be
+		ae, ok := forwardErr(&be).(*APIError)
+		if !ok || ae.Code != tc.code || ae.StatusCode != tc.status || ae.Message != tc.wantWord {
+			t.Errorf("forwardErr(%+v) = %+v, want %s %d %q", tc.be, ae, tc.code, tc.status, tc.wantWord)
+		}
+	}
+	be := backend.Error{Code: "NoSuchVersion", StatusCode: 404, Message: "nope"}
+	if ae, ok := versionErr(&be).(*APIError); !ok || ae.Message != "The specified version does not exist." {
+		t.Errorf("versionErr: %+v", ae)
+	}
+}
