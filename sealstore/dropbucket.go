@@ -149,24 +149,37 @@ func (s *Store) clientEmpty(ctx context.Context, bucket string) (empty, reserved
 		return empty, reserved, err
 	}
 	in := backend.ListInput{Bucket: bucket, V2: true, Delimiter: "/", MaxKeys: 2}
-	for {
+	return walkPages(func() ([]string, []string, bool, error) {
 		out, err := s.be.ListObjects(ctx, in)
 		if err != nil {
-			return false, false, err
+			return nil, nil, false, err
 		}
 		keys := make([]string, len(out.Entries))
 		for i, e := range out.Entries {
 			keys[i] = e.Key
 		}
-		client, res := pageKeys(keys, out.CommonPrefixes)
+		in.ContinuationToken = out.NextContinuationToken
+		return keys, out.CommonPrefixes, out.IsTruncated && out.NextContinuationToken != "", nil
+	})
+}
+
+// walkPages reads listing pages (delimiter "/") from page until one names
+// a client key (not empty) or none is left (empty), noting whether any
+// named ReservedPrefix.
+func walkPages(page func() (keys, prefixes []string, more bool, err error)) (empty, reserved bool, err error) {
+	for {
+		keys, prefixes, more, err := page()
+		if err != nil {
+			return false, false, err
+		}
+		client, res := pageKeys(keys, prefixes)
 		if client {
 			return false, false, nil
 		}
 		reserved = reserved || res
-		if !out.IsTruncated || out.NextContinuationToken == "" {
+		if !more {
 			return true, reserved, nil
 		}
-		in.ContinuationToken = out.NextContinuationToken
 	}
 }
 
@@ -191,25 +204,18 @@ func pageKeys(keys, prefixes []string) (client, reserved bool) {
 // clientEmptyVersions is clientEmpty by ListObjectVersions.
 func (s *Store) clientEmptyVersions(ctx context.Context, bucket string) (empty, reserved bool, err error) {
 	in := backend.ListVersionsInput{Bucket: bucket, Delimiter: "/", MaxKeys: 2}
-	for {
+	return walkPages(func() ([]string, []string, bool, error) {
 		out, err := s.be.ListObjectVersions(ctx, in)
 		if err != nil {
-			return false, false, err
+			return nil, nil, false, err
 		}
 		keys := make([]string, len(out.Entries))
 		for i, e := range out.Entries {
 			keys[i] = e.Key
 		}
-		client, res := pageKeys(keys, out.CommonPrefixes)
-		if client {
-			return false, false, nil
-		}
-		reserved = reserved || res
-		if !out.IsTruncated || out.NextKeyMarker == "" {
-			return true, reserved, nil
-		}
 		in.KeyMarker, in.VersionIDMarker = out.NextKeyMarker, out.NextVersionIDMarker
-	}
+		return keys, out.CommonPrefixes, out.IsTruncated && out.NextKeyMarker != "", nil
+	})
 }
 
 // abortUploads aborts every backend multipart upload of the bucket, the
