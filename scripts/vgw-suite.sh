@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Runs versitygw's integration suite (`versitygw test full-flow`) against
+# s3seal and prints its tally. Not part of CI: the suite is not vendored and
+# is fetched by whoever measures. Usage:
+#
+#   scripts/vgw-suite.sh VERSITYGW [embedded|moto|http://host:port]
+#   scripts/vgw-suite.sh compare A.log B.log
+#
+# VERSITYGW is a versitygw binary or a checkout of its source (built here
+# with `go build ./cmd/versitygw`). With "moto", moto_server is the backend;
+# default: the embedded store. With a URL, no s3seal is started: the suite
+# runs against that endpoint, which must know the user vgwadmin/vgwsecret123
+# (e.g. versitygw itself, to compare with). The log is left in
+# $VGW_OUT/suite.log (default /tmp/s3seal-vgw). "compare" lists the tests
+# that pass in log A and fail in log B, with B's first line of failure.
+#
+# The suite stops at the first panic of its own harness (it dereferences
+# optional answer fields without a nil check), so one missing field in an
+# answer ends the run early: RAN in the tally then falls short of the
+# suite's size. Tests that exec a local ./versitygw fail on every gateway.
+set -euo pipefail
+if [[ ${1:-} == compare ]]; then
+	a=${2:?log A} b=${3:?log B}
+	comm -23 <(sed -n 's/^PASS //p' "$a" | sort -u) <(sed -n 's/^PASS //p' "$b" | sort -u) |
+		while read -r t; do
+			line=$(grep -m1 "^FAIL $t:" "$b" || echo "FAIL $t: (not run)")
+			echo "${line#FAIL }" | cut -c1-240
+		done
+	exit 0
+fi
+vgw=${1:?versitygw binary or source checkout}
+mode=${2:-embedded}
+[[ $mode == embedded || $mode == moto || $mode == http://* ]] ||
+	{ echo "mode: embedded, moto or http://host:port, not $mode" >&2 && exit 2; }
+cd "$(dirname "$0")/.."
+out=${VGW_OUT:-/tmp/s3seal-vgw}
+rm -rf "$out" && mkdir -p "$out"
+if [[ -d $vgw ]]; then
+	(cd "$vgw" && go build -o "$out/versitygw" ./cmd/versitygw)
+	vgw=$out/versitygw
+fi
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 never opened" >&2; exit 1; }
+
+if [[ $mode == http://* ]]; then
+	url=$mode
+else
+	go build -o "$out/s3seal" ./cmd/s3seal
+	# One admin credential: the suite's user owns the buckets it creates,
+	# so may change their configuration and bypass GOVERNANCE retention.
+	cat >"$out/creds.json" <<-'EOF'
+	{"credentials": [
+	  {"access_key": "vgwadmin", "secret_key": "vgwsecret123", "read": ["*"], "write": ["*"], "admin": true}
+	]}
+	EOF
+	chmod 600 "$out/creds.json"
+	port=$(free_port)
+	args=(serve --listen "127.0.0.1:$port" --credentials-file "$out/creds.json" --data-dir "$out/data")
+	if [[ $mode == moto ]]; then
+		mport=$(free_port)
+		moto_server -H 127.0.0.1 -p "$mport" >"$out/moto.log" 2>&1 &
+		pids+=($!)
+		wait_port "$mport"
+		head -c 32 /dev/urandom | base64 >"$out/key" && chmod 600 "$out/key"
+		args+=(--backend-endpoint "http://127.0.0.1:$mport" --backend-path-style --key-file "$out/key")
+		export S3SEAL_BACKEND_ACCESS_KEY=moto S3SEAL_BACKEND_SECRET_KEY=moto
+	fi
+	"$out/s3seal" "${args[@]}" >"$out/s3seal.log" 2>&1 &
+	pids+=($!)
+	wait_port "$port"
+	url=http://127.0.0.1:$port
+fi
+# The suite runs where no ./versitygw is, so the tests that drive
+# versitygw's own admin commands fail fast instead of hanging.
+mkdir "$out/run"
+(cd "$out/run" && env -u AWS_CA_BUNDLE "$vgw" test -a vgwadmin -s vgwsecret123 -e "$url" \
+	full-flow --vs -p >../suite.log 2>&1) || true
+sed -i 's/\x1b\[[0-9;]*m//g' "$out/suite.log" # colours off
+grep -a '^RAN:' "$out/suite.log" || { tail -20 "$out/suite.log"; echo "suite ended early (see $out/suite.log)" >&2; exit 1; }
