@@ -113,8 +113,9 @@ func (p *plainReader) finish() error {
 	if p.length >= 0 && p.n != p.length {
 		return errIncomplete(msgShortBody)
 	}
-	if p.h != nil && !hmac.Equal(p.h.Sum(nil), p.want) {
-		return newErr(CodeXAmzContentSHA256Mismatch, http.StatusBadRequest, "The provided 'x-amz-content-sha256' header does not match what was computed.")
+	if sum := p.h; sum != nil && !hmac.Equal(sum.Sum(nil), p.want) {
+		return newErr(CodeXAmzContentSHA256Mismatch, http.StatusBadRequest, "The provided 'x-amz-content-sha256' header does not match what was computed.").with(
+			"ClientComputedContentSHA256", hex.EncodeToString(p.want), "S3ComputedContentSHA256", hex.EncodeToString(sum.Sum(nil)))
 	}
 	return io.EOF
 }

@@ -35,6 +35,20 @@ type Error struct {
 	Code       string
 	StatusCode int
 	Message    string
+	// Fields are the extra elements S3 adds to this error's XML body
+	// (ArgumentName, HeadersNotSigned, X-Amz-Expires, ...), in order.
+	Fields []Field
+}
+
+// Field is one extra element of an S3 error body.
+type Field struct{ Name, Value string }
+
+// with returns e with the extra elements name/value pairs appended.
+func (e *Error) with(nameValues ...string) *Error {
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		e.Fields = append(e.Fields, Field{nameValues[i], nameValues[i+1]})
+	}
+	return e
 }
 
 // Error implements the error interface.
@@ -87,7 +101,8 @@ func errTrailer(format string, args ...any) *Error {
 }
 
 // msgV2 tells a client refused for Signature Version 2 how each common
-// client is set to sign with SigV4.
+// client is set to sign with SigV4 (browser POST uploads; a header or
+// query signed with SigV2 gets AWS's own answer, errV2Request).
 const msgV2 = "s3seal only supports AWS Signature Version 4 (AWS4-HMAC-SHA256). " +
 	"Configure your client for SigV4: aws CLI: aws configure set default.s3.signature_version s3v4; " +
 	"boto3: Config(signature_version=\"s3v4\"); " +
@@ -97,4 +112,17 @@ const msgV2 = "s3seal only supports AWS Signature Version 4 (AWS4-HMAC-SHA256). 
 
 func errV2() *Error {
 	return newErr(CodeSignatureVersionNotSupported, http.StatusBadRequest, "%s", msgV2)
+}
+
+// errV2Request is AWS's answer to a request signed with Signature Version
+// 2 (header or query) in a region that takes only SigV4.
+func errV2Request() *Error {
+	return newErr(CodeInvalidRequest, http.StatusBadRequest,
+		"The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.")
+}
+
+// errInvalidArg is InvalidArgument naming the argument and its value, as
+// S3 words it.
+func errInvalidArg(msg, name, value string) *Error {
+	return newErr(CodeInvalidArgument, http.StatusBadRequest, "%s", msg).with("ArgumentName", name, "ArgumentValue", value)
 }
