@@ -171,7 +171,6 @@ func TestHeaderSignedErrors(t *testing.T) {
 	}
 }
 
-
 func TestDateHeaderFallback(t *testing.T) {
 	req, _ := http.NewRequest("GET", "http://s3.local/b/k", nil)
 	signHeader(t, req, UnsignedPayload, testNow)
