@@ -132,7 +132,7 @@ func (s *Server) partHasher(req *request, checks *bodyChecks) error {
 		checks.hasher = checksum.NewHasher(a)
 	case a:
 	default:
-		return apiErr("InvalidRequest", "Checksum Type mismatch occurred, expected checksum Type: "+alg+", actual checksum Type: "+strings.ToLower(string(checks.exp.Algorithm))+".")
+		return apiErr("InvalidRequest", "Checksum Type mismatch occurred, expected checksum Type: "+strings.ToUpper(alg)+", actual checksum Type: "+strings.ToUpper(string(checks.exp.Algorithm)))
 	}
 	return nil
 }

@@ -13,9 +13,11 @@ const (
 	CodeIncompleteBody                  = "IncompleteBody"
 	CodeInvalidAccessKeyID              = "InvalidAccessKeyId"
 	CodeInvalidArgument                 = "InvalidArgument"
+	CodeInvalidChunkSize                = "InvalidChunkSizeError"
 	CodeInvalidRequest                  = "InvalidRequest"
 	CodeInvalidURI                      = "InvalidURI"
 	CodeMalformedTrailerError           = "MalformedTrailerError"
+	CodeMissingContentLength            = "MissingContentLength"
 	CodeRequestTimeTooSkewed            = "RequestTimeTooSkewed"
 	CodeSignatureDoesNotMatch           = "SignatureDoesNotMatch"
 	CodeSignatureVersionNotSupported    = "SignatureVersionNotSupported"
@@ -38,6 +40,9 @@ type Error struct {
 	// Fields are the extra elements S3 adds to this error's XML body
 	// (ArgumentName, HeadersNotSigned, X-Amz-Expires, ...), in order.
 	Fields []Field
+	// detail says, for the log, what exactly was wrong where S3's message
+	// does not (a malformed aws-chunked body); never sent to the client.
+	detail string
 }
 
 // Field is one extra element of an S3 error body.
@@ -53,6 +58,9 @@ func (e *Error) with(nameValues ...string) *Error {
 
 // Error implements the error interface.
 func (e *Error) Error() string {
+	if e.detail != "" {
+		return fmt.Sprintf("sigv4: %s: %s (%s)", e.Code, e.Message, e.detail)
+	}
 	return fmt.Sprintf("sigv4: %s: %s", e.Code, e.Message)
 }
 
@@ -91,13 +99,29 @@ func errIncomplete(format string, args ...any) *Error {
 	return newErr(CodeIncompleteBody, http.StatusBadRequest, format, args...)
 }
 
+// msgBodyCut is S3's word for an aws-chunked body it cannot decode: one
+// that ends early or whose framing is broken.
+const msgBodyCut = "The request body terminated unexpectedly"
+
 func errChunkFormat(format string, args ...any) *Error {
-	return newErr(CodeInvalidRequest, http.StatusBadRequest, "malformed aws-chunked body: "+format, args...)
+	e := newErr(CodeIncompleteBody, http.StatusBadRequest, "%s", msgBodyCut)
+	e.detail = "malformed aws-chunked body: " + fmt.Sprintf(format, args...)
+	return e
 }
 
 func errTrailer(format string, args ...any) *Error {
-	return newErr(CodeMalformedTrailerError, http.StatusBadRequest,
-		"The request contained trailing data that was not well-formed: "+format, args...)
+	e := newErr(CodeMalformedTrailerError, http.StatusBadRequest,
+		"The request contained trailing data that was not well-formed or did not conform to our published schema.")
+	e.detail = fmt.Sprintf(format, args...)
+	return e
+}
+
+// errDecodedLength is S3's answer to an aws-chunked body whose data is
+// shorter or longer than its x-amz-decoded-content-length.
+func errDecodedLength(detail string) *Error {
+	e := newErr(CodeIncompleteBody, http.StatusBadRequest, "You did not provide the number of bytes specified by the Content-Length HTTP header")
+	e.detail = detail
+	return e
 }
 
 // msgV2 tells a client refused for Signature Version 2 how each common

@@ -66,11 +66,14 @@ type Verifier struct {
 	now     func() time.Time
 	maxSkew time.Duration
 	keys    *keyCache
+	// minChunk is the least size of an aws-chunked data chunk but the
+	// last: S3's 8 KiB (tests that frame small bodies lower it).
+	minChunk int64
 }
 
 // NewVerifier returns a Verifier that looks secrets up in creds.
 func NewVerifier(creds Credentials, opts ...Option) *Verifier {
-	v := &Verifier{creds: creds, now: time.Now, maxSkew: 15 * time.Minute, keys: newKeyCache(defaultKeyCacheSize)}
+	v := &Verifier{creds: creds, now: time.Now, maxSkew: 15 * time.Minute, keys: newKeyCache(defaultKeyCacheSize), minChunk: minChunkSize}
 	for _, o := range opts {
 		o(v)
 	}
