@@ -229,6 +229,9 @@ func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
 			ri.op = op
 		}
 		res, err := s.verifier.Verify(r)
+		if err == nil {
+			err = checkPayloadMode(op, res)
+		}
 		if err != nil {
 			writeError(w, r, err)
 			return
