@@ -115,6 +115,9 @@ type Result struct {
 // as Result.Body is read. Verify must see the request as the client sent it
 // (path, query, Host), before any rewriting. The error is always an *Error.
 func (v *Verifier) Verify(r *http.Request) (*Result, error) {
+	if Anonymous(r) {
+		return nil, errAccessDenied("Access Denied.")
+	}
 	auth := r.Header.Get("Authorization")
 	q := r.URL.Query()
 	presign := q.Has("X-Amz-Algorithm") || q.Has("X-Amz-Signature") || q.Has("X-Amz-Credential")
@@ -125,10 +128,23 @@ func (v *Verifier) Verify(r *http.Request) (*Result, error) {
 		return v.verifyAuthorization(r, auth)
 	case presign:
 		return v.verifyPresigned(r, q)
-	case q.Has("AWSAccessKeyId") || q.Has("Signature"):
-		return nil, errV2Request()
 	}
-	return nil, errAccessDenied("Access Denied.")
+	return nil, errV2Request()
+}
+
+// Anonymous reports whether r carries no signature of any kind: no
+// Authorization header, no SigV4 presigned fields, no SigV2 query fields.
+func Anonymous(r *http.Request) bool {
+	if r.Header.Get("Authorization") != "" {
+		return false
+	}
+	q := r.URL.Query()
+	for _, k := range []string{"X-Amz-Algorithm", "X-Amz-Signature", "X-Amz-Credential", "AWSAccessKeyId", "Signature"} {
+		if q.Has(k) {
+			return false
+		}
+	}
+	return true
 }
 
 // verifyAuthorization reads the Authorization header's scheme as S3 does:
