@@ -88,6 +88,8 @@ func TestAuthAnswersAsAWS(t *testing.T) {
 			CodeInvalidRequest, 400, "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.", nil},
 		{"query algorithm", presigned, setQ("X-Amz-Algorithm", "AWS4-SHA256"), CodeAuthorizationQueryParametersErr, 400,
 			`X-Amz-Algorithm only supports "AWS4-HMAC-SHA256 and AWS4-ECDSA-P256-SHA256"`, nil},
+		{"query sigv4a", presigned, setQ("X-Amz-Algorithm", "AWS4-ECDSA-P256-SHA256"), CodeAuthorizationQueryParametersErr, 400,
+			`X-Amz-Algorithm only supports "AWS4-HMAC-SHA256"`, nil},
 		{"expires not a number", presigned, setQ("X-Amz-Expires", "invalid_value"), CodeAuthorizationQueryParametersErr, 400,
 			"X-Amz-Expires should be a number", nil},
 		{"expires negative", presigned, setQ("X-Amz-Expires", "-3"), CodeAuthorizationQueryParametersErr, 400,

@@ -164,7 +164,7 @@ func (c *chunkedReader) next() error {
 		return err
 	}
 	if c.cfg.decodedLength >= 0 && size > c.cfg.decodedLength-c.decoded {
-		return errDecodedLength("the aws-chunked body is longer than x-amz-decoded-content-length")
+		return c.overlong(size)
 	}
 	if size > 0 && c.chunks > 0 && c.lastSize < c.cfg.minChunk {
 		// S3 allows only the last data chunk to be under 8 KiB.
@@ -193,6 +193,24 @@ func (c *chunkedReader) next() error {
 		return errDecodedLength("the aws-chunked body is shorter than x-amz-decoded-content-length")
 	}
 	return c.atEnd()
+}
+
+// overlong reads past a chunk that would take the body beyond its
+// x-amz-decoded-content-length, delivering none of it, to tell the two
+// faults apart as S3 does: a chunk framed as declared is a length
+// mismatch, one whose data is not followed by CRLF is a broken body.
+func (c *chunkedReader) overlong(size int64) error {
+	if _, err := io.CopyN(io.Discard, c.br, size); err != nil {
+		return c.srcErr(err)
+	}
+	var crlf [2]byte
+	if _, err := io.ReadFull(c.br, crlf[:]); err != nil {
+		return c.srcErr(err)
+	}
+	if crlf != [2]byte{'\r', '\n'} {
+		return errChunkFormat("chunk data is not followed by CRLF (chunk size does not match its data)")
+	}
+	return errDecodedLength("the aws-chunked body is longer than x-amz-decoded-content-length")
 }
 
 // atEnd returns io.EOF if the source ends right here with a bare io.EOF,

@@ -82,6 +82,8 @@ func TestStreamingAnswersAsAWS(t *testing.T) {
 			CodeIncompleteBody, 400, "You did not provide the number of bytes specified by the Content-Length HTTP header"},
 		{"longer than decoded length", StreamingUnsignedPayloadTrail, "", "5", buildChunked(nil, [][]byte{data}, nil),
 			CodeIncompleteBody, 400, "You did not provide the number of bytes specified by the Content-Length HTTP header"},
+		{"size past the data", StreamingUnsignedPayloadTrail, "", "10", []byte("B\r\ndummy data\r\n0\r\n\r\n"),
+			CodeIncompleteBody, 400, "The request body terminated unexpectedly"},
 		{"undeclared trailer", StreamingUnsignedPayloadTrail, "x-amz-checksum-sha1", "10",
 			buildChunked(nil, [][]byte{data}, [][2]string{{"x-amz-checksum-crc32", "QWaN2w=="}}),
 			CodeMalformedTrailerError, 400, trailerMsg},
@@ -105,5 +107,35 @@ func TestStreamingAnswersAsAWS(t *testing.T) {
 				t.Fatalf("message %q, want %q", e.Message, tc.msg)
 			}
 		})
+	}
+}
+
+// A signed trailer whose signature line is mangled (its name, its length)
+// is a body cut short, as S3 answers, whatever else is wrong with it.
+func TestSignedTrailerWithoutSignatureLine(t *testing.T) {
+	data := []byte("abcdefg")
+	crc := [][2]string{{"x-amz-checksum-crc64nvme", "SmzZ/LTp1CA="}}
+	for name, edit := range map[string]func([]byte) []byte{
+		"name mangled": func(b []byte) []byte {
+			return bytes.Replace(b, []byte("x-amz-trailer-signature:"), []byte("x-aminvalidrailer-signature:"), 1)
+		},
+		"signature one longer": func(b []byte) []byte {
+			i := bytes.Index(b, []byte("x-amz-trailer-signature:")) + len("x-amz-trailer-signature:")
+			return append(append(bytes.Clone(b[:i]), 'a'), b[i:]...)
+		},
+		"line ending lost": func(b []byte) []byte {
+			i := bytes.Index(b, []byte("x-amz-trailer-signature:"))
+			return append(append(bytes.Clone(b[:i-1]), "bcd"...), b[i:]...)
+		},
+	} {
+		req, signer := signedStreamingRequest(t, StreamingSignedPayloadTrail, len(data), "x-amz-checksum-crc64nvme")
+		res, err := testVerifier().Verify(withBody(req, edit(buildChunked(signer, [][]byte{data}, crc))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.ReadAll(res.Body)
+		if e := wantCode(t, err, CodeIncompleteBody, 400); e.Message != "The request body terminated unexpectedly" {
+			t.Fatalf("%s: message %q", name, e.Message)
+		}
 	}
 }

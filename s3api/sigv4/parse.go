@@ -88,7 +88,12 @@ func parseSignedHeaders(sh string, mk func(string, ...any) *Error) ([]string, er
 
 // parsePresign reads the X-Amz-* query parameters of a presigned URL.
 func parsePresign(get func(string) string) (*signed, time.Duration, error) {
-	if get("X-Amz-Algorithm") != algorithm {
+	switch get("X-Amz-Algorithm") {
+	case algorithm:
+	case "AWS4-ECDSA-P256-SHA256":
+		// SigV4a: S3 takes it, s3seal does not.
+		return nil, 0, errQueryMalformed("X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256\"")
+	default:
 		return nil, 0, errQueryMalformed("X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256 and AWS4-ECDSA-P256-SHA256\"")
 	}
 	for _, k := range []string{"X-Amz-Credential", "X-Amz-Signature", "X-Amz-Date", "X-Amz-SignedHeaders", "X-Amz-Expires"} {

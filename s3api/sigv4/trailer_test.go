@@ -66,14 +66,14 @@ func TestMinioTrailerFraming(t *testing.T) {
 			}, CodeMalformedTrailerError},
 			{"signature inside the block", func(sig string) string {
 				return name + ":" + value + "\nx-amz-trailer-signature:" + sig + "\n\r\n\r\n"
-			}, CodeMalformedTrailerError},
+			}, CodeIncompleteBody},
 			{"data after the end", func(sig string) string { return name + ":" + value + "\n\r\n" + sigLine(sig) + "\r\nx" }, CodeIncompleteBody},
 		}
 		if signed {
 			cases = append(cases,
 				framingCase{"bad signature", func(string) string { return name + ":" + value + "\n\r\nx-amz-trailer-signature:" + bad + "\r\n\r\n" }, CodeSignatureDoesNotMatch},
 				framingCase{"altered value", func(sig string) string { return name + ":AAAAAB==\n\r\n" + sigLine(sig) + "\r\n" }, CodeSignatureDoesNotMatch},
-				framingCase{"signature missing", func(string) string { return name + ":" + value + "\n\r\n\r\n" }, CodeMalformedTrailerError},
+				framingCase{"signature missing", func(string) string { return name + ":" + value + "\n\r\n\r\n" }, CodeIncompleteBody},
 				framingCase{"signature twice", func(sig string) string { return name + ":" + value + "\n\r\n" + sigLine(sig) + sigLine(sig) + "\r\n" }, CodeMalformedTrailerError},
 			)
 		}
