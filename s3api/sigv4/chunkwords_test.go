@@ -138,4 +138,16 @@ func TestSignedTrailerWithoutSignatureLine(t *testing.T) {
 			t.Fatalf("%s: message %q", name, e.Message)
 		}
 	}
+	// With no trailing header at all before the empty line, the declared
+	// trailer is what is missing: MalformedTrailerError.
+	req, signer := signedStreamingRequest(t, StreamingSignedPayloadTrail, len(data), "x-amz-checksum-crc64nvme")
+	body := buildChunked(signer, [][]byte{data}, crc)
+	i := bytes.Index(body, []byte("x-amz-checksum-crc64nvme:"))
+	body = append(append(bytes.Clone(body[:i]), "\r\n"...), body[i+len("x-amz-checksum-crc64nvme:SmzZ/LTp1CA=\r\n"):]...)
+	res, err := testVerifier().Verify(withBody(req, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(res.Body)
+	wantCode(t, err, CodeMalformedTrailerError, 400)
 }

@@ -134,6 +134,9 @@ func (c *chunkedReader) checkTrailers(t *trailerSet) error {
 		return nil
 	}
 	if c.cfg.signer != nil {
+		if !t.haveSig && t.lines == 0 {
+			return errTrailer("no trailing header and no x-amz-trailer-signature")
+		}
 		if !t.haveSig {
 			e := errIncomplete(msgBodyCut)
 			e.detail = "signed trailer without a well-formed x-amz-trailer-signature line"
