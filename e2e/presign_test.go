@@ -428,14 +428,14 @@ func TestPresignedRefused(t *testing.T) {
 			t.Fatalf("boto3 default config made no SigV2 URL for a custom us-east-1 endpoint: %s", set.Get)
 		}
 		r := doRaw(t, nil, http.MethodGet, set.Get, nil, nil)
-		if code, msg := r.s3Error(); r.Status/100 != 4 || !strings.Contains(msg, "Signature Version 4") {
-			t.Errorf("GET with a SigV2 presigned URL: HTTP %d %s %q, want 4xx mentioning Signature Version 4", r.Status, code, msg)
+		if code, msg := r.s3Error(); r.Status != 400 || code != "InvalidRequest" || !strings.Contains(msg, "Please use AWS4-HMAC-SHA256.") {
+			t.Errorf("GET with a SigV2 presigned URL: HTTP %d %s %q, want AWS's 400 InvalidRequest naming AWS4-HMAC-SHA256", r.Status, code, msg)
 		}
 		if bytes.Contains(r.Body, original) {
 			t.Errorf("SigV2 URL returned the object")
 		}
 		r = doRaw(t, nil, http.MethodPut, set.Put, []byte("v2 write"), nil)
-		if code, msg := r.s3Error(); r.Status/100 != 4 || !strings.Contains(msg, "Signature Version 4") {
+		if code, msg := r.s3Error(); r.Status != 400 || code != "InvalidRequest" || !strings.Contains(msg, "Please use AWS4-HMAC-SHA256.") {
 			t.Errorf("PUT with a SigV2 presigned URL: HTTP %d %s %q", r.Status, code, msg)
 		}
 		wantKept("SigV2 PUT")

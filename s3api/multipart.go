@@ -92,7 +92,8 @@ func (s *Server) uploadPart(req *request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.partHasher(req, checks); err != nil {
+	uploadAlg, err := s.partHasher(req, checks, false)
+	if err != nil {
 		return err
 	}
 	ck, err := customerKey(req.r)
@@ -110,31 +111,40 @@ func (s *Server) uploadPart(req *request) error {
 	}
 	setSSEHeaders(req.w.Header(), sealstore.ObjectInfo{Headers: pi.Encryption, CustomerKeyed: ck != nil}, ck)
 	req.w.Header().Set("ETag", quote(pi.ETag))
-	if checks.exp.Algorithm != "" {
+	if checks.exp.Algorithm != "" || uploadAlg {
 		setChecksumHeaders(req.w.Header(), sealstore.ObjectInfo{Checksums: pi.Checksums})
 	}
 	req.w.WriteHeader(http.StatusOK)
 	return nil
 }
 
-// partHasher makes a part keep the checksum algorithm its upload was
-// created with when the part itself names none (the completion combines
-// them); a part naming another algorithm is refused, as S3 does.
-func (s *Server) partHasher(req *request, checks *bodyChecks) error {
+// partHasher makes a part of a FULL_OBJECT upload keep the checksum
+// algorithm its upload was created with when the part itself names none
+// (the completion combines them; the part's answer reports it); a part of
+// a COMPOSITE upload must name it (a copied part, which cannot, takes
+// it), and a part naming another algorithm is refused, as S3 does. It
+// reports whether the upload has an algorithm.
+func (s *Server) partHasher(req *request, checks *bodyChecks, copied bool) (bool, error) {
 	q := req.r.URL.Query()
-	alg, _, err := s.store.UploadChecksum(req.r.Context(), req.bucket, req.key, q.Get("uploadId"))
+	alg, typ, err := s.store.UploadChecksum(req.r.Context(), req.bucket, req.key, q.Get("uploadId"))
 	if err != nil || alg == "" {
-		return err
+		return false, err
 	}
 	a, _ := checksum.ParseAlgorithm(alg)
+	mismatch := func(actual string) error {
+		return apiErr("InvalidRequest", "Checksum Type mismatch occurred, expected checksum Type: "+strings.ToUpper(alg)+", actual checksum Type: "+actual)
+	}
 	switch checks.exp.Algorithm {
 	case "":
+		if strings.EqualFold(typ, "COMPOSITE") && !copied {
+			return false, mismatch("null")
+		}
 		checks.hasher = checksum.NewHasher(a)
 	case a:
 	default:
-		return apiErr("InvalidRequest", "Checksum Type mismatch occurred, expected checksum Type: "+alg+", actual checksum Type: "+strings.ToLower(string(checks.exp.Algorithm))+".")
+		return false, mismatch(strings.ToUpper(string(checks.exp.Algorithm)))
 	}
-	return nil
+	return true, nil
 }
 
 var copyRangeRE = regexp.MustCompile(`^bytes=(\d{1,19})-(\d{1,19})$`)
@@ -163,7 +173,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 		rng = &sealstore.Range{First: first, Last: last}
 	}
 	checks := &bodyChecks{exp: &checksum.Expected{}, hasher: checksum.NewHasher(defaultChecksum)}
-	if err := s.partHasher(req, checks); err != nil {
+	if _, err := s.partHasher(req, checks, true); err != nil {
 		return err
 	}
 	ck, err := customerKey(req.r)

@@ -172,6 +172,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.cfg.Observer.Request(ri.op, sw.status, nIn, sw.n)
 	}()
+	if op, err := s.shapeError(r); err != nil {
+		ri.op = op
+		writeError(sw, r, err)
+		return
+	}
 	s.router.ServeHTTP(sw, r)
 }
 
@@ -228,7 +233,14 @@ func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
 		if ri := infoFrom(r.Context()); ri != nil {
 			ri.op = op
 		}
+		if sigv4.Anonymous(r) {
+			writeError(w, r, anonymousRefusal(op, r))
+			return
+		}
 		res, err := s.verifier.Verify(r)
+		if err == nil {
+			err = checkPayloadMode(op, res)
+		}
 		if err != nil {
 			writeError(w, r, err)
 			return

@@ -36,7 +36,7 @@ func TestKMSValuesChecked(t *testing.T) {
 		"context not JSON":   {s3.PutObjectInput{SSEKMSEncryptionContext: b64("a=b")}, "InvalidArgument"},
 		"context JSON array": {s3.PutObjectInput{SSEKMSEncryptionContext: b64(`["a"]`)}, "InvalidArgument"},
 		"context number":     {s3.PutObjectInput{SSEKMSEncryptionContext: b64(`{"a":1}`)}, "InvalidArgument"},
-		"context over 8 KiB": {s3.PutObjectInput{SSEKMSEncryptionContext: b64(`{"a":"` + strings.Repeat("a", 6200) + `"}`)}, "InvalidArgument"},
+		"context over 8 KiB": {s3.PutObjectInput{SSEKMSEncryptionContext: b64(`{"a":"` + strings.Repeat("a", 6200) + `"}`)}, "RequestHeaderSectionTooLarge"},
 		"key id 2048":        {s3.PutObjectInput{SSEKMSKeyId: aws.String(strings.Repeat("k", 2048))}, ""},
 		"context near 8 KiB": {s3.PutObjectInput{SSEKMSEncryptionContext: b64(`{"a":"` + strings.Repeat("a", 6000) + `"}`)}, ""},
 		"context in bounds":  {s3.PutObjectInput{SSEKMSEncryptionContext: b64(`{"project":"backup"}`)}, ""},

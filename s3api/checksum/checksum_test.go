@@ -156,6 +156,9 @@ func TestFromHeadersAndVerify(t *testing.T) {
 			if c.verify == CodeBadDigest && c.alg != "" && ce.Message != "The "+string(c.alg)+" you specified did not match the calculated checksum." {
 				t.Fatalf("message %q", ce.Message)
 			}
+			if c.name == "trailer malformed" && ce.Message != "Value for x-amz-checksum-crc32 trailing header is invalid." {
+				t.Fatalf("message %q", ce.Message)
+			}
 		})
 	}
 }

@@ -169,7 +169,7 @@ func (e *Expected) Verify(h *Hasher, trailer http.Header) error {
 		}
 		b, err := decodeValue(e.Algorithm, v)
 		if err != nil {
-			return err
+			return newErr(CodeInvalidRequest, "Value for %s trailing header is invalid.", e.Algorithm.HeaderName())
 		}
 		want = b
 	}

@@ -26,11 +26,12 @@ func (v *Verifier) result(r *http.Request, s *signed, key []byte, mode string, p
 		if d := r.Header.Get("X-Amz-Decoded-Content-Length"); d != "" {
 			n, err := strconv.ParseInt(d, 10, 64)
 			if err != nil || n < 0 {
-				return nil, newErr(CodeInvalidArgument, http.StatusBadRequest, "x-amz-decoded-content-length must be a non-negative integer.")
+				// S3 reads a malformed length as none.
+				return nil, newErr(CodeMissingContentLength, http.StatusLengthRequired, "You must provide the Content-Length HTTP header.")
 			}
 			decoded = n
 		}
-		cfg := chunkConfig{decodedLength: decoded, declared: declaredTrailers(r.Header)}
+		cfg := chunkConfig{decodedLength: decoded, declared: declaredTrailers(r.Header), minChunk: v.minChunk}
 		if mode != StreamingUnsignedPayloadTrail {
 			cfg.signer = &chunkSigner{key: key, amzDate: s.amzDate, scope: scope(s), prevSig: s.signature}
 		}
@@ -113,8 +114,9 @@ func (p *plainReader) finish() error {
 	if p.length >= 0 && p.n != p.length {
 		return errIncomplete(msgShortBody)
 	}
-	if p.h != nil && !hmac.Equal(p.h.Sum(nil), p.want) {
-		return newErr(CodeXAmzContentSHA256Mismatch, http.StatusBadRequest, "The provided 'x-amz-content-sha256' header does not match what was computed.")
+	if sum := p.h; sum != nil && !hmac.Equal(sum.Sum(nil), p.want) {
+		return newErr(CodeXAmzContentSHA256Mismatch, http.StatusBadRequest, "The provided 'x-amz-content-sha256' header does not match what was computed.").with(
+			"ClientComputedContentSHA256", hex.EncodeToString(p.want), "S3ComputedContentSHA256", hex.EncodeToString(sum.Sum(nil)))
 	}
 	return io.EOF
 }

@@ -21,6 +21,8 @@ const (
 	maxTrailers = 16
 	// chunkBufSize is the read buffer of the decoder.
 	chunkBufSize = 64 << 10
+	// minChunkSize is the least size of every data chunk but the last.
+	minChunkSize = 8192
 
 	emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 	chunkSigExt = ";chunk-signature="
@@ -59,6 +61,7 @@ type chunkConfig struct {
 	trailer       bool            // a trailer block follows the final chunk
 	declared      map[string]bool // names announced in x-amz-trailer
 	decodedLength int64           // -1 if unknown
+	minChunk      int64           // least size of a data chunk but the last
 }
 
 // chunkedReader decodes an aws-chunked body, verifying chunk signatures,
@@ -71,6 +74,8 @@ type chunkedReader struct {
 	remaining int64
 	decoded   int64
 	chunkSig  string
+	chunks    int   // data chunks begun so far
+	lastSize  int64 // size of the last data chunk
 	h         hash.Hash
 	trailer   http.Header
 	err       error
@@ -127,7 +132,9 @@ func (c *chunkedReader) Read(p []byte) (int, error) {
 // not, io.ErrUnexpectedEOF) is IncompleteBody, never an end of stream.
 func (c *chunkedReader) srcErr(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errIncomplete("The aws-chunked body ended before the final chunk and its trailer.")
+		e := errIncomplete(msgBodyCut)
+		e.detail = "the aws-chunked body ended before the final chunk and its trailer"
+		return e
 	}
 	return err
 }
@@ -157,7 +164,16 @@ func (c *chunkedReader) next() error {
 		return err
 	}
 	if c.cfg.decodedLength >= 0 && size > c.cfg.decodedLength-c.decoded {
-		return errIncomplete("The aws-chunked body is longer than x-amz-decoded-content-length.")
+		return c.overlong(size)
+	}
+	if size > 0 && c.chunks > 0 && c.lastSize < c.cfg.minChunk {
+		// S3 allows only the last data chunk to be under 8 KiB.
+		return newErr(CodeInvalidChunkSize, http.StatusBadRequest, "Only the last chunk is allowed to have a size less than 8192 bytes").with(
+			"Chunk", strconv.Itoa(c.chunks), "BadChunkSize", strconv.FormatInt(c.lastSize, 10))
+	}
+	if size > 0 {
+		c.chunks++
+		c.lastSize = size
 	}
 	c.chunkSig = sig
 	if c.h != nil {
@@ -174,9 +190,27 @@ func (c *chunkedReader) next() error {
 		return err
 	}
 	if c.cfg.decodedLength >= 0 && c.decoded != c.cfg.decodedLength {
-		return errIncomplete("The aws-chunked body is shorter than x-amz-decoded-content-length.")
+		return errDecodedLength("the aws-chunked body is shorter than x-amz-decoded-content-length")
 	}
 	return c.atEnd()
+}
+
+// overlong reads past a chunk that would take the body beyond its
+// x-amz-decoded-content-length, delivering none of it, to tell the two
+// faults apart as S3 does: a chunk framed as declared is a length
+// mismatch, one whose data is not followed by CRLF is a broken body.
+func (c *chunkedReader) overlong(size int64) error {
+	if _, err := io.CopyN(io.Discard, c.br, size); err != nil {
+		return c.srcErr(err)
+	}
+	var crlf [2]byte
+	if _, err := io.ReadFull(c.br, crlf[:]); err != nil {
+		return c.srcErr(err)
+	}
+	if crlf != [2]byte{'\r', '\n'} {
+		return errChunkFormat("chunk data is not followed by CRLF (chunk size does not match its data)")
+	}
+	return errDecodedLength("the aws-chunked body is longer than x-amz-decoded-content-length")
 }
 
 // atEnd returns io.EOF if the source ends right here with a bare io.EOF,

@@ -208,13 +208,13 @@ func TestSignedChunkedTamper(t *testing.T) {
 		{name: "data chunk 1", mode: StreamingSignedPayload, edit: flipAt(hdr + 5), code: CodeSignatureDoesNotMatch},
 		{name: "data chunk 2", mode: StreamingSignedPayload, edit: flipAt(2*hdr + 8194 + 5), code: CodeSignatureDoesNotMatch},
 		{name: "signature chunk 1", mode: StreamingSignedPayload, edit: flipAt(hdr - 3), code: CodeSignatureDoesNotMatch},
-		{name: "size", mode: StreamingSignedPayload, edit: replace("2000;", "1fff;"), code: CodeInvalidRequest},
+		{name: "size", mode: StreamingSignedPayload, edit: replace("2000;", "1fff;"), code: CodeIncompleteBody},
 		{name: "swap chunks", mode: StreamingSignedPayload, edit: func(b []byte) []byte {
 			return append(append(bytes.Clone(b[hdr+8194:2*(hdr+8194)]), b[:hdr+8194]...), b[2*(hdr+8194):]...)
 		}, code: CodeSignatureDoesNotMatch},
 		{name: "truncate", mode: StreamingSignedPayload, edit: func(b []byte) []byte { return b[:len(b)-40] }, code: CodeIncompleteBody},
 		{name: "drop final chunk", mode: StreamingSignedPayload, edit: func(b []byte) []byte { return b[:bytes.LastIndex(b, []byte("0;chunk"))] }, code: CodeIncompleteBody},
-		{name: "extend", mode: StreamingSignedPayload, edit: func(b []byte) []byte { return append(bytes.Clone(b), "junk"...) }, code: CodeInvalidRequest},
+		{name: "extend", mode: StreamingSignedPayload, edit: func(b []byte) []byte { return append(bytes.Clone(b), "junk"...) }, code: CodeIncompleteBody},
 		{name: "decoded length short", mode: StreamingSignedPayload, declLen: len(want) + 1, code: CodeIncompleteBody},
 		{name: "decoded length long", mode: StreamingSignedPayload, declLen: len(want) - 1, code: CodeIncompleteBody},
 		{name: "trailer value", mode: StreamingSignedPayloadTrail, trailer: crc, edit: replace("AAAAAA==", "AAAAAB=="), code: CodeSignatureDoesNotMatch},
@@ -225,10 +225,10 @@ func TestSignedChunkedTamper(t *testing.T) {
 		{name: "trailer signature missing", mode: StreamingSignedPayloadTrail, trailer: crc, edit: func(b []byte) []byte {
 			i := bytes.Index(b, []byte("x-amz-trailer-signature:"))
 			return append(bytes.Clone(b[:i]), "\r\n"...)
-		}, code: CodeMalformedTrailerError},
+		}, code: CodeIncompleteBody},
 		{name: "long header line", mode: StreamingSignedPayload, edit: func(b []byte) []byte {
 			return append([]byte(strings.Repeat("0", 5000)), b...)
-		}, code: CodeInvalidRequest},
+		}, code: CodeIncompleteBody},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -285,10 +285,10 @@ func TestUnsignedChunkedTrailer(t *testing.T) {
 		{"ok", buildChunked(nil, [][]byte{data[:5], data[5:]}, [][2]string{{"x-amz-checksum-sha256", "v"}}), ""},
 		{"missing trailer", buildChunked(nil, [][]byte{data}, nil), CodeMalformedTrailerError},
 		{"undeclared trailer", buildChunked(nil, [][]byte{data}, [][2]string{{"x-amz-checksum-sha256", "v"}, {"x-other", "1"}}), CodeMalformedTrailerError},
-		{"signature ext in unsigned", []byte("16;chunk-signature=" + strings.Repeat("a", 64) + "\r\n" + string(data) + "\r\n0\r\n\r\n"), CodeInvalidRequest},
-		{"bad hex", []byte("zz\r\n"), CodeInvalidRequest},
-		{"signed size", []byte("+16\r\n" + string(data) + "\r\n0\r\n\r\n"), CodeInvalidRequest},
-		{"lf only", []byte("16\n" + string(data) + "\r\n0\r\n\r\n"), CodeInvalidRequest},
+		{"signature ext in unsigned", []byte("16;chunk-signature=" + strings.Repeat("a", 64) + "\r\n" + string(data) + "\r\n0\r\n\r\n"), CodeIncompleteBody},
+		{"bad hex", []byte("zz\r\n"), CodeIncompleteBody},
+		{"signed size", []byte("+16\r\n" + string(data) + "\r\n0\r\n\r\n"), CodeIncompleteBody},
+		{"lf only", []byte("16\n" + string(data) + "\r\n0\r\n\r\n"), CodeIncompleteBody},
 		{"empty", nil, CodeIncompleteBody},
 	}
 	for _, c := range cases {

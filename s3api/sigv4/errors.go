@@ -13,9 +13,11 @@ const (
 	CodeIncompleteBody                  = "IncompleteBody"
 	CodeInvalidAccessKeyID              = "InvalidAccessKeyId"
 	CodeInvalidArgument                 = "InvalidArgument"
+	CodeInvalidChunkSize                = "InvalidChunkSizeError"
 	CodeInvalidRequest                  = "InvalidRequest"
 	CodeInvalidURI                      = "InvalidURI"
 	CodeMalformedTrailerError           = "MalformedTrailerError"
+	CodeMissingContentLength            = "MissingContentLength"
 	CodeRequestTimeTooSkewed            = "RequestTimeTooSkewed"
 	CodeSignatureDoesNotMatch           = "SignatureDoesNotMatch"
 	CodeSignatureVersionNotSupported    = "SignatureVersionNotSupported"
@@ -35,10 +37,30 @@ type Error struct {
 	Code       string
 	StatusCode int
 	Message    string
+	// Fields are the extra elements S3 adds to this error's XML body
+	// (ArgumentName, HeadersNotSigned, X-Amz-Expires, ...), in order.
+	Fields []Field
+	// detail says, for the log, what exactly was wrong where S3's message
+	// does not (a malformed aws-chunked body); never sent to the client.
+	detail string
+}
+
+// Field is one extra element of an S3 error body.
+type Field struct{ Name, Value string }
+
+// with returns e with the extra elements name/value pairs appended.
+func (e *Error) with(nameValues ...string) *Error {
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		e.Fields = append(e.Fields, Field{nameValues[i], nameValues[i+1]})
+	}
+	return e
 }
 
 // Error implements the error interface.
 func (e *Error) Error() string {
+	if e.detail != "" {
+		return fmt.Sprintf("sigv4: %s: %s (%s)", e.Code, e.Message, e.detail)
+	}
 	return fmt.Sprintf("sigv4: %s: %s", e.Code, e.Message)
 }
 
@@ -77,17 +99,34 @@ func errIncomplete(format string, args ...any) *Error {
 	return newErr(CodeIncompleteBody, http.StatusBadRequest, format, args...)
 }
 
+// msgBodyCut is S3's word for an aws-chunked body it cannot decode: one
+// that ends early or whose framing is broken.
+const msgBodyCut = "The request body terminated unexpectedly"
+
 func errChunkFormat(format string, args ...any) *Error {
-	return newErr(CodeInvalidRequest, http.StatusBadRequest, "malformed aws-chunked body: "+format, args...)
+	e := newErr(CodeIncompleteBody, http.StatusBadRequest, "%s", msgBodyCut)
+	e.detail = "malformed aws-chunked body: " + fmt.Sprintf(format, args...)
+	return e
 }
 
 func errTrailer(format string, args ...any) *Error {
-	return newErr(CodeMalformedTrailerError, http.StatusBadRequest,
-		"The request contained trailing data that was not well-formed: "+format, args...)
+	e := newErr(CodeMalformedTrailerError, http.StatusBadRequest,
+		"The request contained trailing data that was not well-formed or did not conform to our published schema.")
+	e.detail = fmt.Sprintf(format, args...)
+	return e
+}
+
+// errDecodedLength is S3's answer to an aws-chunked body whose data is
+// shorter or longer than its x-amz-decoded-content-length.
+func errDecodedLength(detail string) *Error {
+	e := newErr(CodeIncompleteBody, http.StatusBadRequest, "You did not provide the number of bytes specified by the Content-Length HTTP header")
+	e.detail = detail
+	return e
 }
 
 // msgV2 tells a client refused for Signature Version 2 how each common
-// client is set to sign with SigV4.
+// client is set to sign with SigV4 (browser POST uploads; a header or
+// query signed with SigV2 gets AWS's own answer, errV2Request).
 const msgV2 = "s3seal only supports AWS Signature Version 4 (AWS4-HMAC-SHA256). " +
 	"Configure your client for SigV4: aws CLI: aws configure set default.s3.signature_version s3v4; " +
 	"boto3: Config(signature_version=\"s3v4\"); " +
@@ -97,4 +136,17 @@ const msgV2 = "s3seal only supports AWS Signature Version 4 (AWS4-HMAC-SHA256). 
 
 func errV2() *Error {
 	return newErr(CodeSignatureVersionNotSupported, http.StatusBadRequest, "%s", msgV2)
+}
+
+// errV2Request is AWS's answer to a request signed with Signature Version
+// 2 (header or query) in a region that takes only SigV4.
+func errV2Request() *Error {
+	return newErr(CodeInvalidRequest, http.StatusBadRequest,
+		"The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.")
+}
+
+// errInvalidArg is InvalidArgument naming the argument and its value, as
+// S3 words it.
+func errInvalidArg(msg, name, value string) *Error {
+	return newErr(CodeInvalidArgument, http.StatusBadRequest, "%s", msg).with("ArgumentName", name, "ArgumentValue", value)
 }

@@ -26,8 +26,12 @@ var (
 	testCreds = aws.Credentials{AccessKeyID: testAK, SecretAccessKey: testSecret}
 )
 
+// testVerifier is a Verifier at testNow that takes data chunks of any size
+// (the tests frame small bodies in small chunks; TestChunkSizeRule checks
+// S3's 8 KiB minimum).
 func testVerifier(opts ...Option) *Verifier {
-	return NewVerifier(StaticCredentials{testAK: testSecret}, append([]Option{WithClock(func() time.Time { return testNow })}, opts...)...)
+	smallChunks := func(v *Verifier) { v.minChunk = 1 }
+	return NewVerifier(StaticCredentials{testAK: testSecret}, append([]Option{WithClock(func() time.Time { return testNow }), smallChunks}, opts...)...)
 }
 
 // outcome is what the test server saw for one request.

@@ -10,37 +10,39 @@ import (
 
 // parseAuthHeader parses
 // "AWS4-HMAC-SHA256 Credential=AK/DATE/REGION/s3/aws4_request, SignedHeaders=a;b, Signature=hex".
+// Its checks come in S3's order: three components, each name=value, none
+// missing (Credential, then SignedHeaders, then Signature), then the
+// credential scope.
 func parseAuthHeader(auth string) (*signed, error) {
 	rest := strings.TrimSpace(strings.TrimPrefix(auth, algorithm))
-	var cred, sh, sig string
-	var haveCred, haveSH, haveSig bool
-	for part := range strings.SplitSeq(rest, ",") {
-		k, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+	parts := strings.Split(rest, ",")
+	if len(parts) != 3 {
+		return nil, errMalformed(headerCredPrefix + "the authorization header requires three components: Credential, SignedHeaders, and Signature.")
+	}
+	vals := map[string]string{}
+	for _, part := range parts {
+		part = strings.TrimSpace(part)
+		k, val, ok := strings.Cut(part, "=")
 		if !ok {
-			return nil, errMalformed("The authorization header is malformed; the authorization component %q is malformed.", truncate(part))
+			return nil, errMalformed(headerCredPrefix+"the authorization component %q is malformed.", truncate(part))
 		}
-		switch k {
-		case "Credential":
-			cred, haveCred = val, true
-		case "SignedHeaders":
-			sh, haveSH = val, true
-		case "Signature":
-			sig, haveSig = val, true
-		default:
-			return nil, errMalformed("The authorization header is malformed; unknown authorization component %q.", truncate(k))
+		if _, dup := vals[k]; !dup {
+			vals[k] = val
 		}
 	}
-	if !haveCred || !haveSH || !haveSig {
-		return nil, errMalformed("The authorization header is malformed; it must contain Credential, SignedHeaders and Signature.")
+	for _, k := range []string{"Credential", "SignedHeaders", "Signature"} {
+		if _, ok := vals[k]; !ok {
+			return nil, errMalformed(headerCredPrefix+"missing %s.", k)
+		}
 	}
-	s, err := parseCredential(cred, errMalformed, headerCredPrefix)
+	s, err := parseCredential(vals["Credential"], errMalformed, headerCredPrefix)
 	if err != nil {
 		return nil, err
 	}
-	if s.signedHeaders, err = parseSignedHeaders(sh, errMalformed); err != nil {
+	if s.signedHeaders, err = parseSignedHeaders(vals["SignedHeaders"], errMalformed); err != nil {
 		return nil, err
 	}
-	s.signature = sig
+	s.signature = vals["Signature"]
 	return s, nil
 }
 
@@ -52,20 +54,21 @@ const (
 )
 
 // parseCredential parses "AK/YYYYMMDD/REGION/SERVICE/aws4_request"; its
-// errors begin with prefix, as S3's do.
+// errors begin with prefix, as S3's do, and come in S3's order: the shape,
+// the service, the terminal, then the date.
 func parseCredential(cred string, mk func(string, ...any) *Error, prefix string) (*signed, error) {
 	parts := strings.Split(cred, "/")
 	if len(parts) != 5 || parts[0] == "" || parts[2] == "" {
 		return nil, mk(prefix + "the Credential is mal-formed; expecting \"<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request\".")
-	}
-	if _, err := time.Parse("20060102", parts[1]); err != nil {
-		return nil, mk(prefix+"incorrect date format %q. This date in the credential must be in the format \"yyyyMMdd\".", truncate(parts[1]))
 	}
 	if parts[3] != serviceS3 {
 		return nil, mk(prefix+"incorrect service %q. This endpoint belongs to \"s3\".", truncate(parts[3]))
 	}
 	if parts[4] != scopeTerminal {
 		return nil, mk(prefix+"incorrect terminal %q. This endpoint uses \"aws4_request\".", truncate(parts[4]))
+	}
+	if _, err := time.Parse("20060102", parts[1]); err != nil {
+		return nil, mk(prefix+"incorrect date format %q. This date in the credential must be in the format \"yyyyMMdd\".", truncate(parts[1]))
 	}
 	return &signed{accessKey: parts[0], date: parts[1], region: parts[2]}, nil
 }
@@ -85,20 +88,31 @@ func parseSignedHeaders(sh string, mk func(string, ...any) *Error) ([]string, er
 
 // parsePresign reads the X-Amz-* query parameters of a presigned URL.
 func parsePresign(get func(string) string) (*signed, time.Duration, error) {
-	if get("X-Amz-Algorithm") != algorithm {
+	switch get("X-Amz-Algorithm") {
+	case algorithm:
+	case "AWS4-ECDSA-P256-SHA256":
+		// SigV4a: S3 takes it, s3seal does not.
 		return nil, 0, errQueryMalformed("X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256\"")
+	default:
+		return nil, 0, errQueryMalformed("X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256 and AWS4-ECDSA-P256-SHA256\"")
 	}
 	for _, k := range []string{"X-Amz-Credential", "X-Amz-Signature", "X-Amz-Date", "X-Amz-SignedHeaders", "X-Amz-Expires"} {
 		if get(k) == "" {
 			return nil, 0, errQueryMalformed("Query-string authentication version 4 requires the X-Amz-Algorithm, X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and X-Amz-Expires parameters.")
 		}
 	}
-	exp, err := strconv.ParseInt(get("X-Amz-Expires"), 10, 64)
-	if err != nil || exp < 1 {
-		return nil, 0, errQueryMalformed("X-Amz-Expires must be a positive integer number of seconds.")
+	if get("X-Amz-Security-Token") != "" {
+		// s3seal's credentials are static: it issues no session tokens.
+		return nil, 0, errQueryMalformed("Authorization with X-Amz-Security-Token is not supported")
 	}
-	if exp > maxPresignSecs {
-		return nil, 0, errQueryMalformed("X-Amz-Expires must be less than a week (in seconds) that is 604800.")
+	exp, err := strconv.ParseInt(get("X-Amz-Expires"), 10, 64)
+	switch {
+	case err != nil && !isSigned(get("X-Amz-Expires")):
+		return nil, 0, errQueryMalformed("X-Amz-Expires should be a number")
+	case err != nil && strings.HasPrefix(get("X-Amz-Expires"), "-") || exp < 0:
+		return nil, 0, errQueryMalformed("X-Amz-Expires must be non-negative")
+	case err != nil || exp > maxPresignSecs:
+		return nil, 0, errQueryMalformed("X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds")
 	}
 	s, err := parseCredential(get("X-Amz-Credential"), errQueryMalformed, queryCredPrefix)
 	if err != nil {
@@ -113,6 +127,21 @@ func parsePresign(get func(string) string) (*signed, time.Duration, error) {
 	}
 	s.signature = get("X-Amz-Signature")
 	return s, time.Duration(exp) * time.Second, nil
+}
+
+// isSigned reports whether s is an optionally signed run of decimal digits
+// (a number, perhaps too large for int64).
+func isSigned(s string) bool {
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // truncate bounds client-supplied text echoed in error messages.

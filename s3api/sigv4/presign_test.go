@@ -84,7 +84,7 @@ func TestPresignedErrors(t *testing.T) {
 		{"not yet valid", testNow.Add(time.Hour), time.Hour, nil, CodeAccessDenied, 403},
 		{"future within skew", testNow.Add(5 * time.Minute), time.Hour, nil, "", 0},
 		{"expires too long", testNow, time.Hour, setQ("X-Amz-Expires", "604801"), CodeAuthorizationQueryParametersErr, 400},
-		{"expires zero", testNow, time.Hour, setQ("X-Amz-Expires", "0"), CodeAuthorizationQueryParametersErr, 400},
+		{"expires zero", testNow, time.Hour, setQ("X-Amz-Expires", "0"), CodeAccessDenied, 403},
 		{"expires missing", testNow, time.Hour, setQ("X-Amz-Expires", ""), CodeAuthorizationQueryParametersErr, 400},
 		{"bad algorithm", testNow, time.Hour, setQ("X-Amz-Algorithm", "AWS4-HMAC-SHA1"), CodeAuthorizationQueryParametersErr, 400},
 		{"tampered expires", testNow, time.Hour, setQ("X-Amz-Expires", "7200"), CodeSignatureDoesNotMatch, 403},
@@ -108,7 +108,7 @@ func TestPresignedErrors(t *testing.T) {
 				return
 			}
 			e := wantCode(t, err, tc.code, tc.status)
-			if tc.name == "expired" && e.Message != "Request has expired" {
+			if tc.name == "expired" && e.Message != "Request has expired." {
 				t.Fatalf("message %q", e.Message)
 			}
 		})

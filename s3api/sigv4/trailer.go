@@ -14,6 +14,10 @@ type trailerSet struct {
 	sig     string
 	haveSig bool
 	lines   int
+	// bad is the first malformed trailing header of a signed trailer: S3
+	// reports it only once the signature line has come (a signed trailer
+	// without a well-formed signature line is a body cut short).
+	bad error
 }
 
 // Where a trailer line stands, and so what it may be.
@@ -80,6 +84,15 @@ func (c *chunkedReader) addTrailer(t *trailerSet, line []byte, allow int) error 
 	if t.lines++; t.lines > maxTrailers {
 		return errTrailer("more than %d trailing headers", maxTrailers)
 	}
+	err := c.trailerLine(t, line, allow)
+	if err != nil && c.cfg.signer != nil && t.bad == nil {
+		t.bad, err = err, nil
+	}
+	return err
+}
+
+// trailerLine parses one trailer line into t, or says what is wrong with it.
+func (c *chunkedReader) trailerLine(t *trailerSet, line []byte, allow int) error {
 	k, v, ok := strings.Cut(string(line), ":")
 	k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
 	if !ok || k == "" {
@@ -91,6 +104,8 @@ func (c *chunkedReader) addTrailer(t *trailerSet, line []byte, allow int) error 
 			return errTrailer("x-amz-trailer-signature inside the trailer block")
 		case t.haveSig:
 			return errTrailer("x-amz-trailer-signature repeated")
+		case len(v) != 64 || !isLowerHex(v):
+			return nil // not a signature line: the signature is missing
 		}
 		t.sig, t.haveSig = v, true
 		return nil
@@ -118,15 +133,25 @@ func (c *chunkedReader) checkTrailers(t *trailerSet) error {
 	if !c.cfg.trailer {
 		return nil
 	}
+	if c.cfg.signer != nil {
+		if !t.haveSig && t.lines == 0 {
+			return errTrailer("no trailing header and no x-amz-trailer-signature")
+		}
+		if !t.haveSig {
+			e := errIncomplete(msgBodyCut)
+			e.detail = "signed trailer without a well-formed x-amz-trailer-signature line"
+			return e
+		}
+		if t.bad != nil {
+			return t.bad
+		}
+	}
 	for k := range c.cfg.declared {
 		if _, ok := t.vals[k]; !ok {
 			return errTrailer("trailing header %q declared in x-amz-trailer is missing", truncate(k))
 		}
 	}
 	if c.cfg.signer != nil {
-		if !t.haveSig {
-			return errTrailer("x-amz-trailer-signature is missing")
-		}
 		slices.Sort(t.names)
 		var canon bytes.Buffer
 		for _, k := range t.names {

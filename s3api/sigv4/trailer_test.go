@@ -53,11 +53,11 @@ func TestMinioTrailerFraming(t *testing.T) {
 			{"minio-go", func(sig string) string { return name + ":" + value + "\n\r\n" + sigLine(sig) + "\r\n" }, ""},
 			{"aws framing", func(sig string) string { return name + ":" + value + "\r\n" + sigLine(sig) + "\r\n" }, ""},
 			{"block not closed by CRLF", func(sig string) string { return name + ":" + value + "\n" + sigLine(sig) + "\r\n" }, "mixed"},
-			{"bare LF ends the body", func(sig string) string { return name + ":" + value + "\n\r\n" + sigLine(sig) + "\n" }, CodeInvalidRequest},
+			{"bare LF ends the body", func(sig string) string { return name + ":" + value + "\n\r\n" + sigLine(sig) + "\n" }, CodeIncompleteBody},
 			{"bare LF after the block", func(sig string) string { return name + ":" + value + "\n\n" + sigLine(sig) + "\r\n" }, CodeMalformedTrailerError},
 			{"CRLF then LF header", func(sig string) string {
 				return name + ":" + value + "\r\nx-amz-other:1\n\r\n" + sigLine(sig) + "\r\n"
-			}, CodeInvalidRequest},
+			}, CodeIncompleteBody},
 			{"header after the block", func(sig string) string {
 				return name + ":" + value + "\n\r\n" + sigLine(sig) + name + ":" + value + "\r\n\r\n"
 			}, CodeMalformedTrailerError},
@@ -66,14 +66,14 @@ func TestMinioTrailerFraming(t *testing.T) {
 			}, CodeMalformedTrailerError},
 			{"signature inside the block", func(sig string) string {
 				return name + ":" + value + "\nx-amz-trailer-signature:" + sig + "\n\r\n\r\n"
-			}, CodeMalformedTrailerError},
-			{"data after the end", func(sig string) string { return name + ":" + value + "\n\r\n" + sigLine(sig) + "\r\nx" }, CodeInvalidRequest},
+			}, CodeIncompleteBody},
+			{"data after the end", func(sig string) string { return name + ":" + value + "\n\r\n" + sigLine(sig) + "\r\nx" }, CodeIncompleteBody},
 		}
 		if signed {
 			cases = append(cases,
 				framingCase{"bad signature", func(string) string { return name + ":" + value + "\n\r\nx-amz-trailer-signature:" + bad + "\r\n\r\n" }, CodeSignatureDoesNotMatch},
 				framingCase{"altered value", func(sig string) string { return name + ":AAAAAB==\n\r\n" + sigLine(sig) + "\r\n" }, CodeSignatureDoesNotMatch},
-				framingCase{"signature missing", func(string) string { return name + ":" + value + "\n\r\n\r\n" }, CodeMalformedTrailerError},
+				framingCase{"signature missing", func(string) string { return name + ":" + value + "\n\r\n\r\n" }, CodeIncompleteBody},
 				framingCase{"signature twice", func(sig string) string { return name + ":" + value + "\n\r\n" + sigLine(sig) + sigLine(sig) + "\r\n" }, CodeMalformedTrailerError},
 			)
 		}

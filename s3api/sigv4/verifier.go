@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -57,18 +59,21 @@ func WithKeyCacheSize(n int) Option { return func(v *Verifier) { v.keys = newKey
 
 // Verifier checks AWS Signature Version 4 on incoming S3 requests, signed
 // in the Authorization header or presigned in the query string. Signature
-// Version 2 is refused with SignatureVersionNotSupported. It is safe for
+// Version 2 is refused with InvalidRequest, as S3 refuses it. It is safe for
 // concurrent use.
 type Verifier struct {
 	creds   Credentials
 	now     func() time.Time
 	maxSkew time.Duration
 	keys    *keyCache
+	// minChunk is the least size of an aws-chunked data chunk but the
+	// last: S3's 8 KiB (tests that frame small bodies lower it).
+	minChunk int64
 }
 
 // NewVerifier returns a Verifier that looks secrets up in creds.
 func NewVerifier(creds Credentials, opts ...Option) *Verifier {
-	v := &Verifier{creds: creds, now: time.Now, maxSkew: 15 * time.Minute, keys: newKeyCache(defaultKeyCacheSize)}
+	v := &Verifier{creds: creds, now: time.Now, maxSkew: 15 * time.Minute, keys: newKeyCache(defaultKeyCacheSize), minChunk: minChunkSize}
 	for _, o := range opts {
 		o(v)
 	}
@@ -110,24 +115,52 @@ type Result struct {
 // as Result.Body is read. Verify must see the request as the client sent it
 // (path, query, Host), before any rewriting. The error is always an *Error.
 func (v *Verifier) Verify(r *http.Request) (*Result, error) {
+	if Anonymous(r) {
+		return nil, errAccessDenied("Access Denied.")
+	}
 	auth := r.Header.Get("Authorization")
 	q := r.URL.Query()
 	presign := q.Has("X-Amz-Algorithm") || q.Has("X-Amz-Signature") || q.Has("X-Amz-Credential")
 	switch {
 	case auth != "" && presign:
 		return nil, newErr(CodeInvalidArgument, http.StatusBadRequest, "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter or the Authorization header should be specified.")
-	case strings.HasPrefix(auth, "AWS "):
-		return nil, errV2()
-	case strings.HasPrefix(auth, algorithm+" "):
-		return v.verifyHeader(r, auth)
 	case auth != "":
-		return nil, newErr(CodeInvalidArgument, http.StatusBadRequest, "Unsupported Authorization Type; s3seal only supports AWS4-HMAC-SHA256.")
+		return v.verifyAuthorization(r, auth)
 	case presign:
 		return v.verifyPresigned(r, q)
-	case q.Has("AWSAccessKeyId") || q.Has("Signature"):
-		return nil, errV2()
 	}
-	return nil, errAccessDenied("Anonymous access is not allowed; sign requests with AWS Signature Version 4.")
+	return nil, errV2Request()
+}
+
+// Anonymous reports whether r carries no signature of any kind: no
+// Authorization header, no SigV4 presigned fields, no SigV2 query fields.
+func Anonymous(r *http.Request) bool {
+	if r.Header.Get("Authorization") != "" {
+		return false
+	}
+	q := r.URL.Query()
+	for _, k := range []string{"X-Amz-Algorithm", "X-Amz-Signature", "X-Amz-Credential", "AWSAccessKeyId", "Signature"} {
+		if q.Has(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// verifyAuthorization reads the Authorization header's scheme as S3 does:
+// "AWS" is Signature Version 2, anything but AWS4-HMAC-SHA256 is an
+// unsupported type, and a header without a space is no scheme at all.
+func (v *Verifier) verifyAuthorization(r *http.Request, auth string) (*Result, error) {
+	scheme, _, ok := strings.Cut(auth, " ")
+	switch {
+	case !ok:
+		return nil, errInvalidArg("Authorization header is invalid -- one and only one ' ' (space) required.", "Authorization", truncate(auth))
+	case scheme == "AWS":
+		return nil, errV2Request()
+	case scheme != algorithm:
+		return nil, errInvalidArg("Unsupported Authorization Type", "Authorization", truncate(scheme))
+	}
+	return v.verifyHeader(r, auth)
 }
 
 // signed is the parsed authentication data common to both forms.
@@ -187,8 +220,11 @@ func (v *Verifier) verifyPresigned(r *http.Request, q map[string][]string) (*Res
 	if t.Sub(now) > v.maxSkew {
 		return nil, errAccessDenied("Request is not valid yet")
 	}
-	if now.After(t.Add(expires)) {
-		return nil, errAccessDenied("Request has expired")
+	if now.After(t.Add(expires)) || expires == 0 {
+		return nil, errAccessDenied("Request has expired.").with(
+			"X-Amz-Expires", strconv.FormatInt(int64(expires/time.Second), 10),
+			"Expires", t.Add(expires).UTC().Format(time.RFC3339),
+			"ServerTime", now.UTC().Format(time.RFC3339))
 	}
 	if s.date != s.amzDate[:8] {
 		return nil, errQueryMalformed("Invalid credential date %q. This date is not the same as X-Amz-Date: %q.", s.date, s.amzDate[:8])
@@ -258,7 +294,9 @@ func checkSignedHeaders(r *http.Request, names []string) error {
 		}
 	}
 	if len(unsigned) > 0 {
-		return errAccessDenied("There were headers present in the request which were not signed: " + strings.Join(unsigned, ", "))
+		slices.Sort(unsigned)
+		return errAccessDenied("There were headers present in the request which were not signed").with(
+			"HeadersNotSigned", strings.Join(unsigned, ", "))
 	}
 	return nil
 }
@@ -277,7 +315,9 @@ func checkMode(mode string, presigned bool) error {
 	if len(mode) == 64 && isLowerHex(mode) {
 		return nil
 	}
-	return newErr(CodeInvalidArgument, http.StatusBadRequest, "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, STREAMING-UNSIGNED-PAYLOAD-TRAILER or a valid hex SHA-256.")
+	return errInvalidArg("x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, "+
+		"STREAMING-AWS4-HMAC-SHA256-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER, STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD, "+
+		"STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD-TRAILER or a valid sha256 value.", "x-amz-content-sha256", truncate(mode))
 }
 
 func isLowerHex(s string) bool {
@@ -296,7 +336,7 @@ func requestTime(r *http.Request) (time.Time, string, error) {
 	if d := r.Header.Get("X-Amz-Date"); d != "" {
 		t, err := time.Parse(iso8601, d)
 		if err != nil {
-			return time.Time{}, "", errAccessDenied("AWS authentication requires a valid Date or x-amz-date header")
+			return time.Time{}, "", errAccessDenied("AWS authentication requires a valid Date or x-amz-date header.")
 		}
 		return t, d, nil
 	}
@@ -306,5 +346,5 @@ func requestTime(r *http.Request) (time.Time, string, error) {
 			return t, t.UTC().Format(iso8601), nil
 		}
 	}
-	return time.Time{}, "", errAccessDenied("AWS authentication requires a valid Date or x-amz-date header")
+	return time.Time{}, "", errAccessDenied("AWS authentication requires a valid Date or x-amz-date header.")
 }
