@@ -20,6 +20,7 @@ type APIError struct {
 	StatusCode int
 	Message    string
 	Resource   string
+	Fields     []errField // elements after Message (ArgumentName, ProposedSize, ...)
 }
 
 func (e *APIError) Error() string { return e.Code + ": " + e.Message }
@@ -84,6 +85,7 @@ type errorBody struct {
 	Message   string   `xml:"Message"`
 	Resource  string   `xml:"Resource,omitempty"`
 	RequestID string   `xml:"RequestId"`
+	Fields    []errField
 }
 
 // toAPIError turns any error from the layers below into the S3 error the
@@ -96,7 +98,7 @@ func toAPIError(err error) *APIError {
 	}
 	var se *sigv4.Error
 	if errors.As(err, &se) {
-		return &APIError{Code: se.Code, StatusCode: se.StatusCode, Message: se.Message}
+		return &APIError{Code: se.Code, StatusCode: se.StatusCode, Message: se.Message, Fields: sigv4Fields(se)}
 	}
 	var ce *checksum.Error
 	if errors.As(err, &ce) {
@@ -177,6 +179,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	body := errorBody{Code: ae.Code, Message: ae.Message, Resource: ae.Resource, RequestID: reqID}
+	body.Fields = ae.Fields
 	if body.Resource == "" {
 		body.Resource = r.URL.Path
 	}

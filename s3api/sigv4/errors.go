@@ -35,6 +35,9 @@ type Error struct {
 	Code       string
 	StatusCode int
 	Message    string
+	// Fields are the elements S3 adds after Message, as name and value
+	// (ArgumentName, AWSAccessKeyId, StringToSign, ...).
+	Fields [][2]string
 }
 
 // Error implements the error interface.
