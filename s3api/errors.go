@@ -20,7 +20,7 @@ type APIError struct {
 	StatusCode int
 	Message    string
 	Resource   string
-	Fields     []errField // elements after Message (ArgumentName, ProposedSize, ...)
+	Fields     []sigv4.Field // extra elements of the body, as S3 adds them
 }
 
 func (e *APIError) Error() string { return e.Code + ": " + e.Message }
@@ -83,9 +83,9 @@ type errorBody struct {
 	XMLName   xml.Name `xml:"Error"`
 	Code      string   `xml:"Code"`
 	Message   string   `xml:"Message"`
+	Extra     []errExt `xml:",omitempty"`
 	Resource  string   `xml:"Resource,omitempty"`
 	RequestID string   `xml:"RequestId"`
-	Fields    []errField
 }
 
 // toAPIError turns any error from the layers below into the S3 error the
@@ -98,7 +98,7 @@ func toAPIError(err error) *APIError {
 	}
 	var se *sigv4.Error
 	if errors.As(err, &se) {
-		return &APIError{Code: se.Code, StatusCode: se.StatusCode, Message: se.Message, Fields: sigv4Fields(se)}
+		return &APIError{Code: se.Code, StatusCode: se.StatusCode, Message: se.Message, Fields: se.Fields}
 	}
 	var ce *checksum.Error
 	if errors.As(err, &ce) {
@@ -178,8 +178,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.WriteHeader(ae.StatusCode)
 		return
 	}
-	body := errorBody{Code: ae.Code, Message: ae.Message, Resource: ae.Resource, RequestID: reqID}
-	body.Fields = ae.Fields
+	body := errorBody{Code: ae.Code, Message: ae.Message, Extra: errExts(ae.Fields), Resource: ae.Resource, RequestID: reqID}
 	if body.Resource == "" {
 		body.Resource = r.URL.Path
 	}

@@ -130,8 +130,8 @@ func (s *Server) postNotForm(w http.ResponseWriter, r *http.Request) {
 	if ri := infoFrom(r.Context()); ri != nil {
 		ri.op = "PostObject"
 	}
-	writeError(w, r, apiErr("PreconditionFailed", "").
-		with(field("Condition", "Bucket POST must be of the enclosure-type multipart/form-data")))
+	writeError(w, r, withExtra(apiErr("PreconditionFailed", ""),
+		"Condition", "Bucket POST must be of the enclosure-type multipart/form-data"))
 }
 
 // readPostForm reads the form up to its file part, which it returns

@@ -6,9 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -98,8 +100,8 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 		Observe: checks.hasher, Protect: protect, CustomerKey: ck,
 		Finalize: func() (map[string]string, error) {
 			if body.n < rng.min {
-				return nil, apiErr("EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size").
-					with(intField("ProposedSize", body.n), intField("MinSizeAllowed", rng.min))
+				return nil, withExtra(apiErr("EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size"),
+					"ProposedSize", itoa(body.n), "MinSizeAllowed", itoa(rng.min))
 			}
 			return finalize()
 		},
@@ -213,10 +215,20 @@ func (b *rangedBody) tooLarge() *APIError {
 	e := apiErr("EntityTooLarge", "")
 	n, err := io.Copy(io.Discard, io.LimitReader(b.r, maxProposedCount+1))
 	if err == nil && n <= maxProposedCount {
-		e.with(intField("ProposedSize", b.n+n))
+		withExtra(e, "ProposedSize", itoa(b.n+n))
 	}
-	return e.with(intField("MaxSizeAllowed", b.max))
+	return withExtra(e, "MaxSizeAllowed", itoa(b.max))
 }
+
+// withExtra returns e with the extra elements name/value pairs appended.
+func withExtra(e *APIError, nameValues ...string) *APIError {
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		e.Fields = append(e.Fields, sigv4.Field{Name: nameValues[i], Value: nameValues[i+1]})
+	}
+	return e
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // postTagging turns the form's tagging field, a Tagging document (unlike
 // the x-amz-tagging header, a query string), into the x-amz-tagging header

@@ -35,9 +35,20 @@ type Error struct {
 	Code       string
 	StatusCode int
 	Message    string
-	// Fields are the elements S3 adds after Message, as name and value
-	// (ArgumentName, AWSAccessKeyId, StringToSign, ...).
-	Fields [][2]string
+	// Fields are the extra elements S3 adds to this error's XML body
+	// (ArgumentName, HeadersNotSigned, X-Amz-Expires, ...), in order.
+	Fields []Field
+}
+
+// Field is one extra element of an S3 error body.
+type Field struct{ Name, Value string }
+
+// with returns e with the extra elements name/value pairs appended.
+func (e *Error) with(nameValues ...string) *Error {
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		e.Fields = append(e.Fields, Field{nameValues[i], nameValues[i+1]})
+	}
+	return e
 }
 
 // Error implements the error interface.

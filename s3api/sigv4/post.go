@@ -79,19 +79,16 @@ func (v *Verifier) VerifyPOST(f PostFields) (*Result, error) {
 	}
 	secret, ok := v.creds.Secret(s.accessKey)
 	if !ok {
-		e := newErr(CodeInvalidAccessKeyID, http.StatusForbidden, "The AWS Access Key Id you provided does not exist in our records.")
-		e.Fields = [][2]string{{"AWSAccessKeyId", s.accessKey}}
-		return nil, e
+		return nil, newErr(CodeInvalidAccessKeyID, http.StatusForbidden, "The AWS Access Key Id you provided does not exist in our records.").
+			with("AWSAccessKeyId", s.accessKey)
 	}
 	key := v.keys.get(secret, keyCacheID{s.accessKey, s.date, s.region, serviceS3})
 	want := hex.EncodeToString(hmacSHA256(key, f.Policy))
 	if !hmac.Equal([]byte(want), []byte(f.Signature)) {
 		// What was signed is the policy as sent: S3 shows it, and its
 		// bytes, as the string to sign (there is no canonical request).
-		e := errSignature()
-		e.Fields = [][2]string{{"AWSAccessKeyId", s.accessKey}, {"StringToSign", f.Policy},
-			{"SignatureProvided", f.Signature}, {"StringToSignBytes", spacedHex(f.Policy)}}
-		return nil, e
+		return nil, errSignature().with("AWSAccessKeyId", s.accessKey, "StringToSign", f.Policy,
+			"SignatureProvided", f.Signature, "StringToSignBytes", spacedHex(f.Policy))
 	}
 	return &Result{AccessKey: s.accessKey, Region: s.region, PayloadMode: UnsignedPayload, DecodedLength: -1}, nil
 }
@@ -105,9 +102,7 @@ func errMissingPostField(name string) *Error {
 // errPostField is an InvalidArgument about the form field name, sent as
 // value.
 func errPostField(name, value, format string, args ...any) *Error {
-	e := newErr(CodeInvalidArgument, http.StatusBadRequest, format, args...)
-	e.Fields = [][2]string{{"ArgumentName", name}, {"ArgumentValue", value}}
-	return e
+	return newErr(CodeInvalidArgument, http.StatusBadRequest, format, args...).with("ArgumentName", name, "ArgumentValue", value)
 }
 
 // spacedHex is s's bytes in hex, separated by spaces, as S3 shows a

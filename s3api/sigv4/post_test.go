@@ -76,27 +76,27 @@ func TestVerifyPOSTAnswers(t *testing.T) {
 		later  time.Duration
 		code   string
 		msg    string
-		fields [][2]string
+		fields []Field
 	}{
 		{"empty policy is sent", func(f *PostFields) { f.Policy, f.Sent = "", all }, 0, CodeSignatureDoesNotMatch, "", nil},
 		{"no policy", func(f *PostFields) {
 			f.Sent = present("x-amz-algorithm", "x-amz-credential", "x-amz-date", "x-amz-signature")
 		}, 0,
 			CodeInvalidArgument, "Bucket POST must contain a field named 'policy'.  If it is specified, please check the order of the fields.",
-			[][2]string{{"ArgumentName", "policy"}, {"ArgumentValue", ""}}},
+			[]Field{{"ArgumentName", "policy"}, {"ArgumentValue", ""}}},
 		{"no signature", func(f *PostFields) { f.Sent = present("policy", "x-amz-algorithm", "x-amz-credential", "x-amz-date") }, 0,
-			CodeInvalidArgument, "'x-amz-signature'", [][2]string{{"ArgumentName", "x-amz-signature"}, {"ArgumentValue", ""}}},
+			CodeInvalidArgument, "'x-amz-signature'", []Field{{"ArgumentName", "x-amz-signature"}, {"ArgumentValue", ""}}},
 		{"anonymous", func(f *PostFields) { f.Sent = present() }, 0, CodeAccessDenied, "Access Denied.", nil},
 		{"algorithm", func(f *PostFields) { f.Algorithm = "invalid" }, 0, CodeInvalidArgument, "Only AWS4-HMAC-SHA256 is supported",
-			[][2]string{{"ArgumentName", "X-Amz-Algorithm"}, {"ArgumentValue", "invalid"}}},
+			[]Field{{"ArgumentName", "X-Amz-Algorithm"}, {"ArgumentValue", "invalid"}}},
 		{"date", func(f *PostFields) { f.Date = "invalid_date" }, 0, CodeInvalidArgument, "X-Amz-Date must be formated via ISO8601 Long format",
-			[][2]string{{"ArgumentName", "X-Amz-Date"}, {"ArgumentValue", "invalid_date"}}},
+			[]Field{{"ArgumentName", "X-Amz-Date"}, {"ArgumentValue", "invalid_date"}}},
 		{"credential", func(f *PostFields) { f.Credential = "malformed-no-slashes" }, 0, CodeInvalidArgument,
 			`the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".`,
-			[][2]string{{"ArgumentName", "x-amz-credential"}, {"ArgumentValue", "malformed-no-slashes"}}},
+			[]Field{{"ArgumentName", "x-amz-credential"}, {"ArgumentValue", "malformed-no-slashes"}}},
 		{"date over an hour old", func(*PostFields) {}, 2 * time.Minute, CodeAccessDenied, "Invalid according to Policy: Policy expired.", nil},
 		{"signature", func(f *PostFields) { f.Signature = "incorrect" }, 0, CodeSignatureDoesNotMatch, "",
-			[][2]string{{"AWSAccessKeyId", "AKIAIOSFODNN7EXAMPLE"}, {"StringToSign", awsPostPolicy}, {"SignatureProvided", "incorrect"},
+			[]Field{{"AWSAccessKeyId", "AKIAIOSFODNN7EXAMPLE"}, {"StringToSign", awsPostPolicy}, {"SignatureProvided", "incorrect"},
 				{"StringToSignBytes", "65 79 41 69 5a 58 "}}},
 	} {
 		now = signedAt.Add(59*time.Minute + tc.later)
@@ -109,7 +109,7 @@ func TestVerifyPOSTAnswers(t *testing.T) {
 			continue
 		}
 		for i, want := range tc.fields {
-			if i >= len(se.Fields) || se.Fields[i][0] != want[0] || !strings.HasPrefix(se.Fields[i][1], want[1]) {
+			if i >= len(se.Fields) || se.Fields[i].Name != want.Name || !strings.HasPrefix(se.Fields[i].Value, want.Value) {
 				t.Errorf("%s: fields %q, want %q", tc.name, se.Fields, tc.fields)
 			}
 		}
