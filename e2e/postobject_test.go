@@ -18,9 +18,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// boto3PostScript prints two browser-upload forms made by boto3's
-// generate_presigned_post (SigV4), one valid for 10 minutes and one
-// expired a minute ago, for keys up/${filename}.
+// boto3PostScript prints three browser-upload forms made by boto3's
+// generate_presigned_post (SigV4): one valid for 10 minutes and one
+// expired a minute ago, for keys up/${filename}, and one with a tagging
+// field for the key "tagged".
 const boto3PostScript = `
 import json, sys
 import boto3
@@ -35,6 +36,9 @@ out = {}
 for name, exp in (("ok", 600), ("expired", -60)):
     out[name] = c.generate_presigned_post(bucket, "up/${filename}", ExpiresIn=exp, Conditions=list(conds),
                                           Fields={"success_action_status": "201", "Content-Type": "text/plain"})
+tagging = "<Tagging><TagSet><Tag><Key>env</Key><Value>test</Value></Tag></TagSet></Tagging>"
+out["tagged"] = c.generate_presigned_post(bucket, "tagged", ExpiresIn=600, Conditions=[{"tagging": tagging}],
+                                          Fields={"tagging": tagging})
 print(json.dumps(out))
 `
 
@@ -43,7 +47,7 @@ type postForm struct {
 	Fields map[string]string `json:"fields"`
 }
 
-func boto3PostForms(t *testing.T, p *sealProc, bucket string) (ok, expired postForm) {
+func boto3PostForms(t *testing.T, p *sealProc, bucket string) (ok, expired, tagged postForm) {
 	t.Helper()
 	py := requireTool(t, "python3")
 	dir := t.TempDir()
@@ -57,7 +61,7 @@ func boto3PostForms(t *testing.T, p *sealProc, bucket string) (ok, expired postF
 	if forms["ok"].Fields["x-amz-signature"] == "" {
 		t.Fatalf("boto3 made no SigV4 POST form: %s", out)
 	}
-	return forms["ok"], forms["expired"]
+	return forms["ok"], forms["expired"], forms["tagged"]
 }
 
 // curlPost uploads data as filename with curl -F, the fields first (in a
@@ -91,7 +95,8 @@ func (f postForm) with(k, v string) postForm {
 // TestPostObjectBoto3 uploads through forms made by boto3's
 // generate_presigned_post, with curl, into s3seal on the embedded store and
 // in front of moto: the object decrypts to the uploaded bytes (and moto
-// holds ciphertext), and an expired policy, a key outside the policy's
+// holds ciphertext), a tagging field sets the object's tags, and an
+// expired policy, a key outside the policy's
 // prefix, a file above content-length-range, a field the policy does not
 // cover, a tampered policy and a form cut mid-file each store nothing.
 func TestPostObjectBoto3(t *testing.T) {
@@ -106,7 +111,7 @@ func TestPostObjectBoto3(t *testing.T) {
 			p := startS3seal(t, sealOpts{Backend: m})
 			c := sdkFor(t, p)
 			mustCreateBucket(t, c, "forms")
-			ok, expired := boto3PostForms(t, p, "forms")
+			ok, expired, tagged := boto3PostForms(t, p, "forms")
 			data := patternBytes(7, 50000)
 
 			r := curlPost(t, ok, "hello.txt", data)
@@ -123,6 +128,18 @@ func TestPostObjectBoto3(t *testing.T) {
 				}
 			}
 
+			// The tagging field's document becomes the object's tags.
+			if r := curlPost(t, tagged, "t.txt", []byte("tagged")); r.Status != 204 {
+				t.Fatalf("tagged upload: HTTP %d %s", r.Status, r.Body)
+			}
+			tags, err := c.GetObjectTagging(ctxT(t), &s3.GetObjectTaggingInput{Bucket: aws.String("forms"), Key: aws.String("tagged")})
+			if err != nil || len(tags.TagSet) != 1 || aws.ToString(tags.TagSet[0].Key) != "env" || aws.ToString(tags.TagSet[0].Value) != "test" {
+				t.Fatalf("tags of the POSTed object: %v %v", tags, err)
+			}
+			if _, err := c.DeleteObject(ctxT(t), &s3.DeleteObjectInput{Bucket: aws.String("forms"), Key: aws.String("tagged")}); err != nil {
+				t.Fatal(err)
+			}
+
 			tampered := ok.with("policy", retamper(t, ok.Fields["policy"]))
 			for _, tc := range []struct {
 				name   string
@@ -134,7 +151,7 @@ func TestPostObjectBoto3(t *testing.T) {
 			}{
 				{"expired", expired, data, 403, "AccessDenied", "Invalid according to Policy: Policy expired."},
 				{"key prefix", ok.with("key", "down/${filename}"), data, 403, "AccessDenied", `Policy Condition failed: ["starts-with", "$key", "up/"]`},
-				{"too large", ok, patternBytes(8, 65537), 400, "EntityTooLarge", "exceeds the maximum allowed size"},
+				{"too large", ok, patternBytes(8, 65537), 400, "EntityTooLarge", "Your proposed upload exceeds the maximum allowed object size."},
 				{"extra field", ok.with("x-amz-meta-extra", "1"), data, 403, "AccessDenied", "Invalid according to Policy: Extra input fields: x-amz-meta-extra"},
 				{"tampered policy", tampered, data, 403, "SignatureDoesNotMatch", ""},
 			} {
@@ -142,6 +159,9 @@ func TestPostObjectBoto3(t *testing.T) {
 				code, msg := r.s3Error()
 				if r.Status != tc.status || code != tc.code || !strings.Contains(msg, tc.msg) {
 					t.Errorf("%s: HTTP %d %s %q, want %d %s %q", tc.name, r.Status, code, msg, tc.status, tc.code, tc.msg)
+				}
+				if tc.code == "EntityTooLarge" && !bytes.Contains(r.Body, []byte("<ProposedSize>65537</ProposedSize><MaxSizeAllowed>65536</MaxSizeAllowed>")) {
+					t.Errorf("%s: S3 names the sizes: %s", tc.name, r.Body)
 				}
 			}
 			if answer := postCutMidFile(t, p.Addr, ok, data); !strings.HasPrefix(answer, "HTTP/1.1 400 ") {

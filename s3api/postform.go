@@ -50,6 +50,7 @@ func (f *postForm) auth() sigv4.PostFields {
 		Algorithm: f.get("x-amz-algorithm"), Credential: f.get("x-amz-credential"),
 		Date: f.get("x-amz-date"), Signature: f.get("x-amz-signature"), Policy: f.get("policy"),
 		AWSAccessKeyID: f.get("awsaccesskeyid"), SignatureV2: f.get("signature"),
+		Sent: func(name string) bool { _, ok := f.fields[name]; return ok },
 	}
 }
 
@@ -110,6 +111,27 @@ func (f *postForm) objectHeader() http.Header {
 func isPostForm(r *http.Request, _ *mux.RouteMatch) bool {
 	ct := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Type")))
 	return strings.HasPrefix(ct, "multipart/form-data")
+}
+
+// plainBucketPost matches a bucket POST without a subresource: S3 takes it
+// for a browser upload whatever its Content-Type.
+func plainBucketPost(r *http.Request, _ *mux.RouteMatch) bool {
+	for k := range r.URL.Query() {
+		if bucketSubs[strings.ToLower(k)] {
+			return false
+		}
+	}
+	return true
+}
+
+// postNotForm answers a bucket POST that is not a form as S3 does, before
+// any authentication (the signature of a browser upload is in its form).
+func (s *Server) postNotForm(w http.ResponseWriter, r *http.Request) {
+	if ri := infoFrom(r.Context()); ri != nil {
+		ri.op = "PostObject"
+	}
+	writeError(w, r, withExtra(apiErr("PreconditionFailed", ""),
+		"Condition", "Bucket POST must be of the enclosure-type multipart/form-data"))
 }
 
 // readPostForm reads the form up to its file part, which it returns

@@ -6,9 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -65,10 +67,10 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if strings.TrimSpace(form.get("tagging")) != "" {
-		return apiErr("NotImplemented", "s3seal does not implement the tagging field of a POST upload; it is refused rather than ignored")
-	}
 	h := form.objectHeader()
+	if err := postTagging(form, h); err != nil {
+		return err
+	}
 	if err := writePolicy.check(h); err != nil {
 		return err
 	}
@@ -98,8 +100,8 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 		Observe: checks.hasher, Protect: protect, CustomerKey: ck,
 		Finalize: func() (map[string]string, error) {
 			if body.n < rng.min {
-				return nil, &APIError{Code: "EntityTooSmall", StatusCode: 400,
-					Message: "Your proposed upload is smaller than the minimum allowed size"}
+				return nil, withExtra(apiErr("EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size"),
+					"ProposedSize", itoa(body.n), "MinSizeAllowed", itoa(rng.min))
 			}
 			return finalize()
 		},
@@ -142,7 +144,7 @@ func postAnswer(w http.ResponseWriter, r *http.Request, form *postForm, bucket, 
 	case "200":
 		w.WriteHeader(http.StatusOK)
 	case "201":
-		writeXML(w, http.StatusCreated, postResponse{Location: h.Get("Location"), Bucket: bucket, Key: key, ETag: etag})
+		writeXML(w, http.StatusCreated, postResponse{Xmlns: s3ns, Location: h.Get("Location"), Bucket: bucket, Key: key, ETag: etag})
 	default:
 		w.WriteHeader(http.StatusNoContent)
 	}
@@ -150,6 +152,7 @@ func postAnswer(w http.ResponseWriter, r *http.Request, form *postForm, bucket, 
 
 type postResponse struct {
 	XMLName  xml.Name `xml:"PostResponse"`
+	Xmlns    string   `xml:"xmlns,attr"`
 	Location string   `xml:"Location"`
 	Bucket   string   `xml:"Bucket"`
 	Key      string   `xml:"Key"`
@@ -188,8 +191,7 @@ func (b *rangedBody) Read(p []byte) (int, error) {
 	k, err := b.r.Read(p)
 	b.n += int64(k)
 	if b.max >= 0 && b.n > b.max {
-		return k, &APIError{Code: "EntityTooLarge", StatusCode: 400,
-			Message: "Your proposed upload exceeds the maximum allowed size"}
+		return k, b.tooLarge()
 	}
 	if err != nil && err != io.EOF {
 		var ae *APIError
@@ -200,4 +202,52 @@ func (b *rangedBody) Read(p []byte) (int, error) {
 		}
 	}
 	return k, err
+}
+
+// maxProposedCount bounds how much of a file above content-length-range
+// is read, and thrown away, to tell its size.
+const maxProposedCount = 16 << 20
+
+// tooLarge is EntityTooLarge for a file past the range's maximum: S3 names
+// the file's size, so the rest of the file part is counted (when it ends
+// cleanly within maxProposedCount) and discarded; nothing of it is kept.
+func (b *rangedBody) tooLarge() *APIError {
+	e := apiErr("EntityTooLarge", "")
+	n, err := io.Copy(io.Discard, io.LimitReader(b.r, maxProposedCount+1))
+	if err == nil && n <= maxProposedCount {
+		withExtra(e, "ProposedSize", itoa(b.n+n))
+	}
+	return withExtra(e, "MaxSizeAllowed", itoa(b.max))
+}
+
+// withExtra returns e with the extra elements name/value pairs appended.
+func withExtra(e *APIError, nameValues ...string) *APIError {
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		e.Fields = append(e.Fields, sigv4.Field{Name: nameValues[i], Value: nameValues[i+1]})
+	}
+	return e
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// postTagging turns the form's tagging field, a Tagging document (unlike
+// the x-amz-tagging header, a query string), into the x-amz-tagging header
+// the object is stored with, checked as PutObjectTagging checks a
+// document. An x-amz-tagging field as well adds its tags to it, so that a
+// key in both is refused as a duplicate.
+func postTagging(form *postForm, h http.Header) error {
+	v := form.get("tagging")
+	if strings.TrimSpace(v) == "" {
+		return nil
+	}
+	tags, err := parseTagBody([]byte(v), maxObjectTags)
+	if err != nil {
+		return err
+	}
+	enc := encodeTags(tags)
+	if old := h.Get("X-Amz-Tagging"); old != "" {
+		enc = old + "&" + enc
+	}
+	h.Set("X-Amz-Tagging", enc)
+	return nil
 }

@@ -31,7 +31,6 @@ type postCond struct {
 	field    string
 	value    string
 	min, max int64
-	badRange bool   // content-length-range bounds that are not numbers
 	text     string // as S3 quotes it in "Policy Condition failed: ..."
 }
 
@@ -51,6 +50,9 @@ func policyDenied(msg string) *APIError {
 // case-sensitive ("expiration", "conditions"); operators and field names
 // are not.
 func parsePostPolicy(b64 string) (*postPolicy, error) {
+	if b64 == "" {
+		return nil, invalidPolicy("Expecting '{' but found End-of-Input")
+	}
 	raw, err := base64.StdEncoding.DecodeString(b64)
 	if err != nil {
 		return nil, invalidPolicy("invalid Base64 encoding.")
@@ -61,7 +63,7 @@ func parsePostPolicy(b64 string) (*postPolicy, error) {
 	}
 	for k := range doc {
 		if k != "expiration" && k != "conditions" {
-			return nil, invalidPolicy("Unexpected: '" + strings.ToLower(k) + "'")
+			return nil, invalidPolicy("Unexpected: " + strconv.Quote(strings.ToLower(k)))
 		}
 	}
 	var p postPolicy
@@ -71,7 +73,7 @@ func parsePostPolicy(b64 string) (*postPolicy, error) {
 	}
 	var es string
 	if err := json.Unmarshal(exp, &es); err != nil {
-		return nil, invalidPolicy("Invalid 'expiration' value: '" + truncateText(string(exp)) + "'")
+		return nil, invalidPolicy("Invalid JSON.")
 	}
 	// The layout takes an optional fraction of a second (".000Z").
 	if p.expiration, err = time.Parse("2006-01-02T15:04:05Z", es); err != nil {
@@ -130,12 +132,13 @@ func parseCondition(c json.RawMessage) (postCond, error) {
 		if err := strictJSON(t, &a); err != nil {
 			return postCond{}, invalidPolicy("Invalid JSON.")
 		}
-		return parseListCondition(a)
+		// S3 quotes a list condition as the policy wrote it.
+		return parseListCondition(a, string(t))
 	}
 	return postCond{}, invalidPolicy("Invalid condition test: must be a List or Object.")
 }
 
-func parseListCondition(a []any) (postCond, error) {
+func parseListCondition(a []any, text string) (postCond, error) {
 	if len(a) == 0 {
 		return postCond{}, invalidPolicy("Invalid Condition: missing operation identifier.")
 	}
@@ -143,7 +146,7 @@ func parseListCondition(a []any) (postCond, error) {
 	if !ok {
 		return postCond{}, invalidPolicy("Invalid Condition: missing operation identifier.")
 	}
-	pc := postCond{op: strings.ToLower(op), text: condText(a...)}
+	pc := postCond{op: strings.ToLower(op), text: text}
 	switch pc.op {
 	case "eq", "starts-with":
 		if len(a) != 3 {
@@ -166,11 +169,9 @@ func parseListCondition(a []any) (postCond, error) {
 		if pc.min, err = rangeBound(a[1]); err == nil {
 			pc.max, err = rangeBound(a[2])
 		}
-		var ae *APIError
-		if errors.As(err, &ae) {
-			return postCond{}, ae
+		if err != nil {
+			return postCond{}, err
 		}
-		pc.badRange = err != nil
 	default:
 		return postCond{}, invalidPolicy("Invalid Condition: unknown operation '" + truncateText(op) + "'.")
 	}
@@ -178,8 +179,8 @@ func parseListCondition(a []any) (postCond, error) {
 }
 
 // rangeBound reads a content-length-range bound: an integer, or a string
-// holding one. A fraction is not JSON S3 takes; a string that is no
-// number fails the condition (a plain error).
+// holding one. A fraction, or a string that is no number, is not JSON S3
+// takes.
 func rangeBound(v any) (int64, error) {
 	var n int64
 	var err error
@@ -190,7 +191,7 @@ func rangeBound(v any) (int64, error) {
 		}
 	case string:
 		if n, err = strconv.ParseInt(b, 10, 64); err != nil {
-			return 0, err
+			return 0, invalidPolicy("Invalid JSON.")
 		}
 	default:
 		return 0, invalidPolicy("Invalid JSON.")
@@ -201,8 +202,9 @@ func rangeBound(v any) (int64, error) {
 	return n, nil
 }
 
-// condText writes a condition as S3 quotes it: a JSON list with ", "
-// between its items, the names spelled as the policy spelled them.
+// condText writes a simple condition as S3 quotes it: the eq list it
+// stands for, with ", " between its items, the name spelled as the policy
+// spelled it.
 func condText(items ...any) string {
 	parts := make([]string, len(items))
 	for i, it := range items {
@@ -234,9 +236,6 @@ func (p *postPolicy) check(f *postForm, bucket string) (sizeRange, error) {
 	covered := map[string]bool{}
 	for _, c := range p.conds {
 		if c.op == "content-length-range" {
-			if c.badRange {
-				return rng, policyDenied("Policy Condition failed: " + c.text)
-			}
 			rng.min = max(rng.min, c.min)
 			if rng.max < 0 || c.max < rng.max {
 				rng.max = c.max
@@ -257,6 +256,9 @@ func (p *postPolicy) check(f *postForm, bucket string) (sizeRange, error) {
 		extra = append(extra, "bucket")
 	}
 	for _, name := range f.order {
+		if name == "bucket" && !covered["bucket"] {
+			continue // named once, above
+		}
 		if !postExempt(name) && !covered[name] {
 			extra = append(extra, f.names[name])
 		}

@@ -93,6 +93,7 @@ func (s *Server) routes() *mux.Router {
 	b.Methods(http.MethodGet).HandlerFunc(s.serve("ListObjects", accRead, s.listObjectsV1))
 	b.Methods(http.MethodPost).MatcherFunc(has("delete")).HandlerFunc(s.serve("DeleteObjects", accWrite, s.deleteObjects))
 	b.Methods(http.MethodPost).MatcherFunc(isPostForm).HandlerFunc(s.postObject) // browser upload; the form carries the signature
+	b.Methods(http.MethodPost).MatcherFunc(plainBucketPost).HandlerFunc(s.postNotForm)
 	b.Methods(http.MethodPut).HandlerFunc(s.serve("CreateBucket", accWrite, s.createBucket))
 	b.Methods(http.MethodHead).HandlerFunc(s.serve("HeadBucket", accRead, s.headBucket))
 	b.Methods(http.MethodDelete).HandlerFunc(s.serve("DeleteBucket", accWrite, s.deleteBucket))

@@ -43,7 +43,7 @@ func FromHeaders(h http.Header) (*Expected, error) {
 		a, ok := algorithmForHeader(name)
 		if !ok {
 			if strings.HasPrefix(strings.ToLower(name), "x-amz-checksum-") && !strings.EqualFold(name, "x-amz-checksum-type") && !strings.EqualFold(name, "x-amz-checksum-algorithm") {
-				return nil, newErr(CodeInvalidRequest, "Unsupported checksum header %s.", limit(name))
+				return nil, newErr(CodeInvalidRequest, "The algorithm type you specified in x-amz-checksum- header is invalid.")
 			}
 			continue
 		}
@@ -90,13 +90,6 @@ func decodeValue(a Algorithm, v string) ([]byte, error) {
 		return nil, newErr(CodeInvalidRequest, "Value for %s header is invalid.", a.HeaderName())
 	}
 	return b, nil
-}
-
-func limit(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
 }
 
 // Hasher is an io.Writer that computes the expected flexible checksum over
