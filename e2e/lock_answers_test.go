@@ -95,6 +95,14 @@ func TestLockAnswersAsAWS(t *testing.T) {
 		_, err = c.GetObjectRetention(ctx, &s3.GetObjectRetentionInput{Bucket: locked, Key: aws.String("k")})
 		wantAnswer(t, "GetObjectRetention, never set", err, 404, "NoSuchObjectLockConfiguration", noConfig)
 
+		// An empty versionId names no version (S3's 400; moto answered 500
+		// and the retention took it for the current version).
+		const emptyVID = "Version id cannot be the empty string"
+		_, err = c.PutObjectLegalHold(ctx, &s3.PutObjectLegalHoldInput{Bucket: locked, Key: aws.String("k"), VersionId: aws.String(""), LegalHold: on})
+		wantAnswer(t, "PutObjectLegalHold, empty versionId", err, 400, "InvalidArgument", emptyVID)
+		_, err = c.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: locked, Key: aws.String("k"), VersionId: aws.String(""), Retention: retention})
+		wantAnswer(t, "PutObjectRetention, empty versionId", err, 400, "InvalidArgument", emptyVID)
+
 		// A version under a legal hold is not deleted, in S3's words.
 		if _, err := c.PutObjectLegalHold(ctx, &s3.PutObjectLegalHoldInput{Bucket: locked, Key: aws.String("k"), LegalHold: on}); err != nil {
 			t.Fatal(err)

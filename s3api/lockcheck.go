@@ -137,7 +137,12 @@ func (s *Server) lockTarget(req *request, sr subresource, in *backend.RawRequest
 	if !isLockSub(sr) {
 		return nil
 	}
-	vid := in.Query.Get("versionId")
+	// An empty versionId names no version: S3's 400, on every store (the
+	// embedded one refuses it, moto answered 500).
+	vid, err := versionParam(req.r)
+	if err != nil {
+		return err
+	}
 	info, err := s.store.Backend().HeadObjectVersion(req.r.Context(), req.bucket, req.key, vid)
 	if backend.IsNotFound(err) {
 		if vid != "" {
