@@ -22,7 +22,8 @@ import (
 // ObjectLockEnabled is "Enabled" (a lock cannot be switched off), a
 // default retention has a mode of GOVERNANCE or COMPLIANCE (upper case)
 // and exactly one of Days and Years (MalformedXML otherwise), a positive
-// whole number (InvalidRetentionPeriod). An empty body is
+// whole number (InvalidRetentionPeriod) of at most 100 years or 36500
+// days (InvalidArgument, "too large"). An empty body is
 // MissingRequestBodyError.
 func checkLockConfig(body []byte) ([]byte, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -56,6 +57,9 @@ func checkLockConfig(body []byte) ([]byte, error) {
 	if err != nil || p <= 0 {
 		return nil, err400("InvalidRetentionPeriod", "Default retention period must be a positive integer value.")
 	}
+	if (hasYears && p > maxLockYears) || (hasDays && p > maxLockYears*365) {
+		return nil, apiErr("InvalidArgument", "Default retention period too large.")
+	}
 	doc.Rule = &lockRule{DefaultRetention: &lockDefault{Mode: mode}}
 	if hasYears {
 		doc.Rule.DefaultRetention.Years = strconv.Itoa(p)
@@ -64,6 +68,9 @@ func checkLockConfig(body []byte) ([]byte, error) {
 	}
 	return encodeLockDoc(doc)
 }
+
+// maxLockYears is S3's longest default retention: 100 years (36500 days).
+const maxLockYears = 100
 
 // dropZeroPeriods leaves out a Days or Years of 0 from an answer: S3 takes
 // only positive periods, so a 0 (moto answers <Years>0</Years> beside the
