@@ -213,7 +213,7 @@ func (h *attrsHandler) serveLegalHold(w http.ResponseWriter, r *http.Request, bu
 }
 
 func errNoObjectLock() error {
-	return &mpError{http.StatusNotFound, "NoSuchObjectLockConfiguration", "The specified object does not have a ObjectLock configuration"}
+	return &mpError{http.StatusNotFound, "NoSuchObjectLockConfiguration", "The specified object does not have a ObjectLock configuration."}
 }
 
 func errMethod() error {
@@ -248,7 +248,7 @@ func (h *attrsHandler) serveObjectLock(w http.ResponseWriter, r *http.Request, b
 	switch r.Method {
 	case http.MethodGet:
 		if !b.LockEnabled {
-			return &mpError{http.StatusNotFound, "ObjectLockConfigurationNotFoundError", "Object Lock configuration does not exist for this bucket"}
+			return &mpError{http.StatusNotFound, "ObjectLockConfigurationNotFoundError", "Object Lock configuration does not exist for this bucket."}
 		}
 		doc := lockConfigDoc{NS: s3XMLNS, ObjectLockEnabled: "Enabled"}
 		if b.Lock != nil {

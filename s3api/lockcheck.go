@@ -1,6 +1,7 @@
 package s3api
 
 import (
+	"bytes"
 	"encoding/xml"
 	"net/http"
 	"net/url"
@@ -21,8 +22,14 @@ import (
 // ObjectLockEnabled is "Enabled" (a lock cannot be switched off), a
 // default retention has a mode of GOVERNANCE or COMPLIANCE (upper case)
 // and exactly one of Days and Years (MalformedXML otherwise), a positive
-// whole number (InvalidRetentionPeriod).
+// whole number (InvalidRetentionPeriod) of at most 100 years or 36500
+// days (InvalidArgument, "too large"). An empty body is
+// MissingRequestBodyError.
 func checkLockConfig(body []byte) ([]byte, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		// S3's words for an empty body, without a period.
+		return nil, &APIError{Code: "MissingRequestBodyError", StatusCode: http.StatusBadRequest, Message: "Request Body is empty"}
+	}
 	n, err := parseLockDoc(body, "ObjectLockConfiguration", lockConfSchema)
 	if err != nil {
 		return nil, err
@@ -50,6 +57,9 @@ func checkLockConfig(body []byte) ([]byte, error) {
 	if err != nil || p <= 0 {
 		return nil, err400("InvalidRetentionPeriod", "Default retention period must be a positive integer value.")
 	}
+	if (hasYears && p > maxLockYears) || (hasDays && p > maxLockYears*365) {
+		return nil, apiErr("InvalidArgument", "Default retention period too large.")
+	}
 	doc.Rule = &lockRule{DefaultRetention: &lockDefault{Mode: mode}}
 	if hasYears {
 		doc.Rule.DefaultRetention.Years = strconv.Itoa(p)
@@ -58,6 +68,9 @@ func checkLockConfig(body []byte) ([]byte, error) {
 	}
 	return encodeLockDoc(doc)
 }
+
+// maxLockYears is S3's longest default retention: 100 years (36500 days).
+const maxLockYears = 100
 
 // dropZeroPeriods leaves out a Days or Years of 0 from an answer: S3 takes
 // only positive periods, so a 0 (moto answers <Years>0</Years> beside the
@@ -75,16 +88,14 @@ func (c *lockConfigDoc) dropZeroPeriods() {
 	}
 }
 
-// lockBucketState answers, before anything else of a lock request, what
-// S3 answers for the bucket: NoSuchBucket for a missing one;
-// PutObjectLockConfiguration needs versioning Enabled (409
-// InvalidBucketState; S3 lets a versioned bucket take Object Lock after
-// its creation), a retention or legal hold needs Object Lock on the bucket
-// (400 InvalidRequest).
+// lockBucketState answers, for PutObjectLockConfiguration, what S3
+// answers for the bucket before anything else: it needs versioning
+// Enabled (409 InvalidBucketState; S3 lets a versioned bucket take Object
+// Lock after its creation). The bucket's part of a retention or legal
+// hold request is objectLockOn's, its object's lockTarget's.
 func (s *Server) lockBucketState(req *request, sr subresource) error {
 	ctx := req.r.Context()
-	switch {
-	case sr.name == "object-lock" && !sr.object && req.r.Method == http.MethodPut:
+	if sr.name == "object-lock" && !sr.object && req.r.Method == http.MethodPut {
 		st, err := s.store.Backend().GetBucketVersioning(ctx, req.bucket)
 		if err != nil {
 			return versionErr(err)
@@ -93,43 +104,54 @@ func (s *Server) lockBucketState(req *request, sr subresource) error {
 			return &APIError{Code: "InvalidBucketState", StatusCode: http.StatusConflict,
 				Message: "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration."}
 		}
-	case sr.object && (sr.name == "retention" || sr.name == "legal-hold"):
-		out, err := s.cfg.Forwarder.Forward(ctx, backend.RawRequest{Method: http.MethodGet, Bucket: req.bucket,
-			Query: url.Values{"object-lock": {""}}, Header: http.Header{}})
-		var c lockConfigDoc
-		switch code := backend.ErrorCode(err); {
-		case code == "ObjectLockConfigurationNotFoundError" || code == "NoSuchObjectLockConfiguration":
-		case err != nil:
-			return forwardErr(err)
-		case decodeXML(out.Body, &c) != nil:
-			return apiErr("InternalError", "The object store answered ?object-lock with something other than its document.")
-		case c.ObjectLockEnabled == "Enabled":
-			return nil
-		}
-		return apiErr("InvalidRequest", "Bucket is missing Object Lock Configuration.")
 	}
 	return nil
 }
 
-// retentionRule refuses a PutObjectRetention that S3 refuses on the
-// version's current retention (read from a HEAD, where every store
-// reports it): an unexpired COMPLIANCE retention is never shortened,
-// removed or changed to GOVERNANCE, bypass or not; an unexpired GOVERNANCE
-// one is shortened, removed or changed to COMPLIANCE only with the bypass
-// (which only admins may send, checkBypass). Extending either is anyone's
-// who may write. It also pins the request to the version it judged.
-func (s *Server) retentionRule(req *request, in *backend.RawRequest) error {
-	var r struct {
-		Mode            string `xml:"Mode"`
-		RetainUntilDate string `xml:"RetainUntilDate"`
+// isLockSub reports a retention or legal-hold request.
+func isLockSub(sr subresource) bool {
+	return sr.object && (sr.name == "retention" || sr.name == "legal-hold")
+}
+
+// objectLockOn reads, for a retention or legal-hold request and before its
+// body is, whether the bucket has Object Lock: a missing bucket is S3's
+// first answer (NoSuchBucket), whatever the body.
+func (s *Server) objectLockOn(req *request, sr subresource) (bool, error) {
+	if !isLockSub(sr) {
+		return false, nil
 	}
-	if err := xml.Unmarshal(in.Body, &r); err != nil {
-		return apiErr("MalformedXML", "")
+	out, err := s.cfg.Forwarder.Forward(req.r.Context(), backend.RawRequest{Method: http.MethodGet, Bucket: req.bucket,
+		Query: url.Values{"object-lock": {""}}, Header: http.Header{}})
+	var c lockConfigDoc
+	switch code := backend.ErrorCode(err); {
+	case code == "ObjectLockConfigurationNotFoundError" || code == "NoSuchObjectLockConfiguration":
+		return false, nil
+	case err != nil:
+		return false, forwardErr(err)
+	case decodeXML(out.Body, &c) != nil:
+		return false, apiErr("InternalError", "The object store answered ?object-lock with something other than its document.")
 	}
-	vid := in.Query.Get("versionId")
+	return c.ObjectLockEnabled == "Enabled", nil
+}
+
+// lockTarget answers, for a retention or legal-hold request whose body
+// (if any) was judged, what S3 answers for its object: NoSuchKey (or
+// NoSuchVersion) for a missing one, from a HEAD, whatever the bucket
+// (moto answers 500 for a missing key); then the bucket needs Object Lock
+// (400 InvalidRequest); then a PutObjectRetention must pass
+// retentionRule. It pins in to the version it judged.
+func (s *Server) lockTarget(req *request, sr subresource, in *backend.RawRequest, lockOn bool) error {
+	if !isLockSub(sr) {
+		return nil
+	}
+	// An empty versionId names no version: S3's 400, on every store (the
+	// embedded one refuses it, moto answered 500).
+	vid, err := versionParam(req.r)
+	if err != nil {
+		return err
+	}
 	info, err := s.store.Backend().HeadObjectVersion(req.r.Context(), req.bucket, req.key, vid)
 	if backend.IsNotFound(err) {
-		// s3seal's answer, not the store's (moto answers 500).
 		if vid != "" {
 			return apiErr("NoSuchVersion", "")
 		}
@@ -138,28 +160,64 @@ func (s *Server) retentionRule(req *request, in *backend.RawRequest) error {
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)
 	}
+	if !lockOn {
+		return errMissingLockConfig()
+	}
+	if req.r.Method != http.MethodPut {
+		return nil
+	}
 	if vid == "" && info.VersionID != "" && info.VersionID != "null" {
 		in.Query.Set("versionId", info.VersionID)
 	}
-	cur := info.Lock
+	if sr.name == "retention" {
+		return retentionRule(req, in.Body, info.Lock)
+	}
+	return nil
+}
+
+// errMissingLockConfig is S3's answer to a retention or legal hold in a
+// bucket without Object Lock (its words, without a period).
+func errMissingLockConfig() error {
+	return apiErr("InvalidRequest", "Bucket is missing Object Lock Configuration")
+}
+
+// retentionRule refuses a PutObjectRetention that S3 refuses on the
+// version's current retention cur (read from a HEAD, where every store
+// reports it): an unexpired COMPLIANCE retention is never shortened,
+// removed or changed to GOVERNANCE, bypass or not; an unexpired GOVERNANCE
+// one is shortened, removed or changed to COMPLIANCE only with the bypass
+// (which only admins may send, checkBypass). Extending either is anyone's
+// who may write.
+func retentionRule(req *request, body []byte, cur backend.Protection) error {
+	var r struct {
+		Mode            string `xml:"Mode"`
+		RetainUntilDate string `xml:"RetainUntilDate"`
+	}
+	if err := xml.Unmarshal(body, &r); err != nil {
+		return apiErr("MalformedXML", "")
+	}
 	if cur.LockMode == "" || !cur.RetainUntil.After(time.Now()) {
 		return nil
 	}
 	until, _ := time.Parse(time.RFC3339Nano, strings.TrimSpace(r.RetainUntilDate))
 	shorter := r.Mode == "" || until.Truncate(time.Second).Before(cur.RetainUntil.Truncate(time.Second))
-	denied := apiErr("AccessDenied", "Access Denied because object protected by object lock.")
 	switch cur.LockMode {
 	case "COMPLIANCE":
 		if shorter || r.Mode != "COMPLIANCE" {
-			return denied
+			return errObjectLocked()
 		}
 	case "GOVERNANCE":
 		bypass := req.cred.Admin && bypassAsked(req.r.Header)
 		if !bypass && (shorter || r.Mode != "GOVERNANCE") {
-			return denied
+			return errObjectLocked()
 		}
 	}
 	return nil
+}
+
+// errObjectLocked is S3's refusal of a change a lock forbids.
+func errObjectLocked() error {
+	return apiErr("AccessDenied", "Access Denied because object protected by object lock.")
 }
 
 // retentionFromHead answers GetObjectRetention from the version's HEAD
@@ -206,4 +264,50 @@ func (s *Server) lockForbidsSuspend(req *request) error {
 	}
 	return &APIError{Code: "InvalidBucketState", StatusCode: http.StatusConflict,
 		Message: "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed."}
+}
+
+// lockWords are AWS's words for the lock codes a store answers in its own
+// (the embedded store's and moto's lack the period).
+var lockWords = map[string]string{
+	"ObjectLockConfigurationNotFoundError": "Object Lock configuration does not exist for this bucket.",
+	"NoSuchObjectLockConfiguration":        "The specified object does not have a ObjectLock configuration.",
+}
+
+// lockMessage is the message a store's lock refusal is passed on with.
+func lockMessage(be *backend.Error) string {
+	if m, ok := lockWords[be.Code]; ok {
+		return m
+	}
+	return be.Message
+}
+
+// errNoLegalHold is S3's answer to GetObjectLegalHold on a version that
+// never had one (moto answers a LegalHold without Status).
+func errNoLegalHold() error {
+	return &APIError{Code: "NoSuchObjectLockConfiguration", StatusCode: http.StatusNotFound, Message: lockWords["NoSuchObjectLockConfiguration"]}
+}
+
+// lockedDeleteErr is the answer to a DeleteObject of a version the store
+// refused with AccessDenied: S3's "protected by object lock" when the
+// version is under a legal hold or an unexpired retention (moto words it
+// "Access Denied", s3seal's table too), the store's refusal otherwise.
+func (s *Server) lockedDeleteErr(req *request, vid string, err error) error {
+	if vid == "" || backend.ErrorCode(err) != "AccessDenied" {
+		return err
+	}
+	info, herr := s.store.Backend().HeadObjectVersion(req.r.Context(), req.bucket, req.key, vid)
+	if herr != nil {
+		return err
+	}
+	l := info.Lock
+	if l.LegalHold == "ON" || (l.LockMode != "" && l.RetainUntil.After(time.Now())) {
+		return errObjectLocked()
+	}
+	return err
+}
+
+// hasLegalHold reports a LegalHold answer that names a Status.
+func hasLegalHold(body []byte) bool {
+	var d legalHoldDoc
+	return decodeXML(body, &d) == nil && strings.TrimSpace(d.Status) != ""
 }

@@ -48,3 +48,33 @@ func TestLockDocsStrict(t *testing.T) {
 		}
 	}
 }
+
+// TestLockConfigPeriods: a default retention is a positive whole number
+// (InvalidRetentionPeriod, as s3-tests expect for 0 days and -1 years) of
+// at most 100 years or 36500 days (InvalidArgument "too large", AWS's
+// limit); an empty body is MissingRequestBodyError.
+func TestLockConfigPeriods(t *testing.T) {
+	conf := func(period string) string {
+		return `<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>COMPLIANCE</Mode>` +
+			period + `</DefaultRetention></Rule></ObjectLockConfiguration>`
+	}
+	for body, want := range map[string]string{
+		conf("<Days>0</Days>"):     "InvalidRetentionPeriod",
+		conf("<Days>-3</Days>"):    "InvalidRetentionPeriod",
+		conf("<Years>-1</Years>"):  "InvalidRetentionPeriod",
+		conf("<Days>36501</Days>"): "InvalidArgument: Default retention period too large.",
+		conf("<Years>101</Years>"): "InvalidArgument: Default retention period too large.",
+		conf("<Days>36500</Days>"): "",
+		conf("<Years>100</Years>"): "",
+		"":                         "MissingRequestBodyError: Request Body is empty",
+		" \n":                      "MissingRequestBodyError: Request Body is empty",
+	} {
+		_, err := checkLockConfig([]byte(body))
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v, want accepted", body, err)
+		case want != "" && (err == nil || !strings.HasPrefix(err.Error(), want)):
+			t.Errorf("%q: %v, want %s", body, err, want)
+		}
+	}
+}

@@ -278,7 +278,7 @@ func lockRefusal(be *backend.Error) *APIError {
 	case "InvalidRequest", "InvalidArgument", "InvalidTag", "MalformedXML", "BadRequest",
 		"InvalidBucketState", "ObjectLockConfigurationNotFoundError", "NoSuchObjectLockConfiguration":
 		if be.StatusCode >= 400 && be.StatusCode < 500 {
-			return &APIError{Code: be.Code, StatusCode: be.StatusCode, Message: be.Message}
+			return &APIError{Code: be.Code, StatusCode: be.StatusCode, Message: lockMessage(be)}
 		}
 	case "NotImplemented": // the embedded store names its limit
 		return apiErr("NotImplemented", be.Message)

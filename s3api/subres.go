@@ -160,6 +160,10 @@ func (s *Server) forward(sr subresource) handler {
 		if slices.Contains(sr.headers, bypassHeader) && req.cred.Admin && bypassAsked(req.r.Header) {
 			in.Header.Set(bypassHeader, "true")
 		}
+		lockOn, err := s.objectLockOn(req, sr)
+		if err != nil {
+			return err
+		}
 		if req.r.Method == http.MethodPut {
 			body, err := readXMLBody(req, maxXMLBody)
 			if err != nil {
@@ -187,10 +191,8 @@ func (s *Server) forward(sr subresource) handler {
 			// key's lock from this process in between.
 			defer s.lockOps.lock(req.bucket, req.key)()
 		}
-		if req.r.Method == http.MethodPut && sr.name == "retention" {
-			if err := s.retentionRule(req, &in); err != nil {
-				return err
-			}
+		if err := s.lockTarget(req, sr, &in, lockOn); err != nil {
+			return err
 		}
 		manifest := ""
 		if req.r.Method == http.MethodPut && (sr.name == "retention" || sr.name == "legal-hold") {
@@ -213,6 +215,9 @@ func (s *Server) forward(sr subresource) handler {
 		switch req.r.Method {
 		case http.MethodGet:
 			doc, ok := answerDoc(sr, out.Body, req.cred.Admin)
+			if ok && sr.name == "legal-hold" && !hasLegalHold(out.Body) {
+				return errNoLegalHold()
+			}
 			if !ok && sr.name == "retention" {
 				if doc, err = s.retentionFromHead(req, in); err != nil {
 					return err
@@ -283,6 +288,9 @@ func forwardErr(err error) error {
 			e := apiErr("AccessDenied", "")
 			e.Code = be.Code
 			return e
+		}
+		if _, ok := lockWords[be.Code]; ok {
+			return &APIError{Code: be.Code, StatusCode: be.StatusCode, Message: lockMessage(be)}
 		}
 		return storeRefusal(be)
 	}

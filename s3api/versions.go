@@ -205,7 +205,7 @@ func (s *Server) deleteObject(req *request) error {
 	}
 	out, err := s.store.DeleteVersion(ctx, sealstore.DeleteInput{Bucket: req.bucket, Key: req.key, VersionID: vid, Cond: cond})
 	if err != nil {
-		return versionErr(err)
+		return versionErr(s.lockedDeleteErr(req, vid, err))
 	}
 	setVersionID(req.w.Header(), out.VersionID)
 	if out.DeleteMarker {
