@@ -41,11 +41,16 @@ func TestPutBucketCorsChecked(t *testing.T) {
 			t.Errorf("case %d: %v", i, err)
 		}
 	}
+	good := &types.CORSConfiguration{CORSRules: rule([]string{"*"}, []string{"GET", "HEAD"}, []string{"*"}, []string{"x-amz-meta-a"})}
+	// AWS's words for a Content-MD5 that is not one.
+	_, err := c.PutBucketCors(ctx, &s3.PutBucketCorsInput{Bucket: aws.String("bkt"), CORSConfiguration: good, ContentMD5: aws.String("invalid")})
+	if err := wantAPIErr(err, "InvalidDigest", "The Content-MD5 you specified was invalid."); err != nil {
+		t.Error(err)
+	}
 	if len(fw.docs) != 0 {
 		t.Fatalf("a refused configuration reached the store: %q", fw.docs)
 	}
-	_, err := c.PutBucketCors(ctx, &s3.PutBucketCorsInput{Bucket: aws.String("bkt"),
-		CORSConfiguration: &types.CORSConfiguration{CORSRules: rule([]string{"*"}, []string{"GET", "HEAD"}, []string{"*"}, []string{"x-amz-meta-a"})}})
+	_, err = c.PutBucketCors(ctx, &s3.PutBucketCorsInput{Bucket: aws.String("bkt"), CORSConfiguration: good})
 	if err != nil {
 		t.Fatal(err)
 	}
