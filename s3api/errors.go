@@ -62,8 +62,6 @@ var errorTable = map[string]APIError{
 	"ServiceUnavailable":         {StatusCode: 503, Message: "Please reduce your request rate."},
 	"RequestTimeout":             {StatusCode: 400, Message: "Your socket connection to the server was not read from or written to within the timeout period."},
 	"SlowDown":                   {StatusCode: 503, Message: "Please reduce your request rate."},
-	"NoSuchCORSConfiguration":    {StatusCode: 404, Message: "The CORS configuration does not exist"},
-	"NoSuchWebsiteConfiguration": {StatusCode: 404, Message: "The specified bucket does not have a website configuration"},
 }
 
 // apiErr builds an APIError for a code from the table; msg overrides the

@@ -282,6 +282,9 @@ func (s *Server) lockManifest(req *request, in *backend.RawRequest) (string, err
 // request errors (4xx) with their code and message, since they are about
 // the configuration the client sent; server errors as ServiceUnavailable.
 func forwardErr(err error) error {
+	if ae := absentDoc(err); ae != nil {
+		return ae
+	}
 	var be *backend.Error
 	if errors.As(err, &be) && be.Code != "" && be.StatusCode >= 400 && be.StatusCode < 500 {
 		if be.Code == "NotFound" {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
 // Bucket website configuration (?website) is kept, not served: s3seal
@@ -165,4 +167,19 @@ func encodeDoc(doc document) ([]byte, error) {
 		return nil, err
 	}
 	return append([]byte(xml.Header), out...), nil
+}
+
+// absentDocs are AWS's words for a bucket without the document (no
+// period, as AWS writes them); a store's own words (moto's) do not pass.
+var absentDocs = map[string]string{
+	"NoSuchCORSConfiguration":    "The CORS configuration does not exist",
+	"NoSuchWebsiteConfiguration": "The specified bucket does not have a website configuration",
+}
+
+func absentDoc(err error) *APIError {
+	code := backend.ErrorCode(err)
+	if msg, ok := absentDocs[code]; ok {
+		return &APIError{Code: code, StatusCode: http.StatusNotFound, Message: msg}
+	}
+	return nil
 }
