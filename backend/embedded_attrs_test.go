@@ -108,6 +108,8 @@ func TestEmbeddedBucketDocuments(t *testing.T) {
 			`<Tagging/>`, "NoSuchLifecycleConfiguration"},
 		{"ownershipControls", `<OwnershipControls><Rule><ObjectOwnership>BucketOwnerEnforced</ObjectOwnership></Rule></OwnershipControls>`,
 			`<OwnershipControls><Rule><ObjectOwnership>Anyone</ObjectOwnership></Rule></OwnershipControls>`, "OwnershipControlsNotFoundError"},
+		{"website", `<WebsiteConfiguration><IndexDocument><Suffix>index.html</Suffix></IndexDocument></WebsiteConfiguration>`,
+			`<WebsiteConfiguration></WebsiteConfiguration>`, "NoSuchWebsiteConfiguration"},
 	}
 	for _, d := range docs {
 		q := url.Values{d.sub: {""}}

@@ -13,7 +13,7 @@ import (
 )
 
 // Bucket documents on the embedded store: policy, CORS, lifecycle,
-// ownership controls and ACLs (bucket and object) are checked for their
+// website configuration, ownership controls and ACLs (bucket and object) are checked for their
 // shape, kept and answered back. The embedded store enforces none of
 // them: it has one user, s3seal.
 
@@ -37,6 +37,8 @@ var bucketDocs = map[string]bucketDoc{
 		contentType: "application/xml", putStatus: http.StatusOK},
 	"lifecycle": {check: checkLifecycle, missing: "NoSuchLifecycleConfiguration", missingMsg: "The lifecycle configuration does not exist",
 		contentType: "application/xml", putStatus: http.StatusOK},
+	"website": {check: checkWebsite, missing: "NoSuchWebsiteConfiguration", missingMsg: "The specified bucket does not have a website configuration",
+		contentType: "application/xml", putStatus: http.StatusOK},
 	"ownershipControls": {check: checkOwnership, missing: "OwnershipControlsNotFoundError", missingMsg: "The bucket ownership controls were not found",
 		contentType: "application/xml", putStatus: http.StatusOK},
 }
@@ -44,7 +46,7 @@ var bucketDocs = map[string]bucketDoc{
 func (h *attrsHandler) serveBucket(w http.ResponseWriter, r *http.Request, bucket string) error {
 	q := r.URL.Query()
 	sub := ""
-	for _, s := range []string{"object-lock", "tagging", "policy", "cors", "lifecycle", "ownershipControls", "acl"} {
+	for _, s := range []string{"object-lock", "tagging", "policy", "cors", "lifecycle", "ownershipControls", "acl", "website"} {
 		if q.Has(s) {
 			sub = s
 		}
@@ -274,6 +276,22 @@ func checkOwnership(b []byte) error {
 		return err
 	}
 	if len(c.Rules) != 1 || !slices.Contains(ownerships, c.Rules[0].ObjectOwnership) {
+		return errMalformedXML
+	}
+	return nil
+}
+
+// checkWebsite checks a website configuration's shape; s3api judged its
+// content (s3api/website.go).
+func checkWebsite(b []byte) error {
+	var c struct {
+		Index    *struct{} `xml:"IndexDocument"`
+		Redirect *struct{} `xml:"RedirectAllRequestsTo"`
+	}
+	if err := decodeRoot(b, "WebsiteConfiguration", &c); err != nil {
+		return err
+	}
+	if (c.Index == nil) == (c.Redirect == nil) {
 		return errMalformedXML
 	}
 	return nil

@@ -44,6 +44,7 @@ var (
 		"uploads":           {"GET"},
 		"delete":            {"POST"},
 		"location":          {"GET"},
+		"website":           {"GET", "PUT", "DELETE"},
 	}
 	// queryParams are the parameters that name no operation, by the
 	// (target, sub-resource) they go with; "*" is any.

@@ -639,7 +639,7 @@ func TestReviewS11aQueryWhitelist(t *testing.T) {
 		{"DELETE", "/lkb/k", url.Values{"partNumber": {"1"}}, 501},
 		{"GET", "/lkb/k", url.Values{"attributes": {""}}, 501},
 		{"PUT", "/lkb/k", url.Values{"prefix": {"a"}}, 501},
-		{"GET", "/lkb", url.Values{"website": {""}}, 501},
+		{"GET", "/lkb", url.Values{"logging": {""}}, 501},
 		{"DELETE", "/lkb", url.Values{"prefix": {"a"}}, 501},
 		{"PUT", "/lkb", url.Values{"versions": {""}}, 405},
 		{"GET", "/lkb/k", url.Values{"tagging": {""}, "acl": {""}}, 501},

@@ -40,7 +40,7 @@ var errorTable = map[string]APIError{
 	"InternalError":              {StatusCode: 500, Message: "We encountered an internal error. Please try again."},
 	"InvalidArgument":            {StatusCode: 400, Message: "Invalid Argument."},
 	"InvalidBucketName":          {StatusCode: 400, Message: "The specified bucket is not valid."},
-	"InvalidDigest":              {StatusCode: 400, Message: "The Content-MD5 you specified is not valid."},
+	"InvalidDigest":              {StatusCode: 400, Message: "The Content-MD5 you specified was invalid."},
 	"InvalidPart":                {StatusCode: 400, Message: "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag."},
 	"InvalidPartNumber":          {StatusCode: 416, Message: "The requested partnumber is not satisfiable."},
 	"InvalidPartOrder":           {StatusCode: 400, Message: "The list of parts was not in ascending order. The parts list must be specified in order by part number."},

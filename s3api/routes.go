@@ -76,6 +76,12 @@ func (s *Server) routes() *mux.Router {
 		}
 	}
 
+	// A CORS preflight is unsigned and answered from the bucket's rules
+	// (cors.go), whatever the query.
+	r.Methods(http.MethodOptions).MatcherFunc(func(r *http.Request, m *mux.RouteMatch) bool {
+		return !level(0)(r, m)
+	}).HandlerFunc(s.preflight)
+
 	svc := r.MatcherFunc(level(0)).Subrouter()
 	svc.Methods(http.MethodGet).MatcherFunc(unknownSub(serviceSubs)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
 	svc.Methods(http.MethodGet).HandlerFunc(s.serve("ListBuckets", accService, s.listBuckets))
@@ -175,8 +181,8 @@ func notImplemented(req *request) error {
 // unimplementedHint says what s3seal serves and which client settings
 // stay within it.
 const unimplementedHint = "It serves buckets, objects, copies, multipart uploads, listings, versions, " +
-	"tags and Object Lock (where the object store has them), SSE-C and SSE-KMS, and bucket policies, CORS, lifecycle, ownership and ACLs " +
-	"(admin credentials only); other bucket configurations (website, logging, notifications, replication, " +
+	"tags and Object Lock (where the object store has them), SSE-C and SSE-KMS, and bucket policies, CORS, lifecycle, website configuration (kept, not served), ownership and ACLs " +
+	"(admin credentials only); other bucket configurations (logging, notifications, replication, " +
 	"inventory, analytics, encryption, accelerate, request payment) are not served: " +
 	"leave those off in the client."
 

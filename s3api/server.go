@@ -85,6 +85,7 @@ type Server struct {
 	slots    chan struct{}            // one token per request in flight
 	keySlots map[string]chan struct{} // the same, per access key
 	lockOps  keyLocks                 // retention and legal-hold changes, per (bucket, key)
+	cors     corsCache                // buckets' CORS rules (corsrules.go)
 }
 
 // New builds the handler.
@@ -172,6 +173,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.cfg.Observer.Request(ri.op, sw.status, nIn, sw.n)
 	}()
+	s.actualCORS(sw, r)
 	if op, err := s.shapeError(r); err != nil {
 		ri.op = op
 		writeError(sw, r, err)

@@ -36,6 +36,7 @@ type subresource struct {
 	// its place (the lock documents, lockdoc.go), nil forwards the body.
 	check func(body []byte) ([]byte, error)
 	op    string // operation name suffix: Get<op>, Put<op>, Delete<op>
+	limit int64  // a PUT body's limit when not maxXMLBody
 }
 
 var subresources = []subresource{
@@ -52,10 +53,13 @@ var subresources = []subresource{
 		headers: []string{"X-Amz-Bucket-Object-Lock-Token"}, check: checkLockConfig},
 	{name: "policy", admin: true, adminGet: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketPolicy",
 		headers: []string{"X-Amz-Confirm-Remove-Self-Bucket-Access"}},
-	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketCors", doc: func() document { return &corsDoc{} }},
+	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketCors", doc: func() document { return &corsDoc{} },
+		check: func(b []byte) ([]byte, error) { return nil, checkCORS(b) }},
 	{name: "lifecycle", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketLifecycle", doc: func() document { return &lifecycleDoc{} }},
 	{name: "ownershipControls", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketOwnershipControls", doc: func() document { return &ownershipDoc{} }},
 	{name: "acl", admin: true, methods: []string{"GET", "PUT"}, op: "BucketAcl", doc: func() document { return &aclDoc{} }, headers: aclHeaders},
+	{name: "website", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketWebsite", doc: func() document { return &websiteDoc{} },
+		check: checkWebsite, limit: maxWebsiteBody},
 }
 
 var aclHeaders = []string{"X-Amz-Acl", "X-Amz-Grant-Full-Control", "X-Amz-Grant-Read", "X-Amz-Grant-Read-Acp",
@@ -165,7 +169,11 @@ func (s *Server) forward(sr subresource) handler {
 			return err
 		}
 		if req.r.Method == http.MethodPut {
-			body, err := readXMLBody(req, maxXMLBody)
+			limit := int64(maxXMLBody)
+			if sr.limit > 0 {
+				limit = sr.limit
+			}
+			body, err := readXMLBody(req, limit)
 			if err != nil {
 				return err
 			}
@@ -202,6 +210,9 @@ func (s *Server) forward(sr subresource) handler {
 			}
 		}
 		out, err := s.cfg.Forwarder.Forward(req.r.Context(), in)
+		if sr.name == "cors" && req.r.Method != http.MethodGet {
+			s.cors.forget(req.bucket) // cors.go: the next request reads the new rules
+		}
 		if err != nil {
 			if manifest != "" {
 				slog.WarnContext(req.r.Context(), "lock: the manifest took the "+sr.name+" but its object did not; a retry of the request evens them out",
@@ -276,6 +287,9 @@ func (s *Server) lockManifest(req *request, in *backend.RawRequest) (string, err
 // request errors (4xx) with their code and message, since they are about
 // the configuration the client sent; server errors as ServiceUnavailable.
 func forwardErr(err error) error {
+	if ae := absentDoc(err); ae != nil {
+		return ae
+	}
 	var be *backend.Error
 	if errors.As(err, &be) && be.Code != "" && be.StatusCode >= 400 && be.StatusCode < 500 {
 		if be.Code == "NotFound" {

@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// CORS and website configuration against the s3seal binary, on the
+// embedded store and in front of moto: a browser's unsigned preflight is
+// answered from the rules s3seal keeps in the store, the same way on
+// both; a website configuration is judged by s3seal (moto would take
+// anything) and read back.
+func TestCORSAndWebsite(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"embedded", "moto"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			creds := writeJSON(t, dir, "creds.json", map[string]any{"credentials": []map[string]any{
+				{"access_key": "admin", "secret_key": "admin-secret-key", "read": []string{"*"}, "write": []string{"*"}, "admin": true},
+			}})
+			opts := sealOpts{CredentialsFile: creds, DataDir: filepath.Join(dir, "data")}
+			if mode == "moto" {
+				opts.Backend = startMoto(t)
+			}
+			p := startS3seal(t, opts)
+			c := newSDKClient(t, p.Endpoint, "admin", "admin-secret-key", true)
+			ctx := context.Background()
+			b := aws.String("site")
+			if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+				t.Fatal(err)
+			}
+			preflight := func(bucket, origin, method string) *http.Response {
+				t.Helper()
+				req, _ := http.NewRequest(http.MethodOptions, p.Endpoint+"/"+bucket+"/index.html", nil)
+				req.Header.Set("Origin", origin)
+				req.Header.Set("Access-Control-Request-Method", method)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				return resp
+			}
+			if r := preflight("site", "https://app.example", "GET"); r.StatusCode != 403 {
+				t.Errorf("preflight without rules: %d, want 403", r.StatusCode)
+			}
+			if r := preflight("nosuch", "https://app.example", "GET"); r.StatusCode != 404 {
+				t.Errorf("preflight on a missing bucket: %d, want 404", r.StatusCode)
+			}
+			_, err := c.PutBucketCors(ctx, &s3.PutBucketCorsInput{Bucket: b, CORSConfiguration: &types.CORSConfiguration{CORSRules: []types.CORSRule{
+				{AllowedOrigins: []string{"https://*.example"}, AllowedMethods: []string{"GET", "PUT"}, MaxAgeSeconds: aws.Int32(60)}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := preflight("site", "https://app.example", "PUT")
+			if r.StatusCode != 200 || r.Header.Get("Access-Control-Allow-Origin") != "https://app.example" ||
+				r.Header.Get("Access-Control-Allow-Methods") != "GET, PUT" || r.Header.Get("Access-Control-Max-Age") != "60" {
+				t.Errorf("preflight allowed: %d %v", r.StatusCode, r.Header)
+			}
+			if r := preflight("site", "https://other.org", "GET"); r.StatusCode != 403 {
+				t.Errorf("preflight from another origin: %d, want 403", r.StatusCode)
+			}
+			_, err = c.PutBucketCors(ctx, &s3.PutBucketCorsInput{Bucket: b, CORSConfiguration: &types.CORSConfiguration{CORSRules: []types.CORSRule{
+				{AllowedOrigins: []string{"*"}, AllowedMethods: []string{"PATCH"}}}}})
+			wantStatus(t, "PutBucketCors PATCH", err, 400, "InvalidRequest")
+
+			_, err = c.PutBucketWebsite(ctx, &s3.PutBucketWebsiteInput{Bucket: b, WebsiteConfiguration: &types.WebsiteConfiguration{
+				IndexDocument: &types.IndexDocument{Suffix: aws.String("/index.html")}}})
+			wantStatus(t, "website suffix with a slash", err, 400, "InvalidArgument")
+			_, err = c.GetBucketWebsite(ctx, &s3.GetBucketWebsiteInput{Bucket: b})
+			wantStatus(t, "GetBucketWebsite of none", err, 404, "NoSuchWebsiteConfiguration")
+			if _, err := c.PutBucketWebsite(ctx, &s3.PutBucketWebsiteInput{Bucket: b, WebsiteConfiguration: &types.WebsiteConfiguration{
+				RedirectAllRequestsTo: &types.RedirectAllRequestsTo{HostName: aws.String("example.com"), Protocol: types.ProtocolHttps}}}); err != nil {
+				t.Fatal(err)
+			}
+			w, err := c.GetBucketWebsite(ctx, &s3.GetBucketWebsiteInput{Bucket: b})
+			if err != nil || w.RedirectAllRequestsTo == nil || aws.ToString(w.RedirectAllRequestsTo.HostName) != "example.com" ||
+				w.RedirectAllRequestsTo.Protocol != types.ProtocolHttps {
+				t.Fatalf("website read back: %+v, %v", w, err)
+			}
+			if _, err := c.DeleteBucketWebsite(ctx, &s3.DeleteBucketWebsiteInput{Bucket: b}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
