@@ -123,8 +123,8 @@ func parseCopySource(v string) (bucket, key, versionID string, err error) {
 	if query != "" {
 		q, _ := url.ParseQuery(query)
 		if q.Has("versionId") {
-			if versionID = q.Get("versionId"); versionID == "" {
-				return "", "", "", apiErr("InvalidArgument", "Version id cannot be the empty string")
+			if versionID, err = checkVersionID(q.Get("versionId")); err != nil {
+				return "", "", "", err
 			}
 		}
 	}

@@ -147,6 +147,9 @@ func (s *Server) forward(sr subresource) handler {
 		in := backend.RawRequest{Method: req.r.Method, Bucket: req.bucket, Key: req.key,
 			Query: url.Values{sr.name: {""}}, Header: http.Header{}}
 		if v, ok := req.r.URL.Query()["versionId"]; ok && sr.object {
+			if _, err := checkVersionID(v[0]); err != nil {
+				return err
+			}
 			in.Query["versionId"] = v[:1]
 		}
 		for _, h := range sr.headers {

@@ -101,9 +101,18 @@ func versionParam(r *http.Request) (string, error) {
 	if !q.Has("versionId") {
 		return "", nil
 	}
-	v := q.Get("versionId")
+	return checkVersionID(q.Get("versionId"))
+}
+
+// checkVersionID refuses a version id no store makes: empty, or not
+// well-formed (backend.WellFormedVersionID), as S3 does, whatever the
+// backend would answer (moto takes any id for a missing version).
+func checkVersionID(v string) (string, error) {
 	if v == "" {
 		return "", apiErr("InvalidArgument", "Version id cannot be the empty string")
+	}
+	if !backend.WellFormedVersionID(v) {
+		return "", apiErr("InvalidArgument", "Invalid version id specified")
 	}
 	return v, nil
 }
@@ -142,6 +151,25 @@ func readErr(h http.Header, err error, vid string) error {
 		return apiErr("NoSuchKey", "")
 	}
 	return objectErr(versionErr(err))
+}
+
+// attributesErr is readErr for GetObjectAttributes: a delete marker is
+// 404 NoSuchKey with x-amz-delete-marker, asked for by id too (as
+// versitygw's suite expects of S3; GET and HEAD answer 405 there), and a
+// version asked for by id that the store does not find is NoSuchVersion
+// (the HEAD beneath says only 404).
+func attributesErr(h http.Header, err error, vid string) error {
+	var be *backend.Error
+	if errors.As(err, &be) && (be.DeleteMarker || be.Code == "MethodNotAllowed") {
+		h.Set("x-amz-delete-marker", "true")
+		setVersionID(h, be.VersionID)
+		setVersionID(h, vid)
+		return apiErr("NoSuchKey", "")
+	}
+	if vid != "" && errors.As(err, &be) && (be.Code == "NotFound" || be.Code == "NoSuchKey") {
+		return apiErr("NoSuchVersion", "")
+	}
+	return readErr(h, err, vid)
 }
 
 // deleteCondition reads S3's conditional delete headers.
