@@ -100,7 +100,7 @@ func TestVersionIDValidatedEverywhere(t *testing.T) {
 	}
 	for name, op := range ops {
 		// Malformed: InvalidArgument, with S3's words (HEAD: a bare 400).
-		for _, bad := range []string{"invalid_versionId", "../../secret.txt", "01K97XE6PJQ1A4X5TJFDHK4EM!"} {
+		for _, bad := range []string{"invalid_versionId", "non_existing_version_id", "../../secret.txt", "01K97XE6PJQ1A4X5TJFDHK4EM!"} {
 			err := op(aws.String(bad))
 			if name == "HeadObject" {
 				if httpStatus(err) != 400 {
