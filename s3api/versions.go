@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/checksum"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -273,6 +275,10 @@ type versionEntry struct {
 	Size         *int64   `xml:"Size,omitempty"`
 	StorageClass string   `xml:"StorageClass,omitempty"`
 	Owner        owner    `xml:"Owner"`
+	// The algorithms of the version's kept checksums and their type, as
+	// S3 lists them (none kept: neither element).
+	ChecksumAlgorithm []string `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType      string   `xml:"ChecksumType,omitempty"`
 }
 
 func (s *Server) listObjectVersions(req *request) error {
@@ -323,6 +329,7 @@ func (s *Server) listObjectVersions(req *request) error {
 			if ve.StorageClass == "" {
 				ve.StorageClass = "STANDARD"
 			}
+			ve.ChecksumAlgorithm, ve.ChecksumType = listedChecksums(e.Checksums)
 		}
 		out.Entries = append(out.Entries, ve)
 	}
@@ -331,6 +338,22 @@ func (s *Server) listObjectVersions(req *request) error {
 	}
 	writeXML(req.w, http.StatusOK, out)
 	return nil
+}
+
+// listedChecksums names the algorithms of kept checksums (sorted) and
+// their type, as a listing shows them.
+func listedChecksums(cs map[string]string) ([]string, string) {
+	var algs []string
+	for alg := range cs {
+		if a, ok := checksum.ParseAlgorithm(alg); ok {
+			algs = append(algs, string(a))
+		}
+	}
+	if len(algs) == 0 {
+		return nil, ""
+	}
+	sort.Strings(algs)
+	return algs, checksumType(cs)
 }
 
 // hasAny matches requests with any of the query parameters.

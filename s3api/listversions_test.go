@@ -1,0 +1,53 @@
+package s3api
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// ListObjectVersions names each version's checksum algorithm and type, as
+// S3 does, from the listing's first HEAD and from the cache after.
+func TestListVersionsChecksums(t *testing.T) {
+	url := newTestServer(t, adminCreds())
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	b := aws.String("bkt")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]types.ChecksumAlgorithm{}
+	for _, alg := range []types.ChecksumAlgorithm{types.ChecksumAlgorithmCrc32, types.ChecksumAlgorithmSha256} {
+		out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("k"), Body: strings.NewReader("data"), ChecksumAlgorithm: alg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[aws.ToString(out.VersionId)] = alg
+	}
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: aws.String("k")}); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 { // HEADs, then the cache
+		lv, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lv.Versions) != 2 || len(lv.DeleteMarkers) != 1 {
+			t.Fatalf("round %d: %d versions, %d markers", round, len(lv.Versions), len(lv.DeleteMarkers))
+		}
+		for _, v := range lv.Versions {
+			alg := want[aws.ToString(v.VersionId)]
+			if len(v.ChecksumAlgorithm) != 1 || v.ChecksumAlgorithm[0] != alg || v.ChecksumType != types.ChecksumTypeFullObject {
+				t.Errorf("round %d: version %s: %v %q, want [%s] FULL_OBJECT", round, aws.ToString(v.VersionId), v.ChecksumAlgorithm, v.ChecksumType, alg)
+			}
+		}
+	}
+}
