@@ -51,3 +51,25 @@ func TestListVersionsChecksums(t *testing.T) {
 		}
 	}
 }
+
+// A negative max-keys on ListObjectVersions is InvalidArgument in S3's
+// words for it; PutObjectLockConfiguration on a bucket without versioning
+// is InvalidBucketState in S3's words (no period).
+func TestVersionsRefusalWords(t *testing.T) {
+	url := newEmbeddedFullServer(t)
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	b := aws.String("bkt")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: b, MaxKeys: aws.Int32(-123)})
+	if msg := apiMessage(err); apiCode(err) != "InvalidArgument" || msg != "max-keys cannot be negative" {
+		t.Errorf("negative max-keys: %v", err)
+	}
+	_, err = c.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: b,
+		ObjectLockConfiguration: &types.ObjectLockConfiguration{ObjectLockEnabled: types.ObjectLockEnabledEnabled}})
+	if msg := apiMessage(err); apiCode(err) != "InvalidBucketState" || msg != "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration" {
+		t.Errorf("lock configuration without versioning: %v", err)
+	}
+}

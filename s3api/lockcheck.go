@@ -91,7 +91,7 @@ func (s *Server) lockBucketState(req *request, sr subresource) error {
 		}
 		if st != "Enabled" {
 			return &APIError{Code: "InvalidBucketState", StatusCode: http.StatusConflict,
-				Message: "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration."}
+				Message: "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration"}
 		}
 	case sr.object && (sr.name == "retention" || sr.name == "legal-hold"):
 		out, err := s.cfg.Forwarder.Forward(ctx, backend.RawRequest{Method: http.MethodGet, Bucket: req.bucket,

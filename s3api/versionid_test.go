@@ -174,7 +174,8 @@ func newEmbeddedFullServer(t *testing.T) string {
 	t.Cleanup(func() { closer.Close() })
 	key, _ := crypto.GenerateKey()
 	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
-	cfg := Config{Credentials: adminCreds(), Forwarder: be.(backend.Forwarder)}
+	cfg := Config{Credentials: Credentials{"ak": {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true}},
+		Forwarder: be.(backend.Forwarder)}
 	if cfg.Store, err = sealstore.New(be, kr, sealstore.Options{SpoolDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}

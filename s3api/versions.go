@@ -286,6 +286,10 @@ func (s *Server) listObjectVersions(req *request) error {
 		return err
 	}
 	q := req.r.URL.Query()
+	if n, err := strconv.Atoi(q.Get("max-keys")); err == nil && n < 0 {
+		// S3's words here, unlike the object listings'.
+		return apiErr("InvalidArgument", "max-keys cannot be negative")
+	}
 	li, encode, err := listParams(q)
 	if err != nil {
 		return err
