@@ -73,3 +73,35 @@ func TestVersionsRefusalWords(t *testing.T) {
 		t.Errorf("lock configuration without versioning: %v", err)
 	}
 }
+
+// DeleteBucket of a bucket with versioning and objects asks, in S3's
+// words, for every version to go; without versioning the words are
+// shorter.
+func TestDeleteBucketNotEmptyWords(t *testing.T) {
+	url := newTestServer(t, adminCreds())
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	for b, status := range map[string]types.BucketVersioningStatus{"ver": types.BucketVersioningStatusEnabled,
+		"susp": types.BucketVersioningStatusSuspended, "plain": ""} {
+		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b)}); err != nil {
+			t.Fatal(err)
+		}
+		if status != "" {
+			if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
+				VersioningConfiguration: &types.VersioningConfiguration{Status: status}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := put(ctx, c, b, "k"); err != nil {
+			t.Fatal(err)
+		}
+		want := "The bucket you tried to delete is not empty."
+		if status != "" {
+			want += " You must delete all versions in the bucket."
+		}
+		_, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(b)})
+		if apiCode(err) != "BucketNotEmpty" || apiMessage(err) != want {
+			t.Errorf("%s: %v, want BucketNotEmpty: %s", b, err, want)
+		}
+	}
+}
