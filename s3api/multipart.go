@@ -192,7 +192,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 	})
 	if err != nil {
 		ka.extra = nil
-		return ka.finish(nil, objectErr(versionErr(err)))
+		return ka.finish(nil, objectErr(versionErr(sourceVersionErr(err, srcVersion))))
 	}
 	addSSEHeaders(ka, sealstore.ObjectInfo{Headers: pi.Encryption, CustomerKeyed: ck != nil}, ck)
 	return ka.finish(copyPartResult{Xmlns: s3ns, ETag: quote(pi.ETag), LastModified: s3Time(time.Now()),

@@ -15,6 +15,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/retry"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -130,6 +131,31 @@ func TestVersionIDValidatedEverywhere(t *testing.T) {
 			}
 		}
 	}
+	// A copy source by version id in a bucket never versioned: its HEAD
+	// finds nothing either, and that is NoSuchVersion too.
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(ctx, c, "plain", "obj"); err != nil {
+		t.Fatal(err)
+	}
+	src := aws.String("plain/obj?versionId=01BX5ZZKBKACTAV9WEVGEMMVS0")
+	_, err = c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("dst"), CopySource: src})
+	if apiCode(err) != "NoSuchVersion" {
+		t.Errorf("CopyObject from a bucket without versions: %v, want NoSuchVersion", err)
+	}
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain2")}); err != nil {
+		t.Fatal(err)
+	}
+	pmp, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("plain2"), Key: aws.String("dst")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String("plain2"), Key: aws.String("dst"), UploadId: pmp.UploadId,
+		PartNumber: aws.Int32(1), CopySource: src})
+	if apiCode(err) != "NoSuchVersion" {
+		t.Errorf("UploadPartCopy from a bucket without versions: %v, want NoSuchVersion", err)
+	}
 }
 
 // GetObjectAttributes of a delete marker by its id is 404 NoSuchKey with
@@ -164,7 +190,8 @@ func TestAttributesOfDeleteMarkerByID(t *testing.T) {
 }
 
 // newEmbeddedFullServer is newTestServer over the embedded store with its
-// sub-resources forwarded (tags, Object Lock), as serve sets it up.
+// sub-resources forwarded (tags, Object Lock) and retries, as serve sets
+// it up.
 func newEmbeddedFullServer(t *testing.T) string {
 	t.Helper()
 	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
@@ -176,7 +203,8 @@ func newEmbeddedFullServer(t *testing.T) string {
 	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
 	cfg := Config{Credentials: Credentials{"ak": {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true}},
 		Forwarder: be.(backend.Forwarder)}
-	if cfg.Store, err = sealstore.New(be, kr, sealstore.Options{SpoolDir: t.TempDir()}); err != nil {
+	// Wrapped as serve wraps it (its SourceReader reads copy sources).
+	if cfg.Store, err = sealstore.New(retry.NewStore(be, retry.Policies{}), kr, sealstore.Options{SpoolDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(New(cfg))

@@ -174,6 +174,15 @@ func attributesErr(h http.Header, err error, vid string) error {
 	return readErr(h, err, vid)
 }
 
+// sourceVersionErr is a copy source's HEAD that found nothing (a bare 404)
+// for a version asked for by id: NoSuchVersion, as S3 answers it.
+func sourceVersionErr(err error, vid string) error {
+	if vid != "" && vid != "null" && backend.ErrorCode(err) == "NotFound" {
+		return apiErr("NoSuchVersion", "")
+	}
+	return err
+}
+
 // deleteCondition reads S3's conditional delete headers.
 func deleteCondition(h http.Header) (*sealstore.DeleteCondition, error) {
 	return parseDeleteCondition(h.Get("If-Match"), h.Get("X-Amz-If-Match-Size"), h.Get("X-Amz-If-Match-Last-Modified-Time"))
