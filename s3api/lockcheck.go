@@ -128,6 +128,9 @@ func (s *Server) retentionRule(req *request, in *backend.RawRequest) error {
 	}
 	vid := in.Query.Get("versionId")
 	info, err := s.store.Backend().HeadObjectVersion(req.r.Context(), req.bucket, req.key, vid)
+	if isDeleteMarker(err) {
+		return readErr(req.w.Header(), err, vid)
+	}
 	if backend.IsNotFound(err) {
 		// s3seal's answer, not the store's (moto answers 500).
 		if vid != "" {

@@ -1,6 +1,7 @@
 package s3api
 
 import (
+	"cmp"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -179,8 +180,8 @@ func (s *Server) uploadPartCopy(req *request) error {
 		SrcBucket: srcBucket, SrcKey: srcKey, SrcVersionID: srcVersion, Range: rng,
 		Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"), PartNumber: n,
 		Check: func(src sealstore.ObjectInfo) error {
-			if src.VersionID != "" {
-				ka.extra = map[string]string{"x-amz-copy-source-version-id": src.VersionID}
+			if v := cmp.Or(src.VersionID, srcVersion); v != "" {
+				ka.extra = map[string]string{"x-amz-copy-source-version-id": v}
 			}
 			if rng != nil && rng.Last >= src.Size {
 				return apiErr("InvalidRange", "")

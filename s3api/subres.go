@@ -208,10 +208,13 @@ func (s *Server) forward(sr subresource) handler {
 				slog.WarnContext(req.r.Context(), "lock: the manifest took the "+sr.name+" but its object did not; a retry of the request evens them out",
 					"bucket", req.bucket, "key", req.key, "manifest", manifest, "err", err)
 			}
+			if sr.object {
+				err = s.subresourceMarkerErr(req, in.Query.Get("versionId"), err)
+			}
 			return forwardErr(err)
 		}
-		if v := out.Header.Get("X-Amz-Version-Id"); v != "" && sr.object {
-			req.w.Header().Set("x-amz-version-id", v)
+		if sr.object {
+			subresourceVersion(req.w.Header(), out.Header.Get("X-Amz-Version-Id"), req.r.URL.Query().Get("versionId"))
 		}
 		switch req.r.Method {
 		case http.MethodGet:

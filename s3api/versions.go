@@ -152,6 +152,11 @@ func readErr(h http.Header, err error, vid string) error {
 		}
 		return apiErr("NoSuchKey", "")
 	}
+	if vid != "" && backend.ErrorCode(err) == "BadRequest" {
+		// A bare 400 to an id s3seal found well-formed (moto's HEAD of
+		// an id not its own): no such version.
+		return apiErr("NoSuchVersion", "")
+	}
 	return objectErr(versionErr(err))
 }
 
