@@ -192,6 +192,9 @@ func (h *attrsHandler) headVersion(r *http.Request, bucket, key string) (string,
 		if vid == "" {
 			return "", false, &mpError{http.StatusBadRequest, "InvalidArgument", "Version id cannot be the empty string"}
 		}
+		if !WellFormedVersionID(vid) {
+			return "", false, errInvalidVersion() // a HEAD's 400 says no more
+		}
 		q.Set("versionId", vid)
 	}
 	rec := h.record(inner(r.Context(), r, http.MethodHead, "/"+bucket+"/"+key, q))

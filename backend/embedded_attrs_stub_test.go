@@ -34,7 +34,8 @@ type stubVersion struct {
 	marker bool
 }
 
-func (s *versionStub) nextID() string { s.seq++; return fmt.Sprintf("v%03d", s.seq) }
+// nextID is a fresh id, well-formed (WellFormedVersionID) as a store would make it.
+func (s *versionStub) nextID() string { s.seq++; return fmt.Sprintf("stub-version-%020d", s.seq) }
 
 // put adds a version (or replaces the null one) and returns its id.
 func (s *versionStub) put(b *stubBucket, key string, v stubVersion) string {

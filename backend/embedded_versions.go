@@ -167,7 +167,8 @@ func newVersionID() string {
 }
 
 // validVersionID reports whether id can name a version of this store
-// ("null" or 32 lower-case hex digits); others are InvalidArgument.
+// ("null" or 32 lower-case hex digits). Others are InvalidArgument when
+// malformed (WellFormedVersionID), else versions this store has not.
 func validVersionID(id string) bool {
 	if id == nullID {
 		return true
@@ -435,8 +436,15 @@ func (b *fixedBackend) versionedDelete(bucket, key, id, ifMatch string) (gofakes
 	if ok, err := b.BucketExists(bucket); err != nil || !ok {
 		return res, gofakes3.BucketNotFound(bucket)
 	}
-	if id != "" && !validVersionID(id) {
+	if id != "" && !WellFormedVersionID(id) {
 		return res, errInvalidVersion()
+	}
+	if id != "" && !validVersionID(id) {
+		// Another store's id: a version this one never had.
+		if ifMatch != "" {
+			return res, gofakes3.KeyNotFound(key)
+		}
+		return gofakes3.ObjectDeleteResult{VersionID: gofakes3.VersionID(id)}, nil
 	}
 	if !validKey(key) {
 		return gofakes3.ObjectDeleteResult{VersionID: gofakes3.VersionID(id)}, nil

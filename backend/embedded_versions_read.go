@@ -26,13 +26,13 @@ func (b *fixedBackend) getVersion(bucket, key, id string, rng *gofakes3.ObjectRa
 	if id == "" {
 		return b.GetObject(bucket, key, rng)
 	}
-	if !validVersionID(id) {
+	if !WellFormedVersionID(id) {
 		return nil, errInvalidVersion()
 	}
 	if ok, err := b.BucketExists(bucket); err != nil || !ok {
 		return nil, gofakes3.BucketNotFound(bucket)
 	}
-	if !validKey(key) {
+	if !validKey(key) || !validVersionID(id) {
 		return nil, errNoSuchVersion()
 	}
 	b.tree.RLock()

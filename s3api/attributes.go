@@ -48,9 +48,9 @@ var objectAttributeNames = map[string]bool{"ETag": true, "Checksum": true, "Obje
 // getObjectAttributes answers GET ?attributes with the plaintext values:
 // size, ETag and checksums from the sealed metadata or manifest, the parts
 // of a multipart object (with their checksums) from its manifest. A
-// ?versionId reads that version as HEAD does (a delete marker answers 404
-// or 405 with x-amz-delete-marker); x-amz-version-id names the version
-// described.
+// ?versionId reads that version as HEAD does (but a delete marker answers
+// 404 NoSuchKey, by id too, with x-amz-delete-marker); x-amz-version-id
+// names the version described.
 func (s *Server) getObjectAttributes(req *request) error {
 	if err := readPolicy.check(req.r.Header); err != nil {
 		return err
@@ -97,7 +97,7 @@ func (s *Server) getObjectAttributes(req *request) error {
 	// checked against the version described.
 	info, parts, err := s.store.Attributes(req.r.Context(), req.bucket, req.key, vid, ck)
 	if err != nil {
-		return readErr(req.w.Header(), err, vid)
+		return attributesErr(req.w.Header(), err, vid)
 	}
 	if ck != nil {
 		setCustomerKeyHeaders(req.w.Header(), ck)

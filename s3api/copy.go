@@ -1,6 +1,7 @@
 package s3api
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
 	"strings"
@@ -38,7 +39,7 @@ func (s *Server) copyObject(req *request) error {
 	in := sealstore.CopyInput{KeyID: req.cred.KeyID, Cond: cond, SrcBucket: srcBucket, SrcKey: srcKey, SrcVersionID: srcVersion,
 		Bucket: req.bucket, Key: req.key,
 		Check: func(src sealstore.ObjectInfo) error {
-			srcVersionSeen = src.VersionID
+			srcVersionSeen = cmp.Or(src.VersionID, srcVersion)
 			alg := asked
 			if alg == "" {
 				alg = copyChecksum(src)
@@ -123,8 +124,8 @@ func parseCopySource(v string) (bucket, key, versionID string, err error) {
 	if query != "" {
 		q, _ := url.ParseQuery(query)
 		if q.Has("versionId") {
-			if versionID = q.Get("versionId"); versionID == "" {
-				return "", "", "", apiErr("InvalidArgument", "Version id cannot be the empty string")
+			if versionID, err = checkVersionID(q.Get("versionId")); err != nil {
+				return "", "", "", err
 			}
 		}
 	}

@@ -102,7 +102,7 @@ func (s *Server) lockBucketState(req *request, sr subresource) error {
 		}
 		if st != "Enabled" {
 			return &APIError{Code: "InvalidBucketState", StatusCode: http.StatusConflict,
-				Message: "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration."}
+				Message: "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration"}
 		}
 	}
 	return nil
@@ -151,6 +151,9 @@ func (s *Server) lockTarget(req *request, sr subresource, in *backend.RawRequest
 		return err
 	}
 	info, err := s.store.Backend().HeadObjectVersion(req.r.Context(), req.bucket, req.key, vid)
+	if isDeleteMarker(err) {
+		return readErr(req.w.Header(), err, vid)
+	}
 	if backend.IsNotFound(err) {
 		if vid != "" {
 			return apiErr("NoSuchVersion", "")

@@ -1,6 +1,7 @@
 package s3api
 
 import (
+	"cmp"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -189,8 +190,8 @@ func (s *Server) uploadPartCopy(req *request) error {
 		SrcBucket: srcBucket, SrcKey: srcKey, SrcVersionID: srcVersion, Range: rng,
 		Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"), PartNumber: n,
 		Check: func(src sealstore.ObjectInfo) error {
-			if src.VersionID != "" {
-				ka.extra = map[string]string{"x-amz-copy-source-version-id": src.VersionID}
+			if v := cmp.Or(src.VersionID, srcVersion); v != "" {
+				ka.extra = map[string]string{"x-amz-copy-source-version-id": v}
 			}
 			if rng != nil && rng.Last >= src.Size {
 				return apiErr("InvalidRange", "")
@@ -202,7 +203,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 	})
 	if err != nil {
 		ka.extra = nil
-		return ka.finish(nil, objectErr(versionErr(err)))
+		return ka.finish(nil, objectErr(versionErr(sourceVersionErr(err, srcVersion))))
 	}
 	addSSEHeaders(ka, sealstore.ObjectInfo{Headers: pi.Encryption, CustomerKeyed: ck != nil}, ck)
 	return ka.finish(copyPartResult{Xmlns: s3ns, ETag: quote(pi.ETag), LastModified: s3Time(time.Now()),

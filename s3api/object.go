@@ -110,6 +110,7 @@ func (s *Server) getObject(req *request) error {
 		return conditionFailed(h, info, err)
 	}
 	setObjectHeaders(h, info, req.r.URL.Query())
+	echoVersion(h, vid)
 	setSSEHeaders(h, info, ck)
 	status := http.StatusOK
 	h.Set("Content-Length", strconv.FormatInt(rd.Len, 10))
@@ -159,6 +160,7 @@ func (s *Server) headObject(req *request) error {
 		return conditionFailed(h, info, err)
 	}
 	setObjectHeaders(h, info, req.r.URL.Query())
+	echoVersion(h, vid)
 	setSSEHeaders(h, info, ck)
 	status := http.StatusOK
 	length := info.Size

@@ -139,13 +139,13 @@ func TestSubresourcesForwarded(t *testing.T) {
 	ctx := context.Background()
 	user, admin := sdkClient(srv.URL, "user", "us"), sdkClient(srv.URL, "admin", "as")
 
-	_, err := user.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String("bkt"), Key: aws.String("k"), VersionId: aws.String("v1"),
+	_, err := user.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String("bkt"), Key: aws.String("k"), VersionId: aws.String("Rb_l2T8UHDkFEwCgJjhlgPOZC0qJ.vpD"),
 		Tagging: tagSet(2, func(i int) string { return fmt.Sprint("k", i) })})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, n := fw.last()
-	if got.Method != "PUT" || got.Key != "k" || !got.Query.Has("tagging") || got.Query.Get("versionId") != "v1" || !strings.Contains(string(got.Body), "<Key>k1</Key>") {
+	if got.Method != "PUT" || got.Key != "k" || !got.Query.Has("tagging") || got.Query.Get("versionId") != "Rb_l2T8UHDkFEwCgJjhlgPOZC0qJ.vpD" || !strings.Contains(string(got.Body), "<Key>k1</Key>") {
 		t.Fatalf("forwarded %+v", got)
 	}
 	refused := map[string]error{}

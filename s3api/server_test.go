@@ -251,7 +251,7 @@ func TestStripAWSChunkedAndCopySource(t *testing.T) {
 	if err != nil || b != "bkt" || k != "dir/a b+c" {
 		t.Fatalf("%q %q %v", b, k, err)
 	}
-	if _, k, v, err := parseCopySource("bkt/k%3Fx?versionId=1%2B23"); err != nil || k != "k?x" || v != "1+23" {
+	if _, k, v, err := parseCopySource("bkt/k%3Fx?versionId=1%2B2345678901234567890"); err != nil || k != "k?x" || v != "1+2345678901234567890" {
 		t.Fatalf("version id: %q %q %v", k, v, err)
 	}
 	if _, _, _, err := parseCopySource("bkt/k?versionId="); toAPIError(err).Code != "InvalidArgument" {

@@ -151,6 +151,9 @@ func (s *Server) forward(sr subresource) handler {
 		in := backend.RawRequest{Method: req.r.Method, Bucket: req.bucket, Key: req.key,
 			Query: url.Values{sr.name: {""}}, Header: http.Header{}}
 		if v, ok := req.r.URL.Query()["versionId"]; ok && sr.object {
+			if _, err := checkVersionID(v[0]); err != nil {
+				return err
+			}
 			in.Query["versionId"] = v[:1]
 		}
 		for _, h := range sr.headers {
@@ -218,10 +221,13 @@ func (s *Server) forward(sr subresource) handler {
 				slog.WarnContext(req.r.Context(), "lock: the manifest took the "+sr.name+" but its object did not; a retry of the request evens them out",
 					"bucket", req.bucket, "key", req.key, "manifest", manifest, "err", err)
 			}
+			if sr.object {
+				err = s.subresourceMarkerErr(req, in.Query.Get("versionId"), err)
+			}
 			return forwardErr(err)
 		}
-		if v := out.Header.Get("X-Amz-Version-Id"); v != "" && sr.object {
-			req.w.Header().Set("x-amz-version-id", v)
+		if sr.object {
+			subresourceVersion(req.w.Header(), out.Header.Get("X-Amz-Version-Id"), req.r.URL.Query().Get("versionId"))
 		}
 		switch req.r.Method {
 		case http.MethodGet:

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/checksum"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -101,9 +103,18 @@ func versionParam(r *http.Request) (string, error) {
 	if !q.Has("versionId") {
 		return "", nil
 	}
-	v := q.Get("versionId")
+	return checkVersionID(q.Get("versionId"))
+}
+
+// checkVersionID refuses a version id no store makes: empty, or not
+// well-formed (backend.WellFormedVersionID), as S3 does, whatever the
+// backend would answer (moto takes any id for a missing version).
+func checkVersionID(v string) (string, error) {
 	if v == "" {
 		return "", apiErr("InvalidArgument", "Version id cannot be the empty string")
+	}
+	if !backend.WellFormedVersionID(v) {
+		return "", apiErr("InvalidArgument", "Invalid version id specified")
 	}
 	return v, nil
 }
@@ -141,7 +152,40 @@ func readErr(h http.Header, err error, vid string) error {
 		}
 		return apiErr("NoSuchKey", "")
 	}
+	if vid != "" && backend.ErrorCode(err) == "BadRequest" {
+		// A bare 400 to an id s3seal found well-formed (moto's HEAD of
+		// an id not its own): no such version.
+		return apiErr("NoSuchVersion", "")
+	}
 	return objectErr(versionErr(err))
+}
+
+// attributesErr is readErr for GetObjectAttributes: a delete marker is
+// 404 NoSuchKey with x-amz-delete-marker, asked for by id too (as
+// versitygw's suite expects of S3; GET and HEAD answer 405 there), and a
+// version asked for by id that the store does not find is NoSuchVersion
+// (the HEAD beneath says only 404).
+func attributesErr(h http.Header, err error, vid string) error {
+	var be *backend.Error
+	if errors.As(err, &be) && (be.DeleteMarker || be.Code == "MethodNotAllowed") {
+		h.Set("x-amz-delete-marker", "true")
+		setVersionID(h, be.VersionID)
+		setVersionID(h, vid)
+		return apiErr("NoSuchKey", "")
+	}
+	if vid != "" && errors.As(err, &be) && (be.Code == "NotFound" || be.Code == "NoSuchKey") {
+		return apiErr("NoSuchVersion", "")
+	}
+	return readErr(h, err, vid)
+}
+
+// sourceVersionErr is a copy source's HEAD that found nothing (a bare 404)
+// for a version asked for by id: NoSuchVersion, as S3 answers it.
+func sourceVersionErr(err error, vid string) error {
+	if vid != "" && vid != "null" && backend.ErrorCode(err) == "NotFound" {
+		return apiErr("NoSuchVersion", "")
+	}
+	return err
 }
 
 // deleteCondition reads S3's conditional delete headers.
@@ -245,6 +289,10 @@ type versionEntry struct {
 	Size         *int64   `xml:"Size,omitempty"`
 	StorageClass string   `xml:"StorageClass,omitempty"`
 	Owner        owner    `xml:"Owner"`
+	// The algorithms of the version's kept checksums and their type, as
+	// S3 lists them (none kept: neither element).
+	ChecksumAlgorithm []string `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType      string   `xml:"ChecksumType,omitempty"`
 }
 
 func (s *Server) listObjectVersions(req *request) error {
@@ -252,6 +300,10 @@ func (s *Server) listObjectVersions(req *request) error {
 		return err
 	}
 	q := req.r.URL.Query()
+	if n, err := strconv.Atoi(q.Get("max-keys")); err == nil && n < 0 {
+		// S3's words here, unlike the object listings'.
+		return apiErr("InvalidArgument", "max-keys cannot be negative")
+	}
 	li, encode, err := listParams(q)
 	if err != nil {
 		return err
@@ -295,6 +347,7 @@ func (s *Server) listObjectVersions(req *request) error {
 			if ve.StorageClass == "" {
 				ve.StorageClass = "STANDARD"
 			}
+			ve.ChecksumAlgorithm, ve.ChecksumType = listedChecksums(e.Checksums)
 		}
 		out.Entries = append(out.Entries, ve)
 	}
@@ -303,6 +356,22 @@ func (s *Server) listObjectVersions(req *request) error {
 	}
 	writeXML(req.w, http.StatusOK, out)
 	return nil
+}
+
+// listedChecksums names the algorithms of kept checksums (sorted) and
+// their type, as a listing shows them.
+func listedChecksums(cs map[string]string) ([]string, string) {
+	var algs []string
+	for alg := range cs {
+		if a, ok := checksum.ParseAlgorithm(alg); ok {
+			algs = append(algs, string(a))
+		}
+	}
+	if len(algs) == 0 {
+		return nil, ""
+	}
+	sort.Strings(algs)
+	return algs, checksumType(cs)
 }
 
 // hasAny matches requests with any of the query parameters.

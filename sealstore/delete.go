@@ -3,11 +3,13 @@ package sealstore
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
 )
 
 // DeleteCondition is a conditional delete (If-Match,
@@ -51,6 +53,7 @@ func (s *Store) DeleteVersion(ctx context.Context, in DeleteInput) (DeleteOutput
 	}
 	bin := backend.DeleteInput{Bucket: in.Bucket, Key: in.Key, VersionID: in.VersionID}
 	var pr prior
+	marker := false
 	if in.Cond != nil {
 		var err error
 		if pr, bin.IfMatch, err = s.deleteCondition(ctx, in); errors.Is(err, errNothingToDelete) {
@@ -59,7 +62,7 @@ func (s *Store) DeleteVersion(ctx context.Context, in DeleteInput) (DeleteOutput
 			return DeleteOutput{}, err
 		}
 	} else {
-		pr = <-s.peekVersion(ctx, in.Bucket, in.Key, in.VersionID)
+		pr, marker = s.peekDelete(ctx, in.Bucket, in.Key, in.VersionID)
 	}
 	out, err := s.be.DeleteObjectVersion(ctx, bin)
 	if err != nil {
@@ -76,7 +79,30 @@ func (s *Store) DeleteVersion(ctx context.Context, in DeleteInput) (DeleteOutput
 	if removed(in.VersionID, pr, out.VersionID, out.DeleteMarker) {
 		s.dropManifest(ctx, in.Bucket, in.Key, pr, in.VersionID != "")
 	}
-	return DeleteOutput{VersionID: out.VersionID, DeleteMarker: out.DeleteMarker}, nil
+	// S3 names the version deleted by id, and says when it was a delete
+	// marker; moto says neither, so the HEAD before tells.
+	if in.VersionID != "" && out.VersionID == "" {
+		out.VersionID = in.VersionID
+	}
+	return DeleteOutput{VersionID: out.VersionID, DeleteMarker: out.DeleteMarker || marker}, nil
+}
+
+// peekDelete is peekVersion for a delete, which also learns whether the
+// version asked for by id is a delete marker (its HEAD says so).
+func (s *Store) peekDelete(ctx context.Context, bucket, key, versionID string) (prior, bool) {
+	var p prior
+	bi, err := s.headObject(ctx, bucket, key, versionID)
+	var be *backend.Error
+	if versionID != "" && errors.As(err, &be) && (be.DeleteMarker || be.Code == "MethodNotAllowed") {
+		return p, true
+	}
+	if err == nil {
+		p.versionID = bi.VersionID
+		if env, enc, err := crypto.ParseMetadata(bi.Meta); err == nil && enc && env.Multipart {
+			p.manifest = manifestKey(env.OID, strings.Trim(bi.ETag, `"`))
+		}
+	}
+	return p, false
 }
 
 // removed reports whether a delete asked for version asked, which found pr

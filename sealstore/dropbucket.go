@@ -26,7 +26,7 @@ func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 		return err
 	}
 	if !empty {
-		return errorf("BucketNotEmpty", "The bucket you tried to delete is not empty.")
+		return s.notEmpty(ctx, bucket)
 	}
 	err = s.be.DeleteBucket(ctx, bucket)
 	if backend.ErrorCode(err) != "BucketNotEmpty" {
@@ -36,6 +36,16 @@ func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 		return err
 	}
 	return s.be.DeleteBucket(ctx, bucket)
+}
+
+// notEmpty is DeleteBucket's refusal of a bucket with client content, in
+// S3's words: a bucket with versioning (enabled or suspended) asks for
+// every version to go.
+func (s *Store) notEmpty(ctx context.Context, bucket string) error {
+	if versioned, err := s.bucketVersioned(ctx, bucket); err == nil && versioned {
+		return errorf("BucketNotEmpty", "The bucket you tried to delete is not empty. You must delete all versions in the bucket.")
+	}
+	return errorf("BucketNotEmpty", "The bucket you tried to delete is not empty.")
 }
 
 // cleanBucket makes a bucket the backend would not delete for its content
@@ -64,7 +74,7 @@ func (s *Store) cleanBucket(ctx context.Context, bucket string) error {
 		return err
 	}
 	if !empty {
-		return errorf("BucketNotEmpty", "The bucket you tried to delete is not empty.")
+		return s.notEmpty(ctx, bucket)
 	}
 	versioned := false
 	if reserved {

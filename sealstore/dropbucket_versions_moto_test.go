@@ -47,7 +47,7 @@ func (f *fixture) deleteClientVersions(t *testing.T, keep func(backend.VersionEn
 	}
 	var del []DeleteEntry
 	for _, e := range page.Entries {
-		if keep == nil || !keep(e) {
+		if keep == nil || !keep(e.VersionEntry) {
 			del = append(del, DeleteEntry{Key: e.Key, VersionID: e.VersionID})
 		}
 	}

@@ -128,7 +128,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if out.SSE != "" { // the backend's answer wins over what was asked
 		in.Headers.SSE, in.Headers.SSEKMSKeyID, in.Headers.SSEBucketKey = out.SSE, out.SSEKMSKeyID, out.SSEBucketKey
 	}
-	s.cache.Add(cacheKey{in.Bucket, in.Key, out.ETag, sp.cipherSize}, resolved{sp.size, etag})
+	s.cache.Add(cacheKey{in.Bucket, in.Key, out.ETag, sp.cipherSize}, resolved{sp.size, etag, sp.checksums})
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: sp.size, ETag: etag,
 		Meta: in.Meta, Headers: in.Headers, Encrypted: true, env: env, Checksums: sp.checksums, CustomerKeyed: check != nil,
 		backendETag: out.ETag, backendSize: sp.cipherSize, VersionID: out.VersionID}, nil

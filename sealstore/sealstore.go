@@ -100,8 +100,9 @@ type cacheKey struct {
 // resolved is what a listing needs of an object: immutable for a given
 // backend ETag, because the backend ETag hashes ciphertext with fresh nonces.
 type resolved struct {
-	size int64
-	etag string
+	size      int64
+	etag      string
+	checksums map[string]string // the plaintext's kept checksums; never changed once cached
 }
 
 // New returns a Store over be that wraps new data keys with kr.
@@ -333,7 +334,7 @@ func (s *Store) describe(ctx context.Context, bucket string, bi backend.ObjectIn
 		info.Size, info.ETag, info.Checksums = b.PlainSize, fmt.Sprintf("%x", b.PlainMD5), b.Checksums
 	}
 	if !ranged {
-		s.cache.Add(cacheKey{bucket, bi.Key, info.backendETag, bi.Size}, resolved{info.Size, info.ETag})
+		s.cache.Add(cacheKey{bucket, bi.Key, info.backendETag, bi.Size}, resolved{info.Size, info.ETag, info.Checksums})
 	}
 	return info, dk, nil
 }

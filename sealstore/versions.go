@@ -7,13 +7,15 @@ import (
 	"log/slog"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/s3seal/s3seal/backend"
 )
 
 // VersionsPage is one page of ListObjectVersions with plaintext sizes and
 // ETags; markers are the backend's (none names a hidden key).
 type VersionsPage struct {
-	Entries             []backend.VersionEntry
+	Entries             []VersionInfo
 	CommonPrefixes      []string
 	IsTruncated         bool
 	NextKeyMarker       string
@@ -33,15 +35,12 @@ func (s *Store) ListVersions(ctx context.Context, in backend.ListVersionsInput) 
 	}
 	page := VersionsPage{IsTruncated: out.IsTruncated, NextKeyMarker: out.NextKeyMarker, NextVersionIDMarker: out.NextVersionIDMarker,
 		CommonPrefixes: out.CommonPrefixes}
-	entries := make([]backend.VersionEntry, 0, len(out.Entries))
+	entries := make([]VersionInfo, 0, len(out.Entries))
 	for _, e := range out.Entries {
 		e.ETag = strings.Trim(e.ETag, `"`)
-		entries = append(entries, e)
+		entries = append(entries, VersionInfo{VersionEntry: e})
 	}
-	err = s.resolveEach(ctx, in.Bucket, len(entries), func(i int) (string, *string, *int64, bool) {
-		return entries[i].Key, &entries[i].ETag, &entries[i].Size, entries[i].DeleteMarker
-	}, func(ctx context.Context, i int) error { return s.resolveVersion(ctx, in.Bucket, &entries[i]) })
-	if err != nil {
+	if err := s.resolveVersions(ctx, in.Bucket, entries); err != nil {
 		return VersionsPage{}, err
 	}
 	for _, e := range entries {
@@ -52,10 +51,38 @@ func (s *Store) ListVersions(ctx context.Context, in backend.ListVersionsInput) 
 	return page, nil
 }
 
+// VersionInfo is a listed version with its plaintext size, ETag and kept
+// checksums (none for a delete marker or an unverified version).
+type VersionInfo struct {
+	backend.VersionEntry
+	Checksums map[string]string
+}
+
+// resolveVersions is resolveEach for versions: each from the cache, else
+// from a HEAD of that version, with its checksums.
+func (s *Store) resolveVersions(ctx context.Context, bucket string, entries []VersionInfo) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.opt.ListConcurrency)
+	for i := range entries {
+		e := &entries[i]
+		if e.DeleteMarker {
+			continue
+		}
+		r, ok := s.cache.Get(cacheKey{bucket, e.Key, e.ETag, e.Size})
+		s.opt.Observer.ListCache(ok)
+		if ok {
+			e.Size, e.ETag, e.Checksums = r.size, r.etag, r.checksums
+			continue
+		}
+		g.Go(func() error { return s.resolveVersion(gctx, bucket, e) })
+	}
+	return g.Wait()
+}
+
 // resolveVersion is resolveEntry for one version: a HEAD of that version.
 // A HEAD that answers another ciphertext than the listing named is not
 // taken for it.
-func (s *Store) resolveVersion(ctx context.Context, bucket string, e *backend.VersionEntry) error {
+func (s *Store) resolveVersion(ctx context.Context, bucket string, e *VersionInfo) error {
 	le := backend.ListEntry{Key: e.Key, Size: e.Size, ETag: e.ETag, LastModified: e.LastModified}
 	vid := e.VersionID
 	bi, err := s.headObject(ctx, bucket, e.Key, vid)
@@ -73,7 +100,11 @@ func (s *Store) resolveVersion(ctx context.Context, bucket string, e *backend.Ve
 		e.ETag = UnverifiedETagPrefix + e.ETag
 		return nil
 	}
-	if err := s.resolveInfo(ctx, bucket, &le, bi); err != nil {
+	if info, _, err := s.describe(ctx, bucket, bi, false); err == nil {
+		e.Size, e.ETag, e.Checksums = info.Size, info.ETag, info.Checksums
+		return nil
+	}
+	if err := s.resolveInfo(ctx, bucket, &le, bi); err != nil { // unverified, logged
 		return err
 	}
 	e.Size, e.ETag = le.Size, le.ETag
