@@ -177,7 +177,7 @@ func (m *mpStore) uploadPart(bucket, key, id string, n int32, body io.Reader, si
 	if contentMD5 != "" {
 		d, err := base64.StdEncoding.DecodeString(contentMD5)
 		if err != nil || len(d) != md5.Size {
-			return "", &mpError{http.StatusBadRequest, "InvalidDigest", "The Content-MD5 you specified is not valid."}
+			return "", &mpError{http.StatusBadRequest, "InvalidDigest", "The Content-Md5 you specified is not valid."}
 		}
 		want = d
 	}

@@ -106,7 +106,7 @@ func (s *Server) lockBucketState(req *request, sr subresource) error {
 		case c.ObjectLockEnabled == "Enabled":
 			return nil
 		}
-		return apiErr("InvalidRequest", "Bucket is missing Object Lock Configuration.")
+		return apiErr("InvalidRequest", "Bucket is missing ObjectLockConfiguration")
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func FromHeaders(h http.Header) (*Expected, error) {
 	if v := h.Values("Content-Md5"); len(v) > 0 {
 		b, err := base64.StdEncoding.Strict().DecodeString(strings.TrimSpace(v[0]))
 		if len(v) > 1 || err != nil || len(b) != md5.Size {
-			return nil, newErr(CodeInvalidDigest, "The Content-MD5 you specified is not valid.")
+			return nil, newErr(CodeInvalidDigest, "The Content-Md5 you specified is not valid.")
 		}
 		e.ContentMD5 = b
 	}
