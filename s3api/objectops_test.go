@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/s3seal/s3seal/backend"
 )
 
 // objectOpsServer is a test server with bucket "bkt" holding "src"
@@ -261,5 +262,34 @@ func TestExpectedBucketOwner(t *testing.T) {
 	}
 	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k}); httpStatus(err) != http.StatusNotFound {
 		t.Errorf("after the delete: %v", err)
+	}
+}
+
+// failingForwarder answers every forwarded request as a store that fails
+// (moto's 500 on DELETE ?tagging of a missing key).
+type failingForwarder struct{}
+
+func (failingForwarder) Forward(context.Context, backend.RawRequest) (*backend.RawResponse, error) {
+	return nil, &backend.Error{Code: "InternalError", StatusCode: http.StatusInternalServerError, Message: "boom"}
+}
+
+// A store's 5xx on an object's sub-resource is NoSuchKey when the object
+// is not there, as S3 answers; for an object that is there it stays the
+// store's failure.
+func TestSubresourceOfMissingObject(t *testing.T) {
+	srv := newTestServerWith(t, Config{Credentials: SingleCredential("ak", "sk"), Forwarder: failingForwarder{}})
+	ctx := context.Background()
+	c := sdkClient(srv.URL, "ak", "sk")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(ctx, c, "bkt", "there"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.DeleteObjectTagging(ctx, &s3.DeleteObjectTaggingInput{Bucket: aws.String("bkt"), Key: aws.String("missing")})
+	checkErr(t, "missing object", err, "NoSuchKey", "The specified key does not exist.")
+	_, err = c.DeleteObjectTagging(ctx, &s3.DeleteObjectTaggingInput{Bucket: aws.String("bkt"), Key: aws.String("there")})
+	if httpStatus(err) < 500 {
+		t.Errorf("existing object: %v, want the store's failure", err)
 	}
 }

@@ -205,7 +205,7 @@ func (s *Server) forward(sr subresource) handler {
 				slog.WarnContext(req.r.Context(), "lock: the manifest took the "+sr.name+" but its object did not; a retry of the request evens them out",
 					"bucket", req.bucket, "key", req.key, "manifest", manifest, "err", err)
 			}
-			return forwardErr(err)
+			return forwardErr(s.missingObject(req, sr, in, err))
 		}
 		if v := out.Header.Get("X-Amz-Version-Id"); v != "" && sr.object {
 			req.w.Header().Set("x-amz-version-id", v)
