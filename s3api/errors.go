@@ -20,6 +20,9 @@ type APIError struct {
 	StatusCode int
 	Message    string
 	Resource   string
+	// ArgumentName and ArgumentValue, when set, name the bad input of an
+	// InvalidArgument, as S3's answer does.
+	ArgumentName, ArgumentValue string
 }
 
 func (e *APIError) Error() string { return e.Code + ": " + e.Message }
@@ -82,6 +85,8 @@ type errorBody struct {
 	XMLName   xml.Name `xml:"Error"`
 	Code      string   `xml:"Code"`
 	Message   string   `xml:"Message"`
+	ArgName   string   `xml:"ArgumentName,omitempty"`
+	ArgValue  string   `xml:"ArgumentValue,omitempty"`
 	Resource  string   `xml:"Resource,omitempty"`
 	RequestID string   `xml:"RequestId"`
 }
@@ -177,6 +182,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	body := errorBody{Code: ae.Code, Message: ae.Message, Resource: ae.Resource, RequestID: reqID}
+	body.ArgName, body.ArgValue = ae.ArgumentName, ae.ArgumentValue
 	if body.Resource == "" {
 		body.Resource = r.URL.Path
 	}

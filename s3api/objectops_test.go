@@ -293,3 +293,29 @@ func TestSubresourceOfMissingObject(t *testing.T) {
 		t.Errorf("existing object: %v, want the store's failure", err)
 	}
 }
+
+// A bad x-amz-object-lock-retain-until-date is named in the error, as
+// S3's InvalidArgument names it (ArgumentName, ArgumentValue).
+func TestRetainUntilDateArgumentNamed(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	c := sdkClient(url, "ak", "sk")
+	if _, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatal(err)
+	}
+	body := []byte("data")
+	req, _ := http.NewRequest(http.MethodPut, url+"/bkt/k", strings.NewReader(string(body)))
+	req.Header.Set("X-Amz-Object-Lock-Mode", "GOVERNANCE")
+	req.Header.Set("X-Amz-Object-Lock-Retain-Until-Date", "invalid_date")
+	signAt(t, req, hexSHA(body), time.Now())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := "<Code>InvalidArgument</Code><Message>The retain until date must be provided in ISO 8601 format</Message>" +
+		"<ArgumentName>x-amz-object-lock-retain-until-date</ArgumentName><ArgumentValue>invalid_date</ArgumentValue>"
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(got), want) {
+		t.Errorf("%d %s, want 400 with %s", resp.StatusCode, got, want)
+	}
+}

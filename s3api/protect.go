@@ -75,7 +75,9 @@ func protectionOf(h http.Header, cred Credential) (backend.Protection, error) {
 func parseRetainUntil(v string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		return time.Time{}, apiErr("InvalidArgument", "The retain until date must be provided in ISO 8601 format")
+		e := apiErr("InvalidArgument", "The retain until date must be provided in ISO 8601 format")
+		e.ArgumentName, e.ArgumentValue = "x-amz-object-lock-retain-until-date", v
+		return time.Time{}, e
 	}
 	if !t.After(time.Now()) {
 		return time.Time{}, apiErr("InvalidArgument", "The retain until date must be in the future!")
