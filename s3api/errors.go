@@ -23,6 +23,9 @@ type APIError struct {
 	// ArgumentName and ArgumentValue, when set, name the bad input of an
 	// InvalidArgument, as S3's answer does.
 	ArgumentName, ArgumentValue string
+	// CalculatedDigest is the MD5 (base64) of a body whose Content-MD5
+	// did not match (BadDigest).
+	CalculatedDigest string
 }
 
 func (e *APIError) Error() string { return e.Code + ": " + e.Message }
@@ -89,6 +92,12 @@ type errorBody struct {
 	ArgValue  string   `xml:"ArgumentValue,omitempty"`
 	Resource  string   `xml:"Resource,omitempty"`
 	RequestID string   `xml:"RequestId"`
+
+	// S3 names a bad Content-MD5 (InvalidDigest) and, on BadDigest, the
+	// digest it calculated (base64) and the one it expected (hex).
+	ContentMD5       string `xml:"Content-MD5,omitempty"`
+	CalculatedDigest string `xml:"CalculatedDigest,omitempty"`
+	ExpectedDigest   string `xml:"ExpectedDigest,omitempty"`
 }
 
 // toAPIError turns any error from the layers below into the S3 error the
@@ -109,7 +118,9 @@ func toAPIError(err error) *APIError {
 	}
 	var ste *sealstore.Error
 	if errors.As(err, &ste) {
-		return apiErr(ste.Code, ste.Message)
+		e := apiErr(ste.Code, ste.Message)
+		e.CalculatedDigest = ste.CalculatedDigest
+		return e
 	}
 	var be *backend.Error
 	if errors.As(err, &be) {
@@ -183,6 +194,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	body := errorBody{Code: ae.Code, Message: ae.Message, Resource: ae.Resource, RequestID: reqID}
 	body.ArgName, body.ArgValue = ae.ArgumentName, ae.ArgumentValue
+	digestFields(&body, ae, r.Header)
 	if body.Resource == "" {
 		body.Resource = r.URL.Path
 	}

@@ -2,6 +2,8 @@ package s3api
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"strings"
@@ -317,5 +319,40 @@ func TestRetainUntilDateArgumentNamed(t *testing.T) {
 		"<ArgumentName>x-amz-object-lock-retain-until-date</ArgumentName><ArgumentValue>invalid_date</ArgumentValue>"
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(got), want) {
 		t.Errorf("%d %s, want 400 with %s", resp.StatusCode, got, want)
+	}
+}
+
+// A refused Content-MD5 is named as S3 names it: the value on
+// InvalidDigest; on BadDigest the MD5 calculated (base64) and the one
+// expected (hex).
+func TestContentMD5Refusals(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	c := sdkClient(url, "ak", "sk")
+	if _, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatal(err)
+	}
+	body := []byte("dummy data")
+	sum := md5.Sum(body)
+	for md5h, want := range map[string]string{
+		"invalid_md5":              "<Code>InvalidDigest</Code><Message>The Content-Md5 you specified is not valid.</Message>",
+		"XrY7u+Ae7tCTyyK7j1rNww==": "<Code>BadDigest</Code>",
+	} {
+		req, _ := http.NewRequest(http.MethodPut, url+"/bkt/k", strings.NewReader(string(body)))
+		req.Header.Set("Content-Md5", md5h)
+		signAt(t, req, hexSHA(body), time.Now())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fields := "<Content-MD5>invalid_md5</Content-MD5>"
+		if md5h != "invalid_md5" {
+			fields = "<CalculatedDigest>" + base64.StdEncoding.EncodeToString(sum[:]) + "</CalculatedDigest>" +
+				"<ExpectedDigest>5eb63bbbe01eeed093cb22bb8f5acdc3</ExpectedDigest>"
+		}
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(got), want) || !strings.Contains(string(got), fields) {
+			t.Errorf("%s: %d %s, want %s and %s", md5h, resp.StatusCode, got, want, fields)
+		}
 	}
 }
