@@ -22,7 +22,7 @@ var errMalformedXML = &mpError{http.StatusBadRequest, "MalformedXML",
 	"The XML you provided was not well-formed or did not validate against our published schema."}
 
 func errNoLockConfig() error {
-	return &mpError{http.StatusBadRequest, "InvalidRequest", "Bucket is missing Object Lock Configuration"}
+	return &mpError{http.StatusBadRequest, "InvalidRequest", "Bucket is missing ObjectLockConfiguration"}
 }
 
 // readSubBody reads a sub-resource request's body, bounded.

@@ -72,7 +72,12 @@ func (s *Server) getObjectAttributes(req *request) error {
 		}
 	}
 	if len(want) == 0 {
-		return apiErr("InvalidArgument", "The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty")
+		// A missing bucket is named before the missing header, as S3
+		// does.
+		if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err != nil {
+			return bucketErr(err)
+		}
+		return apiErr("InvalidRequest", "The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty")
 	}
 	maxParts, marker := 1000, 0
 	if v := req.r.Header.Get("X-Amz-Max-Parts"); v != "" {

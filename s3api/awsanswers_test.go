@@ -30,6 +30,9 @@ func apiMessage(err error) string {
 // period.
 func TestErrorTableMessagesEndWithPeriod(t *testing.T) {
 	for code, e := range errorTable {
+		if code == "InvalidRange" {
+			continue // AWS: "The requested range is not satisfiable", no period
+		}
 		if !strings.HasSuffix(e.Message, ".") {
 			t.Errorf("%s: message %q does not end with a period", code, e.Message)
 		}

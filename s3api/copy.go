@@ -2,10 +2,12 @@ package s3api
 
 import (
 	"cmp"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/s3seal/s3seal/s3api/checksum"
 	"github.com/s3seal/s3seal/sealstore"
@@ -30,7 +32,7 @@ func (s *Server) copyObject(req *request) error {
 	if v := req.r.Header.Get("X-Amz-Checksum-Algorithm"); v != "" {
 		a, ok := checksum.ParseAlgorithm(v)
 		if !ok {
-			return apiErr("InvalidRequest", "Checksum algorithm provided is unsupported.")
+			return apiErr("InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, MD5, SHA1, SHA256, SHA512, XXHASH128, XXHASH3, XXHASH64]")
 		}
 		asked = a
 	}
@@ -54,6 +56,9 @@ func (s *Server) copyObject(req *request) error {
 	}
 	switch d := req.r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":
+		if _, err := userMeta(req.r.Header); err != nil {
+			return err
+		}
 		if in.Headers.StorageClass, in.Headers.WebsiteRedirectLocation, err = classAndRedirect(req.r.Header); err != nil {
 			return err
 		}
@@ -130,30 +135,72 @@ func parseCopySource(v string) (bucket, key, versionID string, err error) {
 		}
 	}
 	dec, err := url.PathUnescape(src)
-	if err != nil {
-		return "", "", "", apiErr("InvalidArgument", "Copy Source must mention the source bucket and key: sourcebucket/sourcekey.")
+	if err != nil || !utf8.ValidString(dec) {
+		return "", "", "", apiErr("InvalidArgument", "Invalid copy source encoding")
 	}
-	bucket, key, ok := strings.Cut(strings.TrimPrefix(dec, "/"), "/")
-	if !ok || bucket == "" || key == "" {
-		return "", "", "", apiErr("InvalidArgument", "Copy Source must mention the source bucket and key: sourcebucket/sourcekey.")
+	bucket, key, _ = strings.Cut(strings.TrimPrefix(dec, "/"), "/")
+	if !validCopyBucket(bucket) {
+		return "", "", "", apiErr("InvalidArgument", "Invalid copy source bucket name")
+	}
+	if !validCopyKey(key) {
+		return "", "", "", apiErr("InvalidArgument", "Invalid copy source object key")
 	}
 	return bucket, key, versionID, nil
+}
+
+// validCopyBucket is S3's check of a copy source's bucket: a name of
+// letters, digits, dots, hyphens and underscores (legacy names included),
+// not an IP address.
+func validCopyBucket(b string) bool {
+	if b == "" || net.ParseIP(b) != nil {
+		return false
+	}
+	for _, r := range b {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune(".-_", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// validCopyKey is S3's check of a copy source's key: not empty, and its
+// "." and ".." segments, resolved as a path, neither climb above the
+// bucket nor leave nothing.
+func validCopyKey(k string) bool {
+	depth := 0
+	for seg := range strings.SplitSeq(k, "/") {
+		switch seg {
+		case ".":
+		case "..":
+			if depth--; depth < 0 {
+				return false
+			}
+		default:
+			depth++
+		}
+	}
+	return depth > 0 && k != ""
 }
 
 // checkCopySource evaluates the x-amz-copy-source-if-* conditions against
 // the source's plaintext ETag and date; all failures are 412.
 func checkCopySource(h http.Header, src sealstore.ObjectInfo) error {
+	// As S3 documents: an ETag condition, when given, decides over its
+	// date counterpart (if-match over if-unmodified-since, if-none-match
+	// over if-modified-since); every failure is 412.
 	lm := src.LastModified.Truncate(time.Second)
-	if im := h.Get("X-Amz-Copy-Source-If-Match"); im != "" && !etagListMatches(im, src.ETag) {
+	if im := h.Get("X-Amz-Copy-Source-If-Match"); im != "" {
+		if !etagListMatches(im, src.ETag) {
+			return apiErr("PreconditionFailed", "")
+		}
+	} else if t, err := http.ParseTime(h.Get("X-Amz-Copy-Source-If-Unmodified-Since")); err == nil && lm.After(t) {
 		return apiErr("PreconditionFailed", "")
 	}
-	if inm := h.Get("X-Amz-Copy-Source-If-None-Match"); inm != "" && etagListMatches(inm, src.ETag) {
-		return apiErr("PreconditionFailed", "")
-	}
-	if t, err := http.ParseTime(h.Get("X-Amz-Copy-Source-If-Unmodified-Since")); err == nil && lm.After(t) {
-		return apiErr("PreconditionFailed", "")
-	}
-	if t, err := http.ParseTime(h.Get("X-Amz-Copy-Source-If-Modified-Since")); err == nil && !lm.After(t) {
+	if inm := h.Get("X-Amz-Copy-Source-If-None-Match"); inm != "" {
+		if etagListMatches(inm, src.ETag) {
+			return apiErr("PreconditionFailed", "")
+		}
+	} else if t, err := http.ParseTime(h.Get("X-Amz-Copy-Source-If-Modified-Since")); err == nil && !lm.After(t) {
 		return apiErr("PreconditionFailed", "")
 	}
 	return nil

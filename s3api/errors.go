@@ -21,6 +21,12 @@ type APIError struct {
 	Message    string
 	Resource   string
 	Fields     []sigv4.Field // extra elements of the body, as S3 adds them
+	// ArgumentName and ArgumentValue, when set, name the bad input of an
+	// InvalidArgument, as S3's answer does.
+	ArgumentName, ArgumentValue string
+	// CalculatedDigest is the MD5 (base64) of a body whose Content-MD5
+	// did not match (BadDigest).
+	CalculatedDigest string
 }
 
 func (e *APIError) Error() string { return e.Code + ": " + e.Message }
@@ -44,7 +50,7 @@ var errorTable = map[string]APIError{
 	"InvalidPart":                {StatusCode: 400, Message: "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag."},
 	"InvalidPartNumber":          {StatusCode: 416, Message: "The requested partnumber is not satisfiable."},
 	"InvalidPartOrder":           {StatusCode: 400, Message: "The list of parts was not in ascending order. The parts list must be specified in order by part number."},
-	"InvalidRange":               {StatusCode: 416, Message: "The requested range is not satisfiable."},
+	"InvalidRange":               {StatusCode: 416, Message: "The requested range is not satisfiable"},
 	"InvalidRequest":             {StatusCode: 400, Message: "Invalid Request."},
 	"InvalidStorageClass":        {StatusCode: 400, Message: "The storage class you specified is not valid."},
 	"InvalidObjectState":         {StatusCode: 403, Message: "The operation is not valid for the object's storage class."},
@@ -84,8 +90,16 @@ type errorBody struct {
 	Code      string   `xml:"Code"`
 	Message   string   `xml:"Message"`
 	Extra     []errExt `xml:",omitempty"`
+	ArgName   string   `xml:"ArgumentName,omitempty"`
+	ArgValue  string   `xml:"ArgumentValue,omitempty"`
 	Resource  string   `xml:"Resource,omitempty"`
 	RequestID string   `xml:"RequestId"`
+
+	// S3 names a bad Content-MD5 (InvalidDigest) and, on BadDigest, the
+	// digest it calculated (base64) and the one it expected (hex).
+	ContentMD5       string `xml:"Content-MD5,omitempty"`
+	CalculatedDigest string `xml:"CalculatedDigest,omitempty"`
+	ExpectedDigest   string `xml:"ExpectedDigest,omitempty"`
 }
 
 // toAPIError turns any error from the layers below into the S3 error the
@@ -106,7 +120,9 @@ func toAPIError(err error) *APIError {
 	}
 	var ste *sealstore.Error
 	if errors.As(err, &ste) {
-		return apiErr(ste.Code, ste.Message)
+		e := apiErr(ste.Code, ste.Message)
+		e.CalculatedDigest = ste.CalculatedDigest
+		return e
 	}
 	var be *backend.Error
 	if errors.As(err, &be) {
@@ -179,6 +195,8 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	body := errorBody{Code: ae.Code, Message: ae.Message, Extra: errExts(ae.Fields), Resource: ae.Resource, RequestID: reqID}
+	body.ArgName, body.ArgValue = ae.ArgumentName, ae.ArgumentValue
+	digestFields(&body, ae, r.Header)
 	if body.Resource == "" {
 		body.Resource = r.URL.Path
 	}

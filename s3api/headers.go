@@ -127,7 +127,7 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 	var c sealstore.Condition
 	if v := strings.TrimSpace(h.Get("If-None-Match")); v != "" {
 		if v != "*" {
-			return nil, apiErr("NotImplemented", "If-None-Match on a write accepts only *.")
+			return nil, apiErr("NotImplemented", "")
 		}
 		c.IfNoneMatch = true
 	}
@@ -144,6 +144,10 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 	}
 	if !c.IfNoneMatch && c.IfMatch == nil {
 		return nil, nil
+	}
+	if c.IfNoneMatch && c.IfMatch != nil {
+		// Both on one write: S3 implements either, not the two together.
+		return nil, apiErr("NotImplemented", "")
 	}
 	return &c, nil
 }

@@ -16,8 +16,12 @@ func listParams(q url.Values) (in backend.ListInput, encode bool, err error) {
 	in.MaxKeys = 1000
 	if v := q.Get("max-keys"); v != "" {
 		n, perr := strconv.Atoi(v)
-		if perr != nil || n < 0 {
+		if perr != nil {
 			return in, false, apiErr("InvalidArgument", "Provided max-keys not an integer or within integer range.")
+		}
+		if n < 0 {
+			// AWS names the value, not the parameter, in this one.
+			return in, false, apiErr("InvalidArgument", "Argument "+v+" must be an integer between 0 and 2147483647")
 		}
 		in.MaxKeys = int32(min(n, 1000))
 	}

@@ -71,7 +71,7 @@ func objectRange(r *http.Request) (*sealstore.Range, error) {
 		return rng, err
 	}
 	if rng != nil {
-		return nil, apiErr("InvalidRequest", "Cannot specify both Range header and partNumber query parameter.")
+		return nil, apiErr("InvalidRequest", "Cannot specify both Range header and partNumber query parameter")
 	}
 	n, err := partNumber(r.URL.Query().Get("partNumber"))
 	if err != nil {
@@ -174,7 +174,10 @@ func (s *Server) headObject(req *request) error {
 			status = http.StatusPartialContent
 			h.Set("Content-Range", contentRange(off, n, info.Size))
 		}
-	} else if wantsChecksums(req.r) {
+	}
+	if status == http.StatusOK && wantsChecksums(req.r) {
+		// The whole object, as GET answers it: an empty one asked for
+		// by partNumber=1 or a suffix range included.
 		setChecksumHeaders(h, info)
 	}
 	h.Set("Content-Length", strconv.FormatInt(length, 10))
@@ -190,8 +193,10 @@ func objectErr(err error) error {
 	return err
 }
 
-// objectHeaders extracts user metadata and the standard headers S3 stores.
-func objectHeaders(h http.Header) (map[string]string, backend.Headers, error) {
+// userMeta extracts the x-amz-meta-* headers, refused as S3 refuses them
+// when together they exceed its limit: on a copy too, whatever its
+// metadata directive.
+func userMeta(h http.Header) (map[string]string, error) {
 	meta := map[string]string{}
 	total := 0
 	for k, vs := range h {
@@ -205,8 +210,17 @@ func objectHeaders(h http.Header) (map[string]string, backend.Headers, error) {
 		total += len(name) + len(v)
 	}
 	if total > maxMetaSize {
-		return nil, backend.Headers{}, &APIError{Code: "MetadataTooLarge", StatusCode: 400,
-			Message: "Your metadata headers exceed the maximum allowed metadata size."}
+		return nil, &APIError{Code: "MetadataTooLarge", StatusCode: 400,
+			Message: "Your metadata headers exceed the maximum allowed metadata size"}
+	}
+	return meta, nil
+}
+
+// objectHeaders extracts user metadata and the standard headers S3 stores.
+func objectHeaders(h http.Header) (map[string]string, backend.Headers, error) {
+	meta, err := userMeta(h)
+	if err != nil {
+		return nil, backend.Headers{}, err
 	}
 	if err := sealstore.CheckMeta(meta); err != nil {
 		return nil, backend.Headers{}, err
@@ -216,7 +230,7 @@ func objectHeaders(h http.Header) (map[string]string, backend.Headers, error) {
 		return nil, backend.Headers{}, err
 	}
 	hdr := backend.Headers{
-		ContentType:        h.Get("Content-Type"),
+		ContentType:        defaultContentType(h.Get("Content-Type")),
 		CacheControl:       h.Get("Cache-Control"),
 		ContentDisposition: h.Get("Content-Disposition"),
 		ContentEncoding:    stripAWSChunked(h.Get("Content-Encoding")),
@@ -225,6 +239,17 @@ func objectHeaders(h http.Header) (map[string]string, backend.Headers, error) {
 	}
 	hdr.StorageClass, hdr.WebsiteRedirectLocation = class, redirect
 	return meta, hdr, nil
+}
+
+// defaultContentType is the Content-Type S3 stores and reports for an object
+// written without one: binary/octet-stream. Stored explicitly, so the
+// backend's own default (the SDK sends application/octet-stream) never
+// shows through.
+func defaultContentType(ct string) string {
+	if ct == "" {
+		return "binary/octet-stream"
+	}
+	return ct
 }
 
 // stripAWSChunked removes the transfer coding "aws-chunked", which
@@ -248,10 +273,7 @@ func setObjectHeaders(h http.Header, info sealstore.ObjectInfo, q map[string][]s
 	setVersionID(h, info.VersionID)
 	h.Set("Last-Modified", info.LastModified.UTC().Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
-	ct := info.Headers.ContentType
-	if ct == "" {
-		ct = "binary/octet-stream"
-	}
+	ct := defaultContentType(info.Headers.ContentType)
 	set := func(name, stored, override string) {
 		if vs := q[override]; len(vs) > 0 {
 			stored = vs[0]

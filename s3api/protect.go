@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/s3seal/s3seal/backend"
@@ -74,7 +75,9 @@ func protectionOf(h http.Header, cred Credential) (backend.Protection, error) {
 func parseRetainUntil(v string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		return time.Time{}, apiErr("InvalidArgument", "The retain until date must be provided in ISO 8601 format")
+		e := apiErr("InvalidArgument", "The retain until date must be provided in ISO 8601 format")
+		e.ArgumentName, e.ArgumentValue = "x-amz-object-lock-retain-until-date", v
+		return time.Time{}, e
 	}
 	if !t.After(time.Now()) {
 		return time.Time{}, apiErr("InvalidArgument", "The retain until date must be in the future!")
@@ -106,8 +109,15 @@ func parseTagHeader(v string) ([]tag, error) {
 		k, val, _ := strings.Cut(kv, "=")
 		dk, err1 := url.QueryUnescape(k)
 		dv, err2 := url.QueryUnescape(val)
-		if err1 != nil || err2 != nil {
+		if err1 != nil || err2 != nil || k == "" {
+			// A pair without a key ("=v") is bad encoding, as S3 has
+			// it, not an invalid key.
 			return nil, apiErr("InvalidArgument", "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.")
+		}
+		for _, t := range tags {
+			if t.Key == dk {
+				return nil, apiErr("InvalidArgument", "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.")
+			}
 		}
 		tags = append(tags, tag{dk, dv})
 	}
@@ -138,12 +148,10 @@ func checkTags(tags []tag, limit int) error {
 		switch {
 		case !utf8.ValidString(t.Key) || !utf8.ValidString(t.Value):
 			return err400("InvalidTag", "The TagKey and TagValue you have provided must be valid UTF-8.")
-		case t.Key == "":
+		case t.Key == "" || utf8.RuneCountInString(t.Key) > maxTagKey || !tagChars(t.Key):
 			return err400("InvalidTag", "The TagKey you have provided is invalid")
-		case utf8.RuneCountInString(t.Key) > maxTagKey:
-			return err400("InvalidTag", "The TagKey you have provided is too long, max 128")
-		case utf8.RuneCountInString(t.Value) > maxTagValue:
-			return err400("InvalidTag", "The TagValue you have provided is too long, max 256")
+		case utf8.RuneCountInString(t.Value) > maxTagValue || !tagChars(t.Value):
+			return err400("InvalidTag", "The TagValue you have provided is invalid")
 		case strings.HasPrefix(strings.ToLower(t.Key), "aws:"):
 			return err400("InvalidTag", "Your TagKey cannot be prefixed with aws:")
 		case seen[t.Key]:
@@ -152,6 +160,17 @@ func checkTags(tags []tag, limit int) error {
 		seen[t.Key] = true
 	}
 	return nil
+}
+
+// tagChars reports whether s holds only what S3 allows in a tag: letters,
+// digits, spaces and + - = . _ : / @.
+func tagChars(s string) bool {
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsNumber(r) && !unicode.IsSpace(r) && !strings.ContainsRune("+-=._:/@", r) {
+			return false
+		}
+	}
+	return true
 }
 
 // encodeTags is the x-amz-tagging form of tags.

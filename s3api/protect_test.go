@@ -88,10 +88,10 @@ func TestProtectionHeadersChecked(t *testing.T) {
 			in.ObjectLockRetainUntilDate = &past
 		}, "InvalidArgument", "must be in the future"},
 		"bad legal hold":  {func(in *s3.PutObjectInput) { in.ObjectLockLegalHoldStatus = "MAYBE" }, "InvalidArgument", "Legal Hold"},
-		"duplicate tag":   {func(in *s3.PutObjectInput) { in.Tagging = aws.String("a=1&a=2") }, "InvalidTag", "same key"},
+		"duplicate tag":   {func(in *s3.PutObjectInput) { in.Tagging = aws.String("a=1&a=2") }, "InvalidArgument", "without tag name duplicates"},
 		"11 tags":         {func(in *s3.PutObjectInput) { in.Tagging = aws.String(elevenTags()) }, "BadRequest", "greater than 10"},
-		"long tag key":    {func(in *s3.PutObjectInput) { in.Tagging = aws.String(strings.Repeat("é", 129) + "=v") }, "InvalidTag", "max 128"},
-		"long tag value":  {func(in *s3.PutObjectInput) { in.Tagging = aws.String("k=" + strings.Repeat("v", 257)) }, "InvalidTag", "max 256"},
+		"long tag key":    {func(in *s3.PutObjectInput) { in.Tagging = aws.String(strings.Repeat("é", 129) + "=v") }, "InvalidTag", "The TagKey you have provided is invalid"},
+		"long tag value":  {func(in *s3.PutObjectInput) { in.Tagging = aws.String("k=" + strings.Repeat("v", 257)) }, "InvalidTag", "The TagValue you have provided is invalid"},
 		"aws: tag prefix": {func(in *s3.PutObjectInput) { in.Tagging = aws.String("aws:x=v") }, "InvalidTag", "aws:"},
 	}
 	for name, tc := range cases {

@@ -263,6 +263,10 @@ func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
 			return
 		}
 		req := &request{w: w, r: r, bucket: bucket, key: key, auth: res, cred: cred}
+		if err := checkExpectedOwner(r, res.AccessKey); err != nil {
+			writeError(w, r, err)
+			return
+		}
 		if err := h(req); err != nil {
 			writeError(w, r, err)
 		}

@@ -30,7 +30,9 @@ func classAndRedirect(h http.Header) (class, redirect string, err error) {
 	if vs, ok := h["X-Amz-Website-Redirect-Location"]; ok {
 		redirect = strings.Join(vs, ",")
 		if !strings.HasPrefix(redirect, "/") && !strings.HasPrefix(redirect, "http://") && !strings.HasPrefix(redirect, "https://") {
-			return "", "", apiErr("InvalidArgument", "The website redirect location must have a prefix of 'http://' or 'https://' or '/'.")
+			// AWS's own code for it (not in the shared table: one use).
+			return "", "", &APIError{Code: "InvalidRedirectLocation", StatusCode: http.StatusBadRequest,
+				Message: "The website redirect location must have a prefix of 'http://' or 'https://' or '/'."}
 		}
 		if len(redirect) > maxRedirectLocation {
 			return "", "", apiErr("InvalidArgument", "The length of website redirect location cannot exceed 2,048 characters.")

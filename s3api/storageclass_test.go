@@ -97,5 +97,5 @@ func TestStorageClassAndRedirectKept(t *testing.T) {
 	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("bad"), Body: strings.NewReader("x"), StorageClass: "FOO"})
 	checkErr(t, "unknown class", err, "InvalidStorageClass", "The storage class you specified is not valid.")
 	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("bad"), Body: strings.NewReader("x"), WebsiteRedirectLocation: aws.String("elsewhere")})
-	checkErr(t, "relative redirect", err, "InvalidArgument", "The website redirect location must have a prefix of 'http://' or 'https://' or '/'.")
+	checkErr(t, "relative redirect", err, "InvalidRedirectLocation", "The website redirect location must have a prefix of 'http://' or 'https://' or '/'.")
 }

@@ -221,6 +221,7 @@ func (s *Server) forward(sr subresource) handler {
 				slog.WarnContext(req.r.Context(), "lock: the manifest took the "+sr.name+" but its object did not; a retry of the request evens them out",
 					"bucket", req.bucket, "key", req.key, "manifest", manifest, "err", err)
 			}
+			err = s.missingObject(req, sr, in, err)
 			if sr.object {
 				err = s.subresourceMarkerErr(req, in.Query.Get("versionId"), err)
 			}

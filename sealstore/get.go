@@ -28,13 +28,18 @@ type Range struct {
 func (r Range) Resolve(size int64) (off, n int64, err error) {
 	switch {
 	case r.First < 0:
-		if r.SuffixLen <= 0 || size == 0 {
-			return 0, 0, errorf("InvalidRange", "The requested range is not satisfiable.")
+		if r.SuffixLen <= 0 {
+			return 0, 0, errorf("InvalidRange", "The requested range is not satisfiable")
+		}
+		if size == 0 {
+			// S3 answers "bytes=-N" on an empty object with the whole
+			// (empty) object, 200 and no Content-Range.
+			return 0, 0, nil
 		}
 		off = max(0, size-r.SuffixLen)
 		return off, size - off, nil
 	case r.First >= size:
-		return 0, 0, errorf("InvalidRange", "The requested range is not satisfiable.")
+		return 0, 0, errorf("InvalidRange", "The requested range is not satisfiable")
 	default:
 		last := size - 1
 		if r.Last >= 0 && r.Last < last {

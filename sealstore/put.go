@@ -230,7 +230,9 @@ func (s *Store) sealInto(f *os.File, spool io.Writer, in PutInput, dk *crypto.Da
 	}
 	copy(sp.md5[:], plainMD5.Sum(nil))
 	if in.ContentMD5 != nil && subtle.ConstantTimeCompare(in.ContentMD5, sp.md5[:]) != 1 {
-		return nil, errorf("BadDigest", "The Content-MD5 you specified did not match what we received.")
+		e := errorf("BadDigest", "The Content-MD5 you specified did not match what we received.")
+		e.CalculatedDigest = base64.StdEncoding.EncodeToString(sp.md5[:])
+		return nil, e
 	}
 	if in.Finalize != nil {
 		cks, err := in.Finalize()

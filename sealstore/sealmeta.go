@@ -2,6 +2,7 @@ package sealstore
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/s3seal/s3seal/crypto"
 )
@@ -41,7 +42,14 @@ func sealMeta(dk *crypto.DataKey, meta map[string]string) (map[string]string, er
 	return out, nil
 }
 
+// isSealedMetaKey reports whether k is sealed: one of SealedMetaKeys, or a
+// key with an underscore, which stores behind a WSGI server (moto) drop
+// from the request as an ambiguous header name, and so would lose; sealed,
+// it travels in crypto.MetaUser, whatever the store.
 func isSealedMetaKey(k string) bool {
+	if strings.Contains(k, "_") {
+		return true
+	}
 	for _, s := range SealedMetaKeys {
 		if k == s {
 			return true

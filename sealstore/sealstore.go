@@ -187,6 +187,9 @@ type Error struct {
 	Code    string
 	Message string
 	Err     error
+	// CalculatedDigest is the base64 MD5 of what was received, on a
+	// BadDigest for Content-MD5 (S3 names it in its answer).
+	CalculatedDigest string
 }
 
 func (e *Error) Error() string {

@@ -148,7 +148,8 @@ func TestRangeResolve(t *testing.T) {
 		{Range{First: 10, Last: -1}, 10, 0, 0, true},
 		{Range{First: 0, Last: 5}, 0, 0, 0, true},
 		{Range{First: -1, SuffixLen: 0}, 10, 0, 0, true},
-		{Range{First: -1, SuffixLen: 5}, 0, 0, 0, true},
+		{Range{First: -1, SuffixLen: 5}, 0, 0, 0, false}, // the whole empty object, as S3
+		{Range{First: -1, SuffixLen: 0}, 0, 0, 0, true},
 	}
 	for _, c := range cases {
 		off, n, err := c.r.Resolve(c.size)
