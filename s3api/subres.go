@@ -175,6 +175,11 @@ func (s *Server) forward(sr subresource) handler {
 				}
 			}
 			in.Body = body
+			if sr.name == "policy" {
+				if err := s.judgePolicy(req, body); err != nil {
+					return err
+				}
+			}
 			if aclPut {
 				return s.unchangedACL(req, in, denied)
 			}
@@ -231,6 +236,8 @@ func (s *Server) forward(sr subresource) handler {
 			_, _ = req.w.Write(doc)
 		case http.MethodDelete:
 			req.w.WriteHeader(http.StatusNoContent)
+		case http.MethodPut:
+			req.w.WriteHeader(putStatus(sr))
 		default:
 			req.w.WriteHeader(http.StatusOK)
 		}
