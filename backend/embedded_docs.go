@@ -31,13 +31,13 @@ type bucketDoc struct {
 }
 
 var bucketDocs = map[string]bucketDoc{
-	"policy": {check: checkPolicy, missing: "NoSuchBucketPolicy", missingMsg: "The bucket policy does not exist",
+	"policy": {check: checkPolicy, missing: "NoSuchBucketPolicy", missingMsg: "The bucket policy does not exist.",
 		contentType: "application/json", putStatus: http.StatusNoContent},
 	"cors": {check: checkCORS, missing: "NoSuchCORSConfiguration", missingMsg: "The CORS configuration does not exist",
 		contentType: "application/xml", putStatus: http.StatusOK},
 	"lifecycle": {check: checkLifecycle, missing: "NoSuchLifecycleConfiguration", missingMsg: "The lifecycle configuration does not exist",
 		contentType: "application/xml", putStatus: http.StatusOK},
-	"ownershipControls": {check: checkOwnership, missing: "OwnershipControlsNotFoundError", missingMsg: "The bucket ownership controls were not found",
+	"ownershipControls": {check: checkOwnership, missing: "OwnershipControlsNotFoundError", missingMsg: "The bucket ownership controls were not found.",
 		contentType: "application/xml", putStatus: http.StatusOK},
 }
 

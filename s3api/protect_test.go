@@ -160,7 +160,7 @@ func TestSubresourcesForwarded(t *testing.T) {
 	_, refused["policy by a user"] = user.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("bkt"), Policy: aws.String(`{"Version":"2012-10-17"}`)})
 	_, refused["lifecycle by a user"] = user.DeleteBucketLifecycle(ctx, &s3.DeleteBucketLifecycleInput{Bucket: aws.String("bkt")})
 	_, refused["ACL by a user"] = user.PutObjectAcl(ctx, &s3.PutObjectAclInput{Bucket: aws.String("bkt"), Key: aws.String("k"), ACL: types.ObjectCannedACLPublicRead})
-	want := map[string]string{"11 object tags": "BadRequest", "duplicate keys": "InvalidTag", "51 bucket tags": "InvalidTag",
+	want := map[string]string{"11 object tags": "BadRequest", "duplicate keys": "InvalidTag", "51 bucket tags": "BadRequest",
 		"reserved key": "InvalidArgument", "policy by a user": "AccessDenied", "lifecycle by a user": "AccessDenied", "ACL by a user": "AccessDenied"}
 	for name, err := range refused {
 		if apiCode(err) != want[name] {

@@ -47,7 +47,7 @@ var subresources = []subresource{
 	{name: "acl", object: true, admin: true, methods: []string{"GET", "PUT"}, op: "ObjectAcl", doc: func() document { return &aclDoc{} },
 		headers: aclHeaders},
 	{name: "tagging", methods: []string{"GET", "PUT", "DELETE"}, op: "BucketTagging", doc: func() document { return &tagDoc{} },
-		check: func(b []byte) ([]byte, error) { _, err := parseTagBody(b, maxBucketTags); return nil, err }},
+		check: func(b []byte) ([]byte, error) { _, err := parseBucketTagBody(b); return nil, err }},
 	{name: "object-lock", adminPut: true, methods: []string{"GET", "PUT"}, op: "ObjectLockConfiguration", doc: func() document { return &lockConfigDoc{} },
 		headers: []string{"X-Amz-Bucket-Object-Lock-Token"}, check: checkLockConfig},
 	{name: "policy", admin: true, adminGet: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketPolicy",

@@ -82,7 +82,10 @@ type copyObjectResult struct {
 type createBucketConfiguration struct {
 	XMLName            xml.Name `xml:"CreateBucketConfiguration"`
 	LocationConstraint string   `xml:"LocationConstraint"`
-	Other              []struct {
+	Tags               *struct {
+		Tags []tag `xml:"Tag"`
+	} `xml:"Tags"` // createbucket.go
+	Other []struct {
 		XMLName xml.Name
 	} `xml:",any"`
 }

@@ -1,0 +1,135 @@
+package s3api
+
+import (
+	"bytes"
+	"encoding/xml"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/s3seal/s3seal/backend"
+)
+
+// S3's canned ACLs for buckets, and its object ownership settings.
+var (
+	bucketCannedACLs = []string{"private", "public-read", "public-read-write", "authenticated-read", "log-delivery-write"}
+	objectOwnerships = []string{"BucketOwnerPreferred", "ObjectWriter", "BucketOwnerEnforced"}
+)
+
+// region is the object store's region (Config.Region).
+func (s *Server) region() string {
+	if s.cfg.Region == "" {
+		return "us-east-1"
+	}
+	return s.cfg.Region
+}
+
+// createBucket checks a CreateBucket as AWS does, so that the answer does
+// not depend on the store (moto answers an unknown canned ACL with 503
+// and re-creating one's own bucket with 200): the name, the headers, the
+// canned ACL and object ownership, the location constraint (only the
+// store's region, never "us-east-1", which AWS refuses) and the tags. A
+// bucket that exists and the store lets s3seal see is the caller's:
+// BucketAlreadyOwnedByYou. Tags go to the new bucket as PutBucketTagging.
+func (s *Server) createBucket(req *request) error {
+	if err := checkBucketName(req.bucket); err != nil {
+		return err
+	}
+	if err := createBucketPolicy.check(req.r.Header); err != nil {
+		return err
+	}
+	h := req.r.Header
+	acl := strings.TrimSpace(h.Get("X-Amz-Acl"))
+	if acl != "" && !slices.Contains(bucketCannedACLs, acl) {
+		return apiErr("InvalidArgument", "")
+	}
+	own := strings.TrimSpace(h.Get("X-Amz-Object-Ownership"))
+	if own != "" && !slices.Contains(objectOwnerships, own) {
+		return apiErr("InvalidArgument", "Invalid x-amz-object-ownership header: "+own)
+	}
+	if own == "BucketOwnerEnforced" && (acl != "" && acl != "private" || hasGrantHeader(h)) {
+		return errACLWithEnforced()
+	}
+	body, err := readXMLBody(req, maxXMLBody)
+	if err != nil {
+		return err
+	}
+	var cfg createBucketConfiguration
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := decodeXML(body, &cfg); err != nil {
+			return err
+		}
+		if len(cfg.Other) > 0 {
+			return apiErr("NotImplemented", "s3seal does not implement CreateBucketConfiguration element "+cfg.Other[0].XMLName.Local+".")
+		}
+	}
+	if loc := cfg.LocationConstraint; loc != "" && (loc == "us-east-1" || loc != s.region()) {
+		return errLocationConstraint()
+	}
+	var tags []tag
+	if cfg.Tags != nil {
+		tags = cfg.Tags.Tags
+		if err := checkBucketTags(tags); err != nil {
+			return err
+		}
+		if len(tags) > 0 && s.cfg.Forwarder == nil {
+			return apiErr("NotImplemented", "s3seal does not implement bucket tags on this backend.")
+		}
+	}
+	if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err == nil {
+		return apiErr("BucketAlreadyOwnedByYou", "")
+	}
+	// The store gets the location constraint alone; the tags follow.
+	body = nil
+	if cfg.LocationConstraint != "" {
+		body = []byte(`<CreateBucketConfiguration xmlns="` + s3ns + `"><LocationConstraint>` + cfg.LocationConstraint + `</LocationConstraint></CreateBucketConfiguration>`)
+	}
+	if lockEnabled(h) || len(bucketACL(h)) > 0 {
+		if err := s.createLockedBucket(req, body); err != nil {
+			return err
+		}
+	} else if err := s.store.Backend().CreateBucket(req.r.Context(), req.bucket); err != nil {
+		return err
+	}
+	if len(tags) > 0 {
+		if err := s.tagNewBucket(req, tags); err != nil {
+			return err
+		}
+	}
+	req.w.Header().Set("Location", "/"+req.bucket)
+	req.w.Header().Set("x-amz-bucket-arn", "arn:aws:s3:::"+req.bucket)
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// tagNewBucket puts CreateBucket's tags on the bucket it created; when the
+// store refuses them, the new (empty) bucket is deleted again, so that a
+// failed CreateBucket leaves nothing.
+func (s *Server) tagNewBucket(req *request, tags []tag) error {
+	var doc tagging
+	doc.TagSet.Tags = tags
+	b, err := xml.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	in := backend.RawRequest{Method: http.MethodPut, Bucket: req.bucket, Query: url.Values{"tagging": {""}}, Header: http.Header{}, Body: b}
+	if _, err := s.cfg.Forwarder.Forward(req.r.Context(), in); err != nil {
+		if derr := s.store.Backend().DeleteBucket(req.r.Context(), req.bucket); derr != nil {
+			slog.WarnContext(req.r.Context(), "CreateBucket: the store refused the tags and the new bucket could not be deleted",
+				"bucket", req.bucket, "err", derr)
+		}
+		return forwardErr(err)
+	}
+	return nil
+}
+
+func hasGrantHeader(h http.Header) bool {
+	for name := range h {
+		if strings.HasPrefix(http.CanonicalHeaderKey(name), "X-Amz-Grant-") {
+			return true
+		}
+	}
+	return false
+}
