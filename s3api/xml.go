@@ -28,6 +28,7 @@ type listAllMyBucketsResult struct {
 type bucketInfo struct {
 	Name         string `xml:"Name"`
 	CreationDate string `xml:"CreationDate"`
+	BucketRegion string `xml:"BucketRegion,omitempty"`
 }
 
 type locationConstraint struct {
