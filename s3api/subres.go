@@ -180,6 +180,11 @@ func (s *Server) forward(sr subresource) handler {
 					return err
 				}
 			}
+			if sr.name == "acl" && req.cred.Admin {
+				if in.Body, err = s.aclToStore(req, in); err != nil {
+					return err
+				}
+			}
 			if aclPut {
 				return s.unchangedACL(req, in, denied)
 			}
@@ -217,7 +222,7 @@ func (s *Server) forward(sr subresource) handler {
 		}
 		switch req.r.Method {
 		case http.MethodGet:
-			doc, ok := answerDoc(sr, out.Body, req.cred.Admin)
+			doc, ok := answerDoc(sr, out.Body, req.cred.Admin, req.auth.AccessKey)
 			if !ok && sr.name == "retention" {
 				if doc, err = s.retentionFromHead(req, in); err != nil {
 					return err
