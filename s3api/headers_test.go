@@ -104,13 +104,8 @@ func TestUnimplementedHeadersRefused(t *testing.T) {
 	}
 	// SSE-C and SSE-KMS are implemented (sse_test.go, e2e/sse_test.go).
 	refused := map[string]error{
-		"owner check":  putWith(func(in *s3.PutObjectInput) { in.ExpectedBucketOwner = aws.String("123456789012") }),
 		"write offset": putWith(func(in *s3.PutObjectInput) { in.WriteOffsetBytes = aws.Int64(0) }),
-		"head owner check": func() error {
-			_, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), ExpectedBucketOwner: aws.String("123456789012")})
-			return err
-		}(),
-	}
+	} // the owner checks: expectedowner_test.go
 	for name, err := range refused {
 		if apiCode(err) != "NotImplemented" || httpStatus(err) != http.StatusNotImplemented {
 			t.Errorf("%s: %v, want 501 NotImplemented", name, err)

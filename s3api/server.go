@@ -252,6 +252,10 @@ func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
 			writeError(w, r, apiErr("AccessDenied", ""))
 			return
 		}
+		if err := checkExpectedOwner(r.Header, res.AccessKey); err != nil {
+			writeError(w, r, err)
+			return
+		}
 		req := &request{w: w, r: r, bucket: bucket, key: key, auth: res, cred: cred}
 		if err := h(req); err != nil {
 			writeError(w, r, err)
