@@ -180,6 +180,11 @@ func (s *Server) forward(sr subresource) handler {
 					return err
 				}
 			}
+			if sr.name == "acl" && !sr.object && req.cred.Admin {
+				if err := s.judgeBucketACL(req, body); err != nil {
+					return err
+				}
+			}
 			if sr.name == "acl" && req.cred.Admin {
 				if in.Body, err = s.aclToStore(req, in); err != nil {
 					return err
