@@ -84,3 +84,17 @@ func (s *Server) ownershipEnforced(req *request) bool {
 	}
 	return false
 }
+
+// checkOwnershipControls checks a PutBucketOwnershipControls document as
+// AWS does (moto answers a malformed one with 503 or takes it): exactly
+// one rule, with one of S3's object ownership settings; else MalformedXML.
+func checkOwnershipControls(body []byte) ([]byte, error) {
+	var doc ownershipDoc
+	if err := decodeXML(body, &doc); err != nil {
+		return nil, err
+	}
+	if len(doc.Rules) != 1 || !slices.Contains(objectOwnerships, strings.TrimSpace(doc.Rules[0].ObjectOwnership)) {
+		return nil, apiErr("MalformedXML", "")
+	}
+	return nil, nil
+}

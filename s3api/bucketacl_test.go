@@ -70,3 +70,37 @@ func TestBucketACLJudged(t *testing.T) {
 		t.Fatalf("ACL on a BucketOwnerEnforced bucket: %v", err)
 	}
 }
+
+// TestOwnershipControlsJudged: a PutBucketOwnershipControls document with
+// no rule, two rules or an unknown setting is MalformedXML from s3seal
+// (moto answered 503 or took it); a good one is forwarded.
+func TestOwnershipControlsJudged(t *testing.T) {
+	fw := &fakeForwarder{}
+	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
+	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	c := sdkClient(srv.URL, "admin", "as")
+	rules := func(o ...types.ObjectOwnership) *types.OwnershipControls {
+		oc := &types.OwnershipControls{Rules: []types.OwnershipControlsRule{}}
+		for _, v := range o {
+			oc.Rules = append(oc.Rules, types.OwnershipControlsRule{ObjectOwnership: v})
+		}
+		return oc
+	}
+	for name, oc := range map[string]*types.OwnershipControls{
+		"no rule":     rules(),
+		"two rules":   rules(types.ObjectOwnershipBucketOwnerPreferred, types.ObjectOwnershipObjectWriter),
+		"unknown one": rules("invalid_ownership"),
+	} {
+		_, err := c.PutBucketOwnershipControls(context.Background(), &s3.PutBucketOwnershipControlsInput{Bucket: aws.String("bkt"), OwnershipControls: oc})
+		if apiCode(err) != "MalformedXML" || httpStatus(err) != 400 {
+			t.Errorf("%s: %v, want 400 MalformedXML", name, err)
+		}
+	}
+	if _, n := fw.last(); n != 0 {
+		t.Fatalf("%d refused documents were forwarded", n)
+	}
+	_, err := c.PutBucketOwnershipControls(context.Background(), &s3.PutBucketOwnershipControlsInput{Bucket: aws.String("bkt"), OwnershipControls: rules(types.ObjectOwnershipBucketOwnerEnforced)})
+	if got, n := fw.last(); err != nil || n != 1 || got.Method != "PUT" {
+		t.Fatalf("a good document: %v (%d forwarded)", err, n)
+	}
+}
