@@ -98,6 +98,16 @@ func (s *Server) createBucket(req *request) error {
 			return err
 		}
 	}
+	// An explicit BucketOwnerEnforced (AWS's default, so not passed on
+	// with the create: bucketACL) is put on the new bucket when an admin
+	// asks and the store keeps ownership controls, since not every store
+	// has AWS's default (moto keeps none).
+	if own == "BucketOwnerEnforced" && req.cred.Admin && s.cfg.Forwarder != nil && !lockEnabled(h) && len(bucketACL(h)) == 0 {
+		doc := []byte(`<OwnershipControls xmlns="` + s3ns + `"><Rule><ObjectOwnership>BucketOwnerEnforced</ObjectOwnership></Rule></OwnershipControls>`)
+		if err := s.configureNewBucket(req, "ownershipControls", doc); err != nil {
+			return err
+		}
+	}
 	req.w.Header().Set("Location", "/"+req.bucket)
 	req.w.Header().Set("x-amz-bucket-arn", "arn:aws:s3:::"+req.bucket)
 	req.w.WriteHeader(http.StatusOK)
@@ -114,10 +124,16 @@ func (s *Server) tagNewBucket(req *request, tags []tag) error {
 	if err != nil {
 		return err
 	}
-	in := backend.RawRequest{Method: http.MethodPut, Bucket: req.bucket, Query: url.Values{"tagging": {""}}, Header: http.Header{}, Body: b}
+	return s.configureNewBucket(req, "tagging", b)
+}
+
+// configureNewBucket puts one document (?sub) on the bucket just created;
+// when the store refuses it, the bucket is deleted again.
+func (s *Server) configureNewBucket(req *request, sub string, b []byte) error {
+	in := backend.RawRequest{Method: http.MethodPut, Bucket: req.bucket, Query: url.Values{sub: {""}}, Header: http.Header{}, Body: b}
 	if _, err := s.cfg.Forwarder.Forward(req.r.Context(), in); err != nil {
 		if derr := s.store.Backend().DeleteBucket(req.r.Context(), req.bucket); derr != nil {
-			slog.WarnContext(req.r.Context(), "CreateBucket: the store refused the tags and the new bucket could not be deleted",
+			slog.WarnContext(req.r.Context(), "CreateBucket: the store refused ?"+sub+" and the new bucket could not be deleted",
 				"bucket", req.bucket, "err", derr)
 		}
 		return forwardErr(err)

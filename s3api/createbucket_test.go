@@ -77,6 +77,14 @@ func TestCreateBucketChecked(t *testing.T) {
 	if apiCode(err) != "BucketAlreadyOwnedByYou" || httpStatus(err) != 409 {
 		t.Fatalf("CreateBucket of one's own bucket: %v", err)
 	}
+	// An explicit BucketOwnerEnforced reaches a store without AWS's
+	// default (moto).
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("enforced"), ObjectOwnership: types.ObjectOwnershipBucketOwnerEnforced}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := fw.last(); got.Bucket != "enforced" || !got.Query.Has("ownershipControls") || !strings.Contains(string(got.Body), "BucketOwnerEnforced") {
+		t.Fatalf("BucketOwnerEnforced forwarded as %+v", got)
+	}
 	head, err := c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String("tagged")})
 	if err != nil || aws.ToString(head.BucketRegion) != "us-east-1" {
 		t.Fatalf("HeadBucket: %+v %v", head, err)
