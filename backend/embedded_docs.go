@@ -101,11 +101,6 @@ func (h *attrsHandler) serveCreateBucket(w http.ResponseWriter, r *http.Request,
 	if own != "" && !slices.Contains(ownerships, own) {
 		return &mpError{http.StatusBadRequest, "InvalidArgument", "Invalid x-amz-object-ownership header: " + own}
 	}
-	// A new bucket has ACLs off, as on AWS since 2023, unless it was
-	// created with one (the store stays lax about that).
-	if own == "" && (acl == nil || acl.Canned == "" || acl.Canned == "private") && (acl == nil || len(acl.Grants) == 0) {
-		own = "BucketOwnerEnforced"
-	}
 	rec := h.record(r)
 	if rec.ok() {
 		if err := h.a.dropBucket(bucket); err != nil {

@@ -8,9 +8,9 @@ import (
 	"github.com/s3seal/s3seal/backend"
 )
 
-// aclToStore turns an admin's PUT ?acl document back into the store's
-// terms: s3seal shows the caller's access key as the owner of every
-// bucket and object (answerDoc), so a document read, changed and put
+// aclToStore turns an admin's PUT ?acl document of a bucket back into the
+// store's terms: s3seal shows the caller's access key as the owner of
+// every bucket (answerDoc), so a document read, changed and put
 // back names it where the store has its own account. The store's owner
 // ID, read from its current ACL, takes its place. Other documents go as
 // sent.

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/s3seal/s3seal/backend"
 )
@@ -31,8 +32,10 @@ func (s *Server) region() string {
 // and re-creating one's own bucket with 200): the name, the headers, the
 // canned ACL and object ownership, the location constraint (only the
 // store's region, never "us-east-1", which AWS refuses) and the tags. A
-// bucket that exists and the store lets s3seal see is the caller's:
-// BucketAlreadyOwnedByYou. Tags go to the new bucket as PutBucketTagging.
+// bucket that exists is BucketAlreadyExists, or BucketAlreadyOwnedByYou
+// when the caller created it through this s3seal process and neither
+// request asked for an ACL (bucketCreators). Tags go to the new bucket as
+// PutBucketTagging.
 func (s *Server) createBucket(req *request) error {
 	if err := checkBucketName(req.bucket); err != nil {
 		return err
@@ -78,8 +81,12 @@ func (s *Server) createBucket(req *request) error {
 			return apiErr("NotImplemented", "s3seal does not implement bucket tags on this backend.")
 		}
 	}
+	plain := (acl == "" || acl == "private") && !hasGrantHeader(h)
 	if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err == nil {
-		return apiErr("BucketAlreadyOwnedByYou", "")
+		if plain && s.creators.plainBy(req.bucket, req.auth.AccessKey) {
+			return apiErr("BucketAlreadyOwnedByYou", "")
+		}
+		return apiErr("BucketAlreadyExists", "")
 	}
 	// The store gets the location constraint alone; the tags follow.
 	body = nil
@@ -108,6 +115,7 @@ func (s *Server) createBucket(req *request) error {
 			return err
 		}
 	}
+	s.creators.note(req.bucket, req.auth.AccessKey, plain)
 	req.w.Header().Set("Location", "/"+req.bucket)
 	req.w.Header().Set("x-amz-bucket-arn", "arn:aws:s3:::"+req.bucket)
 	req.w.WriteHeader(http.StatusOK)
@@ -148,4 +156,43 @@ func hasGrantHeader(h http.Header) bool {
 		}
 	}
 	return false
+}
+
+// bucketCreators remembers, while s3seal runs, which access key created
+// each bucket through it and whether with the default ACL. s3seal keeps no
+// bucket owner (it shows the caller as the owner of every bucket), so a
+// second CreateBucket is answered BucketAlreadyOwnedByYou only when it is
+// known to repeat the caller's own plain request (AWS, versitygw's
+// suite); else BucketAlreadyExists, as before (s3-tests: another user's
+// CreateBucket, or a CreateBucket that would change the ACL).
+type bucketCreators struct {
+	mu sync.Mutex
+	m  map[string]bucketCreator
+}
+
+type bucketCreator struct {
+	key   string
+	plain bool
+}
+
+func (c *bucketCreators) note(bucket, key string, plain bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]bucketCreator{}
+	}
+	c.m[bucket] = bucketCreator{key, plain}
+}
+
+func (c *bucketCreators) plainBy(bucket, key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	bc, ok := c.m[bucket]
+	return ok && bc.key == key && bc.plain
+}
+
+func (c *bucketCreators) forget(bucket string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, bucket)
 }

@@ -19,7 +19,8 @@ import (
 // the answer carries the bucket's ARN, HeadBucket its region.
 func TestCreateBucketChecked(t *testing.T) {
 	fw := &fakeForwarder{}
-	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
+	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true},
+		"other": {AccessKey: "other", SecretKey: "os", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
 	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
 	ctx := context.Background()
 	c := sdkClient(srv.URL, "admin", "as")
@@ -73,9 +74,21 @@ func TestCreateBucketChecked(t *testing.T) {
 		!strings.Contains(string(got.Body), "<Key>cost:center</Key><Value>x/y=z</Value>") {
 		t.Fatalf("tags forwarded as %+v", got)
 	}
-	_, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("tagged")})
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain")})
 	if apiCode(err) != "BucketAlreadyOwnedByYou" || httpStatus(err) != 409 {
 		t.Fatalf("CreateBucket of one's own bucket: %v", err)
+	}
+	// Another credential's, or one that would change the ACL (s3-tests).
+	_, err = sdkClient(srv.URL, "other", "os").CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain")})
+	if apiCode(err) != "BucketAlreadyExists" || httpStatus(err) != 409 {
+		t.Fatalf("CreateBucket of another's bucket: %v", err)
+	}
+	_, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain"), ACL: types.BucketCannedACLPublicRead})
+	if apiCode(err) != "BucketAlreadyExists" || httpStatus(err) != 409 {
+		t.Fatalf("CreateBucket of one's own bucket with an ACL: %v", err)
 	}
 	// An explicit BucketOwnerEnforced reaches a store without AWS's
 	// default (moto).

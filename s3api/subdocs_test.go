@@ -27,7 +27,7 @@ func TestForwardedAnswersReencoded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if aws.ToString(acl.Owner.ID) != "admin" || len(acl.Grants) != 2 || aws.ToString(acl.Grants[0].Grantee.ID) != "admin" || acl.Grants[0].Grantee.Type != types.TypeCanonicalUser ||
+	if aws.ToString(acl.Owner.ID) != "o1" || len(acl.Grants) != 2 || acl.Grants[0].Grantee.Type != types.TypeCanonicalUser ||
 		acl.Grants[1].Grantee.Type != types.TypeGroup || aws.ToString(acl.Grants[1].Grantee.URI) != "http://acs.amazonaws.com/groups/global/AllUsers" ||
 		acl.Grants[1].Permission != types.PermissionRead {
 		t.Fatalf("ACL read back as %+v", acl)

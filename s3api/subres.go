@@ -186,7 +186,7 @@ func (s *Server) forward(sr subresource) handler {
 					return err
 				}
 			}
-			if sr.name == "acl" && req.cred.Admin {
+			if sr.name == "acl" && !sr.object && req.cred.Admin {
 				if in.Body, err = s.aclToStore(req, in); err != nil {
 					return err
 				}
