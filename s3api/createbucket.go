@@ -32,10 +32,10 @@ func (s *Server) region() string {
 // and re-creating one's own bucket with 200): the name, the headers, the
 // canned ACL and object ownership, the location constraint (only the
 // store's region, never "us-east-1", which AWS refuses) and the tags. A
-// bucket that exists is BucketAlreadyExists, or BucketAlreadyOwnedByYou
-// when the caller created it through this s3seal process and neither
-// request asked for an ACL (bucketCreators). Tags go to the new bucket as
-// PutBucketTagging.
+// bucket s3seal saw created is BucketAlreadyExists, or
+// BucketAlreadyOwnedByYou when the caller created it and neither request
+// asked for an ACL (bucketCreators); of any other bucket the store
+// answers, as before. Tags go to the new bucket as PutBucketTagging.
 func (s *Server) createBucket(req *request) error {
 	if err := checkBucketName(req.bucket); err != nil {
 		return err
@@ -82,11 +82,13 @@ func (s *Server) createBucket(req *request) error {
 		}
 	}
 	plain := (acl == "" || acl == "private") && !hasGrantHeader(h)
-	if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err == nil {
-		if plain && s.creators.plainBy(req.bucket, req.auth.AccessKey) {
-			return apiErr("BucketAlreadyOwnedByYou", "")
+	if known, mine := s.creators.lookup(req.bucket, req.auth.AccessKey); known {
+		if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err == nil {
+			if plain && mine {
+				return apiErr("BucketAlreadyOwnedByYou", "")
+			}
+			return apiErr("BucketAlreadyExists", "")
 		}
-		return apiErr("BucketAlreadyExists", "")
 	}
 	// The store gets the location constraint alone; the tags follow.
 	body = nil
@@ -163,8 +165,10 @@ func hasGrantHeader(h http.Header) bool {
 // bucket owner (it shows the caller as the owner of every bucket), so a
 // second CreateBucket is answered BucketAlreadyOwnedByYou only when it is
 // known to repeat the caller's own plain request (AWS, versitygw's
-// suite); else BucketAlreadyExists, as before (s3-tests: another user's
-// CreateBucket, or a CreateBucket that would change the ACL).
+// suite), BucketAlreadyExists when it is known not to (s3-tests: another
+// user's CreateBucket, or one that would change the ACL); a bucket s3seal
+// did not see created (before a restart, or by another client of the
+// store) gets the store's answer, as before.
 type bucketCreators struct {
 	mu sync.Mutex
 	m  map[string]bucketCreator
@@ -184,11 +188,13 @@ func (c *bucketCreators) note(bucket, key string, plain bool) {
 	c.m[bucket] = bucketCreator{key, plain}
 }
 
-func (c *bucketCreators) plainBy(bucket, key string) bool {
+// lookup reports whether s3seal saw the bucket created, and whether by
+// key with the default ACL.
+func (c *bucketCreators) lookup(bucket, key string) (known, plainByKey bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	bc, ok := c.m[bucket]
-	return ok && bc.key == key && bc.plain
+	return ok, ok && bc.key == key && bc.plain
 }
 
 func (c *bucketCreators) forget(bucket string) {
