@@ -126,7 +126,7 @@ func (st policyStatement) check(bucket string, known func(string) bool) error {
 		onObjects = onObjects || hasKey || strings.HasSuffix(name, "*")
 	}
 	for _, a := range actions {
-		if a == "*" || a == "s3:*" {
+		if a == "*" || strings.EqualFold(a, "s3:*") {
 			continue
 		}
 		if isObjectAction(a) && !onObjects || !isObjectAction(a) && !onBucket {
@@ -161,7 +161,7 @@ var (
 	accountIDRE     = regexp.MustCompile(`^[0-9]{12}$`)
 	canonicalIDRE   = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	principalTypes  = []string{"AWS", "CanonicalUser", "Service", "Federated"}
-	actionPatternRE = regexp.MustCompile(`^s3:[A-Za-z*?]+$`)
+	actionPatternRE = regexp.MustCompile(`^(?i:s3):[A-Za-z*?]+$`)
 )
 
 // validPrincipal: "*", a list of names, or an object of principal types
@@ -202,16 +202,17 @@ func validPrincipal(raw json.RawMessage, known func(string) bool) bool {
 }
 
 // validAction: "*", "s3:*" or an S3 action name, with * and ? wildcards,
-// that matches at least one of S3's actions.
+// that matches at least one of S3's actions (case-insensitively, as IAM
+// matches actions).
 func validAction(a string) bool {
-	if a == "*" || a == "s3:*" {
+	if a == "*" || strings.EqualFold(a, "s3:*") {
 		return true
 	}
 	if !actionPatternRE.MatchString(a) {
 		return false
 	}
 	for _, name := range s3Actions {
-		if m, _ := path.Match(strings.TrimPrefix(a, "s3:"), name); m {
+		if m, _ := path.Match(strings.ToLower(a[len("s3:"):]), strings.ToLower(name)); m {
 			return true
 		}
 	}
@@ -222,7 +223,7 @@ func validAction(a string) bool {
 // actions on objects (its resource is an object ARN, bucket/key).
 func isObjectAction(a string) bool {
 	for _, name := range s3Actions {
-		if m, _ := path.Match(strings.TrimPrefix(a, "s3:"), name); m && objectAction(name) {
+		if m, _ := path.Match(strings.ToLower(a[len("s3:"):]), strings.ToLower(name)); m && objectAction(name) {
 			return true
 		}
 	}

@@ -72,6 +72,9 @@ func TestBucketPolicyJudged(t *testing.T) {
 		doc("Deny", `{"AWS": "*"}`, `"s3:DeleteBucket"`, bkt),
 		doc("Allow", `{"AWS": ["arn:aws:iam::123456789012:root", "123456789012"]}`, `["s3:ListBucket", "s3:GetObject"]`, `[`+bkt+`,`+objs+`]`),
 		doc("Allow", `"*"`, `"s3:Get*"`, objs),
+		doc("Allow", `"*"`, `["S3:getobject", "s3:GetBucketCors"]`, `[`+bkt+`,`+objs+`]`),
+		`{"Version":"2012-10-17","Statement":[{"Sid":"s","Effect":"Deny","NotPrincipal":{"AWS":"arn:aws:iam::123456789012:root"},"Action":"s3:*",` +
+			`"Resource":"arn:aws:s3:::` + b + `/*","Condition":{"Bool":{"aws:SecureTransport":"false"}}}]}`,
 		doc("Allow", `"*"`, `"s3:*"`, `[`+bkt+`,`+bkt+`]`),
 	} {
 		var status int
