@@ -31,7 +31,7 @@ type bucketDoc struct {
 }
 
 var bucketDocs = map[string]bucketDoc{
-	"policy": {check: checkPolicy, missing: "NoSuchBucketPolicy", missingMsg: "The bucket policy does not exist",
+	"policy": {check: checkPolicy, missing: "NoSuchBucketPolicy", missingMsg: "The bucket policy does not exist.",
 		contentType: "application/json", putStatus: http.StatusNoContent},
 	"cors": {check: checkCORS, missing: "NoSuchCORSConfiguration", missingMsg: "The CORS configuration does not exist",
 		contentType: "application/xml", putStatus: http.StatusOK},
@@ -39,7 +39,7 @@ var bucketDocs = map[string]bucketDoc{
 		contentType: "application/xml", putStatus: http.StatusOK},
 	"website": {check: checkWebsite, missing: "NoSuchWebsiteConfiguration", missingMsg: "The specified bucket does not have a website configuration",
 		contentType: "application/xml", putStatus: http.StatusOK},
-	"ownershipControls": {check: checkOwnership, missing: "OwnershipControlsNotFoundError", missingMsg: "The bucket ownership controls were not found",
+	"ownershipControls": {check: checkOwnership, missing: "OwnershipControlsNotFoundError", missingMsg: "The bucket ownership controls were not found.",
 		contentType: "application/xml", putStatus: http.StatusOK},
 }
 

@@ -127,7 +127,7 @@ func (h *attrsHandler) serveBucketTagging(w http.ResponseWriter, r *http.Request
 			return err
 		}
 		if len(b.Tags) == 0 {
-			return &mpError{http.StatusNotFound, "NoSuchTagSet", "The TagSet does not exist"}
+			return &mpError{http.StatusNotFound, "NoSuchTagSet", "The TagSet does not exist."}
 		}
 		return writeXML(w, taggingDoc{NS: s3XMLNS, Tags: b.Tags})
 	case http.MethodPut:

@@ -3,6 +3,7 @@ package s3api
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -42,21 +43,33 @@ func TestACLRedactedForReaders(t *testing.T) {
 		return out
 	}
 	all := "http://acs.amazonaws.com/groups/global/AllUsers"
-	want := []grant{{"CanonicalUser", "s3seal", "s3seal", "", "", "FULL_CONTROL"}, {"CanonicalUser", "other-account", "", "", "", "WRITE"},
+	want := []grant{{"CanonicalUser", "reader", "reader", "", "", "FULL_CONTROL"}, {"CanonicalUser", "other-account", "", "", "", "WRITE"},
 		{"CanonicalUser", "other-account", "", "", "", "READ_ACP"}, {"Group", "", "", "", all, "READ"}}
 	b, k := aws.String("bkt"), aws.String("k")
 	out, err := reader.GetBucketAcl(ctx, &s3.GetBucketAclInput{Bucket: b})
-	if err != nil || aws.ToString(out.Owner.ID) != "s3seal" || aws.ToString(out.Owner.DisplayName) != "s3seal" || !slices.Equal(flat(out.Grants), want) {
+	if err != nil || aws.ToString(out.Owner.ID) != "reader" || aws.ToString(out.Owner.DisplayName) != "reader" || !slices.Equal(flat(out.Grants), want) {
 		t.Fatalf("reader's bucket ACL: %v %+v %+v", err, out.Owner, flat(out.Grants))
 	}
 	oout, err := reader.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: b, Key: k})
-	if err != nil || aws.ToString(oout.Owner.ID) != "s3seal" || !slices.Equal(flat(oout.Grants), want) {
+	if err != nil || aws.ToString(oout.Owner.ID) != "reader" || !slices.Equal(flat(oout.Grants), want) {
 		t.Fatalf("reader's object ACL: %v %+v", err, flat(oout.Grants))
 	}
 	aout, err := admin.GetBucketAcl(ctx, &s3.GetBucketAclInput{Bucket: b})
-	if err != nil || aws.ToString(aout.Owner.ID) != owner || len(aout.Grants) != 4 ||
+	// Admins see the other grants as the store has them; the owner is
+	// the caller for them too.
+	if err != nil || aws.ToString(aout.Owner.ID) != "admin" || len(aout.Grants) != 4 || aws.ToString(aout.Grants[0].Grantee.ID) != "admin" ||
 		aws.ToString(aout.Grants[1].Grantee.ID) != other || aws.ToString(aout.Grants[2].Grantee.EmailAddress) != "ops@backend.example" {
 		t.Fatalf("admin's bucket ACL: %v %+v", err, aout)
+	}
+	// What an admin read and puts back names the caller where the store
+	// has its own account: the store gets its owner's ID back.
+	if _, err := admin.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = admin.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, AccessControlPolicy: &types.AccessControlPolicy{Owner: aout.Owner, Grants: aout.Grants[:2]}})
+	if got, _ := fw.last(); err != nil || got.Method != "PUT" || strings.Contains(string(got.Body), "<ID>admin</ID>") ||
+		strings.Count(string(got.Body), "<ID>"+owner+"</ID>") != 2 || !strings.Contains(string(got.Body), "<ID>"+other+"</ID>") {
+		t.Fatalf("admin's PUT ?acl: %v, forwarded %s", err, got.Body)
 	}
 	fw.body = `{"Version":"2012-10-17","Statement":[]}`
 	_, before := fw.last()

@@ -104,7 +104,7 @@ func TestDeleteObjectsBodyReadToEnd(t *testing.T) {
 // CreateBucket reads its body through the same helper: an oversized or
 // unimplemented configuration creates nothing.
 func TestCreateBucketBody(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
+	url := newTestServerWith(t, Config{Credentials: SingleCredential("ak", "sk"), Region: "eu-central-1"}).URL
 	cfg := []byte(`<CreateBucketConfiguration><LocationConstraint>eu-central-1</LocationConstraint></CreateBucketConfiguration>`)
 	padded := append(cfg, bytes.Repeat([]byte(" "), maxXMLBody)...)
 	if status, body := sendSigned(t, http.MethodPut, url+"/big", padded, padded); status == 200 {

@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"bytes"
 	"net"
 	"net/http"
 	"regexp"
@@ -37,43 +36,11 @@ func checkBucketName(name string) error {
 	return nil
 }
 
-func (s *Server) createBucket(req *request) error {
-	if err := checkBucketName(req.bucket); err != nil {
-		return err
-	}
-	if err := createBucketPolicy.check(req.r.Header); err != nil {
-		return err
-	}
-	body, err := readXMLBody(req, maxXMLBody)
-	if err != nil {
-		return err
-	}
-	if len(bytes.TrimSpace(body)) > 0 {
-		var cfg createBucketConfiguration
-		if err := decodeXML(body, &cfg); err != nil {
-			return err
-		}
-		// LocationConstraint is accepted and not acted on: the bucket is
-		// created in the backend's region, which GetBucketLocation reports.
-		if len(cfg.Other) > 0 {
-			return apiErr("NotImplemented", "s3seal does not implement CreateBucketConfiguration element "+cfg.Other[0].XMLName.Local+".")
-		}
-	}
-	if lockEnabled(req.r.Header) || len(bucketACL(req.r.Header)) > 0 {
-		return s.createLockedBucket(req, body)
-	}
-	if err := s.store.Backend().CreateBucket(req.r.Context(), req.bucket); err != nil {
-		return err
-	}
-	req.w.Header().Set("Location", "/"+req.bucket)
-	req.w.WriteHeader(http.StatusOK)
-	return nil
-}
-
 func (s *Server) headBucket(req *request) error {
 	if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err != nil {
 		return bucketErr(err)
 	}
+	req.w.Header().Set("x-amz-bucket-region", s.region())
 	req.w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -82,6 +49,7 @@ func (s *Server) deleteBucket(req *request) error {
 	if err := s.store.DeleteBucket(req.r.Context(), req.bucket); err != nil {
 		return bucketErr(err)
 	}
+	s.creators.forget(req.bucket)
 	req.w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -170,7 +170,7 @@ func fromBackend(be *backend.Error) *APIError {
 // them, whatever the store says (a store's "The specified bucket does not
 // exist" without the period, RGW's or moto's own phrasing).
 func storeRefusal(be *backend.Error) *APIError {
-	if _, known := errorTable[be.Code]; known && strings.HasPrefix(be.Code, "NoSuch") {
+	if _, known := errorTable[be.Code]; known && (strings.HasPrefix(be.Code, "NoSuch") || strings.HasSuffix(be.Code, "NotFoundError")) {
 		e := apiErr(be.Code, "")
 		if be.StatusCode > 0 {
 			e.StatusCode = be.StatusCode

@@ -31,12 +31,12 @@ func oneOf(vals ...string) func(string) bool {
 
 func empty(v string) bool { return strings.TrimSpace(v) == "" }
 
-// Refused on every object and bucket operation: the bucket owner check (an
-// AWS account id s3seal cannot verify against its backend). SSE-C headers
-// are checked by checkSSEHeaders and implemented by the object handlers
-// (s3api/sse.go).
+// Checked on every object and bucket operation: the bucket owner check,
+// against the owner s3seal shows, the caller (expectedowner.go). SSE-C
+// headers are checked by checkSSEHeaders and implemented by the object
+// handlers (s3api/sse.go).
 var commonRefused = map[string]func(string) bool{
-	"X-Amz-Expected-Bucket-Owner": nil,
+	"X-Amz-Expected-Bucket-Owner": func(string) bool { return true },
 }
 
 func policy(extra map[string]func(string) bool, prefixes ...string) headerPolicy {
@@ -63,7 +63,7 @@ var writeRefused = map[string]func(string) bool{
 	"If-Unmodified-Since":                nil,
 	"X-Amz-Write-Offset-Bytes":           nil,
 	"X-Amz-Object-Annotation-Directive":  nil,
-	"X-Amz-Source-Expected-Bucket-Owner": nil,
+	"X-Amz-Source-Expected-Bucket-Owner": func(string) bool { return true }, // expectedowner.go
 }
 
 var (
@@ -76,7 +76,7 @@ var (
 	// implemented; SSE-KMS headers on a part are ignored, as S3 takes the
 	// upload's.
 	partPolicy = policy(map[string]func(string) bool{
-		"X-Amz-Source-Expected-Bucket-Owner": nil,
+		"X-Amz-Source-Expected-Bucket-Owner": func(string) bool { return true }, // expectedowner.go
 	})
 	// CompleteMultipartUpload implements If-Match, If-None-Match and
 	// x-amz-mp-object-size.

@@ -106,7 +106,7 @@ func TestUnimplementedHeadersRefused(t *testing.T) {
 	// the owner checks are answered (objectops_test.go).
 	refused := map[string]error{
 		"write offset": putWith(func(in *s3.PutObjectInput) { in.WriteOffsetBytes = aws.Int64(0) }),
-	}
+	} // the owner checks: expectedowner_test.go
 	for name, err := range refused {
 		if apiCode(err) != "NotImplemented" || httpStatus(err) != http.StatusNotImplemented {
 			t.Errorf("%s: %v, want 501 NotImplemented", name, err)

@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"encoding/base64"
 	"net/http"
 	"sort"
 	"strconv"
@@ -14,8 +13,9 @@ const maxBuckets = 10000
 // listBuckets answers ListBuckets with S3's parameters: prefix,
 // max-buckets (1 to 10000) and continuation-token, over the buckets the
 // caller may read, in name order. The continuation token is the last name
-// of the page, base64url-encoded (opaque to clients, as S3's). The owner
-// is the caller: its access key id as ID and DisplayName.
+// of the page (opaque to clients, as S3's; versitygw's suite expects the
+// name). Each bucket is in the store's region. The owner is the caller:
+// its access key id as ID and DisplayName.
 func (s *Server) listBuckets(req *request) error {
 	q := req.r.URL.Query()
 	prefix := q.Get("prefix")
@@ -29,11 +29,10 @@ func (s *Server) listBuckets(req *request) error {
 	}
 	after := ""
 	if v, ok := q["continuation-token"]; ok {
-		b, err := base64.RawURLEncoding.DecodeString(v[0])
-		if err != nil || len(b) == 0 {
+		if v[0] == "" {
 			return apiErr("InvalidArgument", "The continuation token provided is incorrect.")
 		}
-		after = string(b)
+		after = v[0]
 	}
 	buckets, err := s.store.Backend().ListBuckets(req.r.Context())
 	if err != nil {
@@ -46,10 +45,10 @@ func (s *Server) listBuckets(req *request) error {
 			continue
 		}
 		if len(out.Buckets) == limit {
-			out.ContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(out.Buckets[limit-1].Name))
+			out.ContinuationToken = out.Buckets[limit-1].Name
 			break
 		}
-		out.Buckets = append(out.Buckets, bucketInfo{Name: b.Name, CreationDate: s3Time(b.Created)})
+		out.Buckets = append(out.Buckets, bucketInfo{Name: b.Name, CreationDate: s3Time(b.Created), BucketRegion: s.region()})
 	}
 	writeXML(req.w, http.StatusOK, out)
 	return nil

@@ -34,6 +34,13 @@ func TestListBucketsPagesByPrefix(t *testing.T) {
 		}
 		for _, b := range out.Buckets {
 			names = append(names, aws.ToString(b.Name))
+			if aws.ToString(b.BucketRegion) != "us-east-1" {
+				t.Errorf("%s: region %q", aws.ToString(b.Name), aws.ToString(b.BucketRegion))
+			}
+		}
+		// The token is the page's last name, as versitygw's suite has it.
+		if pages == 1 && aws.ToString(out.ContinuationToken) != "logs-b" {
+			t.Errorf("first page's token %q, want logs-b", aws.ToString(out.ContinuationToken))
 		}
 		if out.ContinuationToken == nil {
 			break

@@ -74,6 +74,10 @@ type Config struct {
 	// enforces (Object Lock, tags, bucket configuration); without it they
 	// answer 501.
 	Forwarder backend.Forwarder
+	// Region is the object store's region, where s3seal creates buckets:
+	// reported by HeadBucket and ListBuckets, and the only
+	// LocationConstraint CreateBucket takes. Default us-east-1.
+	Region string
 }
 
 // Server is the HTTP handler for the S3 API.
@@ -86,6 +90,7 @@ type Server struct {
 	keySlots map[string]chan struct{} // the same, per access key
 	lockOps  keyLocks                 // retention and legal-hold changes, per (bucket, key)
 	cors     corsCache                // buckets' CORS rules (corsrules.go)
+	creators bucketCreators           // who created which bucket, while s3seal runs (createbucket.go)
 }
 
 // New builds the handler.

@@ -114,17 +114,19 @@ func (g aclGrantee) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
 	return e.EncodeElement(plain{g.ID, g.DisplayName, g.URI, g.EmailAddress}, start)
 }
 
-// redact takes the backend account's identity out of an ACL for a reader
-// who is not an admin: the owner, and grants to it, become "s3seal" (the
-// owner s3seal shows everywhere); a grant to another account or e-mail
+// redact shows an ACL with the caller as its owner (the owner s3seal
+// shows everywhere, docs/DESIGN.md): the owner, and grants to it, become
+// the caller's access key. For a reader who is not an admin the backend
+// account's identity goes too: a grant to another account or e-mail
 // address keeps its permission but names "other-account"; group grants
 // (all users, authenticated users, log delivery) stay, since they name no
-// account and say whether the bucket is public.
-func (a *aclDoc) redact() {
+// account and say whether the bucket is public. Admins see the other
+// grants as the store gives them (and object ACLs whole: answerDoc).
+func (a *aclDoc) redact(caller string, admin bool) {
 	owner := ""
 	if a.Owner != nil {
 		owner = a.Owner.ID
-		a.Owner.ID, a.Owner.DisplayName = "s3seal", "s3seal"
+		a.Owner.ID, a.Owner.DisplayName = caller, caller
 	}
 	for i := range a.Grants {
 		g := &a.Grants[i].Grantee
@@ -132,10 +134,12 @@ func (a *aclDoc) redact() {
 			continue
 		}
 		if owner != "" && g.ID == owner {
-			*g = aclGrantee{Type: "CanonicalUser", ID: "s3seal", DisplayName: "s3seal"}
+			*g = aclGrantee{Type: "CanonicalUser", ID: caller, DisplayName: caller}
 			continue
 		}
-		*g = aclGrantee{Type: "CanonicalUser", ID: "other-account"}
+		if !admin {
+			*g = aclGrantee{Type: "CanonicalUser", ID: "other-account"}
+		}
 	}
 }
 
@@ -171,8 +175,10 @@ type lifecycleDoc struct {
 // answerDoc decodes a GET answer into the operation's document and
 // returns it encoded anew; a policy must be one JSON object and is passed
 // as sent (its statements are the backend's to read: admins only). An
-// ACL is redacted for a reader who is not an admin.
-func answerDoc(sr subresource, body []byte, admin bool) ([]byte, bool) {
+// ACL shows the caller as its owner, and is redacted for a reader who is
+// not an admin; an admin reads an object's ACL as the store has it (its
+// owner may be another writer's, which s3-tests check).
+func answerDoc(sr subresource, body []byte, admin bool, caller string) ([]byte, bool) {
 	if sr.doc == nil {
 		var v map[string]any
 		return body, json.Unmarshal(body, &v) == nil && v != nil
@@ -192,8 +198,8 @@ func answerDoc(sr subresource, body []byte, admin bool) ([]byte, bool) {
 	if t, ok := doc.(*tagDoc); ok {
 		t.sortTags()
 	}
-	if a, ok := doc.(*aclDoc); ok && !admin {
-		a.redact()
+	if a, ok := doc.(*aclDoc); ok && (!admin || !sr.object) {
+		a.redact(caller, admin)
 	}
 	doc.setNS()
 	out, err := xml.Marshal(doc)

@@ -48,7 +48,7 @@ var subresources = []subresource{
 	{name: "acl", object: true, admin: true, methods: []string{"GET", "PUT"}, op: "ObjectAcl", doc: func() document { return &aclDoc{} },
 		headers: aclHeaders},
 	{name: "tagging", methods: []string{"GET", "PUT", "DELETE"}, op: "BucketTagging", doc: func() document { return &tagDoc{} },
-		check: func(b []byte) ([]byte, error) { _, err := parseTagBody(b, maxBucketTags); return nil, err }},
+		check: func(b []byte) ([]byte, error) { _, err := parseBucketTagBody(b); return nil, err }},
 	{name: "object-lock", adminPut: true, methods: []string{"GET", "PUT"}, op: "ObjectLockConfiguration", doc: func() document { return &lockConfigDoc{} },
 		headers: []string{"X-Amz-Bucket-Object-Lock-Token"}, check: checkLockConfig},
 	{name: "policy", admin: true, adminGet: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketPolicy",
@@ -56,7 +56,8 @@ var subresources = []subresource{
 	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketCors", doc: func() document { return &corsDoc{} },
 		check: func(b []byte) ([]byte, error) { return nil, checkCORS(b) }},
 	{name: "lifecycle", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketLifecycle", doc: func() document { return &lifecycleDoc{} }},
-	{name: "ownershipControls", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketOwnershipControls", doc: func() document { return &ownershipDoc{} }},
+	{name: "ownershipControls", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketOwnershipControls", doc: func() document { return &ownershipDoc{} },
+		check: checkOwnershipControls},
 	{name: "acl", admin: true, methods: []string{"GET", "PUT"}, op: "BucketAcl", doc: func() document { return &aclDoc{} }, headers: aclHeaders},
 	{name: "website", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketWebsite", doc: func() document { return &websiteDoc{} },
 		check: checkWebsite, limit: maxWebsiteBody},
@@ -190,6 +191,21 @@ func (s *Server) forward(sr subresource) handler {
 				}
 			}
 			in.Body = body
+			if sr.name == "policy" {
+				if err := s.judgePolicy(req, body); err != nil {
+					return err
+				}
+			}
+			if sr.name == "acl" && !sr.object && req.cred.Admin {
+				if err := s.judgeBucketACL(req, body); err != nil {
+					return err
+				}
+			}
+			if sr.name == "acl" && !sr.object && req.cred.Admin {
+				if in.Body, err = s.aclToStore(req, in); err != nil {
+					return err
+				}
+			}
 			if aclPut {
 				return s.unchangedACL(req, in, denied)
 			}
@@ -232,7 +248,7 @@ func (s *Server) forward(sr subresource) handler {
 		}
 		switch req.r.Method {
 		case http.MethodGet:
-			doc, ok := answerDoc(sr, out.Body, req.cred.Admin)
+			doc, ok := answerDoc(sr, out.Body, req.cred.Admin, req.auth.AccessKey)
 			if ok && sr.name == "legal-hold" && !hasLegalHold(out.Body) {
 				return errNoLegalHold()
 			}
@@ -254,6 +270,8 @@ func (s *Server) forward(sr subresource) handler {
 			_, _ = req.w.Write(doc)
 		case http.MethodDelete:
 			req.w.WriteHeader(http.StatusNoContent)
+		case http.MethodPut:
+			req.w.WriteHeader(putStatus(sr))
 		default:
 			req.w.WriteHeader(http.StatusOK)
 		}

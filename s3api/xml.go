@@ -28,6 +28,7 @@ type listAllMyBucketsResult struct {
 type bucketInfo struct {
 	Name         string `xml:"Name"`
 	CreationDate string `xml:"CreationDate"`
+	BucketRegion string `xml:"BucketRegion,omitempty"`
 }
 
 type locationConstraint struct {
@@ -82,7 +83,10 @@ type copyObjectResult struct {
 type createBucketConfiguration struct {
 	XMLName            xml.Name `xml:"CreateBucketConfiguration"`
 	LocationConstraint string   `xml:"LocationConstraint"`
-	Other              []struct {
+	Tags               *struct {
+		Tags []tag `xml:"Tag"`
+	} `xml:"Tags"` // createbucket.go
+	Other []struct {
 		XMLName xml.Name
 	} `xml:",any"`
 }

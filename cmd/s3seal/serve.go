@@ -113,6 +113,9 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	if fw, ok := raw.(backend.Forwarder); ok {
 		apiCfg.Forwarder = fw
 	}
+	if !cfg.embedded() {
+		apiCfg.Region = cfg.BackendRegion
+	}
 	if cfg.MetricsListen == "" {
 		// Else both move to the metrics listener; /healthz, which costs
 		// nothing and says nothing, stays on both.

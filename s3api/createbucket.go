@@ -1,0 +1,204 @@
+package s3api
+
+import (
+	"bytes"
+	"encoding/xml"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/s3seal/s3seal/backend"
+)
+
+// S3's canned ACLs for buckets, and its object ownership settings.
+var (
+	bucketCannedACLs = []string{"private", "public-read", "public-read-write", "authenticated-read", "log-delivery-write"}
+	objectOwnerships = []string{"BucketOwnerPreferred", "ObjectWriter", "BucketOwnerEnforced"}
+)
+
+// region is the object store's region (Config.Region).
+func (s *Server) region() string {
+	if s.cfg.Region == "" {
+		return "us-east-1"
+	}
+	return s.cfg.Region
+}
+
+// createBucket checks a CreateBucket as AWS does, so that the answer does
+// not depend on the store (moto answers an unknown canned ACL with 503
+// and re-creating one's own bucket with 200): the name, the headers, the
+// canned ACL and object ownership, the location constraint (only the
+// store's region, never "us-east-1", which AWS refuses) and the tags. A
+// bucket s3seal saw created is BucketAlreadyExists, or
+// BucketAlreadyOwnedByYou when the caller created it and neither request
+// asked for an ACL (bucketCreators); of any other bucket the store
+// answers, as before. Tags go to the new bucket as PutBucketTagging.
+func (s *Server) createBucket(req *request) error {
+	if err := checkBucketName(req.bucket); err != nil {
+		return err
+	}
+	if err := createBucketPolicy.check(req.r.Header); err != nil {
+		return err
+	}
+	h := req.r.Header
+	acl := strings.TrimSpace(h.Get("X-Amz-Acl"))
+	if acl != "" && !slices.Contains(bucketCannedACLs, acl) {
+		return apiErr("InvalidArgument", "")
+	}
+	own := strings.TrimSpace(h.Get("X-Amz-Object-Ownership"))
+	if own != "" && !slices.Contains(objectOwnerships, own) {
+		return apiErr("InvalidArgument", "Invalid x-amz-object-ownership header: "+own)
+	}
+	if own == "BucketOwnerEnforced" && (acl != "" && acl != "private" || hasGrantHeader(h)) {
+		return errACLWithEnforced()
+	}
+	body, err := readXMLBody(req, maxXMLBody)
+	if err != nil {
+		return err
+	}
+	var cfg createBucketConfiguration
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := decodeXML(body, &cfg); err != nil {
+			return err
+		}
+		if len(cfg.Other) > 0 {
+			return apiErr("NotImplemented", "s3seal does not implement CreateBucketConfiguration element "+cfg.Other[0].XMLName.Local+".")
+		}
+	}
+	if loc := cfg.LocationConstraint; loc != "" && (loc == "us-east-1" || loc != s.region()) {
+		return errLocationConstraint()
+	}
+	var tags []tag
+	if cfg.Tags != nil {
+		tags = cfg.Tags.Tags
+		if err := checkBucketTags(tags); err != nil {
+			return err
+		}
+		if len(tags) > 0 && s.cfg.Forwarder == nil {
+			return apiErr("NotImplemented", "s3seal does not implement bucket tags on this backend.")
+		}
+	}
+	plain := (acl == "" || acl == "private") && !hasGrantHeader(h)
+	if known, mine := s.creators.lookup(req.bucket, req.auth.AccessKey); known {
+		if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err == nil {
+			if plain && mine {
+				return apiErr("BucketAlreadyOwnedByYou", "")
+			}
+			return apiErr("BucketAlreadyExists", "")
+		}
+	}
+	// The store gets the location constraint alone; the tags follow.
+	body = nil
+	if cfg.LocationConstraint != "" {
+		body = []byte(`<CreateBucketConfiguration xmlns="` + s3ns + `"><LocationConstraint>` + cfg.LocationConstraint + `</LocationConstraint></CreateBucketConfiguration>`)
+	}
+	if lockEnabled(h) || len(bucketACL(h)) > 0 {
+		if err := s.createLockedBucket(req, body); err != nil {
+			return err
+		}
+	} else if err := s.store.Backend().CreateBucket(req.r.Context(), req.bucket); err != nil {
+		return err
+	}
+	if len(tags) > 0 {
+		if err := s.tagNewBucket(req, tags); err != nil {
+			return err
+		}
+	}
+	// An explicit BucketOwnerEnforced (AWS's default, so not passed on
+	// with the create: bucketACL) is put on the new bucket when an admin
+	// asks and the store keeps ownership controls, since not every store
+	// has AWS's default (moto keeps none).
+	if own == "BucketOwnerEnforced" && req.cred.Admin && s.cfg.Forwarder != nil && !lockEnabled(h) && len(bucketACL(h)) == 0 {
+		doc := []byte(`<OwnershipControls xmlns="` + s3ns + `"><Rule><ObjectOwnership>BucketOwnerEnforced</ObjectOwnership></Rule></OwnershipControls>`)
+		if err := s.configureNewBucket(req, "ownershipControls", doc); err != nil {
+			return err
+		}
+	}
+	s.creators.note(req.bucket, req.auth.AccessKey, plain)
+	req.w.Header().Set("Location", "/"+req.bucket)
+	req.w.Header().Set("x-amz-bucket-arn", "arn:aws:s3:::"+req.bucket)
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// tagNewBucket puts CreateBucket's tags on the bucket it created; when the
+// store refuses them, the new (empty) bucket is deleted again, so that a
+// failed CreateBucket leaves nothing.
+func (s *Server) tagNewBucket(req *request, tags []tag) error {
+	var doc tagging
+	doc.TagSet.Tags = tags
+	b, err := xml.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	return s.configureNewBucket(req, "tagging", b)
+}
+
+// configureNewBucket puts one document (?sub) on the bucket just created;
+// when the store refuses it, the bucket is deleted again.
+func (s *Server) configureNewBucket(req *request, sub string, b []byte) error {
+	in := backend.RawRequest{Method: http.MethodPut, Bucket: req.bucket, Query: url.Values{sub: {""}}, Header: http.Header{}, Body: b}
+	if _, err := s.cfg.Forwarder.Forward(req.r.Context(), in); err != nil {
+		if derr := s.store.Backend().DeleteBucket(req.r.Context(), req.bucket); derr != nil {
+			slog.WarnContext(req.r.Context(), "CreateBucket: the store refused ?"+sub+" and the new bucket could not be deleted",
+				"bucket", req.bucket, "err", derr)
+		}
+		return forwardErr(err)
+	}
+	return nil
+}
+
+func hasGrantHeader(h http.Header) bool {
+	for name := range h {
+		if strings.HasPrefix(http.CanonicalHeaderKey(name), "X-Amz-Grant-") {
+			return true
+		}
+	}
+	return false
+}
+
+// bucketCreators remembers, while s3seal runs, which access key created
+// each bucket through it and whether with the default ACL. s3seal keeps no
+// bucket owner (it shows the caller as the owner of every bucket), so a
+// second CreateBucket is answered BucketAlreadyOwnedByYou only when it is
+// known to repeat the caller's own plain request (AWS, versitygw's
+// suite), BucketAlreadyExists when it is known not to (s3-tests: another
+// user's CreateBucket, or one that would change the ACL); a bucket s3seal
+// did not see created (before a restart, or by another client of the
+// store) gets the store's answer, as before.
+type bucketCreators struct {
+	mu sync.Mutex
+	m  map[string]bucketCreator
+}
+
+type bucketCreator struct {
+	key   string
+	plain bool
+}
+
+func (c *bucketCreators) note(bucket, key string, plain bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]bucketCreator{}
+	}
+	c.m[bucket] = bucketCreator{key, plain}
+}
+
+// lookup reports whether s3seal saw the bucket created, and whether by
+// key with the default ACL.
+func (c *bucketCreators) lookup(bucket, key string) (known, plainByKey bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	bc, ok := c.m[bucket]
+	return ok, ok && bc.key == key && bc.plain
+}
+
+func (c *bucketCreators) forget(bucket string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, bucket)
+}
