@@ -127,7 +127,7 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 	var c sealstore.Condition
 	if v := strings.TrimSpace(h.Get("If-None-Match")); v != "" {
 		if v != "*" {
-			return nil, apiErr("NotImplemented", "If-None-Match on a write accepts only *.")
+			return nil, apiErr("NotImplemented", "")
 		}
 		c.IfNoneMatch = true
 	}

@@ -211,6 +211,9 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	if err := decodeXML(body, &cmu); err != nil {
 		return err
 	}
+	if req.r.Header.Get("If-Match") != "" && req.r.Header.Get("If-None-Match") != "" {
+		return apiErr("NotImplemented", "") // as S3: the two together are not supported
+	}
 	cond, err := writeCondition(req.r.Header)
 	if err != nil {
 		return err
@@ -248,7 +251,7 @@ func (s *Server) completeMultipartUpload(req *request) error {
 		ka.extra = map[string]string{"x-amz-version-id": vid}
 	}
 	addSSEHeaders(ka, info, in.CustomerKey)
-	res := completeMultipartUploadResult{Xmlns: s3ns, Location: "/" + req.bucket + "/" + req.key,
+	res := completeMultipartUploadResult{Xmlns: s3ns, Location: objectLocation(req.r),
 		Bucket: req.bucket, Key: req.key, ETag: quote(info.ETag), partChecksums: checksumsOf(info.Checksums)}
 	if len(info.Checksums) > 0 {
 		res.ChecksumType = checksumType(info.Checksums)
@@ -298,15 +301,15 @@ func (s *Server) abortMultipartUpload(req *request) error {
 
 func (s *Server) listParts(req *request) error {
 	q := req.r.URL.Query()
-	marker, _ := strconv.Atoi(q.Get("part-number-marker"))
-	maxParts := 1000
-	if v := q.Get("max-parts"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return apiErr("InvalidArgument", "Argument max-parts must be an integer between 0 and 2147483647.")
-		}
-		maxParts = min(n, 1000)
+	marker, err := countArg(q.Get("part-number-marker"), 0)
+	if err != nil {
+		return err
 	}
+	maxParts, err := countArg(q.Get("max-parts"), 1000)
+	if err != nil {
+		return err
+	}
+	maxParts = min(maxParts, 1000)
 	page, err := s.store.ListParts(req.r.Context(), req.bucket, req.key, q.Get("uploadId"), marker, maxParts)
 	if err != nil {
 		return err
@@ -330,14 +333,11 @@ func (s *Server) listMultipartUploads(req *request) error {
 	q := req.r.URL.Query()
 	in := backend.ListUploadsInput{Bucket: req.bucket, Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"),
 		KeyMarker: q.Get("key-marker"), UploadIDMarker: q.Get("upload-id-marker")}
-	maxUploads := 1000
-	if v := q.Get("max-uploads"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return apiErr("InvalidArgument", "Argument max-uploads must be an integer between 0 and 2147483647.")
-		}
-		maxUploads = min(n, 1000)
+	maxUploads, err := countArg(q.Get("max-uploads"), 1000)
+	if err != nil {
+		return err
 	}
+	maxUploads = min(maxUploads, 1000)
 	in.MaxUploads = int32(maxUploads)
 	encode, err := encodingType(q)
 	if err != nil {
@@ -367,4 +367,15 @@ func (s *Server) listMultipartUploads(req *request) error {
 	}
 	writeXML(req.w, http.StatusOK, res)
 	return nil
+}
+
+// objectLocation is a completed upload's Location: the absolute URL the
+// request addressed the object with (path or virtual-hosted style), as S3
+// gives it.
+func objectLocation(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + r.URL.EscapedPath()
 }

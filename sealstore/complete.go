@@ -57,7 +57,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	}
 	for i := 1; i < len(in.Parts); i++ {
 		if in.Parts[i].PartNumber <= in.Parts[i-1].PartNumber {
-			return ObjectInfo{}, errorf("InvalidPartOrder", "The list of parts was not in ascending order. The parts list must be specified in order by part number.")
+			return ObjectInfo{}, errorf("InvalidPartOrder", "The list of parts was not in ascending order. Parts must be ordered by part number.")
 		}
 	}
 	u, err := s.loadUpload(ctx, in.Bucket, in.Key, in.UploadID)
@@ -309,7 +309,7 @@ func buildManifest(parts []CompletePart, cur map[uint32]crypto.PartRecord) (cryp
 			}
 		}
 		if i < len(parts)-1 && r.PlainSize < MinPartSize {
-			return m, nil, errorf("EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size: part %d has %d bytes, every part but the last must have at least %d.", p.PartNumber, r.PlainSize, MinPartSize)
+			return m, nil, errorf("EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size")
 		}
 		m.Parts = append(m.Parts, crypto.ManifestPart{Stream: r.Stream, PlainSize: r.PlainSize, PlainMD5: r.PlainMD5, Checksums: r.Checksums})
 		bparts = append(bparts, backend.CompletedPart{PartNumber: int32(p.PartNumber), ETag: r.BackendETag})
@@ -317,8 +317,8 @@ func buildManifest(parts []CompletePart, cur map[uint32]crypto.PartRecord) (cryp
 	return m, bparts, nil
 }
 
-func invalidPart(n int) error {
-	return errorf("InvalidPart", "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag (part %d).", n)
+func invalidPart(_ int) error {
+	return errorf("InvalidPart", "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
 }
 
 // previous is what conditions found at the key before the completion.
