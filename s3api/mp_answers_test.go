@@ -94,3 +94,52 @@ func TestMultipartAWSAnswers(t *testing.T) {
 		t.Errorf("Location %q, want %q", aws.ToString(out.Location), want)
 	}
 }
+
+// UploadPartCopy and ListParts answers as S3 gives them: a missing
+// destination or source bucket is NoSuchBucket, a malformed range names its
+// form without a period, a part copied into an upload without an algorithm
+// reports no checksum, and ListParts of such an upload says "null".
+func TestMultipartCopyAnswers(t *testing.T) {
+	url := newTestServer(t, adminCreds())
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	b, k := aws.String("bkt"), aws.String("obj")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("src"), Body: strings.NewReader("source data"),
+		ChecksumAlgorithm: types.ChecksumAlgorithmSha1}); err != nil {
+		t.Fatal(err)
+	}
+	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPart := func(bucket, src, rng string) (*s3.UploadPartCopyOutput, error) {
+		in := &s3.UploadPartCopyInput{Bucket: aws.String(bucket), Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(1), CopySource: aws.String(src)}
+		if rng != "" {
+			in.CopySourceRange = aws.String(rng)
+		}
+		return c.UploadPartCopy(ctx, in)
+	}
+	_, err = copyPart("nobucket", "Copy-Source", "")
+	checkErr(t, "missing destination bucket", err, "NoSuchBucket", "The specified bucket does not exist.")
+	_, err = copyPart("bkt", "nosrc/bucket/src/obj", "")
+	checkErr(t, "missing source bucket", err, "NoSuchBucket", "The specified bucket does not exist.")
+	_, err = copyPart("bkt", "bkt/src", "bytes=200-100")
+	checkErr(t, "bad range", err, "InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+	out, err := copyPart("bkt", "bkt/src", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := out.CopyPartResult; r.ChecksumCRC64NVME != nil || r.ChecksumCRC32 != nil || r.ChecksumSHA1 != nil {
+		t.Errorf("copied part of an upload without algorithm reports checksums: %+v", r)
+	}
+	lp, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: b, Key: k, UploadId: cr.UploadId})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lp.ChecksumAlgorithm != "null" || lp.ChecksumType != "null" {
+		t.Errorf("ListParts without algorithm: %q %q, want null null", lp.ChecksumAlgorithm, lp.ChecksumType)
+	}
+}

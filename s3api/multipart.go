@@ -33,12 +33,15 @@ func (s *Server) createMultipartUpload(req *request) error {
 		return err
 	}
 	backendSSE(req.r.Header, &in.Headers)
+	typ, err := uploadChecksumType(req.r.Header.Get("X-Amz-Checksum-Type"))
+	if err != nil {
+		return err
+	}
 	if v := req.r.Header.Get("X-Amz-Checksum-Algorithm"); v != "" {
 		a, ok := checksum.ParseAlgorithm(v)
 		if !ok {
-			return apiErr("InvalidRequest", "Checksum algorithm provided is unsupported.")
+			return apiErr("InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, MD5, SHA1, SHA256, SHA512, XXHASH128, XXHASH3, XXHASH64]")
 		}
-		typ := req.r.Header.Get("X-Amz-Checksum-Type")
 		if typ == "" {
 			typ = checksum.DefaultType(a)
 		}
@@ -48,7 +51,7 @@ func (s *Server) createMultipartUpload(req *request) error {
 		in.ChecksumAlgorithm, in.ChecksumType = strings.ToLower(string(a)), typ
 		req.w.Header().Set("X-Amz-Checksum-Algorithm", string(a))
 		req.w.Header().Set("X-Amz-Checksum-Type", typ)
-	} else if req.r.Header.Get("X-Amz-Checksum-Type") != "" {
+	} else if typ != "" {
 		return apiErr("InvalidRequest", "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.")
 	}
 	id, err := s.store.CreateMultipart(req.r.Context(), in)
@@ -92,8 +95,13 @@ func (s *Server) uploadPart(req *request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.partHasher(req, checks); err != nil {
+	typ, err := s.partHasher(req, checks)
+	if err != nil {
 		return err
+	}
+	if typ == checksum.Composite && checks.exp.Algorithm == "" {
+		// S3 needs each part's own checksum to compose the object's.
+		return apiErr("InvalidRequest", "Checksum Type mismatch occurred, expected checksum Type: "+string(checks.hasher.Algorithm())+", actual checksum Type: null")
 	}
 	ck, err := customerKey(req.r)
 	if err != nil {
@@ -110,7 +118,7 @@ func (s *Server) uploadPart(req *request) error {
 	}
 	setSSEHeaders(req.w.Header(), sealstore.ObjectInfo{Headers: pi.Encryption, CustomerKeyed: ck != nil}, ck)
 	req.w.Header().Set("ETag", quote(pi.ETag))
-	if checks.exp.Algorithm != "" {
+	if checks.exp.Algorithm != "" || typ != "" {
 		setChecksumHeaders(req.w.Header(), sealstore.ObjectInfo{Checksums: pi.Checksums})
 	}
 	req.w.WriteHeader(http.StatusOK)
@@ -120,11 +128,12 @@ func (s *Server) uploadPart(req *request) error {
 // partHasher makes a part keep the checksum algorithm its upload was
 // created with when the part itself names none (the completion combines
 // them); a part naming another algorithm is refused, as S3 does.
-func (s *Server) partHasher(req *request, checks *bodyChecks) error {
+// It returns the upload's checksum type ("" when it has no algorithm).
+func (s *Server) partHasher(req *request, checks *bodyChecks) (string, error) {
 	q := req.r.URL.Query()
-	alg, _, err := s.store.UploadChecksum(req.r.Context(), req.bucket, req.key, q.Get("uploadId"))
+	alg, typ, err := s.store.UploadChecksum(req.r.Context(), req.bucket, req.key, q.Get("uploadId"))
 	if err != nil || alg == "" {
-		return err
+		return "", err
 	}
 	a, _ := checksum.ParseAlgorithm(alg)
 	switch checks.exp.Algorithm {
@@ -132,9 +141,9 @@ func (s *Server) partHasher(req *request, checks *bodyChecks) error {
 		checks.hasher = checksum.NewHasher(a)
 	case a:
 	default:
-		return apiErr("InvalidRequest", "Checksum Type mismatch occurred, expected checksum Type: "+alg+", actual checksum Type: "+strings.ToLower(string(checks.exp.Algorithm))+".")
+		return "", apiErr("InvalidRequest", "Checksum Type mismatch occurred, expected checksum Type: "+string(a)+", actual checksum Type: "+string(checks.exp.Algorithm))
 	}
-	return nil
+	return typ, nil
 }
 
 var copyRangeRE = regexp.MustCompile(`^bytes=(\d{1,19})-(\d{1,19})$`)
@@ -147,23 +156,28 @@ func (s *Server) uploadPartCopy(req *request) error {
 	}
 	srcBucket, srcKey, srcVersion, err := copySource(req)
 	if err != nil {
+		// S3 names a missing destination bucket before a bad source.
+		if be := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); backend.IsNotFound(be) {
+			return apiErr("NoSuchBucket", "")
+		}
 		return err
 	}
 	var rng *sealstore.Range
 	if v := req.r.Header.Get("X-Amz-Copy-Source-Range"); v != "" {
 		m := copyRangeRE.FindStringSubmatch(v)
 		if m == nil {
-			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy.")
+			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
 		}
 		first, err1 := strconv.ParseInt(m[1], 10, 64)
 		last, err2 := strconv.ParseInt(m[2], 10, 64)
 		if err1 != nil || err2 != nil || last < first {
-			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy.")
+			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
 		}
 		rng = &sealstore.Range{First: first, Last: last}
 	}
 	checks := &bodyChecks{exp: &checksum.Expected{}, hasher: checksum.NewHasher(defaultChecksum)}
-	if err := s.partHasher(req, checks); err != nil {
+	typ, err := s.partHasher(req, checks)
+	if err != nil {
 		return err
 	}
 	ck, err := customerKey(req.r)
@@ -192,11 +206,23 @@ func (s *Server) uploadPartCopy(req *request) error {
 	})
 	if err != nil {
 		ka.extra = nil
-		return ka.finish(nil, objectErr(versionErr(err)))
+		err = objectErr(versionErr(err))
+		if toAPIError(err).Code == "NoSuchKey" && srcBucket != req.bucket {
+			// A source in a missing bucket: S3 names the bucket.
+			if be := s.store.Backend().HeadBucket(req.r.Context(), srcBucket); backend.IsNotFound(be) {
+				err = apiErr("NoSuchBucket", "")
+			}
+		}
+		return ka.finish(nil, err)
 	}
 	addSSEHeaders(ka, sealstore.ObjectInfo{Headers: pi.Encryption, CustomerKeyed: ck != nil}, ck)
-	return ka.finish(copyPartResult{Xmlns: s3ns, ETag: quote(pi.ETag), LastModified: s3Time(time.Now()),
-		partChecksums: checksumsOf(pi.Checksums)}, nil)
+	res := copyPartResult{Xmlns: s3ns, ETag: quote(pi.ETag), LastModified: s3Time(time.Now())}
+	if typ != "" {
+		// As S3: a copied part reports a checksum only for an upload
+		// created with an algorithm (s3seal keeps its CRC64NVME anyway).
+		res.partChecksums = checksumsOf(pi.Checksums)
+	}
+	return ka.finish(res, nil)
 }
 
 func (s *Server) completeMultipartUpload(req *request) error {
@@ -211,6 +237,13 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	if err := decodeXML(body, &cmu); err != nil {
 		return err
 	}
+	if err := checkCompleteParts(&cmu); err != nil {
+		return err
+	}
+	expSums, expType, err := completeChecksumHeaders(req.r.Header)
+	if err != nil {
+		return err
+	}
 	if req.r.Header.Get("If-Match") != "" && req.r.Header.Get("If-None-Match") != "" {
 		return apiErr("NotImplemented", "") // as S3: the two together are not supported
 	}
@@ -220,26 +253,24 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	}
 	in := sealstore.CompleteInput{Bucket: req.bucket, Key: req.key, UploadID: req.r.URL.Query().Get("uploadId"),
 		Cond: cond, ObjectChecksums: objectChecksums, ExpectSize: -1,
-		ExpectChecksumType: req.r.Header.Get("X-Amz-Checksum-Type")}
-	for _, a := range checksum.Algorithms {
-		if v := req.r.Header.Get(a.HeaderName()); v != "" {
-			if in.ExpectChecksums == nil {
-				in.ExpectChecksums = map[string]string{}
-			}
-			in.ExpectChecksums[strings.ToLower(string(a))] = v
-		}
-	}
+		ExpectChecksumType: expType, ExpectChecksums: expSums}
 	if v := req.r.Header.Get("X-Amz-Mp-Object-Size"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return apiErr("InvalidArgument", "x-amz-mp-object-size must be a non-negative integer.")
+		if err != nil {
+			return apiErr("InvalidRequest", "Value for x-amz-mp-object-size header is invalid.")
+		}
+		if n < 0 {
+			return apiErr("InvalidRequest", "Value for x-amz-mp-object-size header is less than zero: '"+v+"'")
 		}
 		in.ExpectSize = n
 	}
 	for _, p := range cmu.Parts {
-		in.Parts = append(in.Parts, sealstore.CompletePart{PartNumber: p.PartNumber, ETag: p.ETag, Checksums: p.asMap()})
+		in.Parts = append(in.Parts, sealstore.CompletePart{PartNumber: *p.PartNumber, ETag: *p.ETag, Checksums: p.asMap()})
 	}
 	if in.CustomerKey, err = customerKey(req.r); err != nil {
+		return err
+	}
+	if err := s.compositePartSums(req, in.Parts); err != nil {
 		return err
 	}
 	ka := s.startKeepAlive(req)
@@ -320,6 +351,8 @@ func (s *Server) listParts(req *request) error {
 		ChecksumType: page.ChecksumType}
 	if page.ChecksumAlgorithm != "" {
 		out.ChecksumAlgorithm = strings.ToUpper(page.ChecksumAlgorithm)
+	} else {
+		out.ChecksumAlgorithm, out.ChecksumType = "null", "null" // S3's words for an upload without one
 	}
 	for _, p := range page.Parts {
 		out.Parts = append(out.Parts, listedPart{PartNumber: p.PartNumber, LastModified: s3Time(p.LastModified),
