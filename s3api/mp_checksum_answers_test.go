@@ -80,7 +80,11 @@ func TestMultipartChecksumAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := types.CompletedPart{PartNumber: aws.Int32(1), ETag: up.ETag, ChecksumCRC32: up.ChecksumCRC32}
-	with := func(f func(*types.CompletedPart)) []types.CompletedPart { p := good; f(&p); return []types.CompletedPart{p} }
+	with := func(f func(*types.CompletedPart)) []types.CompletedPart {
+		p := good
+		f(&p)
+		return []types.CompletedPart{p}
+	}
 	const badPart = "Invalid Base64 or multiple checksums present in request"
 	checkErr(t, "part number -4", complete("c", id, with(func(p *types.CompletedPart) { p.PartNumber = aws.Int32(-4) }), nil),
 		"InvalidArgument", "PartNumber must be >= 1")
