@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -141,5 +142,57 @@ func TestMultipartCopyAnswers(t *testing.T) {
 	}
 	if lp.ChecksumAlgorithm != "null" || lp.ChecksumType != "null" {
 		t.Errorf("ListParts without algorithm: %q %q, want null null", lp.ChecksumAlgorithm, lp.ChecksumType)
+	}
+}
+
+// AbortMultipartUpload's x-amz-if-match-initiated-time: another past time
+// is PreconditionFailed and leaves the upload; the upload's own time, or a
+// time in the future, aborts.
+func TestAbortIfMatchInitiatedTime(t *testing.T) {
+	url := newTestServer(t, adminCreds())
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	b, k := aws.String("bkt"), aws.String("obj")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	initiated := func(id *string) time.Time {
+		t.Helper()
+		out, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range out.Uploads {
+			if *u.UploadId == *id {
+				return *u.Initiated
+			}
+		}
+		t.Fatalf("upload %s not listed", *id)
+		return time.Time{}
+	}
+	for _, tc := range []struct {
+		name  string
+		at    func(init time.Time) time.Time
+		abort bool
+	}{
+		{"same time", func(i time.Time) time.Time { return i }, true},
+		{"future", func(i time.Time) time.Time { return i.AddDate(1, 0, 0) }, true},
+		{"other past time", func(i time.Time) time.Time { return i.AddDate(-1, 0, 1) }, false},
+	} {
+		cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId,
+			IfMatchInitiatedTime: aws.Time(tc.at(initiated(cr.UploadId)))})
+		if tc.abort && err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if !tc.abort {
+			checkErr(t, tc.name, err, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold.")
+			if _, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: b, Key: k, UploadId: cr.UploadId}); err != nil {
+				t.Errorf("%s: upload gone: %v", tc.name, err)
+			}
+		}
 	}
 }

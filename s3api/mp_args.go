@@ -1,8 +1,12 @@
 package s3api
 
 import (
+	"net/http"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/s3seal/s3seal/backend"
 
 	"github.com/s3seal/s3seal/s3api/checksum"
 )
@@ -34,4 +38,43 @@ func uploadChecksumType(v string) (string, error) {
 		return t, nil
 	}
 	return "", apiErr("InvalidRequest", "Value for x-amz-checksum-type header is invalid.")
+}
+
+// abortCondition evaluates AbortMultipartUpload's
+// x-amz-if-match-initiated-time as S3 does: a time in the future is
+// ignored; otherwise an upload initiated at another second is
+// PreconditionFailed. An upload the listing does not show is left to the
+// abort's own answer (NoSuchUpload).
+func (s *Server) abortCondition(req *request) error {
+	v := req.r.Header.Get("X-Amz-If-Match-Initiated-Time")
+	if v == "" {
+		return nil
+	}
+	want, err := http.ParseTime(v)
+	if err != nil {
+		return apiErr("InvalidArgument", "Invalid value for x-amz-if-match-initiated-time.")
+	}
+	if want.After(time.Now()) {
+		return nil
+	}
+	id := req.r.URL.Query().Get("uploadId")
+	in := backend.ListUploadsInput{Bucket: req.bucket, Prefix: req.key, MaxUploads: 1000}
+	for {
+		out, err := s.store.ListUploads(req.r.Context(), in)
+		if err != nil {
+			return nil
+		}
+		for _, u := range out.Uploads {
+			if u.Key == req.key && u.UploadID == id {
+				if !u.Initiated.Truncate(time.Second).Equal(want.Truncate(time.Second)) {
+					return apiErr("PreconditionFailed", "")
+				}
+				return nil
+			}
+		}
+		if !out.IsTruncated || out.NextKeyMarker == "" {
+			return nil
+		}
+		in.KeyMarker, in.UploadIDMarker = out.NextKeyMarker, out.NextUploadIDMarker
+	}
 }

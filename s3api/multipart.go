@@ -323,6 +323,9 @@ func objectChecksums(alg, typ string, parts []crypto.ManifestPart) (map[string]s
 }
 
 func (s *Server) abortMultipartUpload(req *request) error {
+	if err := s.abortCondition(req); err != nil {
+		return err
+	}
 	if err := s.store.AbortMultipart(req.r.Context(), req.bucket, req.key, req.r.URL.Query().Get("uploadId")); err != nil {
 		return err
 	}
