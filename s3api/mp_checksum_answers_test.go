@@ -101,7 +101,7 @@ func TestMultipartChecksumAnswers(t *testing.T) {
 	for _, v := range []string{"invalid_crc32", "ImIEBA==-smth", "ImIEBA==--3"} {
 		checkErr(t, "object checksum "+v, complete("c", id, []types.CompletedPart{good}, func(in *s3.CompleteMultipartUploadInput) {
 			in.ChecksumCRC32 = aws.String(v)
-		}), "InvalidRequest", "Value for x-amz-checksum-crc32 header is invalid.")
+		}), "BadDigest", "The CRC32 you specified did not match the calculated checksum.")
 	}
 	checkErr(t, "bad type", complete("c", id, []types.CompletedPart{good}, func(in *s3.CompleteMultipartUploadInput) { in.ChecksumType = "invalid_type" }),
 		"InvalidRequest", "Value for x-amz-checksum-type header is invalid.")
@@ -126,6 +126,10 @@ func TestMultipartChecksumAnswers(t *testing.T) {
 	}
 	checkErr(t, "missing part checksum", complete("sha", id, []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: up.ETag}}, nil),
 		"InvalidRequest", "The upload was created using a sha1 checksum. The complete request must include the checksum for each part. It was missing for part 1 in the request.")
+	// s3-tests: a malformed object checksum is BadDigest, named first.
+	checkErr(t, "missing part checksum, bad object checksum", complete("sha", id, []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: up.ETag}},
+		func(in *s3.CompleteMultipartUploadInput) { in.ChecksumSHA1 = aws.String("bad") }),
+		"BadDigest", "The SHA1 you specified did not match the calculated checksum.")
 	if err := complete("sha", id, []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: up.ETag, ChecksumSHA1: up.ChecksumSHA1}}, nil); err != nil {
 		t.Errorf("COMPOSITE completion with the part's checksum: %v", err)
 	}

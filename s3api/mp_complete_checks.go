@@ -42,7 +42,8 @@ func checkCompleteParts(cmu *completeMultipartUpload) error {
 // completeChecksumHeaders reads the object checksum a completion states:
 // at most one x-amz-checksum-<alg> (InvalidRequest otherwise), each value
 // base64 of the algorithm's size, optionally followed by "-N" (a COMPOSITE
-// value), and x-amz-checksum-type COMPOSITE or FULL_OBJECT in any case.
+// value; BadDigest otherwise), and x-amz-checksum-type COMPOSITE or
+// FULL_OBJECT in any case.
 func completeChecksumHeaders(h http.Header) (sums map[string]string, typ string, err error) {
 	if typ, err = uploadChecksumType(h.Get("X-Amz-Checksum-Type")); err != nil {
 		return nil, "", err
@@ -57,7 +58,9 @@ func completeChecksumHeaders(h http.Header) (sums map[string]string, typ string,
 		}
 		v := strings.TrimSpace(vals[0])
 		if !validFinalChecksum(a, v) {
-			return nil, "", apiErr("InvalidRequest", "Value for "+a.HeaderName()+" header is invalid.")
+			// BadDigest, as s3-tests expects (test_multipart_checksum_sha256);
+			// versitygw's suite expects InvalidRequest here.
+			return nil, "", apiErr("BadDigest", "The "+string(a)+" you specified did not match the calculated checksum.")
 		}
 		sums = map[string]string{strings.ToLower(string(a)): v}
 	}
