@@ -54,7 +54,7 @@ func (m *mpStore) complete(bucket, key, id string, named []CompletedPart, ifMatc
 	for i, np := range named {
 		if i > 0 && np.PartNumber <= named[i-1].PartNumber {
 			return "", "", &mpError{http.StatusBadRequest, "InvalidPartOrder",
-				"The list of parts was not in ascending order. The parts list must be specified in order by part number."}
+				"The list of parts was not in ascending order. Parts must be ordered by part number."}
 		}
 		p, ok := byNum[np.PartNumber]
 		if !ok || unquote(np.ETag) != p.MD5 {

@@ -72,7 +72,7 @@ func (e *mpError) Error() string { return e.code + ": " + e.msg }
 
 func errNoSuchUpload() error {
 	return &mpError{http.StatusNotFound, "NoSuchUpload",
-		"The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed."}
+		"The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed."}
 }
 
 // newMPStore opens dir, creating it if needed, and removes part files a

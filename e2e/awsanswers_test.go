@@ -81,7 +81,7 @@ func TestBoto3AWSAnswers(t *testing.T) {
 		"key_too_long":          `["KeyTooLongError","Your key is too long.",400]`,
 		"invalid_storage_class": `["InvalidStorageClass","The storage class you specified is not valid.",400]`,
 		"precondition":          `["PreconditionFailed","At least one of the pre-conditions you specified did not hold.",412]`,
-		"no_such_upload":        `["NoSuchUpload","The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",404]`,
+		"no_such_upload":        `["NoSuchUpload","The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.",404]`,
 		"v2_prefixes":           `["dir/","foo+1/","foo/","quux ab/"]`,
 		"v2_keys":               `["asdf+b"]`,
 		"v1_prefix":             `"foo/"`,

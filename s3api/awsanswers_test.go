@@ -61,7 +61,7 @@ func TestAWSErrorMessagesWordForWord(t *testing.T) {
 	checkErr(t, "put If-None-Match", err, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold.")
 	_, err = c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String("o"), UploadId: aws.String("nope")})
 	checkErr(t, "abort missing upload", err, "NoSuchUpload",
-		"The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.")
+		"The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.")
 	long := strings.Repeat("k", 1025)
 	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String(long), Body: strings.NewReader("x")})
 	checkErr(t, "put long key", err, "KeyTooLongError", "Your key is too long.")

@@ -34,12 +34,15 @@ func (s *Server) createMultipartUpload(req *request) error {
 		return err
 	}
 	backendSSE(req.r.Header, &in.Headers)
+	typ, err := uploadChecksumType(req.r.Header.Get("X-Amz-Checksum-Type"))
+	if err != nil {
+		return err
+	}
 	if v := req.r.Header.Get("X-Amz-Checksum-Algorithm"); v != "" {
 		a, ok := checksum.ParseAlgorithm(v)
 		if !ok {
-			return apiErr("InvalidRequest", "Checksum algorithm provided is unsupported.")
+			return apiErr("InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, MD5, SHA1, SHA256, SHA512, XXHASH128, XXHASH3, XXHASH64]")
 		}
-		typ := req.r.Header.Get("X-Amz-Checksum-Type")
 		if typ == "" {
 			typ = checksum.DefaultType(a)
 		}
@@ -49,7 +52,7 @@ func (s *Server) createMultipartUpload(req *request) error {
 		in.ChecksumAlgorithm, in.ChecksumType = strings.ToLower(string(a)), typ
 		req.w.Header().Set("X-Amz-Checksum-Algorithm", string(a))
 		req.w.Header().Set("X-Amz-Checksum-Type", typ)
-	} else if req.r.Header.Get("X-Amz-Checksum-Type") != "" {
+	} else if typ != "" {
 		return apiErr("InvalidRequest", "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.")
 	}
 	id, err := s.store.CreateMultipart(req.r.Context(), in)
@@ -158,23 +161,28 @@ func (s *Server) uploadPartCopy(req *request) error {
 	}
 	srcBucket, srcKey, srcVersion, err := copySource(req)
 	if err != nil {
+		// S3 names a missing destination bucket before a bad source.
+		if be := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); backend.IsNotFound(be) {
+			return apiErr("NoSuchBucket", "")
+		}
 		return err
 	}
 	var rng *sealstore.Range
 	if v := req.r.Header.Get("X-Amz-Copy-Source-Range"); v != "" {
 		m := copyRangeRE.FindStringSubmatch(v)
 		if m == nil {
-			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy.")
+			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
 		}
 		first, err1 := strconv.ParseInt(m[1], 10, 64)
 		last, err2 := strconv.ParseInt(m[2], 10, 64)
 		if err1 != nil || err2 != nil || last < first {
-			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy.")
+			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
 		}
 		rng = &sealstore.Range{First: first, Last: last}
 	}
 	checks := &bodyChecks{exp: &checksum.Expected{}, hasher: checksum.NewHasher(defaultChecksum)}
-	if _, err := s.partHasher(req, checks, true); err != nil {
+	hasAlg, err := s.partHasher(req, checks, true)
+	if err != nil {
 		return err
 	}
 	ck, err := customerKey(req.r)
@@ -203,11 +211,23 @@ func (s *Server) uploadPartCopy(req *request) error {
 	})
 	if err != nil {
 		ka.extra = nil
-		return ka.finish(nil, objectErr(versionErr(sourceVersionErr(err, srcVersion))))
+		err = objectErr(versionErr(sourceVersionErr(err, srcVersion)))
+		if toAPIError(err).Code == "NoSuchKey" && srcBucket != req.bucket {
+			// A source in a missing bucket: S3 names the bucket.
+			if be := s.store.Backend().HeadBucket(req.r.Context(), srcBucket); backend.IsNotFound(be) {
+				err = apiErr("NoSuchBucket", "")
+			}
+		}
+		return ka.finish(nil, err)
 	}
 	addSSEHeaders(ka, sealstore.ObjectInfo{Headers: pi.Encryption, CustomerKeyed: ck != nil}, ck)
-	return ka.finish(copyPartResult{Xmlns: s3ns, ETag: quote(pi.ETag), LastModified: s3Time(time.Now()),
-		partChecksums: checksumsOf(pi.Checksums)}, nil)
+	res := copyPartResult{Xmlns: s3ns, ETag: quote(pi.ETag), LastModified: s3Time(time.Now())}
+	if hasAlg {
+		// As S3: a copied part reports a checksum only for an upload
+		// created with an algorithm (s3seal keeps its CRC64NVME anyway).
+		res.partChecksums = checksumsOf(pi.Checksums)
+	}
+	return ka.finish(res, nil)
 }
 
 func (s *Server) completeMultipartUpload(req *request) error {
@@ -222,32 +242,40 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	if err := decodeXML(body, &cmu); err != nil {
 		return err
 	}
+	if err := checkCompleteParts(&cmu); err != nil {
+		return err
+	}
+	expSums, expType, err := completeChecksumHeaders(req.r.Header)
+	if err != nil {
+		return err
+	}
+	if req.r.Header.Get("If-Match") != "" && req.r.Header.Get("If-None-Match") != "" {
+		return apiErr("NotImplemented", "") // as S3: the two together are not supported
+	}
 	cond, err := writeCondition(req.r.Header)
 	if err != nil {
 		return err
 	}
 	in := sealstore.CompleteInput{Bucket: req.bucket, Key: req.key, UploadID: req.r.URL.Query().Get("uploadId"),
 		Cond: cond, ObjectChecksums: objectChecksums, ExpectSize: -1,
-		ExpectChecksumType: req.r.Header.Get("X-Amz-Checksum-Type")}
-	for _, a := range checksum.Algorithms {
-		if v := req.r.Header.Get(a.HeaderName()); v != "" {
-			if in.ExpectChecksums == nil {
-				in.ExpectChecksums = map[string]string{}
-			}
-			in.ExpectChecksums[strings.ToLower(string(a))] = v
-		}
-	}
+		ExpectChecksumType: expType, ExpectChecksums: expSums}
 	if v := req.r.Header.Get("X-Amz-Mp-Object-Size"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return apiErr("InvalidArgument", "x-amz-mp-object-size must be a non-negative integer.")
+		if err != nil {
+			return apiErr("InvalidRequest", "Value for x-amz-mp-object-size header is invalid.")
+		}
+		if n < 0 {
+			return apiErr("InvalidRequest", "Value for x-amz-mp-object-size header is less than zero: '"+v+"'")
 		}
 		in.ExpectSize = n
 	}
 	for _, p := range cmu.Parts {
-		in.Parts = append(in.Parts, sealstore.CompletePart{PartNumber: p.PartNumber, ETag: p.ETag, Checksums: p.asMap()})
+		in.Parts = append(in.Parts, sealstore.CompletePart{PartNumber: *p.PartNumber, ETag: *p.ETag, Checksums: p.asMap()})
 	}
 	if in.CustomerKey, err = customerKey(req.r); err != nil {
+		return err
+	}
+	if err := s.compositePartSums(req, in.Parts); err != nil {
 		return err
 	}
 	ka := s.startKeepAlive(req)
@@ -259,7 +287,7 @@ func (s *Server) completeMultipartUpload(req *request) error {
 		ka.extra = map[string]string{"x-amz-version-id": vid}
 	}
 	addSSEHeaders(ka, info, in.CustomerKey)
-	res := completeMultipartUploadResult{Xmlns: s3ns, Location: "/" + req.bucket + "/" + req.key,
+	res := completeMultipartUploadResult{Xmlns: s3ns, Location: objectLocation(req.r),
 		Bucket: req.bucket, Key: req.key, ETag: quote(info.ETag), partChecksums: checksumsOf(info.Checksums)}
 	if len(info.Checksums) > 0 {
 		res.ChecksumType = checksumType(info.Checksums)
@@ -300,6 +328,9 @@ func objectChecksums(alg, typ string, parts []crypto.ManifestPart) (map[string]s
 }
 
 func (s *Server) abortMultipartUpload(req *request) error {
+	if err := s.abortCondition(req); err != nil {
+		return err
+	}
 	if err := s.store.AbortMultipart(req.r.Context(), req.bucket, req.key, req.r.URL.Query().Get("uploadId")); err != nil {
 		return err
 	}
@@ -309,15 +340,15 @@ func (s *Server) abortMultipartUpload(req *request) error {
 
 func (s *Server) listParts(req *request) error {
 	q := req.r.URL.Query()
-	marker, _ := strconv.Atoi(q.Get("part-number-marker"))
-	maxParts := 1000
-	if v := q.Get("max-parts"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return apiErr("InvalidArgument", "Argument max-parts must be an integer between 0 and 2147483647.")
-		}
-		maxParts = min(n, 1000)
+	marker, err := countArg(q.Get("part-number-marker"), 0)
+	if err != nil {
+		return err
 	}
+	maxParts, err := countArg(q.Get("max-parts"), 1000)
+	if err != nil {
+		return err
+	}
+	maxParts = min(maxParts, 1000)
 	page, err := s.store.ListParts(req.r.Context(), req.bucket, req.key, q.Get("uploadId"), marker, maxParts)
 	if err != nil {
 		return err
@@ -328,6 +359,8 @@ func (s *Server) listParts(req *request) error {
 		ChecksumType: page.ChecksumType}
 	if page.ChecksumAlgorithm != "" {
 		out.ChecksumAlgorithm = strings.ToUpper(page.ChecksumAlgorithm)
+	} else {
+		out.ChecksumAlgorithm, out.ChecksumType = "null", "null" // S3's words for an upload without one
 	}
 	for _, p := range page.Parts {
 		out.Parts = append(out.Parts, listedPart{PartNumber: p.PartNumber, LastModified: s3Time(p.LastModified),
@@ -341,14 +374,11 @@ func (s *Server) listMultipartUploads(req *request) error {
 	q := req.r.URL.Query()
 	in := backend.ListUploadsInput{Bucket: req.bucket, Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"),
 		KeyMarker: q.Get("key-marker"), UploadIDMarker: q.Get("upload-id-marker")}
-	maxUploads := 1000
-	if v := q.Get("max-uploads"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return apiErr("InvalidArgument", "Argument max-uploads must be an integer between 0 and 2147483647.")
-		}
-		maxUploads = min(n, 1000)
+	maxUploads, err := countArg(q.Get("max-uploads"), 1000)
+	if err != nil {
+		return err
 	}
+	maxUploads = min(maxUploads, 1000)
 	in.MaxUploads = int32(maxUploads)
 	encode, err := encodingType(q)
 	if err != nil {
@@ -378,4 +408,15 @@ func (s *Server) listMultipartUploads(req *request) error {
 	}
 	writeXML(req.w, http.StatusOK, res)
 	return nil
+}
+
+// objectLocation is a completed upload's Location: the absolute URL the
+// request addressed the object with (path or virtual-hosted style), as S3
+// gives it.
+func objectLocation(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + r.URL.EscapedPath()
 }

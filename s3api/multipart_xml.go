@@ -33,8 +33,8 @@ type partChecksums struct {
 type completeMultipartUpload struct {
 	XMLName xml.Name `xml:"CompleteMultipartUpload"`
 	Parts   []struct {
-		PartNumber int    `xml:"PartNumber"`
-		ETag       string `xml:"ETag"`
+		PartNumber *int    `xml:"PartNumber"`
+		ETag       *string `xml:"ETag"`
 		partChecksums
 	} `xml:"Part"`
 }

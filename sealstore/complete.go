@@ -57,7 +57,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	}
 	for i := 1; i < len(in.Parts); i++ {
 		if in.Parts[i].PartNumber <= in.Parts[i-1].PartNumber {
-			return ObjectInfo{}, errorf("InvalidPartOrder", "The list of parts was not in ascending order. The parts list must be specified in order by part number.")
+			return ObjectInfo{}, errorf("InvalidPartOrder", "The list of parts was not in ascending order. Parts must be ordered by part number.")
 		}
 	}
 	u, err := s.loadUpload(ctx, in.Bucket, in.Key, in.UploadID)
@@ -73,6 +73,9 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		if _, err := u.contentKey(in.CustomerKey); err != nil {
 			return ObjectInfo{}, err
 		}
+	}
+	if err := checkCompleteChecksums(u, &in); err != nil {
+		return ObjectInfo{}, err
 	}
 	want := make([]uint32, len(in.Parts))
 	for i, p := range in.Parts {
@@ -94,7 +97,8 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		return ObjectInfo{}, err
 	}
 	if in.ExpectSize >= 0 && m.Size() != in.ExpectSize {
-		return ObjectInfo{}, errorf("InvalidRequest", "The provided 'x-amz-mp-object-size' header value %d does not match what was computed: %d.", in.ExpectSize, m.Size())
+		// AWS's words, the computed size first.
+		return ObjectInfo{}, errorf("InvalidRequest", "The provided 'x-amz-mp-object-size' header value %d does not match what was computed: %d", m.Size(), in.ExpectSize)
 	}
 	if in.ObjectChecksums != nil {
 		if m.Checksums, err = in.ObjectChecksums(u.checksumAlg, u.checksumType, m.Parts); err != nil {
@@ -304,12 +308,15 @@ func buildManifest(parts []CompletePart, cur map[uint32]crypto.PartRecord) (cryp
 			return m, nil, invalidPart(p.PartNumber)
 		}
 		for alg, v := range p.Checksums {
+			if _, kept := r.Checksums[alg]; !kept {
+				return m, nil, errorf("BadDigest", "The %s you specified for part %d did not match what we received.", alg, p.PartNumber)
+			}
 			if r.Checksums[alg] != v {
 				return m, nil, invalidPart(p.PartNumber)
 			}
 		}
 		if i < len(parts)-1 && r.PlainSize < MinPartSize {
-			return m, nil, errorf("EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size: part %d has %d bytes, every part but the last must have at least %d.", p.PartNumber, r.PlainSize, MinPartSize)
+			return m, nil, errorf("EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size")
 		}
 		m.Parts = append(m.Parts, crypto.ManifestPart{Stream: r.Stream, PlainSize: r.PlainSize, PlainMD5: r.PlainMD5, Checksums: r.Checksums})
 		bparts = append(bparts, backend.CompletedPart{PartNumber: int32(p.PartNumber), ETag: r.BackendETag})
@@ -317,8 +324,8 @@ func buildManifest(parts []CompletePart, cur map[uint32]crypto.PartRecord) (cryp
 	return m, bparts, nil
 }
 
-func invalidPart(n int) error {
-	return errorf("InvalidPart", "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag (part %d).", n)
+func invalidPart(_ int) error {
+	return errorf("InvalidPart", "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
 }
 
 // previous is what conditions found at the key before the completion.
@@ -494,4 +501,19 @@ func (s *Store) completedByUs(ctx context.Context, u *upload, m crypto.Manifest,
 	s.log.Info("multipart: completion recovered: the object at the key is this completion's",
 		"bucket", u.bucket, "key", u.key, "upload_id", u.id)
 	return backend.CompleteMultipartOutput{ETag: etag, VersionID: bi.VersionID}, true, nil
+}
+
+// checkCompleteChecksums holds a completion to the checksum its upload was
+// created with, as S3 does: the same checksum type if the request names
+// one; an upload created without an algorithm ignores a stated object
+// checksum (its CRC64NVME is s3seal's own).
+func checkCompleteChecksums(u *upload, in *CompleteInput) error {
+	if u.checksumAlg == "" {
+		in.ExpectChecksums = nil
+		return nil
+	}
+	if in.ExpectChecksumType != "" && !strings.EqualFold(in.ExpectChecksumType, u.checksumType) {
+		return errorf("InvalidRequest", "The upload was created using the %s checksum mode. The complete request must use the same checksum mode.", u.checksumType)
+	}
+	return nil
 }

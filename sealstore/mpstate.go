@@ -190,7 +190,7 @@ func (s *Store) loadUpload(ctx context.Context, bucket, key, uploadID string) (*
 	prefix := uploadPrefix(bucket, key, uploadID)
 	bi, err := s.be.HeadObject(ctx, bucket, prefix+infoName)
 	if backend.IsNotFound(err) {
-		return nil, noSuchUpload()
+		return nil, s.missingUpload(ctx, bucket, err)
 	}
 	if err != nil {
 		return nil, err
@@ -213,8 +213,23 @@ func (s *Store) loadUpload(ctx context.Context, bucket, key, uploadID string) (*
 	return u, nil
 }
 
+// missingUpload is the answer for an upload without state: NoSuchBucket
+// when its bucket is gone (S3 names the bucket first), else NoSuchUpload.
+func (s *Store) missingUpload(ctx context.Context, bucket string, err error) error {
+	if backend.ErrorCode(err) != "NoSuchBucket" {
+		err = s.be.HeadBucket(ctx, bucket)
+	}
+	switch {
+	case backend.IsNotFound(err):
+		return errorf("NoSuchBucket", "The specified bucket does not exist.")
+	case err != nil:
+		return err
+	}
+	return noSuchUpload()
+}
+
 func noSuchUpload() error {
-	return errorf("NoSuchUpload", "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.")
+	return errorf("NoSuchUpload", "The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.")
 }
 
 // backendParts lists every part the backend holds for the upload.

@@ -249,7 +249,7 @@ func (s *Store) ListUploads(ctx context.Context, in backend.ListUploadsInput) (b
 		}
 	}
 	out.CommonPrefixes = cps
-	return out, nil
+	return pageUploads(in, out), nil
 }
 
 // UploadPartCopyInput copies a source object, or the plaintext range Range

@@ -39,6 +39,15 @@ func FromHeaders(h http.Header) (*Expected, error) {
 		}
 		e.ContentMD5 = b
 	}
+	n := 0
+	for name, vals := range h {
+		if _, ok := algorithmForHeader(name); ok {
+			n += len(vals)
+		}
+	}
+	if n > 1 {
+		return nil, newErr(CodeInvalidRequest, "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.")
+	}
 	for name, vals := range h {
 		a, ok := algorithmForHeader(name)
 		if !ok {

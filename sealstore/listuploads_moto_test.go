@@ -1,0 +1,34 @@
+package sealstore
+
+import (
+	"testing"
+
+	"github.com/s3seal/s3seal/backend"
+)
+
+// Moto ignores ListMultipartUploads' delimiter and max-uploads; s3seal's
+// listing still pages and rolls up as S3 does. Also on moto: an upload in
+// a missing bucket is NoSuchBucket, not NoSuchUpload.
+func TestListUploadsPagingOnMoto(t *testing.T) {
+	f := motoFixture(t)
+	for _, k := range []string{"a/1", "a/2", "b", "c"} {
+		if _, err := f.st.CreateMultipart(f.ctx, CreateMultipartInput{Bucket: bucket, Key: k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := f.st.ListUploads(f.ctx, backend.ListUploadsInput{Bucket: bucket, Delimiter: "/", MaxUploads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.CommonPrefixes) != 1 || out.CommonPrefixes[0] != "a/" || len(out.Uploads) != 1 || out.Uploads[0].Key != "b" ||
+		!out.IsTruncated || out.NextKeyMarker != "b" {
+		t.Errorf("first page: %+v", out)
+	}
+	out, err = f.st.ListUploads(f.ctx, backend.ListUploadsInput{Bucket: bucket, Delimiter: "/", KeyMarker: out.NextKeyMarker})
+	if err != nil || len(out.Uploads) != 1 || out.Uploads[0].Key != "c" || len(out.CommonPrefixes) != 0 || out.IsTruncated {
+		t.Errorf("second page: %+v, %v", out, err)
+	}
+	if err := f.st.AbortMultipart(f.ctx, "no-such-bucket-d1", "k", "id"); errorCode(err) != "NoSuchBucket" {
+		t.Errorf("abort in a missing bucket: %v, want NoSuchBucket", err)
+	}
+}
