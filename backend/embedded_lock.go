@@ -41,7 +41,7 @@ func readSubBody(r *http.Request, limit int) ([]byte, error) {
 func parseLockHeaders(h http.Header, o *objAttrs) error {
 	mode, until := h.Get("X-Amz-Object-Lock-Mode"), h.Get("X-Amz-Object-Lock-Retain-Until-Date")
 	if (mode == "") != (until == "") {
-		return &mpError{http.StatusBadRequest, "InvalidArgument", "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied"}
+		return &mpError{http.StatusBadRequest, "InvalidArgument", "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied."}
 	}
 	if mode != "" {
 		if mode != "GOVERNANCE" && mode != "COMPLIANCE" {

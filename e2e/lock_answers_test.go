@@ -84,6 +84,25 @@ func TestLockAnswersAsAWS(t *testing.T) {
 		_, err = c.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: plain})
 		wantAnswer(t, "PutObjectLockConfiguration, empty body", err, 400, "MissingRequestBodyError", "Request Body is empty")
 
+		// A multipart upload asking for a lock is judged when created, not
+		// at completion (moto never judged it; s3seal keeps the lock until
+		// completion).
+		_, err = c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: plain, Key: aws.String("mp"),
+			ObjectLockLegalHoldStatus: types.ObjectLockLegalHoldStatusOn})
+		wantAnswer(t, "CreateMultipartUpload, lock, no lock", err, 400, "InvalidRequest", "Bucket is missing ObjectLockConfiguration")
+		_, err = c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: locked, Key: aws.String("mp"),
+			ObjectLockMode: types.ObjectLockModeGovernance})
+		wantAnswer(t, "CreateMultipartUpload, mode without date", err, 400, "InvalidArgument",
+			"x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied.")
+		mp, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: locked, Key: aws.String("mp"),
+			ObjectLockLegalHoldStatus: types.ObjectLockLegalHoldStatusOn})
+		if err != nil {
+			t.Fatalf("CreateMultipartUpload, lock, locked bucket: %v", err)
+		}
+		if _, err := c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: locked, Key: aws.String("mp"), UploadId: mp.UploadId}); err != nil {
+			t.Fatal(err)
+		}
+
 		// A version without retention or legal hold.
 		put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: locked, Key: aws.String("k"), Body: strings.NewReader("x")})
 		if err != nil {

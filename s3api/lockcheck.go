@@ -120,6 +120,11 @@ func (s *Server) objectLockOn(req *request, sr subresource) (bool, error) {
 	if !isLockSub(sr) {
 		return false, nil
 	}
+	return s.bucketLockOn(req)
+}
+
+// bucketLockOn reads whether the request's bucket has Object Lock.
+func (s *Server) bucketLockOn(req *request) (bool, error) {
 	out, err := s.cfg.Forwarder.Forward(req.r.Context(), backend.RawRequest{Method: http.MethodGet, Bucket: req.bucket,
 		Query: url.Values{"object-lock": {""}}, Header: http.Header{}})
 	var c lockConfigDoc
@@ -313,4 +318,22 @@ func (s *Server) lockedDeleteErr(req *request, vid string, err error) error {
 func hasLegalHold(body []byte) bool {
 	var d legalHoldDoc
 	return decodeXML(body, &d) == nil && strings.TrimSpace(d.Status) != ""
+}
+
+// uploadLockAllowed refuses, as S3 does at once, a CreateMultipartUpload
+// asking for a retention or legal hold in a bucket without Object Lock:
+// s3seal keeps an upload's lock until completion (sealstore), so a store
+// would only judge it then, after every part was sent (moto never does).
+func (s *Server) uploadLockAllowed(req *request, p backend.Protection) error {
+	if !p.Locks() || s.cfg.Forwarder == nil {
+		return nil
+	}
+	on, err := s.bucketLockOn(req)
+	if err != nil {
+		return err
+	}
+	if !on {
+		return apiErr("InvalidRequest", "Bucket is missing ObjectLockConfiguration")
+	}
+	return nil
 }

@@ -30,6 +30,9 @@ func (s *Server) createMultipartUpload(req *request) error {
 	if in.Protect, err = protection(req); err != nil {
 		return err
 	}
+	if err := s.uploadLockAllowed(req, in.Protect); err != nil {
+		return err
+	}
 	if in.CustomerKey, err = customerKey(req.r); err != nil {
 		return err
 	}

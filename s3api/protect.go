@@ -43,7 +43,7 @@ func protectionOf(h http.Header, cred Credential) (backend.Protection, error) {
 	}
 	mode, until := h.Get("X-Amz-Object-Lock-Mode"), h.Get("X-Amz-Object-Lock-Retain-Until-Date")
 	if (mode == "") != (until == "") {
-		return p, apiErr("InvalidArgument", "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied")
+		return p, apiErr("InvalidArgument", "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied.")
 	}
 	if mode != "" {
 		if mode != "GOVERNANCE" && mode != "COMPLIANCE" {

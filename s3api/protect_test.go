@@ -81,8 +81,8 @@ func TestProtectionHeadersChecked(t *testing.T) {
 		code, msg string
 	}{
 		"bad mode":      {func(in *s3.PutObjectInput) { in.ObjectLockMode = "FOREVER"; in.ObjectLockRetainUntilDate = &future }, "InvalidArgument", "Unknown wormMode directive."},
-		"mode, no date": {func(in *s3.PutObjectInput) { in.ObjectLockMode = types.ObjectLockModeGovernance }, "InvalidArgument", "must both be supplied"},
-		"date, no mode": {func(in *s3.PutObjectInput) { in.ObjectLockRetainUntilDate = &future }, "InvalidArgument", "must both be supplied"},
+		"mode, no date": {func(in *s3.PutObjectInput) { in.ObjectLockMode = types.ObjectLockModeGovernance }, "InvalidArgument", "must both be supplied."},
+		"date, no mode": {func(in *s3.PutObjectInput) { in.ObjectLockRetainUntilDate = &future }, "InvalidArgument", "must both be supplied."},
 		"date in past": {func(in *s3.PutObjectInput) {
 			in.ObjectLockMode = types.ObjectLockModeCompliance
 			in.ObjectLockRetainUntilDate = &past
