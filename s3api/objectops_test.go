@@ -114,7 +114,7 @@ func TestObjectOpsErrorWording(t *testing.T) {
 	_, err = c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("k"), CopySource: aws.String("bkt/src"), Metadata: long})
 	checkErr(t, "copy long metadata", err, "MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size")
 	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("k"), Body: strings.NewReader("x"), ContentMD5: aws.String("invalid_md5")})
-	checkErr(t, "bad Content-MD5", err, "InvalidDigest", "The Content-Md5 you specified is not valid.")
+	checkErr(t, "bad Content-MD5", err, "InvalidDigest", "The Content-MD5 you specified was invalid.")
 	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("k"), Body: strings.NewReader("x"), ObjectLockLegalHoldStatus: types.ObjectLockLegalHoldStatusOn})
 	checkErr(t, "lock without lock configuration", err, "InvalidRequest", "Bucket is missing ObjectLockConfiguration")
 	_, err = c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("k"), CopySource: aws.String("bkt/src"), ChecksumAlgorithm: "nope"})
@@ -334,7 +334,7 @@ func TestContentMD5Refusals(t *testing.T) {
 	body := []byte("dummy data")
 	sum := md5.Sum(body)
 	for md5h, want := range map[string]string{
-		"invalid_md5":              "<Code>InvalidDigest</Code><Message>The Content-Md5 you specified is not valid.</Message>",
+		"invalid_md5":              "<Code>InvalidDigest</Code><Message>The Content-MD5 you specified was invalid.</Message>",
 		"XrY7u+Ae7tCTyyK7j1rNww==": "<Code>BadDigest</Code>",
 	} {
 		req, _ := http.NewRequest(http.MethodPut, url+"/bkt/k", strings.NewReader(string(body)))
