@@ -1,0 +1,122 @@
+package s3api
+
+// Review s12 R1: proving tests for the unauthenticated CORS paths.
+// These tests are EXPECTED TO FAIL against the code under review: each
+// failure is a finding.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/s3seal/s3seal/backend"
+)
+
+// blockingCORSForwarder answers GET ?cors after a delay, counting calls and
+// the most that were in flight at once.
+type blockingCORSForwarder struct {
+	calls, inFlight, peak atomic.Int64
+	delay                 time.Duration
+	doc                   []byte
+}
+
+func (f *blockingCORSForwarder) Forward(ctx context.Context, in backend.RawRequest) (*backend.RawResponse, error) {
+	f.calls.Add(1)
+	n := f.inFlight.Add(1)
+	defer f.inFlight.Add(-1)
+	for {
+		p := f.peak.Load()
+		if n <= p || f.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	time.Sleep(f.delay)
+	if f.doc == nil {
+		return nil, &backend.Error{Code: "NoSuchCORSConfiguration", StatusCode: 404}
+	}
+	return &backend.RawResponse{StatusCode: 200, Header: http.Header{}, Body: f.doc}, nil
+}
+
+// FINDING (R1-1): every request carrying an Origin header, signed or not,
+// and every preflight makes s3seal read the bucket's CORS rules from the
+// object store BEFORE any authentication and outside the MaxInFlight
+// slots: an anonymous client drives one backend request per request, as
+// many at once as it likes (distinct bucket names defeat the cache).
+func TestR1AnonymousCORSBackendFanout(t *testing.T) {
+	fw := &blockingCORSForwarder{delay: 300 * time.Millisecond}
+	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
+	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw, MaxInFlight: 1, MaxInFlightPerKey: 1})
+	const n = 40
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			var req *http.Request
+			if i%2 == 0 { // preflight
+				req, _ = http.NewRequest(http.MethodOptions, fmt.Sprintf("%s/bucket-%d/k", srv.URL, i), nil)
+				req.Header.Set("Access-Control-Request-Method", "GET")
+			} else { // plain unsigned GET: refused AccessDenied, but only after the fetch
+				req, _ = http.NewRequest(http.MethodGet, fmt.Sprintf("%s/bucket-%d/k", srv.URL, i), nil)
+			}
+			req.Header.Set("Origin", "http://evil.example")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+		}(i)
+	}
+	wg.Wait()
+	t.Logf("statuses %v; backend ?cors calls %d, peak concurrent %d (MaxInFlight 1)", statuses, fw.calls.Load(), fw.peak.Load())
+	if fw.calls.Load() != 0 {
+		t.Errorf("R1-1: %d anonymous requests caused %d backend requests before authentication, up to %d at once (MaxInFlight is 1)",
+			n, fw.calls.Load(), fw.peak.Load())
+	}
+}
+
+// FINDING (R1-2): the CORS rules cache is bounded by bucket count only
+// (10000), not by size; the store's ?cors answer may be up to 4 MiB
+// (backend/raw.go maxRawBody). Anonymous preflights for distinct bucket
+// names make s3seal parse and keep one document per name.
+func TestR1CORSCacheBytesUnbounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("<CORSConfiguration>")
+	for b.Len() < 1<<20 { // 1 MiB of rules (4 MiB are accepted from the store)
+		b.WriteString("<CORSRule><AllowedOrigin>http://o.example</AllowedOrigin><AllowedMethod>GET</AllowedMethod></CORSRule>")
+	}
+	b.WriteString("</CORSConfiguration>")
+	fw := &blockingCORSForwarder{doc: []byte(b.String())}
+	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
+	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const n = 150
+	for i := 0; i < n; i++ {
+		req, _ := http.NewRequest(http.MethodOptions, fmt.Sprintf("%s/b%d", srv.URL, i), nil)
+		req.Header.Set("Origin", "http://nomatch.example")
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grew := int64(after.HeapInuse) - int64(before.HeapInuse)
+	t.Logf("%d anonymous preflights: heap in use grew by %d MiB", n, grew>>20)
+	if grew > 64<<20 {
+		t.Errorf("R1-2: %d anonymous preflights pinned %d MiB of CORS rules in the cache (bound is 10000 buckets, no byte bound)", n, grew>>20)
+	}
+}
