@@ -120,3 +120,23 @@ func TestR1CORSCacheBytesUnbounded(t *testing.T) {
 		t.Errorf("R1-2: %d anonymous preflights pinned %d MiB of CORS rules in the cache (bound is 10000 buckets, no byte bound)", n, grew>>20)
 	}
 }
+
+// FINDING (R1-3): s3seal scopes credentials to buckets (ListBuckets hides
+// those a credential may not read; a request to one is AccessDenied), yet an
+// anonymous preflight tells a bucket of the object store that exists
+// (403 AccessForbidden) from one that does not (404 NoSuchBucket), and for
+// one with rules returns them (allowed origins, methods, max-age), for
+// buckets NO s3seal credential is granted.
+func TestR1PreflightOracleOutsideCredentialScope(t *testing.T) {
+	fw := &docForwarder{docs: map[string][]byte{"cors": []byte(`<CORSConfiguration><CORSRule><AllowedOrigin>http://internal.corp</AllowedOrigin>` +
+		`<AllowedMethod>PUT</AllowedMethod><MaxAgeSeconds>77</MaxAgeSeconds></CORSRule></CORSConfiguration>`)}}
+	creds := Credentials{"u": {AccessKey: "u", SecretKey: "us", Read: []string{"public"}, Write: []string{"public"}}}
+	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	exists := preflightReq(t, srv.URL+"/other-tenant-bucket/k", "http://internal.corp", "PUT", "")
+	missing := preflightReq(t, srv.URL+"/missing/k", "http://internal.corp", "PUT", "")
+	t.Logf("out-of-scope bucket: %+v; missing bucket: %+v", exists, missing)
+	if exists.status != missing.status || exists.origin != "" {
+		t.Errorf("R1-3: anonymous preflight distinguishes an out-of-scope bucket (%d, origin %q, methods %q, max-age %q) from a missing one (%d)",
+			exists.status, exists.origin, exists.methods, exists.maxAge, missing.status)
+	}
+}
