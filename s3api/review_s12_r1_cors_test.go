@@ -7,6 +7,7 @@ package s3api
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime"
 	"strings"
@@ -138,5 +139,39 @@ func TestR1PreflightOracleOutsideCredentialScope(t *testing.T) {
 	if exists.status != missing.status || exists.origin != "" {
 		t.Errorf("R1-3: anonymous preflight distinguishes an out-of-scope bucket (%d, origin %q, methods %q, max-age %q) from a missing one (%d)",
 			exists.status, exists.origin, exists.methods, exists.maxAge, missing.status)
+	}
+}
+
+type errCORSForwarder struct{ err error }
+
+func (f errCORSForwarder) Forward(context.Context, backend.RawRequest) (*backend.RawResponse, error) {
+	return nil, f.err
+}
+
+// PROBE (R1-4): what an anonymous preflight shows of an object store's
+// refusal to read ?cors (e.g. backend credentials without s3:GetBucketCORS).
+func TestR1PreflightBackendErrorExposure(t *testing.T) {
+	secret := "User: arn:aws:iam::123456789012:user/s3seal-backend is not authorized to perform: s3:GetBucketCORS"
+	for _, e := range []error{
+		&backend.Error{Code: "AccessDenied", StatusCode: 403, Message: secret},
+		&backend.Error{Code: "InternalError", StatusCode: 500, Message: secret},
+		fmt.Errorf("dial tcp 10.1.2.3:9000: connect: connection refused"),
+	} {
+		creds := Credentials{"u": {AccessKey: "u", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
+		srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: errCORSForwarder{e}})
+		req, _ := http.NewRequest(http.MethodOptions, srv.URL+"/bkt/k", nil)
+		req.Header.Set("Origin", "http://o")
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body strings.Builder
+		_, _ = io.Copy(&body, resp.Body)
+		resp.Body.Close()
+		t.Logf("store error %v -> anonymous sees %d %s", e, resp.StatusCode, body.String())
+		if strings.Contains(body.String(), "123456789012") || strings.Contains(body.String(), "10.1.2.3") {
+			t.Errorf("R1-4: anonymous preflight shows the object store's own error text: %s", body.String())
+		}
 	}
 }
