@@ -1,0 +1,177 @@
+package s3api
+
+// Review s12 R1: proving tests for the unauthenticated CORS paths.
+// These tests are EXPECTED TO FAIL against the code under review: each
+// failure is a finding.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/s3seal/s3seal/backend"
+)
+
+// blockingCORSForwarder answers GET ?cors after a delay, counting calls and
+// the most that were in flight at once.
+type blockingCORSForwarder struct {
+	calls, inFlight, peak atomic.Int64
+	delay                 time.Duration
+	doc                   []byte
+}
+
+func (f *blockingCORSForwarder) Forward(ctx context.Context, in backend.RawRequest) (*backend.RawResponse, error) {
+	f.calls.Add(1)
+	n := f.inFlight.Add(1)
+	defer f.inFlight.Add(-1)
+	for {
+		p := f.peak.Load()
+		if n <= p || f.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	time.Sleep(f.delay)
+	if f.doc == nil {
+		return nil, &backend.Error{Code: "NoSuchCORSConfiguration", StatusCode: 404}
+	}
+	return &backend.RawResponse{StatusCode: 200, Header: http.Header{}, Body: f.doc}, nil
+}
+
+// FINDING (R1-1): every request carrying an Origin header, signed or not,
+// and every preflight makes s3seal read the bucket's CORS rules from the
+// object store BEFORE any authentication and outside the MaxInFlight
+// slots: an anonymous client drives one backend request per request, as
+// many at once as it likes (distinct bucket names defeat the cache).
+func TestR1AnonymousCORSBackendFanout(t *testing.T) {
+	fw := &blockingCORSForwarder{delay: 300 * time.Millisecond}
+	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
+	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw, MaxInFlight: 1, MaxInFlightPerKey: 1})
+	const n = 40
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			var req *http.Request
+			if i%2 == 0 { // preflight
+				req, _ = http.NewRequest(http.MethodOptions, fmt.Sprintf("%s/bucket-%d/k", srv.URL, i), nil)
+				req.Header.Set("Access-Control-Request-Method", "GET")
+			} else { // plain unsigned GET: refused AccessDenied, but only after the fetch
+				req, _ = http.NewRequest(http.MethodGet, fmt.Sprintf("%s/bucket-%d/k", srv.URL, i), nil)
+			}
+			req.Header.Set("Origin", "http://evil.example")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+		}(i)
+	}
+	wg.Wait()
+	t.Logf("statuses %v; backend ?cors calls %d, peak concurrent %d (MaxInFlight 1)", statuses, fw.calls.Load(), fw.peak.Load())
+	if fw.calls.Load() != 0 {
+		t.Errorf("R1-1: %d anonymous requests caused %d backend requests before authentication, up to %d at once (MaxInFlight is 1)",
+			n, fw.calls.Load(), fw.peak.Load())
+	}
+}
+
+// FINDING (R1-2): the CORS rules cache is bounded by bucket count only
+// (10000), not by size; the store's ?cors answer may be up to 4 MiB
+// (backend/raw.go maxRawBody). Anonymous preflights for distinct bucket
+// names make s3seal parse and keep one document per name.
+func TestR1CORSCacheBytesUnbounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("<CORSConfiguration>")
+	for b.Len() < 1<<20 { // 1 MiB of rules (4 MiB are accepted from the store)
+		b.WriteString("<CORSRule><AllowedOrigin>http://o.example</AllowedOrigin><AllowedMethod>GET</AllowedMethod></CORSRule>")
+	}
+	b.WriteString("</CORSConfiguration>")
+	fw := &blockingCORSForwarder{doc: []byte(b.String())}
+	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
+	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const n = 150
+	for i := 0; i < n; i++ {
+		req, _ := http.NewRequest(http.MethodOptions, fmt.Sprintf("%s/b%d", srv.URL, i), nil)
+		req.Header.Set("Origin", "http://nomatch.example")
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grew := int64(after.HeapInuse) - int64(before.HeapInuse)
+	t.Logf("%d anonymous preflights: heap in use grew by %d MiB", n, grew>>20)
+	if grew > 64<<20 {
+		t.Errorf("R1-2: %d anonymous preflights pinned %d MiB of CORS rules in the cache (bound is 10000 buckets, no byte bound)", n, grew>>20)
+	}
+}
+
+// FINDING (R1-3): s3seal scopes credentials to buckets (ListBuckets hides
+// those a credential may not read; a request to one is AccessDenied), yet an
+// anonymous preflight tells a bucket of the object store that exists
+// (403 AccessForbidden) from one that does not (404 NoSuchBucket), and for
+// one with rules returns them (allowed origins, methods, max-age), for
+// buckets NO s3seal credential is granted.
+func TestR1PreflightOracleOutsideCredentialScope(t *testing.T) {
+	fw := &docForwarder{docs: map[string][]byte{"cors": []byte(`<CORSConfiguration><CORSRule><AllowedOrigin>http://internal.corp</AllowedOrigin>` +
+		`<AllowedMethod>PUT</AllowedMethod><MaxAgeSeconds>77</MaxAgeSeconds></CORSRule></CORSConfiguration>`)}}
+	creds := Credentials{"u": {AccessKey: "u", SecretKey: "us", Read: []string{"public"}, Write: []string{"public"}}}
+	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	exists := preflightReq(t, srv.URL+"/other-tenant-bucket/k", "http://internal.corp", "PUT", "")
+	missing := preflightReq(t, srv.URL+"/missing/k", "http://internal.corp", "PUT", "")
+	t.Logf("out-of-scope bucket: %+v; missing bucket: %+v", exists, missing)
+	if exists.status != missing.status || exists.origin != "" {
+		t.Errorf("R1-3: anonymous preflight distinguishes an out-of-scope bucket (%d, origin %q, methods %q, max-age %q) from a missing one (%d)",
+			exists.status, exists.origin, exists.methods, exists.maxAge, missing.status)
+	}
+}
+
+type errCORSForwarder struct{ err error }
+
+func (f errCORSForwarder) Forward(context.Context, backend.RawRequest) (*backend.RawResponse, error) {
+	return nil, f.err
+}
+
+// PROBE (R1-4): what an anonymous preflight shows of an object store's
+// refusal to read ?cors (e.g. backend credentials without s3:GetBucketCORS).
+func TestR1PreflightBackendErrorExposure(t *testing.T) {
+	secret := "User: arn:aws:iam::123456789012:user/s3seal-backend is not authorized to perform: s3:GetBucketCORS"
+	for _, e := range []error{
+		&backend.Error{Code: "AccessDenied", StatusCode: 403, Message: secret},
+		&backend.Error{Code: "InternalError", StatusCode: 500, Message: secret},
+		fmt.Errorf("dial tcp 10.1.2.3:9000: connect: connection refused"),
+	} {
+		creds := Credentials{"u": {AccessKey: "u", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
+		srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: errCORSForwarder{e}})
+		req, _ := http.NewRequest(http.MethodOptions, srv.URL+"/bkt/k", nil)
+		req.Header.Set("Origin", "http://o")
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body strings.Builder
+		_, _ = io.Copy(&body, resp.Body)
+		resp.Body.Close()
+		t.Logf("store error %v -> anonymous sees %d %s", e, resp.StatusCode, body.String())
+		if strings.Contains(body.String(), "123456789012") || strings.Contains(body.String(), "10.1.2.3") {
+			t.Errorf("R1-4: anonymous preflight shows the object store's own error text: %s", body.String())
+		}
+	}
+}
