@@ -224,10 +224,12 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	rules, err := s.cors.rules(r.Context(), s.cfg.Forwarder, bucket)
-	if err != nil {
-		writeError(w, r, err)
-		return
+	var rules *corsDoc
+	if s.corsBucket(bucket) {
+		if rules, err = s.cors.rules(r.Context(), s.cfg.Forwarder, bucket, s.cfg.MaxInFlight); err != nil {
+			writeError(w, r, err)
+			return
+		}
 	}
 	forbid := func(msg, resource string) {
 		writeXML(w, http.StatusForbidden, forbiddenBody{Code: "AccessForbidden", Message: msg, Method: http.MethodOptions,
@@ -260,11 +262,14 @@ func (s *Server) actualCORS(w http.ResponseWriter, r *http.Request) {
 	if origin == "" || r.Method == http.MethodOptions {
 		return
 	}
+	if r.Header.Get("Authorization") == "" && !r.URL.Query().Has("X-Amz-Signature") {
+		return // s3seal serves no anonymous request: its refusal needs no CORS
+	}
 	bucket, _ := s.target(r)
-	if bucket == "" {
+	if !s.corsBucket(bucket) {
 		return
 	}
-	rules, err := s.cors.rules(r.Context(), s.cfg.Forwarder, bucket)
+	rules, err := s.cors.rules(r.Context(), s.cfg.Forwarder, bucket, s.cfg.MaxInFlight)
 	if err != nil || rules == nil {
 		return
 	}
@@ -279,4 +284,22 @@ func (s *Server) actualCORS(w http.ResponseWriter, r *http.Request) {
 	if m, ok := rules.match(origin, method, headers); ok {
 		m.set(w.Header(), strings.Join(headers, ", "))
 	}
+}
+
+// corsBucket reports whether a bucket's CORS rules may be looked up for
+// a request not yet authenticated: a valid bucket name that some
+// credential may read or write. Any other name (a typo, /healthz, another
+// tenant's bucket in the same store) is answered as a bucket without
+// CORS, so an unsigned request learns nothing of it and costs the store
+// nothing.
+func (s *Server) corsBucket(bucket string) bool {
+	if bucket == "" || checkBucketName(bucket) != nil {
+		return false
+	}
+	for _, c := range s.cfg.Credentials {
+		if c.canRead(bucket) {
+			return true
+		}
+	}
+	return false
 }

