@@ -90,6 +90,22 @@ func (s *Server) createBucket(req *request) error {
 			return apiErr("BucketAlreadyExists", "")
 		}
 	}
+	// What follows the create (tags, ownership controls) is undone by
+	// deleting the bucket when the store refuses it, so it only follows
+	// the create of a bucket that was not there: a store that answers a
+	// re-create of an existing bucket with 200 (moto, AWS in us-east-1)
+	// must never see that bucket configured, or deleted, by a CreateBucket.
+	enforce := own == "BucketOwnerEnforced" && req.cred.Admin && s.cfg.Forwarder != nil && !lockEnabled(h) && len(bucketACL(h)) == 0
+	if len(tags) > 0 || enforce {
+		switch err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); {
+		case err == nil:
+			return apiErr("BucketAlreadyOwnedByYou", "")
+		case backend.ErrorCode(err) == "AccessDenied" || backend.ErrorCode(err) == "Forbidden":
+			return apiErr("BucketAlreadyExists", "")
+		case !backend.IsNotFound(err):
+			return err
+		}
+	}
 	// The store gets the location constraint alone; the tags follow.
 	body = nil
 	if cfg.LocationConstraint != "" {
@@ -111,7 +127,7 @@ func (s *Server) createBucket(req *request) error {
 	// with the create: bucketACL) is put on the new bucket when an admin
 	// asks and the store keeps ownership controls, since not every store
 	// has AWS's default (moto keeps none).
-	if own == "BucketOwnerEnforced" && req.cred.Admin && s.cfg.Forwarder != nil && !lockEnabled(h) && len(bucketACL(h)) == 0 {
+	if enforce {
 		doc := []byte(`<OwnershipControls xmlns="` + s3ns + `"><Rule><ObjectOwnership>BucketOwnerEnforced</ObjectOwnership></Rule></OwnershipControls>`)
 		if err := s.configureNewBucket(req, "ownershipControls", doc); err != nil {
 			return err

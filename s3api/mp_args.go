@@ -57,12 +57,15 @@ func (s *Server) abortCondition(req *request) error {
 	if want.After(time.Now()) {
 		return nil
 	}
+	// The condition fails closed: an upload the listing does not show, a
+	// listing that fails, or one that does not move on (a hostile or
+	// broken store) keeps the upload, never aborts it unchecked.
 	id := req.r.URL.Query().Get("uploadId")
 	in := backend.ListUploadsInput{Bucket: req.bucket, Prefix: req.key, MaxUploads: 1000}
-	for {
+	for page := 0; page < maxAbortConditionPages; page++ {
 		out, err := s.store.ListUploads(req.r.Context(), in)
 		if err != nil {
-			return nil
+			return err
 		}
 		for _, u := range out.Uploads {
 			if u.Key == req.key && u.UploadID == id {
@@ -73,8 +76,16 @@ func (s *Server) abortCondition(req *request) error {
 			}
 		}
 		if !out.IsTruncated || out.NextKeyMarker == "" {
-			return nil
+			return apiErr("NoSuchUpload", "")
+		}
+		if out.NextKeyMarker == in.KeyMarker && out.NextUploadIDMarker == in.UploadIDMarker {
+			break
 		}
 		in.KeyMarker, in.UploadIDMarker = out.NextKeyMarker, out.NextUploadIDMarker
 	}
+	return apiErr("ServiceUnavailable", "The object store's listing of uploads did not end; the upload was not aborted.")
 }
+
+// maxAbortConditionPages bounds the listing an abort's
+// x-amz-if-match-initiated-time reads (100,000 uploads of one key).
+const maxAbortConditionPages = 100

@@ -387,8 +387,12 @@ func (s *Server) listMultipartUploads(req *request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.store.ListUploads(req.r.Context(), in)
-	if err != nil {
+	var out backend.ListUploadsOutput
+	if maxUploads > 0 { // max-uploads=0 lists none, as max-parts=0
+		if out, err = s.store.ListUploads(req.r.Context(), in); err != nil {
+			return bucketErr(err)
+		}
+	} else if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err != nil {
 		return bucketErr(err)
 	}
 	enc := encoder(encode)

@@ -284,9 +284,7 @@ func (s *Server) createLockedBucket(req *request, body []byte) error {
 	if _, err := s.cfg.Forwarder.Forward(req.r.Context(), in); err != nil {
 		return forwardErr(err)
 	}
-	req.w.Header().Set("Location", "/"+req.bucket)
-	req.w.WriteHeader(http.StatusOK)
-	return nil
+	return nil // createBucket answers, once the rest is done
 }
 
 // lockRefusal passes on the backend's refusals of what s3seal passed on

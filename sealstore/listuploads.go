@@ -22,6 +22,11 @@ func pageUploads(in backend.ListUploadsInput, out backend.ListUploadsOutput) bac
 	var entries []entry
 	seen := map[string]bool{}
 	addPrefix := func(p string) {
+		// A prefix at or before the key-marker was on an earlier page
+		// (the marker of a page that ended on a prefix is that prefix).
+		if in.KeyMarker != "" && p <= in.KeyMarker {
+			return
+		}
 		if !seen[p] {
 			seen[p] = true
 			entries = append(entries, entry{key: p})
