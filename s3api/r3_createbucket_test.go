@@ -41,7 +41,7 @@ func TestR3CreateLockedBucketWithRefusedTagsSays200(t *testing.T) {
 	c, _ := adminClient(t, fw)
 	_, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("r3locked"),
 		ObjectLockEnabledForBucket: aws.Bool(true),
-		CreateBucketConfiguration: &types.CreateBucketConfiguration{Tags: []types.Tag{{Key: aws.String("k"), Value: aws.String("v")}}}})
+		CreateBucketConfiguration:  &types.CreateBucketConfiguration{Tags: []types.Tag{{Key: aws.String("k"), Value: aws.String("v")}}}})
 	t.Logf("store saw: %q; SDK: %v", fw.log, err)
 	// What goes on the wire: the status line is what clients trust for
 	// CreateBucket.
