@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,4 +46,31 @@ func TestR3PreflightLeaksStoreErrorToAnonymous(t *testing.T) {
 		}
 	}
 	t.Logf("backend GET ?cors requests for 5 anonymous preflights: %d", fw.gets)
+}
+
+// R3 FINDING (low; expected to FAIL): anonymous CORS preflights are
+// served with a store round trip each: distinct bucket names (or any
+// name whose lookup the store fails) are never answered from the cache,
+// and preflight takes no request slot (routes.go routes OPTIONS to
+// s.preflight, outside serve/acquire). 200 unsigned OPTIONS, 200 backend
+// GET ?cors.
+func TestR3PreflightAnonymousAmplification(t *testing.T) {
+	fw := &docForwarder{}
+	_, url := adminClient(t, fw)
+	for i := range 200 {
+		req, _ := http.NewRequest(http.MethodOptions, url+"/b"+strconv.Itoa(i)+"/o", nil)
+		req.Header.Set("Origin", "http://evil.example")
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if fw.gets >= 200 {
+		t.Errorf("200 anonymous preflights made %d backend requests", fw.gets)
+	}
 }
