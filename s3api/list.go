@@ -220,6 +220,12 @@ func (s *Server) deleteObjects(req *request) error {
 			out.Errors = append(out.Errors, deleteError{Key: o.Key, Code: "NoSuchVersion", Message: "The specified version does not exist."})
 			continue
 		}
+		if vid != "" && !backend.WellFormedVersionID(vid) {
+			// A malformed id (" ", a padded id) is refused as DeleteObject
+			// refuses it: a store may read a blank one as "no version".
+			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: vid, Code: "InvalidArgument", Message: "Invalid version id specified"})
+			continue
+		}
 		cond, err := parseDeleteCondition(o.ETag, o.Size, o.LastModifiedTime)
 		if err != nil {
 			ae := toAPIError(err)

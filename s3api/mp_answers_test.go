@@ -196,3 +196,26 @@ func TestAbortIfMatchInitiatedTime(t *testing.T) {
 		}
 	}
 }
+
+// max-uploads=0 lists no upload but says there are more (review s12 R3:
+// the store's 0 meant its default, 1000).
+func TestListUploadsMaxZero(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	c := sdkClient(url, "ak", "sk")
+	ctx := context.Background()
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b"} {
+		if _, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String(k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String("bkt"), MaxUploads: aws.Int32(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Uploads) != 0 || !aws.ToBool(out.IsTruncated) {
+		t.Errorf("max-uploads=0: %d uploads, truncated %v; want none, truncated", len(out.Uploads), aws.ToBool(out.IsTruncated))
+	}
+}

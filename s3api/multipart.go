@@ -387,13 +387,16 @@ func (s *Server) listMultipartUploads(req *request) error {
 	if err != nil {
 		return err
 	}
-	var out backend.ListUploadsOutput
-	if maxUploads > 0 { // max-uploads=0 lists none, as max-parts=0
-		if out, err = s.store.ListUploads(req.r.Context(), in); err != nil {
-			return bucketErr(err)
-		}
-	} else if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err != nil {
+	if maxUploads == 0 {
+		in.MaxUploads = 1 // the store's 0 is its default, 1000
+	}
+	out, err := s.store.ListUploads(req.r.Context(), in)
+	if err != nil {
 		return bucketErr(err)
+	}
+	if maxUploads == 0 { // lists none, but says whether there are more (as max-parts=0)
+		more := out.IsTruncated || len(out.Uploads)+len(out.CommonPrefixes) > 0
+		out = backend.ListUploadsOutput{IsTruncated: more}
 	}
 	enc := encoder(encode)
 	res := listMultipartUploadsResult{Xmlns: s3ns, Bucket: req.bucket, KeyMarker: enc(in.KeyMarker), UploadIDMarker: in.UploadIDMarker,

