@@ -1,0 +1,62 @@
+package e2e
+
+// Review s12 R2 (FAILS on purpose: a finding).
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// TestR2BugDeleteObjectsBlankVersionID: a DeleteObjects entry whose
+// <VersionId> is blank but not empty ("   ") is not checked the way
+// DeleteObject's ?versionId is (checkVersionID / WellFormedVersionID):
+// list.go refuses only "" and forwards the rest. It names no version, so S3
+// answers that entry NoSuchVersion (or InvalidArgument) and nothing is
+// deleted. Expected: an error entry, the object intact, no delete marker.
+func TestR2BugDeleteObjectsBlankVersionID(t *testing.T) {
+	onEachStore(t, func(t *testing.T, p *sealProc) {
+		ctx := context.Background()
+		c := sdkFor(t, p)
+		for _, versioned := range []bool{false, true} {
+			b := aws.String("r2-blank-plain")
+			if versioned {
+				b = aws.String("r2-blank-versioned")
+			}
+			if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+				t.Fatal(err)
+			}
+			if versioned {
+				if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
+					VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, blank := range []string{" ", "   ", "\t", "\n"} {
+				k := aws.String("k")
+				if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("keep me")}); err != nil {
+					t.Fatal(err)
+				}
+				out, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: b, Delete: &types.Delete{
+					Objects: []types.ObjectIdentifier{{Key: k, VersionId: aws.String(blank)}}}})
+				if err != nil {
+					t.Logf("versioned=%v %q: DeleteObjects refused: %v", versioned, blank, err)
+				} else {
+					for _, d := range out.Deleted {
+						t.Logf("versioned=%v %q: Deleted %s version %q marker %v", versioned, blank, aws.ToString(d.Key), aws.ToString(d.VersionId), aws.ToBool(d.DeleteMarker))
+					}
+					for _, e := range out.Errors {
+						t.Logf("versioned=%v %q: Error %s %s", versioned, blank, aws.ToString(e.Code), aws.ToString(e.Message))
+					}
+				}
+				if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k}); err != nil {
+					t.Errorf("versioned=%v: DeleteObjects with <VersionId>%q</VersionId> deleted the current object: HEAD %v", versioned, blank, err)
+				}
+			}
+		}
+	})
+}
