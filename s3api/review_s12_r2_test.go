@@ -7,6 +7,10 @@ package s3api
 import (
 	"context"
 	"maps"
+	"net/http"
+	"time"
+
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"strings"
 	"testing"
 
@@ -120,4 +124,67 @@ func TestR2HeldNullVersionInVersionedBucket(t *testing.T) {
 		t.Errorf("PUT ?tagging&versionId=null succeeded")
 	}
 	t.Logf("last: %v", err)
+}
+
+// TestR2HeldDefaultContentType: binary/octet-stream for every write made
+// without a Content-Type (PUT, multipart, copy with REPLACE); COPY keeps
+// the source's.
+func TestR2HeldDefaultContentType(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	b := aws.String("ctbkt")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	ct := func(key string) string {
+		h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String(key)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return aws.ToString(h.ContentType)
+	}
+	// A raw PUT without Content-Type (the SDK always sends one).
+	req, _ := http.NewRequest(http.MethodPut, url+"/ctbkt/p", strings.NewReader("x"))
+	req.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
+	if err := v4.NewSigner().SignHTTP(ctx, aws.Credentials{AccessKeyID: "ak", SecretAccessKey: "sk"}, req, "UNSIGNED-PAYLOAD", "s3", "us-east-1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("raw PUT: %v %v", resp, err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("t"), Body: strings.NewReader("x"), ContentType: aws.String("text/plain")}); err != nil {
+		t.Fatal(err)
+	}
+	cu, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("mp")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: aws.String("mp"), UploadId: cu.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("abc")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: aws.String("mp"), UploadId: cu.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: p.ETag}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("tc"), CopySource: aws.String("ctbkt/t")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("tr"), CopySource: aws.String("ctbkt/t"), MetadataDirective: types.MetadataDirectiveReplace}); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"p": "binary/octet-stream", "t": "text/plain", "mp": "binary/octet-stream", "tc": "text/plain", "tr": "binary/octet-stream"} {
+		if got := ct(k); got != want {
+			t.Errorf("%s: Content-Type %q, want %q", k, got, want)
+		}
+	}
+	// Empty object: suffix range is the whole (empty) object, 200.
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("e"), Body: strings.NewReader("")}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("e"), Range: aws.String("bytes=-5")})
+	if err != nil || aws.ToInt64(g.ContentLength) != 0 || g.ContentRange != nil {
+		t.Errorf("GET bytes=-5 of an empty object: %+v %v", g, err)
+	}
 }
