@@ -60,3 +60,44 @@ func TestR2BugDeleteObjectsBlankVersionID(t *testing.T) {
 		}
 	})
 }
+
+// TestR2HeldDeleteObjectsPaddedVersionID: the same gap with a real id
+// padded with blanks (" <id> "): DeleteObject refuses it, DeleteObjects
+// forwards it. Held: neither store deletes version <id> (moto answers the
+// entry Deleted, version " <id> ", which s3seal passes on: low).
+func TestR2HeldDeleteObjectsPaddedVersionID(t *testing.T) {
+	onEachStore(t, func(t *testing.T, p *sealProc) {
+		ctx := context.Background()
+		c := sdkFor(t, p)
+		b := aws.String("r2-padded")
+		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
+			VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+			t.Fatal(err)
+		}
+		k := aws.String("k")
+		out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("v1")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v1 := aws.ToString(out.VersionId)
+		if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k, VersionId: aws.String(" " + v1 + " ")}); err == nil {
+			t.Fatalf("DeleteObject took the padded id")
+		}
+		d, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: b, Delete: &types.Delete{
+			Objects: []types.ObjectIdentifier{{Key: k, VersionId: aws.String(" " + v1 + " ")}}}})
+		if err == nil {
+			for _, e := range d.Deleted {
+				t.Logf("Deleted %s version %q", aws.ToString(e.Key), aws.ToString(e.VersionId))
+			}
+			for _, e := range d.Errors {
+				t.Logf("Error %s %s", aws.ToString(e.Code), aws.ToString(e.Message))
+			}
+		}
+		if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k, VersionId: aws.String(v1)}); err != nil {
+			t.Errorf("DeleteObjects with <VersionId> %q deleted version %s: HEAD %v", " "+v1+" ", v1, err)
+		}
+	})
+}
