@@ -41,8 +41,8 @@ func (f *r2TagFailForwarder) Forward(ctx context.Context, in backend.RawRequest)
 // change the status ("superfluous WriteHeader"): the client reads HTTP 200
 // (with an <Error> body), the bucket does not exist. Expected: a 4xx/5xx,
 // or 200 and the bucket there. (The Go SDK happens to read the 200's
-// <Error> body as a failure; curl, boto3's CreateBucket and others see
-// success.)
+// <Error> body as a failure and retries; a client that goes by the status
+// line, as this raw request does, sees success.)
 func TestR2BugLockedCreateBucketTagFailure200(t *testing.T) {
 	fw := &r2TagFailForwarder{}
 	creds := Credentials{"ak": {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
