@@ -12,13 +12,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// TestR2BugDeleteObjectsBlankVersionID: a DeleteObjects entry whose
+// TestR2FixedDeleteObjectsBlankVersionID: a DeleteObjects entry whose
 // <VersionId> is blank but not empty ("   ") is not checked the way
 // DeleteObject's ?versionId is (checkVersionID / WellFormedVersionID):
 // list.go refuses only "" and forwards the rest. It names no version, so S3
 // answers that entry NoSuchVersion (or InvalidArgument) and nothing is
 // deleted. Expected: an error entry, the object intact, no delete marker.
-func TestR2BugDeleteObjectsBlankVersionID(t *testing.T) {
+func TestR2FixedDeleteObjectsBlankVersionID(t *testing.T) {
 	onEachStore(t, func(t *testing.T, p *sealProc) {
 		ctx := context.Background()
 		c := sdkFor(t, p)

@@ -15,7 +15,7 @@ import (
 	"github.com/s3seal/s3seal/internal/faultproxy"
 )
 
-func TestR2BugRecreateBucketAfterRestartReplacesTags(t *testing.T) {
+func TestR2FixedRecreateBucketAfterRestartReplacesTags(t *testing.T) {
 	m := startMoto(t)
 	o := sealOpts{Backend: m, Key: randomKey(t)}
 	ctx := context.Background()
@@ -47,12 +47,12 @@ func TestR2BugRecreateBucketAfterRestartReplacesTags(t *testing.T) {
 	}
 }
 
-// TestR2BugRecreateBucketTagFailureDeletesExisting: the same CreateBucket
+// TestR2FixedRecreateBucketTagFailureDeletesExisting: the same CreateBucket
 // of an existing (empty) bucket after a restart, when the store fails the
 // PUT ?tagging (503 SlowDown here, every attempt, through the fault proxy): configureNewBucket
 // takes the bucket for the one it just made and DELETES it. Expected: the
 // bucket, which existed before the request, still exists.
-func TestR2BugRecreateBucketTagFailureDeletesExisting(t *testing.T) {
+func TestR2FixedRecreateBucketTagFailureDeletesExisting(t *testing.T) {
 	m := startMoto(t)
 	fp, err := faultproxy.Start(m.Endpoint)
 	if err != nil {

@@ -34,7 +34,7 @@ func (f *r2TagFailForwarder) Forward(ctx context.Context, in backend.RawRequest)
 	return &backend.RawResponse{StatusCode: 200, Header: http.Header{}}, nil
 }
 
-// TestR2BugLockedCreateBucketTagFailure200: CreateBucket with Object Lock
+// TestR2FixedLockedCreateBucketTagFailure200: CreateBucket with Object Lock
 // (or a canned ACL) and tags. createLockedBucket (protect.go) writes the
 // 200 itself; createBucket then tags the bucket, and when that fails,
 // configureNewBucket DELETES the bucket and writeError can no longer
@@ -43,7 +43,7 @@ func (f *r2TagFailForwarder) Forward(ctx context.Context, in backend.RawRequest)
 // or 200 and the bucket there. (The Go SDK happens to read the 200's
 // <Error> body as a failure and retries; a client that goes by the status
 // line, as this raw request does, sees success.)
-func TestR2BugLockedCreateBucketTagFailure200(t *testing.T) {
+func TestR2FixedLockedCreateBucketTagFailure200(t *testing.T) {
 	fw := &r2TagFailForwarder{}
 	creds := Credentials{"ak": {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
 	srv := newTestServerOver(t, Config{Credentials: creds, Forwarder: fw}, func(be backend.Store) backend.Store { fw.be = be; return be })

@@ -1,6 +1,6 @@
 package s3api
 
-// Review s12 R2: proving tests. Tests named TestR2Bug* FAIL against the
+// Review s12 R2: proving tests. Tests named TestR2Fixed* FAIL against the
 // current code on purpose: each demonstrates a finding of the review.
 // TestR2Held* pass: attacks that held up.
 
