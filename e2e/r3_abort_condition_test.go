@@ -11,7 +11,7 @@ import (
 	"github.com/s3seal/s3seal/internal/faultproxy"
 )
 
-// R3 FINDING (expected to FAIL on the current code): AbortMultipartUpload
+// R3 FINDING (fixed; this test now guards it on the current code): AbortMultipartUpload
 // with x-amz-if-match-initiated-time fails OPEN. s3seal checks the time
 // by listing the uploads (s3api/mp_args.go abortCondition) and, when that
 // listing fails, returns nil and aborts anyway: an abort whose

@@ -10,7 +10,7 @@ import (
 	"github.com/s3seal/s3seal/internal/faultproxy"
 )
 
-// R3 FINDING (expected to FAIL on the current code): a CreateBucket with
+// R3 FINDING (fixed; this test now guards it on the current code): a CreateBucket with
 // tags, of a bucket that already exists on the store (created before this
 // s3seal process, so not in its bucketCreators; moto, like AWS in
 // us-east-1, answers re-creating one's own bucket with 200), puts the

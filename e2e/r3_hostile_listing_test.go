@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// R3 FINDING (expected to FAIL on the current code): a hostile (or
+// R3 FINDING (fixed; this test now guards it on the current code): a hostile (or
 // buggy) store whose ListMultipartUploads always answers IsTruncated with
 // the same NextKeyMarker keeps s3seal's AbortMultipartUpload
 // x-amz-if-match-initiated-time check (s3api/mp_args.go abortCondition,

@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// FINDING (expected to FAIL): Object Lock on a multipart object does not
+// FINDING (fixed; this test now guards it): Object Lock on a multipart object does not
 // protect what s3seal needs to read it. A COMPLIANCE retention and a legal
 // hold set through s3seal (PutObjectRetention/PutObjectLegalHold; the same
 // holds for lock headers on CreateMultipartUpload) lock only the backend

@@ -30,7 +30,7 @@ func (f *tagRefusingForwarder) Forward(_ context.Context, in backend.RawRequest)
 	return &backend.RawResponse{StatusCode: 200, Header: http.Header{}}, nil
 }
 
-// R3 FINDING (expected to FAIL on the current code): CreateBucket with
+// R3 FINDING (fixed; this test now guards it on the current code): CreateBucket with
 // Object Lock (or an ACL) AND tags answers 200 even when the store
 // refuses the tags and s3seal deletes the new bucket again.
 // createLockedBucket (protect.go) writes the 200 itself; createBucket

@@ -48,7 +48,7 @@ func TestR3PreflightLeaksStoreErrorToAnonymous(t *testing.T) {
 	t.Logf("backend GET ?cors requests for 5 anonymous preflights: %d", fw.gets)
 }
 
-// R3 FINDING (low; expected to FAIL): anonymous CORS preflights are
+// R3 FINDING (low; fixed; this test now guards it): anonymous CORS preflights are
 // served with a store round trip each: distinct bucket names (or any
 // name whose lookup the store fails) are never answered from the cache,
 // and preflight takes no request slot (routes.go routes OPTIONS to

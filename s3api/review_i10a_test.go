@@ -20,7 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// FINDING (expected to FAIL): a POST form with both an "acl" and an
+// FINDING (fixed; this test now guards it): a POST form with both an "acl" and an
 // "x-amz-acl" field (both covered by the policy) is decided by Go map
 // order: objectHeader sets both on the one X-Amz-Acl header while ranging
 // over a map. For a non-admin credential asking "acl=public-read" with
@@ -46,7 +46,7 @@ func TestReviewI10aPostAclFieldsNondeterministic(t *testing.T) {
 	}
 }
 
-// FINDING (design risk, expected to FAIL): a credential without "admin"
+// FINDING (design risk, fixed; this test now guards it): a credential without "admin"
 // (a backup writer) can make irreversible, store-enforced decisions that
 // DESIGN.md otherwise reserves for admins: it sets the bucket's default
 // retention to COMPLIANCE for 100 years (PutObjectLockConfiguration; from
@@ -78,7 +78,7 @@ func TestReviewI10aNonAdminIrreversibleLockConfig(t *testing.T) {
 	}
 }
 
-// FINDING (low, doc overclaim; expected to FAIL): DESIGN.md says forwarded
+// FINDING (low, doc overclaim; fixed; this test now guards it): DESIGN.md says forwarded
 // answers are checked "so nothing else the backend might say (or hold)
 // leaks through", but checkAnswer only looks at the root element's name
 // and the body is then relayed byte for byte: a backend can append any

@@ -20,7 +20,7 @@ import (
 	"github.com/s3seal/s3seal/crypto"
 )
 
-// FINDING (expected to FAIL): DESIGN.md ("Rewrap and locks") says "Tags
+// FINDING (fixed; this test now guards it): DESIGN.md ("Rewrap and locks") says "Tags
 // are copied by the store" when s3seal rewrap rewrites an object. That
 // holds for the single CopyObject path only. An object larger than
 // MaxCopySize (5 GiB in production; lowered here) is rewritten by
@@ -90,7 +90,7 @@ func (g *getCounter) GetObject(ctx context.Context, in backend.GetInput) (*backe
 	return g.Store.GetObject(ctx, in)
 }
 
-// FINDING (reliability, expected to FAIL): a part record too long for a
+// FINDING (reliability, fixed; this test now guards it): a part record too long for a
 // key (SHA512 or XXHASH128 part checksums) is kept in an object's body and
 // read back with one backend GET, one after another, by currentParts on
 // EVERY ListParts page and on completion. Listing one page of 10 parts of
