@@ -56,7 +56,9 @@ type Config struct {
 	// KeepAliveDelay is how long CompleteMultipartUpload and copies may
 	// take before s3seal answers 200 and keeps the connection busy with a
 	// space every KeepAliveInterval until the result (or an <Error>
-	// element) follows, as S3 does. Defaults 2 s and 10 s.
+	// element) follows, as S3 does. Defaults 10 s and 10 s: the first
+	// space waits long enough for most completions to answer their headers
+	// (x-amz-version-id) whole, well inside clients' read timeouts (60 s).
 	KeepAliveDelay, KeepAliveInterval time.Duration
 	// MaxInFlightPerKey bounds the requests of one access key served at
 	// once, so that one client (or a leaked presigned URL) cannot take
@@ -108,7 +110,7 @@ func New(cfg Config) *Server {
 		cfg.QueueTimeout = 10 * time.Second
 	}
 	if cfg.KeepAliveDelay <= 0 {
-		cfg.KeepAliveDelay = 2 * time.Second
+		cfg.KeepAliveDelay = 10 * time.Second
 	}
 	if cfg.KeepAliveInterval <= 0 {
 		cfg.KeepAliveInterval = 10 * time.Second

@@ -21,9 +21,13 @@
 set -euo pipefail
 if [[ ${1:-} == compare ]]; then
 	a=${2:?log A} b=${3:?log B}
-	comm -23 <(sed -n 's/^PASS //p' "$a" | sort -u) <(sed -n 's/^PASS //p' "$b" | sort -u) |
+	# A test's teardown may print without a newline, so PASS can follow
+	# other text on its line.
+	passes() { grep -ao 'PASS [A-Za-z0-9_]*' "$1" | sed 's/^PASS //' | sort -u; }
+	comm -23 <(passes "$a") <(passes "$b") |
 		while read -r t; do
-			line=$(grep -m1 "^FAIL $t:" "$b" || echo "FAIL $t: (not run)")
+			line=$(grep -ao -m1 "FAIL $t:.*" "$b" | head -1 || true)
+			[[ -n $line ]] || line="FAIL $t: (not run)"
 			echo "${line#FAIL }" | cut -c1-240
 		done
 	exit 0
