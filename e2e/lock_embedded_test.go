@@ -67,7 +67,7 @@ func TestEmbeddedLockTagsSDK(t *testing.T) {
 		TaggingDirective: types.TaggingDirectiveReplace, Tagging: aws.String("x=y")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: b, Policy: aws.String(`{"Version":"2012-10-17","Statement":[]}`)}); err != nil {
+	if _, err := c.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: b, Policy: aws.String(`{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:DeleteObject","Resource":"arn:aws:s3:::vault/*"}]}`)}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.GetBucketCors(ctx, &s3.GetBucketCorsInput{Bucket: b})
