@@ -264,10 +264,7 @@ func (s *Server) lockForbidsSuspend(req *request) error {
 	if l, ok := s.cfg.Forwarder.(backend.SubresourceLimits); ok && l.SubresourceLimit("object-lock") != "" {
 		return nil
 	}
-	out, err := s.cfg.Forwarder.Forward(req.r.Context(), backend.RawRequest{Method: http.MethodGet, Bucket: req.bucket,
-		Query: url.Values{"object-lock": {""}}, Header: http.Header{}})
-	var c lockConfigDoc
-	if err != nil || decodeXML(out.Body, &c) != nil || c.ObjectLockEnabled != "Enabled" {
+	if on, err := s.bucketLockOn(req); err != nil || !on {
 		return nil
 	}
 	return &APIError{Code: "InvalidBucketState", StatusCode: http.StatusConflict,
