@@ -31,11 +31,7 @@ shift $(($# < 2 ? $# : 2))
 cd "$(dirname "$0")/.."
 out=${S3TESTS_OUT:-/tmp/s3seal-s3tests}
 rm -rf "$out" && mkdir -p "$out"
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 never opened" >&2; exit 1; }
+. scripts/serve-lib.sh
 
 if [[ $mode == http://* ]]; then
 	hostport=${mode#http://} && hostport=${hostport%%/*}
@@ -43,34 +39,16 @@ if [[ $mode == http://* ]]; then
 	[[ $port != "$hostport" ]] || port=80
 else
 	host=127.0.0.1
-	go build -o "$out/s3seal" ./cmd/s3seal
 	# The suite's three users (main, alt, tenant) and its IAM user, with
 	# access to every bucket, all marked admin: on S3 each owns the buckets
 	# it creates, so may change their configuration and bypass GOVERNANCE
 	# retention, which the suite's teardown does on every DeleteObjects.
-	cat >"$out/creds.json" <<-'EOF'
-	{"credentials": [
+	start_s3seal "$out" "$mode" '{"credentials": [
 	  {"access_key": "0555b35654ad1656d804", "secret_key": "h7GhxuBLTrlhVUyxSPUKUV8r/2EI4ngqJxD7iBdBYLhwluN30JaT3Q==", "read": ["*"], "write": ["*"], "admin": true},
 	  {"access_key": "NOPQRSTUVWXYZABCDEFG", "secret_key": "nopqrstuvwxyzabcdefghijklmnabcdefghijklm", "read": ["*"], "write": ["*"], "admin": true},
 	  {"access_key": "HIJKLMNOPQRSTUVWXYZA", "secret_key": "opqrstuvwxyzabcdefghijklmnopqrstuvwxyzab", "read": ["*"], "write": ["*"], "admin": true},
 	  {"access_key": "ABCDEFGHIJKLMNOPQRST", "secret_key": "abcdefghijklmnopqrstuvwxyzabcdefghijklmn", "read": ["*"], "write": ["*"], "admin": true}
-	]}
-	EOF
-	chmod 600 "$out/creds.json"
-	port=$(free_port)
-	args=(serve --listen "127.0.0.1:$port" --credentials-file "$out/creds.json" --data-dir "$out/data")
-	if [[ $mode == moto ]]; then
-		mport=$(free_port)
-		moto_server -H 127.0.0.1 -p "$mport" >"$out/moto.log" 2>&1 &
-		pids+=($!)
-		wait_port "$mport"
-		head -c 32 /dev/urandom | base64 >"$out/key" && chmod 600 "$out/key"
-		args+=(--backend-endpoint "http://127.0.0.1:$mport" --backend-path-style --key-file "$out/key")
-		export S3SEAL_BACKEND_ACCESS_KEY=moto S3SEAL_BACKEND_SECRET_KEY=moto
-	fi
-	"$out/s3seal" "${args[@]}" >"$out/s3seal.log" 2>&1 &
-	pids+=($!)
-	wait_port "$port"
+	]}'
 fi
 
 sed -e "s/^port = .*/port = $port/" -e "s/^host = .*/host = $host/" \

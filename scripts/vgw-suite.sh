@@ -43,38 +43,16 @@ if [[ -d $vgw ]]; then
 	(cd "$vgw" && go build -o "$out/versitygw" ./cmd/versitygw)
 	vgw=$out/versitygw
 fi
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 never opened" >&2; exit 1; }
+. scripts/serve-lib.sh
 
 if [[ $mode == http://* ]]; then
 	url=$mode
 else
-	go build -o "$out/s3seal" ./cmd/s3seal
 	# One admin credential: the suite's user owns the buckets it creates,
 	# so may change their configuration and bypass GOVERNANCE retention.
-	cat >"$out/creds.json" <<-'EOF'
-	{"credentials": [
+	start_s3seal "$out" "$mode" '{"credentials": [
 	  {"access_key": "vgwadmin", "secret_key": "vgwsecret123", "read": ["*"], "write": ["*"], "admin": true}
-	]}
-	EOF
-	chmod 600 "$out/creds.json"
-	port=$(free_port)
-	args=(serve --listen "127.0.0.1:$port" --credentials-file "$out/creds.json" --data-dir "$out/data")
-	if [[ $mode == moto ]]; then
-		mport=$(free_port)
-		moto_server -H 127.0.0.1 -p "$mport" >"$out/moto.log" 2>&1 &
-		pids+=($!)
-		wait_port "$mport"
-		head -c 32 /dev/urandom | base64 >"$out/key" && chmod 600 "$out/key"
-		args+=(--backend-endpoint "http://127.0.0.1:$mport" --backend-path-style --key-file "$out/key")
-		export S3SEAL_BACKEND_ACCESS_KEY=moto S3SEAL_BACKEND_SECRET_KEY=moto
-	fi
-	"$out/s3seal" "${args[@]}" >"$out/s3seal.log" 2>&1 &
-	pids+=($!)
-	wait_port "$port"
+	]}'
 	url=http://127.0.0.1:$port
 fi
 # The suite runs where no ./versitygw is, so the tests that drive
