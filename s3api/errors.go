@@ -21,9 +21,6 @@ type APIError struct {
 	Message    string
 	Resource   string
 	Fields     []sigv4.Field // extra elements of the body, as S3 adds them
-	// ArgumentName and ArgumentValue, when set, name the bad input of an
-	// InvalidArgument, as S3's answer does.
-	ArgumentName, ArgumentValue string
 	// CalculatedDigest is the MD5 (base64) of a body whose Content-MD5
 	// did not match (BadDigest).
 	CalculatedDigest string
@@ -90,8 +87,6 @@ type errorBody struct {
 	Code      string   `xml:"Code"`
 	Message   string   `xml:"Message"`
 	Extra     []errExt `xml:",omitempty"`
-	ArgName   string   `xml:"ArgumentName,omitempty"`
-	ArgValue  string   `xml:"ArgumentValue,omitempty"`
 	Resource  string   `xml:"Resource,omitempty"`
 	RequestID string   `xml:"RequestId"`
 
@@ -195,7 +190,6 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	body := errorBody{Code: ae.Code, Message: ae.Message, Extra: errExts(ae.Fields), Resource: ae.Resource, RequestID: reqID}
-	body.ArgName, body.ArgValue = ae.ArgumentName, ae.ArgumentValue
 	digestFields(&body, ae, r.Header)
 	if body.Resource == "" {
 		body.Resource = r.URL.Path

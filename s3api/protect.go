@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -76,7 +77,7 @@ func parseRetainUntil(v string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
 		e := apiErr("InvalidArgument", "The retain until date must be provided in ISO 8601 format")
-		e.ArgumentName, e.ArgumentValue = "x-amz-object-lock-retain-until-date", v
+		e.Fields = []sigv4.Field{{Name: "ArgumentName", Value: "x-amz-object-lock-retain-until-date"}, {Name: "ArgumentValue", Value: v}}
 		return time.Time{}, e
 	}
 	if !t.After(time.Now()) {
