@@ -1,6 +1,6 @@
 package s3api
 
-// The bucket documents' own codes, worded as AWS words them; a store's
+// The bucket documents' and Object Lock's own codes, worded as AWS words them; a store's
 // refusal with one of them reads so (storeRefusal), whatever the store's
 // words (moto's and the embedded store's lack the period).
 func init() {
@@ -12,6 +12,9 @@ func init() {
 		"UnexpectedContent":              {StatusCode: 400, Message: "This request does not support content."},
 		"MissingSecurityHeader":          {StatusCode: 400, Message: "Your request was missing a required header."},
 		"AccessControlListNotSupported":  {StatusCode: 400, Message: "The bucket does not allow ACLs."},
+		// Object Lock's (lockcheck.go).
+		"ObjectLockConfigurationNotFoundError": {StatusCode: 404, Message: "Object Lock configuration does not exist for this bucket."},
+		"NoSuchObjectLockConfiguration":        {StatusCode: 404, Message: "The specified object does not have a ObjectLock configuration."},
 	} {
 		if _, ok := errorTable[code]; !ok {
 			errorTable[code] = e

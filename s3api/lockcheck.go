@@ -271,25 +271,15 @@ func (s *Server) lockForbidsSuspend(req *request) error {
 		Message: "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed."}
 }
 
-// lockWords are AWS's words for the lock codes a store answers in its own
-// (the embedded store's and moto's lack the period).
-var lockWords = map[string]string{
-	"ObjectLockConfigurationNotFoundError": "Object Lock configuration does not exist for this bucket.",
-	"NoSuchObjectLockConfiguration":        "The specified object does not have a ObjectLock configuration.",
-}
-
-// lockMessage is the message a store's lock refusal is passed on with.
-func lockMessage(be *backend.Error) string {
-	if m, ok := lockWords[be.Code]; ok {
-		return m
-	}
-	return be.Message
-}
+// lockMessage is the message a store's lock refusal is passed on with:
+// AWS's words for its own lock codes (errorTable; the embedded store's and
+// moto's lack the period), the store's for any other.
+func lockMessage(be *backend.Error) string { return storeRefusal(be).Message }
 
 // errNoLegalHold is S3's answer to GetObjectLegalHold on a version that
 // never had one (moto answers a LegalHold without Status).
 func errNoLegalHold() error {
-	return &APIError{Code: "NoSuchObjectLockConfiguration", StatusCode: http.StatusNotFound, Message: lockWords["NoSuchObjectLockConfiguration"]}
+	return apiErr("NoSuchObjectLockConfiguration", "")
 }
 
 // lockedDeleteErr is the answer to a DeleteObject of a version the store

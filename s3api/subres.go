@@ -328,9 +328,6 @@ func forwardErr(err error) error {
 			e.Code = be.Code
 			return e
 		}
-		if _, ok := lockWords[be.Code]; ok {
-			return &APIError{Code: be.Code, StatusCode: be.StatusCode, Message: lockMessage(be)}
-		}
 		return storeRefusal(be)
 	}
 	if errors.As(err, &be) && be.Code == "NotImplemented" {
