@@ -2,6 +2,7 @@ package s3api
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/s3seal/s3seal/s3api/sigv4"
 )
@@ -9,11 +10,15 @@ import (
 // anonymousRefusal is S3's answer to an unsigned request for op where
 // anonymous users are granted nothing; s3seal grants them nothing
 // anywhere (every request acts as a credential). S3 names some operations
-// in its refusal, and refuses a signed streaming payload before access.
+// in its refusal, and refuses a signed streaming payload, and response
+// header overrides on GET and HEAD, before access.
 func anonymousRefusal(op string, r *http.Request) error {
 	switch r.Header.Get("X-Amz-Content-Sha256") {
 	case sigv4.StreamingSignedPayload, sigv4.StreamingSignedPayloadTrail:
 		return apiErr("InvalidRequest", "Anonymous requests don't support this x-amz-content-sha256 value. Please use UNSIGNED-PAYLOAD or STREAMING-UNSIGNED-PAYLOAD-TRAILER.")
+	}
+	if (op == "GetObject" || op == "HeadObject") && hasResponseOverride(r) {
+		return apiErr("InvalidRequest", "Request specific response headers cannot be used for anonymous GET requests.")
 	}
 	msg := "Access Denied."
 	switch op {
@@ -33,4 +38,15 @@ func anonymousRefusal(op string, r *http.Request) error {
 		}
 	}
 	return apiErr("AccessDenied", msg)
+}
+
+// hasResponseOverride reports whether a GET or HEAD asks for a response-*
+// header override, which S3 allows in signed requests only.
+func hasResponseOverride(r *http.Request) bool {
+	for k := range r.URL.Query() {
+		if strings.HasPrefix(k, "response-") {
+			return true
+		}
+	}
+	return false
 }

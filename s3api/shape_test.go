@@ -62,6 +62,10 @@ func TestShapeAndAnonymousAnswers(t *testing.T) {
 		{"GET", "/bucket?ownershipControls", nil, 403, "<Message>s3:GetBucketOwnershipControls does not support Anonymous requests!</Message>"},
 		{"PUT", "/bucket/object", map[string]string{"X-Amz-Content-Sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"}, 400,
 			"<Code>InvalidRequest</Code><Message>Anonymous requests don&#39;t support this x-amz-content-sha256 value. Please use UNSIGNED-PAYLOAD or STREAMING-UNSIGNED-PAYLOAD-TRAILER.</Message>"},
+		{"GET", "/bucket/object?response-cache-control=max-age%3D90", nil, 400,
+			"<Code>InvalidRequest</Code><Message>Request specific response headers cannot be used for anonymous GET requests.</Message>"},
+		{"HEAD", "/bucket/object?response-content-disposition=inline", nil, 400, ""},
+		{"GET", "/bucket/object?Response-Cache-Control=x", nil, 403, "<Code>AccessDenied</Code>"},
 	} {
 		status, body := rawAnswer(t, tc.method, url+tc.path, tc.h)
 		if status != tc.status || !strings.Contains(body, tc.want) {
