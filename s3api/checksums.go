@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/s3seal/s3seal/s3api/checksum"
@@ -90,6 +91,22 @@ func checksumType(cs map[string]string) string {
 		}
 	}
 	return checksum.FullObject
+}
+
+// listedChecksums names the algorithms of kept checksums (sorted) and
+// their type, as the object and version listings show them.
+func listedChecksums(cs map[string]string) ([]string, string) {
+	var algs []string
+	for alg := range cs {
+		if a, ok := checksum.ParseAlgorithm(alg); ok {
+			algs = append(algs, string(a))
+		}
+	}
+	if len(algs) == 0 {
+		return nil, ""
+	}
+	sort.Strings(algs)
+	return algs, checksumType(cs)
 }
 
 // wantsChecksums reports x-amz-checksum-mode: ENABLED.

@@ -121,6 +121,7 @@ func fillEntries(out *listBucketResult, page sealstore.ListPage, enc func(string
 	for _, e := range page.Entries {
 		le := listEntry{Key: enc(e.Key), LastModified: s3Time(e.LastModified), ETag: quote(e.ETag),
 			Size: e.Size, StorageClass: e.StorageClass}
+		le.ChecksumAlgorithm, le.ChecksumType = listedChecksums(e.Checksums)
 		if le.StorageClass == "" {
 			le.StorageClass = "STANDARD"
 		}

@@ -405,13 +405,18 @@ func (s *Server) listMultipartUploads(req *request) error {
 	if encode {
 		res.EncodingType = "url"
 	}
-	for _, u := range out.Uploads {
+	sums, err := s.store.UploadChecksums(req.r.Context(), req.bucket, out.Uploads)
+	if err != nil {
+		return bucketErr(err)
+	}
+	for i, u := range out.Uploads {
 		class := u.StorageClass
 		if class == "" {
 			class = "STANDARD"
 		}
 		res.Uploads = append(res.Uploads, listedUpload{Key: enc(u.Key), UploadID: u.UploadID, Initiator: s3Owner(),
-			Owner: s3Owner(), StorageClass: class, Initiated: s3Time(u.Initiated)})
+			Owner: s3Owner(), StorageClass: class, Initiated: s3Time(u.Initiated),
+			ChecksumAlgorithm: strings.ToUpper(sums[i].Algorithm), ChecksumType: sums[i].Type})
 	}
 	for _, p := range out.CommonPrefixes {
 		res.CommonPrefixes = append(res.CommonPrefixes, commonPrefix{Prefix: enc(p)})

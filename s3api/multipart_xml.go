@@ -91,6 +91,10 @@ type listedUpload struct {
 	Owner        owner  `xml:"Owner"`
 	StorageClass string `xml:"StorageClass"`
 	Initiated    string `xml:"Initiated"`
+	// The checksum algorithm and type the upload was created with (none:
+	// neither element).
+	ChecksumAlgorithm string `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType      string `xml:"ChecksumType,omitempty"`
 }
 
 type listMultipartUploadsResult struct {

@@ -4,7 +4,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/s3api/checksum"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -356,22 +354,6 @@ func (s *Server) listObjectVersions(req *request) error {
 	}
 	writeXML(req.w, http.StatusOK, out)
 	return nil
-}
-
-// listedChecksums names the algorithms of kept checksums (sorted) and
-// their type, as a listing shows them.
-func listedChecksums(cs map[string]string) ([]string, string) {
-	var algs []string
-	for alg := range cs {
-		if a, ok := checksum.ParseAlgorithm(alg); ok {
-			algs = append(algs, string(a))
-		}
-	}
-	if len(algs) == 0 {
-		return nil, ""
-	}
-	sort.Strings(algs)
-	return algs, checksumType(cs)
 }
 
 // hasAny matches requests with any of the query parameters.

@@ -41,9 +41,13 @@ type listEntry struct {
 	Key          string `xml:"Key"`
 	LastModified string `xml:"LastModified"`
 	ETag         string `xml:"ETag"`
-	Size         int64  `xml:"Size"`
-	Owner        *owner `xml:"Owner,omitempty"`
-	StorageClass string `xml:"StorageClass"`
+	// The algorithms of the object's kept checksums and their type, as S3
+	// lists them (none kept: neither element).
+	ChecksumAlgorithm []string `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType      string   `xml:"ChecksumType,omitempty"`
+	Size              int64    `xml:"Size"`
+	Owner             *owner   `xml:"Owner,omitempty"`
+	StorageClass      string   `xml:"StorageClass"`
 }
 
 type commonPrefix struct {

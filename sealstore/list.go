@@ -16,18 +16,27 @@ import (
 // so paging continues where the backend left off, except that none names a
 // key or prefix the listing hides (listVisible).
 type ListPage struct {
-	// Entries carry plaintext sizes and ETags (quotes removed).
-	Entries               []backend.ListEntry
+	// Entries carry plaintext sizes and ETags (quotes removed) and the
+	// kept checksums.
+	Entries               []ListedObject
 	CommonPrefixes        []string
 	IsTruncated           bool
 	NextMarker            string
 	NextContinuationToken string
 }
 
-// List returns one page of objects with plaintext sizes and ETags. Entries
-// under ReservedPrefix, and prefixes only they make up, are left out. Each entry's size and ETag come from
-// the object's metadata (a HEAD), cached under its backend ETag, which
-// names one immutable ciphertext; so the cache is never stale.
+// ListedObject is a listed object with its plaintext size and ETag and the
+// checksums kept with it (none for an object without, or unverified).
+type ListedObject struct {
+	backend.ListEntry
+	Checksums map[string]string
+}
+
+// List returns one page of objects with plaintext sizes, ETags and kept
+// checksums. Entries under ReservedPrefix, and prefixes only they make
+// up, are left out. Each entry's size, ETag and checksums come from the
+// object's metadata (a HEAD), cached under its backend ETag, which names
+// one immutable ciphertext; so the cache is never stale.
 func (s *Store) List(ctx context.Context, in backend.ListInput) (ListPage, error) {
 	out, err := s.listVisible(ctx, in)
 	if err != nil {
@@ -39,13 +48,14 @@ func (s *Store) List(ctx context.Context, in backend.ListInput) (ListPage, error
 		NextMarker:            out.NextMarker,
 		NextContinuationToken: out.NextContinuationToken,
 	}
-	entries := make([]backend.ListEntry, 0, len(out.Entries))
+	entries := make([]ListedObject, 0, len(out.Entries))
 	for _, e := range out.Entries {
 		e.ETag = strings.Trim(e.ETag, `"`)
-		entries = append(entries, e)
+		entries = append(entries, ListedObject{ListEntry: e})
 	}
-	err = s.resolveEach(ctx, in.Bucket, len(entries), func(i int) (string, *string, *int64, bool) {
-		return entries[i].Key, &entries[i].ETag, &entries[i].Size, false
+	err = s.resolveEach(ctx, in.Bucket, len(entries), func(i int) (resolvedFields, bool) {
+		e := &entries[i]
+		return resolvedFields{e.Key, &e.ETag, &e.Size, &e.Checksums}, false
 	}, func(ctx context.Context, i int) error { return s.resolveEntry(ctx, in.Bucket, &entries[i]) })
 	if err != nil {
 		return ListPage{}, err
@@ -59,24 +69,34 @@ func (s *Store) List(ctx context.Context, in backend.ListInput) (ListPage, error
 	return page, nil
 }
 
-// resolveEach fills in the plaintext size and ETag of n listing entries,
-// ListConcurrency at a time: from the cache when it holds the entry's
-// backend ETag and size, else by resolve. entry(i) gives entry i's key and
-// its ETag and size fields, and whether to leave it as it is (a delete
-// marker).
+// resolvedFields names a listing entry's key and the fields resolveEach
+// fills in: its ETag and size (the backend's until resolved) and its kept
+// checksums.
+type resolvedFields struct {
+	key       string
+	etag      *string
+	size      *int64
+	checksums *map[string]string
+}
+
+// resolveEach fills in the plaintext size, ETag and kept checksums of n
+// listing entries (objects or versions), ListConcurrency at a time: from
+// the cache when it holds the entry's backend ETag and size, else by
+// resolve. entry(i) gives entry i's fields, and whether to leave it as it
+// is (a delete marker).
 func (s *Store) resolveEach(ctx context.Context, bucket string, n int,
-	entry func(i int) (key string, etag *string, size *int64, skip bool), resolve func(ctx context.Context, i int) error) error {
+	entry func(i int) (f resolvedFields, skip bool), resolve func(ctx context.Context, i int) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.opt.ListConcurrency)
 	for i := range n {
-		key, etag, size, skip := entry(i)
+		f, skip := entry(i)
 		if skip {
 			continue
 		}
-		r, ok := s.cache.Get(cacheKey{bucket, key, *etag, *size})
+		r, ok := s.cache.Get(cacheKey{bucket, f.key, *f.etag, *f.size})
 		s.opt.Observer.ListCache(ok)
 		if ok {
-			*size, *etag = r.size, r.etag
+			*f.size, *f.etag, *f.checksums = r.size, r.etag, r.checksums
 			continue
 		}
 		g.Go(func() error { return resolve(gctx, i) })
@@ -92,12 +112,13 @@ func (s *Store) resolveEach(ctx context.Context, bucket string, n int,
 // an MD5 only when it is 32 hex digits), and it names the object version.
 const UnverifiedETagPrefix = "s3seal-unverified-"
 
-// resolveEntry fills in one entry's plaintext size and ETag from a HEAD.
+// resolveEntry fills in one entry's plaintext size, ETag and checksums
+// from a HEAD.
 // An object deleted since the listing is dropped (Key cleared). One that
 // HEAD and GET refuse stays listed, so that it can be found and deleted,
 // with the backend's (ciphertext) size and an unverified ETag, and is
 // logged: nothing its metadata claims is shown.
-func (s *Store) resolveEntry(ctx context.Context, bucket string, e *backend.ListEntry) error {
+func (s *Store) resolveEntry(ctx context.Context, bucket string, e *ListedObject) error {
 	bi, err := s.be.HeadObject(ctx, bucket, e.Key)
 	if backend.IsNotFound(err) {
 		e.Key = ""
@@ -109,17 +130,19 @@ func (s *Store) resolveEntry(ctx context.Context, bucket string, e *backend.List
 	return s.resolveInfo(ctx, bucket, e, bi)
 }
 
-// resolveInfo fills in e from bi, what a HEAD said of the object.
-func (s *Store) resolveInfo(ctx context.Context, bucket string, e *backend.ListEntry, bi backend.ObjectInfo) error {
+// resolveInfo fills in e from bi, what a HEAD said of the object: the
+// size, ETag and checksums of its sealed metadata (the same describe that
+// fills the cache), or, unverified, the backend's size and no checksums.
+func (s *Store) resolveInfo(ctx context.Context, bucket string, e *ListedObject, bi backend.ObjectInfo) error {
 	if !bi.LastModified.IsZero() {
 		e.LastModified = bi.LastModified
 	}
 	info, _, err := s.describe(ctx, bucket, bi, false)
 	if err == nil {
-		e.Size, e.ETag = info.Size, info.ETag
+		e.Size, e.ETag, e.Checksums = info.Size, info.ETag, info.Checksums
 		return nil
 	}
-	e.Size, e.ETag = bi.Size, UnverifiedETagPrefix+strings.Trim(bi.ETag, `"`)
+	e.Size, e.ETag, e.Checksums = bi.Size, UnverifiedETagPrefix+strings.Trim(bi.ETag, `"`), nil
 	switch {
 	case errors.Is(err, crypto.ErrUnknownKey):
 		// Unreadable here, but not known to be tampered with.

@@ -1,11 +1,52 @@
 package sealstore
 
 import (
+	"context"
+	"errors"
 	"sort"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/s3seal/s3seal/backend"
 )
+
+// UploadChecksum is the checksum algorithm (lower case) and type
+// (COMPOSITE or FULL_OBJECT) an upload was created with; both "" when it
+// was created without one.
+type UploadChecksum struct{ Algorithm, Type string }
+
+// UploadChecksums gives the checksum algorithm and type of each upload of
+// a ListUploads page, as the upload's state records them (the backend's
+// upload carries none: its parts are ciphertext). Each comes from the
+// cache of loaded uploads, else from a HEAD of the state object,
+// ListConcurrency at a time; the loaded upload is cached, so its parts do
+// not pay for it again. An upload without s3seal state (made on the
+// backend directly, or whose CreateMultipartUpload has not yet written
+// it) or whose state fails its check reports none; the latter is logged.
+func (s *Store) UploadChecksums(ctx context.Context, bucket string, ups []backend.Upload) ([]UploadChecksum, error) {
+	res := make([]UploadChecksum, len(ups))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.opt.ListConcurrency)
+	for i, up := range ups {
+		g.Go(func() error {
+			u, err := s.loadUpload(gctx, bucket, up.Key, up.UploadID)
+			var se *Error
+			switch {
+			case err == nil:
+				res[i] = UploadChecksum{u.checksumAlg, u.checksumType}
+			case errors.Is(err, ErrIntegrity):
+				s.log.Error("listing uploads: upload state failed its check; listed without a checksum",
+					"bucket", bucket, "key", up.Key, "upload_id", up.UploadID, "err", err)
+			case errors.As(err, &se) && se.Code == "NoSuchUpload":
+			default:
+				return err
+			}
+			return nil
+		})
+	}
+	return res, g.Wait()
+}
 
 // pageUploads makes a ListMultipartUploads page what S3 answers whatever
 // the backend honoured of the request (moto ignores delimiter, markers and

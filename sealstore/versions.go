@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/s3seal/s3seal/backend"
 )
 
@@ -61,29 +59,17 @@ type VersionInfo struct {
 // resolveVersions is resolveEach for versions: each from the cache, else
 // from a HEAD of that version, with its checksums.
 func (s *Store) resolveVersions(ctx context.Context, bucket string, entries []VersionInfo) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.opt.ListConcurrency)
-	for i := range entries {
+	return s.resolveEach(ctx, bucket, len(entries), func(i int) (resolvedFields, bool) {
 		e := &entries[i]
-		if e.DeleteMarker {
-			continue
-		}
-		r, ok := s.cache.Get(cacheKey{bucket, e.Key, e.ETag, e.Size})
-		s.opt.Observer.ListCache(ok)
-		if ok {
-			e.Size, e.ETag, e.Checksums = r.size, r.etag, r.checksums
-			continue
-		}
-		g.Go(func() error { return s.resolveVersion(gctx, bucket, e) })
-	}
-	return g.Wait()
+		return resolvedFields{e.Key, &e.ETag, &e.Size, &e.Checksums}, e.DeleteMarker
+	}, func(ctx context.Context, i int) error { return s.resolveVersion(ctx, bucket, &entries[i]) })
 }
 
 // resolveVersion is resolveEntry for one version: a HEAD of that version.
 // A HEAD that answers another ciphertext than the listing named is not
 // taken for it.
 func (s *Store) resolveVersion(ctx context.Context, bucket string, e *VersionInfo) error {
-	le := backend.ListEntry{Key: e.Key, Size: e.Size, ETag: e.ETag, LastModified: e.LastModified}
+	le := ListedObject{ListEntry: backend.ListEntry{Key: e.Key, Size: e.Size, ETag: e.ETag, LastModified: e.LastModified}}
 	vid := e.VersionID
 	bi, err := s.headObject(ctx, bucket, e.Key, vid)
 	switch {
