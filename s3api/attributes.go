@@ -136,7 +136,7 @@ func (s *Server) getObjectAttributes(req *request) error {
 				op.IsTruncated = true
 				break
 			}
-			op.Parts = append(op.Parts, attributesPart{partChecksums: checksumsOf(p.Checksums), PartNumber: p.PartNumber, Size: p.Size})
+			op.Parts = append(op.Parts, attributesPart{partChecksums: checksumsOf(objectPartChecksums(info.Checksums, p.Checksums)), PartNumber: p.PartNumber, Size: p.Size})
 			op.NextPartNumberMarker = p.PartNumber
 		}
 		out.ObjectParts = op
@@ -153,4 +153,21 @@ func storageClass(info sealstore.ObjectInfo) string {
 		return "STANDARD"
 	}
 	return info.StorageClass
+}
+
+// objectPartChecksums is what ObjectParts shows of a part's kept checksums: those
+// of the object's algorithm when it has one, as S3 documents it (a part of
+// an upload created without an algorithm keeps the client's checksum beside
+// the CRC64NVME its object is combined from, and shows the CRC64NVME).
+func objectPartChecksums(object, part map[string]string) map[string]string {
+	if len(object) == 0 {
+		return part
+	}
+	out := map[string]string{}
+	for a := range object {
+		if v, ok := part[a]; ok {
+			out[a] = v
+		}
+	}
+	return out
 }

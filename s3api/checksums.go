@@ -18,9 +18,12 @@ const defaultChecksum = checksum.CRC64NVME
 
 // bodyChecks prepares the checksum work for one upload: what the client
 // declared (headers or trailer), and a hasher for the algorithm to keep.
+// withDefault, when set, computes s3seal's default checksum beside the
+// client's other one (see keepDefault).
 type bodyChecks struct {
-	exp    *checksum.Expected
-	hasher *checksum.Hasher
+	exp         *checksum.Expected
+	hasher      *checksum.Hasher
+	withDefault *checksum.Hasher
 }
 
 func newBodyChecks(h http.Header) (*bodyChecks, error) {
@@ -35,6 +38,24 @@ func newBodyChecks(h http.Header) (*bodyChecks, error) {
 	return &bodyChecks{exp: exp, hasher: checksum.NewHasher(alg)}, nil
 }
 
+// keepDefault makes the checks also compute the default checksum when the
+// kept one is another algorithm: a part of an upload created without an
+// algorithm keeps it beside the client's, so that the completion can
+// combine the object's FULL_OBJECT CRC64NVME as S3 does.
+func (b *bodyChecks) keepDefault() {
+	if b.hasher.Algorithm() != defaultChecksum {
+		b.withDefault = checksum.NewHasher(defaultChecksum)
+	}
+}
+
+// observer is the writer the body is hashed through.
+func (b *bodyChecks) observer() io.Writer {
+	if b.withDefault == nil {
+		return b.hasher
+	}
+	return io.MultiWriter(b.hasher, b.withDefault)
+}
+
 // finalize verifies the declared checksum (from the trailer when the client
 // sent one there) and returns the checksum to keep with the object.
 func (b *bodyChecks) finalize(trailer func() http.Header) func() (map[string]string, error) {
@@ -46,8 +67,30 @@ func (b *bodyChecks) finalize(trailer func() http.Header) func() (map[string]str
 		if err := b.exp.Verify(b.hasher, t); err != nil {
 			return nil, err
 		}
-		return map[string]string{string(b.hasher.Algorithm()): b.hasher.Base64()}, nil
+		sums := map[string]string{string(b.hasher.Algorithm()): b.hasher.Base64()}
+		if b.withDefault != nil {
+			sums[string(defaultChecksum)] = b.withDefault.Base64()
+		}
+		return sums, nil
 	}
+}
+
+// clientChecksums is what S3 reports of a part's kept checksums: the one
+// the client sent (or its upload's algorithm), without the default that
+// s3seal keeps beside another (keepDefault). An upload created with an
+// algorithm (alg) has no other.
+func clientChecksums(alg string, sums map[string]string) map[string]string {
+	def := strings.ToLower(string(defaultChecksum))
+	if alg != "" || len(sums) < 2 || sums[def] == "" {
+		return sums
+	}
+	out := make(map[string]string, len(sums)-1)
+	for a, v := range sums {
+		if a != def {
+			out[a] = v
+		}
+	}
+	return out
 }
 
 // verifyBody checks a small request body that s3seal reads whole (such as

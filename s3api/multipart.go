@@ -103,6 +103,9 @@ func (s *Server) uploadPart(req *request) error {
 	if err != nil {
 		return err
 	}
+	if !uploadAlg {
+		checks.keepDefault()
+	}
 	ck, err := customerKey(req.r)
 	if err != nil {
 		return err
@@ -110,7 +113,7 @@ func (s *Server) uploadPart(req *request) error {
 	pi, err := s.store.UploadPart(req.r.Context(), sealstore.UploadPartInput{
 		Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"), PartNumber: n,
 		Body: req.r.Body, Size: size, ContentMD5: checks.exp.ContentMD5,
-		Observe: checks.hasher, Finalize: checks.finalize(req.auth.Trailer),
+		Observe: checks.observer(), Finalize: checks.finalize(req.auth.Trailer),
 		CustomerKey: ck,
 	})
 	if err != nil {
@@ -119,7 +122,7 @@ func (s *Server) uploadPart(req *request) error {
 	setSSEHeaders(req.w.Header(), sealstore.ObjectInfo{Headers: pi.Encryption, CustomerKeyed: ck != nil}, ck)
 	req.w.Header().Set("ETag", quote(pi.ETag))
 	if checks.exp.Algorithm != "" || uploadAlg {
-		setChecksumHeaders(req.w.Header(), sealstore.ObjectInfo{Checksums: pi.Checksums})
+		setChecksumHeaders(req.w.Header(), sealstore.ObjectInfo{Checksums: clientChecksums("", pi.Checksums)})
 	}
 	req.w.WriteHeader(http.StatusOK)
 	return nil
@@ -301,7 +304,9 @@ func (s *Server) completeMultipartUpload(req *request) error {
 // objectChecksums computes a multipart object's checksum from its parts:
 // of the algorithm and type the upload was created with, else, as S3 does
 // since 2025, a FULL_OBJECT CRC64NVME when every part has one (each part
-// keeps that default unless it names another).
+// keeps it, beside the checksum it names if any; a part recorded by an
+// s3seal from before that has only the one it named, and then the object
+// has no checksum).
 func objectChecksums(alg, typ string, parts []crypto.ManifestPart) (map[string]string, error) {
 	if alg == "" {
 		alg, typ = strings.ToLower(string(defaultChecksum)), checksum.FullObject
@@ -367,7 +372,7 @@ func (s *Server) listParts(req *request) error {
 	}
 	for _, p := range page.Parts {
 		out.Parts = append(out.Parts, listedPart{PartNumber: p.PartNumber, LastModified: s3Time(p.LastModified),
-			ETag: quote(p.ETag), Size: p.Size, partChecksums: checksumsOf(p.Checksums)})
+			ETag: quote(p.ETag), Size: p.Size, partChecksums: checksumsOf(clientChecksums(page.ChecksumAlgorithm, p.Checksums))})
 	}
 	writeXML(req.w, http.StatusOK, out)
 	return nil
