@@ -14,8 +14,8 @@ import (
 
 // ListObjects (V1 and V2) names each object's checksum algorithm and type,
 // as S3 does: FULL_OBJECT for a PUT, the upload's type for a multipart
-// object, neither element for an object without a checksum (a multipart
-// upload created without an algorithm whose parts named another).
+// object, and S3's default FULL_OBJECT CRC64NVME for an upload created
+// without an algorithm, even when its parts named another.
 func TestListObjectsChecksums(t *testing.T) {
 	url := newTestServer(t, adminCreds())
 	ctx := context.Background()
@@ -57,6 +57,9 @@ func TestListObjectsChecksums(t *testing.T) {
 			t.Fatal(err)
 		}
 		want[key] = sum{alg, typ}
+		if alg == "" {
+			want[key] = sum{types.ChecksumAlgorithmCrc64nvme, types.ChecksumTypeFullObject}
+		}
 	}
 	multipart("mp-sha1", types.ChecksumAlgorithmSha1, types.ChecksumTypeComposite, types.ChecksumAlgorithmSha1)
 	multipart("mp-crc32", types.ChecksumAlgorithmCrc32, types.ChecksumTypeFullObject, types.ChecksumAlgorithmCrc32)
