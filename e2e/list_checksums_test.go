@@ -21,8 +21,8 @@ type listedSum struct{ Alg, Type string }
 // TestListChecksumsSDK: ListObjects (V1 and V2) names each object's
 // checksum algorithm and type, from the cache s3seal's writes fill and,
 // after a restart, from the objects' metadata; ListMultipartUploads names
-// each upload's, as given at CreateMultipartUpload. An object or upload
-// without a checksum has none. In front of moto (5 MiB parts) and on the
+// each upload's, as given at CreateMultipartUpload. An upload created
+// without a checksum lists none. In front of moto (5 MiB parts) and on the
 // embedded store.
 func TestListChecksumsSDK(t *testing.T) {
 	t.Parallel()
@@ -76,8 +76,10 @@ func TestListChecksumsSDK(t *testing.T) {
 		}
 		multipart("mp-sha1", types.ChecksumAlgorithmSha1, types.ChecksumTypeComposite, types.ChecksumAlgorithmSha1)
 		multipart("mp-crc32c", types.ChecksumAlgorithmCrc32c, types.ChecksumTypeFullObject, types.ChecksumAlgorithmCrc32c)
-		// No algorithm at creation, parts with CRC32: the object keeps none.
+		// No algorithm at creation, parts with CRC32: the object has S3's
+		// default, a FULL_OBJECT CRC64NVME.
 		multipart("mp-none", "", "", types.ChecksumAlgorithmCrc32)
+		want["mp-none"] = listedSum{"CRC64NVME", "FULL_OBJECT"}
 
 		uploads := map[string]listedSum{
 			"up-crc64nvme": {"CRC64NVME", "FULL_OBJECT"},
