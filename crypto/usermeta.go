@@ -26,6 +26,11 @@ func SealUserMeta(dk *DataKey, m map[string]string) (string, error) {
 	if len(m) == 0 {
 		return "", nil
 	}
+	return sealEntries(dk, userMetaLabel, m)
+}
+
+// sealEntries seals entries as SealUserMeta describes, under label.
+func sealEntries(dk *DataKey, label string, m map[string]string) (string, error) {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -46,7 +51,7 @@ func SealUserMeta(dk *DataKey, m map[string]string) (string, error) {
 	if len(b) > maxSealedUserMeta {
 		return "", newErr(ErrCorrupt, "sealed metadata is %d bytes", len(b))
 	}
-	sealed, err := dk.sealBlob(b, dk.blobAAD(userMetaLabel, nil))
+	sealed, err := dk.sealBlob(b, dk.blobAAD(label, nil))
 	if err != nil {
 		return "", err
 	}
@@ -57,18 +62,24 @@ func SealUserMeta(dk *DataKey, m map[string]string) (string, error) {
 // object. It fails with [ErrAuth] when v was not sealed with dk for this
 // oid and [ErrCorrupt] when it is malformed or not canonical.
 func OpenUserMeta(dk *DataKey, v string) (map[string]string, error) {
+	return openEntries(dk, userMetaLabel, v, MetaUser, "sealed user metadata")
+}
+
+// openEntries opens entries sealed by sealEntries under label; name and
+// what name the value in errors.
+func openEntries(dk *DataKey, label, v, name, what string) (map[string]string, error) {
 	if len(v) > b64url.EncodedLen(nonceSize+tagSize+maxSealedUserMeta) {
-		return nil, newErr(ErrCorrupt, "%s is %d characters", MetaUser, len(v))
+		return nil, newErr(ErrCorrupt, "%s is %d characters", name, len(v))
 	}
 	sealed, err := b64url.DecodeString(v)
 	if err != nil {
-		return nil, newErr(ErrCorrupt, "%s is not unpadded base64url", MetaUser)
+		return nil, newErr(ErrCorrupt, "%s is not unpadded base64url", name)
 	}
-	b, err := dk.openBlob(sealed, dk.blobAAD(userMetaLabel, nil), "sealed user metadata")
+	b, err := dk.openBlob(sealed, dk.blobAAD(label, nil), what)
 	if err != nil {
 		return nil, err
 	}
-	bad := func() (map[string]string, error) { return nil, newErr(ErrCorrupt, "sealed user metadata is malformed") }
+	bad := func() (map[string]string, error) { return nil, newErr(ErrCorrupt, "%s is malformed", what) }
 	if len(b) < 1 || b[0] == 0 {
 		return bad()
 	}

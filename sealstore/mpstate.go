@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -32,13 +33,21 @@ const (
 	infoName        = "info"
 
 	// Upload-level settings kept beside the envelope in the info object's
-	// metadata (not secret: S3 shows them in ListParts).
+	// metadata (not secret: S3 shows them in ListParts), and sealed with
+	// the upload id in metaSettings, which is what s3seal
+	// reads; the plain entries are for an earlier s3seal sharing the store.
 	metaChecksumAlg  = "checksum-algorithm"
 	metaChecksumType = "checksum-type"
 	// What gc needs to find the object or upload a state object belongs
 	// to: the key (base64url, keys may be any UTF-8) and the upload id.
 	metaKey      = "object-key"
 	metaUploadID = "upload-id"
+	// The upload's id, checksum algorithm and type, sealed with its data
+	// key (crypto.SealUploadSettings; the upload id's name among them is
+	// settingUploadID). Not an s3seal-* key, so that an earlier s3seal
+	// sharing the store ignores it.
+	metaSettings    = "upload-settings"
+	settingUploadID = "upload-id"
 )
 
 var b64url = base64.RawURLEncoding.Strict()
@@ -179,14 +188,30 @@ type upload struct {
 
 type uploadKey struct{ bucket, key, id string }
 
-// loadUpload finds the upload's state and unwraps its data key. An upload
-// s3seal holds no state for is NoSuchUpload, as S3 answers for an unknown
-// or finished upload id. Loaded uploads are cached: the state of an upload
-// id never changes.
+// loadUpload finds the upload's state and unwraps its data key (readUpload).
+// An upload s3seal holds no state for is NoSuchUpload, as S3 answers for
+// an unknown or finished upload id. Loaded uploads are cached: the state
+// of an upload id never changes.
 func (s *Store) loadUpload(ctx context.Context, bucket, key, uploadID string) (*upload, error) {
 	if u, ok := s.uploads.Get(uploadKey{bucket, key, uploadID}); ok {
 		return u, nil
 	}
+	u, err := s.readUpload(ctx, bucket, key, uploadID)
+	if err != nil {
+		return nil, err
+	}
+	s.uploads.Add(uploadKey{bucket, key, uploadID}, u)
+	return u, nil
+}
+
+// readUpload reads the upload's state from the store, unwraps its data key
+// for (bucket, key) and opens its sealed settings, which must name this
+// upload id: the store can neither change the checksum algorithm and type
+// an upload was created with nor pass one upload's state off as another's.
+// A state without sealed settings was written by a release before them;
+// it is taken only when it names no checksum algorithm (FORMAT.md, "Upload
+// state"), since its plain entries are the store's to change.
+func (s *Store) readUpload(ctx context.Context, bucket, key, uploadID string) (*upload, error) {
 	prefix := uploadPrefix(bucket, key, uploadID)
 	bi, err := s.be.HeadObject(ctx, bucket, prefix+infoName)
 	if backend.IsNotFound(err) {
@@ -206,11 +231,42 @@ func (s *Store) loadUpload(ctx context.Context, bucket, key, uploadID string) (*
 	if err != nil {
 		return nil, integrityErr(bucket, prefix+infoName, err)
 	}
-	u := &upload{bucket: bucket, key: key, id: uploadID, prefix: prefix, dk: dk, env: env,
-		checksumAlg: bi.Meta[metaChecksumAlg], checksumType: bi.Meta[metaChecksumType], lock: lockOfMeta(bi.Meta),
-		sse: sseOfMeta(bi.Meta)}
-	s.uploads.Add(uploadKey{bucket, key, uploadID}, u)
-	return u, nil
+	alg, typ, err := uploadSettings(dk, bi.Meta, uploadID)
+	if err != nil {
+		return nil, integrityErr(bucket, prefix+infoName, err)
+	}
+	return &upload{bucket: bucket, key: key, id: uploadID, prefix: prefix, dk: dk, env: env,
+		checksumAlg: alg, checksumType: typ, lock: lockOfMeta(bi.Meta), sse: sseOfMeta(bi.Meta)}, nil
+}
+
+// uploadSettings gives the checksum algorithm and type of the upload whose
+// state metadata is meta, from its sealed settings (readUpload).
+func uploadSettings(dk *crypto.DataKey, meta map[string]string, uploadID string) (alg, typ string, err error) {
+	v, ok := meta[metaSettings]
+	if !ok {
+		if meta[metaChecksumAlg] != "" || meta[metaChecksumType] != "" {
+			return "", "", errors.New("upload state names a checksum algorithm without sealed settings (an upload started before s3seal sealed them: start it again)")
+		}
+		return "", "", nil
+	}
+	set, err := crypto.OpenUploadSettings(dk, v)
+	if err != nil {
+		return "", "", err
+	}
+	if set[settingUploadID] != uploadID {
+		return "", "", errors.New("upload state sealed for another upload")
+	}
+	return set[metaChecksumAlg], set[metaChecksumType], nil
+}
+
+// sealSettings seals an upload's id, checksum algorithm and type for its
+// state (uploadSettings opens them).
+func sealSettings(dk *crypto.DataKey, uploadID, alg, typ string) (string, error) {
+	set := map[string]string{settingUploadID: uploadID}
+	if alg != "" {
+		set[metaChecksumAlg], set[metaChecksumType] = alg, typ
+	}
+	return crypto.SealUploadSettings(dk, set)
 }
 
 // missingUpload is the answer for an upload without state: NoSuchBucket

@@ -70,19 +70,27 @@ func (s *Store) CreateMultipart(ctx context.Context, in CreateMultipartInput) (s
 	if in.ChecksumAlgorithm != "" {
 		state[metaChecksumAlg], state[metaChecksumType] = in.ChecksumAlgorithm, in.ChecksumType
 	}
+	if state[metaSettings], err = sealSettings(dk, id, in.ChecksumAlgorithm, in.ChecksumType); err != nil {
+		return "", s.abandonUpload(ctx, in.Bucket, in.Key, id, err)
+	}
 	lockMeta(state, in.Protect)
 	sseMeta(state, in.Headers)
 	prefix := uploadPrefix(in.Bucket, in.Key, id)
 	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: in.Bucket, Key: prefix + infoName,
 		Body: bytes.NewReader(nil), Meta: state}); err != nil {
-		// Without its state the upload is useless: take it back.
-		if aerr := s.be.AbortMultipartUpload(context.WithoutCancel(ctx), in.Bucket, in.Key, id); aerr != nil {
-			s.log.Warn("multipart: could not abort an upload whose state was not written; s3seal gc removes it",
-				"bucket", in.Bucket, "key", in.Key, "upload_id", id, "err", aerr)
-		}
-		return "", err
+		return "", s.abandonUpload(ctx, in.Bucket, in.Key, id, err)
 	}
 	return id, nil
+}
+
+// abandonUpload takes back a backend upload whose state could not be
+// written (without it the upload is useless) and returns err.
+func (s *Store) abandonUpload(ctx context.Context, bucket, key, id string, err error) error {
+	if aerr := s.be.AbortMultipartUpload(context.WithoutCancel(ctx), bucket, key, id); aerr != nil {
+		s.log.Warn("multipart: could not abort an upload whose state was not written; s3seal gc removes it",
+			"bucket", bucket, "key", key, "upload_id", id, "err", aerr)
+	}
+	return err
 }
 
 // UploadPartInput is one part of an upload. Body, Size, ContentMD5,
