@@ -1,0 +1,660 @@
+package e2e
+
+// Review s13-R2: attacks on the multipart default checksum (an upload
+// created without an algorithm gets a FULL_OBJECT CRC64NVME combined from
+// parts that keep s3seal's CRC64NVME beside the client's checksum).
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/s3seal/s3seal/internal/faultproxy"
+	"github.com/s3seal/s3seal/s3api/checksum"
+)
+
+// TestReviewS13R2DefaultChecksumEveryMix: one upload created without an
+// algorithm whose parts are every kind at once: a part sent twice (CRC32,
+// then again with other bytes and no checksum, the backend storing the
+// first try and answering 200 <Error>), a CRC32C part whose backend answer
+// is cut, a SHA-256 part, a ranged copy across the part boundary of a
+// multipart source, a copy of a single-PUT source, a last part with no
+// checksum; the completion states a wrong CRC64NVME and FULL_OBJECT, and
+// its first backend answer is 200 <Error> after the store completed (the
+// embedded store then answers NoSuchUpload: recovery). The object's
+// CRC64NVME must be that of the plaintext GET returns, on HEAD, GET (the
+// SDK validating) and GetObjectAttributes.
+func TestReviewS13R2DefaultChecksumEveryMix(t *testing.T) {
+	t.Parallel()
+	for _, be := range []string{"embedded", "moto"} {
+		t.Run(be, func(t *testing.T) {
+			t.Parallel()
+			defaultChecksumEveryMix(t, be)
+		})
+	}
+}
+
+func defaultChecksumEveryMix(t *testing.T, be string) {
+	p, fp := startFaultyOn(t, be)
+	c := sdkFor(t, p)
+	ctx := ctxT(t)
+	b := "r2mix"
+	mustCreateBucket(t, c, b)
+	// A multipart source (created without an algorithm, parts 5 MiB + 3 MiB)
+	// and a single-PUT source.
+	s1, s2 := patternBytes(201, 5*mib), patternBytes(202, 3*mib)
+	scr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("mpsrc")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mpSendParts(t, c, b, "mpsrc", aws.ToString(scr.UploadId), []mpPart{{1, s1}, {2, s2}})
+	mpComplete(t, c, b, "mpsrc", aws.ToString(scr.UploadId), []mpPart{{1, s1}, {2, s2}})
+	single := patternBytes(203, 5*mib+3)
+	putObj(t, c, b, "single", single)
+
+	k := aws.String("mix")
+	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cr.UploadId
+	withCRC32 := func(o *s3.Options) { o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported }
+
+	fp.Reset()
+	fp.Inject(faultproxy.Rule{Op: faultproxy.UploadPart, Part: 1, Attempt: 1, Fault: faultproxy.ForwardThenErrorInBody},
+		faultproxy.Rule{Op: faultproxy.UploadPart, Part: 2, Attempt: 1, Fault: faultproxy.ForwardThenCut},
+		faultproxy.Rule{Op: faultproxy.CompleteMultipartUpload, Attempt: 1, Fault: faultproxy.ForwardThenErrorInBody})
+
+	p1a := patternBytes(210, 5*mib)
+	if _, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(1),
+		Body: bytes.NewReader(p1a)}, withCRC32); err != nil {
+		t.Fatal(err)
+	}
+	p1 := patternBytes(211, 5*mib+1)
+	u1, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(1),
+		Body: bytes.NewReader(p1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2 := patternBytes(212, 5*mib+2)
+	u2, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(2),
+		Body: bytes.NewReader(p2), ChecksumCRC32C: aws.String(algSum(checksum.CRC32C, p2))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p3 := patternBytes(213, 5*mib+3)
+	u3, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(3),
+		Body: bytes.NewReader(p3), ChecksumAlgorithm: types.ChecksumAlgorithmSha256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Across the source's part boundary: the last 3 MiB + 7 of part 1, and
+	// all but the last byte of part 2.
+	whole := append(append([]byte{}, s1...), s2...)
+	first, last := 2*mib-7, 8*mib-2
+	p4 := whole[first : last+1]
+	u4, err := c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(4),
+		CopySource: aws.String(b + "/mpsrc"), CopySourceRange: aws.String("bytes=" + itoa(first) + "-" + itoa(last))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p5 := single
+	u5, err := c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(5),
+		CopySource: aws.String(b + "/single")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p6 := patternBytes(216, 4321)
+	u6, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(6),
+		Body: bytes.NewReader(p6)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := bytes.Join([][]byte{p1, p2, p3, p4, p5, p6}, nil)
+	want := algSum(checksum.CRC64NVME, plain)
+
+	res, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: k, UploadId: id,
+		ChecksumCRC64NVME: aws.String("vqf3hRLTlJw="), ChecksumType: types.ChecksumTypeFullObject,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{
+			{PartNumber: aws.Int32(1), ETag: u1.ETag},
+			{PartNumber: aws.Int32(2), ETag: u2.ETag, ChecksumCRC32C: u2.ChecksumCRC32C},
+			{PartNumber: aws.Int32(3), ETag: u3.ETag, ChecksumSHA256: u3.ChecksumSHA256},
+			{PartNumber: aws.Int32(4), ETag: u4.CopyPartResult.ETag},
+			{PartNumber: aws.Int32(5), ETag: u5.CopyPartResult.ETag},
+			{PartNumber: aws.Int32(6), ETag: u6.ETag},
+		}}})
+	if err != nil {
+		t.Fatalf("complete: %v", err)
+	}
+	if got := aws.ToString(res.ChecksumCRC64NVME); got != want {
+		t.Errorf("completion CRC64NVME %q, want %q (of the plaintext)", got, want)
+	}
+	wantCompletions(t, fp, 2)
+	if be == "embedded" && !strings.Contains(p.Log(), "completion recovered") {
+		t.Errorf("no recovery in the log")
+	}
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b), Key: k, ChecksumMode: types.ChecksumModeEnabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := aws.ToString(h.ChecksumCRC64NVME); got != want || h.ChecksumType != types.ChecksumTypeFullObject {
+		t.Errorf("HEAD CRC64NVME %q %s, want %q FULL_OBJECT", got, h.ChecksumType, want)
+	}
+	g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b), Key: k, ChecksumMode: types.ChecksumModeEnabled},
+		func(o *s3.Options) { o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenSupported })
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(g.Body)
+	g.Body.Close()
+	if err != nil {
+		t.Fatalf("GET body (the SDK validates the CRC64NVME): %v", err)
+	}
+	if !bytes.Equal(body, plain) {
+		t.Errorf("GET: %d bytes, not the parts' %d", len(body), len(plain))
+	}
+	ga, err := c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: aws.String(b), Key: k,
+		ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesChecksum, types.ObjectAttributesObjectParts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ga.Checksum == nil || aws.ToString(ga.Checksum.ChecksumCRC64NVME) != want {
+		t.Errorf("GetObjectAttributes Checksum %+v, want CRC64NVME %q", ga.Checksum, want)
+	}
+	if ga.ObjectParts != nil {
+		for i, pt := range ga.ObjectParts.Parts {
+			pd := [][]byte{p1, p2, p3, p4, p5, p6}[i]
+			if got := aws.ToString(pt.ChecksumCRC64NVME); got != algSum(checksum.CRC64NVME, pd) {
+				t.Errorf("ObjectParts part %d CRC64NVME %q, want %q", i+1, got, algSum(checksum.CRC64NVME, pd))
+			}
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestReviewS13R2CopySourceCut: UploadPartCopy (ranged, from a multipart
+// source) while the store cuts the first answer to each source GET; a
+// 0-byte last part with a CRC32; the completion sent twice (the second
+// after the upload is gone). The object's CRC64NVME stays that of its
+// plaintext.
+func TestReviewS13R2CopySourceCut(t *testing.T) {
+	t.Parallel()
+	p, fp := startFaultyOn(t, "embedded")
+	c := sdkFor(t, p)
+	ctx := ctxT(t)
+	b := "r2cut"
+	mustCreateBucket(t, c, b)
+	s1, s2 := patternBytes(301, 5*mib), patternBytes(302, 3*mib)
+	scr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("mpsrc")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mpSendParts(t, c, b, "mpsrc", aws.ToString(scr.UploadId), []mpPart{{1, s1}, {2, s2}})
+	mpComplete(t, c, b, "mpsrc", aws.ToString(scr.UploadId), []mpPart{{1, s1}, {2, s2}})
+	k := aws.String("cut")
+	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cr.UploadId
+	fp.Reset()
+	fp.Inject(faultproxy.Rule{Op: faultproxy.GetObject, Attempt: 1, Fault: faultproxy.ForwardThenCut},
+		faultproxy.Rule{Op: faultproxy.GetObject, Attempt: 3, Fault: faultproxy.ForwardThenCut})
+	whole := append(append([]byte{}, s1...), s2...)
+	first, last := 1*mib+3, 7*mib+5
+	p1 := whole[first : last+1]
+	u1, err := c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(1),
+		CopySource: aws.String(b + "/mpsrc"), CopySourceRange: aws.String("bytes=" + itoa(first) + "-" + itoa(last))})
+	if err != nil {
+		t.Logf("UploadPartCopy with the source cut: %v (a refusal is fine; retrying without faults)", err)
+		fp.Reset()
+		u1, err = c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(1),
+			CopySource: aws.String(b + "/mpsrc"), CopySourceRange: aws.String("bytes=" + itoa(first) + "-" + itoa(last))})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("source GETs the store saw: %d", len(fp.Requests(faultproxy.GetObject)))
+	fp.Reset()
+	u2, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(2),
+		Body: bytes.NewReader(nil), ChecksumAlgorithm: types.ChecksumAlgorithmCrc32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := algSum(checksum.CRC64NVME, p1)
+	in := &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: k, UploadId: id,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{
+			{PartNumber: aws.Int32(1), ETag: u1.CopyPartResult.ETag},
+			{PartNumber: aws.Int32(2), ETag: u2.ETag},
+		}}}
+	for i := 0; i < 2; i++ {
+		res, err := c.CompleteMultipartUpload(ctx, in)
+		if err != nil {
+			t.Fatalf("completion %d: %v", i+1, err)
+		}
+		if got := aws.ToString(res.ChecksumCRC64NVME); got != want || res.ChecksumType != types.ChecksumTypeFullObject {
+			t.Errorf("completion %d: CRC64NVME %q %s, want %q FULL_OBJECT", i+1, got, res.ChecksumType, want)
+		}
+	}
+	g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b), Key: k, ChecksumMode: types.ChecksumModeEnabled},
+		func(o *s3.Options) { o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenSupported })
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(g.Body)
+	g.Body.Close()
+	if err != nil || !bytes.Equal(body, p1) {
+		t.Errorf("GET: %d bytes, err %v; want the %d copied", len(body), err, len(p1))
+	}
+	if got := aws.ToString(g.ChecksumCRC64NVME); got != want {
+		t.Errorf("GET CRC64NVME %q, want %q", got, want)
+	}
+}
+
+// TestReviewS13R2StoreStripsUploadAlgorithm: the review found the upload
+// state's checksum algorithm and type in plain user metadata of
+// .s3seal/uploads/<u>/info, bound to nothing. A store that drops them (a
+// CopyObject of info onto itself) must not turn an upload the client
+// created with SHA-256 into one without an algorithm: s3seal reads the
+// sealed settings, so a second s3seal (or the same after a restart) still
+// wants SHA-256 parts, lists the upload with SHA-256 and completes a
+// COMPOSITE SHA-256 object.
+func TestReviewS13R2StoreStripsUploadAlgorithm(t *testing.T) {
+	t.Parallel()
+	m := startMoto(t)
+	pa := startS3seal(t, sealOpts{Backend: m})
+	c := sdkFor(t, pa)
+	ctx := ctxT(t)
+	b := "r2strip"
+	mustCreateBucket(t, c, b)
+	k := aws.String("obj")
+	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k,
+		ChecksumAlgorithm: types.ChecksumAlgorithmSha256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cr.UploadId
+	p1 := patternBytes(401, 5*mib)
+	u1, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(1),
+		Body: bytes.NewReader(p1), ChecksumAlgorithm: types.ChecksumAlgorithmSha256})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The store rewrites the upload state's metadata without the algorithm.
+	mc := motoClient(t, m)
+	lo, err := mc.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(b), Prefix: aws.String(".s3seal/uploads/")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info string
+	for _, o := range lo.Contents {
+		if strings.HasSuffix(aws.ToString(o.Key), "/info") {
+			info = aws.ToString(o.Key)
+		}
+	}
+	if info == "" {
+		t.Fatal("no upload state info object in the store")
+	}
+	h, err := mc.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b), Key: aws.String(info)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]string{}
+	for mk, v := range h.Metadata {
+		if !strings.HasPrefix(strings.ToLower(mk), "checksum-") {
+			meta[mk] = v
+		}
+	}
+	if len(meta) == len(h.Metadata) {
+		t.Fatalf("info metadata has no checksum-* entry: %v", h.Metadata)
+	}
+	if _, err := mc.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(b), Key: aws.String(info),
+		CopySource: aws.String(b + "/" + info), Metadata: meta, MetadataDirective: types.MetadataDirectiveReplace}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Another s3seal process with the same key (no cached upload state).
+	pb := startS3seal(t, sealOpts{Backend: m, Key: pa.Key})
+	cb := sdkFor(t, pb)
+	lu, err := cb.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(b)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lu.Uploads) != 1 || lu.Uploads[0].ChecksumAlgorithm != types.ChecksumAlgorithmSha256 {
+		t.Errorf("ListMultipartUploads after the store dropped the algorithm: %+v, want the upload with SHA256 (or a refusal)", lu.Uploads)
+	}
+	p2 := patternBytes(402, 1000)
+	u2, err := cb.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(2),
+		Body: bytes.NewReader(p2)})
+	if err == nil {
+		t.Errorf("UploadPart without a SHA-256 to an upload created with SHA256 was accepted (the store dropped the algorithm)")
+	} else {
+		t.Logf("UploadPart without SHA-256: %v", err)
+		return
+	}
+	res, err := cb.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: k, UploadId: id,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{
+			{PartNumber: aws.Int32(1), ETag: u1.ETag, ChecksumSHA256: u1.ChecksumSHA256},
+			{PartNumber: aws.Int32(2), ETag: u2.ETag},
+		}}})
+	if err != nil {
+		t.Logf("completion refused: %v", err)
+		return
+	}
+	hd, err := cb.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b), Key: k, ChecksumMode: types.ChecksumModeEnabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Errorf("completion succeeded: answer SHA256 %q CRC64NVME %q type %q; HEAD SHA256 %q CRC64NVME %q type %q; want the upload's SHA256 COMPOSITE (or a refusal)",
+		aws.ToString(res.ChecksumSHA256), aws.ToString(res.ChecksumCRC64NVME), res.ChecksumType,
+		aws.ToString(hd.ChecksumSHA256), aws.ToString(hd.ChecksumCRC64NVME), hd.ChecksumType)
+}
+
+// TestReviewS13R2RacingPartWriters: two clients send part 1 of an upload
+// created without an algorithm at once, with other bytes and other
+// checksums (CRC32 by the SDK's default, SHA-256); the completion names
+// the part ListParts shows. Whatever won, the object's CRC64NVME is that
+// of the bytes GET returns, and a CopyObject of it keeps the right one.
+func TestReviewS13R2RacingPartWriters(t *testing.T) {
+	t.Parallel()
+	onEachStore(t, func(t *testing.T, p *sealProc) {
+		c := sdkFor(t, p)
+		ctx := ctxT(t)
+		b := "r2race"
+		mustCreateBucket(t, c, b)
+		for round := 0; round < 3; round++ {
+			k := aws.String("obj" + itoa(round))
+			cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, bb := patternBytes(uint64(500+2*round), 5*mib), patternBytes(uint64(501+2*round), 5*mib+9)
+			errs := make(chan error, 2)
+			go func() {
+				_, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(1),
+					Body: bytes.NewReader(a)}, func(o *s3.Options) { o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported })
+				errs <- err
+			}()
+			go func() {
+				_, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(1),
+					Body: bytes.NewReader(bb), ChecksumAlgorithm: types.ChecksumAlgorithmSha256})
+				errs <- err
+			}()
+			for i := 0; i < 2; i++ {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			tail := patternBytes(uint64(600+round), 77)
+			u2, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(2),
+				Body: bytes.NewReader(tail)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lp, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId})
+			if err != nil || len(lp.Parts) != 2 {
+				t.Fatalf("ListParts: %v %d", err, len(lp.Parts))
+			}
+			won := a
+			if unquote(lp.Parts[0].ETag) == md5Hex(bb) {
+				won = bb
+			}
+			res, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId,
+				MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{
+					{PartNumber: aws.Int32(1), ETag: lp.Parts[0].ETag}, {PartNumber: aws.Int32(2), ETag: u2.ETag}}}})
+			if err != nil {
+				t.Fatalf("complete: %v", err)
+			}
+			plain := append(append([]byte{}, won...), tail...)
+			want := algSum(checksum.CRC64NVME, plain)
+			if got := aws.ToString(res.ChecksumCRC64NVME); got != want {
+				t.Errorf("round %d: completion CRC64NVME %q, want %q", round, got, want)
+			}
+			g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b), Key: k, ChecksumMode: types.ChecksumModeEnabled},
+				func(o *s3.Options) { o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenSupported })
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(g.Body)
+			g.Body.Close()
+			if err != nil || !bytes.Equal(got, plain) {
+				t.Errorf("round %d: GET is not the winner's bytes (%v)", round, err)
+			}
+			if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(b), Key: aws.String("copy" + itoa(round)),
+				CopySource: aws.String(b + "/" + aws.ToString(k))}); err != nil {
+				t.Fatal(err)
+			}
+			h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b), Key: aws.String("copy" + itoa(round)), ChecksumMode: types.ChecksumModeEnabled})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := aws.ToString(h.ChecksumCRC64NVME); got != want {
+				t.Errorf("round %d: copy's CRC64NVME %q %s, want %q", round, got, h.ChecksumType, want)
+			}
+		}
+	})
+}
+
+// TestReviewS13R2NewAlgorithmsBesideDefault: parts of an upload created
+// without an algorithm with each of the newer checksums (SHA512, MD5,
+// XXHASH64, XXHASH3, XXHASH128: the longest part records, SHA-512's cut in
+// its key), on moto and the embedded store: UploadPart and ListParts give
+// the client's checksum alone, the object gets the CRC64NVME of its
+// plaintext, ObjectParts each part's CRC64NVME.
+func TestReviewS13R2NewAlgorithmsBesideDefault(t *testing.T) {
+	t.Parallel()
+	onEachStore(t, func(t *testing.T, p *sealProc) {
+		c := sdkFor(t, p)
+		ctx := ctxT(t)
+		b := "r2newalgs"
+		mustCreateBucket(t, c, b)
+		k := aws.String("obj")
+		cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		algs := []types.ChecksumAlgorithm{types.ChecksumAlgorithmSha512, types.ChecksumAlgorithmMd5, types.ChecksumAlgorithmXxhash64,
+			types.ChecksumAlgorithmXxhash3, types.ChecksumAlgorithmXxhash128, types.ChecksumAlgorithmSha512}
+		var datas [][]byte
+		var cps []types.CompletedPart
+		for i, a := range algs {
+			n := 5 * mib
+			if i == len(algs)-1 {
+				n = 999
+			}
+			d := patternBytes(uint64(700+i), n)
+			datas = append(datas, d)
+			in := &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(int32(i + 1)),
+				Body: bytes.NewReader(d)}
+			v := aws.String(algSum(checksum.Algorithm(a), d)) // the value in its header: the SDK computes SHA512 alone
+			switch a {
+			case types.ChecksumAlgorithmSha512:
+				in.ChecksumSHA512 = v
+			case types.ChecksumAlgorithmMd5:
+				in.ChecksumMD5 = v
+			case types.ChecksumAlgorithmXxhash64:
+				in.ChecksumXXHASH64 = v
+			case types.ChecksumAlgorithmXxhash3:
+				in.ChecksumXXHASH3 = v
+			case types.ChecksumAlgorithmXxhash128:
+				in.ChecksumXXHASH128 = v
+			}
+			u, err := c.UploadPart(ctx, in)
+			if err != nil {
+				t.Fatalf("part %d (%s): %v", i+1, a, err)
+			}
+			if u.ChecksumCRC64NVME != nil {
+				t.Errorf("UploadPart %d answers a CRC64NVME beside its %s", i+1, a)
+			}
+			cps = append(cps, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: u.ETag})
+		}
+		lp, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId})
+		if err != nil || len(lp.Parts) != len(algs) {
+			t.Fatalf("ListParts: %v", err)
+		}
+		for i, pt := range lp.Parts {
+			if pt.ChecksumCRC64NVME != nil {
+				t.Errorf("ListParts part %d shows a CRC64NVME beside its %s", i+1, algs[i])
+			}
+			want := algSum(checksum.Algorithm(algs[i]), datas[i])
+			got := map[types.ChecksumAlgorithm]*string{types.ChecksumAlgorithmSha512: pt.ChecksumSHA512, types.ChecksumAlgorithmMd5: pt.ChecksumMD5,
+				types.ChecksumAlgorithmXxhash64: pt.ChecksumXXHASH64, types.ChecksumAlgorithmXxhash3: pt.ChecksumXXHASH3,
+				types.ChecksumAlgorithmXxhash128: pt.ChecksumXXHASH128}[algs[i]]
+			if aws.ToString(got) != want {
+				t.Errorf("ListParts part %d %s %q, want %q", i+1, algs[i], aws.ToString(got), want)
+			}
+		}
+		res, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: cps}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := algSum(checksum.CRC64NVME, bytes.Join(datas, nil))
+		if got := aws.ToString(res.ChecksumCRC64NVME); got != want {
+			t.Errorf("completion CRC64NVME %q, want %q", got, want)
+		}
+		ga, err := c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: aws.String(b), Key: k,
+			ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesObjectParts}})
+		if err != nil || ga.ObjectParts == nil {
+			t.Fatalf("GetObjectAttributes: %v", err)
+		}
+		for i, pt := range ga.ObjectParts.Parts {
+			if got := aws.ToString(pt.ChecksumCRC64NVME); got != algSum(checksum.CRC64NVME, datas[i]) || pt.ChecksumSHA512 != nil || pt.ChecksumMD5 != nil {
+				t.Errorf("ObjectParts part %d: CRC64NVME %q SHA512 %v MD5 %v, want the part's CRC64NVME alone", i+1, got, pt.ChecksumSHA512, pt.ChecksumMD5)
+			}
+		}
+	})
+}
+
+// TestReviewS13R2StoreAddsUploadAlgorithm: the store adds
+// checksum-algorithm: crc32 and checksum-type: COMPOSITE to the state of
+// an upload created without an algorithm, whose parts the SDK sent with
+// its default CRC32. A fresh s3seal still completes it into the
+// FULL_OBJECT CRC64NVME every upload created without an algorithm gets
+// (the plain entries are not what s3seal reads).
+func TestReviewS13R2StoreAddsUploadAlgorithm(t *testing.T) {
+	t.Parallel()
+	m := startMoto(t)
+	pa := startS3seal(t, sealOpts{Backend: m})
+	c := sdkFor(t, pa)
+	ctx := ctxT(t)
+	b := "r2add"
+	mustCreateBucket(t, c, b)
+	k := aws.String("obj")
+	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCRC32 := func(o *s3.Options) { o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported }
+	p1, p2 := patternBytes(451, 5*mib), patternBytes(452, 100)
+	u1, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(1),
+		Body: bytes.NewReader(p1)}, withCRC32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u2, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(2),
+		Body: bytes.NewReader(p2)}, withCRC32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := motoClient(t, m)
+	lo, err := mc.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(b), Prefix: aws.String(".s3seal/uploads/")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info string
+	for _, o := range lo.Contents {
+		if strings.HasSuffix(aws.ToString(o.Key), "/info") {
+			info = aws.ToString(o.Key)
+		}
+	}
+	h, err := mc.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b), Key: aws.String(info)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]string{"checksum-algorithm": "crc32", "checksum-type": "COMPOSITE"}
+	for mk, v := range h.Metadata {
+		meta[mk] = v
+	}
+	if _, err := mc.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(b), Key: aws.String(info),
+		CopySource: aws.String(b + "/" + info), Metadata: meta, MetadataDirective: types.MetadataDirectiveReplace}); err != nil {
+		t.Fatal(err)
+	}
+	cb := sdkFor(t, startS3seal(t, sealOpts{Backend: m, Key: pa.Key}))
+	res, err := cb.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{
+			{PartNumber: aws.Int32(1), ETag: u1.ETag, ChecksumCRC32: u1.ChecksumCRC32},
+			{PartNumber: aws.Int32(2), ETag: u2.ETag, ChecksumCRC32: u2.ChecksumCRC32}}}})
+	if err != nil {
+		t.Logf("completion refused: %v", err)
+		return
+	}
+	want := algSum(checksum.CRC64NVME, append(append([]byte{}, p1...), p2...))
+	if got := aws.ToString(res.ChecksumCRC64NVME); got != want || res.ChecksumType != types.ChecksumTypeFullObject {
+		t.Errorf("completion: CRC64NVME %q CRC32 %q type %s; want CRC64NVME %q FULL_OBJECT (the store chose the object's checksum algorithm)",
+			got, aws.ToString(res.ChecksumCRC32), res.ChecksumType, want)
+	}
+}
+
+// TestReviewS13R2RecordPutFaults: the PUT of a part's record (the
+// two-checksum record of a part with the SDK's CRC32 in an upload created
+// without an algorithm) is answered 200 <Error> without or after storing
+// it, or cut; the client retries what fails. The object's CRC64NVME is
+// that of its plaintext.
+func TestReviewS13R2RecordPutFaults(t *testing.T) {
+	t.Parallel()
+	for _, f := range []faultproxy.Fault{faultproxy.ErrorInBody, faultproxy.ForwardThenErrorInBody, faultproxy.ForwardThenCut} {
+		t.Run(itoa(int(f)), func(t *testing.T) {
+			t.Parallel()
+			p, fp := startFaultyOn(t, "embedded")
+			c := sdkFor(t, p)
+			ctx := ctxT(t)
+			b := "r2rec"
+			mustCreateBucket(t, c, b)
+			k := aws.String("obj")
+			cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			withCRC32 := func(o *s3.Options) { o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported }
+			datas := [][]byte{patternBytes(801, 5*mib), patternBytes(802, 333)}
+			var cps []types.CompletedPart
+			for i, d := range datas {
+				fp.Reset()
+				fp.Inject(faultproxy.Rule{Op: faultproxy.PutObject, Attempt: 1, Fault: f})
+				var u *s3.UploadPartOutput
+				for try := 0; try < 3; try++ {
+					u, err = c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(int32(i + 1)),
+						Body: bytes.NewReader(d)}, withCRC32)
+					if err == nil {
+						break
+					}
+					t.Logf("part %d try %d: %v", i+1, try+1, err)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("part %d: store saw %d PutObjects", i+1, len(fp.Requests(faultproxy.PutObject)))
+				cps = append(cps, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: u.ETag, ChecksumCRC32: u.ChecksumCRC32})
+			}
+			fp.Reset()
+			res, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId,
+				MultipartUpload: &types.CompletedMultipartUpload{Parts: cps}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := algSum(checksum.CRC64NVME, bytes.Join(datas, nil))
+			if got := aws.ToString(res.ChecksumCRC64NVME); got != want {
+				t.Errorf("completion CRC64NVME %q, want %q", got, want)
+			}
+		})
+	}
+}
