@@ -158,10 +158,23 @@ func storageClass(info sealstore.ObjectInfo) string {
 // objectPartChecksums is what ObjectParts shows of a part's kept checksums: those
 // of the object's algorithm when it has one, as S3 documents it (a part of
 // an upload created without an algorithm keeps the client's checksum beside
-// the CRC64NVME its object is combined from, and shows the CRC64NVME).
+// the CRC64NVME its object is combined from, and shows the CRC64NVME). An
+// object without a checksum (parts recorded by an s3seal from before the
+// default CRC64NVME) shows each part's client checksum alone, as S3 shows
+// one per part: s3seal's CRC64NVME is left out of a part that keeps another.
 func objectPartChecksums(object, part map[string]string) map[string]string {
 	if len(object) == 0 {
-		return part
+		if len(part) < 2 {
+			return part
+		}
+		own := strings.ToLower(string(defaultChecksum))
+		out := map[string]string{}
+		for a, v := range part {
+			if a != own {
+				out[a] = v
+			}
+		}
+		return out
 	}
 	out := map[string]string{}
 	for a := range object {

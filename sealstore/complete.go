@@ -506,10 +506,11 @@ func (s *Store) completedByUs(ctx context.Context, u *upload, m crypto.Manifest,
 // checkCompleteChecksums holds a completion to the checksum its upload was
 // created with, as S3 does: the same checksum type if the request names
 // one; an upload created without an algorithm ignores a stated object
-// checksum (its CRC64NVME is s3seal's own).
+// checksum and type (its CRC64NVME is s3seal's own, and parts recorded by
+// the previous release have none to give the type from).
 func checkCompleteChecksums(u *upload, in *CompleteInput) error {
 	if u.checksumAlg == "" {
-		in.ExpectChecksums = nil
+		in.ExpectChecksums, in.ExpectChecksumType = nil, ""
 		return nil
 	}
 	if in.ExpectChecksumType != "" && !strings.EqualFold(in.ExpectChecksumType, u.checksumType) {

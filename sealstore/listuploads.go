@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/s3seal/s3seal/backend"
@@ -16,36 +17,76 @@ import (
 // was created without one.
 type UploadChecksum struct{ Algorithm, Type string }
 
+// listedUploadEntries bounds the cache of upload checksums that listings
+// read themselves: an entry is an upload key (bucket, key, upload id) and
+// two short strings, about 200 bytes for usual names and at most about
+// 1.5 KiB with a 1024-byte key, so at most about 48 MiB, usually ~6 MiB.
+const listedUploadEntries = 32768
+
 // UploadChecksums gives the checksum algorithm and type of each upload of
 // a ListUploads page, as the upload's state records them (the backend's
-// upload carries none: its parts are ciphertext). Each comes from the
-// cache of loaded uploads, else from a HEAD of the state object,
-// ListConcurrency at a time; the loaded upload is cached, so its parts do
-// not pay for it again. An upload without s3seal state (made on the
-// backend directly, or whose CreateMultipartUpload has not yet written
-// it) or whose state fails its check reports none; the latter is logged.
+// upload carries none: its parts are ciphertext). A listing only peeks at
+// the cache of loaded uploads (it neither promotes an entry nor adds one,
+// so listing many uploads does not evict the states of uploads whose parts
+// are being sent); what it reads itself, with a HEAD of the state object,
+// ListConcurrency at a time, goes to a cache of its own (algorithm and type
+// by upload, listedUploadEntries of them). The checksum is informational:
+// an upload without s3seal state (made on the backend directly, or whose
+// CreateMultipartUpload has not yet written it), whose state fails its
+// check or cannot be read (a throttled or refused HEAD) is listed without
+// one, the latter two logged. Only ctx being done fails the listing.
 func (s *Store) UploadChecksums(ctx context.Context, bucket string, ups []backend.Upload) ([]UploadChecksum, error) {
 	res := make([]UploadChecksum, len(ups))
-	g, gctx := errgroup.WithContext(ctx)
+	// view reads states as a part upload does (loadUpload) but into a
+	// cache of this call's own, leaving the store's upload cache alone.
+	view := *s
+	view.uploads = nil
+	var g errgroup.Group
 	g.SetLimit(s.opt.ListConcurrency)
 	for i, up := range ups {
+		k := uploadKey{bucket, up.Key, up.UploadID}
+		if u, ok := s.uploads.Peek(k); ok {
+			res[i] = UploadChecksum{u.checksumAlg, u.checksumType}
+			continue
+		}
+		if c, ok := s.listedUploads.Get(k); ok {
+			res[i] = c
+			continue
+		}
+		if view.uploads == nil {
+			scratch, err := lru.New[uploadKey, *upload](len(ups))
+			if err != nil {
+				return nil, err
+			}
+			view.uploads = scratch
+		}
 		g.Go(func() error {
-			u, err := s.loadUpload(gctx, bucket, up.Key, up.UploadID)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			u, err := view.loadUpload(ctx, bucket, up.Key, up.UploadID)
 			var se *Error
 			switch {
 			case err == nil:
 				res[i] = UploadChecksum{u.checksumAlg, u.checksumType}
+				s.listedUploads.Add(k, res[i])
+			case ctx.Err() != nil:
+				return ctx.Err()
 			case errors.Is(err, ErrIntegrity):
 				s.log.Error("listing uploads: upload state failed its check; listed without a checksum",
 					"bucket", bucket, "key", up.Key, "upload_id", up.UploadID, "err", err)
 			case errors.As(err, &se) && se.Code == "NoSuchUpload":
 			default:
-				return err
+				s.log.Warn("listing uploads: upload state could not be read; listed without a checksum",
+					"bucket", bucket, "key", up.Key, "upload_id", up.UploadID, "err", err)
 			}
 			return nil
 		})
 	}
-	return res, g.Wait()
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // pageUploads makes a ListMultipartUploads page what S3 answers whatever

@@ -90,6 +90,9 @@ type Store struct {
 	// manifests opened manifests by oid: neither ever changes.
 	uploads   *lru.Cache[uploadKey, *upload]
 	manifests *manifestCache
+	// listedUploads caches the checksum of uploads that listings read
+	// themselves (UploadChecksums), apart from uploads.
+	listedUploads *lru.Cache[uploadKey, UploadChecksum]
 }
 
 type cacheKey struct {
@@ -137,7 +140,11 @@ func New(be backend.Store, kr *crypto.Keyring, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{be: be, kr: kr, opt: opt, log: opt.Logger, cache: c, uploads: ups, manifests: mans}, nil
+	listed, err := lru.New[uploadKey, UploadChecksum](listedUploadEntries)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{be: be, kr: kr, opt: opt, log: opt.Logger, cache: c, uploads: ups, manifests: mans, listedUploads: listed}, nil
 }
 
 // Backend returns the store underneath, for bucket operations that need no

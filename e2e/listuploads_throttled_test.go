@@ -1,0 +1,44 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/s3seal/s3seal/internal/faultproxy"
+)
+
+// The store throttles HEADs (503 SlowDown, outlasting s3seal's retries)
+// while ListMultipartUploads works: `aws s3api list-multipart-uploads`
+// through s3seal lists the upload, without the checksum its unreadable
+// state would give (review s13-R1-2).
+func TestThrottledStateHeadsListMultipartUploadsAWSCLI(t *testing.T) {
+	m := startMoto(t)
+	fp, err := faultproxy.Start(m.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fp.Close() })
+	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}, Args: fastRetries})
+	c := sdkFor(t, p)
+	mustCreateBucket(t, c, "r1slow")
+	if _, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("r1slow"), Key: aws.String("k"),
+		ChecksumAlgorithm: types.ChecksumAlgorithmSha256}); err != nil {
+		t.Fatal(err)
+	}
+	fp.Inject(faultproxy.Rule{Op: faultproxy.HeadObject, Fault: faultproxy.SlowDown})
+	a := newAWSCLI(t, p)
+	out, errOut, err := tryTool(t, a.env, "aws", "--endpoint-url", a.endpoint, "s3api", "list-multipart-uploads", "--bucket", "r1slow")
+	if err != nil || !strings.Contains(out, `"k"`) {
+		t.Fatalf("list-multipart-uploads fails when only the state HEADs are throttled: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	if strings.Contains(out, "SHA256") {
+		t.Errorf("the upload whose state could not be read is listed with a checksum:\n%s", out)
+	}
+	if n := len(fp.Requests(faultproxy.ListMultipartUploads)); n == 0 {
+		t.Errorf("the backend saw no ListMultipartUploads")
+	}
+}
