@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/s3seal/s3seal/backend"
@@ -37,10 +36,6 @@ const listedUploadEntries = 32768
 // one, the latter two logged. Only ctx being done fails the listing.
 func (s *Store) UploadChecksums(ctx context.Context, bucket string, ups []backend.Upload) ([]UploadChecksum, error) {
 	res := make([]UploadChecksum, len(ups))
-	// view reads states as a part upload does (loadUpload) but into a
-	// cache of this call's own, leaving the store's upload cache alone.
-	view := *s
-	view.uploads = nil
 	var g errgroup.Group
 	g.SetLimit(s.opt.ListConcurrency)
 	for i, up := range ups {
@@ -53,18 +48,13 @@ func (s *Store) UploadChecksums(ctx context.Context, bucket string, ups []backen
 			res[i] = c
 			continue
 		}
-		if view.uploads == nil {
-			scratch, err := lru.New[uploadKey, *upload](len(ups))
-			if err != nil {
-				return nil, err
-			}
-			view.uploads = scratch
-		}
 		g.Go(func() error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			u, err := view.loadUpload(ctx, bucket, up.Key, up.UploadID)
+			// Read and checked as a part upload's (readUpload), not
+			// cached with them.
+			u, err := s.readUpload(ctx, bucket, up.Key, up.UploadID)
 			var se *Error
 			switch {
 			case err == nil:

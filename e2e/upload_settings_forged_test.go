@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// TestForgedUploadStateAlgorithmAWSCLI (from the s13-R1 review, which
+// found the listing reporting it): the store, here a write to moto behind
+// s3seal's back, adds checksum-algorithm=sha1 to the plain metadata of the
+// state of an upload created without an algorithm. `aws s3api
+// list-multipart-uploads` through s3seal must still list none: s3seal
+// reads the upload's sealed settings.
+func TestForgedUploadStateAlgorithmAWSCLI(t *testing.T) {
+	m := startMoto(t)
+	p := startS3seal(t, sealOpts{Backend: m})
+	c := sdkFor(t, p)
+	mustCreateBucket(t, c, "r1forge")
+	if _, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("r1forge"), Key: aws.String("plain")}); err != nil {
+		t.Fatal(err)
+	}
+	// The hostile store: rewrite the state object's user metadata.
+	mc := motoClient(t, m)
+	lo, err := mc.ListObjectsV2(ctxT(t), &s3.ListObjectsV2Input{Bucket: aws.String("r1forge"), Prefix: aws.String(".s3seal/uploads/")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info string
+	for _, o := range lo.Contents {
+		if strings.HasSuffix(*o.Key, "/info") {
+			info = *o.Key
+		}
+	}
+	if info == "" {
+		t.Fatalf("no upload state in moto: %+v", lo.Contents)
+	}
+	h, err := mc.HeadObject(ctxT(t), &s3.HeadObjectInput{Bucket: aws.String("r1forge"), Key: aws.String(info)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := h.Metadata
+	meta["checksum-algorithm"], meta["checksum-type"] = "sha1", "COMPOSITE"
+	if _, err := mc.CopyObject(ctxT(t), &s3.CopyObjectInput{Bucket: aws.String("r1forge"), Key: aws.String(info),
+		CopySource: aws.String("r1forge/" + info), Metadata: meta, MetadataDirective: types.MetadataDirectiveReplace}); err != nil {
+		t.Fatal(err)
+	}
+	a := newAWSCLI(t, p)
+	out := a.run("s3api", "list-multipart-uploads", "--bucket", "r1forge")
+	if strings.Contains(out, "SHA1") {
+		t.Errorf("aws s3api list-multipart-uploads lists the store's forged algorithm for an upload created without one:\n%s", out)
+	}
+}
