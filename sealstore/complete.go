@@ -174,7 +174,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		}
 	}
 	s.dropKeys(cleanup, in.Bucket, keys)
-	s.uploads.Remove(uploadKey{in.Bucket, in.Key, in.UploadID})
+	s.forgetUpload(uploadKey{in.Bucket, in.Key, in.UploadID})
 	if prev.manifest != "" && !strings.HasPrefix(prev.manifest, manifestDir(u.env.OID)) &&
 		(prior{prev.manifest, prev.versionID}).replacedBy(out.VersionID) {
 		s.dropManifest(cleanup, in.Bucket, in.Key, prior{prev.manifest, prev.versionID}, false)
@@ -217,7 +217,7 @@ func (s *Store) finishedElsewhere(ctx context.Context, u *upload, parts []Comple
 		return ObjectInfo{}, true, err
 	}
 	info.CompletedElsewhere = true
-	s.uploads.Remove(uploadKey{u.bucket, u.key, u.id})
+	s.forgetUpload(uploadKey{u.bucket, u.key, u.id})
 	return info, true, nil
 }
 

@@ -204,13 +204,20 @@ func (s *Store) loadUpload(ctx context.Context, bucket, key, uploadID string) (*
 	return u, nil
 }
 
+// forgetUpload drops an ended (or new) upload from this process's caches.
+func (s *Store) forgetUpload(k uploadKey) {
+	s.uploads.Remove(k)
+	s.listedUploads.Remove(k)
+}
+
 // readUpload reads the upload's state from the store, unwraps its data key
 // for (bucket, key) and opens its sealed settings, which must name this
 // upload id: the store can neither change the checksum algorithm and type
 // an upload was created with nor pass one upload's state off as another's.
-// A state without sealed settings was written by a release before them;
-// it is taken only when it names no checksum algorithm (FORMAT.md, "Upload
-// state"), since its plain entries are the store's to change.
+// A state without sealed settings was written by a release before them
+// and is read as that release read it, from its plain entries, so that
+// uploads an older process starts keep working through newer ones
+// (FORMAT.md, "Upload state", says what a store can do with that).
 func (s *Store) readUpload(ctx context.Context, bucket, key, uploadID string) (*upload, error) {
 	prefix := uploadPrefix(bucket, key, uploadID)
 	bi, err := s.be.HeadObject(ctx, bucket, prefix+infoName)
@@ -244,10 +251,12 @@ func (s *Store) readUpload(ctx context.Context, bucket, key, uploadID string) (*
 func uploadSettings(dk *crypto.DataKey, meta map[string]string, uploadID string) (alg, typ string, err error) {
 	v, ok := meta[metaSettings]
 	if !ok {
-		if meta[metaChecksumAlg] != "" || meta[metaChecksumType] != "" {
-			return "", "", errors.New("upload state names a checksum algorithm without sealed settings (an upload started before s3seal sealed them: start it again)")
+		// An earlier release's state: its plain entries, as that release
+		// read them (rolling upgrades, uploads in progress at one).
+		if id, err := b64url.DecodeString(meta[metaUploadID]); err != nil || string(id) != uploadID {
+			return "", "", errors.New("upload state without sealed settings names another upload")
 		}
-		return "", "", nil
+		return meta[metaChecksumAlg], meta[metaChecksumType], nil
 	}
 	set, err := crypto.OpenUploadSettings(dk, v)
 	if err != nil {

@@ -80,6 +80,9 @@ func (s *Store) CreateMultipart(ctx context.Context, in CreateMultipartInput) (s
 		Body: bytes.NewReader(nil), Meta: state}); err != nil {
 		return "", s.abandonUpload(ctx, in.Bucket, in.Key, id, err)
 	}
+	// Upload ids are the store's: one that gives an ended upload's id
+	// again must not find that upload's settings here.
+	s.forgetUpload(uploadKey{in.Bucket, in.Key, id})
 	return id, nil
 }
 
@@ -189,7 +192,7 @@ func (s *Store) AbortMultipart(ctx context.Context, bucket, key, uploadID string
 	if lerr == nil {
 		s.dropKeys(ctx, bucket, keys)
 	}
-	s.uploads.Remove(uploadKey{bucket, key, uploadID})
+	s.forgetUpload(uploadKey{bucket, key, uploadID})
 	if err != nil {
 		return noSuchUpload()
 	}

@@ -11,8 +11,8 @@ import (
 
 // An upload's checksum algorithm and type, and its id, are sealed in its
 // state: a hostile store that edits the plain entries, moves one upload's
-// state over another's, or strips the sealed settings to pass a state off
-// as an earlier release's cannot change what s3seal acts on.
+// state over another's cannot change what s3seal acts on. A state without
+// sealed settings is an earlier release's, read from its plain entries.
 func TestUploadSettingsSealed(t *testing.T) {
 	f := newFixture(t)
 	info := func(key, id string) string { return uploadPrefix(bucket, key, id) + infoName }
@@ -69,25 +69,33 @@ func TestUploadSettingsSealed(t *testing.T) {
 
 	// Another upload's state (same key, so the same name binding).
 	other := create("k", "", "")
+	third := create("k", "", "")
 	putState("k", other, stateMeta("k", sha))
 	if _, err := read("k", other); !errors.Is(err, ErrIntegrity) {
 		t.Errorf("another upload's state: %v, want an integrity failure", err)
 	}
 
-	// Sealed settings stripped: taken as an earlier release's state only
-	// when it names no algorithm.
+	// Sealed settings stripped: read as an earlier release's state, from
+	// its plain entries, when they name this upload (FORMAT.md says what
+	// that leaves the store); another upload's is refused.
 	m = stateMeta("k", none)
 	delete(m, metaSettings)
-	delete(m, metaChecksumAlg)
+	delete(m, metaChecksumAlg) // what the store added above
 	delete(m, metaChecksumType)
 	putState("k", none, maps.Clone(m))
 	if u, err := read("k", none); err != nil || u.checksumAlg != "" {
 		t.Errorf("an earlier release's state without an algorithm: %+v, %v", u, err)
 	}
 	m[metaChecksumAlg], m[metaChecksumType] = "crc32", "COMPOSITE"
-	putState("k", none, m)
-	if _, err := read("k", none); !errors.Is(err, ErrIntegrity) {
-		t.Errorf("settings stripped and an algorithm added: %v, want an integrity failure", err)
+	putState("k", none, maps.Clone(m))
+	if u, err := read("k", none); err != nil || u.checksumAlg != "crc32" || u.checksumType != "COMPOSITE" {
+		t.Errorf("an earlier release's state with an algorithm: %+v, %v", u, err)
+	}
+	m = stateMeta("k", sha)
+	delete(m, metaSettings)
+	putState("k", third, m)
+	if _, err := read("k", third); !errors.Is(err, ErrIntegrity) {
+		t.Errorf("another upload's state, its sealed settings stripped: %v, want an integrity failure", err)
 	}
 
 	// Settings sealed for another object do not open.
