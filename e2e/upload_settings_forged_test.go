@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -24,33 +25,42 @@ func TestForgedUploadStateAlgorithmAWSCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The hostile store: rewrite the state object's user metadata.
-	mc := motoClient(t, m)
-	lo, err := mc.ListObjectsV2(ctxT(t), &s3.ListObjectsV2Input{Bucket: aws.String("r1forge"), Prefix: aws.String(".s3seal/uploads/")})
+	rewriteUploadState(ctxT(t), t, motoClient(t, m), "r1forge", func(meta map[string]string) {
+		meta["checksum-algorithm"], meta["checksum-type"] = "sha1", "COMPOSITE"
+	})
+	a := newAWSCLI(t, p)
+	out := a.run("s3api", "list-multipart-uploads", "--bucket", "r1forge")
+	if strings.Contains(out, "SHA1") {
+		t.Errorf("aws s3api list-multipart-uploads lists the store's forged algorithm for an upload created without one:\n%s", out)
+	}
+}
+
+// rewriteUploadState is the hostile store editing, behind s3seal's back,
+// the metadata of the state object of the one upload in bucket b of moto
+// m: edit gets the metadata and changes it in place.
+func rewriteUploadState(ctx context.Context, t *testing.T, mc *s3.Client, b string, edit func(map[string]string)) {
+	t.Helper()
+	lo, err := mc.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(b), Prefix: aws.String(".s3seal/uploads/")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var info string
 	for _, o := range lo.Contents {
-		if strings.HasSuffix(*o.Key, "/info") {
-			info = *o.Key
+		if strings.HasSuffix(aws.ToString(o.Key), "/info") {
+			info = aws.ToString(o.Key)
 		}
 	}
 	if info == "" {
 		t.Fatalf("no upload state in moto: %+v", lo.Contents)
 	}
-	h, err := mc.HeadObject(ctxT(t), &s3.HeadObjectInput{Bucket: aws.String("r1forge"), Key: aws.String(info)})
+	h, err := mc.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b), Key: aws.String(info)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	meta := h.Metadata
-	meta["checksum-algorithm"], meta["checksum-type"] = "sha1", "COMPOSITE"
-	if _, err := mc.CopyObject(ctxT(t), &s3.CopyObjectInput{Bucket: aws.String("r1forge"), Key: aws.String(info),
-		CopySource: aws.String("r1forge/" + info), Metadata: meta, MetadataDirective: types.MetadataDirectiveReplace}); err != nil {
+	edit(meta)
+	if _, err := mc.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(b), Key: aws.String(info),
+		CopySource: aws.String(b + "/" + info), Metadata: meta, MetadataDirective: types.MetadataDirectiveReplace}); err != nil {
 		t.Fatal(err)
-	}
-	a := newAWSCLI(t, p)
-	out := a.run("s3api", "list-multipart-uploads", "--bucket", "r1forge")
-	if strings.Contains(out, "SHA1") {
-		t.Errorf("aws s3api list-multipart-uploads lists the store's forged algorithm for an upload created without one:\n%s", out)
 	}
 }
