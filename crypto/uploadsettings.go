@@ -15,8 +15,9 @@ func SealUploadSettings(dk *DataKey, m map[string]string) (string, error) {
 	return sealEntries(dk, uploadSettingsLabel, m)
 }
 
-// OpenUploadSettings opens a value sealed by SealUploadSettings for dk's upload: [ErrAuth] when it was not sealed
-// with dk (another upload's, or changed), [ErrCorrupt] when malformed.
+// OpenUploadSettings opens a value sealed by SealUploadSettings for dk's
+// upload: [ErrAuth] when it was not sealed with dk (another upload's, or
+// changed), [ErrCorrupt] when malformed.
 func OpenUploadSettings(dk *DataKey, v string) (map[string]string, error) {
 	return openEntries(dk, uploadSettingsLabel, v, "upload settings", "sealed upload settings")
 }

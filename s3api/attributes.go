@@ -164,17 +164,7 @@ func storageClass(info sealstore.ObjectInfo) string {
 // one per part: s3seal's CRC64NVME is left out of a part that keeps another.
 func objectPartChecksums(object, part map[string]string) map[string]string {
 	if len(object) == 0 {
-		if len(part) < 2 {
-			return part
-		}
-		own := strings.ToLower(string(defaultChecksum))
-		out := map[string]string{}
-		for a, v := range part {
-			if a != own {
-				out[a] = v
-			}
-		}
-		return out
+		return clientChecksums("", part)
 	}
 	out := map[string]string{}
 	for a := range object {

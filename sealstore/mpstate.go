@@ -34,8 +34,8 @@ const (
 
 	// Upload-level settings kept beside the envelope in the info object's
 	// metadata (not secret: S3 shows them in ListParts), and sealed with
-	// the upload id in metaSettings, which is what s3seal
-	// reads; the plain entries are for an earlier s3seal sharing the store.
+	// the upload id in metaSettings, which is what s3seal reads; the plain
+	// entries are for an earlier s3seal sharing the store.
 	metaChecksumAlg  = "checksum-algorithm"
 	metaChecksumType = "checksum-type"
 	// What gc needs to find the object or upload a state object belongs
@@ -43,11 +43,10 @@ const (
 	metaKey      = "object-key"
 	metaUploadID = "upload-id"
 	// The upload's id, checksum algorithm and type, sealed with its data
-	// key (crypto.SealUploadSettings; the upload id's name among them is
-	// settingUploadID). Not an s3seal-* key, so that an earlier s3seal
-	// sharing the store ignores it.
-	metaSettings    = "upload-settings"
-	settingUploadID = "upload-id"
+	// key (crypto.SealUploadSettings), under the names of their plain
+	// entries. Not an s3seal-* key, so that an earlier s3seal sharing the
+	// store ignores it.
+	metaSettings = "upload-settings"
 )
 
 var b64url = base64.RawURLEncoding.Strict()
@@ -262,7 +261,7 @@ func uploadSettings(dk *crypto.DataKey, meta map[string]string, uploadID string)
 	if err != nil {
 		return "", "", err
 	}
-	if set[settingUploadID] != uploadID {
+	if set[metaUploadID] != uploadID {
 		return "", "", errors.New("upload state sealed for another upload")
 	}
 	return set[metaChecksumAlg], set[metaChecksumType], nil
@@ -271,7 +270,7 @@ func uploadSettings(dk *crypto.DataKey, meta map[string]string, uploadID string)
 // sealSettings seals an upload's id, checksum algorithm and type for its
 // state (uploadSettings opens them).
 func sealSettings(dk *crypto.DataKey, uploadID, alg, typ string) (string, error) {
-	set := map[string]string{settingUploadID: uploadID}
+	set := map[string]string{metaUploadID: uploadID}
 	if alg != "" {
 		set[metaChecksumAlg], set[metaChecksumType] = alg, typ
 	}
