@@ -16,13 +16,7 @@ import (
 // through s3seal lists the upload, without the checksum its unreadable
 // state would give (review s13-R1-2).
 func TestThrottledStateHeadsListMultipartUploadsAWSCLI(t *testing.T) {
-	m := startMoto(t)
-	fp, err := faultproxy.Start(m.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fp.Close() })
-	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}, Args: fastRetries})
+	p, fp := startFaultyOn(t, "moto")
 	c := sdkFor(t, p)
 	mustCreateBucket(t, c, "r1slow")
 	if _, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("r1slow"), Key: aws.String("k"),

@@ -48,13 +48,8 @@ func defaultChecksumEveryMix(t *testing.T, be string) {
 	mustCreateBucket(t, c, b)
 	// A multipart source (created without an algorithm, parts 5 MiB + 3 MiB)
 	// and a single-PUT source.
-	s1, s2 := patternBytes(201, 5*mib), patternBytes(202, 3*mib)
-	scr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("mpsrc")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mpSendParts(t, c, b, "mpsrc", aws.ToString(scr.UploadId), []mpPart{{1, s1}, {2, s2}})
-	mpComplete(t, c, b, "mpsrc", aws.ToString(scr.UploadId), []mpPart{{1, s1}, {2, s2}})
+	srcParts := []mpPart{{1, patternBytes(201, 5*mib)}, {2, patternBytes(202, 3*mib)}}
+	mpUpload(t, c, b, "mpsrc", srcParts)
 	single := patternBytes(203, 5*mib+3)
 	putObj(t, c, b, "single", single)
 
@@ -96,7 +91,7 @@ func defaultChecksumEveryMix(t *testing.T, be string) {
 	}
 	// Across the source's part boundary: the last 3 MiB + 7 of part 1, and
 	// all but the last byte of part 2.
-	whole := append(append([]byte{}, s1...), s2...)
+	whole := joinParts(srcParts)
 	first, last := 2*mib-7, 8*mib-2
 	p4 := whole[first : last+1]
 	u4, err := c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(4),
@@ -191,13 +186,8 @@ func TestReviewS13R2CopySourceCut(t *testing.T) {
 	ctx := ctxT(t)
 	b := "r2cut"
 	mustCreateBucket(t, c, b)
-	s1, s2 := patternBytes(301, 5*mib), patternBytes(302, 3*mib)
-	scr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("mpsrc")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mpSendParts(t, c, b, "mpsrc", aws.ToString(scr.UploadId), []mpPart{{1, s1}, {2, s2}})
-	mpComplete(t, c, b, "mpsrc", aws.ToString(scr.UploadId), []mpPart{{1, s1}, {2, s2}})
+	srcParts := []mpPart{{1, patternBytes(301, 5*mib)}, {2, patternBytes(302, 3*mib)}}
+	mpUpload(t, c, b, "mpsrc", srcParts)
 	k := aws.String("cut")
 	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k})
 	if err != nil {
@@ -207,7 +197,7 @@ func TestReviewS13R2CopySourceCut(t *testing.T) {
 	fp.Reset()
 	fp.Inject(faultproxy.Rule{Op: faultproxy.GetObject, Attempt: 1, Fault: faultproxy.ForwardThenCut},
 		faultproxy.Rule{Op: faultproxy.GetObject, Attempt: 3, Fault: faultproxy.ForwardThenCut})
-	whole := append(append([]byte{}, s1...), s2...)
+	whole := joinParts(srcParts)
 	first, last := 1*mib+3, 7*mib+5
 	p1 := whole[first : last+1]
 	u1, err := c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(1),
