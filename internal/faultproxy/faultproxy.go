@@ -2,7 +2,9 @@
 // front of a real S3 endpoint (the embedded gofakes3 store, moto_server)
 // and injects the failures flaky object stores produce: a 200 whose body is
 // an <Error>, before or after the backend did the work; a connection cut
-// mid-answer; delays; 503 SlowDown; 404 NoSuchUpload. Faults are programmed
+// mid-answer; delays; 503 SlowDown; 404 NoSuchUpload; stalls (no answer,
+// an upload no longer read, a body that stops mid-stream, a body dripped a
+// byte at a time). Faults are programmed
 // per S3 operation and per attempt (the n-th request of that operation,
 // optionally of one part number). It is imported only by tests.
 //
@@ -49,6 +51,25 @@ const (
 	SlowDown
 	// NoSuchUpload answers 404 NoSuchUpload without forwarding.
 	NoSuchUpload
+	// Stall reads the request and never answers, without forwarding: a
+	// store that accepts connections and stops working. It holds the
+	// connection until the client goes away or the proxy is closed.
+	Stall
+	// ForwardThenStall forwards the request, then never answers: the
+	// store did the work and its answer never comes.
+	ForwardThenStall
+	// StallReading reads half the request body (all of it when there is
+	// none) and then stops reading, without forwarding: a store that stops
+	// taking an upload's bytes.
+	StallReading
+	// ForwardThenStallBody forwards the request, sends the status line,
+	// the headers and half the answer's body, then sends nothing more and
+	// holds the connection open (a GET whose body stops mid-stream).
+	ForwardThenStallBody
+	// Drip forwards the request and sends the answer's headers, then its
+	// body one byte per Rule.Delay (default 1 s): a store on a very slow
+	// link, which moves bytes all the time.
+	Drip
 )
 
 // Rule programs one fault.
@@ -60,7 +81,7 @@ type Rule struct {
 	// Attempt is the n-th matching request (1-based); 0 matches all.
 	Attempt int
 	Fault   Fault
-	Delay   time.Duration // for Delay
+	Delay   time.Duration // for Delay and Drip
 	// Code and Message of the <Error> body of ErrorInBody and
 	// ForwardThenErrorInBody. Default InternalError, "The server did not
 	// respond in time."
@@ -89,6 +110,9 @@ type Proxy struct {
 	ln     net.Listener
 	tr     *http.Transport
 
+	stop      chan struct{} // closed by Close: stalled requests give up
+	closeOnce sync.Once
+
 	mu       sync.Mutex
 	rules    []Rule
 	counts   map[counterKey]int
@@ -105,7 +129,7 @@ func Start(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{target: u, ln: ln, counts: map[counterKey]int{},
+	p := &Proxy{target: u, ln: ln, counts: map[counterKey]int{}, stop: make(chan struct{}),
 		tr: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 16}}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = p.srv.Serve(ln) }()
@@ -117,6 +141,7 @@ func (p *Proxy) URL() string { return "http://" + p.ln.Addr().String() }
 
 // Close stops the proxy and cuts the connections it holds.
 func (p *Proxy) Close() error {
+	p.closeOnce.Do(func() { close(p.stop) })
 	p.tr.CloseIdleConnections()
 	return p.srv.Close()
 }
@@ -149,8 +174,9 @@ func (p *Proxy) Requests(op Op) []Request {
 	return out
 }
 
-// match counts the request and picks its rule.
-func (p *Proxy) match(op Op, part int32, body []byte) Rule {
+// match counts the request and picks its rule; seen is the index of its
+// Request, whose body record wants filling in.
+func (p *Proxy) match(op Op, part int32) (rule Rule, seen int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.counts[counterKey{op, 0}]++
@@ -160,7 +186,6 @@ func (p *Proxy) match(op Op, part int32, body []byte) Rule {
 		p.counts[counterKey{op, part}]++
 		nPart = p.counts[counterKey{op, part}]
 	}
-	var rule Rule
 	for _, r := range p.rules {
 		n := nOp
 		if r.Part != 0 {
@@ -175,19 +200,81 @@ func (p *Proxy) match(op Op, part int32, body []byte) Rule {
 	if part != 0 {
 		attempt = nPart
 	}
-	p.requests = append(p.requests, Request{Op: op, Part: part, Attempt: attempt,
-		BodySHA256: sha256.Sum256(body), BodyLen: len(body), Fault: rule.Fault})
-	return rule
+	p.requests = append(p.requests, Request{Op: op, Part: part, Attempt: attempt, Fault: rule.Fault})
+	return rule, len(p.requests) - 1
+}
+
+// record notes the body of the seen-th request.
+func (p *Proxy) record(seen int, body []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if seen < len(p.requests) { // Reset may have emptied the list meanwhile
+		p.requests[seen].BodySHA256, p.requests[seen].BodyLen = sha256.Sum256(body), len(body)
+	}
+}
+
+// hold keeps a stalled request's connection open, answering nothing, until
+// the client goes away or the proxy closes.
+func (p *Proxy) hold(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-p.stop:
+	}
+}
+
+// drip sends resp's status and headers, then its body one byte per every
+// (1 s when 0), until the body ends or the client goes away.
+func (p *Proxy) drip(w http.ResponseWriter, r *http.Request, resp *http.Response, every time.Duration) {
+	if every <= 0 {
+		every = time.Second
+	}
+	copyHeader(w.Header(), resp.Header)
+	w.WriteHeader(resp.StatusCode)
+	w.(http.Flusher).Flush()
+	b := make([]byte, 1)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		n, err := resp.Body.Read(b)
+		if n > 0 {
+			if _, werr := w.Write(b[:n]); werr != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+		if err != nil {
+			return
+		}
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return
+		case <-p.stop:
+			return
+		}
+	}
 }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	op, part := Classify(r)
+	rule, seen := p.match(op, part)
+	if rule.Fault == StallReading {
+		half := r.ContentLength / 2
+		if half > 0 {
+			_, _ = io.CopyN(io.Discard, r.Body, half)
+		}
+		p.hold(r)
+		return
+	}
 	body, err := io.ReadAll(r.Body)
+	p.record(seen, body)
 	if err != nil {
 		return // the client broke off
 	}
-	op, part := Classify(r)
-	rule := p.match(op, part, body)
 	switch rule.Fault {
+	case Stall:
+		p.hold(r)
+		return
 	case ErrorInBody:
 		writeError(w, http.StatusOK, rule.code(), rule.message())
 		return
@@ -218,6 +305,19 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusOK, rule.code(), rule.message())
 	case ForwardThenCut:
 		cut(w, resp)
+	case ForwardThenStall:
+		_, _ = io.Copy(io.Discard, resp.Body)
+		p.hold(r)
+	case ForwardThenStallBody:
+		data, _ := io.ReadAll(resp.Body)
+		copyHeader(w.Header(), resp.Header)
+		w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(data[:len(data)/2])
+		w.(http.Flusher).Flush()
+		p.hold(r)
+	case Drip:
+		p.drip(w, r, resp, rule.Delay)
 	default:
 		copyHeader(w.Header(), resp.Header)
 		w.WriteHeader(resp.StatusCode)
