@@ -78,7 +78,7 @@ func TestStallNoAnswer(t *testing.T) {
 func TestStallTakingTheUpload(t *testing.T) {
 	p, st, _ := stallStore(t)
 	p.Inject(faultproxy.Rule{Op: faultproxy.PutObject, Fault: faultproxy.StallReading})
-	body := make([]byte, 16<<20) // more than the socket buffers take
+	body := make([]byte, 64<<20) // far more than the socket buffers take
 	err := stallWithin(t, "PUT", 250*time.Millisecond, 3*time.Second, func() error {
 		_, err := st.PutObject(context.Background(), PutInput{Bucket: "bkt", Key: "big", Body: bytes.NewReader(body), Size: int64(len(body))})
 		return err
