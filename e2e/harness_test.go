@@ -219,6 +219,10 @@ func startS3seal(t testing.TB, o sealOpts) *sealProc {
 	if o.TLSCert != "" {
 		args = append(args, "--tls-cert", o.TLSCert, "--tls-key", o.TLSKey)
 	}
+	// Stopping a test's s3seal needs no time for load balancers to
+	// notice; a test of the shutdown gives --shutdown-delay again in Args
+	// (the last one wins).
+	args = append(args, "--shutdown-delay", "0s")
 	args = append(args, o.Args...)
 
 	p.log = newLogBuffer(listenRE)

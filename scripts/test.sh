@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every s3seal test on a fresh Debian machine: installs the Debian
-# packages the end-to-end tests drive (rclone, s3cmd, restic), installs aws (and
+# packages the end-to-end tests drive (rclone, s3cmd, restic, haproxy), installs aws (and
 # moto_server where Debian has it) when missing, then vets and tests.
 #   bash scripts/test.sh
 set -euo pipefail
@@ -9,8 +9,11 @@ cd "$(dirname "$0")/.."
 
 die() { echo "test.sh: $*" >&2; exit 1; }
 
+# haproxy lives in /usr/sbin, which is not on every user's PATH.
+export PATH="$PATH:/usr/sbin"
+
 # Debian packages the e2e tests need, by command name -> package name.
-declare -A debs=([rclone]=rclone [s3cmd]=s3cmd [restic]=restic [curl]=curl [kcat]=kcat)
+declare -A debs=([rclone]=rclone [s3cmd]=s3cmd [restic]=restic [curl]=curl [kcat]=kcat [haproxy]=haproxy)
 missing=()
 for cmd in "${!debs[@]}"; do
 	command -v "$cmd" >/dev/null 2>&1 || missing+=("${debs[$cmd]}")
@@ -47,7 +50,7 @@ if ! command -v moto_server >/dev/null 2>&1; then
 	[[ -n $moto_pkg ]] || die "moto_server not found on PATH and Debian has no moto package here: install it from PyPI with pipx install 'moto[server]' (or pip install 'moto[server]'), then make sure moto_server is on PATH"
 	need_deb moto_server "$moto_pkg"
 fi
-for cmd in go aws moto_server s3cmd restic; do
+for cmd in go aws moto_server s3cmd restic haproxy; do
 	command -v "$cmd" >/dev/null 2>&1 || die "$cmd not found on PATH"
 done
 

@@ -63,6 +63,9 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	u, err := s.loadUpload(ctx, in.Bucket, in.Key, in.UploadID)
 	if isCode(err, "NoSuchUpload") {
 		if info, ok, err := s.completedBefore(ctx, in); ok {
+			if err == nil {
+				s.dropUploadState(context.WithoutCancel(ctx), in)
+			}
 			return info, err
 		}
 	}
@@ -82,6 +85,21 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		want[i] = uint32(p.PartNumber)
 	}
 	cur, _, keys, err := s.currentParts(ctx, u, want)
+	if isCode(err, "NoSuchUpload") {
+		// The store no longer has the upload, yet its state was found:
+		// cached here (this process served a part), or left behind by a
+		// process that completed the upload at the store and died before
+		// (or while) removing the state. A client retrying that completion
+		// gets its success, as from S3, when the object at the key is
+		// this upload's, made of these parts (completedBefore).
+		s.forgetUpload(uploadKey{in.Bucket, in.Key, in.UploadID})
+		if info, ok, err := s.completedBefore(ctx, in); ok {
+			if err == nil {
+				s.dropUploadState(context.WithoutCancel(ctx), in)
+			}
+			return info, err
+		}
+	}
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -251,6 +269,24 @@ func (s *Store) completedBefore(ctx context.Context, in CompleteInput) (ObjectIn
 	}
 	info.CompletedElsewhere = true
 	return info, true, nil
+}
+
+// dropUploadState removes, best effort, what state a completed upload left
+// (its completing process died before or while removing it), once a
+// repeated completion found the object that upload made; gc removes what
+// stays.
+func (s *Store) dropUploadState(ctx context.Context, in CompleteInput) {
+	var keys []string
+	err := s.listAll(ctx, in.Bucket, uploadPrefix(in.Bucket, in.Key, in.UploadID), func(e backend.ListEntry) error {
+		keys = append(keys, e.Key)
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("multipart: could not list the state a completed upload left; s3seal gc removes it",
+			"bucket", in.Bucket, "key", in.Key, "upload_id", in.UploadID, "err", err)
+		return
+	}
+	s.dropKeys(ctx, in.Bucket, keys)
 }
 
 // madeOf tells whether the manifest is made of exactly the named parts

@@ -103,6 +103,8 @@ type config struct {
 	LogLevel            string
 	LogFormat           string
 	MetricsListen       string
+	// Graceful shutdown: serving on after SIGTERM, then draining.
+	ShutdownDelay, ShutdownTimeout time.Duration
 
 	// fromEnv maps each flag whose value came from the environment to
 	// its variable, so that messages name where a value came from.
@@ -194,6 +196,8 @@ func parseCommandConfigHelp(name string, args []string, getenv func(string) stri
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "text", "text or json")
 	str(&c.MetricsListen, "metrics-listen", "", "serve /metrics and /readyz on this address instead of beside the S3 API (/healthz answers on both)")
+	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, keep serving this long with /readyz answering 503, then close the listener")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 60*time.Second, "then wait this long for requests in flight before cutting them")
 	fs.IntVar(&c.CompleteRetryAttempts, "complete-retry-attempts", 4, "attempts of a backend CompleteMultipartUpload, the first included")
 	fs.DurationVar(&c.CompleteRetryBackoff, "complete-retry-backoff", 500*time.Millisecond, "first backoff ceiling between completion attempts (doubles, full jitter)")
 	fs.IntVar(&c.PartRetryAttempts, "part-retry-attempts", 4, "attempts of a backend UploadPart, the first included")
@@ -327,6 +331,14 @@ func (c *config) validate() error {
 	} {
 		if t.d < 0 || (t.d > 0 && t.d < 100*time.Millisecond) {
 			return usagef("%s: %v is below 100ms; give at least 100ms, or 0 for no bound", c.src(t.name), t.d)
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"shutdown-delay", c.ShutdownDelay}, {"shutdown-timeout", c.ShutdownTimeout}} {
+		if d.v < 0 || d.v > time.Hour {
+			return usagef("%s: %v is not between 0s and 1h", c.src(d.name), d.v)
 		}
 	}
 	if c.TransferMinBytes < 1 {

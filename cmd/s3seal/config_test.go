@@ -183,7 +183,7 @@ func TestSecretOnCommandLineWarns(t *testing.T) {
 	if err != nil || len(c.cmdlineSecrets) != 0 || c.SecretKey != secret {
 		t.Fatalf("S3SEAL_SECRET_KEY: %+v, %v", c, err)
 	}
-	c, _ = parseConfig([]string{"--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", "--access-key", "a", "--secret-key", secret}, env(nil))
+	c, _ = parseConfig([]string{"--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", "--shutdown-delay", "0s", "--access-key", "a", "--secret-key", secret}, env(nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var log bytes.Buffer

@@ -25,7 +25,7 @@ func TestVersion(t *testing.T) {
 		}
 	}
 	// The first line serve logs names the version.
-	c, err := parseConfig([]string{"--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, env(nil))
+	c, err := parseConfig([]string{"--listen", "127.0.0.1:0", "--shutdown-delay", "0s", "--data-dir", t.TempDir()}, env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestErrorPrefixesNotRepeated(t *testing.T) {
 func TestMisspeltVariableWarned(t *testing.T) {
 	t.Setenv("S3SEAL_MAX_REQEUSTS", "4")
 	t.Setenv("S3SEAL_LISTEN", "127.0.0.1:0")
-	c, err := parseConfig([]string{"--data-dir", t.TempDir()}, os.Getenv)
+	c, err := parseConfig([]string{"--data-dir", t.TempDir(), "--shutdown-delay", "0s"}, os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestDataDirLock(t *testing.T) {
 		}
 	}
 	unlock()
-	c, err := parseConfig([]string{"--listen", "127.0.0.1:0", "--data-dir", dir}, env(nil))
+	c, err := parseConfig([]string{"--listen", "127.0.0.1:0", "--shutdown-delay", "0s", "--data-dir", dir}, env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
@@ -29,6 +30,10 @@ type readiness struct {
 	ttl     time.Duration
 	timeout time.Duration
 
+	// stopping is set on SIGTERM: /readyz answers 503 from then on, so
+	// that load balancers stop sending before the listener closes.
+	stopping atomic.Bool
+
 	mu     sync.Mutex
 	at     time.Time
 	err    error  // public reason, nil when ready
@@ -46,11 +51,19 @@ func newReadiness(be backend.Store, kr *crypto.Keyring, log *slog.Logger) *readi
 var (
 	errNotReadyKeyring = errors.New("keyring: cannot wrap a data key under the primary master key (see the log)")
 	errNotReadyStore   = errors.New("object store: unreachable or refusing s3seal's requests (see the log)")
+	errShuttingDown    = errors.New("shutting down")
 )
+
+// shutdown makes every later check answer "shutting down", at once and
+// without a probe.
+func (r *readiness) shutdown() { r.stopping.Store(true) }
 
 // check returns nil when ready, else a reason fit to show anyone.
 // Concurrent callers share one probe.
 func (r *readiness) check(ctx context.Context) error {
+	if r.stopping.Load() {
+		return errShuttingDown
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.at.IsZero() && time.Since(r.at) < r.ttl {

@@ -11,9 +11,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
@@ -139,6 +141,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	}
 	log.Info(fmt.Sprintf("s3seal listening on %s://%s", scheme, ln.Addr()),
 		"version", buildVersion(), "backend", backendName, "primary_key", kr.Primary(), "data_dir", cfg.DataDir)
+	srvs := []*http.Server{srv} // drained on SIGTERM
 	if cfg.LFS.Enabled {
 		mod, err := startLFS(ctx, cfg, store, kr, presign, scheme+"://"+ln.Addr().String(), log)
 		if err != nil {
@@ -148,6 +151,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		if err := mets.Register(mod.metrics.Collectors()...); err != nil {
 			return fmt.Errorf("LFS metrics: %w", err)
 		}
+		srvs = append(srvs, mod.srv)
 	}
 	if cfg.MetricsListen != "" {
 		msrv, err := startMetrics(cfg.MetricsListen, mets.Handler(), ready.check, log)
@@ -155,6 +159,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 			return err
 		}
 		defer msrv.Close()
+		srvs = append(srvs, msrv)
 	}
 
 	errc := make(chan error, 1)
@@ -170,13 +175,10 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("s3seal shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return nil
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+	return drain(log, ready, cfg.ShutdownDelay, cfg.ShutdownTimeout, again, srvs...)
 }
 
 // openBackend connects to the configured object store, or starts the
