@@ -34,7 +34,7 @@ type Timeouts struct {
 // DefaultTimeouts are the bounds `s3seal serve` uses unless told
 // otherwise: a store that accepts connections and stops answering costs a
 // request at most about 2 x 20 s (one attempt and one retry; see
-// retry.Policy.StallAttempts) before the client gets 503.
+// retry.Policy.DownAttempts) before the client gets 503.
 var DefaultTimeouts = Timeouts{Connect: 5 * time.Second, Response: 20 * time.Second, Idle: 20 * time.Second}
 
 // StallError is a backend request cut because the store stopped moving:

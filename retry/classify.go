@@ -116,6 +116,13 @@ func certificateError(err error) bool {
 	return errors.As(err, &ua) || errors.As(err, &ci) || errors.As(err, &he) || errors.As(err, &cve)
 }
 
+// storeDown reports a failure that says the store is not there: a stall
+// (the backend's timeouts cut a request to a store that stopped moving) or
+// a refused connection. Policy.DownAttempts bounds the attempts they cost.
+func storeDown(err error) bool {
+	return backend.IsStall(err) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
 // lostUpload reports the answer a retried completion gets when an earlier
 // attempt did complete the upload: the upload id is gone.
 func lostUpload(err error) bool { return backend.ErrorCode(err) == "NoSuchUpload" }

@@ -209,11 +209,12 @@ func TestDoCallLogsRetriesAndGiveUp(t *testing.T) {
 	}
 }
 
-// A store that stalls costs a call StallAttempts attempts (each a whole
-// backend timeout), however many Attempts the policy allows; other
-// transient failures between them do not count.
-func TestStallAttemptsBoundTheCall(t *testing.T) {
+// A store that stalls or refuses connections costs a call DownAttempts
+// attempts, however many Attempts the policy allows; other transient
+// failures between them do not count.
+func TestDownAttemptsBoundTheCall(t *testing.T) {
 	stall := &backend.Error{Op: "HeadObject", Err: &backend.StallError{Phase: "response headers", After: time.Second}}
+	refused := &backend.Error{Op: "HeadObject", Err: &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
 	slow := &backend.Error{Code: "SlowDown", StatusCode: 503}
 	if !Retryable(stall) || Cause(stall) != "stall" {
 		t.Fatalf("a stall: Retryable %v, Cause %q", Retryable(stall), Cause(stall))
@@ -229,10 +230,12 @@ func TestStallAttemptsBoundTheCall(t *testing.T) {
 		{"one stall is retried", []error{stall, nil}, 0, 2, true},
 		{"stalls between other failures", []error{stall, slow, slow, stall, nil}, 0, 4, false},
 		{"three allowed", []error{stall, stall, nil}, 3, 3, true},
+		{"two refusals end it", []error{refused, refused, nil}, 0, 2, false},
+		{"a stall and a refusal", []error{slow, stall, refused, nil}, 0, 3, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			calls := 0
-			p := Policy{Attempts: 10, Backoff: time.Millisecond, StallAttempts: c.stalls, Logger: slog.New(slog.DiscardHandler)}
+			p := Policy{Attempts: 10, Backoff: time.Millisecond, DownAttempts: c.stalls, Logger: slog.New(slog.DiscardHandler)}
 			err := Do(context.Background(), p, func(int) error {
 				calls++
 				return c.errs[calls-1]

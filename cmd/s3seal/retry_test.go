@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -71,5 +74,34 @@ func TestBackendSDKMakesOneAttemptPerRetry(t *testing.T) {
 	}
 	if n := requests.Load(); n != 4 {
 		t.Fatalf("backend saw %d requests for 4 retry attempts", n)
+	}
+}
+
+// TestDeadBackendAnsweredAtOnce: a backend that refuses connections costs
+// a call two attempts (one backoff under 0.5 s), not the policy's four, so
+// the client hears 503 within about a second per backend call.
+func TestDeadBackendAnsweredAtOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	cfg, err := parseConfig([]string{"--backend-endpoint", "http://" + addr, "--backend-access-key", "a", "--backend-secret-key", "b",
+		"--backend-path-style", "--key", "k", "--access-key", "x", "--secret-key", "y"}, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, closeFn, _, err := openBackend(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	for range 3 {
+		start := time.Now()
+		_, err = st.HeadObject(context.Background(), "bkt", "k")
+		if d := time.Since(start); !errors.Is(err, syscall.ECONNREFUSED) || d > time.Second {
+			t.Fatalf("HEAD on a dead backend: %v after %v, want connection refused within 1s", err, d)
+		}
 	}
 }
