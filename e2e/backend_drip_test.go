@@ -62,40 +62,88 @@ func TestBackendDrip(t *testing.T) {
 
 // A store that stalls the first attempt of every backend call (and answers
 // the retry) must not cost one client request more than the promised two
-// timeouts and a backoff, however many backend calls the request makes.
+// timeouts and a backoff, however many backend calls the request makes, and
+// each stalled call is retried once, so the request succeeds.
 func TestBackendStallOncePerCall(t *testing.T) {
 	t.Parallel()
 	p, fp := startStalling(t)
 	c := sdkFor(t, p)
 	mustCreateBucket(t, c, "once")
+	mustCreateBucket(t, c, "mpfault")
 	small := patternBytes(4, 1000)
 	putObj(t, c, "once", "src", small)
-	var rules []faultproxy.Rule
-	for _, op := range []faultproxy.Op{faultproxy.HeadObject, faultproxy.GetObject, faultproxy.PutObject,
-		faultproxy.ListObjects, faultproxy.HeadBucket, faultproxy.CopyObject} {
-		rules = append(rules, faultproxy.Rule{Op: op, Attempt: 1, Fault: faultproxy.Stall})
-	}
-	fp.Reset()
-	fp.Inject(rules...)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	start := time.Now()
-	_, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("once"), Key: aws.String("dst"), CopySource: aws.String("once/src")})
-	d := time.Since(start)
-	var ops []string
-	for _, r := range fp.Requests("") {
-		ops = append(ops, string(r.Op))
-	}
-	t.Logf("CopyObject: %v after %v; the store saw %v", err, d, ops)
-	if d > stallAnswerWithin {
-		t.Errorf("CopyObject on a store stalling each call once: answered after %v, want within %v (two timeouts and a backoff)", d, stallAnswerWithin)
-	}
-	if err == nil {
+	stallEachOnce := func() {
+		var rules []faultproxy.Rule
+		for _, op := range []faultproxy.Op{faultproxy.HeadObject, faultproxy.GetObject, faultproxy.PutObject,
+			faultproxy.ListObjects, faultproxy.HeadBucket, faultproxy.CopyObject, faultproxy.Other,
+			faultproxy.ListParts, faultproxy.CompleteMultipartUpload, faultproxy.DeleteObject, faultproxy.DeleteObjects,
+			faultproxy.ListMultipartUploads} {
+			rules = append(rules, faultproxy.Rule{Op: op, Attempt: 1, Fault: faultproxy.Stall})
+		}
 		fp.Reset()
+		fp.Inject(rules...)
+	}
+	run := func(t *testing.T, what string, f func(ctx context.Context) error) {
+		t.Helper()
+		stallEachOnce()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		start := time.Now()
+		err := f(ctx)
+		d := time.Since(start)
+		var ops []string
+		for _, r := range fp.Requests("") {
+			ops = append(ops, string(r.Op))
+		}
+		t.Logf("%s: %v after %v; the store saw %v", what, err, d, ops)
+		if err != nil {
+			t.Errorf("%s on a store stalling each call once (each retry answered): %v after %v, want it done (a stall is retried once)", what, err, d)
+		}
+		if d > stallAnswerWithin {
+			t.Errorf("%s on a store stalling each call once: answered after %v, want within %v (two timeouts and a backoff)", what, d, stallAnswerWithin)
+		}
+		fp.Reset()
+	}
+	t.Run("copy", func(t *testing.T) {
+		run(t, "CopyObject", func(ctx context.Context) error {
+			_, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("once"), Key: aws.String("dst"), CopySource: aws.String("once/src")})
+			return err
+		})
 		if got := getObj(t, c, "once", "dst"); !bytes.Equal(got, small) {
 			t.Error("the copy holds other bytes")
 		}
-	}
+	})
+	t.Run("put", func(t *testing.T) {
+		run(t, "PutObject", func(ctx context.Context) error {
+			_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("once"), Key: aws.String("put"), Body: bytes.NewReader(small)})
+			return err
+		})
+	})
+	t.Run("get", func(t *testing.T) {
+		run(t, "GetObject", func(ctx context.Context) error {
+			out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("once"), Key: aws.String("src")})
+			if err != nil {
+				return err
+			}
+			defer out.Body.Close()
+			_, err = io.ReadAll(out.Body)
+			return err
+		})
+	})
+	t.Run("complete", func(t *testing.T) {
+		fp.Reset()
+		id, parts := startFaultUpload(t, c, "complete-once", 90)
+		run(t, "CompleteMultipartUpload", func(ctx context.Context) error {
+			_, err := completeRawCtx(ctx, c, "complete-once", id, parts)
+			return err
+		})
+	})
+	t.Run("tagging", func(t *testing.T) {
+		run(t, "GetObjectTagging", func(ctx context.Context) error {
+			_, err := c.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: aws.String("once"), Key: aws.String("src")})
+			return err
+		})
+	})
 }
 
 // A client that stops reading a GET for several idle bounds is s3seal's
