@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -42,8 +43,28 @@ func TestBackendStallsAfterHeaders(t *testing.T) {
 			return err
 		})
 	})
-	t.Run("complete", func(t *testing.T) {
+	t.Run("get-small", func(t *testing.T) {
+		// The store stops within the object's first segment: s3seal has
+		// sent nothing yet and can answer 503.
+		check(t, faultproxy.GetObject, func(ctx context.Context) error {
+			out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("hdrs"), Key: aws.String("a")})
+			if err == nil {
+				_, err = io.ReadAll(out.Body)
+				out.Body.Close()
+			}
+			return err
+		})
+	})
+	t.Run("list-parts", func(t *testing.T) {
 		mustCreateBucket(t, c, "mpfault")
+		fp.Reset()
+		id, _ := startFaultUpload(t, c, "listparts-hdrs", 92)
+		check(t, faultproxy.ListParts, func(ctx context.Context) error {
+			_, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String("mpfault"), Key: aws.String("listparts-hdrs"), UploadId: aws.String(id)})
+			return err
+		})
+	})
+	t.Run("complete", func(t *testing.T) {
 		fp.Reset()
 		id, parts := startFaultUpload(t, c, "complete-hdrs", 91)
 		fp.Inject(faultproxy.Rule{Op: faultproxy.CompleteMultipartUpload, Fault: faultproxy.ForwardThenStallBody})
