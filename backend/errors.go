@@ -15,14 +15,20 @@ import (
 // (OperationError, retry exhaustion) does not hide them. A response without
 // an S3 code gets one from its status: 404 "NotFound" (bodiless HEAD), 412
 // "PreconditionFailed", 304 "NotModified", anything else its status text
-// without spaces ("ServiceUnavailable"). Anything without an HTTP response
-// (dial failure, cancelled context) becomes Code "" and StatusCode 0, with
-// the cause kept in Err for errors.Is/As.
+// without spaces ("ServiceUnavailable"). Anything without a whole HTTP
+// response (dial failure, cancelled context, a stall even after the
+// headers) becomes Code "" and StatusCode 0, with the cause kept in Err for
+// errors.Is/As.
 func wrapErr(op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	e := &Error{Op: op, Err: err}
+	if IsStall(err) {
+		// The store stopped before its answer was whole (its headers may
+		// have come): no verdict, a transport failure.
+		return e
+	}
 	var re *smithyhttp.ResponseError
 	if errors.As(err, &re) {
 		e.StatusCode = re.HTTPStatusCode()

@@ -119,7 +119,9 @@ func (c *S3) Forward(ctx context.Context, in RawRequest) (*RawResponse, error) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxRawBody+1))
 	if err != nil {
-		return nil, &Error{Op: op, StatusCode: resp.StatusCode, Err: err}
+		// The answer did not come whole: no verdict of the store, a
+		// transport failure (a stall after the headers among them).
+		return nil, &Error{Op: op, Err: err}
 	}
 	if len(body) > maxRawBody {
 		return nil, &Error{Op: op, Code: "InternalError", StatusCode: http.StatusBadGateway, Message: "backend answer too large"}

@@ -113,6 +113,11 @@ func toAPIError(err error) *APIError {
 	if errors.As(err, &ce) {
 		return &APIError{Code: ce.Code, StatusCode: ce.StatusCode, Message: ce.Message}
 	}
+	if backend.IsStall(err) {
+		// The store stopped answering, wherever it was read (a listing, a
+		// segment of an object): what S3 answers when it is overloaded.
+		return apiErr("ServiceUnavailable", "The object store stopped answering. Please try again.")
+	}
 	var ste *sealstore.Error
 	if errors.As(err, &ste) {
 		e := apiErr(ste.Code, ste.Message)
