@@ -140,10 +140,12 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		IfMatch: prev.backendIfMatch, IfNoneMatch: ifNoneMatch(in.Cond),
 	}, u, m, name)
 	elsewhere := false
-	if backend.ErrorCode(err) == "NoSuchUpload" {
+	if backend.ErrorCode(err) == "NoSuchUpload" || outcomeUnknown(err) {
 		// The upload is gone: another completion of it (a client's retry
-		// of a slow completion, another process) may have won. If it made
-		// the object this completion asks for, that is this one's success.
+		// of a slow completion, another process) may have won. Or the
+		// store never answered (it stalled, or failed, on every attempt)
+		// and may have completed it all the same. If the object at the key
+		// is the one this completion asks for, that is its success.
 		if o, ok, cerr := s.completedByUs(ctx, u, m, name); cerr == nil && ok {
 			out, err, elsewhere = o, nil, true
 		}
@@ -207,6 +209,17 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	}
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: m.Size(), ETag: etag, Encrypted: true, CompletedElsewhere: elsewhere,
 		Checksums: m.Checksums, env: u.env, Headers: u.sse, CustomerKeyed: u.env.CustomerCheck != nil, backendETag: strings.Trim(out.ETag, `"`), backendSize: m.CipherSize(), VersionID: out.VersionID}, nil
+}
+
+// outcomeUnknown reports a failed completion that is not the store's
+// refusal: no whole answer came (a stall, a cut connection) or it failed
+// (5xx). The store may have assembled the object all the same.
+func outcomeUnknown(err error) bool {
+	var be *backend.Error
+	if errors.As(err, &be) && be.Code != "" && be.StatusCode < 500 {
+		return false
+	}
+	return err != nil
 }
 
 // finishedElsewhere reports, when the upload is over, whether the object
