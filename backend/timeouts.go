@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"time"
 
@@ -17,25 +18,32 @@ import (
 // Timeouts bound how long one backend request may wait on a store that
 // stopped moving. None of them bounds a request that makes progress: a
 // multi-GB part upload or GET on a slow link runs as long as bytes move.
-// A zero field is off.
+// A zero duration is off.
 type Timeouts struct {
 	// Connect bounds the TCP connection and the TLS handshake.
 	Connect time.Duration
-	// Response bounds the wait for the response headers once the request,
-	// body included, is sent.
+	// Response bounds the wait for the response headers once the store
+	// holds the whole request (the kernel's send queue has drained).
 	Response time.Duration
-	// Idle bounds the time no byte of the request body is taken by the
-	// store, and the time one read of the response body waits for a byte.
+	// Idle bounds the store's time without progress: MinBytes of a
+	// request body taken by the store (read by the transport, or drained
+	// from the kernel's send queue), or of a response body delivered.
 	// Time s3seal itself spends (its client's upload is slow, its
 	// client's download is slow) does not count.
 	Idle time.Duration
+	// MinBytes is the progress Idle asks for: a store that moves fewer
+	// bytes in every Idle of its own time (one byte just within each
+	// Idle, forever) is stalled too. 0 or less: 1.
+	MinBytes int64
 }
 
 // DefaultTimeouts are the bounds `s3seal serve` uses unless told
 // otherwise: a store that accepts connections and stops answering costs a
 // request at most about 2 x 20 s (one attempt and one retry; see
-// retry.Policy.DownAttempts) before the client gets 503.
-var DefaultTimeouts = Timeouts{Connect: 5 * time.Second, Response: 20 * time.Second, Idle: 20 * time.Second}
+// retry.Policy.DownAttempts), and all of a client request's backend calls
+// together 50 s (WithStallBudget), before the client gets 503; a store must move at least 16 KiB in every 20 s of its time (as
+// s3seal's clients must, --transfer-min-bytes).
+var DefaultTimeouts = Timeouts{Connect: 5 * time.Second, Response: 20 * time.Second, Idle: 20 * time.Second, MinBytes: 16 << 10}
 
 // StallError is a backend request cut because the store stopped moving:
 // no response headers within Timeouts.Response, or no byte of a body
@@ -80,6 +88,9 @@ func guard(next aws.HTTPClient, t Timeouts) aws.HTTPClient {
 	if t.Response <= 0 && t.Idle <= 0 {
 		return next
 	}
+	if t.MinBytes <= 0 {
+		t.MinBytes = 1
+	}
 	return &stallGuard{next: next, t: t}
 }
 
@@ -88,28 +99,77 @@ type stallGuard struct {
 	t    Timeouts
 }
 
-// Do sends req under a watchdog. The watchdog runs while the request body
-// waits to be taken by the transport (Idle), from the body's end to the
-// response headers (Response), and during each read of the response body
-// (Idle); it cancels the request with a StallError as the cause when one
-// of those lasts too long.
+type budgetKey struct{}
+
+// stallBudget is the store's time without progress that the backend
+// requests made under one context may cost together.
+type stallBudget struct {
+	mu   sync.Mutex
+	set  bool
+	left time.Duration
+}
+
+// take returns what is left, first setting it to full.
+func (b *stallBudget) take(full time.Duration) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.set {
+		b.set, b.left = true, full
+	}
+	return b.left
+}
+
+func (b *stallBudget) spend(d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.left -= d
+}
+
+// WithStallBudget bounds the time without progress that all the backend
+// requests made under ctx may cost together: 2.5 times the larger of the
+// Response and Idle bounds (50 s with the defaults). Each stall spends
+// its length; a request's bounds shrink to what is left, and once nothing
+// is, a further request fails at once with a StallError instead of waiting
+// on the store again. s3api gives each client request one, so a request
+// whose backend calls each stall (a completion makes several, and checks
+// the store's work after the last) is answered within the budget and the
+// retries' backoffs, whatever it asks.
+func WithStallBudget(ctx context.Context) context.Context {
+	return context.WithValue(ctx, budgetKey{}, &stallBudget{})
+}
+
+// Do sends req under a watchdog that cancels it, with a StallError as the
+// cause, when the store holds it up too long: while the store takes no
+// more of the request body, from the whole request to the response
+// headers, and while a read of the response body waits (see Timeouts).
 func (g *stallGuard) Do(req *http.Request) (*http.Response, error) {
+	t := g.t
+	budget, _ := req.Context().Value(budgetKey{}).(*stallBudget)
+	if budget != nil {
+		left := budget.take(5 * max(t.Response, t.Idle) / 2)
+		if left <= 0 {
+			return nil, &StallError{Phase: "answer: the store stalled on this client request for its whole budget", After: 0}
+		}
+		t.Response, t.Idle = min(t.Response, left), min(t.Idle, left)
+	}
 	ctx, cancel := context.WithCancelCause(req.Context())
-	w := &watchdog{cancel: cancel}
+	w := &watchdog{cancel: cancel, t: t, budget: budget}
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) { w.setConn(ci.Conn) }})
 	req = req.WithContext(ctx)
 	if req.Body != nil && req.Body != http.NoBody {
-		req.Body = g.sending(req.Body, req.ContentLength, w)
+		req.Body = &sendingBody{rc: req.Body, size: req.ContentLength, w: w}
 		if get := req.GetBody; get != nil {
 			req.GetBody = func() (io.ReadCloser, error) {
 				b, err := get()
 				if err != nil || b == http.NoBody {
 					return b, err
 				}
-				return g.sending(b, req.ContentLength, w), nil
+				return &sendingBody{rc: b, size: req.ContentLength, w: w}, nil
 			}
 		}
+		w.sending(phaseBody)
 	} else {
-		w.arm(g.t.Response, &StallError{Phase: "response headers", After: g.t.Response})
+		w.sending(phaseHeaders)
 	}
 	resp, err := g.next.Do(req)
 	w.answer()
@@ -117,17 +177,8 @@ func (g *stallGuard) Do(req *http.Request) (*http.Response, error) {
 		cancel(nil)
 		return nil, stallCause(ctx, err)
 	}
-	resp.Body = &receiving{rc: resp.Body, w: w, idle: g.t.Idle, ctx: ctx}
+	resp.Body = &receiving{rc: resp.Body, w: w, ctx: ctx}
 	return resp, nil
-}
-
-// sending wraps a request body: between two reads (the transport waiting
-// for the store to take bytes) the Idle watchdog runs; after its last byte
-// the Response one does.
-func (g *stallGuard) sending(rc io.ReadCloser, size int64, w *watchdog) io.ReadCloser {
-	s := &sendingBody{rc: rc, size: size, w: w, t: g.t}
-	w.armSending(g.t.Idle, &StallError{Phase: "request body", After: g.t.Idle})
-	return s
 }
 
 // stallCause is err, or the StallError that cut the request.
@@ -139,72 +190,221 @@ func stallCause(ctx context.Context, err error) error {
 	return err
 }
 
-// watchdog cancels a request when the timer it holds fires.
+// The phases in which the store holds a request up.
+const (
+	phaseBody     = "request body"     // the store takes no more of it
+	phaseHeaders  = "response headers" // the whole request sent, no answer
+	phaseResponse = "response body"    // a read of the answer waits
+)
+
+// watchdog cancels one request whose store stops moving. While the
+// request is being sent it ticks every quarter of its bound and looks for
+// progress: bytes the transport took from the body, or bytes the kernel's
+// send queue drained (socket buffers hold megabytes a slow store takes
+// long after the transport handed them over). Once answered it counts
+// the store's time during reads of the response body.
 type watchdog struct {
 	cancel context.CancelCauseFunc
-	mu     sync.Mutex
-	timer  *time.Timer
-	// answered is set once the response headers came: the request body's
-	// reads (the transport may go on sending after an early answer) no
-	// longer move the watchdog.
+	t      Timeouts
+	budget *stallBudget // the client request's, or nil
+
+	mu       sync.Mutex
+	timer    *time.Timer
+	gen      uint64 // which arming the timer belongs to
+	phase    string
 	answered bool
+	queue    func() (int, bool) // the connection's unsent bytes, when known
+	lastQ    int                // the queue at the last progress
+	moved    int64              // bytes of progress since the last
+	progress time.Time          // when the store last made MinBytes of progress
+	used     time.Duration      // phaseResponse: the store's time in this window
+	since    time.Time          // phaseResponse: when the running read began
+	inSource bool               // the transport is reading the request body's source
 }
 
-// arm (re)starts the watchdog: the request is cancelled with cause after
-// d unless arm or disarm is called first. d <= 0 disarms.
-func (w *watchdog) arm(d time.Duration, cause error) {
+// setConn learns the request's connection, for its send queue.
+func (w *watchdog) setConn(c net.Conn) {
+	q := sendQueue(c)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.set(d, cause)
-}
-
-// armSending is arm for the request body's reads: nothing once answered.
-func (w *watchdog) armSending(d time.Duration, cause error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.answered {
-		w.set(d, cause)
+	w.queue = q
+	if n, ok := w.sendQueueLocked(); ok {
+		w.lastQ = n
 	}
 }
 
-// answer stops the watchdog for good of the sending side.
+func (w *watchdog) sendQueueLocked() (int, bool) {
+	if w.queue == nil {
+		return 0, false
+	}
+	return w.queue()
+}
+
+// limit is the bound of the current phase.
+func (w *watchdog) limit() time.Duration {
+	if w.phase == phaseHeaders {
+		return w.t.Response
+	}
+	return w.t.Idle
+}
+
+// sending enters a phase of sending (the body, or waiting for the
+// headers once it is all handed over): progress starts anew.
+func (w *watchdog) sending(phase string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.answered {
+		return
+	}
+	w.phase, w.progress, w.moved, w.inSource = phase, time.Now(), 0, false
+	if n, ok := w.sendQueueLocked(); ok {
+		w.lastQ = n
+	}
+	w.tickLocked()
+}
+
+// fromSource notes the transport waiting on the request body's source
+// (s3seal's client uploading slowly, say): that time is not the store's.
+func (w *watchdog) fromSource() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.inSource = true
+}
+
+// took notes n body bytes the transport took: progress of the store.
+func (w *watchdog) took(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.inSource = false
+	if w.answered || n <= 0 {
+		return
+	}
+	w.moved += int64(n)
+	if w.moved >= w.t.MinBytes {
+		w.progress, w.moved = time.Now(), 0
+	}
+}
+
+// tickLocked arms the next look at the sending side's progress.
+func (w *watchdog) tickLocked() {
+	w.stopLocked()
+	d := w.limit()
+	if d <= 0 {
+		return
+	}
+	gen := w.gen
+	w.timer = time.AfterFunc(d/4, func() { w.tick(gen) })
+}
+
+func (w *watchdog) tick(gen uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if gen != w.gen || w.answered {
+		return
+	}
+	if n, ok := w.sendQueueLocked(); ok {
+		if n < w.lastQ {
+			w.moved += int64(w.lastQ - n)
+		}
+		w.lastQ = n
+		if w.moved >= w.t.MinBytes || (n == 0 && w.moved > 0) {
+			// The queue drained by MinBytes, or to its end: the store
+			// took them; for the headers, its bound counts from here.
+			w.progress, w.moved = time.Now(), 0
+		}
+	}
+	if w.inSource {
+		// The transport waits on s3seal's own source, not on the store.
+		w.progress, w.moved = time.Now(), 0
+	}
+	if time.Since(w.progress) >= w.limit() {
+		w.stallLocked(&StallError{Phase: w.phase, After: w.limit()})
+		return
+	}
+	w.tickLocked()
+}
+
+// answer ends the sending side: the transport's further reads of the
+// request body (it may go on sending after an early answer) no longer
+// count, and the watchdog waits for reads of the response body.
 func (w *watchdog) answer() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.answered = true
-	w.set(0, nil)
+	w.answered, w.phase, w.used, w.moved = true, phaseResponse, 0, 0
+	w.stopLocked()
 }
 
-func (w *watchdog) set(d time.Duration, cause error) {
+// reading starts a read of the response body: the store's time runs.
+func (w *watchdog) reading() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopLocked()
+	if w.t.Idle <= 0 {
+		return
+	}
+	w.since = time.Now()
+	gen := w.gen
+	left := max(w.t.Idle-w.used, time.Millisecond)
+	w.timer = time.AfterFunc(left, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if gen == w.gen {
+			w.stallLocked(&StallError{Phase: phaseResponse, After: w.t.Idle})
+		}
+	})
+}
+
+// read ends a read that delivered n bytes: the store's time stops, and a
+// window that moved MinBytes starts anew.
+func (w *watchdog) read(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopLocked()
+	w.used += time.Since(w.since)
+	w.moved += int64(n)
+	if w.moved >= w.t.MinBytes {
+		w.used, w.moved = 0, 0
+	}
+}
+
+func (w *watchdog) stallLocked(cause *StallError) {
+	if w.budget != nil {
+		w.budget.spend(cause.After)
+	}
+	w.cancel(cause)
+}
+
+// stopLocked stops the timer; a callback already running sees a new gen.
+func (w *watchdog) stopLocked() {
+	w.gen++
 	if w.timer != nil {
 		w.timer.Stop()
 		w.timer = nil
 	}
-	if d > 0 {
-		w.timer = time.AfterFunc(d, func() { w.cancel(cause) })
-	}
 }
 
-func (w *watchdog) disarm() { w.arm(0, nil) }
+// release stops the watchdog and the request's context.
+func (w *watchdog) release() {
+	w.mu.Lock()
+	w.stopLocked()
+	w.mu.Unlock()
+	w.cancel(nil)
+}
 
 type sendingBody struct {
 	rc   io.ReadCloser
 	size int64 // -1 when unknown
 	sent int64
 	w    *watchdog
-	t    Timeouts
 }
 
 func (s *sendingBody) Read(p []byte) (int, error) {
-	// The time spent in this read is s3seal's (its source is slow): the
-	// store is not waiting for anything.
-	s.w.armSending(0, nil)
+	s.w.fromSource()
 	n, err := s.rc.Read(p)
 	s.sent += int64(n)
+	s.w.took(n)
 	if err != nil || (s.size >= 0 && s.sent >= s.size) {
-		s.w.armSending(s.t.Response, &StallError{Phase: "response headers", After: s.t.Response})
-	} else {
-		s.w.armSending(s.t.Idle, &StallError{Phase: "request body", After: s.t.Idle})
+		s.w.sending(phaseHeaders)
 	}
 	return n, err
 }
@@ -212,26 +412,24 @@ func (s *sendingBody) Read(p []byte) (int, error) {
 func (s *sendingBody) Close() error { return s.rc.Close() }
 
 type receiving struct {
-	rc   io.ReadCloser
-	w    *watchdog
-	idle time.Duration
-	ctx  context.Context
+	rc  io.ReadCloser
+	w   *watchdog
+	ctx context.Context
 }
 
 func (r *receiving) Read(p []byte) (int, error) {
-	r.w.arm(r.idle, &StallError{Phase: "response body", After: r.idle})
+	r.w.reading()
 	n, err := r.rc.Read(p)
-	r.w.disarm()
+	r.w.read(n)
 	if err != nil && err != io.EOF {
 		err = stallCause(r.ctx, err)
 	}
 	return n, err
 }
 
-// Close ends the request: its context is released.
+// Close ends the request: its watchdog and context are released.
 func (r *receiving) Close() error {
-	r.w.disarm()
 	err := r.rc.Close()
-	r.w.cancel(nil)
+	r.w.release()
 	return err
 }

@@ -231,20 +231,21 @@ func TestRefusedAtOnce(t *testing.T) {
 }
 
 // Once the answer came, the transport's further reads of the request body
-// (it may go on sending after an early answer) no longer arm the
-// watchdog, which now guards the response body.
+// (it may go on sending after an early answer) no longer move the
+// watchdog, which now guards the reads of the response body.
 func TestAnsweredIgnoresSending(t *testing.T) {
 	cut := make(chan error, 1)
-	w := &watchdog{cancel: func(err error) { cut <- err }}
-	w.armSending(50*time.Millisecond, &StallError{Phase: "request body"})
+	w := &watchdog{cancel: func(err error) { cut <- err }, t: Timeouts{Response: 50 * time.Millisecond, Idle: 50 * time.Millisecond, MinBytes: 1}}
+	w.sending(phaseBody)
 	w.answer()
-	w.armSending(50*time.Millisecond, &StallError{Phase: "request body"})
+	w.sending(phaseBody)
+	w.took(10)
 	select {
 	case err := <-cut:
 		t.Fatalf("cut after the answer by %v", err)
 	case <-time.After(200 * time.Millisecond):
 	}
-	w.arm(50*time.Millisecond, &StallError{Phase: "response body"})
+	w.reading()
 	select {
 	case err := <-cut:
 		if !strings.Contains(err.Error(), "response body") {
@@ -253,4 +254,26 @@ func TestAnsweredIgnoresSending(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("the response body's watchdog never fired")
 	}
+}
+
+// A read window that moved MinBytes starts anew; one that did not keeps
+// the store's time: a store dripping a byte just within each Idle is cut.
+func TestIdleWindowNeedsMinBytes(t *testing.T) {
+	cut := make(chan error, 1)
+	w := &watchdog{cancel: func(err error) { cut <- err }, t: Timeouts{Idle: 200 * time.Millisecond, MinBytes: 100}}
+	w.answer()
+	start := time.Now()
+	for i := 0; i < 10; i++ {
+		w.reading()
+		select {
+		case err := <-cut:
+			if d := time.Since(start); !strings.Contains(err.Error(), "response body") || d < 150*time.Millisecond || d > time.Second {
+				t.Fatalf("cut by %v after %v", err, d)
+			}
+			return
+		case <-time.After(60 * time.Millisecond):
+		}
+		w.read(1)
+	}
+	t.Fatal("a byte every 60 ms of a 100-byte-per-200-ms bound was never cut")
 }

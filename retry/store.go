@@ -2,6 +2,7 @@ package retry
 
 import (
 	"context"
+	"net/http"
 	"fmt"
 	"io"
 
@@ -157,5 +158,30 @@ func (s *store) CopyObject(ctx context.Context, in backend.CopyInput) (out backe
 
 func (s *store) ListObjects(ctx context.Context, in backend.ListInput) (out backend.ListOutput, err error) {
 	err = s.do(ctx, Call{Operation: "ListObjects", Bucket: in.Bucket}, func(int) error { out, err = s.st.ListObjects(ctx, in); return err })
+	return out, err
+}
+
+// NewForwarder returns f with its reads (GET and HEAD, which change
+// nothing) retried under p, as the Store's calls are; other methods are
+// sent once, as f sends them (the client retries those).
+func NewForwarder(f backend.Forwarder, p Policy) backend.Forwarder {
+	return forwarder{f: f, p: p}
+}
+
+type forwarder struct {
+	f backend.Forwarder
+	p Policy
+}
+
+func (r forwarder) Forward(ctx context.Context, in backend.RawRequest) (*backend.RawResponse, error) {
+	if in.Method != http.MethodGet && in.Method != http.MethodHead {
+		return r.f.Forward(ctx, in)
+	}
+	var out *backend.RawResponse
+	err := DoCall(ctx, r.p, Call{Operation: "Forward " + in.Method, Bucket: in.Bucket, Key: in.Key}, func(int) error {
+		var err error
+		out, err = r.f.Forward(ctx, in)
+		return err
+	})
 	return out, err
 }

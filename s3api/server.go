@@ -150,7 +150,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusContinue)
 	}
 	ri := &reqInfo{}
-	r = r.WithContext(context.WithValue(reqid.With(r.Context(), id), infoKey{}, ri))
+	// However many backend calls the request makes, the store's stalls
+	// cost it at most 2.5 backend timeouts in all (backend.WithStallBudget).
+	r = r.WithContext(context.WithValue(backend.WithStallBudget(reqid.With(r.Context(), id)), infoKey{}, ri))
 	guard := newTransferGuard(w, r, s.cfg.TransferTimeout, s.cfg.TransferMinBytes)
 	r.Body = guard.body(r.Body)
 	defer guard.finish(r.Body)

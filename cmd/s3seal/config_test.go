@@ -43,7 +43,7 @@ func TestParseConfigFlagsAndEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.backendTimeouts(); got != (backend.Timeouts{Connect: 2 * time.Second, Response: time.Minute, Idle: 45 * time.Second}) {
+	if got := c.backendTimeouts(); got != (backend.Timeouts{Connect: 2 * time.Second, Response: time.Minute, Idle: 45 * time.Second, MinBytes: 16 << 10}) {
 		t.Fatalf("backend timeouts %+v", got)
 	}
 	for _, c := range []struct {

@@ -113,7 +113,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		TransferTimeout: transferTimeout, TransferMinBytes: cfg.TransferMinBytes,
 		Observer: mets}
 	if fw, ok := raw.(backend.Forwarder); ok {
-		apiCfg.Forwarder = fw
+		apiCfg.Forwarder = retry.NewForwarder(fw, ps.Default)
 	}
 	if !cfg.embedded() {
 		apiCfg.Region = cfg.BackendRegion
@@ -224,7 +224,8 @@ func openRawBackend(cfg *config) (backend.Store, func(), string, error) {
 
 // backendTimeouts are the bounds on a backend that stops moving.
 func (c *config) backendTimeouts() backend.Timeouts {
-	return backend.Timeouts{Connect: c.BackendConnectTimeout, Response: c.BackendResponseTimeout, Idle: c.BackendIdleTimeout}
+	return backend.Timeouts{Connect: c.BackendConnectTimeout, Response: c.BackendResponseTimeout, Idle: c.BackendIdleTimeout,
+		MinBytes: backend.DefaultTimeouts.MinBytes}
 }
 
 // retryPolicies are the backend retry policies the configuration sets; the
