@@ -2,9 +2,9 @@ package retry
 
 import (
 	"context"
-	"net/http"
 	"fmt"
 	"io"
+	"net/http"
 
 	"github.com/s3seal/s3seal/backend"
 )
