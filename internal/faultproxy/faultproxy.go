@@ -219,6 +219,9 @@ func (p *Proxy) hold(r *http.Request) {
 	select {
 	case <-r.Context().Done():
 	case <-p.stop:
+		// Returning would let net/http answer 200 for a handler that
+		// wrote nothing, before Close cuts the connection: abort instead.
+		panic(http.ErrAbortHandler)
 	}
 }
 
