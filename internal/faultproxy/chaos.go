@@ -92,11 +92,7 @@ func DefaultShapes(stalls bool) []Shape {
 	var s []Shape
 	add := func(op Op, faults ...Fault) {
 		for _, f := range faults {
-			w := 10
-			if f == CompleteThenGone {
-				w = 5
-			}
-			s = append(s, Shape{op, f, w})
+			s = append(s, Shape{op, f, 10})
 		}
 	}
 	addStalls := func(op Op, faults ...Fault) {
