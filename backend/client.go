@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
@@ -35,9 +34,13 @@ type S3Config struct {
 	// Hetzner want); Ceph RGW and the embedded store need true.
 	PathStyle bool
 	// HTTPClient sends the requests. Default: the SDK's buildable client
-	// (its own transport with the SDK's timeouts). Its TLS settings are used
+	// (its own transport), with Timeouts.Connect on its dialer. Its TLS settings are used
 	// as given: AWS_CA_BUNDLE and other AWS_* variables are not read.
 	HTTPClient *http.Client
+	// Timeouts bound each request's wait on a store that stopped moving
+	// (connect, response headers, a body idle). The zero value is no
+	// bound; Connect applies only to the default HTTP client.
+	Timeouts Timeouts
 	// MaxAttempts bounds the SDK's standard retryer (attempts, not retries).
 	// Default 0 means the SDK default (3). 1 disables retries.
 	MaxAttempts int
@@ -95,9 +98,9 @@ func newS3(cfg S3Config, extra ...func(*s3.Options)) (*S3, error) {
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 	}
 	if cfg.HTTPClient != nil {
-		awsCfg.HTTPClient = cfg.HTTPClient
+		awsCfg.HTTPClient = guard(cfg.HTTPClient, cfg.Timeouts)
 	} else {
-		awsCfg.HTTPClient = awshttp.NewBuildableClient()
+		awsCfg.HTTPClient = newHTTPClient(cfg.Timeouts)
 	}
 	optFns := append([]func(*s3.Options){func(o *s3.Options) {
 		o.UsePathStyle = cfg.PathStyle

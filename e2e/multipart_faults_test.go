@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -183,11 +184,16 @@ func startFaultUpload(t *testing.T, c *s3.Client, key string, seed uint64) (stri
 // completeRaw completes an upload of mpfault and returns the SDK's answer.
 func completeRaw(t *testing.T, c *s3.Client, key, id string, parts []mpPart) (*s3.CompleteMultipartUploadOutput, error) {
 	t.Helper()
+	return completeRawCtx(ctxT(t), c, key, id, parts)
+}
+
+// completeRawCtx is completeRaw under ctx.
+func completeRawCtx(ctx context.Context, c *s3.Client, key, id string, parts []mpPart) (*s3.CompleteMultipartUploadOutput, error) {
 	var cps []types.CompletedPart
 	for _, p := range parts {
 		cps = append(cps, types.CompletedPart{PartNumber: aws.Int32(p.N), ETag: aws.String(md5Hex(p.Data))})
 	}
-	return c.CompleteMultipartUpload(ctxT(t), &s3.CompleteMultipartUploadInput{Bucket: aws.String("mpfault"), Key: aws.String(key),
+	return c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("mpfault"), Key: aws.String(key),
 		UploadId: aws.String(id), MultipartUpload: &types.CompletedMultipartUpload{Parts: cps}})
 }
 

@@ -131,7 +131,8 @@ func completionInProgress(err error) bool {
 
 // Cause names a transient failure in few words, for metrics: the S3 error
 // code when the backend answered with a known transient one, "http_<n>"
-// for another status, else "timeout", "connection" (reset, refused,
+// for another status, else "stall" (the backend's Timeouts cut a request
+// to a store that stopped moving), "timeout", "connection" (reset, refused,
 // aborted, broken pipe, closed), "eof" (an answer cut short), "dns" or
 // "transport".
 func Cause(err error) string {
@@ -145,6 +146,8 @@ func Cause(err error) string {
 	var dns *net.DNSError
 	var ne net.Error
 	switch {
+	case backend.IsStall(err):
+		return "stall"
 	case errors.As(err, &dns):
 		return "dns"
 	case errors.Is(err, syscall.ETIMEDOUT), errors.As(err, &ne) && ne.Timeout():

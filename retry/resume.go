@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
 // OpenAt opens the source at byte offset off, for reading to its end.
@@ -30,6 +32,7 @@ type ResumingReader struct {
 	off      int64
 	rc       io.ReadCloser
 	failures int   // consecutive failed attempts at off
+	stalls   int   // attempts that ended in a stall, in all
 	err      error // sticky
 }
 
@@ -96,6 +99,9 @@ func (r *ResumingReader) Read(b []byte) (int, error) {
 // it returns nil to go on, or the error that ends the read.
 func (r *ResumingReader) failed(err error) error {
 	r.failures++
+	if backend.IsStall(err) {
+		r.stalls++
+	}
 	c := r.c
 	attempt := r.failures
 	switch {
@@ -103,7 +109,7 @@ func (r *ResumingReader) failed(err error) error {
 		r.err = err
 	case r.ctx.Err() != nil:
 		r.err = errors.Join(err, r.ctx.Err())
-	case r.failures >= r.p.Attempts:
+	case r.failures >= r.p.Attempts || backend.IsStall(err) && r.stalls >= r.p.StallAttempts:
 		r.p.Observer.GiveUp(c.Operation, Cause(err))
 		r.p.Logger.ErrorContext(r.ctx, "source read failed after retries",
 			append(c.attrs(attempt, err), "offset", r.off)...)

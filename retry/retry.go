@@ -16,6 +16,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
 // Policy bounds the attempts of one call. The zero value means the
@@ -30,6 +32,13 @@ type Policy struct {
 	Backoff time.Duration
 	// MaxBackoff caps the ceiling of a single wait. Default 8 s.
 	MaxBackoff time.Duration
+	// StallAttempts bounds the attempts of a call that end in a stall
+	// (backend.StallError: the store stopped moving and the backend's
+	// Timeouts cut the request): a stall costs a whole timeout, so a call
+	// gives up after this many however many Attempts remain. Default 2
+	// (one retry), so a store that stopped answering costs a client
+	// request about two timeouts, not Attempts of them.
+	StallAttempts int
 	// Logger receives an event for each retry, recovery and give-up.
 	// Default slog.Default().
 	Logger *slog.Logger
@@ -67,6 +76,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.MaxBackoff <= 0 {
 		p.MaxBackoff = 8 * time.Second
+	}
+	if p.StallAttempts <= 0 {
+		p.StallAttempts = 2
 	}
 	if p.MaxBackoff < p.Backoff {
 		p.MaxBackoff = p.Backoff
@@ -156,8 +168,12 @@ func Do(ctx context.Context, p Policy, op func(attempt int) error) error {
 // transient failure (Error, "backend call failed after retries").
 func DoCall(ctx context.Context, p Policy, c Call, op func(attempt int) error) error {
 	p = p.withDefaults()
+	stalls := 0
 	for attempt := 1; ; attempt++ {
 		err := op(attempt)
+		if backend.IsStall(err) {
+			stalls++
+		}
 		switch {
 		case err == nil:
 			p.Observer.Attempt(c.Operation, "ok")
@@ -175,7 +191,7 @@ func DoCall(ctx context.Context, p Policy, c Call, op func(attempt int) error) e
 			p.Observer.GiveUp(c.Operation, "canceled")
 			return errors.Join(err, ctx.Err())
 		}
-		if attempt >= p.Attempts {
+		if attempt >= p.Attempts || stalls >= p.StallAttempts {
 			p.Observer.GiveUp(c.Operation, cause)
 			p.Logger.ErrorContext(ctx, "backend call failed after retries", c.attrs(attempt, err)...)
 			return err

@@ -208,3 +208,38 @@ func TestDoCallLogsRetriesAndGiveUp(t *testing.T) {
 		t.Errorf("last event is not the give-up: %s", lines[len(lines)-1])
 	}
 }
+
+// A store that stalls costs a call StallAttempts attempts (each a whole
+// backend timeout), however many Attempts the policy allows; other
+// transient failures between them do not count.
+func TestStallAttemptsBoundTheCall(t *testing.T) {
+	stall := &backend.Error{Op: "HeadObject", Err: &backend.StallError{Phase: "response headers", After: time.Second}}
+	slow := &backend.Error{Code: "SlowDown", StatusCode: 503}
+	if !Retryable(stall) || Cause(stall) != "stall" {
+		t.Fatalf("a stall: Retryable %v, Cause %q", Retryable(stall), Cause(stall))
+	}
+	for _, c := range []struct {
+		name    string
+		errs    []error // op's answers in turn; nil: success
+		stalls  int
+		calls   int
+		succeed bool
+	}{
+		{"two stalls end it", []error{stall, stall, nil}, 0, 2, false},
+		{"one stall is retried", []error{stall, nil}, 0, 2, true},
+		{"stalls between other failures", []error{stall, slow, slow, stall, nil}, 0, 4, false},
+		{"three allowed", []error{stall, stall, nil}, 3, 3, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			calls := 0
+			p := Policy{Attempts: 10, Backoff: time.Millisecond, StallAttempts: c.stalls, Logger: slog.New(slog.DiscardHandler)}
+			err := Do(context.Background(), p, func(int) error {
+				calls++
+				return c.errs[calls-1]
+			})
+			if calls != c.calls || (err == nil) != c.succeed {
+				t.Fatalf("%d calls, err %v; want %d calls, success %v", calls, err, c.calls, c.succeed)
+			}
+		})
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
 // environ lists the environment, for the check of misspelt S3SEAL_*
@@ -78,6 +80,8 @@ type config struct {
 	BackendAccessKey string
 	BackendSecretKey string
 	BackendPathStyle bool
+	// Bounds on a backend that stops moving (backend.Timeouts).
+	BackendConnectTimeout, BackendResponseTimeout, BackendIdleTimeout time.Duration
 
 	AccessKey, SecretKey string
 	CredentialsFile      string
@@ -171,6 +175,10 @@ func parseCommandConfigHelp(name string, args []string, getenv func(string) stri
 	str(&c.BackendSecretKey, "backend-secret-key", "", "secret key for the object store (for tests: prefer S3SEAL_BACKEND_SECRET_KEY or --backend-secret-key-file)")
 	str(&c.BackendSecretKeyFile, "backend-secret-key-file", "", "file holding the secret key for the object store (mode 600)")
 	fs.BoolVar(&c.BackendPathStyle, "backend-path-style", false, "address the object store path-style")
+	dt := backend.DefaultTimeouts
+	fs.DurationVar(&c.BackendConnectTimeout, "backend-connect-timeout", dt.Connect, "bound on connecting to the object store (TCP and TLS); 0: the system's")
+	fs.DurationVar(&c.BackendResponseTimeout, "backend-response-timeout", dt.Response, "bound on the wait for the object store's answer once a request is sent (a stalled attempt is retried once); 0: none")
+	fs.DurationVar(&c.BackendIdleTimeout, "backend-idle-timeout", dt.Idle, "bound on the time no byte of a request or response body moves to or from the object store; 0: none")
 	str(&c.AccessKey, "access-key", "", "the access key clients sign with")
 	str(&c.SecretKey, "secret-key", "", "the secret key clients sign with (for tests: prefer S3SEAL_SECRET_KEY or --secret-key-file)")
 	str(&c.SecretKeyFile, "secret-key-file", "", "file holding the secret key clients sign with (mode 600)")
@@ -308,6 +316,18 @@ func (c *config) validate() error {
 	}
 	if c.TransferTimeout < 0 || (c.TransferTimeout > 0 && c.TransferTimeout < time.Second) {
 		return usagef("%s: %v is below 1s; give at least 1s, or 0 to turn the check off", c.src("transfer-timeout"), c.TransferTimeout)
+	}
+	for _, t := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"backend-connect-timeout", c.BackendConnectTimeout},
+		{"backend-response-timeout", c.BackendResponseTimeout},
+		{"backend-idle-timeout", c.BackendIdleTimeout},
+	} {
+		if t.d < 0 || (t.d > 0 && t.d < 100*time.Millisecond) {
+			return usagef("%s: %v is below 100ms; give at least 100ms, or 0 for no bound", c.src(t.name), t.d)
+		}
 	}
 	if c.TransferMinBytes < 1 {
 		return usagef("%s: %d is below 1; give at least 1", c.src("transfer-min-bytes"), c.TransferMinBytes)

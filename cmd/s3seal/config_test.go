@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -32,6 +34,17 @@ func TestParseConfigFlagsAndEnv(t *testing.T) {
 	}
 	if c.AllowPlaintextReads {
 		t.Fatal("plaintext reads are allowed by default")
+	}
+	if got := c.backendTimeouts(); got != backend.DefaultTimeouts {
+		t.Fatalf("backend timeouts %+v by default, want %+v", got, backend.DefaultTimeouts)
+	}
+	c, err = parseConfig([]string{"--backend-idle-timeout", "45s"}, env(map[string]string{
+		"S3SEAL_BACKEND_RESPONSE_TIMEOUT": "1m", "S3SEAL_BACKEND_CONNECT_TIMEOUT": "2s"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.backendTimeouts(); got != (backend.Timeouts{Connect: 2 * time.Second, Response: time.Minute, Idle: 45 * time.Second}) {
+		t.Fatalf("backend timeouts %+v", got)
 	}
 	for _, c := range []struct {
 		args []string
@@ -76,6 +89,9 @@ func TestParseConfigValidation(t *testing.T) {
 		{"transfer timeout too short", []string{"--transfer-timeout", "10ms"}, false},
 		{"transfer check off", []string{"--transfer-timeout", "0"}, true},
 		{"no minimum transfer", []string{"--transfer-min-bytes", "0"}, false},
+		{"backend timeouts off", []string{"--backend-connect-timeout", "0", "--backend-response-timeout", "0", "--backend-idle-timeout", "0"}, true},
+		{"negative backend timeout", []string{"--backend-response-timeout", "-1s"}, false},
+		{"backend idle timeout too short", []string{"--backend-idle-timeout", "1ms"}, false},
 	}
 	for _, c := range cases {
 		_, err := parseConfig(c.args, env(nil))

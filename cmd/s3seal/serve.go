@@ -211,12 +211,18 @@ func openRawBackend(cfg *config) (backend.Store, func(), string, error) {
 		}
 	}
 	s3cfg.MaxAttempts = 1
+	s3cfg.Timeouts = cfg.backendTimeouts()
 	st, err := backend.NewS3(s3cfg)
 	if err != nil {
 		closeFn()
 		return nil, nil, "", &usageError{err.Error()} // "backend: ..."
 	}
 	return st, closeFn, name, nil
+}
+
+// backendTimeouts are the bounds on a backend that stops moving.
+func (c *config) backendTimeouts() backend.Timeouts {
+	return backend.Timeouts{Connect: c.BackendConnectTimeout, Response: c.BackendResponseTimeout, Idle: c.BackendIdleTimeout}
 }
 
 // retryPolicies are the backend retry policies the configuration sets; the

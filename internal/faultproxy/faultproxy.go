@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -113,6 +114,7 @@ type Proxy struct {
 
 	stop      chan struct{} // closed by Close: stalled requests give up
 	closeOnce sync.Once
+	held      atomic.Int64 // stalled requests whose connection is held now
 
 	mu       sync.Mutex
 	rules    []Rule
@@ -147,6 +149,10 @@ func (p *Proxy) Close() error {
 	p.tr.CloseIdleConnections()
 	return p.srv.Close()
 }
+
+// Held is the number of stalled requests whose connection the proxy holds
+// now: a client that went away no longer counts.
+func (p *Proxy) Held() int { return int(p.held.Load()) }
 
 // Inject adds rules. A request takes the first rule that matches it.
 func (p *Proxy) Inject(rules ...Rule) {
@@ -229,6 +235,8 @@ func (p *Proxy) record(seen int, body []byte) {
 // hold keeps a stalled request's connection open, answering nothing, until
 // the client goes away or the proxy closes.
 func (p *Proxy) hold(r *http.Request) {
+	p.held.Add(1)
+	defer p.held.Add(-1)
 	select {
 	case <-r.Context().Done():
 	case <-p.stop:

@@ -39,6 +39,13 @@ func TestStallNeverAnswers(t *testing.T) {
 	if len(o.requests()) != 0 {
 		t.Fatalf("Stall forwarded: %q", o.requests())
 	}
+	deadline := time.Now().Add(2 * time.Second)
+	for p.Held() != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p.Held() != 0 {
+		t.Fatalf("%d requests still held after their client went away", p.Held())
+	}
 	if resp, _, err := doCtx(t, 300*time.Millisecond, "POST", p.URL()+"/b/k?uploadId=u", "x"); resp != nil || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("stalled completion: resp=%v err=%v, want no answer", resp, err)
 	}

@@ -1,0 +1,230 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/s3seal/s3seal/internal/faultproxy"
+)
+
+// stallBound is the backend timeout the stall tests give s3seal (response
+// headers and body idle alike).
+const stallBound = time.Second
+
+// stallAnswerWithin is the longest a client may wait for s3seal's answer
+// when the store stalls: two stalled attempts of one call and the default
+// policy's first backoff (at most 500 ms), with room for a loaded machine.
+const stallAnswerWithin = 2*stallBound + 3*time.Second
+
+// startStalling runs s3seal on moto behind a fault proxy, with backend
+// timeouts of stallBound.
+func startStalling(t *testing.T) (*sealProc, *faultproxy.Proxy) {
+	t.Helper()
+	m := startMoto(t)
+	fp, err := faultproxy.Start(m.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fp.Close() })
+	args := append([]string{"--backend-response-timeout", stallBound.String(), "--backend-idle-timeout", stallBound.String()}, fastRetries...)
+	return startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}, Args: args}), fp
+}
+
+// wantStalled runs f, which must fail with 503 ServiceUnavailable after at
+// least one backend timeout and within stallAnswerWithin.
+func wantStalled(t *testing.T, what string, f func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	err := f(ctx)
+	d := time.Since(start)
+	wantStatus(t, what, err, http.StatusServiceUnavailable, "ServiceUnavailable")
+	if d < stallBound || d > stallAnswerWithin {
+		t.Errorf("%s: answered after %v, want between %v and %v", what, d, stallBound, stallAnswerWithin)
+	}
+}
+
+// TestBackendStalls: for each class of operation, a store that stops
+// answering (or stops taking or sending bytes) costs the client a 503
+// within the bound, not a hang; the request's slot is freed (s3seal serves
+// the next request), and an attempt that stalled once is retried.
+func TestBackendStalls(t *testing.T) {
+	t.Parallel()
+	p, fp := startStalling(t)
+	c := sdkFor(t, p)
+	mustCreateBucket(t, c, "mpfault")
+	small := patternBytes(1, 1000)
+	putObj(t, c, "mpfault", "small", small)
+	big := patternBytes(2, 6*mib)
+	putObj(t, c, "mpfault", "big", big)
+	stall := func(rules ...faultproxy.Rule) { fp.Reset(); fp.Inject(rules...) }
+	heal := func(t *testing.T) {
+		t.Helper()
+		fp.Reset()
+		if got := getObj(t, c, "mpfault", "small"); !bytes.Equal(got, small) {
+			t.Fatal("s3seal serves other bytes once the store answers again")
+		}
+	}
+
+	t.Run("head", func(t *testing.T) {
+		stall(faultproxy.Rule{Op: faultproxy.HeadObject, Fault: faultproxy.Stall})
+		wantStalled(t, "HEAD", func(ctx context.Context) error {
+			_, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("mpfault"), Key: aws.String("small")})
+			return err
+		})
+		if n := len(fp.Requests(faultproxy.HeadObject)); n != 2 {
+			t.Errorf("the store saw %d HEADs, want 2 (a stalled attempt is retried once)", n)
+		}
+		heal(t)
+	})
+	t.Run("list", func(t *testing.T) {
+		stall(faultproxy.Rule{Op: faultproxy.ListObjects, Fault: faultproxy.Stall})
+		wantStalled(t, "ListObjectsV2", func(ctx context.Context) error {
+			_, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("mpfault")})
+			return err
+		})
+		heal(t)
+	})
+	t.Run("put", func(t *testing.T) {
+		stall(faultproxy.Rule{Op: faultproxy.PutObject, Fault: faultproxy.StallReading})
+		wantStalled(t, "PutObject", func(ctx context.Context) error {
+			_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("mpfault"), Key: aws.String("stalled"),
+				Body: bytes.NewReader(big), ContentLength: aws.Int64(int64(len(big)))})
+			return err
+		})
+		heal(t)
+		_, err := c.HeadObject(ctxT(t), &s3.HeadObjectInput{Bucket: aws.String("mpfault"), Key: aws.String("stalled")})
+		wantStatus(t, "HEAD of the stalled PUT's key", err, http.StatusNotFound, "")
+	})
+	t.Run("get-mid-stream", func(t *testing.T) {
+		stall(faultproxy.Rule{Op: faultproxy.GetObject, Fault: faultproxy.ForwardThenStallBody})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		start := time.Now()
+		out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("mpfault"), Key: aws.String("big")})
+		if err != nil {
+			// No byte came before the store stalled: a 503 is right too.
+			wantStatus(t, "GET stalled before its first byte", err, http.StatusServiceUnavailable, "ServiceUnavailable")
+		} else {
+			got, rerr := io.ReadAll(out.Body)
+			out.Body.Close()
+			if rerr == nil || len(got) >= len(big) {
+				t.Fatalf("GET whose store stalled mid-body ended cleanly with %d of %d bytes (err %v): a broken transfer must look broken", len(got), len(big), rerr)
+			}
+			if !bytes.Equal(got, big[:len(got)]) {
+				t.Fatal("the bytes before the break are not the object's")
+			}
+		}
+		if d := time.Since(start); d > stallAnswerWithin {
+			t.Errorf("GET broke off after %v, want within %v", d, stallAnswerWithin)
+		}
+		heal(t)
+	})
+	t.Run("upload-part-retried", func(t *testing.T) {
+		stall(faultproxy.Rule{Op: faultproxy.UploadPart, Part: 1, Attempt: 1, Fault: faultproxy.StallReading})
+		parts := faultParts(80)
+		etag := mpUpload(t, c, "mpfault", "part-stalled-once", parts)
+		checkObject(t, c, "mpfault", "part-stalled-once", joinParts(parts), etag)
+		if n := len(fp.Requests(faultproxy.UploadPart)); n != 3 {
+			t.Errorf("the store saw %d UploadParts, want 3 (part 1 twice)", n)
+		}
+	})
+	t.Run("upload-part", func(t *testing.T) {
+		fp.Reset()
+		id, parts := startFaultUpload(t, c, "part-stalled", 81)
+		stall(faultproxy.Rule{Op: faultproxy.UploadPart, Fault: faultproxy.Stall})
+		wantStalled(t, "UploadPart", func(ctx context.Context) error {
+			_, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("mpfault"), Key: aws.String("part-stalled"),
+				UploadId: aws.String(id), PartNumber: aws.Int32(1), Body: bytes.NewReader(parts[0].Data), ContentLength: aws.Int64(int64(len(parts[0].Data)))})
+			return err
+		})
+		heal(t)
+	})
+	t.Run("upload-part-copy", func(t *testing.T) {
+		fp.Reset()
+		cr, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("mpfault"), Key: aws.String("copy-stalled")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// s3seal copies a part by reading and sealing the source: the
+		// store may stall either side.
+		for _, op := range []faultproxy.Op{faultproxy.GetObject, faultproxy.UploadPart} {
+			stall(faultproxy.Rule{Op: op, Fault: faultproxy.Stall})
+			wantStalled(t, "UploadPartCopy with "+string(op)+" stalled", func(ctx context.Context) error {
+				_, err := c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String("mpfault"), Key: aws.String("copy-stalled"),
+					UploadId: cr.UploadId, PartNumber: aws.Int32(1), CopySource: aws.String("mpfault/big")})
+				return err
+			})
+		}
+		heal(t)
+	})
+	t.Run("complete", func(t *testing.T) {
+		fp.Reset()
+		id, parts := startFaultUpload(t, c, "complete-stalled", 82)
+		stall(faultproxy.Rule{Op: faultproxy.CompleteMultipartUpload, Fault: faultproxy.Stall})
+		wantStalled(t, "CompleteMultipartUpload", func(ctx context.Context) error {
+			_, err := completeRawCtx(ctx, c, "complete-stalled", id, parts)
+			return err
+		})
+		// The store did nothing: once it answers, the client's retry
+		// completes the upload.
+		fp.Reset()
+		etag := mpComplete(t, c, "mpfault", "complete-stalled", id, parts)
+		checkObject(t, c, "mpfault", "complete-stalled", joinParts(parts), etag)
+	})
+	t.Run("complete-done-then-stalled", func(t *testing.T) {
+		fp.Reset()
+		id, parts := startFaultUpload(t, c, "complete-done-stalled", 83)
+		// The store completes the upload and its answer never comes:
+		// s3seal's retry finds it completed.
+		stall(faultproxy.Rule{Op: faultproxy.CompleteMultipartUpload, Attempt: 1, Fault: faultproxy.ForwardThenStall})
+		etag := mpComplete(t, c, "mpfault", "complete-done-stalled", id, parts)
+		checkObject(t, c, "mpfault", "complete-done-stalled", joinParts(parts), etag)
+		wantCompletions(t, fp, 2)
+	})
+	t.Run("client-gone", func(t *testing.T) {
+		stall(faultproxy.Rule{Op: faultproxy.HeadObject, Fault: faultproxy.Stall})
+		// The proxy cannot see that s3seal dropped an upload it stopped
+		// reading (StallReading above): those stay counted.
+		before := fp.Held()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("mpfault"), Key: aws.String("small")})
+			done <- err
+		}()
+		waitFor(t, "s3seal's HEAD to reach the stalled store", func() bool { return fp.Held() == before+1 })
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("HEAD cancelled by its client: %v", err)
+		}
+		// Within a fraction of the backend timeout, s3seal gives up its
+		// backend call.
+		start := time.Now()
+		waitFor(t, "s3seal to drop its backend call", func() bool { return fp.Held() == before })
+		if d := time.Since(start); d > stallBound/2 {
+			t.Errorf("the backend call outlived its client by %v", d)
+		}
+		heal(t)
+	})
+}
+
+// waitFor polls cond every 10 ms for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("waited 10s for %s", what)
+}
