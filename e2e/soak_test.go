@@ -31,12 +31,12 @@ import (
 
 // The soak's settings, from the environment (scripts/soak.sh sets them).
 const (
-	soakDurationEnv = "S3SEAL_SOAK_DURATION" // Go duration; default 90s (the suite's short form)
-	soakSeedEnv     = "S3SEAL_SOAK_SEED"     // uint64; default drawn at random and logged
-	soakRateEnv     = "S3SEAL_SOAK_RATE"     // fraction of backend requests faulted; default 0.1
-	soakStallsEnv   = "S3SEAL_SOAK_STALLS"   // "1": add the stall shapes and short backend timeouts
-	soakTimeoutEnv  = "S3SEAL_SOAK_BACKEND_TIMEOUT"
-	soakSummaryEnv  = "S3SEAL_SOAK_SUMMARY" // file to write the summary to
+	soakDurationEnv = "S3SEAL_SOAK_DURATION"        // Go duration; default 90s (the suite's short form)
+	soakSeedEnv     = "S3SEAL_SOAK_SEED"            // uint64; default drawn at random and logged
+	soakRateEnv     = "S3SEAL_SOAK_RATE"            // fraction of backend requests faulted; default 0.1
+	soakStallsEnv   = "S3SEAL_SOAK_STALLS"          // "0": leave the stall shapes out; default on, with short backend timeouts
+	soakTimeoutEnv  = "S3SEAL_SOAK_BACKEND_TIMEOUT" // s3seal's three backend timeouts under stalls; default 3s
+	soakSummaryEnv  = "S3SEAL_SOAK_SUMMARY"         // file to write the summary to
 )
 
 // soakCommandTimeout bounds one client command (a sync, a backup).
@@ -55,7 +55,7 @@ type soakConfig struct {
 func soakConfigFromEnv(t *testing.T) soakConfig {
 	t.Helper()
 	c := soakConfig{duration: 90 * time.Second, seed: rand.Uint64() % 1_000_000, rate: 0.1, backendTimeout: "3s",
-		summaryFile: os.Getenv(soakSummaryEnv), stalls: os.Getenv(soakStallsEnv) == "1"}
+		summaryFile: os.Getenv(soakSummaryEnv), stalls: os.Getenv(soakStallsEnv) != "0"}
 	var err error
 	if v := os.Getenv(soakDurationEnv); v != "" {
 		if c.duration, err = time.ParseDuration(v); err != nil || c.duration <= 0 {
@@ -251,6 +251,11 @@ func TestSoak(t *testing.T) {
 	_, hwm := procMemory(t, p.PID())
 	recoveries := strings.Count(p.Log(), "completion recovered")
 	p.Stop()
+	if cfg.summaryFile != "" { // s3seal's log beside the summary, for a look at what it retried
+		if err := os.WriteFile(cfg.summaryFile+".s3seal.log", []byte(p.Log()), 0o644); err != nil {
+			t.Errorf("write s3seal's log: %v", err)
+		}
+	}
 
 	// s3seal gc straight against moto once its minimum age has passed
 	// since s3seal stopped: nothing may be left over.
@@ -588,8 +593,13 @@ func soakSummary(s *soakRun, elapsed time.Duration, chaos faultproxy.ChaosStats,
 		row("  "+string(k.Op)+" "+k.Fault.String(), fmt.Sprint(chaos.Faults[k]))
 	}
 	row("  NoSuchUpload after a completed upload", fmt.Sprint(chaos.GoneAnswers))
-	for _, m := range []struct{ title, name string }{{"s3seal retries", "s3seal_backend_retries_total"}, {"s3seal give-ups", "s3seal_backend_giveups_total"}} {
-		sums := metricSums(metricsText, m.name, "operation")
+	for _, m := range []struct{ title, name, label string }{
+		{"s3seal retries by operation", "s3seal_backend_retries_total", "operation"},
+		{"s3seal retries by cause", "s3seal_backend_retries_total", "cause"},
+		{"s3seal give-ups by operation", "s3seal_backend_giveups_total", "operation"},
+		{"s3seal give-ups by cause", "s3seal_backend_giveups_total", "cause"},
+	} {
+		sums := metricSums(metricsText, m.name, m.label)
 		var ops []string
 		total := 0.0
 		for op, v := range sums {

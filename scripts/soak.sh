@@ -8,26 +8,26 @@
 # after its own retries, a read-back differed, or s3seal gc found leftovers.
 #
 #   bash scripts/soak.sh [--duration 10m] [--seed N] [--rate 0.1]
-#                        [--stalls] [--backend-timeout 3s] [--summary FILE]
+#                        [--no-stalls] [--backend-timeout 3s] [--summary FILE]
 #
 # The run is e2e's TestSoak (go test ./e2e/ runs its 90-second form). The
 # seed is printed first: the same seed gives every operation the same
 # faults in the same order (concurrent clients still interleave as they
-# will). --stalls adds the stall shapes (requests never answered, uploads
-# no longer read, bodies that stop) and runs s3seal with its backend
-# timeouts set to --backend-timeout.
+# will). The stall shapes (requests never answered, uploads no longer
+# read, bodies that stop) run with s3seal's backend timeouts set to
+# --backend-timeout; --no-stalls leaves them out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 die() { echo "soak.sh: $*" >&2; exit 2; }
 
-duration=10m seed="" rate=0.1 stalls=0 timeout=3s summary=""
+duration=10m seed="" rate=0.1 stalls=1 timeout=3s summary=""
 while (($#)); do
 	case $1 in
 	--duration) duration=${2:?--duration needs a value}; shift 2 ;;
 	--seed) seed=${2:?--seed needs a value}; shift 2 ;;
 	--rate) rate=${2:?--rate needs a value}; shift 2 ;;
-	--stalls) stalls=1; shift ;;
+	--no-stalls) stalls=0; shift ;;
 	--backend-timeout) timeout=${2:?--backend-timeout needs a value}; shift 2 ;;
 	--summary) summary=${2:?--summary needs a value}; shift 2 ;;
 	-h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -53,7 +53,7 @@ gotimeout=$((secs + 30 * 60))s
 source scripts/test-tools.sh
 
 echo "soak.sh: seed $seed, duration $duration, fault rate $rate, stalls $([[ $stalls == 1 ]] && echo "on (backend timeouts $timeout)" || echo off)"
-echo "soak.sh: replay with: bash scripts/soak.sh --seed $seed --duration $duration --rate $rate$([[ $stalls == 1 ]] && echo " --stalls --backend-timeout $timeout")"
+echo "soak.sh: replay with: bash scripts/soak.sh --seed $seed --duration $duration --rate $rate$([[ $stalls == 1 ]] && echo " --backend-timeout $timeout" || echo " --no-stalls")"
 log=${summary%.txt}.log
 rc=0
 S3SEAL_SOAK_DURATION=$duration S3SEAL_SOAK_SEED=$seed S3SEAL_SOAK_RATE=$rate S3SEAL_SOAK_STALLS=$stalls \
