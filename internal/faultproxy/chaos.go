@@ -44,7 +44,9 @@ const (
 	// 200 with an <Error> body, as ForwardThenErrorInBody; from then on the
 	// proxy answers every request of that upload id 404 NoSuchUpload
 	// without forwarding, as a real store does once an upload is
-	// completed (moto would complete it again).
+	// completed (moto would complete it again). In chaos mode every
+	// completion the store accepted makes its upload gone so, whatever
+	// fault its answer met (a cut, a stall, a 200 <Error>).
 	CompleteThenGone
 )
 
@@ -134,7 +136,7 @@ type chaos struct {
 	streams map[Op]*rand.Rand
 	counts  map[ShapeCount]int
 	seen    int             // requests of operations with shapes
-	gone    map[string]bool // upload ids completed under CompleteThenGone
+	gone    map[string]bool // upload ids the store completed
 }
 
 // ShapeCount names one shape in ChaosStats' counts.
@@ -148,7 +150,7 @@ type ChaosStats struct {
 	Requests int                // requests of operations with shapes
 	Faults   map[ShapeCount]int // faults injected, by shape
 	// GoneAnswers counts the NoSuchUpload answers to requests of uploads
-	// completed under CompleteThenGone.
+	// the store completed.
 	GoneAnswers int
 }
 
@@ -182,7 +184,10 @@ func (s ChaosStats) Sorted() []ShapeCount {
 
 // Chaos turns on the seeded random mode (replacing an earlier one). Rules
 // given to Inject still win: a request a rule matches is not drawn for.
-// While chaos is on, the proxy keeps no list of requests (Requests
+// While chaos is on, the proxy forgets an upload once the store completed
+// it, as real stores do: every later request of that upload id is 404
+// NoSuchUpload without forwarding (moto would complete it again, or answer
+// 500). It keeps no list of requests (Requests
 // returns none of them; a long run would hold millions) and hashes no
 // bodies.
 func (p *Proxy) Chaos(cfg ChaosConfig) {
@@ -259,7 +264,13 @@ func (c *chaos) draw(op Op, r *http.Request) Fault {
 	return 0 // not reached
 }
 
-// markGone records that upload id was completed under CompleteThenGone.
+func (p *Proxy) chaosOn() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.chaos != nil
+}
+
+// markGone records that the store completed upload id.
 func (p *Proxy) markGone(id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

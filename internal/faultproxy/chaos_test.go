@@ -232,3 +232,28 @@ func TestDefaultShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestChaosForgetsCompletedUploads: in chaos mode a completion the store
+// accepted, even one answered untouched, makes its upload gone: its retry
+// is NoSuchUpload, not moto's second completion. A faulted completion the
+// store never saw leaves the upload alive.
+func TestChaosForgetsCompletedUploads(t *testing.T) {
+	o := newOrigin(t)
+	p := startProxy(t, o)
+	p.Chaos(ChaosConfig{Seed: 1, Rate: 0})
+	if got := outcome(t, "POST", p.URL()+"/b/k?uploadId=u1"); got != "200" {
+		t.Fatalf("completion: %s", got)
+	}
+	resp, body, err := do(t, "POST", p.URL()+"/b/k?uploadId=u1", "")
+	if err != nil || resp.StatusCode != 404 || !strings.Contains(body, "<Code>NoSuchUpload</Code>") || len(o.requests()) != 1 {
+		t.Fatalf("second completion: %v %v %s; store saw %d", resp, err, body, len(o.requests()))
+	}
+	p.Chaos(ChaosConfig{Seed: 1, Rate: 1, Shapes: []Shape{{CompleteMultipartUpload, SlowDown, 1}}})
+	if got := outcome(t, "POST", p.URL()+"/b/k?uploadId=u2"); got != "503" {
+		t.Fatalf("SlowDown completion: %s", got)
+	}
+	p.Reset()
+	if got := outcome(t, "POST", p.URL()+"/b/k?uploadId=u2"); got != "200" || len(o.requests()) != 2 {
+		t.Fatalf("completion after a SlowDown: %s; store saw %d", got, len(o.requests()))
+	}
+}

@@ -326,15 +326,21 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
-	switch rule.Fault {
-	case ForwardThenErrorInBody:
-		_, _ = io.Copy(io.Discard, resp.Body)
-		writeError(w, http.StatusOK, rule.code(), rule.message())
-	case CompleteThenGone:
+	if op == CompleteMultipartUpload && p.chaosOn() {
+		// A real store forgets an upload once it completed it: later
+		// requests of it are NoSuchUpload (moto completes it again, or
+		// answers 500), whatever the client was told of this answer.
 		data, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode == http.StatusOK && !bytes.Contains(data, []byte("<Error>")) {
 			p.markGone(r.URL.Query().Get("uploadId"))
 		}
+		resp.Body = io.NopCloser(bytes.NewReader(data))
+	}
+	switch rule.Fault {
+	case ForwardThenErrorInBody:
+		_, _ = io.Copy(io.Discard, resp.Body)
+		writeError(w, http.StatusOK, rule.code(), rule.message())
+	case CompleteThenGone: // the upload is gone already (above)
 		writeError(w, http.StatusOK, rule.code(), rule.message())
 	case ForwardThenCut:
 		cut(w, resp)
