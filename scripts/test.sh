@@ -9,50 +9,8 @@ cd "$(dirname "$0")/.."
 
 die() { echo "test.sh: $*" >&2; exit 1; }
 
-# haproxy lives in /usr/sbin, which is not on every user's PATH.
-export PATH="$PATH:/usr/sbin"
-
-# Debian packages the e2e tests need, by command name -> package name.
-declare -A debs=([rclone]=rclone [s3cmd]=s3cmd [restic]=restic [curl]=curl [kcat]=kcat [haproxy]=haproxy)
-missing=()
-for cmd in "${!debs[@]}"; do
-	command -v "$cmd" >/dev/null 2>&1 || missing+=("${debs[$cmd]}")
-done
-if ((${#missing[@]})); then
-	[[ $(id -u) -eq 0 ]] || die "missing ${missing[*]}: run as root or install them (apt-get install -y ${missing[*]})"
-	echo "test.sh: installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q || die "apt-get update failed"
-	apt-get install -y -q --no-install-recommends "${missing[@]}" || die "apt-get install ${missing[*]} failed"
-fi
-[[ -x /usr/bin/rclone ]] || die "/usr/bin/rclone (Debian's rclone) missing after install"
-
-# aws and moto_server usually come with the machine (pyenv). When they are
-# missing, install what Debian has: awscli gives aws; moto is looked for as a
-# Debian package too (python3-moto), and otherwise the message says how to
-# install it from PyPI.
-need_deb() { # need_deb CMD PKG: install PKG for CMD when CMD is missing
-	command -v "$1" >/dev/null 2>&1 && return 0
-	[[ $(id -u) -eq 0 ]] || die "$1 not found on PATH: run as root to install Debian's $2 (apt-get install -y $2), or install it yourself"
-	echo "test.sh: $1 missing: installing Debian's $2"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q || die "apt-get update failed"
-	apt-get install -y -q --no-install-recommends "$2" || die "apt-get install $2 failed"
-	command -v "$1" >/dev/null 2>&1 || die "$1 still not on PATH after installing $2"
-}
-need_deb aws awscli
-if ! command -v moto_server >/dev/null 2>&1; then
-	moto_pkg=""
-	if [[ $(id -u) -eq 0 ]]; then
-		apt-get update -q >/dev/null 2>&1 || true
-		moto_pkg=$(apt-cache search --names-only '^python3-moto$' | awk '{print $1}')
-	fi
-	[[ -n $moto_pkg ]] || die "moto_server not found on PATH and Debian has no moto package here: install it from PyPI with pipx install 'moto[server]' (or pip install 'moto[server]'), then make sure moto_server is on PATH"
-	need_deb moto_server "$moto_pkg"
-fi
-for cmd in go aws moto_server s3cmd restic haproxy; do
-	command -v "$cmd" >/dev/null 2>&1 || die "$cmd not found on PATH"
-done
+# shellcheck source=scripts/test-tools.sh
+source scripts/test-tools.sh
 
 echo "test.sh: go vet ./..."
 go vet ./...

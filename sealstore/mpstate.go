@@ -375,20 +375,16 @@ type prior struct {
 // replaced by a write, only hidden (whatever the answer says: moto answers
 // writes in a suspended bucket without a version id). Without a version
 // id the bucket keeps no versions and the write replaced the object; a
-// write in a suspended bucket ("null") replaces the null version. When
-// unsure, the manifest is kept (gc can remove it later; a dropped one
+// write in a suspended bucket ("null") replaces the null version, which is
+// also what an object without a version id is (moto answers every write
+// in a bucket without versioning with "null", and its HEAD with no id).
+// When unsure, the manifest is kept (gc can remove it later; a dropped one
 // cannot be restored).
 func (p prior) replacedBy(newVersion string) bool {
 	if p.realVersion() {
 		return false
 	}
-	switch newVersion {
-	case "":
-		return true
-	case "null":
-		return p.versionID == "null"
-	}
-	return false
+	return newVersion == "" || newVersion == "null"
 }
 
 // realVersion reports whether p's version has an id of its own, so that

@@ -6,7 +6,8 @@
 // an upload no longer read, a body that stops mid-stream, a body dripped a
 // byte at a time). Faults are programmed
 // per S3 operation and per attempt (the n-th request of that operation,
-// optionally of one part number). It is imported only by tests.
+// optionally of one part number), or drawn at random from a seed at a
+// given rate (Chaos, for soak runs). It is imported only by tests.
 //
 // The proxy rewrites the Host header to the target's. SigV4 signs the Host
 // the client addressed (the proxy), so a target that verifies signatures
@@ -119,6 +120,7 @@ type Proxy struct {
 	rules    []Rule
 	counts   map[counterKey]int
 	requests []Request
+	chaos    *chaos // the seeded random mode, when on (Chaos)
 }
 
 // Start serves a proxy to target (an http URL) on a random loopback port.
@@ -159,11 +161,12 @@ func (p *Proxy) Inject(rules ...Rule) {
 	p.rules = append(p.rules, rules...)
 }
 
-// Reset removes every rule and forgets the requests seen and their counts.
+// Reset removes every rule, turns chaos off and forgets the requests seen
+// and their counts.
 func (p *Proxy) Reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.rules, p.requests, p.counts = nil, nil, map[counterKey]int{}
+	p.rules, p.requests, p.counts, p.chaos = nil, nil, map[counterKey]int{}, nil
 }
 
 // Requests returns the requests seen of op, in arrival order (all of them
@@ -180,9 +183,10 @@ func (p *Proxy) Requests(op Op) []Request {
 	return out
 }
 
-// match counts the request and picks its rule; seen is the index of its
-// Request, whose body record wants filling in.
-func (p *Proxy) match(op Op, part int32) (rule Rule, seen int) {
+// match counts the request and picks its rule, or, when no rule matches
+// and chaos is on, draws its fault; seen is the index of its Request,
+// whose body record wants filling in (-1 under chaos: no record kept).
+func (p *Proxy) match(r *http.Request, op Op, part int32) (rule Rule, seen int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.counts[counterKey{op, 0}]++
@@ -202,6 +206,12 @@ func (p *Proxy) match(op Op, part int32) (rule Rule, seen int) {
 			break
 		}
 	}
+	if rule.Fault == 0 && p.chaos != nil {
+		rule = Rule{Op: op, Fault: p.chaos.draw(op, r), Delay: p.chaos.cfg.Delay}
+	}
+	if p.chaos != nil {
+		return rule, -1
+	}
 	attempt := nOp
 	if part != 0 {
 		attempt = nPart
@@ -212,6 +222,9 @@ func (p *Proxy) match(op Op, part int32) (rule Rule, seen int) {
 
 // record notes the body of the seen-th request.
 func (p *Proxy) record(seen int, body []byte) {
+	if seen < 0 {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if seen < len(p.requests) { // Reset may have emptied the list meanwhile
@@ -227,6 +240,9 @@ func (p *Proxy) hold(r *http.Request) {
 	select {
 	case <-r.Context().Done():
 	case <-p.stop:
+		// Returning would let net/http answer 200 for a handler that
+		// wrote nothing, before Close cuts the connection: abort instead.
+		panic(http.ErrAbortHandler)
 	}
 }
 
@@ -265,7 +281,7 @@ func (p *Proxy) drip(w http.ResponseWriter, r *http.Request, resp *http.Response
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	op, part := Classify(r)
-	rule, seen := p.match(op, part)
+	rule, seen := p.match(r, op, part)
 	if rule.Fault == StallReading {
 		half := r.ContentLength / 2
 		if half > 0 {
@@ -289,6 +305,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case SlowDown:
 		writeError(w, http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate.")
 		return
+	case ServerError:
+		writeError(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
+		return
 	case NoSuchUpload:
 		writeError(w, http.StatusNotFound, "NoSuchUpload", "The specified upload does not exist.")
 		return
@@ -307,9 +326,21 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
+	if op == CompleteMultipartUpload && p.chaosOn() {
+		// A real store forgets an upload once it completed it: later
+		// requests of it are NoSuchUpload (moto completes it again, or
+		// answers 500), whatever the client was told of this answer.
+		data, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode == http.StatusOK && !bytes.Contains(data, []byte("<Error>")) {
+			p.markGone(r.URL.Query().Get("uploadId"))
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(data))
+	}
 	switch rule.Fault {
 	case ForwardThenErrorInBody:
 		_, _ = io.Copy(io.Discard, resp.Body)
+		writeError(w, http.StatusOK, rule.code(), rule.message())
+	case CompleteThenGone: // the upload is gone already (above)
 		writeError(w, http.StatusOK, rule.code(), rule.message())
 	case ForwardThenCut:
 		cut(w, resp)
