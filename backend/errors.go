@@ -2,6 +2,7 @@ package backend
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 
@@ -67,4 +68,34 @@ func wrapErr(op string, err error) error {
 		e.Message = http.StatusText(e.StatusCode)
 	}
 	return e
+}
+
+// CutError is an answer whose body ended before its Content-Length (or
+// its last chunk): the connection broke, or the store cut it, mid-answer.
+// It is a transport failure, never a short object: it does not unwrap to
+// io.ErrUnexpectedEOF, which readers of a stream take for truncated data.
+type CutError struct{ Err error }
+
+func (e *CutError) Error() string {
+	return "the object store's answer was cut before its end: " + e.Err.Error()
+}
+
+// IsCut reports whether err is (or wraps) a CutError.
+func IsCut(err error) bool {
+	var ce *CutError
+	return errors.As(err, &ce)
+}
+
+// cutBody reports a body cut short as a CutError in an *Error of op.
+type cutBody struct {
+	io.ReadCloser
+	op string
+}
+
+func (b cutBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = &Error{Op: b.op, Err: &CutError{Err: err}}
+	}
+	return n, err
 }

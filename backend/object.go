@@ -127,7 +127,7 @@ func (c *S3) GetObject(ctx context.Context, in GetInput) (*Object, error) {
 		}
 		info.Size = total
 	}
-	return &Object{Info: info, Body: out.Body}, nil
+	return &Object{Info: info, Body: cutBody{out.Body, "GetObject"}}, nil
 }
 
 // HeadObject reads an object's size, ETag, metadata and headers. A missing

@@ -129,6 +129,32 @@ func TestBackendStalls(t *testing.T) {
 		}
 		heal(t)
 	})
+	t.Run("get-cut", func(t *testing.T) {
+		// A backend answer cut short of its Content-Length is the
+		// connection's failure, never damage: read again before the first
+		// byte, 503 when every answer is cut, and no integrity alarm.
+		stall(faultproxy.Rule{Op: faultproxy.GetObject, Attempt: 1, Fault: faultproxy.ForwardThenCut})
+		if got := getObj(t, c, "mpfault", "small"); !bytes.Equal(got, small) {
+			t.Fatal("GET read again after a cut answer gave other bytes")
+		}
+		stall(faultproxy.Rule{Op: faultproxy.GetObject, Fault: faultproxy.ForwardThenCut})
+		_, err := c.GetObject(ctxT(t), &s3.GetObjectInput{Bucket: aws.String("mpfault"), Key: aws.String("small")})
+		wantStatus(t, "GET whose every answer is cut", err, http.StatusServiceUnavailable, "ServiceUnavailable")
+		// Cut after the client had bytes: a broken transfer.
+		out, err := c.GetObject(ctxT(t), &s3.GetObjectInput{Bucket: aws.String("mpfault"), Key: aws.String("big")})
+		if err != nil {
+			t.Fatalf("GET of an object cut mid-answer: %v before its first bytes", err)
+		}
+		got, rerr := io.ReadAll(out.Body)
+		out.Body.Close()
+		if rerr == nil || len(got) >= len(big) || !bytes.Equal(got, big[:len(got)]) {
+			t.Fatalf("GET cut mid-answer: %d of %d bytes, err %v; want a broken transfer of a true prefix", len(got), len(big), rerr)
+		}
+		if v := metricValue(soakGet(t, p.Endpoint+"/metrics"), "s3seal_integrity_failures_total"); v != 0 {
+			t.Errorf("cut answers counted as %v integrity failures", v)
+		}
+		heal(t)
+	})
 	t.Run("upload-part-retried", func(t *testing.T) {
 		stall(faultproxy.Rule{Op: faultproxy.UploadPart, Part: 1, Attempt: 1, Fault: faultproxy.StallReading})
 		parts := faultParts(80)

@@ -113,10 +113,10 @@ func (s *Store) Get(ctx context.Context, bucket, key string, rng *Range) (Object
 }
 
 // GetVersion is Get of one version ("" the current one). A first block
-// that fails to verify is asked for once more before the integrity error
-// stands: nothing has reached the client yet, and a connection cut inside
-// the backend's answer looks like damage from here (a truncated stream is
-// refused as such). Real damage fails the second time too.
+// that fails to verify, or whose answer was cut (backend.CutError, a
+// transport failure, never taken for damage), is asked for once more before
+// the error stands: nothing has reached the client yet. Real damage fails
+// the second time too.
 func (s *Store) GetVersion(ctx context.Context, bucket, key, versionID string, rng *Range) (ObjectInfo, *Reader, error) {
 	return s.Read(ctx, ReadInput{Bucket: bucket, Key: key, VersionID: versionID, Range: rng})
 }
@@ -125,7 +125,12 @@ func (s *Store) GetVersion(ctx context.Context, bucket, key, versionID string, r
 // object sealed with one needs and any other object refuses.
 func (s *Store) Read(ctx context.Context, in ReadInput) (ObjectInfo, *Reader, error) {
 	info, rd, err := s.getVersion(ctx, in)
-	if errors.Is(err, ErrIntegrity) && ctx.Err() == nil {
+	switch {
+	case ctx.Err() != nil:
+	case backend.IsCut(err):
+		slog.Warn("the store's answer was cut before the first block; reading it once more", "bucket", in.Bucket, "key", in.Key, "err", err)
+		info, rd, err = s.getVersion(ctx, in)
+	case errors.Is(err, ErrIntegrity):
 		slog.Warn("object failed its integrity check on first read; reading it once more", "bucket", in.Bucket, "key", in.Key, "err", err)
 		info, rd, err = s.getVersion(ctx, in)
 	}
