@@ -13,33 +13,21 @@ import (
 // byte well within the idle bound, still answers no headers within the
 // response bound: the request is cut as a stall after about Response.
 func TestHeadersDrippedAreBounded(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	defer ln.Close()
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
+	addr := storeByHand(t, func(conn net.Conn) {
+		_, _ = http.ReadRequest(bufio.NewReader(conn))
+		answer := "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Pad: " + string(make([]byte, 200)) + "\r\n\r\n"
+		for i := 0; i < len(answer); i++ {
+			if _, err := conn.Write([]byte{answer[i]}); err != nil {
 				return
 			}
-			go func(conn net.Conn) {
-				defer conn.Close()
-				_, _ = http.ReadRequest(bufio.NewReader(conn))
-				answer := "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Pad: " + string(make([]byte, 200)) + "\r\n\r\n"
-				for i := 0; i < len(answer); i++ {
-					if _, err := conn.Write([]byte{answer[i]}); err != nil {
-						return
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-			}(conn)
+			time.Sleep(20 * time.Millisecond)
 		}
-	}()
+	})
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	c := guard(&http.Client{Transport: tr}, Timeouts{Response: 300 * time.Millisecond, Idle: 300 * time.Millisecond})
 	start := time.Now()
-	req, _ := http.NewRequestWithContext(context.Background(), "HEAD", "http://"+ln.Addr().String()+"/bkt/k", nil)
+	req, _ := http.NewRequestWithContext(context.Background(), "HEAD", "http://"+addr+"/bkt/k", nil)
 	resp, err := c.Do(req)
 	d := time.Since(start)
 	if err == nil {

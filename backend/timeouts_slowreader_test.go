@@ -18,35 +18,23 @@ import (
 // upload on a slow link runs as long as bytes move"), whatever the socket
 // buffers between the transport's writes and the store's reads hide.
 func TestUploadTakenATrickleAtATime(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	defer ln.Close()
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func(conn net.Conn) {
-				defer conn.Close()
-				br := bufio.NewReaderSize(conn, 4096)
-				req, err := http.ReadRequest(br)
-				if err != nil {
-					return
-				}
-				buf := make([]byte, 16<<10)
-				for {
-					if _, err := io.ReadFull(req.Body, buf); err != nil {
-						break
-					}
-					time.Sleep(50 * time.Millisecond) // 320 KiB/s, a read every 50 ms
-				}
-				_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-			}(conn)
+	addr := storeByHand(t, func(conn net.Conn) {
+		br := bufio.NewReaderSize(conn, 4096)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
 		}
-	}()
+		buf := make([]byte, 16<<10)
+		for {
+			if _, err := io.ReadFull(req.Body, buf); err != nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond) // 320 KiB/s, a read every 50 ms
+		}
+		_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+	})
 	for _, size := range []int{4 << 20, 64 << 20} {
-		t.Run(fmt.Sprint(size>>20, "MiB"), func(t *testing.T) { uploadTrickled(t, ln.Addr().String(), size) })
+		t.Run(fmt.Sprint(size>>20, "MiB"), func(t *testing.T) { uploadTrickled(t, addr, size) })
 	}
 }
 

@@ -277,3 +277,25 @@ func TestIdleWindowNeedsMinBytes(t *testing.T) {
 	}
 	t.Fatal("a byte every 60 ms of a 100-byte-per-200-ms bound was never cut")
 }
+
+// storeByHand serves each connection to a loopback listener with handle (a
+// store that speaks HTTP by hand, byte by byte) and returns its address.
+func storeByHand(t *testing.T, handle func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				handle(conn)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}

@@ -17,14 +17,7 @@ import (
 // for as long as the store keeps dripping.
 func TestBackendDripHoldsSlots(t *testing.T) {
 	t.Parallel()
-	m := startMoto(t)
-	fp, err := faultproxy.Start(m.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fp.Close() })
-	args := append([]string{"--backend-response-timeout", stallBound.String(), "--backend-idle-timeout", stallBound.String(), "--max-requests", "2"}, fastRetries...)
-	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}, Args: args})
+	p, fp := startStalling(t, "--max-requests", "2")
 	c := sdkFor(t, p)
 	mustCreateBucket(t, c, "slots")
 	putObj(t, c, "slots", "small", patternBytes(12, 1000))
@@ -45,7 +38,7 @@ func TestBackendDripHoldsSlots(t *testing.T) {
 	hctx, hcancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer hcancel()
 	start := time.Now()
-	_, err = c.ListObjectsV2(hctx, &s3.ListObjectsV2Input{Bucket: aws.String("slots")})
+	_, err := c.ListObjectsV2(hctx, &s3.ListObjectsV2Input{Bucket: aws.String("slots")})
 	if err != nil {
 		t.Errorf("a listing %v after two GETs on a dripping store: %v after %v", stallAnswerWithin+time.Second, err, time.Since(start))
 	}
@@ -55,14 +48,7 @@ func TestBackendDripHoldsSlots(t *testing.T) {
 // once.
 func TestBackendDripClientGoneFreesSlots(t *testing.T) {
 	t.Parallel()
-	m := startMoto(t)
-	fp, err := faultproxy.Start(m.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fp.Close() })
-	args := append([]string{"--backend-response-timeout", stallBound.String(), "--backend-idle-timeout", stallBound.String(), "--max-requests", "2"}, fastRetries...)
-	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}, Args: args})
+	p, fp := startStalling(t, "--max-requests", "2")
 	c := sdkFor(t, p)
 	mustCreateBucket(t, c, "slots")
 	putObj(t, c, "slots", "small", patternBytes(12, 1000))
@@ -88,7 +74,7 @@ func TestBackendDripClientGoneFreesSlots(t *testing.T) {
 	hctx, hcancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer hcancel()
 	start := time.Now()
-	_, err = c.ListObjectsV2(hctx, &s3.ListObjectsV2Input{Bucket: aws.String("slots")})
+	_, err := c.ListObjectsV2(hctx, &s3.ListObjectsV2Input{Bucket: aws.String("slots")})
 	if err != nil || time.Since(start) > 2*time.Second {
 		t.Errorf("a listing after the dripping GETs' clients left: %v after %v", err, time.Since(start))
 	}

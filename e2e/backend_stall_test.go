@@ -25,8 +25,8 @@ const stallBound = time.Second
 const stallAnswerWithin = 2*stallBound + 3*time.Second
 
 // startStalling runs s3seal on moto behind a fault proxy, with backend
-// timeouts of stallBound.
-func startStalling(t *testing.T) (*sealProc, *faultproxy.Proxy) {
+// timeouts of stallBound and the extra flags.
+func startStalling(t *testing.T, extra ...string) (*sealProc, *faultproxy.Proxy) {
 	t.Helper()
 	m := startMoto(t)
 	fp, err := faultproxy.Start(m.Endpoint)
@@ -35,7 +35,7 @@ func startStalling(t *testing.T) (*sealProc, *faultproxy.Proxy) {
 	}
 	t.Cleanup(func() { fp.Close() })
 	args := append([]string{"--backend-response-timeout", stallBound.String(), "--backend-idle-timeout", stallBound.String()}, fastRetries...)
-	return startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}, Args: args}), fp
+	return startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}, Args: append(args, extra...)}), fp
 }
 
 // wantStalled runs f, which must fail with 503 ServiceUnavailable after at
