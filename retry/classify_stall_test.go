@@ -13,26 +13,7 @@ import (
 // the error is a stall (retried once, then given up), and its Cause, the
 // metrics label, is "stall", not the status of the headers that came.
 func TestCauseOfBodyStallAfterHeaders(t *testing.T) {
-	emb, err := backend.StartEmbedded(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emb.Close() })
-	fp, err := faultproxy.Start(emb.Endpoint())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fp.Close() })
-	cfg := emb.Config()
-	cfg.Endpoint, cfg.MaxAttempts = fp.URL(), 1
-	cfg.Timeouts = backend.Timeouts{Response: 300 * time.Millisecond, Idle: 300 * time.Millisecond}
-	st, err := backend.NewS3(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreateBucket(context.Background(), "bkt"); err != nil {
-		t.Fatal(err)
-	}
+	fp, st := proxied(t, backend.Timeouts{Response: 300 * time.Millisecond, Idle: 300 * time.Millisecond})
 	for i := 0; i < 3; i++ {
 		if _, err := st.PutObject(context.Background(), backend.PutInput{Bucket: "bkt", Key: string(rune('a' + i))}); err != nil {
 			t.Fatal(err)

@@ -11,9 +11,9 @@ import (
 	"github.com/s3seal/s3seal/internal/faultproxy"
 )
 
-// proxied returns the SDK client (one attempt per call) to the embedded
-// store through a fault proxy, and the proxy.
-func proxied(t *testing.T) (*faultproxy.Proxy, *backend.S3) {
+// proxied returns the SDK client (one attempt per call, with the given
+// timeouts) to the embedded store through a fault proxy, and the proxy.
+func proxied(t *testing.T, timeouts ...backend.Timeouts) (*faultproxy.Proxy, *backend.S3) {
 	t.Helper()
 	emb, err := backend.StartEmbedded(t.TempDir())
 	if err != nil {
@@ -28,6 +28,9 @@ func proxied(t *testing.T) (*faultproxy.Proxy, *backend.S3) {
 	cfg := emb.Config()
 	cfg.Endpoint = fp.URL()
 	cfg.MaxAttempts = 1
+	if len(timeouts) > 0 {
+		cfg.Timeouts = timeouts[0]
+	}
 	raw, err := backend.NewS3(cfg)
 	if err != nil {
 		t.Fatal(err)

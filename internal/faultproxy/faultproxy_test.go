@@ -95,21 +95,11 @@ func startProxy(t *testing.T, o *origin) *Proxy {
 	return p
 }
 
-var client = &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
+var client = &http.Client{Transport: &http.Transport{}}
 
 func do(t *testing.T, method, url, body string) (*http.Response, string, error) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, "", err
-	}
-	defer resp.Body.Close()
-	got, err := io.ReadAll(resp.Body)
-	return resp, string(got), err
+	return doCtx(t, 10*time.Second, method, url, body)
 }
 
 func TestForwardsUntouchedWithTargetHost(t *testing.T) {
