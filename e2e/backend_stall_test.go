@@ -254,3 +254,150 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 	t.Fatalf("waited 10s for %s", what)
 }
+
+// A store that sends an answer's headers (200) and then stops in the middle
+// of its XML body (a listing, a completion, a sub-resource) stalled like
+// one that never answered: the client gets 503 ServiceUnavailable within
+// two timeouts.
+func TestBackendStallsAfterHeaders(t *testing.T) {
+	t.Parallel()
+	p, fp := startStalling(t)
+	c := sdkFor(t, p)
+	mustCreateBucket(t, c, "hdrs")
+	for _, k := range []string{"a", "b", "c"} {
+		putObj(t, c, "hdrs", k, patternBytes(6, 100))
+	}
+	check := func(t *testing.T, op faultproxy.Op, f func(ctx context.Context) error) {
+		fp.Reset()
+		fp.Inject(faultproxy.Rule{Op: op, Fault: faultproxy.ForwardThenStallBody})
+		wantStalled(t, string(op), f)
+		fp.Reset()
+	}
+	t.Run("list", func(t *testing.T) {
+		check(t, faultproxy.ListObjects, func(ctx context.Context) error {
+			_, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("hdrs")})
+			return err
+		})
+	})
+	t.Run("tagging", func(t *testing.T) {
+		// s3seal forwards GET ?tagging to the store as it is.
+		check(t, faultproxy.GetObject, func(ctx context.Context) error {
+			_, err := c.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: aws.String("hdrs"), Key: aws.String("a")})
+			return err
+		})
+	})
+	t.Run("get-small", func(t *testing.T) {
+		// The store stops within the object's first segment: s3seal has
+		// sent nothing yet and can answer 503.
+		check(t, faultproxy.GetObject, func(ctx context.Context) error {
+			out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("hdrs"), Key: aws.String("a")})
+			if err == nil {
+				_, err = io.ReadAll(out.Body)
+				out.Body.Close()
+			}
+			return err
+		})
+	})
+	t.Run("list-parts", func(t *testing.T) {
+		mustCreateBucket(t, c, "mpfault")
+		fp.Reset()
+		id, _ := startFaultUpload(t, c, "listparts-hdrs", 92)
+		check(t, faultproxy.ListParts, func(ctx context.Context) error {
+			_, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String("mpfault"), Key: aws.String("listparts-hdrs"), UploadId: aws.String(id)})
+			return err
+		})
+	})
+	t.Run("complete", func(t *testing.T) {
+		fp.Reset()
+		id, parts := startFaultUpload(t, c, "complete-hdrs", 91)
+		fp.Inject(faultproxy.Rule{Op: faultproxy.CompleteMultipartUpload, Fault: faultproxy.ForwardThenStallBody})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		start := time.Now()
+		_, err := completeRawCtx(ctx, c, "complete-hdrs", id, parts)
+		d := time.Since(start)
+		t.Logf("CompleteMultipartUpload whose answer stalled mid-body: %v after %v", err, d)
+		if err != nil {
+			wantStatus(t, "CompleteMultipartUpload", err, 503, "ServiceUnavailable")
+		}
+		if d > stallAnswerWithin {
+			t.Errorf("CompleteMultipartUpload answered after %v, want within %v", d, stallAnswerWithin)
+		}
+		fp.Reset()
+	})
+	_ = time.Second
+}
+
+// The store completes an upload and both of s3seal's attempts get no
+// answer (headers never come, or the body stops): s3seal finds the object
+// at the key is this upload's and answers the completion's success; the
+// client's retry of it (as after a 503) succeeds too, never NoSuchUpload.
+func TestBackendStallCompleteDoneThenRetried(t *testing.T) {
+	t.Parallel()
+	p, fp := startStalling(t)
+	c := sdkFor(t, p)
+	mustCreateBucket(t, c, "mpfault")
+	for i, fault := range []faultproxy.Fault{faultproxy.ForwardThenStall, faultproxy.ForwardThenStallBody} {
+		key := []string{"done-stalled", "done-stalled-body"}[i]
+		t.Run(key, func(t *testing.T) {
+			fp.Reset()
+			id, parts := startFaultUpload(t, c, key, uint64(93+i))
+			fp.Inject(faultproxy.Rule{Op: faultproxy.CompleteMultipartUpload, Fault: fault})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			out, err := completeRawCtx(ctx, c, key, id, parts)
+			if err != nil {
+				t.Fatalf("completion the store did but never answered: %v", err)
+			}
+			if got, want := unquote(out.ETag), mpETag(parts[0].Data, parts[1].Data); got != want {
+				t.Fatalf("completion ETag %s, want %s", got, want)
+			}
+			if n := len(fp.Requests(faultproxy.CompleteMultipartUpload)); n != 2 {
+				t.Fatalf("the store saw %d completions, want 2 (one retry of a stall)", n)
+			}
+			fp.Reset()
+			_, rerr := completeRawCtx(ctxT(t), c, key, id, parts)
+			_, herr := c.HeadObject(ctxT(t), &s3.HeadObjectInput{Bucket: aws.String("mpfault"), Key: aws.String(key)})
+			if rerr != nil {
+				t.Fatalf("the client's retry of a completion s3seal answered 503: %v (HEAD of the key: %v)", rerr, herr)
+			}
+			checkObject(t, c, "mpfault", key, joinParts(parts), mpETag(parts[0].Data, parts[1].Data))
+		})
+	}
+}
+
+// UploadPartCopy reads its source through a resuming reader: a source GET
+// that stops mid-body once is resumed (the copy succeeds); one that stops
+// every time ends in 503 within the bound.
+func TestBackendStallPartCopySourceMidBody(t *testing.T) {
+	t.Parallel()
+	p, fp := startStalling(t)
+	c := sdkFor(t, p)
+	mustCreateBucket(t, c, "mpfault")
+	putObj(t, c, "mpfault", "big", patternBytes(11, 6*mib))
+	cr, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("mpfault"), Key: aws.String("pc")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPart := func(ctx context.Context) error {
+		_, err := c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String("mpfault"), Key: aws.String("pc"),
+			UploadId: cr.UploadId, PartNumber: aws.Int32(1), CopySource: aws.String("mpfault/big")})
+		return err
+	}
+	t.Run("once", func(t *testing.T) {
+		fp.Reset()
+		fp.Inject(faultproxy.Rule{Op: faultproxy.GetObject, Attempt: 1, Fault: faultproxy.ForwardThenStallBody})
+		start := time.Now()
+		err := copyPart(ctxT(t))
+		t.Logf("%v after %v; store saw %d GETs", err, time.Since(start), len(fp.Requests(faultproxy.GetObject)))
+		if err != nil {
+			t.Errorf("UploadPartCopy whose source stalled mid-body once: %v", err)
+		}
+	})
+	t.Run("always", func(t *testing.T) {
+		fp.Reset()
+		fp.Inject(faultproxy.Rule{Op: faultproxy.GetObject, Fault: faultproxy.ForwardThenStallBody})
+		wantStalled(t, "UploadPartCopy whose source always stalls mid-body", copyPart)
+	})
+	_ = http.StatusOK
+}
