@@ -93,9 +93,19 @@ func TestMultipartAcrossReplicas(t *testing.T) {
 	if !bytes.Equal(e.readBlob(env.Key), data) {
 		t.Fatal("blob differs")
 	}
-	// The session is over: completing again finds no upload.
-	if ans := doJSON(t, "POST", a.URL+"/lfs/uploads/"+in.UploadID+"/complete", map[string]any{"parts": parts}); ans.status != 404 || ans.code(t) != "upload_not_found" {
-		t.Fatalf("%d %s", ans.status, ans.body)
+	// The session is over: completing it again (a client whose answer was
+	// lost) learns that it was completed, at either replica, and produces
+	// nothing more.
+	for _, srv := range []*httptest.Server{a, b} {
+		if ans := doJSON(t, "POST", srv.URL+"/lfs/uploads/"+in.UploadID+"/complete", map[string]any{"parts": parts}); ans.status != 409 || ans.code(t) != "upload_completed" {
+			t.Fatalf("%d %s", ans.status, ans.body)
+		}
+	}
+	if recs := e.prod.got(); len(recs) != 1 {
+		t.Fatalf("a repeated completion produced again: %d records", len(recs))
+	}
+	if !bytes.Equal(e.readBlob(env.Key), data) {
+		t.Fatal("a repeated completion changed the blob")
 	}
 }
 
