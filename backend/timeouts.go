@@ -104,17 +104,24 @@ type budgetKey struct{}
 // stallBudget is the store's time without progress that the backend
 // requests made under one context may cost together.
 type stallBudget struct {
-	mu   sync.Mutex
-	set  bool
-	left time.Duration
+	mu    sync.Mutex
+	set   bool
+	full  time.Duration
+	left  time.Duration
+	moved int64 // bytes the store moved since the last stall
 }
+
+// budgetRefill is the progress that gives a request its whole stall budget
+// back: a request that moves data (a long copy, a big GET) is healthy, and
+// a stall or two far apart must not end it.
+const budgetRefill = 1 << 20
 
 // take returns what is left, first setting it to full.
 func (b *stallBudget) take(full time.Duration) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.set {
-		b.set, b.left = true, full
+		b.set, b.full, b.left = true, full, full
 	}
 	return b.left
 }
@@ -123,6 +130,16 @@ func (b *stallBudget) spend(d time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.left -= d
+	b.moved = 0
+}
+
+// progress counts n bytes the store moved; budgetRefill of them refill.
+func (b *stallBudget) progress(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.moved += n; b.moved >= budgetRefill && b.set {
+		b.left, b.moved = b.full, 0
+	}
 }
 
 // WithStallBudget bounds the time without progress that all the backend
@@ -130,7 +147,8 @@ func (b *stallBudget) spend(d time.Duration) {
 // Response and Idle bounds (50 s with the defaults). Each stall spends
 // its length; a request's bounds shrink to what is left, and once nothing
 // is, a further request fails at once with a StallError instead of waiting
-// on the store again. s3api gives each client request one, so a request
+// on the store again. Every MiB the store moves (read, or drained from the
+// send queue) gives the whole budget back. s3api gives each client request one, so a request
 // whose backend calls each stall (a completion makes several, and checks
 // the store's work after the last) is answered within the budget and the
 // retries' backoffs, whatever it asks.
@@ -305,6 +323,7 @@ func (w *watchdog) tick(gen uint64) {
 	if n, ok := w.sendQueueLocked(); ok {
 		if n < w.lastQ {
 			w.moved += int64(w.lastQ - n)
+			w.budgetProgress(int64(w.lastQ - n))
 		}
 		w.lastQ = n
 		if w.moved >= w.t.MinBytes || (n == 0 && w.moved > 0) {
@@ -362,8 +381,15 @@ func (w *watchdog) read(n int) {
 	w.stopLocked()
 	w.used += time.Since(w.since)
 	w.moved += int64(n)
+	w.budgetProgress(int64(n))
 	if w.moved >= w.t.MinBytes {
 		w.used, w.moved = 0, 0
+	}
+}
+
+func (w *watchdog) budgetProgress(n int64) {
+	if w.budget != nil && n > 0 {
+		w.budget.progress(n)
 	}
 }
 

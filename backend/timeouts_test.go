@@ -299,3 +299,24 @@ func storeByHand(t *testing.T, handle func(net.Conn)) string {
 	}()
 	return ln.Addr().String()
 }
+
+// A client request's stall budget shrinks with each stall and comes back
+// whole once the store has moved a MiB since the last stall: stalls far
+// apart in a long copy do not add up, stalls with nothing between do.
+func TestStallBudgetRefillsOnProgress(t *testing.T) {
+	b := &stallBudget{}
+	if left := b.take(10 * time.Second); left != 10*time.Second {
+		t.Fatalf("a new budget holds %v", left)
+	}
+	b.spend(4 * time.Second)
+	b.progress(budgetRefill - 1)
+	b.spend(4 * time.Second)
+	b.progress(budgetRefill - 1) // counted from the last stall: not enough
+	if left := b.take(10 * time.Second); left != 2*time.Second {
+		t.Fatalf("after two stalls with less than a MiB between: %v left, want 2s", left)
+	}
+	b.progress(1)
+	if left := b.take(10 * time.Second); left != 10*time.Second {
+		t.Fatalf("after a MiB of progress: %v left, want the whole 10s", left)
+	}
+}

@@ -30,7 +30,7 @@ type ResumingReader struct {
 	off      int64
 	rc       io.ReadCloser
 	failures int   // consecutive failed attempts at off
-	downs    int   // attempts that found the store not there (storeDown), in all
+	downs    int   // of those, attempts that found the store not there (storeDown)
 	err      error // sticky
 }
 
@@ -69,7 +69,7 @@ func (r *ResumingReader) Read(b []byte) (int, error) {
 		n, err := r.rc.Read(b)
 		r.off += int64(n)
 		if n > 0 {
-			r.failures = 0
+			r.failures, r.downs = 0, 0
 		}
 		switch {
 		case err == nil:
