@@ -23,7 +23,10 @@ type Recovered func(ctx context.Context) (bool, error)
 // those answers to an attempt after the first, Complete asks recovered:
 //
 //   - yes: the completion succeeded; Complete returns nil.
-//   - no, after NoSuchUpload: the failure stands (NoSuchUpload, permanent).
+//   - no, after NoSuchUpload: the failure stands (NoSuchUpload, permanent),
+//     unless an earlier attempt stalled (no answer: the store may still be
+//     assembling the object): then the outcome is unknown, a transient
+//     InternalError, retried while attempts remain.
 //   - no, after "already in progress": still transient; retried while
 //     attempts remain (the first completion may yet finish).
 //   - it cannot tell: the outcome is unknown, reported as a transient
@@ -35,8 +38,12 @@ type Recovered func(ctx context.Context) (bool, error)
 // never nil.
 func Complete(ctx context.Context, p Policy, c Call, complete func(attempt int) error, recovered Recovered) error {
 	p = p.withDefaults()
+	stalled := false // an earlier attempt got no answer: the store may still be at it
 	return DoCall(ctx, p, c, func(attempt int) error {
 		err := complete(attempt)
+		if backend.IsStall(err) {
+			stalled = true
+		}
 		if err == nil || attempt == 1 || recovered == nil || !(lostUpload(err) || completionInProgress(err)) {
 			return err
 		}
@@ -52,6 +59,15 @@ func Complete(ctx context.Context, p Policy, c Call, complete func(attempt int) 
 			p.Logger.WarnContext(ctx, "completion recovered: an earlier attempt assembled the object",
 				c.attrs(attempt, err)...)
 			return nil
+		}
+		if stalled && lostUpload(err) {
+			// The upload is gone but no object is there yet: an attempt the
+			// store never answered may still be assembling it. Unknown, not
+			// lost: retried, and a client's retry later finds the object.
+			p.Logger.WarnContext(ctx, "completion outcome unknown: the upload is gone, its object not there yet, after an attempt that stalled",
+				c.attrs(attempt, err)...)
+			return &backend.Error{Op: c.Operation, Code: "InternalError", StatusCode: 500,
+				Message: "the outcome of the completion is unknown", Err: err}
 		}
 		p.Logger.WarnContext(ctx, "completion not recovered: the object at the key is not this upload's",
 			c.attrs(attempt, err)...)

@@ -110,3 +110,23 @@ func TestCompleteCheckFailureIsTransient(t *testing.T) {
 		t.Fatalf("completes=%d, want the check retried to the bound", f.completes)
 	}
 }
+
+// An attempt the store never answered (a stall) may still be assembling
+// the object: a later NoSuchUpload without the object is an unknown
+// outcome, retried (and found recovered once the object is there), never
+// NoSuchUpload to the client.
+func TestCompleteNoSuchUploadAfterStallIsUnknown(t *testing.T) {
+	stall := &backend.Error{Op: "CompleteMultipartUpload", Err: &backend.StallError{Phase: "response headers"}}
+	// The object shows up only after the third attempt's check.
+	f := &fakeMultipart{completeErrs: []error{stall, errNoSuchUpload, errNoSuchUpload, errNoSuchUpload}, assembled: []bool{false, false, true}}
+	err, checks := runComplete(t, fast, f)
+	if err != nil || f.completes != 3 || checks != 2 {
+		t.Fatalf("err=%v completes=%d checks=%d, want recovered at the 3rd attempt", err, f.completes, checks)
+	}
+	// Never there: a transient error when attempts run out, not NoSuchUpload.
+	f = &fakeMultipart{completeErrs: []error{stall, errNoSuchUpload, errNoSuchUpload, errNoSuchUpload}}
+	err, _ = runComplete(t, fast, f)
+	if err == nil || errors.Is(err, errNoSuchUpload) && backend.ErrorCode(err) == "NoSuchUpload" || !Retryable(err) {
+		t.Fatalf("err=%v, want a transient outcome-unknown error", err)
+	}
+}
