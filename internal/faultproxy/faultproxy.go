@@ -98,6 +98,7 @@ type Request struct {
 	BodySHA256 [32]byte
 	BodyLen    int
 	Fault      Fault // 0: forwarded untouched
+	dropped    bool  // its body never came whole: not a request after all
 }
 
 type counterKey struct {
@@ -176,7 +177,7 @@ func (p *Proxy) Requests(op Op) []Request {
 	defer p.mu.Unlock()
 	var out []Request
 	for _, r := range p.requests {
-		if op == "" || r.Op == op {
+		if !r.dropped && (op == "" || r.Op == op) {
 			out = append(out, r)
 		}
 	}
@@ -218,6 +219,20 @@ func (p *Proxy) match(r *http.Request, op Op, part int32) (rule Rule, seen int) 
 	}
 	p.requests = append(p.requests, Request{Op: op, Part: part, Attempt: attempt, Fault: rule.Fault})
 	return rule, len(p.requests) - 1
+}
+
+// forget takes back the counting of a request whose body never came whole,
+// as if it had not been made: only whole requests count as attempts.
+func (p *Proxy) forget(op Op, part int32, seen int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.counts[counterKey{op, 0}]--
+	if part != 0 {
+		p.counts[counterKey{op, part}]--
+	}
+	if seen >= 0 && seen < len(p.requests) { // kept in place: other requests hold their index
+		p.requests[seen].dropped = true
+	}
 }
 
 // record notes the body of the seen-th request.
@@ -291,10 +306,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := io.ReadAll(r.Body)
-	p.record(seen, body)
 	if err != nil {
-		return // the client broke off
+		p.forget(op, part, seen) // the client broke off: no request came
+		return
 	}
+	p.record(seen, body)
 	switch rule.Fault {
 	case Stall:
 		p.hold(r)
