@@ -20,9 +20,10 @@ import (
 const stallBound = time.Second
 
 // stallAnswerWithin is the longest a client may wait for s3seal's answer
-// when the store stalls: two stalled attempts of one call and the default
-// policy's first backoff (at most 500 ms), with room for a loaded machine.
-const stallAnswerWithin = 2*stallBound + 3*time.Second
+// when the store stalls: the request's stall budget (2.5 bounds) and the
+// backoffs between attempts (below 0.5 s and 1 s), with room for a loaded
+// machine.
+const stallAnswerWithin = 5*stallBound/2 + 4*time.Second
 
 // startStalling runs s3seal on moto behind a fault proxy, with backend
 // timeouts of stallBound and the extra flags.
