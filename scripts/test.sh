@@ -27,7 +27,7 @@ if ((${#unit[@]})); then
 	go test -count=1 -timeout 15m "${unit[@]}"
 fi
 echo "test.sh: go test ./e2e/"
-go test -count=1 -timeout 15m ./e2e/
+go test -count=1 -timeout 25m ./e2e/
 
 # The Dockerfile and deploy/ examples, without a container engine: yamllint
 # and structural checks (seconds).
