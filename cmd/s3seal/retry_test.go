@@ -57,18 +57,9 @@ func TestBackendSDKMakesOneAttemptPerRetry(t *testing.T) {
 		_, _ = w.Write([]byte(`<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
 	}))
 	defer srv.Close()
-	cfg, err := parseConfig([]string{"--backend-endpoint", srv.URL, "--backend-access-key", "a", "--backend-secret-key", "b",
-		"--backend-path-style", "--key", "k", "--access-key", "x", "--secret-key", "y"}, env(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, closeFn, _, err := openBackend(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
+	st := openTestBackend(t, srv.URL)
 	// The default policy: 4 attempts, full jitter under 0.5, 1, 2 s.
-	_, err = st.ListObjects(context.Background(), backend.ListInput{Bucket: "bkt", V2: true})
+	_, err := st.ListObjects(context.Background(), backend.ListInput{Bucket: "bkt", V2: true})
 	if backend.ErrorCode(err) != "SlowDown" || !retry.Retryable(err) {
 		t.Fatalf("err = %v, want the transient SlowDown", err)
 	}
@@ -87,7 +78,21 @@ func TestDeadBackendAnsweredAtOnce(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	cfg, err := parseConfig([]string{"--backend-endpoint", "http://" + addr, "--backend-access-key", "a", "--backend-secret-key", "b",
+	st := openTestBackend(t, "http://"+addr)
+	for range 3 {
+		start := time.Now()
+		_, err := st.HeadObject(context.Background(), "bkt", "k")
+		if d := time.Since(start); !errors.Is(err, syscall.ECONNREFUSED) || d > time.Second {
+			t.Fatalf("HEAD on a dead backend: %v after %v, want connection refused within 1s", err, d)
+		}
+	}
+}
+
+// openTestBackend opens the backend serve would open for endpoint, as the
+// configuration parses it (retry policies, timeouts), closed with the test.
+func openTestBackend(t *testing.T, endpoint string) backend.Store {
+	t.Helper()
+	cfg, err := parseConfig([]string{"--backend-endpoint", endpoint, "--backend-access-key", "a", "--backend-secret-key", "b",
 		"--backend-path-style", "--key", "k", "--access-key", "x", "--secret-key", "y"}, env(nil))
 	if err != nil {
 		t.Fatal(err)
@@ -96,12 +101,6 @@ func TestDeadBackendAnsweredAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeFn()
-	for range 3 {
-		start := time.Now()
-		_, err = st.HeadObject(context.Background(), "bkt", "k")
-		if d := time.Since(start); !errors.Is(err, syscall.ECONNREFUSED) || d > time.Second {
-			t.Fatalf("HEAD on a dead backend: %v after %v, want connection refused within 1s", err, d)
-		}
-	}
+	t.Cleanup(closeFn)
+	return st
 }
