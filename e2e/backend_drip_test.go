@@ -189,12 +189,7 @@ func TestBackendSlowClientGet(t *testing.T) {
 // for as long as the store keeps dripping.
 func TestBackendDripHoldsSlots(t *testing.T) {
 	t.Parallel()
-	p, fp := startStalling(t, "--max-requests", "2")
-	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "slots")
-	putObj(t, c, "slots", "small", patternBytes(12, 1000))
-	fp.Reset()
-	fp.Inject(faultproxy.Rule{Op: faultproxy.GetObject, Fault: faultproxy.Drip, Delay: stallBound * 8 / 10})
+	c := startDripping(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	for i := 0; i < 2; i++ {
@@ -220,12 +215,7 @@ func TestBackendDripHoldsSlots(t *testing.T) {
 // once.
 func TestBackendDripClientGoneFreesSlots(t *testing.T) {
 	t.Parallel()
-	p, fp := startStalling(t, "--max-requests", "2")
-	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "slots")
-	putObj(t, c, "slots", "small", patternBytes(12, 1000))
-	fp.Reset()
-	fp.Inject(faultproxy.Rule{Op: faultproxy.GetObject, Fault: faultproxy.Drip, Delay: stallBound * 8 / 10})
+	c := startDripping(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	for i := 0; i < 2; i++ {
@@ -250,4 +240,17 @@ func TestBackendDripClientGoneFreesSlots(t *testing.T) {
 	if err != nil || time.Since(start) > 2*time.Second {
 		t.Errorf("a listing after the dripping GETs' clients left: %v after %v", err, time.Since(start))
 	}
+}
+
+// startDripping runs s3seal with two request slots on a store that drips
+// every GET a byte per 0.8 bounds, with "slots/small" (1000 bytes) stored.
+func startDripping(t *testing.T) *s3.Client {
+	t.Helper()
+	p, fp := startStalling(t, "--max-requests", "2")
+	c := sdkFor(t, p)
+	mustCreateBucket(t, c, "slots")
+	putObj(t, c, "slots", "small", patternBytes(12, 1000))
+	fp.Reset()
+	fp.Inject(faultproxy.Rule{Op: faultproxy.GetObject, Fault: faultproxy.Drip, Delay: stallBound * 8 / 10})
+	return c
 }

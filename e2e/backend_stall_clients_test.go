@@ -82,7 +82,6 @@ func TestBackendSlowClientUpload(t *testing.T) {
 			t.Fatalf("UploadPart whose client paused %v: %v", pause, err)
 		}
 	})
-	_ = io.EOF
 }
 
 // curl, which checks nothing but the HTTP framing, sees a GET whose store

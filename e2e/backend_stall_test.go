@@ -326,7 +326,6 @@ func TestBackendStallsAfterHeaders(t *testing.T) {
 		}
 		fp.Reset()
 	})
-	_ = time.Second
 }
 
 // The store completes an upload and both of s3seal's attempts get no
@@ -400,7 +399,6 @@ func TestBackendStallPartCopySourceMidBody(t *testing.T) {
 		fp.Inject(faultproxy.Rule{Op: faultproxy.GetObject, Fault: faultproxy.ForwardThenStallBody})
 		wantStalled(t, "UploadPartCopy whose source always stalls mid-body", copyPart)
 	})
-	_ = http.StatusOK
 }
 
 // An UploadPartCopy reads its source through a resuming reader. A source
