@@ -7,6 +7,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -18,17 +19,24 @@ type Metrics struct {
 	reg *prometheus.Registry
 
 	requests        *prometheus.CounterVec
+	requestTime     *prometheus.HistogramVec
 	bytesIn         *prometheus.CounterVec
 	bytesOut        *prometheus.CounterVec
 	inFlight        prometheus.Gauge
 	slotWaits       prometheus.Counter
 	integrity       prometheus.Counter
 	backendRequests *prometheus.CounterVec
+	backendTime     *prometheus.HistogramVec
 	retries         *prometheus.CounterVec
 	giveUps         *prometheus.CounterVec
 	spoolBytes      prometheus.Gauge
 	listCache       *prometheus.CounterVec
 }
+
+// durationBuckets are the upper bounds, in seconds, of the buckets of the
+// duration histograms: 1 ms to 5 minutes, from a HEAD answered at once to
+// a large part copied slowly.
+var durationBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
 
 // New returns the collectors, registered with the Go runtime's and the
 // process's collectors and s3seal_build_info{version} set to 1.
@@ -37,6 +45,9 @@ func New(version string) *Metrics {
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "s3seal_requests_total",
 			Help: "S3 requests answered, by operation and HTTP status."}, []string{"operation", "status"}),
+		requestTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "s3seal_request_duration_seconds",
+			Help:    "Time from an S3 request's arrival to the end of its response, by operation.",
+			Buckets: durationBuckets}, []string{"operation"}),
 		bytesIn: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "s3seal_request_bytes_total",
 			Help: "Bytes of S3 request bodies read, by operation."}, []string{"operation"}),
 		bytesOut: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "s3seal_response_bytes_total",
@@ -50,6 +61,9 @@ func New(version string) *Metrics {
 		backendRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "s3seal_backend_requests_total",
 			Help: "Backend calls, each attempt counted, by operation and outcome (ok, error, canceled, or the cause of a transient failure)."},
 			[]string{"operation", "outcome"}),
+		backendTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "s3seal_backend_request_duration_seconds",
+			Help:    "Time of each backend attempt, until the store's answer (for a GET, its headers), by operation.",
+			Buckets: durationBuckets}, []string{"operation"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "s3seal_backend_retries_total",
 			Help: "Backend calls retried after a transient failure, by operation and cause."}, []string{"operation", "cause"}),
 		giveUps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "s3seal_backend_giveups_total",
@@ -64,8 +78,8 @@ func New(version string) *Metrics {
 	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: "s3seal_build_info",
 		Help: "Always 1; the version label names the running build.", ConstLabels: prometheus.Labels{"version": version}})
 	build.Set(1)
-	m.reg.MustRegister(m.requests, m.bytesIn, m.bytesOut, m.inFlight, m.slotWaits, m.integrity,
-		m.backendRequests, m.retries, m.giveUps, m.spoolBytes, m.listCache, build,
+	m.reg.MustRegister(m.requests, m.requestTime, m.bytesIn, m.bytesOut, m.inFlight, m.slotWaits, m.integrity,
+		m.backendRequests, m.backendTime, m.retries, m.giveUps, m.spoolBytes, m.listCache, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -89,8 +103,9 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // Request implements s3api.Observer.
-func (m *Metrics) Request(op string, status int, in, out int64) {
+func (m *Metrics) Request(op string, status int, in, out int64, d time.Duration) {
 	m.requests.WithLabelValues(op, strconv.Itoa(status)).Inc()
+	m.requestTime.WithLabelValues(op).Observe(d.Seconds())
 	if in > 0 {
 		m.bytesIn.WithLabelValues(op).Add(float64(in))
 	}
@@ -109,7 +124,10 @@ func (m *Metrics) SlotWait() { m.slotWaits.Inc() }
 func (m *Metrics) IntegrityFailure() { m.integrity.Inc() }
 
 // Attempt implements retry.Observer.
-func (m *Metrics) Attempt(op, outcome string) { m.backendRequests.WithLabelValues(op, outcome).Inc() }
+func (m *Metrics) Attempt(op, outcome string, d time.Duration) {
+	m.backendRequests.WithLabelValues(op, outcome).Inc()
+	m.backendTime.WithLabelValues(op).Observe(d.Seconds())
+}
 
 // Retry implements retry.Observer.
 func (m *Metrics) Retry(op, cause string) { m.retries.WithLabelValues(op, cause).Inc() }

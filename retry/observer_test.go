@@ -15,6 +15,7 @@ import (
 type recorder struct {
 	mu     sync.Mutex
 	events []string
+	times  []time.Duration // of each attempt
 }
 
 func (r *recorder) add(kind, op, what string) {
@@ -22,9 +23,14 @@ func (r *recorder) add(kind, op, what string) {
 	defer r.mu.Unlock()
 	r.events = append(r.events, kind+" "+op+" "+what)
 }
-func (r *recorder) Attempt(op, outcome string) { r.add("attempt", op, outcome) }
-func (r *recorder) Retry(op, cause string)     { r.add("retry", op, cause) }
-func (r *recorder) GiveUp(op, cause string)    { r.add("giveup", op, cause) }
+func (r *recorder) Attempt(op, outcome string, d time.Duration) {
+	r.add("attempt", op, outcome)
+	r.mu.Lock()
+	r.times = append(r.times, d)
+	r.mu.Unlock()
+}
+func (r *recorder) Retry(op, cause string)  { r.add("retry", op, cause) }
+func (r *recorder) GiveUp(op, cause string) { r.add("giveup", op, cause) }
 
 func TestObserverCountsRetriesAndGiveUpsByCause(t *testing.T) {
 	rec := &recorder{}
@@ -54,6 +60,34 @@ func TestObserverCountsRetriesAndGiveUpsByCause(t *testing.T) {
 	_ = DoCall(context.Background(), p, Call{Operation: "HeadObject"}, func(int) error { return nil })
 	if want := []string{"attempt HeadObject error", "attempt HeadObject ok"}; !slices.Equal(rec.events, want) {
 		t.Fatalf("events %q, want %q", rec.events, want)
+	}
+}
+
+// Each attempt is reported with its own duration, the time op took, not
+// the time of the call so far.
+func TestObserverTimesEachAttempt(t *testing.T) {
+	rec := &recorder{}
+	p := Policy{Attempts: 3, Backoff: 10 * time.Millisecond, Observer: rec}
+	took := []time.Duration{100 * time.Millisecond, 0, 50 * time.Millisecond}
+	err := DoCall(context.Background(), p, Call{Operation: "UploadPart"}, func(attempt int) error {
+		time.Sleep(took[attempt-1])
+		if attempt < 3 {
+			return &backend.Error{Op: "UploadPart", Code: "SlowDown", StatusCode: 503}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"attempt UploadPart SlowDown", "retry UploadPart SlowDown",
+		"attempt UploadPart SlowDown", "retry UploadPart SlowDown", "attempt UploadPart ok"}
+	if !slices.Equal(rec.events, want) || len(rec.times) != 3 {
+		t.Fatalf("events %q, times %v", rec.events, rec.times)
+	}
+	// The second attempt returns at once: were the first one's 100 ms
+	// counted in it, it would report more.
+	if d := rec.times; d[0] < took[0] || d[1] >= took[0] || d[2] < took[2] {
+		t.Fatalf("attempts reported %v; op took %v", d, took)
 	}
 }
 

@@ -49,10 +49,12 @@ type Policy struct {
 // Observer counts what DoCall does. Its methods must be safe for
 // concurrent use and return quickly.
 type Observer interface {
-	// Attempt reports one attempt of the operation and its outcome: "ok",
-	// "error" (the backend refused the request; not retried) or the
-	// Cause of a transient failure.
-	Attempt(operation, outcome string)
+	// Attempt reports one attempt of the operation, its outcome ("ok",
+	// "error": the backend refused the request, not retried; "canceled";
+	// or the Cause of a transient failure) and how long it took: from
+	// sending it to the store's answer (for a GET, its headers; the body
+	// streams on afterwards), backoff waits not included.
+	Attempt(operation, outcome string, d time.Duration)
 	// Retry reports a transient failure that is retried, by Cause.
 	Retry(operation, cause string)
 	// GiveUp reports a transient failure that ends the call: attempts
@@ -62,9 +64,9 @@ type Observer interface {
 
 type nopObserver struct{}
 
-func (nopObserver) Attempt(string, string) {}
-func (nopObserver) Retry(string, string)   {}
-func (nopObserver) GiveUp(string, string)  {}
+func (nopObserver) Attempt(string, string, time.Duration) {}
+func (nopObserver) Retry(string, string)                  {}
+func (nopObserver) GiveUp(string, string)                 {}
 
 func (p Policy) withDefaults() Policy {
 	if p.Attempts <= 0 {
@@ -169,23 +171,25 @@ func DoCall(ctx context.Context, p Policy, c Call, op func(attempt int) error) e
 	p = p.withDefaults()
 	downs := 0
 	for attempt := 1; ; attempt++ {
+		start := time.Now()
 		err := op(attempt)
+		d := time.Since(start)
 		if storeDown(err) {
 			downs++
 		}
 		switch {
 		case err == nil:
-			p.Observer.Attempt(c.Operation, "ok")
+			p.Observer.Attempt(c.Operation, "ok", d)
 			return nil
 		case ctx.Err() != nil && !Retryable(err):
-			p.Observer.Attempt(c.Operation, "canceled")
+			p.Observer.Attempt(c.Operation, "canceled", d)
 			return err
 		case !Retryable(err):
-			p.Observer.Attempt(c.Operation, "error")
+			p.Observer.Attempt(c.Operation, "error", d)
 			return err
 		}
 		cause := Cause(err)
-		p.Observer.Attempt(c.Operation, cause)
+		p.Observer.Attempt(c.Operation, cause, d)
 		if ctx.Err() != nil {
 			p.Observer.GiveUp(c.Operation, "canceled")
 			return errors.Join(err, ctx.Err())

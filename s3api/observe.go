@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -14,9 +15,12 @@ import (
 // safe for concurrent use and return quickly.
 type Observer interface {
 	// Request reports one finished S3 request: its operation (the
-	// handler's name, such as "PutObject"), the status answered, and the
-	// bytes of the request body read and of the response written.
-	Request(operation string, status int, bytesIn, bytesOut int64)
+	// handler's name, such as "PutObject"), the status answered, the
+	// bytes of the request body read and of the response written, and
+	// the time from the request's arrival (its headers read) to the end
+	// of its response (the handler done writing it), waits for a slot
+	// and for the client included.
+	Request(operation string, status int, bytesIn, bytesOut int64, d time.Duration)
 	// InFlight reports a request taking (+1) or releasing (-1) a slot.
 	InFlight(delta int)
 	// SlotWait reports a request that found no free slot and had to wait.
@@ -28,10 +32,10 @@ type Observer interface {
 
 type nopObserver struct{}
 
-func (nopObserver) Request(string, int, int64, int64) {}
-func (nopObserver) InFlight(int)                      {}
-func (nopObserver) SlotWait()                         {}
-func (nopObserver) IntegrityFailure()                 {}
+func (nopObserver) Request(string, int, int64, int64, time.Duration) {}
+func (nopObserver) InFlight(int)                                     {}
+func (nopObserver) SlotWait()                                        {}
+func (nopObserver) IntegrityFailure()                                {}
 
 // reqInfo is what the layers of one request tell its end: the operation
 // the router chose and whether stored data failed authentication.

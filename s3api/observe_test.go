@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -20,16 +21,20 @@ type reqRecorder struct {
 	mu        sync.Mutex
 	reqs      []string
 	in, out   map[string]int64
+	times     []time.Duration // of each request, as reqs
 	inFlight  int
 	integrity int
 }
 
-func (o *reqRecorder) Request(op string, status int, in, out int64) {
+func (o *reqRecorder) Request(op string, status int, in, out int64, d time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.reqs = append(o.reqs, fmt.Sprintf("%s %d", op, status))
-	o.in[op] += in
-	o.out[op] += out
+	o.times = append(o.times, d)
+	if o.in != nil {
+		o.in[op] += in
+		o.out[op] += out
+	}
 }
 func (o *reqRecorder) InFlight(d int) { o.mu.Lock(); o.inFlight += d; o.mu.Unlock() }
 func (o *reqRecorder) SlotWait()      {}
@@ -90,6 +95,99 @@ func TestObserverSeesOperationStatusAndBytes(t *testing.T) {
 	}
 	if obs.inFlight != 0 {
 		t.Errorf("in flight %d after all requests ended", obs.inFlight)
+	}
+}
+
+// slowBody is a backend whose GET bodies pause for delay once a MiB of
+// them has been read: the answer's headers have gone out by then.
+type slowBody struct {
+	backend.Store
+	delay time.Duration
+}
+
+func (s slowBody) GetObject(ctx context.Context, in backend.GetInput) (*backend.Object, error) {
+	o, err := s.Store.GetObject(ctx, in)
+	if err == nil {
+		o.Body = &pausingBody{ReadCloser: o.Body, at: 1 << 20, delay: s.delay}
+	}
+	return o, err
+}
+
+type pausingBody struct {
+	io.ReadCloser
+	n, at int64
+	delay time.Duration
+}
+
+func (b *pausingBody) Read(p []byte) (int, error) {
+	if b.n >= b.at && b.delay > 0 {
+		time.Sleep(b.delay)
+		b.delay = 0
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	return n, err
+}
+
+// The time reported of a request runs to the end of its response, not to
+// its headers: a GET whose body the store delivers slowly reports the
+// store's pause; and no request reports more than its client waited.
+func TestObserverTimesRequestsToTheirEnd(t *testing.T) {
+	const pause = 300 * time.Millisecond
+	obs := &reqRecorder{}
+	srv := newTestServerOver(t, Config{Credentials: SingleCredential("ak", "sk"), Observer: obs},
+		func(b backend.Store) backend.Store { return slowBody{Store: b, delay: pause} })
+	c := sdkClient(srv.URL, "ak", "sk")
+	ctx := context.Background()
+	var waited []time.Duration // by the client, of each request
+	timed := func(f func() error) {
+		t.Helper()
+		start := time.Now()
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+		waited = append(waited, time.Since(start))
+	}
+	timed(func() error {
+		_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")})
+		return err
+	})
+	body := strings.Repeat("x", 4<<20)
+	timed(func() error {
+		_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), Body: strings.NewReader(body)})
+		return err
+	})
+	var headers time.Duration
+	timed(func() error {
+		start := time.Now()
+		out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k")})
+		if err != nil {
+			return err
+		}
+		headers = time.Since(start)
+		defer out.Body.Close()
+		n, err := io.Copy(io.Discard, out.Body)
+		if err == nil && n != int64(len(body)) {
+			err = fmt.Errorf("GET read %d bytes of %d", n, len(body))
+		}
+		return err
+	})
+	if headers >= pause {
+		t.Logf("the GET's headers came after %v, not before the store's pause", headers)
+	}
+
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if want := "CreateBucket 200,PutObject 200,GetObject 200"; strings.Join(obs.reqs, ",") != want {
+		t.Fatalf("requests %q, want %s", obs.reqs, want)
+	}
+	for i, d := range obs.times {
+		if d <= 0 || d > waited[i] {
+			t.Errorf("%s: reported %v; its client waited %v", obs.reqs[i], d, waited[i])
+		}
+	}
+	if d := obs.times[2]; d < pause {
+		t.Errorf("GET reported %v, less than the store's pause of %v in its body", d, pause)
 	}
 }
 

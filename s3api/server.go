@@ -137,6 +137,7 @@ func New(cfg Config) *Server {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	id := newRequestID()
 	w.Header().Set("x-amz-request-id", id)
 	w.Header().Set("x-amz-id-2", id)
@@ -162,7 +163,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = in
 	}
 	w = guard.writer(w)
-	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	ctx := r.Context()
 	// Access log at debug level: no query string (presigned URLs carry
@@ -180,7 +180,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if ri.integrity.Load() {
 			s.cfg.Observer.IntegrityFailure()
 		}
-		s.cfg.Observer.Request(ri.op, sw.status, nIn, sw.n)
+		s.cfg.Observer.Request(ri.op, sw.status, nIn, sw.n, time.Since(start))
 	}()
 	s.actualCORS(sw, r)
 	if op, err := s.shapeError(r); err != nil {
