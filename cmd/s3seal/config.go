@@ -103,6 +103,7 @@ type config struct {
 	LogLevel            string
 	LogFormat           string
 	MetricsListen       string
+	PProf               bool // net/http/pprof on the metrics listener
 	// Graceful shutdown: serving on after SIGTERM, then draining.
 	ShutdownDelay, ShutdownTimeout time.Duration
 
@@ -196,6 +197,7 @@ func parseCommandConfigHelp(name string, args []string, getenv func(string) stri
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "text", "text or json")
 	str(&c.MetricsListen, "metrics-listen", "", "serve /metrics and /readyz on this address instead of beside the S3 API (/healthz answers on both)")
+	fs.BoolVar(&c.PProf, "pprof", false, "serve Go's profiles (net/http/pprof) under /debug/pprof/ on --metrics-listen, which it needs")
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, keep serving this long with /readyz answering 503, then close the listener")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 60*time.Second, "then wait this long for requests in flight before cutting them")
 	fs.IntVar(&c.CompleteRetryAttempts, "complete-retry-attempts", 4, "attempts of a backend CompleteMultipartUpload, the first included")
@@ -340,6 +342,9 @@ func (c *config) validate() error {
 		if d.v < 0 || d.v > time.Hour {
 			return usagef("%s: %v is not between 0s and 1h", c.src(d.name), d.v)
 		}
+	}
+	if c.PProf && c.MetricsListen == "" && !c.tool {
+		return usagef("%s needs --metrics-listen: the profiles are served on the metrics listener only, never beside the S3 API, which faces clients", c.src("pprof"))
 	}
 	if c.TransferMinBytes < 1 {
 		return usagef("%s: %d is below 1; give at least 1", c.src("transfer-min-bytes"), c.TransferMinBytes)

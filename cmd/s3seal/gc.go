@@ -48,7 +48,7 @@ func gc(ctx context.Context, args []string, getenv func(string) string, stdout, 
 		return usageExit(err, stderr)
 	}
 	defer unlock()
-	be, closeBackend, _, err := openBackend(cfg)
+	be, closeBackend, _, err := openBackend(cfg, nil)
 	if err != nil {
 		return usageExit(err, stderr)
 	}

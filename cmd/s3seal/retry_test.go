@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/metrics"
 	"github.com/s3seal/s3seal/retry"
 )
 
@@ -25,7 +26,7 @@ func TestParseConfigRetrySettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := c.retryPolicies()
+	got := c.retryPolicies(nil)
 	want := retry.Policies{
 		Complete:   retry.Policy{Attempts: 6, Backoff: 250 * time.Millisecond},
 		Part:       retry.Policy{Attempts: 7, Backoff: 500 * time.Millisecond},
@@ -57,7 +58,7 @@ func TestBackendSDKMakesOneAttemptPerRetry(t *testing.T) {
 		_, _ = w.Write([]byte(`<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
 	}))
 	defer srv.Close()
-	st := openTestBackend(t, srv.URL)
+	st := openTestBackend(t, srv.URL, nil)
 	// The default policy: 4 attempts, full jitter under 0.5, 1, 2 s.
 	_, err := st.ListObjects(context.Background(), backend.ListInput{Bucket: "bkt", V2: true})
 	if backend.ErrorCode(err) != "SlowDown" || !retry.Retryable(err) {
@@ -65,6 +66,36 @@ func TestBackendSDKMakesOneAttemptPerRetry(t *testing.T) {
 	}
 	if n := requests.Load(); n != 4 {
 		t.Fatalf("backend saw %d requests for 4 retry attempts", n)
+	}
+}
+
+// Every attempt of a backend call is timed on its own in
+// s3seal_backend_request_duration_seconds: a backend that takes 100 ms to
+// answer 503 SlowDown puts four observations of at least 100 ms there.
+func TestBackendAttemptsTimed(t *testing.T) {
+	const slow = 100 * time.Millisecond
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(slow)
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
+	}))
+	defer srv.Close()
+	mets := metrics.New("test")
+	st := openTestBackend(t, srv.URL, mets)
+	if _, err := st.ListObjects(context.Background(), backend.ListInput{Bucket: "bkt", V2: true}); backend.ErrorCode(err) != "SlowDown" {
+		t.Fatalf("err = %v, want SlowDown", err)
+	}
+	rec := httptest.NewRecorder()
+	mets.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	h := histogram(t, parseMetrics(t, rec.Body), "s3seal_backend_request_duration_seconds", "ListObjects")
+	if h.GetSampleCount() != 4 || h.GetSampleSum() < 4*slow.Seconds() {
+		t.Fatalf("ListObjects attempts: %d observations, %v s in all; want 4 of at least %v", h.GetSampleCount(), h.GetSampleSum(), slow)
+	}
+	for _, b := range h.GetBucket() {
+		if b.GetUpperBound() < slow.Seconds() && b.GetCumulativeCount() != 0 {
+			t.Errorf("%d attempts took at most %v s; each took at least %v", b.GetCumulativeCount(), b.GetUpperBound(), slow)
+		}
 	}
 }
 
@@ -78,7 +109,7 @@ func TestDeadBackendAnsweredAtOnce(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	st := openTestBackend(t, "http://"+addr)
+	st := openTestBackend(t, "http://"+addr, nil)
 	for range 3 {
 		start := time.Now()
 		_, err := st.HeadObject(context.Background(), "bkt", "k")
@@ -89,15 +120,16 @@ func TestDeadBackendAnsweredAtOnce(t *testing.T) {
 }
 
 // openTestBackend opens the backend serve would open for endpoint, as the
-// configuration parses it (retry policies, timeouts), closed with the test.
-func openTestBackend(t *testing.T, endpoint string) backend.Store {
+// configuration parses it (retry policies, timeouts), its attempts told to
+// obs (nil: none), closed with the test.
+func openTestBackend(t *testing.T, endpoint string, obs retry.Observer) backend.Store {
 	t.Helper()
 	cfg, err := parseConfig([]string{"--backend-endpoint", endpoint, "--backend-access-key", "a", "--backend-secret-key", "b",
 		"--backend-path-style", "--key", "k", "--access-key", "x", "--secret-key", "y"}, env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, closeFn, _, err := openBackend(cfg)
+	st, closeFn, _, err := openBackend(cfg, obs)
 	if err != nil {
 		t.Fatal(err)
 	}

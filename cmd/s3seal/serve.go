@@ -80,10 +80,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		return err
 	}
 	defer closeBackend()
-	ps := cfg.retryPolicies()
-	for _, p := range []*retry.Policy{&ps.Default, &ps.Part, &ps.Complete, &ps.SourceRead} {
-		p.Observer = mets
-	}
+	ps := cfg.retryPolicies(mets)
 	be := retry.NewStore(raw, ps)
 	ready := newReadiness(raw, kr, log)
 
@@ -154,7 +151,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		srvs = append(srvs, mod.srv)
 	}
 	if cfg.MetricsListen != "" {
-		msrv, err := startMetrics(cfg.MetricsListen, mets.Handler(), ready.check, log)
+		msrv, err := startMetrics(cfg.MetricsListen, mets.Handler(), ready.check, cfg.PProf, log)
 		if err != nil {
 			return err
 		}
@@ -184,13 +181,14 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 // openBackend connects to the configured object store, or starts the
 // embedded one in the data dir. The SDK client does not retry by itself
 // (MaxAttempts 1): every call goes through the retry package's policies,
-// which would otherwise be multiplied by the SDK's own attempts.
-func openBackend(cfg *config) (backend.Store, func(), string, error) {
+// which would otherwise be multiplied by the SDK's own attempts. obs, when
+// not nil, is told of every attempt (metrics).
+func openBackend(cfg *config, obs retry.Observer) (backend.Store, func(), string, error) {
 	st, closeFn, name, err := openRawBackend(cfg)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	return retry.NewStore(st, cfg.retryPolicies()), closeFn, name, nil
+	return retry.NewStore(st, cfg.retryPolicies(obs)), closeFn, name, nil
 }
 
 // openRawBackend is openBackend without the retries.
@@ -230,12 +228,13 @@ func (c *config) backendTimeouts() backend.Timeouts {
 
 // retryPolicies are the backend retry policies the configuration sets; the
 // calls without their own setting keep the package default (4 attempts,
-// 500 ms).
-func (c *config) retryPolicies() retry.Policies {
+// 500 ms). Each tells obs (metrics; nil: none) of its attempts.
+func (c *config) retryPolicies(obs retry.Observer) retry.Policies {
 	return retry.Policies{
-		Complete:   retry.Policy{Attempts: c.CompleteRetryAttempts, Backoff: c.CompleteRetryBackoff},
-		Part:       retry.Policy{Attempts: c.PartRetryAttempts, Backoff: c.PartRetryBackoff},
-		SourceRead: retry.Policy{Attempts: c.SourceReadAttempts, Backoff: c.SourceReadBackoff},
+		Default:    retry.Policy{Observer: obs},
+		Complete:   retry.Policy{Attempts: c.CompleteRetryAttempts, Backoff: c.CompleteRetryBackoff, Observer: obs},
+		Part:       retry.Policy{Attempts: c.PartRetryAttempts, Backoff: c.PartRetryBackoff, Observer: obs},
+		SourceRead: retry.Policy{Attempts: c.SourceReadAttempts, Backoff: c.SourceReadBackoff, Observer: obs},
 	}
 }
 

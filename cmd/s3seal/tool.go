@@ -26,7 +26,7 @@ func openToolStore(cfg *config) (*sealstore.Store, func(), error) {
 		unlock()
 		return nil, nil, err
 	}
-	be, closeBackend, _, err := openBackend(cfg)
+	be, closeBackend, _, err := openBackend(cfg, nil)
 	if err != nil {
 		unlock()
 		return nil, nil, err
