@@ -7,10 +7,10 @@ import (
 	"crypto/sha512"
 	"hash"
 	"hash/crc32"
-	"hash/crc64"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/minio/crc64nvme"
 	"github.com/zeebo/xxh3"
 )
 
@@ -41,10 +41,7 @@ var Algorithms = []Algorithm{CRC32, CRC32C, CRC64NVME, SHA1, SHA256, SHA512, MD5
 // input and output, matching the NVMe definition.
 const crc64NVMEPoly = 0x9a6c9329ac4bc9b5
 
-var (
-	castagnoli = crc32.MakeTable(crc32.Castagnoli)
-	nvmeTable  = crc64.MakeTable(crc64NVMEPoly)
-)
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // ParseAlgorithm maps a name (case-insensitive, as in
 // x-amz-sdk-checksum-algorithm) to an Algorithm. ok is false if unknown.
@@ -107,7 +104,11 @@ func (a Algorithm) New() hash.Hash {
 	case CRC32C:
 		return crc32.New(castagnoli)
 	case CRC64NVME:
-		return crc64.New(nvmeTable)
+		// crc64nvme computes the same digest as hash/crc64 with
+		// crc64NVMEPoly (crc64nvme_test.go holds them equal), with carry-less multiplication where the CPU has it
+		// (about 25 times faster on amd64); it is the default checksum of
+		// every PUT, so its speed is the speed of every upload.
+		return crc64nvme.New()
 	case SHA1:
 		return sha1.New()
 	case SHA256:
