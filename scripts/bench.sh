@@ -147,8 +147,8 @@ start_fronts() {
 	# connection after one request, which no production store does.
 	start direct env ROOT_ACCESS_KEY=$AK ROOT_SECRET_KEY=$SK \
 		"$VERSITYGW" --port "127.0.0.1:${PORT[direct]}" --quiet --keep-alive posix "$tmp/store"
-	# The plain proxy passes every request on with no checksum of its own
-	# (s3seal sends the store UNSIGNED-PAYLOAD and no flexible checksum).
+	# The plain proxy adds no checksum and signs UNSIGNED-PAYLOAD, as
+	# s3seal does towards its store.
 	start proxy env ROOT_ACCESS_KEY=$AK ROOT_SECRET_KEY=$SK VGW_S3_ACCESS_KEY=$AK VGW_S3_SECRET_KEY=$SK \
 		"$VERSITYGW" --port "127.0.0.1:${PORT[proxy]}" --quiet --keep-alive \
 		s3 --endpoint "http://127.0.0.1:${PORT[direct]}" --use-path-style --disable-checksum --disable-data-integrity-check
@@ -177,7 +177,7 @@ start_fronts() {
 	done
 }
 
-# The operations: NAME of the timing file, label printed in the table.
+# The operations, in the order they run, and their labels in the table.
 OPS=(put128 put256 get128 range head put300 list1000cold list1000warm list300)
 declare -A OPLABEL=([put128]="PUT 128 MiB" [put256]="PUT 256 MiB 16M parts" [get128]="GET 128 MiB"
 	[range]="GET 1 MiB range x5" [head]="HEAD x5" [put300]="PUT 300 x 4 KiB" [list1000cold]="LIST 1000 cold"
@@ -211,7 +211,8 @@ check() {
 	esac || die "run $run: $1 through ${LABEL[$2]} came back wrong"
 }
 
-# timed OP FRONT: runs op_OP through FRONT and appends "op front seconds".
+# timed OP FRONT: runs op_OP through FRONT, appends "OP FRONT start end"
+# (seconds) to $tmp/times, and checks what came back.
 timed() {
 	local t0 t1 remote="c$2:bench-$2/r$run"
 	t0=$EPOCHREALTIME
@@ -250,14 +251,14 @@ table() {
 	END {
 		nf = split(fronts, f, " "); split(heads, h, " "); no = split(ops, o, " "); split(labels, l, ";")
 		w = runs > 1 ? 18 : 12
-		printf "%-22s %-*s", "operation", w, "direct s"; for (j = 2; j <= nf; j++) printf " %-*s", w, h[j]; printf "\n"
+		printf "%-22s %-*s", "operation", w, "direct s"; for (j = 2; j <= nf; j++) printf " %-*s", j < nf ? w : 0, h[j]; printf "\n"
 		for (i = 1; i <= no; i++) {
 			c = n[o[i], "direct"]
 			for (r = 1; r <= c; r++) d[r] = t[o[i], "direct", r]
 			printf "%-22s %-*s", l[i], w, stats(d, c)
 			for (j = 2; j <= nf; j++) {
 				for (r = 1; r <= c; r++) q[r] = t[o[i], f[j], r] / t[o[i], "direct", r]
-				printf " %-*s", w, stats(q, c)
+				printf " %-*s", j < nf ? w : 0, stats(q, c)
 			}
 			printf "\n"
 		}
