@@ -9,8 +9,328 @@
 #   with s3seal's peak RSS growth (needs about 30 GB of free disk and
 #   several minutes; S3SEAL_BENCH_UPLOADS and S3SEAL_BENCH_UPLOAD_MIB
 #   change the load).
+#
+#   scripts/bench.sh compare [RUNS]   instead: real S3 client commands
+#   (rclone >= 1.65) timed through four fronts of one store, versitygw
+#   posix on tmpfs (/dev/shm): the store directly, a plain proxy (a
+#   second versitygw in s3 mode), s3seal, and `rclone serve s3` over a
+#   crypt remote (left out, with a note, when rclone cannot serve s3).
+#   Each operation runs through every front in turn before the next
+#   (noise hits all alike); the table gives each front's wall time over
+#   direct's, min/median/max over RUNS runs (default 3), and the peak RSS
+#   of each server. What came back is checked (md5 of GETs and ranges,
+#   listing lengths, ciphertext in the store). Choices, for fairness:
+#   - versitygw runs with --keep-alive (else it closes every connection
+#     after one request) and --quiet; the proxy with --disable-checksum
+#     and --disable-data-integrity-check: it sends the store
+#     UNSIGNED-PAYLOAD and no checksum, as s3seal does (it still asks the
+#     store for the bucket's versioning before each PUT).
+#   - s3seal's --data-dir (its spool) is on the same tmpfs, so spooling
+#     is not measured against a disk.
+#   - crypt keeps names in the clear (filename_encryption off), as
+#     s3seal does; serve s3 runs with its defaults (--vfs-cache-mode
+#     off: uploads stream through), its own uploads in 16 MiB parts.
+#   - the client: rclone with its defaults, plus --s3-no-check-bucket,
+#     --retries 1 (a failure fails the run, not a slower time) and, on
+#     uploads, --no-check-dest (no look before writing; every run
+#     writes fresh keys). The times include rclone's own start (about
+#     0.15 s a command), which weighs most on HEADs, ranges and listings.
+#     PUT 128 MiB is one PutObject (--s3-upload-cutoff 200M), PUT 256 MiB
+#     16 parts of 16 MiB, GETs are `rclone cat` (a HEAD, a listing of the
+#     directory, the GET), HEAD x5 is five `rclone lsjson --stat` (two
+#     HEADs each), PUT 300 is `rclone copy` (a PutObject and a HEAD per
+#     file, 4 at once), LISTs are `rclone lsf` of the directory (one
+#     ListObjectsV2); cold: the first listing after the objects were
+#     written, warm: the second.
+#   RCLONE and VERSITYGW name the binaries; versitygw is otherwise taken
+#   from ${XDG_CACHE_HOME:-~/.cache}/s3seal-bench/bin or the PATH, or
+#   installed there with go install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# ---------------------------------------------------------------------------
+# compare mode: real S3 clients through four fronts of one store.
+# ---------------------------------------------------------------------------
+
+die() { echo "bench.sh: $*" >&2; exit 1; }
+
+# The one credential pair everything here signs with (loopback only).
+AK=bench SK=bench-secret-key-0123456789
+FRONTS=(direct proxy s3seal crypt)
+declare -A LABEL=([direct]=direct [proxy]=plain-proxy [s3seal]=s3seal [crypt]=rclone-crypt)
+declare -A PID=() PORT=()
+
+# rclone_ok BIN: BIN runs and is rclone 1.65 or later.
+rclone_ok() {
+	local maj min
+	read -r maj min < <("$1" version 2>/dev/null | sed -n '1s/^rclone v\([0-9]*\)\.\([0-9]*\).*/\1 \2/p') || return 1
+	[[ -n $maj ]] && ((maj > 1 || (maj == 1 && min >= 65)))
+}
+
+# find_rclone: RCLONE, else the first rclone >= 1.65 of /work/tools/rclone
+# and the one on the PATH.
+find_rclone() {
+	if [[ -n ${RCLONE:-} ]]; then
+		rclone_ok "$RCLONE" || die "RCLONE=$RCLONE is not rclone >= 1.65: $("$RCLONE" version 2>&1 | head -1)"
+		return
+	fi
+	local c
+	for c in /work/tools/rclone "$(command -v rclone || true)"; do
+		if [[ -x $c ]] && rclone_ok "$c"; then RCLONE=$c && return; fi
+	done
+	die "the client is rclone >= 1.65, and none was found (PATH has: $(rclone version 2>&1 | head -1)); set RCLONE=/path/to/rclone"
+}
+
+# find_versitygw: VERSITYGW, else the cached or PATH one, else go install it.
+find_versitygw() {
+	local cache=${XDG_CACHE_HOME:-$HOME/.cache}/s3seal-bench/bin c
+	if [[ -n ${VERSITYGW:-} ]]; then
+		[[ -x $VERSITYGW ]] || die "VERSITYGW=$VERSITYGW is not an executable"
+		return
+	fi
+	for c in "$cache/versitygw" "$(command -v versitygw || true)"; do
+		if [[ -x $c ]]; then VERSITYGW=$c && return; fi
+	done
+	echo "installing versitygw into $cache ..." >&2
+	mkdir -p "$cache"
+	GOBIN=$cache go install github.com/versity/versitygw/cmd/versitygw@latest ||
+		die "go install github.com/versity/versitygw/cmd/versitygw@latest failed; set VERSITYGW=/path/to/versitygw"
+	VERSITYGW=$cache/versitygw
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# start NAME CMD...: runs CMD in the background on port PORT[NAME] (logs in
+# $tmp/NAME.log) and waits until the port answers.
+start() {
+	local name=$1
+	shift
+	"$@" >"$tmp/$name.log" 2>&1 &
+	PID[$name]=$!
+	for _ in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/${PORT[$name]}") 2>/dev/null && return 0
+		kill -0 "${PID[$name]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	tail -20 "$tmp/$name.log" >&2
+	die "$name did not start listening on 127.0.0.1:${PORT[$name]} (command: $*)"
+}
+
+cleanup() {
+	local st=$? p
+	if ((st != 0)) && [[ -d ${tmp:-} ]]; then
+		for p in "$tmp"/*.log; do [[ -s $p ]] && { echo "--- last lines of $p:"; tail -5 "$p"; } >&2; done
+	fi
+	for p in "${PID[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PID[@]}"; do wait "$p" 2>/dev/null || true; done
+	[[ -n ${tmp:-} ]] && rm -rf "$tmp"
+}
+
+# s3_remote NAME PORT [KEY=VALUE...]: an rclone s3 remote NAME on
+# 127.0.0.1:PORT, configured through the environment.
+s3_remote() {
+	local n=${1^^} port=$2 kv
+	shift 2
+	export "RCLONE_CONFIG_${n}_TYPE=s3" "RCLONE_CONFIG_${n}_PROVIDER=Other" \
+		"RCLONE_CONFIG_${n}_ENDPOINT=http://127.0.0.1:$port" "RCLONE_CONFIG_${n}_FORCE_PATH_STYLE=true" \
+		"RCLONE_CONFIG_${n}_REGION=us-east-1" "RCLONE_CONFIG_${n}_ACCESS_KEY_ID=$AK" \
+		"RCLONE_CONFIG_${n}_SECRET_ACCESS_KEY=$SK"
+	for kv in "$@"; do export "RCLONE_CONFIG_${n}_$kv"; done
+}
+
+# start_fronts: the store (versitygw posix on tmpfs) and the fronts before it.
+start_fronts() {
+	local f
+	for f in "${FRONTS[@]}"; do PORT[$f]=$(free_port); done
+	mkdir -p "$tmp/store" "$tmp/s3seal-data"
+	# --keep-alive on both versitygw: without it they close every
+	# connection after one request, which no production store does.
+	start direct env ROOT_ACCESS_KEY=$AK ROOT_SECRET_KEY=$SK \
+		"$VERSITYGW" --port "127.0.0.1:${PORT[direct]}" --quiet --keep-alive posix "$tmp/store"
+	# The plain proxy adds no checksum and signs UNSIGNED-PAYLOAD, as
+	# s3seal does towards its store.
+	start proxy env ROOT_ACCESS_KEY=$AK ROOT_SECRET_KEY=$SK VGW_S3_ACCESS_KEY=$AK VGW_S3_SECRET_KEY=$SK \
+		"$VERSITYGW" --port "127.0.0.1:${PORT[proxy]}" --quiet --keep-alive \
+		s3 --endpoint "http://127.0.0.1:${PORT[direct]}" --use-path-style --disable-checksum --disable-data-integrity-check
+	head -c 32 /dev/urandom | base64 >"$tmp/master.key"
+	chmod 600 "$tmp/master.key"
+	start s3seal env S3SEAL_BACKEND_ACCESS_KEY=$AK S3SEAL_BACKEND_SECRET_KEY=$SK S3SEAL_SECRET_KEY=$SK \
+		"$tmp/s3seal" serve --listen "127.0.0.1:${PORT[s3seal]}" --data-dir "$tmp/s3seal-data" \
+		--backend-endpoint "http://127.0.0.1:${PORT[direct]}" --backend-path-style \
+		--key-file "$tmp/master.key" --access-key "$AK"
+	if [[ $("$RCLONE" serve s3 --help 2>/dev/null) == *--auth-key* ]]; then
+		# crypt over the store's root, names in the clear as s3seal keeps
+		# them; its own uploads use 16 MiB parts like the client's.
+		s3_remote store "${PORT[direct]}" CHUNK_SIZE=16M
+		export RCLONE_CONFIG_SEALED_TYPE=crypt RCLONE_CONFIG_SEALED_REMOTE=store: \
+			RCLONE_CONFIG_SEALED_FILENAME_ENCRYPTION=off RCLONE_CONFIG_SEALED_DIRECTORY_NAME_ENCRYPTION=false
+		RCLONE_CONFIG_SEALED_PASSWORD=$("$RCLONE" obscure bench-crypt-password)
+		export RCLONE_CONFIG_SEALED_PASSWORD
+		start crypt "$RCLONE" serve s3 --addr "127.0.0.1:${PORT[crypt]}" --auth-key "$AK,$SK" sealed:
+	else
+		echo "note: $RCLONE has no 'serve s3 --auth-key': the rclone-crypt front is left out" >&2
+		FRONTS=(direct proxy s3seal)
+	fi
+	for f in "${FRONTS[@]}"; do
+		s3_remote "c$f" "${PORT[$f]}"
+		"$RCLONE" mkdir "c$f:bench-$f" || die "creating bucket bench-$f through $f failed"
+	done
+}
+
+# The operations, in the order they run, and their labels in the table.
+OPS=(put128 put256 get128 range head put300 list1000cold list1000warm list300)
+declare -A OPLABEL=([put128]="PUT 128 MiB" [put256]="PUT 256 MiB 16M parts" [get128]="GET 128 MiB"
+	[range]="GET 1 MiB range x5" [head]="HEAD x5" [put300]="PUT 300 x 4 KiB" [list1000cold]="LIST 1000 cold"
+	[list1000warm]="LIST 1000 warm" [list300]="LIST 300")
+RANGES=(123 7340032 33554431 67108864 133169152) # offsets of the 1 MiB ranges in the 128 MiB object
+
+# rc ARGS...: the client, with flags every command gets: no bucket check,
+# and a failure fails the command rather than its retry hiding in a time.
+rc() { "$RCLONE" --s3-no-check-bucket --retries 1 "$@"; }
+
+# op_NAME FRONT REMOTE: one operation through one front (REMOTE is
+# cFRONT:bench-FRONT/rRUN); timed by timed(), checked after.
+op_put128() { rc copyto --no-check-dest --s3-upload-cutoff 200M "$in/f128" "$2/put128"; }
+op_put256() { rc copyto --no-check-dest --s3-upload-cutoff 16M --s3-chunk-size 16M "$in/f256" "$2/put256"; }
+op_get128() { rc cat "$2/put128" >"$tmp/got"; }
+op_range() { local o; for o in "${RANGES[@]}"; do rc cat --offset "$o" --count 1048576 "$2/put128"; done >"$tmp/got"; }
+op_head() { local i; for i in 1 2 3 4 5; do rc lsjson --stat "$2/put128"; done >/dev/null; }
+op_put300() { rc copy --no-check-dest "$in/s300" "$2/s300"; }
+op_list1000cold() { rc lsf "$2/s1000/" >"$tmp/got"; }
+op_list1000warm() { rc lsf "$2/s1000/" >"$tmp/got"; }
+op_list300() { rc lsf "$2/s300/" >"$tmp/got"; }
+
+# check OP FRONT: what came back is what went in.
+check() {
+	local got
+	case $1 in
+	get128) got=$(md5sum <"$tmp/got") && [[ $got == "$md5_128" ]] ;;
+	range) got=$(md5sum <"$tmp/got") && [[ $got == "$md5_ranges" ]] ;;
+	list1000*) [[ $(wc -l <"$tmp/got") == 1000 ]] ;;
+	list300) [[ $(wc -l <"$tmp/got") == 300 ]] ;;
+	esac || die "run $run: $1 through ${LABEL[$2]} came back wrong"
+}
+
+# timed OP FRONT: runs op_OP through FRONT, appends "OP FRONT start end"
+# (seconds) to $tmp/times, and checks what came back.
+timed() {
+	local t0 t1 remote="c$2:bench-$2/r$run"
+	t0=$EPOCHREALTIME
+	"op_$1" "$2" "$remote" || die "run $run: $1 through ${LABEL[$2]} failed"
+	t1=$EPOCHREALTIME
+	echo "$1 $2 $t0 $t1" >>"$tmp/times"
+	check "$1" "$2"
+}
+
+# make_inputs: the files the client uploads, on tmpfs, and their sums.
+make_inputs() {
+	local i o
+	mkdir -p "$in/s300" "$in/s1000"
+	head -c 128M /dev/urandom >"$in/f128"
+	head -c 256M /dev/urandom >"$in/f256"
+	for i in $(seq -w 1000); do head -c 4096 /dev/urandom >"$in/s1000/f$i"; done
+	for i in $(seq -w 300); do cp "$in/s1000/f0$i" "$in/s300/f$i"; done
+	md5_128=$(md5sum <"$in/f128")
+	md5_ranges=$(for o in "${RANGES[@]}"; do tail -c +$((o + 1)) "$in/f128" | head -c 1048576; done | md5sum)
+}
+
+# table RUNS: per operation the direct time in seconds and each front's
+# time over direct's in the same run; min, median and max over the runs.
+table() {
+	local f heads=() labels=()
+	for f in "${FRONTS[@]}"; do heads+=("${LABEL[$f]}"); done
+	for f in "${OPS[@]}"; do labels+=("${OPLABEL[$f]}"); done
+	awk -v runs="$1" -v fronts="${FRONTS[*]}" -v heads="${heads[*]}" -v ops="${OPS[*]}" \
+		-v labels="$(IFS=';' && echo "${labels[*]}")" '
+	function stats(a, c,   i, j, x, m) {
+		for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }
+		m = (c % 2) ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
+		return c == 1 ? sprintf("%.2f", a[1]) : sprintf("%.2f %.2f %.2f", a[1], m, a[c])
+	}
+	{ k = $1 SUBSEP $2; t[k, ++n[k]] = $4 - $3 }
+	END {
+		nf = split(fronts, f, " "); split(heads, h, " "); no = split(ops, o, " "); split(labels, l, ";")
+		w = runs > 1 ? 18 : 12
+		printf "%-22s %-*s", "operation", w, "direct s"; for (j = 2; j <= nf; j++) printf " %-*s", j < nf ? w : 0, h[j]; printf "\n"
+		for (i = 1; i <= no; i++) {
+			c = n[o[i], "direct"]
+			for (r = 1; r <= c; r++) d[r] = t[o[i], "direct", r]
+			printf "%-22s %-*s", l[i], w, stats(d, c)
+			for (j = 2; j <= nf; j++) {
+				for (r = 1; r <= c; r++) q[r] = t[o[i], f[j], r] / t[o[i], "direct", r]
+				printf " %-*s", j < nf ? w : 0, stats(q, c)
+			}
+			printf "\n"
+		}
+	}' "$tmp/times"
+}
+
+# check_sealed: the store holds the 128 MiB object as it was sent
+# directly, and as something else through s3seal and rclone crypt.
+check_sealed() {
+	local f got
+	for f in "${FRONTS[@]}"; do
+		[[ $f == proxy ]] && continue
+		got=$(cat "$tmp/store/bench-$f/r$run/put128"* | md5sum)
+		if [[ $f == direct ]]; then [[ $got == "$md5_128" ]]; else [[ $got != "$md5_128" ]]; fi ||
+			die "the store's copy of put128 through ${LABEL[$f]} is not what was expected"
+	done
+}
+
+# peak_rss: VmHWM of each server process over the whole session.
+peak_rss() {
+	local f line="peak RSS (VmHWM):"
+	for f in "${FRONTS[@]}"; do
+		line+=" ${LABEL[$f]/#direct/store (versitygw posix)} $(awk '/^VmHWM/ {printf "%d MiB", $2 / 1024}' "/proc/${PID[$f]}/status"),"
+	done
+	echo "${line%,}"
+}
+
+compare() {
+	local runs=${1:-3} f op
+	[[ $runs =~ ^[1-9][0-9]*$ && $# -le 1 ]] || die "usage: scripts/bench.sh compare [RUNS]   (RUNS: a positive number, default 3)"
+	unset AWS_CA_BUNDLE # set on some machines, it breaks clients talking plain HTTP
+	export LC_ALL=C     # a dot in $EPOCHREALTIME
+	command -v go >/dev/null || die "needs go (to build s3seal)"
+	command -v python3 >/dev/null || die "needs python3 (to find free ports)"
+	find_rclone
+	find_versitygw
+	tmp=$(mktemp -d /dev/shm/s3seal-bench-XXXX) || die "cannot create a directory in /dev/shm (tmpfs)"
+	trap cleanup EXIT
+	in=$tmp/in
+	export RCLONE_CONFIG=$tmp/rclone.conf # empty: every remote comes from RCLONE_CONFIG_* variables
+	: >"$RCLONE_CONFIG"
+	go build -o "$tmp/s3seal" ./cmd/s3seal || die "building s3seal failed"
+	make_inputs
+	start_fronts
+	echo "s3seal at $(git describe --always --dirty 2>/dev/null || echo '?'), $("$RCLONE" version | head -1) ($RCLONE), versitygw $VERSITYGW, $(nproc) CPUs, $runs run(s)"
+	for run in $(seq "$runs"); do
+		for op in "${OPS[@]}"; do
+			if [[ $op == list1000cold ]]; then # untimed: the objects the listings find
+				for f in "${FRONTS[@]}"; do
+					rc copy --no-check-dest --transfers 16 "$in/s1000" "c$f:bench-$f/r$run/s1000" || die "writing 1000 objects through ${LABEL[$f]} failed"
+				done
+			fi
+			for f in "${FRONTS[@]}"; do timed "$op" "$f"; done
+		done
+		((run > 1)) || check_sealed
+		rm -rf "$tmp/store/"bench-*/"r$run" # tmpfs is memory; no front reads a finished run's keys again
+		echo "run $run of $runs done" >&2
+	done
+	echo
+	echo "wall time of each client command through each front over the same command direct (1.00 = as fast as direct)"
+	echo "direct s: the direct times in seconds$( ((runs == 1)) || echo "; min median max over $runs runs")"
+	table "$runs"
+	peak_rss
+}
+
+# ---------------------------------------------------------------------------
+
+if [[ ${1:-} == compare ]]; then
+	shift
+	compare "$@"
+	exit
+fi
 if [[ ${1:-} == multipart ]]; then
 	shift
 	exec go test ./e2e -run '^$' -bench 'BenchmarkMultipartUploads' -benchtime 1x -timeout 60m "$@"
