@@ -87,9 +87,14 @@ type PutInput struct {
 	Bucket, Key string
 	Body        io.ReadSeeker // replayed from offset 0 on a retry
 	Size        int64
-	ContentMD5  string            // base64 MD5 of Body, checked by the backend when set
-	Meta        map[string]string // user metadata, keys without "x-amz-meta-", lower case
-	Headers     Headers
+	ContentMD5  string // base64 MD5 of Body, checked by the backend when set
+	// ContentCRC32C is the base64 big-endian CRC32C of Body, sent as
+	// x-amz-checksum-crc32c: the backend checks what arrived at a
+	// fraction of Content-MD5's cost. A store that refuses the header is
+	// sent Content-MD5 instead, from then on (see checksumRefused).
+	ContentCRC32C string
+	Meta          map[string]string // user metadata, keys without "x-amz-meta-", lower case
+	Headers       Headers
 	// IfMatch, when set, makes the PUT conditional on the object's backend
 	// ETag (quotes optional): the backend refuses with PreconditionFailed
 	// when it differs and NoSuchKey when the object is missing, atomically

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -55,6 +56,7 @@ type S3 struct {
 	api      *s3.Client
 	raw      rawTarget // for Forward
 	embedded bool
+	noCRC    atomic.Bool // the store refused x-amz-checksum-crc32c (integrity.go)
 }
 
 var _ Store = (*S3)(nil)

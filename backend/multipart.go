@@ -48,6 +48,9 @@ type UploadPartInput struct {
 	Body                  io.ReadSeeker // replayed from offset 0 on a retry
 	Size                  int64
 	ContentMD5            string // base64 MD5 of Body, checked by the backend when set
+	// ContentCRC32C is the base64 big-endian CRC32C of Body, sent as
+	// x-amz-checksum-crc32c for the backend to check (see PutInput).
+	ContentCRC32C string
 }
 
 // UploadPartCopyInput is one part of an upload copied from a byte range

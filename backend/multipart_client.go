@@ -48,8 +48,9 @@ func (c *S3) CreateMultipartUpload(ctx context.Context, in CreateMultipartInput)
 }
 
 // UploadPart sends exactly in.Size bytes of in.Body, rewound to offset 0,
-// with Content-Length and, when given, Content-MD5; like PutObject the
-// payload is UNSIGNED-PAYLOAD and no flexible checksum is added.
+// with Content-Length and, when given, Content-MD5 and
+// x-amz-checksum-crc32c; like PutObject the payload is UNSIGNED-PAYLOAD and
+// the SDK adds no checksum of its own.
 func (c *S3) UploadPart(ctx context.Context, in UploadPartInput) (string, error) {
 	if in.Size < 0 {
 		return "", fmt.Errorf("backend: UploadPart %q: negative size %d", in.Key, in.Size)
@@ -68,8 +69,13 @@ func (c *S3) UploadPart(ctx context.Context, in UploadPartInput) (string, error)
 		}
 		input.Body = in.Body
 	}
-	out, err := c.api.UploadPart(ctx, input,
-		s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware))
+	if in.Body != nil {
+		input.ChecksumCRC32C = optString(in.ContentCRC32C)
+	}
+	out, err := sendChecked(c, "UploadPart", &input.ChecksumCRC32C, &input.ContentMD5, in.Body, func() (*s3.UploadPartOutput, error) {
+		return c.api.UploadPart(ctx, input,
+			s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware))
+	})
 	if md5, ok := md5Wanted(err, input.ContentMD5, in.Body); ok {
 		input.ContentMD5 = &md5
 		out, err = c.api.UploadPart(ctx, input,

@@ -20,9 +20,10 @@ import (
 const maxDeleteKeys = 1000
 
 // PutObject uploads in.Body (exactly in.Size bytes) with Content-Length and,
-// when given, Content-MD5. The payload is signed as UNSIGNED-PAYLOAD, so the
-// body is read once per attempt and never hashed with SHA-256; integrity
-// rests on Content-MD5 and TLS. The body is rewound to offset 0 first, and
+// when given, Content-MD5 and x-amz-checksum-crc32c. The payload is signed
+// as UNSIGNED-PAYLOAD, so the body is read once per attempt and never
+// hashed with SHA-256; integrity in transit rests on those checksums and
+// TLS. The body is rewound to offset 0 first, and
 // the SDK's retryer rewinds it again before each new attempt. Headers.Expires
 // is sent verbatim, even if it is not a valid HTTP date. IfMatch and
 // IfNoneMatch become the If-Match and If-None-Match headers, so the backend
@@ -77,7 +78,12 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 		// string, so set the header itself.
 		apiOpts = append(apiOpts, s3.WithAPIOptions(smithyhttp.SetHeaderValue("Expires", in.Headers.Expires)))
 	}
-	out, err := c.api.PutObject(ctx, input, apiOpts...)
+	if in.Body != nil {
+		input.ChecksumCRC32C = optString(in.ContentCRC32C)
+	}
+	out, err := sendChecked(c, "PutObject", &input.ChecksumCRC32C, &input.ContentMD5, in.Body, func() (*s3.PutObjectOutput, error) {
+		return c.api.PutObject(ctx, input, apiOpts...)
+	})
 	if md5, ok := md5Wanted(err, input.ContentMD5, in.Body); ok {
 		input.ContentMD5 = &md5
 		out, err = c.api.PutObject(ctx, input, apiOpts...)

@@ -131,9 +131,9 @@ func md5Refused(err error) bool {
 
 // md5Wanted reports whether err is md5Refused of a body sent without
 // Content-MD5 and then returns the body's MD5 for one more attempt, with
-// the body rewound. Bodies without MD5 are large spools over TLS (see
-// sealstore.Options.BackendContentMD5); hashing them again costs a read
-// of the spool only where the store demands it.
+// the body rewound. Bodies without MD5 are large spools, over TLS or
+// carrying CRC32C instead (see sealstore.Options.BackendChecksum); hashing
+// them again costs a read of the spool only where the store demands it.
 func md5Wanted(err error, sent *string, body io.ReadSeeker) (string, bool) {
 	if sent != nil || body == nil || !md5Refused(err) {
 		return "", false

@@ -90,7 +90,7 @@ func TestDeleteBucketRaceWithCompletion(t *testing.T) {
 			t.Errorf("completion: %v", err)
 		}
 	}}
-	st, err := New(cs, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	st, err := New(cs, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestDeleteBucketWriteBeforeBackendRefusal(t *testing.T) {
 	f.part(t, f.st, "inprogress", live, 1, randBytes(10, 5))
 	before := f.reservedKeys(t, ReservedPrefix)
 	ws := &writingStore{Store: f.be, write: func() { f.put(t, "late", []byte("written meanwhile")) }}
-	st, err := New(ws, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	st, err := New(ws, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}

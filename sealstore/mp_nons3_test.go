@@ -143,8 +143,8 @@ func (f *fixture) manifestNames(t *testing.T) []string {
 // (B used to store its own there).
 func r4RaceOtherParts(t *testing.T, f *fixture, crashA bool, p3size int) {
 	w := &nmStore{Store: f.be}
-	stA, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
-	stB, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	stA, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	stB, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = stA
 	p1, p2, p3 := randBytes(5*mib, 1), randBytes(1000, 2), randBytes(p3size, 3)
 	id := f.create(t, "obj")
@@ -285,7 +285,7 @@ func (s *lpHookStore) ListParts(ctx context.Context, in backend.ListPartsInput) 
 func TestGCKeepsManifestOfCompletionBetweenItsChecks(t *testing.T) {
 	f := newFixture(t)
 	w := &lpHookStore{r3Store: r3Store{Store: f.be}}
-	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	data := randBytes(100_000, 3)
 	id := f.create(t, "obj")

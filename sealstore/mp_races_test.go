@@ -103,7 +103,7 @@ func TestGCKeepsManifestOfRetriedCompletionMoto(t *testing.T) {
 
 func r3GCDeletesManifestOfRetriedCompletion(t *testing.T, f *fixture) {
 	w := &r3Store{Store: f.be}
-	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	data := randBytes(100_000, 3)
 	id := f.create(t, "obj")
@@ -152,8 +152,8 @@ func TestOldFailedCompletionAndRacingListsMoto(t *testing.T) {
 
 func r3StaleManifestReplacedUnderEqualRetry(t *testing.T, f *fixture) {
 	w := &r3Store{Store: f.be}
-	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
-	st2, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st2, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	p1, p2, p3 := randBytes(5*mib, 1), randBytes(1000, 2), randBytes(1000, 3)
 	id := f.create(t, "obj")
@@ -231,8 +231,8 @@ func TestCompletionsOnBackendIgnoringConditionsMoto(t *testing.T) {
 
 func r3BackendIgnoringIfNoneMatch(t *testing.T, f *fixture) {
 	w := &r3Store{Store: f.be, dropCond: true}
-	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
-	st2, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st2, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	p1, p2, p3 := randBytes(5*mib, 1), randBytes(1000, 2), randBytes(1000, 3)
 	id := f.create(t, "obj")
@@ -320,7 +320,7 @@ func TestCompletionAfterFailedOneWithOtherPartsMoto(t *testing.T) {
 
 func r3FailedCompletionBlocksOtherPartsForAnHour(t *testing.T, f *fixture) {
 	w := &r3Store{Store: f.be}
-	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	p1, p2 := randBytes(5*mib, 1), randBytes(1000, 2)
 	id := f.create(t, "obj")

@@ -45,11 +45,11 @@ func TestOverlappingCompletionsKeepManifest(t *testing.T) {
 	f := newFixture(t)
 	g1 := &gatedStore{Store: f.be}
 	g2 := &gatedStore{Store: f.be}
-	p1, err := New(g1, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	p1, err := New(g1, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := New(g2, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	p2, err := New(g2, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestOverlappingCompletionsKeepManifest(t *testing.T) {
 func TestCompletionsWithOtherParts(t *testing.T) {
 	f := newFixture(t)
 	g := &gatedStore{Store: f.be}
-	p1, _ := New(g, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	p1, _ := New(g, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = p1
 	a, b := randBytes(5*mib, 1), randBytes(1000, 2)
 	id := f.create(t, "obj")
@@ -109,7 +109,7 @@ func TestCompletionsWithOtherParts(t *testing.T) {
 	done := make(chan error)
 	go func() { _, err := p1.CompleteMultipart(f.ctx, both); done <- err }()
 	<-atBackend
-	p2, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	p2, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if info, err := p2.CompleteMultipart(f.ctx, only1); err != nil || info.ETag != mpETag(a) {
 		t.Fatalf("second completion: %+v, %v", info, err)
 	}

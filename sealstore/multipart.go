@@ -156,7 +156,7 @@ func (s *Store) UploadPart(ctx context.Context, in UploadPartInput) (PartInfo, e
 		return PartInfo{}, fmt.Errorf("rewind spool: %w", err)
 	}
 	etag, err := s.be.UploadPart(ctx, backend.UploadPartInput{Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID,
-		PartNumber: int32(in.PartNumber), Body: sp.file, Size: sp.cipherSize, ContentMD5: sp.cipherMD5})
+		PartNumber: int32(in.PartNumber), Body: sp.file, Size: sp.cipherSize, ContentMD5: sp.cipherMD5, ContentCRC32C: sp.cipherCRC32C})
 	if backend.ErrorCode(err) == "NoSuchUpload" {
 		return PartInfo{}, noSuchUpload()
 	}

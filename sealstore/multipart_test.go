@@ -74,7 +74,7 @@ func TestMultipartRoundTrip(t *testing.T) {
 	id := f.create(t, "mp")
 	// Parts out of order, and part 3 from another Store (another process)
 	// over the same backend.
-	other, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	other, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func (o *obsRecorder) ListCache(hit bool) {
 func TestObserverSpoolAndListCache(t *testing.T) {
 	f := newFixture(t)
 	obs := &obsRecorder{}
-	st, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true, Observer: obs})
+	st, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}

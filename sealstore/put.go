@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"hash"
+	"hash/crc32"
 	"io"
 	"os"
 	"strings"
@@ -102,7 +103,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	}
 	bin := backend.PutInput{
 		Bucket: in.Bucket, Key: in.Key,
-		Body: sp.file, Size: sp.cipherSize, ContentMD5: sp.cipherMD5,
+		Body: sp.file, Size: sp.cipherSize, ContentMD5: sp.cipherMD5, ContentCRC32C: sp.cipherCRC32C,
 		Meta: meta, Headers: in.Headers, Protect: in.Protect,
 	}
 	if in.Cond != nil {
@@ -134,6 +135,8 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 		backendETag: out.ETag, backendSize: sp.cipherSize, VersionID: out.VersionID}, nil
 }
 
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // spooled is a sealed body waiting in an unlinked file.
 type spooled struct {
 	file       *os.File
@@ -141,9 +144,12 @@ type spooled struct {
 	size       int64
 	md5        [16]byte
 	cipherSize int64
-	cipherMD5  string // base64, "" unless Options.BackendContentMD5
-	counter    *spoolCounter
-	checksums  map[string]string
+	cipherMD5  string // base64, "" unless the object has a lock
+	// cipherCRC32C is base64 CRC32C, "" unless Options.BackendChecksum
+	// (and no cipherMD5).
+	cipherCRC32C string
+	counter      *spoolCounter
+	checksums    map[string]string
 }
 
 // seal reads the whole body, sealing it with dk as stream into a fresh
@@ -198,23 +204,32 @@ func (c *spoolCounter) release() {
 }
 
 func (s *Store) sealInto(f *os.File, spool io.Writer, in PutInput, dk *crypto.DataKey, stream crypto.Stream) (*spooled, error) {
+	// The backend checks what arrived against a checksum of the
+	// ciphertext: CRC32C, which costs a twentieth of MD5, or Content-MD5
+	// where a lock needs it (stores demand Content-MD5 for those).
 	sink := spool
-	var cipherMD5 hash.Hash
-	if s.opt.BackendContentMD5 || in.Protect.Locks() {
+	var cipherMD5, cipherCRC hash.Hash
+	switch {
+	case in.Protect.Locks():
 		cipherMD5 = md5.New()
 		sink = io.MultiWriter(spool, cipherMD5)
+	case s.opt.BackendChecksum:
+		cipherCRC = crc32.New(castagnoli)
+		sink = io.MultiWriter(spool, cipherCRC)
 	}
 	cw := crypto.NewWriter(sink, dk, stream)
 	plainMD5 := md5.New()
-	sinks := []io.Writer{cw, plainMD5}
+	var hashes io.Writer = plainMD5
 	if in.Observe != nil {
-		sinks = append(sinks, in.Observe)
+		hashes = io.MultiWriter(plainMD5, in.Observe)
 	}
 	limit := s.opt.MaxObjectSize
 	if in.Size >= 0 {
 		limit = in.Size
 	}
-	n, err := copyBody(io.MultiWriter(sinks...), in.Body, limit, in.Size >= 0)
+	tee := newHashAside(cw, hashes)
+	n, err := copyBody(tee, in.Body, limit, in.Size >= 0)
+	tee.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -227,6 +242,9 @@ func (s *Store) sealInto(f *os.File, spool io.Writer, in PutInput, dk *crypto.Da
 	sp := &spooled{file: f, dk: dk, size: n, cipherSize: crypto.CiphertextSize(n)}
 	if cipherMD5 != nil {
 		sp.cipherMD5 = base64.StdEncoding.EncodeToString(cipherMD5.Sum(nil))
+	}
+	if cipherCRC != nil {
+		sp.cipherCRC32C = base64.StdEncoding.EncodeToString(cipherCRC.Sum(nil))
 	}
 	copy(sp.md5[:], plainMD5.Sum(nil))
 	if in.ContentMD5 != nil && subtle.ConstantTimeCompare(in.ContentMD5, sp.md5[:]) != 1 {
@@ -256,8 +274,9 @@ func (s *Store) sealInto(f *os.File, spool io.Writer, in PutInput, dk *crypto.Da
 // src returned a bare io.EOF; anything else, io.ErrUnexpectedEOF or an
 // error wrapping an end of stream included, is the body's error.
 func copyBody(dst io.Writer, src io.Reader, limit int64, declared bool) (int64, error) {
-	buf := make([]byte, crypto.SegmentSize)
-	n, err := io.CopyBuffer(dst, io.LimitReader(src, limit), buf)
+	bp := bodyBufs.Get().(*[]byte)
+	defer bodyBufs.Put(bp)
+	n, err := copyFull(dst, io.LimitReader(src, limit), *bp)
 	if err != nil {
 		return n, err
 	}
@@ -273,4 +292,33 @@ func copyBody(dst io.Writer, src io.Reader, limit int64, declared bool) (int64, 
 		return n, err
 	}
 	return n, nil
+}
+
+// copyFull is io.CopyBuffer, except that it fills buf as far as src has
+// bytes before each write: a client's body arrives in pieces of whatever
+// size the network gave, and few large writes keep the hashing beside the
+// sealing cheap (see hashAside).
+func copyFull(dst io.Writer, src io.Reader, buf []byte) (int64, error) {
+	var n int64
+	for {
+		m := 0
+		var rerr error
+		for m < len(buf) && rerr == nil {
+			var k int
+			k, rerr = src.Read(buf[m:])
+			m += k
+		}
+		if m > 0 {
+			if _, err := dst.Write(buf[:m]); err != nil {
+				return n, err
+			}
+			n += int64(m)
+		}
+		if rerr == io.EOF { // a bare io.EOF only: anything else is the body's error
+			return n, nil
+		}
+		if rerr != nil {
+			return n, rerr
+		}
+	}
 }

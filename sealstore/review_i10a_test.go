@@ -108,7 +108,7 @@ func TestReviewI10aLongRecordsOneGetPerPartPerPage(t *testing.T) {
 		g := &getCounter{Store: be}
 		key, _ := crypto.GenerateKey()
 		kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
-		st, err := New(g, kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+		st, err := New(g, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -197,7 +197,7 @@ func (protectedBucketStore) DeleteBucket(context.Context, string) error {
 // the failure.
 func TestReviewI10bRefusedDeleteBucketAbortsUploads(t *testing.T) {
 	f := newFixture(t)
-	st, err := New(protectedBucketStore{f.be}, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	st, err := New(protectedBucketStore{f.be}, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func rewrapLocked(t *testing.T, lock backend.Protection, tagErr error) ([]backen
 	f := newFixture(t)
 	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
 	lh := &lockedHeads{Store: f.be, key: "big", lock: lock, tags: "tier=gold&note=a%20b", tagErr: tagErr}
-	st, _ := New(lh, kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	st, _ := New(lh, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	h := backend.Headers{ContentType: "text/x-big", CacheControl: "no-cache", ContentDisposition: "inline",
 		ContentLanguage: "de", StorageClass: "STANDARD_IA", WebsiteRedirectLocation: "/elsewhere"}
 	data := randBytes(7<<20, 5)

@@ -34,7 +34,7 @@ func TestRewrap(t *testing.T) {
 	only1, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1})
 	only2, _ := crypto.NewKeyring("k2", map[string][]byte{"k2": k2})
 	race := &racingCopy{Store: f.be, key: "r/race"}
-	st, _ := New(race, both, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	st, _ := New(race, both, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	data := map[string][]byte{"r/a": randBytes(10, 1), "r/b": randBytes(3*65536+7, 2), "r/race": randBytes(5, 3)}
 	for k, d := range data {
@@ -241,7 +241,7 @@ func TestRewrapProbesTheMultipartCopy(t *testing.T) {
 	for _, c := range []lax{{partCopy: true}, {complete: true}} {
 		f := newFixture(t)
 		kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
-		f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+		f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 		f.put(t, "obj", []byte("data"))
 		c.Store = f.be
 		st, _ := New(&c, kr, Options{SpoolDir: t.TempDir()})

@@ -57,7 +57,7 @@ func TestDigestMetadataSealed(t *testing.T) {
 	f := newFixture(t)
 	k1, k2 := mustKey(t), mustKey(t)
 	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
-	st, _ := New(f.be, kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	st, _ := New(f.be, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	ck := customerKeyOf(t, 3)
 	data := randBytes(70000, 5)

@@ -41,12 +41,14 @@ type Options struct {
 	// parts they hold in all (about 50 bytes each). Default 1,048,576
 	// (about 50 MB: a hundred 10,000-part objects, or a million small ones).
 	ManifestCacheParts int
-	// BackendContentMD5 sends Content-MD5 of the ciphertext with every
-	// backend PUT, so the backend checks what arrived. It costs one MD5
-	// pass over the ciphertext (about as much CPU as everything else in a
-	// PUT); worth it over plain HTTP, redundant under TLS, whose records
-	// are authenticated. Default false.
-	BackendContentMD5 bool
+	// BackendChecksum sends the CRC32C of the ciphertext
+	// (x-amz-checksum-crc32c) with every backend PUT and part, so the
+	// backend checks what arrived; a store that refuses the header gets
+	// Content-MD5 instead (backend.PutInput). CRC32C costs a twentieth of
+	// MD5 (worth it over plain HTTP; redundant under TLS, whose records are
+	// authenticated). Objects with a lock always carry Content-MD5, which
+	// stores demand for them. Default false.
+	BackendChecksum bool
 	// AllowPlaintextReads serves objects that carry no s3seal metadata as
 	// they are, to read a bucket that held data before s3seal (migration).
 	// Off by default: the provider is not trusted, and such an object is

@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"strings"
@@ -20,12 +22,14 @@ import (
 // countingStore counts HEADs, to see the listing cache work.
 type countingStore struct {
 	backend.Store
-	heads  atomic.Int64
-	lastMD atomic.Value // ContentMD5 of the last PutObject
+	heads   atomic.Int64
+	lastMD  atomic.Value // ContentMD5 of the last PutObject
+	lastCRC atomic.Value // ContentCRC32C of the last PutObject
 }
 
 func (c *countingStore) PutObject(ctx context.Context, in backend.PutInput) (backend.PutOutput, error) {
 	c.lastMD.Store(in.ContentMD5)
+	c.lastCRC.Store(in.ContentCRC32C)
 	return c.Store.PutObject(ctx, in)
 }
 
@@ -56,8 +60,9 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	cs := &countingStore{Store: be}
-	// The embedded store checks Content-MD5, so the tests send it.
-	st, err := New(cs, kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	// As serve does over plain HTTP: the backend gets a checksum of every
+	// body.
+	st, err := New(cs, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,26 +494,47 @@ func TestTamperedObjectsFail(t *testing.T) {
 	})
 }
 
-func TestBackendContentMD5(t *testing.T) {
+// With BackendChecksum every backend PUT carries the CRC32C of the
+// ciphertext it stores and no Content-MD5 (MD5 would cost a pass as dear
+// as everything else in a PUT); a PUT with a lock carries Content-MD5,
+// which stores demand for those. Without it, neither goes.
+func TestBackendChecksum(t *testing.T) {
 	f := newFixture(t)
 	data := randBytes(70000, 11)
+	stored := func(key string) []byte {
+		obj, err := f.be.GetObject(f.ctx, backend.GetInput{Bucket: bucket, Key: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer obj.Body.Close()
+		raw, _ := io.ReadAll(obj.Body)
+		return raw
+	}
 	f.put(t, "with", data)
-	obj, err := f.be.GetObject(f.ctx, backend.GetInput{Bucket: bucket, Key: "with"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := io.ReadAll(obj.Body)
-	obj.Body.Close()
-	sum := md5.Sum(raw)
-	if got := f.be.lastMD.Load(); got != base64.StdEncoding.EncodeToString(sum[:]) {
-		t.Fatalf("Content-MD5 sent %v, want MD5 of the stored ciphertext", got)
-	}
-	noMD5, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
-	if _, err := noMD5.Put(f.ctx, PutInput{Bucket: bucket, Key: "without", Body: bytes.NewReader(data), Size: int64(len(data))}); err != nil {
-		t.Fatal(err)
+	var crc [4]byte
+	binary.BigEndian.PutUint32(crc[:], crc32.Checksum(stored("with"), crc32.MakeTable(crc32.Castagnoli)))
+	if got := f.be.lastCRC.Load(); got != base64.StdEncoding.EncodeToString(crc[:]) {
+		t.Fatalf("CRC32C sent %v, want the CRC32C of the stored ciphertext", got)
 	}
 	if got := f.be.lastMD.Load(); got != "" {
-		t.Fatalf("Content-MD5 %v sent with BackendContentMD5 off", got)
+		t.Fatalf("Content-MD5 %v sent beside the CRC32C", got)
+	}
+	_, err := f.st.Put(f.ctx, PutInput{Bucket: bucket, Key: "locked", Body: bytes.NewReader(data), Size: int64(len(data)),
+		Protect: backend.Protection{LegalHold: "ON"}})
+	if md, crc := f.be.lastMD.Load(), f.be.lastCRC.Load(); md == "" || crc != "" {
+		t.Fatalf("locked PUT: Content-MD5 %q, CRC32C %q, want Content-MD5 alone", md, crc)
+	}
+	if err == nil { // the store may refuse a hold outside a lock bucket
+		if sum := md5.Sum(stored("locked")); f.be.lastMD.Load() != base64.StdEncoding.EncodeToString(sum[:]) {
+			t.Fatalf("locked PUT: Content-MD5 %v is not the stored ciphertext's", f.be.lastMD.Load())
+		}
+	}
+	noSum, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	if _, err := noSum.Put(f.ctx, PutInput{Bucket: bucket, Key: "without", Body: bytes.NewReader(data), Size: int64(len(data))}); err != nil {
+		t.Fatal(err)
+	}
+	if md, crc := f.be.lastMD.Load(), f.be.lastCRC.Load(); md != "" || crc != "" {
+		t.Fatalf("Content-MD5 %v, CRC32C %v sent with BackendChecksum off", md, crc)
 	}
 }
 

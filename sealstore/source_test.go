@@ -44,7 +44,7 @@ func TestCopySourceResumes(t *testing.T) {
 	cut := &resetStore{Store: f.be, cutAt: 100_000}
 	fast := retry.Policy{Attempts: 4, Backoff: time.Millisecond}
 	st, err := New(retry.NewStore(cut, retry.Policies{Default: fast, Part: fast, Complete: fast, SourceRead: fast}), f.kr,
-		Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+		Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -215,7 +215,7 @@ func TestCustomerKeyRewrapAndVerify(t *testing.T) {
 	k1, k2 := mustKey(t), mustKey(t)
 	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
 	only2, _ := crypto.NewKeyring("k2", map[string][]byte{"k2": k2})
-	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	ck := customerKeyOf(t, 5)
 	data := randBytes(1000, 25)
 	if _, err := f.st.Put(f.ctx, PutInput{Bucket: bucket, Key: "v/c", Body: bytes.NewReader(data), Size: int64(len(data)), CustomerKey: ck}); err != nil {

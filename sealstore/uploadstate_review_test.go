@@ -45,11 +45,11 @@ func (s *reusingIDs) AbortMultipartUpload(ctx context.Context, b, k, id string) 
 func TestUploadStateListingCacheReusedUploadID(t *testing.T) {
 	f := newFixture(t)
 	be := &reusingIDs{Store: f.be}
-	st, err := New(be, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	st, err := New(be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := New(be, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	other, err := New(be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestUploadStateStrippedStateOfAnotherUpload(t *testing.T) {
 		Body: strings.NewReader(""), Meta: meta}); err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	fresh, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestUploadStateStateOfOtherBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	be := &reusingIDs{Store: f.be}
-	st, err := New(be, f.kr, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	st, err := New(be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}

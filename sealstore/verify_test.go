@@ -19,7 +19,7 @@ func verifyFixture(t *testing.T) *fixture {
 	f.rewrite(t, "v/tampered", func(b []byte) []byte { b[len(b)-20] ^= 1; return b }, nil)
 	other, _ := crypto.GenerateKey()
 	kr2, _ := crypto.NewKeyring("k2", map[string][]byte{"k2": other})
-	st2, err := New(f.be, kr2, Options{SpoolDir: t.TempDir(), BackendContentMD5: true})
+	st2, err := New(f.be, kr2, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	}
 	store, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: spool, AllowPlaintextReads: cfg.AllowPlaintextReads, Logger: log, Observer: mets,
 		// Over plain HTTP nothing else protects ciphertext in transit.
-		BackendContentMD5: strings.HasPrefix(strings.ToLower(cfg.BackendEndpoint), "http://")})
+		BackendChecksum: strings.HasPrefix(strings.ToLower(cfg.BackendEndpoint), "http://")})
 	if err != nil {
 		return err
 	}

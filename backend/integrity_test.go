@@ -1,0 +1,97 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"hash/crc32"
+	"net/http"
+	"testing"
+)
+
+func crc32cB64(b []byte) string {
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// A PUT and a part carry the CRC32C they were given as
+// x-amz-checksum-crc32c, and no Content-MD5 unless given one: hashing the
+// body with MD5 again is what the checksum saves. The SDK adds no
+// checksum or chunked encoding of its own.
+func TestBodiesCarryCRC32C(t *testing.T) {
+	r, st := newRecorder(t, reply{status: 200, header: map[string]string{"ETag": `"e"`}})
+	data := bytes.Repeat([]byte("sealed "), smallBodyMD5/7+1) // over smallBodyMD5, which always gets Content-MD5
+	ctx := context.Background()
+	_, err := st.PutObject(ctx, PutInput{Bucket: "b", Key: "k", Body: bytes.NewReader(data), Size: int64(len(data)), ContentCRC32C: crc32cB64(data)})
+	must(t, err)
+	_, err = st.UploadPart(ctx, UploadPartInput{Bucket: "b", Key: "k", UploadID: "u", PartNumber: 1, Body: bytes.NewReader(data), Size: int64(len(data)), ContentCRC32C: crc32cB64(data)})
+	must(t, err)
+	for i, req := range r.reqs {
+		if got := req.Header.Get("X-Amz-Checksum-Crc32c"); got != crc32cB64(data) {
+			t.Errorf("request %d: x-amz-checksum-crc32c = %q, want %q", i, got, crc32cB64(data))
+		}
+		if got := req.Header.Get("Content-Md5"); got != "" {
+			t.Errorf("request %d: Content-MD5 %q sent beside the checksum", i, got)
+		}
+		if req.Header.Get("Content-Encoding") != "" || req.Header.Get("X-Amz-Trailer") != "" || req.Header.Get("X-Amz-Content-Sha256") != "UNSIGNED-PAYLOAD" {
+			t.Errorf("request %d: body framed by the SDK: %v", i, req.Header)
+		}
+		if !bytes.Equal(r.body[i], data) {
+			t.Errorf("request %d: body of %d bytes, want the %d given", i, len(r.body[i]), len(data))
+		}
+	}
+}
+
+// A store that refuses the checksum header gets the same body again with
+// Content-MD5 in its place, and from then on every body of this client
+// goes with Content-MD5 and without the header, at once.
+func TestChecksumRefusedFallsBackToContentMD5(t *testing.T) {
+	for _, refusal := range []reply{
+		{status: 501, body: "<Error><Code>NotImplemented</Code><Message>A header you provided implies functionality that is not implemented</Message></Error>"},
+		{status: 400, body: "<Error><Code>InvalidArgument</Code><Message>x-amz-checksum-crc32c is not supported</Message></Error>"},
+	} {
+		r, st := newRecorder(t, refusal, reply{status: 200, header: map[string]string{"ETag": `"e"`}})
+		data := bytes.Repeat([]byte("part "), smallBodyMD5/5+1)
+		ctx := context.Background()
+		body := bytes.NewReader(data)
+		_, err := st.UploadPart(ctx, UploadPartInput{Bucket: "b", Key: "k", UploadID: "u", PartNumber: 1, Body: body, Size: int64(len(data)), ContentCRC32C: crc32cB64(data)})
+		must(t, err)
+		_, err = st.PutObject(ctx, PutInput{Bucket: "b", Key: "k2", Body: bytes.NewReader(data), Size: int64(len(data)), ContentCRC32C: crc32cB64(data)})
+		must(t, err)
+		if len(r.reqs) != 3 {
+			t.Fatalf("%d: %d requests, want 3 (the refused part, its retry, the PUT)", refusal.status, len(r.reqs))
+		}
+		if r.reqs[0].Header.Get("X-Amz-Checksum-Crc32c") == "" {
+			t.Errorf("first request went without the checksum")
+		}
+		for i, req := range r.reqs[1:] {
+			if req.Header.Get("X-Amz-Checksum-Crc32c") != "" || req.Header.Get("Content-Md5") != md5b64(data) {
+				t.Errorf("request %d after the refusal: checksum %q, Content-MD5 %q, want none and %q",
+					i+2, req.Header.Get("X-Amz-Checksum-Crc32c"), req.Header.Get("Content-Md5"), md5b64(data))
+			}
+			if !bytes.Equal(r.body[i+1], data) {
+				t.Errorf("request %d after the refusal sent %d bytes, want the whole body", i+2, len(r.body[i+1]))
+			}
+		}
+	}
+}
+
+// A mismatch is the store's verdict on the body, not a refusal of the
+// header: it is answered as it is and not re-sent with Content-MD5.
+func TestChecksumMismatchIsNotARefusal(t *testing.T) {
+	r, st := newRecorder(t, reply{status: 400, body: "<Error><Code>BadDigest</Code><Message>The CRC32C checksum you specified did not match the calculated checksum.</Message></Error>"})
+	data := []byte("flipped in transit")
+	_, err := st.PutObject(context.Background(), PutInput{Bucket: "b", Key: "k", Body: bytes.NewReader(data), Size: int64(len(data)), ContentCRC32C: crc32cB64([]byte("other"))})
+	var e *Error
+	if !asError(err, &e) || e.Code != "BadDigest" || e.StatusCode != http.StatusBadRequest {
+		t.Fatalf("err = %v, want BadDigest", err)
+	}
+	if len(r.reqs) != 1 {
+		t.Errorf("%d requests, want 1", len(r.reqs))
+	}
+	if st.noCRC.Load() {
+		t.Errorf("a mismatch turned the checksum off")
+	}
+}
