@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -121,8 +120,7 @@ func (s *Server) getObject(req *request) error {
 		setChecksumHeaders(h, info)
 	}
 	req.w.WriteHeader(status)
-	buf := make([]byte, 64<<10)
-	if _, err := io.CopyBuffer(req.w, io.LimitReader(rd, rd.Len), buf); err != nil {
+	if _, err := rd.WriteTo(req.w); err != nil {
 		// Headers are gone: the only honest signal left is to cut the
 		// connection, so the client sees a short body, never wrong bytes.
 		noteErr(req.r, err)

@@ -1,0 +1,90 @@
+package sealstore
+
+import "io"
+
+// Reading ahead on GET. A GET's bytes are fetched from the backend,
+// authenticated and decrypted, then written to the client. In one
+// goroutine each step waits for the others; WriteTo runs the first two on
+// a goroutine of its own, a few segments ahead of the client, so the
+// store's sending, the decryption and the client's receiving overlap.
+
+// aheadBufs is how many buffers of aheadBufSize a GET holds: one filling,
+// one ready, one being written.
+const (
+	aheadBufs    = 3
+	aheadBufSize = 64 << 10
+)
+
+type aheadChunk struct {
+	b   []byte
+	err error
+}
+
+// WriteTo writes the Reader's Len bytes to w, reading ahead of w on a
+// goroutine (see above); it stops at the first error of either side. It
+// does not close the Reader, which the caller still must; the goroutine
+// ends when WriteTo returns, at the latest once Close ends its read.
+func (r *Reader) WriteTo(w io.Writer) (int64, error) {
+	src := io.LimitReader(r.Reader, r.Len)
+	if r.Len <= aheadBufSize { // nothing to overlap
+		return io.CopyBuffer(w, src, make([]byte, aheadBufSize))
+	}
+	full := make(chan aheadChunk, aheadBufs)
+	free := make(chan []byte, aheadBufs)
+	done := make(chan struct{})
+	defer close(done)
+	for range aheadBufs {
+		free <- make([]byte, aheadBufSize)
+	}
+	go func() {
+		for {
+			var b []byte
+			select {
+			case b = <-free:
+			case <-done:
+				return
+			}
+			n, err := fill(src, b)
+			select {
+			case full <- aheadChunk{b[:n], err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var written int64
+	for {
+		c := <-full
+		if len(c.b) > 0 {
+			m, err := w.Write(c.b)
+			written += int64(m)
+			if err != nil {
+				return written, err
+			}
+		}
+		if c.err == io.EOF {
+			return written, nil
+		}
+		if c.err != nil {
+			return written, c.err
+		}
+		free <- c.b[:cap(c.b)]
+	}
+}
+
+// fill reads src into b until b is full or src fails; a bare io.EOF
+// comes back as it is.
+func fill(src io.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := src.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
