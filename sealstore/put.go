@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
@@ -137,6 +138,12 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// bodyBufSize is the size of the buffer a PUT's body is read into: two
+// segments, filled as far as the client's bytes allow (copyFull).
+const bodyBufSize = 128 << 10
+
+var bodyBufs = sync.Pool{New: func() any { b := make([]byte, bodyBufSize); return &b }}
+
 // spooled is a sealed body waiting in an unlinked file.
 type spooled struct {
 	file       *os.File
@@ -227,9 +234,7 @@ func (s *Store) sealInto(f *os.File, spool io.Writer, in PutInput, dk *crypto.Da
 	if in.Size >= 0 {
 		limit = in.Size
 	}
-	tee := newHashAside(cw, hashes)
-	n, err := copyBody(tee, in.Body, limit, in.Size >= 0)
-	tee.Close()
+	n, err := copyBody(io.MultiWriter(cw, hashes), in.Body, limit, in.Size >= 0)
 	if err != nil {
 		return nil, err
 	}
@@ -296,8 +301,8 @@ func copyBody(dst io.Writer, src io.Reader, limit int64, declared bool) (int64, 
 
 // copyFull is io.CopyBuffer, except that it fills buf as far as src has
 // bytes before each write: a client's body arrives in pieces of whatever
-// size the network gave, and few large writes keep the hashing beside the
-// sealing cheap (see hashAside).
+// size the network gave, and each write costs a round of calls through
+// the hashes and the sealer.
 func copyFull(dst io.Writer, src io.Reader, buf []byte) (int64, error) {
 	var n int64
 	for {
