@@ -67,15 +67,16 @@ rclone_ok() {
 	[[ -n $maj ]] && ((maj > 1 || (maj == 1 && min >= 65)))
 }
 
-# find_rclone: RCLONE, else the first rclone >= 1.65 of /work/tools/rclone
-# and the one on the PATH.
+# find_rclone: RCLONE, else the rclone on the PATH if it is 1.65 or later
+# (Debian's is older: `go install github.com/rclone/rclone@latest` and
+# RCLONE=$(go env GOPATH)/bin/rclone).
 find_rclone() {
 	if [[ -n ${RCLONE:-} ]]; then
 		rclone_ok "$RCLONE" || die "RCLONE=$RCLONE is not rclone >= 1.65: $("$RCLONE" version 2>&1 | head -1)"
 		return
 	fi
 	local c
-	for c in /work/tools/rclone "$(command -v rclone || true)"; do
+	for c in "$(command -v rclone || true)"; do
 		if [[ -x $c ]] && rclone_ok "$c"; then RCLONE=$c && return; fi
 	done
 	die "the client is rclone >= 1.65, and none was found (PATH has: $(rclone version 2>&1 | head -1)); set RCLONE=/path/to/rclone"
@@ -354,5 +355,14 @@ END {
   for (k in keys) printf "  %-16s %6.2f\n", k, median(k, "sealed") / median(k, "direct")
 }' "$out" | sort
 echo
+mbs() { awk '/^Benchmark/ {for (i = 2; i <= NF; i++) if ($i == "MB/s") printf "  %-28s %s MB/s\n", $1, $(i-1)}'; }
 echo "crypto alone (MB/s):"
-go test ./crypto -run '^$' -bench 'Benchmark(Writer|Reader)' -benchtime 1s "$@" | awk '/^Benchmark/ {for (i = 2; i <= NF; i++) if ($i == "MB/s") printf "  %-28s %s MB/s\n", $1, $(i-1)}'
+go test ./crypto -run '^$' -bench 'Benchmark(Writer|Reader)' -benchtime 1s "$@" | mbs
+echo
+echo "one stream sealed into a discarding spool, beside MD5 alone, its bound (MB/s):"
+go test ./sealstore -run '^$' -bench 'Benchmark(SealBody|MD5)$' -benchtime 10x -count 3 "$@" | tee "$out" | mbs
+awk '/^BenchmarkSealBody/ {s += $(NF-1); ns++} /^BenchmarkMD5/ {m += $(NF-1); nm++}
+END { if (ns && nm) printf "  sealing at %.0f %% of the MD5 rate (means of %d runs)\n", 100 * (s / ns) / (m / nm), ns }' "$out"
+echo
+echo "checksum hashers (MB/s):"
+go test ./s3api/checksum -run '^$' -bench 'BenchmarkHasher' -benchtime 1s "$@" | mbs

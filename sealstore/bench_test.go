@@ -13,7 +13,7 @@ import (
 // straight to the backend underneath ("direct"), side by side in one run,
 // so that scripts/bench.sh can report s3seal's cost as a ratio: the
 // absolute numbers on a shared machine mean little.
-var benchSizes = []int{64 << 10, 1 << 20, 16 << 20}
+var benchSizes = []int{4 << 10, 64 << 10, 1 << 20, 16 << 20}
 
 func BenchmarkPut(b *testing.B) {
 	for _, n := range benchSizes {
