@@ -71,10 +71,21 @@ func IsStall(err error) bool {
 	return errors.As(err, &se)
 }
 
-// newHTTPClient is the backend's HTTP client: the SDK's, with the connect
-// bound on its dialer and TLS handshake, inside a stall guard.
+// idleConns is how many idle connections to the store the backend client
+// keeps. The SDK keeps 10 per host; s3seal talks to one host with up to
+// --max-requests requests at once (multipart uploads send parts in
+// parallel, a listing HEADs 16 objects at a time), so after every burst
+// past 10 the SDK closed connections it needed again a moment later, each
+// a new TCP (and TLS) handshake with the store.
+const idleConns = 128
+
+// newHTTPClient is the backend's HTTP client: the SDK's, keeping idleConns
+// idle connections, with the connect bound on its dialer and TLS
+// handshake, inside a stall guard.
 func newHTTPClient(t Timeouts) aws.HTTPClient {
-	c := awshttp.NewBuildableClient()
+	c := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+		tr.MaxIdleConns, tr.MaxIdleConnsPerHost = idleConns, idleConns
+	})
 	if t.Connect > 0 {
 		c = c.WithDialerOptions(func(d *net.Dialer) { d.Timeout = t.Connect }).
 			WithTransportOptions(func(tr *http.Transport) { tr.TLSHandshakeTimeout = t.Connect })
