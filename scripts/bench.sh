@@ -41,7 +41,9 @@
 #     HEADs each), PUT 300 is `rclone copy` (a PutObject and a HEAD per
 #     file, 4 at once), LISTs are `rclone lsf` of the directory (one
 #     ListObjectsV2); cold: the first listing after the objects were
-#     written, warm: the second.
+#     written (s3seal has them in its cache from their PUTs), warm: the
+#     second, restarted: the first after every front (store included)
+#     was restarted, its caches empty.
 #   RCLONE and VERSITYGW name the binaries; versitygw is otherwise taken
 #   from ${XDG_CACHE_HOME:-~/.cache}/s3seal-bench/bin or the PATH, or
 #   installed there with go install.
@@ -76,9 +78,8 @@ find_rclone() {
 		return
 	fi
 	local c
-	for c in "$(command -v rclone || true)"; do
-		if [[ -x $c ]] && rclone_ok "$c"; then RCLONE=$c && return; fi
-	done
+	c=$(command -v rclone || true)
+	if [[ -n $c ]] && rclone_ok "$c"; then RCLONE=$c && return; fi
 	die "the client is rclone >= 1.65, and none was found (PATH has: $(rclone version 2>&1 | head -1)); set RCLONE=/path/to/rclone"
 }
 
@@ -139,26 +140,58 @@ s3_remote() {
 	for kv in "$@"; do export "RCLONE_CONFIG_${n}_$kv"; done
 }
 
+# start_front NAME: starts one front (the store is "direct") on PORT[NAME].
+start_front() {
+	case $1 in
+	direct)
+		# --keep-alive on both versitygw: without it they close every
+		# connection after one request, which no production store does.
+		start direct env ROOT_ACCESS_KEY=$AK ROOT_SECRET_KEY=$SK \
+			"$VERSITYGW" --port "127.0.0.1:${PORT[direct]}" --quiet --keep-alive posix "$tmp/store" ;;
+	proxy)
+		# The plain proxy adds no checksum and signs UNSIGNED-PAYLOAD, as
+		# s3seal does towards its store.
+		start proxy env ROOT_ACCESS_KEY=$AK ROOT_SECRET_KEY=$SK VGW_S3_ACCESS_KEY=$AK VGW_S3_SECRET_KEY=$SK \
+			"$VERSITYGW" --port "127.0.0.1:${PORT[proxy]}" --quiet --keep-alive \
+			s3 --endpoint "http://127.0.0.1:${PORT[direct]}" --use-path-style --disable-checksum --disable-data-integrity-check ;;
+	s3seal)
+		start s3seal env S3SEAL_BACKEND_ACCESS_KEY=$AK S3SEAL_BACKEND_SECRET_KEY=$SK S3SEAL_SECRET_KEY=$SK \
+			"$tmp/s3seal" serve --listen "127.0.0.1:${PORT[s3seal]}" --data-dir "$tmp/s3seal-data" \
+			--backend-endpoint "http://127.0.0.1:${PORT[direct]}" --backend-path-style \
+			--key-file "$tmp/master.key" --access-key "$AK" --shutdown-delay 0s ;;
+	crypt)
+		start crypt "$RCLONE" serve s3 --addr "127.0.0.1:${PORT[crypt]}" --auth-key "$AK,$SK" sealed: ;;
+	esac
+}
+
+# restart_front NAME: stops a front and starts it again (empty caches),
+# keeping the peak RSS of the process that stopped.
+restart_front() {
+	note_rss "$1"
+	kill "${PID[$1]}" 2>/dev/null || true
+	wait "${PID[$1]}" 2>/dev/null || true
+	start_front "$1"
+}
+
+# note_rss NAME: the front's peak RSS so far (VmHWM), kept across restarts.
+declare -A HWM=()
+note_rss() {
+	local kb
+	kb=$(awk '/^VmHWM/ {print $2}' "/proc/${PID[$1]}/status" 2>/dev/null || echo 0)
+	((kb > ${HWM[$1]:-0})) && HWM[$1]=$kb
+	return 0
+}
+
 # start_fronts: the store (versitygw posix on tmpfs) and the fronts before it.
 start_fronts() {
 	local f
 	for f in "${FRONTS[@]}"; do PORT[$f]=$(free_port); done
 	mkdir -p "$tmp/store" "$tmp/s3seal-data"
-	# --keep-alive on both versitygw: without it they close every
-	# connection after one request, which no production store does.
-	start direct env ROOT_ACCESS_KEY=$AK ROOT_SECRET_KEY=$SK \
-		"$VERSITYGW" --port "127.0.0.1:${PORT[direct]}" --quiet --keep-alive posix "$tmp/store"
-	# The plain proxy adds no checksum and signs UNSIGNED-PAYLOAD, as
-	# s3seal does towards its store.
-	start proxy env ROOT_ACCESS_KEY=$AK ROOT_SECRET_KEY=$SK VGW_S3_ACCESS_KEY=$AK VGW_S3_SECRET_KEY=$SK \
-		"$VERSITYGW" --port "127.0.0.1:${PORT[proxy]}" --quiet --keep-alive \
-		s3 --endpoint "http://127.0.0.1:${PORT[direct]}" --use-path-style --disable-checksum --disable-data-integrity-check
 	head -c 32 /dev/urandom | base64 >"$tmp/master.key"
 	chmod 600 "$tmp/master.key"
-	start s3seal env S3SEAL_BACKEND_ACCESS_KEY=$AK S3SEAL_BACKEND_SECRET_KEY=$SK S3SEAL_SECRET_KEY=$SK \
-		"$tmp/s3seal" serve --listen "127.0.0.1:${PORT[s3seal]}" --data-dir "$tmp/s3seal-data" \
-		--backend-endpoint "http://127.0.0.1:${PORT[direct]}" --backend-path-style \
-		--key-file "$tmp/master.key" --access-key "$AK"
+	start_front direct
+	start_front proxy
+	start_front s3seal
 	if [[ $("$RCLONE" serve s3 --help 2>/dev/null) == *--auth-key* ]]; then
 		# crypt over the store's root, names in the clear as s3seal keeps
 		# them; its own uploads use 16 MiB parts like the client's.
@@ -167,7 +200,7 @@ start_fronts() {
 			RCLONE_CONFIG_SEALED_FILENAME_ENCRYPTION=off RCLONE_CONFIG_SEALED_DIRECTORY_NAME_ENCRYPTION=false
 		RCLONE_CONFIG_SEALED_PASSWORD=$("$RCLONE" obscure bench-crypt-password)
 		export RCLONE_CONFIG_SEALED_PASSWORD
-		start crypt "$RCLONE" serve s3 --addr "127.0.0.1:${PORT[crypt]}" --auth-key "$AK,$SK" sealed:
+		start_front crypt
 	else
 		echo "note: $RCLONE has no 'serve s3 --auth-key': the rclone-crypt front is left out" >&2
 		FRONTS=(direct proxy s3seal)
@@ -179,10 +212,10 @@ start_fronts() {
 }
 
 # The operations, in the order they run, and their labels in the table.
-OPS=(put128 put256 get128 range head put300 list1000cold list1000warm list300)
+OPS=(put128 put256 get128 range head put300 list1000cold list1000warm list300 list1000restart)
 declare -A OPLABEL=([put128]="PUT 128 MiB" [put256]="PUT 256 MiB 16M parts" [get128]="GET 128 MiB"
 	[range]="GET 1 MiB range x5" [head]="HEAD x5" [put300]="PUT 300 x 4 KiB" [list1000cold]="LIST 1000 cold"
-	[list1000warm]="LIST 1000 warm" [list300]="LIST 300")
+	[list1000warm]="LIST 1000 warm" [list300]="LIST 300" [list1000restart]="LIST 1000 restarted")
 RANGES=(123 7340032 33554431 67108864 133169152) # offsets of the 1 MiB ranges in the 128 MiB object
 
 # rc ARGS...: the client, with flags every command gets: no bucket check,
@@ -200,6 +233,7 @@ op_put300() { rc copy --no-check-dest "$in/s300" "$2/s300"; }
 op_list1000cold() { rc lsf "$2/s1000/" >"$tmp/got"; }
 op_list1000warm() { rc lsf "$2/s1000/" >"$tmp/got"; }
 op_list300() { rc lsf "$2/s300/" >"$tmp/got"; }
+op_list1000restart() { rc lsf "$2/s1000/" >"$tmp/got"; }
 
 # check OP FRONT: what came back is what went in.
 check() {
@@ -282,7 +316,8 @@ check_sealed() {
 peak_rss() {
 	local f line="peak RSS (VmHWM):"
 	for f in "${FRONTS[@]}"; do
-		line+=" ${LABEL[$f]/#direct/store (versitygw posix)} $(awk '/^VmHWM/ {printf "%d MiB", $2 / 1024}' "/proc/${PID[$f]}/status"),"
+		note_rss "$f"
+		line+=" ${LABEL[$f]/#direct/store (versitygw posix)} $((${HWM[$f]:-0} / 1024)) MiB,"
 	done
 	echo "${line%,}"
 }
@@ -311,6 +346,9 @@ compare() {
 				for f in "${FRONTS[@]}"; do
 					rc copy --no-check-dest --transfers 16 "$in/s1000" "c$f:bench-$f/r$run/s1000" || die "writing 1000 objects through ${LABEL[$f]} failed"
 				done
+			fi
+			if [[ $op == list1000restart ]]; then # every front starts again, caches empty
+				for f in "${FRONTS[@]}"; do restart_front "$f"; done
 			fi
 			for f in "${FRONTS[@]}"; do timed "$op" "$f"; done
 		done
