@@ -1,6 +1,9 @@
 package sealstore
 
-import "io"
+import (
+	"io"
+	"sync"
+)
 
 // Reading ahead on GET. A GET's bytes are fetched from the backend,
 // authenticated and decrypted, then written to the client. In one
@@ -14,6 +17,11 @@ const (
 	aheadBufs    = 3
 	aheadBufSize = 64 << 10
 )
+
+// aheadPool keeps the buffers of GETs that ended cleanly; those of a GET
+// that ended early may still be in its goroutine's hands and are left to
+// the garbage collector.
+var aheadPool = sync.Pool{New: func() any { b := make([]byte, aheadBufSize); return &b }}
 
 type aheadChunk struct {
 	b   []byte
@@ -34,7 +42,7 @@ func (r *Reader) WriteTo(w io.Writer) (int64, error) {
 	done := make(chan struct{})
 	defer close(done)
 	for range aheadBufs {
-		free <- make([]byte, aheadBufSize)
+		free <- *aheadPool.Get().(*[]byte)
 	}
 	go func() {
 		for {
@@ -65,7 +73,13 @@ func (r *Reader) WriteTo(w io.Writer) (int64, error) {
 				return written, err
 			}
 		}
-		if c.err == io.EOF {
+		if c.err == io.EOF { // the goroutine has ended: every buffer is back
+			last := c.b[:cap(c.b)]
+			aheadPool.Put(&last)
+			for range len(free) {
+				b := <-free
+				aheadPool.Put(&b)
+			}
 			return written, nil
 		}
 		if c.err != nil {
