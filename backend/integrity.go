@@ -46,7 +46,8 @@ func checksumRefused(err error) bool {
 // none) and Content-MD5 *md5, and finds in its answer (confirmed) the
 // checksum the store confirmed. Until the store has confirmed the
 // checksum, the body carries Content-MD5 too; once the store has refused
-// the header or answered without confirming it, the body goes with
+// the header (a refusal that the body sent again without it does not
+// meet) or answered without confirming it, the body goes with
 // Content-MD5 instead, on this call's retry and on every later call of
 // this client.
 func sendChecked[T any](c *S3, op string, crc, md5 **string, body io.ReadSeeker, call func() (T, error), confirmed func(T) *string) (T, error) {
@@ -81,13 +82,26 @@ func sendChecked[T any](c *S3, op string, crc, md5 **string, body io.ReadSeeker,
 	if *crc == nil || !checksumRefused(err) {
 		return out, err
 	}
-	if !c.noCRC.Swap(true) {
-		slog.Warn("the object store refused x-amz-checksum-crc32c; sending Content-MD5 with every PUT and part instead (one more pass over each body)", "answer", err)
-	}
+	refusal := err
 	if err := useMD5(); err != nil {
 		return zero, &Error{Op: op, Err: err}
 	}
-	return call()
+	out, err = call()
+	// Refused again in the same words without the checksum: it was not
+	// the cause (NotImplemented also answers tags on a store without them,
+	// say), and later bodies keep it.
+	if !sameRefusal(err, refusal) && !c.noCRC.Swap(true) {
+		slog.Warn("the object store refused x-amz-checksum-crc32c; sending Content-MD5 with every PUT and part instead (one more pass over each body)", "answer", refusal)
+	}
+	return out, err
+}
+
+// sameRefusal reports whether err is the refusal first answered: the same
+// code and message.
+func sameRefusal(err, first error) bool {
+	var a, b *Error
+	return errors.As(wrapErr("", err), &a) && errors.As(wrapErr("", first), &b) &&
+		a.Code == b.Code && a.Message == b.Message
 }
 
 // confirm judges the checksum a store's success answer carries back for

@@ -151,3 +151,27 @@ func TestConfirmedChecksumDropsContentMD5(t *testing.T) {
 		t.Fatalf("store confirmed another checksum: err = %v, want BadDigest", err)
 	}
 }
+
+// NotImplemented also answers headers other than the checksum (tags on a
+// store without them, say) in the same words. The body sent again without
+// the checksum tells them apart: refused again, the checksum was not the
+// cause, and later bodies keep it.
+func TestNotImplementedForAnotherHeaderKeepsTheChecksum(t *testing.T) {
+	data := bytes.Repeat([]byte("sealed "), smallBodyMD5/7+1)
+	notImpl := reply{status: 501, body: "<Error><Code>NotImplemented</Code><Message>A header you provided implies functionality that is not implemented</Message></Error>"}
+	r, st := newRecorder(t, notImpl, notImpl, reply{status: 200, header: map[string]string{"ETag": `"e"`, "x-amz-checksum-crc32c": crc32cB64(data)}})
+	ctx := context.Background()
+	_, err := st.PutObject(ctx, PutInput{Bucket: "b", Key: "tagged", Body: bytes.NewReader(data), Size: int64(len(data)), ContentCRC32C: crc32cB64(data),
+		Protect: Protection{Tagging: "a=b"}})
+	if ErrorCode(err) != "NotImplemented" {
+		t.Fatalf("err = %v, want NotImplemented", err)
+	}
+	_, err = st.PutObject(ctx, PutInput{Bucket: "b", Key: "k", Body: bytes.NewReader(data), Size: int64(len(data)), ContentCRC32C: crc32cB64(data)})
+	must(t, err)
+	if len(r.reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(r.reqs))
+	}
+	if got := r.reqs[2].Header.Get("X-Amz-Checksum-Crc32c"); got != crc32cB64(data) {
+		t.Errorf("after a NotImplemented that the checksum did not cause, the next PUT went without it (x-amz-checksum-crc32c %q)", got)
+	}
+}
