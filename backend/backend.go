@@ -90,8 +90,10 @@ type PutInput struct {
 	ContentMD5  string // base64 MD5 of Body, checked by the backend when set
 	// ContentCRC32C is the base64 big-endian CRC32C of Body, sent as
 	// x-amz-checksum-crc32c: the backend checks what arrived at a
-	// fraction of Content-MD5's cost. A store that refuses the header is
-	// sent Content-MD5 instead, from then on (see checksumRefused).
+	// fraction of Content-MD5's cost. Until the store has confirmed the
+	// checksum in an answer, Content-MD5 goes beside it; a store that
+	// refuses the header or does not confirm it is sent Content-MD5
+	// instead, from then on (integrity.go).
 	ContentCRC32C string
 	Meta          map[string]string // user metadata, keys without "x-amz-meta-", lower case
 	Headers       Headers

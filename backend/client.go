@@ -56,7 +56,8 @@ type S3 struct {
 	api      *s3.Client
 	raw      rawTarget // for Forward
 	embedded bool
-	noCRC    atomic.Bool // the store refused x-amz-checksum-crc32c (integrity.go)
+	noCRC    atomic.Bool // the store refused or ignored x-amz-checksum-crc32c (integrity.go)
+	crcOK    atomic.Bool // the store confirmed x-amz-checksum-crc32c
 }
 
 var _ Store = (*S3)(nil)

@@ -24,6 +24,9 @@ func wrapErr(op string, err error) error {
 	if err == nil {
 		return nil
 	}
+	if e, ok := err.(*Error); ok {
+		return e // already this package's (sendChecked's verdicts)
+	}
 	e := &Error{Op: op, Err: err}
 	if IsStall(err) {
 		// The store stopped before its answer was whole (its headers may

@@ -2,18 +2,27 @@ package backend
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
 // Integrity in transit: a PUT or part may carry the CRC32C of its body
 // (x-amz-checksum-crc32c), which the store checks against what arrived,
-// as it would Content-MD5, at a twentieth of MD5's CPU. Stores that
-// predate flexible checksums either ignore the header (nothing is lost:
-// every segment is authenticated anyway, so corruption is caught at the
-// latest on read) or refuse it; after the first refusal this client sends
-// Content-MD5 instead, hashing the body once more.
+// as it would Content-MD5, at a twentieth of MD5's CPU. A store that
+// checked it says so: its answer carries the checksum back (AWS, MinIO,
+// versitygw). Stores that predate flexible checksums either ignore the
+// header (Ceph RGW before Squid, and others that check Content-MD5 all the
+// same) or refuse it. So until the store has confirmed the checksum once,
+// a body goes with Content-MD5 beside it; after an answer that does not
+// confirm it, or a refusal, this client sends Content-MD5 instead, hashing
+// every body once more. Segments are authenticated whatever the store
+// checks, but that finds a body damaged on its way in only when it is
+// read, once the client was told it was stored.
 
 // checksumRefused reports whether err is a store's refusal of the
 // x-amz-checksum-crc32c header itself: NotImplemented, or a request error
@@ -34,10 +43,15 @@ func checksumRefused(err error) bool {
 }
 
 // sendChecked runs call, which sends body with the checksum *crc (nil:
-// none) and Content-MD5 *md5. Once the store has refused the checksum
-// header, the body goes with Content-MD5 instead, on this call's retry
-// and on every later call of this client.
-func sendChecked[T any](c *S3, op string, crc, md5 **string, body io.ReadSeeker, call func() (T, error)) (T, error) {
+// none) and Content-MD5 *md5, and finds in its answer (confirmed) the
+// checksum the store confirmed. Until the store has confirmed the
+// checksum, the body carries Content-MD5 too; once the store has refused
+// the header (a refusal that the body sent again without it does not
+// meet) or answered without confirming it, the body goes with
+// Content-MD5 instead, on this call's retry and on every later call of
+// this client.
+func sendChecked[T any](c *S3, op string, crc, md5 **string, body io.ReadSeeker, call func() (T, error), confirmed func(T) *string) (T, error) {
+	var zero T
 	useMD5 := func() error {
 		*crc = nil
 		if *md5 != nil {
@@ -48,22 +62,63 @@ func sendChecked[T any](c *S3, op string, crc, md5 **string, body io.ReadSeeker,
 		*md5 = &m
 		return err
 	}
-	if *crc != nil && c.noCRC.Load() {
+	switch {
+	case *crc == nil:
+	case c.noCRC.Load():
 		if err := useMD5(); err != nil {
-			var zero T
 			return zero, &Error{Op: op, Err: err}
 		}
+	case !c.crcOK.Load() && *md5 == nil:
+		m, err := bodyMD5(body)
+		if err != nil {
+			return zero, &Error{Op: op, Err: err}
+		}
+		*md5 = &m
 	}
 	out, err := call()
+	if *crc != nil && err == nil {
+		return out, c.confirm(op, **crc, aws.ToString(confirmed(out)))
+	}
 	if *crc == nil || !checksumRefused(err) {
 		return out, err
 	}
-	if !c.noCRC.Swap(true) {
-		slog.Warn("the object store refused x-amz-checksum-crc32c; sending Content-MD5 with every PUT and part instead (one more pass over each body)", "answer", err)
-	}
+	refusal := err
 	if err := useMD5(); err != nil {
-		var zero T
 		return zero, &Error{Op: op, Err: err}
 	}
-	return call()
+	out, err = call()
+	// Refused again in the same words without the checksum: it was not
+	// the cause (NotImplemented also answers tags on a store without them,
+	// say), and later bodies keep it.
+	if !sameRefusal(err, refusal) && !c.noCRC.Swap(true) {
+		slog.Warn("the object store refused x-amz-checksum-crc32c; sending Content-MD5 with every PUT and part instead (one more pass over each body)", "answer", refusal)
+	}
+	return out, err
+}
+
+// sameRefusal reports whether err is the refusal first answered: the same
+// code and message.
+func sameRefusal(err, first error) bool {
+	var a, b *Error
+	return errors.As(wrapErr("", err), &a) && errors.As(wrapErr("", first), &b) &&
+		a.Code == b.Code && a.Message == b.Message
+}
+
+// confirm judges the checksum a store's success answer carries back for
+// a body sent with the checksum sent: the same, it checked it; none, it
+// does not check it (Content-MD5 from now on); another, it holds other
+// bytes than were sent, which is BadDigest as if it had said so.
+func (c *S3) confirm(op, sent, got string) error {
+	switch got {
+	case sent:
+		c.crcOK.Store(true)
+		return nil
+	case "":
+		if !c.noCRC.Swap(true) {
+			slog.Warn("the object store does not confirm x-amz-checksum-crc32c, so it does not check it; sending Content-MD5 with every PUT and part instead (one more pass over each body)", "operation", op)
+		}
+		return nil
+	}
+	return &Error{Op: op, Code: "BadDigest", StatusCode: http.StatusBadRequest,
+		Message: fmt.Sprintf("the object store confirmed CRC32C %s of a body sent with CRC32C %s", got, sent)}
 }

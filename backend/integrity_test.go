@@ -17,12 +17,14 @@ func crc32cB64(b []byte) string {
 }
 
 // A PUT and a part carry the CRC32C they were given as
-// x-amz-checksum-crc32c, and no Content-MD5 unless given one: hashing the
-// body with MD5 again is what the checksum saves. The SDK adds no
-// checksum or chunked encoding of its own.
+// x-amz-checksum-crc32c, and once the store has confirmed it (its answer
+// carries it back) no Content-MD5 unless given one: hashing the body with
+// MD5 again is what the checksum saves. The first body, before the store
+// confirmed anything, goes with both (TestUnconfirmedChecksumKeepsContentMD5).
+// The SDK adds no checksum or chunked encoding of its own.
 func TestBodiesCarryCRC32C(t *testing.T) {
-	r, st := newRecorder(t, reply{status: 200, header: map[string]string{"ETag": `"e"`}})
 	data := bytes.Repeat([]byte("sealed "), smallBodyMD5/7+1) // over smallBodyMD5, which always gets Content-MD5
+	r, st := newRecorder(t, reply{status: 200, header: map[string]string{"ETag": `"e"`, "x-amz-checksum-crc32c": crc32cB64(data)}})
 	ctx := context.Background()
 	_, err := st.PutObject(ctx, PutInput{Bucket: "b", Key: "k", Body: bytes.NewReader(data), Size: int64(len(data)), ContentCRC32C: crc32cB64(data)})
 	must(t, err)
@@ -32,8 +34,8 @@ func TestBodiesCarryCRC32C(t *testing.T) {
 		if got := req.Header.Get("X-Amz-Checksum-Crc32c"); got != crc32cB64(data) {
 			t.Errorf("request %d: x-amz-checksum-crc32c = %q, want %q", i, got, crc32cB64(data))
 		}
-		if got := req.Header.Get("Content-Md5"); got != "" {
-			t.Errorf("request %d: Content-MD5 %q sent beside the checksum", i, got)
+		if got := req.Header.Get("Content-Md5"); i > 0 && got != "" {
+			t.Errorf("request %d: Content-MD5 %q sent beside the confirmed checksum", i, got)
 		}
 		if req.Header.Get("Content-Encoding") != "" || req.Header.Get("X-Amz-Trailer") != "" || req.Header.Get("X-Amz-Content-Sha256") != "UNSIGNED-PAYLOAD" {
 			t.Errorf("request %d: body framed by the SDK: %v", i, req.Header)
@@ -93,5 +95,83 @@ func TestChecksumMismatchIsNotARefusal(t *testing.T) {
 	}
 	if st.noCRC.Load() {
 		t.Errorf("a mismatch turned the checksum off")
+	}
+}
+
+// A store that predates flexible checksums (Ceph RGW before Squid, among
+// others) takes x-amz-checksum-crc32c as an unknown header and ignores
+// it, while it checks Content-MD5: its answer does not carry the
+// checksum back, as a store that checked it does. Until the store has
+// confirmed the checksum once, a body carries Content-MD5 beside it; once
+// a store answered without confirming, every body carries Content-MD5.
+func TestUnconfirmedChecksumKeepsContentMD5(t *testing.T) {
+	r, st := newRecorder(t, reply{status: 200, header: map[string]string{"ETag": `"e"`}})
+	data := bytes.Repeat([]byte("sealed "), smallBodyMD5/7+1) // over smallBodyMD5, which always gets Content-MD5
+	ctx := context.Background()
+	for i := range 2 {
+		_, err := st.PutObject(ctx, PutInput{Bucket: "b", Key: "k", Body: bytes.NewReader(data), Size: int64(len(data)), ContentCRC32C: crc32cB64(data)})
+		must(t, err)
+		_, err = st.UploadPart(ctx, UploadPartInput{Bucket: "b", Key: "k", UploadID: "u", PartNumber: int32(i + 1), Body: bytes.NewReader(data), Size: int64(len(data)), ContentCRC32C: crc32cB64(data)})
+		must(t, err)
+	}
+	for i, req := range r.reqs {
+		if got := req.Header.Get("Content-Md5"); got != md5b64(data) {
+			t.Errorf("request %d to a store that never confirmed the checksum: Content-MD5 %q, want %q", i, got, md5b64(data))
+		}
+		if !bytes.Equal(r.body[i], data) {
+			t.Errorf("request %d: body of %d bytes, want the %d given", i, len(r.body[i]), len(data))
+		}
+	}
+}
+
+// A store that confirms the checksum it was sent (AWS, MinIO, versitygw
+// answer x-amz-checksum-crc32c) checked it: after the first such answer
+// bodies go with the checksum alone. An answer confirming another
+// checksum than the one sent says the store holds other bytes: an error.
+func TestConfirmedChecksumDropsContentMD5(t *testing.T) {
+	data := bytes.Repeat([]byte("sealed "), smallBodyMD5/7+1)
+	r, st := newRecorder(t, reply{status: 200, header: map[string]string{"ETag": `"e"`, "x-amz-checksum-crc32c": crc32cB64(data)}})
+	ctx := context.Background()
+	for i := range 3 {
+		_, err := st.UploadPart(ctx, UploadPartInput{Bucket: "b", Key: "k", UploadID: "u", PartNumber: int32(i + 1), Body: bytes.NewReader(data), Size: int64(len(data)), ContentCRC32C: crc32cB64(data)})
+		must(t, err)
+	}
+	for i, req := range r.reqs {
+		if got := req.Header.Get("X-Amz-Checksum-Crc32c"); got != crc32cB64(data) {
+			t.Errorf("request %d: x-amz-checksum-crc32c %q, want %q", i, got, crc32cB64(data))
+		}
+		if got, want := req.Header.Get("Content-Md5") != "", i == 0; got != want {
+			t.Errorf("request %d: Content-MD5 sent %v, want %v (only before the store confirmed the checksum)", i, got, want)
+		}
+	}
+	_, st = newRecorder(t, reply{status: 200, header: map[string]string{"ETag": `"e"`, "x-amz-checksum-crc32c": crc32cB64([]byte("other bytes"))}})
+	_, err := st.PutObject(ctx, PutInput{Bucket: "b", Key: "k", Body: bytes.NewReader(data), Size: int64(len(data)), ContentCRC32C: crc32cB64(data)})
+	var e *Error
+	if !asError(err, &e) || e.Code != "BadDigest" {
+		t.Fatalf("store confirmed another checksum: err = %v, want BadDigest", err)
+	}
+}
+
+// NotImplemented also answers headers other than the checksum (tags on a
+// store without them, say) in the same words. The body sent again without
+// the checksum tells them apart: refused again, the checksum was not the
+// cause, and later bodies keep it.
+func TestNotImplementedForAnotherHeaderKeepsTheChecksum(t *testing.T) {
+	data := bytes.Repeat([]byte("sealed "), smallBodyMD5/7+1)
+	notImpl := reply{status: 501, body: "<Error><Code>NotImplemented</Code><Message>A header you provided implies functionality that is not implemented</Message></Error>"}
+	r, st := newRecorder(t, notImpl, notImpl, reply{status: 200, header: map[string]string{"ETag": `"e"`, "x-amz-checksum-crc32c": crc32cB64(data)}})
+	ctx := context.Background()
+	_, err := st.PutObject(ctx, PutInput{Bucket: "b", Key: "tagged", Body: bytes.NewReader(data), Size: int64(len(data)), ContentCRC32C: crc32cB64(data),
+		Protect: Protection{Tagging: "a=b"}})
+	if ErrorCode(err) != "NotImplemented" {
+		t.Fatalf("err = %v, want NotImplemented", err)
+	}
+	_, err = st.PutObject(ctx, PutInput{Bucket: "b", Key: "k", Body: bytes.NewReader(data), Size: int64(len(data)), ContentCRC32C: crc32cB64(data)})
+	must(t, err)
+	if len(r.reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(r.reqs))
+	}
+	if got := r.reqs[2].Header.Get("X-Amz-Checksum-Crc32c"); got != crc32cB64(data) {
+		t.Errorf("after a NotImplemented that the checksum did not cause, the next PUT went without it (x-amz-checksum-crc32c %q)", got)
 	}
 }

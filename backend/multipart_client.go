@@ -75,7 +75,7 @@ func (c *S3) UploadPart(ctx context.Context, in UploadPartInput) (string, error)
 	out, err := sendChecked(c, "UploadPart", &input.ChecksumCRC32C, &input.ContentMD5, in.Body, func() (*s3.UploadPartOutput, error) {
 		return c.api.UploadPart(ctx, input,
 			s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware))
-	})
+	}, func(o *s3.UploadPartOutput) *string { return o.ChecksumCRC32C })
 	if md5, ok := md5Wanted(err, input.ContentMD5, in.Body); ok {
 		input.ContentMD5 = &md5
 		out, err = c.api.UploadPart(ctx, input,

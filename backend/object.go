@@ -83,7 +83,7 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 	}
 	out, err := sendChecked(c, "PutObject", &input.ChecksumCRC32C, &input.ContentMD5, in.Body, func() (*s3.PutObjectOutput, error) {
 		return c.api.PutObject(ctx, input, apiOpts...)
-	})
+	}, func(o *s3.PutObjectOutput) *string { return o.ChecksumCRC32C })
 	if md5, ok := md5Wanted(err, input.ContentMD5, in.Body); ok {
 		input.ContentMD5 = &md5
 		out, err = c.api.PutObject(ctx, input, apiOpts...)

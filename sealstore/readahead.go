@@ -1,6 +1,7 @@
 package sealstore
 
 import (
+	"fmt"
 	"io"
 	"sync"
 )
@@ -29,11 +30,16 @@ type aheadChunk struct {
 }
 
 // WriteTo writes the Reader's Len bytes to w, reading ahead of w on a
-// goroutine (see above); it stops at the first error of either side. It
-// does not close the Reader, which the caller still must; the goroutine
-// ends when WriteTo returns, at the latest once Close ends its read.
+// goroutine (see above); it stops at the first error of either side. After
+// the Len bytes it reads the source to its end, as a copy that reads until
+// io.EOF would: the checks the source makes there (the empty parts that
+// end a multipart object authenticated, nothing after the last part) are
+// made before WriteTo reports success (verify and the LFS read-back copy
+// with io.Copy, which comes here). It does not close the Reader, which the
+// caller still must; the goroutine ends when WriteTo returns, at the
+// latest once Close ends its read.
 func (r *Reader) WriteTo(w io.Writer) (int64, error) {
-	src := io.LimitReader(r.Reader, r.Len)
+	src := &lenReader{r: r.Reader, left: r.Len}
 	if r.Len <= aheadBufSize { // nothing to overlap
 		return io.CopyBuffer(w, src, make([]byte, aheadBufSize))
 	}
@@ -101,4 +107,33 @@ func fill(src io.Reader, b []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// lenReader reads left bytes of r and then r's end: a bare io.EOF, or the
+// error r reports there. A byte beyond left is an error: the Reader holds
+// more than it said.
+type lenReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *lenReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		var one [1]byte
+		for {
+			n, err := l.r.Read(one[:])
+			if n > 0 {
+				return 0, fmt.Errorf("%w: the plaintext goes on past its length", ErrIntegrity)
+			}
+			if err != nil {
+				return 0, err // a bare io.EOF is the clean end
+			}
+		}
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
 }

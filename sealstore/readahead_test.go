@@ -12,13 +12,15 @@ import (
 
 // WriteTo hands on exactly the Reader's Len bytes, in order, at every
 // size around its buffer boundaries, whatever sizes the source reads in.
+// (A Reader's source holds its Len bytes: one that goes on past them is
+// an error, TestReaderWriteToReadsTheSourceToItsEnd.)
 func TestReaderWriteToCopiesExactly(t *testing.T) {
 	data := randBytes(5*aheadBufSize+17, 3)
 	for _, n := range []int{0, 1, aheadBufSize - 1, aheadBufSize, aheadBufSize + 1, 3 * aheadBufSize, 3*aheadBufSize + 1, len(data)} {
 		for name, src := range map[string]io.Reader{
-			"whole":    bytes.NewReader(data),
-			"one byte": iotest.OneByteReader(bytes.NewReader(data)),
-			"halves":   iotest.HalfReader(bytes.NewReader(data)),
+			"whole":    bytes.NewReader(data[:n]),
+			"one byte": iotest.OneByteReader(bytes.NewReader(data[:n])),
+			"halves":   iotest.HalfReader(bytes.NewReader(data[:n])),
 		} {
 			r := &Reader{Reader: src, Len: int64(n), body: io.NopCloser(nil)}
 			var out bytes.Buffer
@@ -112,5 +114,26 @@ func TestReaderWriteToClientGoneLeavesNoGoroutine(t *testing.T) {
 	}
 	if g := runtime.NumGoroutine(); g > before {
 		t.Fatalf("%d goroutines left running, %d before", g, before)
+	}
+}
+
+// After its Len bytes WriteTo reads the source to its end, so that what
+// the source checks there is checked before the copy reports success (a
+// multipart object's empty last part is authenticated then); a source
+// that goes on past Len is an integrity error, not a clean end.
+func TestReaderWriteToReadsTheSourceToItsEnd(t *testing.T) {
+	for _, n := range []int{0, 10, 3*aheadBufSize + 5} {
+		data := randBytes(n, 6)
+		bad := errors.New("the empty last part failed authentication")
+		r := &Reader{Reader: io.MultiReader(bytes.NewReader(data), iotest.ErrReader(bad)), Len: int64(n), body: io.NopCloser(nil)}
+		var out bytes.Buffer
+		if got, err := r.WriteTo(&out); !errors.Is(err, bad) || got != int64(n) || !bytes.Equal(out.Bytes(), data) {
+			t.Fatalf("Len %d: wrote %d, err %v; want the %d bytes, then the error at the end", n, got, err, n)
+		}
+		r = &Reader{Reader: bytes.NewReader(append(data, 1)), Len: int64(n), body: io.NopCloser(nil)}
+		out.Reset()
+		if got, err := r.WriteTo(&out); !errors.Is(err, ErrIntegrity) || got != int64(n) {
+			t.Fatalf("Len %d, a byte more: wrote %d, err %v; want %d bytes and an integrity error", n, got, err, n)
+		}
 	}
 }

@@ -43,8 +43,9 @@ type Options struct {
 	ManifestCacheParts int
 	// BackendChecksum sends the CRC32C of the ciphertext
 	// (x-amz-checksum-crc32c) with every backend PUT and part, so the
-	// backend checks what arrived; a store that refuses the header gets
-	// Content-MD5 instead (backend.PutInput). CRC32C costs a twentieth of
+	// backend checks what arrived; a store that refuses the header, or
+	// does not confirm it, gets Content-MD5 instead (backend/integrity.go).
+	// CRC32C costs a twentieth of
 	// MD5 (worth it over plain HTTP; redundant under TLS, whose records are
 	// authenticated). Objects with a lock always carry Content-MD5, which
 	// stores demand for them. Default false.
