@@ -47,9 +47,9 @@ func checksumRefused(err error) bool {
 // checksum the store confirmed. Until the store has confirmed the
 // checksum, the body carries Content-MD5 too; once the store has refused
 // the header (a refusal that the body sent again without it does not
-// meet) or answered without confirming it, the body goes with
-// Content-MD5 instead, on this call's retry and on every later call of
-// this client.
+// meet; before a confirmation any 400 counts, see badRequest) or answered
+// without confirming it, the body goes with Content-MD5 instead, on this
+// call's retry and on every later call of this client.
 func sendChecked[T any](c *S3, op string, crc, md5 **string, body io.ReadSeeker, call func() (T, error), confirmed func(T) *string) (T, error) {
 	var zero T
 	useMD5 := func() error {
@@ -79,7 +79,7 @@ func sendChecked[T any](c *S3, op string, crc, md5 **string, body io.ReadSeeker,
 	if *crc != nil && err == nil {
 		return out, c.confirm(op, **crc, aws.ToString(confirmed(out)))
 	}
-	if *crc == nil || !checksumRefused(err) {
+	if *crc == nil || !(checksumRefused(err) || !c.crcOK.Load() && badRequest(err)) {
 		return out, err
 	}
 	refusal := err
@@ -94,6 +94,17 @@ func sendChecked[T any](c *S3, op string, crc, md5 **string, body io.ReadSeeker,
 		slog.Warn("the object store refused x-amz-checksum-crc32c; sending Content-MD5 with every PUT and part instead (one more pass over each body)", "answer", refusal)
 	}
 	return out, err
+}
+
+// badRequest reports whether err is a 400 or a NotImplemented: on a store
+// that has not yet confirmed the checksum, such an answer may be its
+// refusal of the header in words that name no checksum ("Invalid
+// argument."), or a checksum it computes wrongly; sendChecked then sends
+// the body once more without the header (with Content-MD5, which checks
+// it all the same) to tell.
+func badRequest(err error) bool {
+	var e *Error
+	return errors.As(wrapErr("", err), &e) && (e.StatusCode == http.StatusBadRequest || e.Code == "NotImplemented")
 }
 
 // sameRefusal reports whether err is the refusal first answered: the same

@@ -80,10 +80,12 @@ func TestChecksumRefusedFallsBackToContentMD5(t *testing.T) {
 	}
 }
 
-// A mismatch is the store's verdict on the body, not a refusal of the
-// header: it is answered as it is and not re-sent with Content-MD5.
+// On a store that has confirmed the checksum before, a mismatch is its
+// verdict on the body, not a refusal of the header: it is answered as it
+// is and not re-sent.
 func TestChecksumMismatchIsNotARefusal(t *testing.T) {
 	r, st := newRecorder(t, reply{status: 400, body: "<Error><Code>BadDigest</Code><Message>The CRC32C checksum you specified did not match the calculated checksum.</Message></Error>"})
+	st.crcOK.Store(true)
 	data := []byte("flipped in transit")
 	_, err := st.PutObject(context.Background(), PutInput{Bucket: "b", Key: "k", Body: bytes.NewReader(data), Size: int64(len(data)), ContentCRC32C: crc32cB64([]byte("other"))})
 	var e *Error
@@ -95,6 +97,38 @@ func TestChecksumMismatchIsNotARefusal(t *testing.T) {
 	}
 	if st.noCRC.Load() {
 		t.Errorf("a mismatch turned the checksum off")
+	}
+}
+
+// A store that has never confirmed the checksum and answers 400 in words
+// that name none ("Invalid argument.", or a checksum it computes wrongly)
+// gets the body again without the header, with Content-MD5, which it
+// takes: from then on bodies go with Content-MD5. A store that answers the
+// body without the header in the same words refused something else, and
+// the checksum stays.
+func TestUnconfirmedStoreGenericRefusal(t *testing.T) {
+	data := bytes.Repeat([]byte("generic "), smallBodyMD5/8+1)
+	for _, c := range []struct {
+		name   string
+		script []reply
+		ok     bool
+		noCRC  bool
+	}{
+		{"refuses the header", []reply{{status: 400, body: "<Error><Code>InvalidArgument</Code><Message>Invalid argument.</Message></Error>"},
+			{status: 200, header: map[string]string{"ETag": `"e"`}}}, true, true},
+		{"miscomputes CRC32C", []reply{{status: 400, body: "<Error><Code>InvalidDigest</Code><Message>The digest you specified was invalid.</Message></Error>"},
+			{status: 200, header: map[string]string{"ETag": `"e"`}}}, true, true},
+		{"refuses something else", []reply{{status: 400, body: "<Error><Code>InvalidArgument</Code><Message>Invalid argument.</Message></Error>"}}, false, false},
+	} {
+		r, st := newRecorder(t, c.script...)
+		_, err := st.PutObject(context.Background(), PutInput{Bucket: "b", Key: "k", Body: bytes.NewReader(data), Size: int64(len(data)), ContentCRC32C: crc32cB64(data)})
+		if (err == nil) != c.ok || st.noCRC.Load() != c.noCRC || len(r.reqs) != 2 {
+			t.Fatalf("%s: err %v, checksum off %v, %d requests; want ok %v, off %v, 2 requests", c.name, err, st.noCRC.Load(), len(r.reqs), c.ok, c.noCRC)
+		}
+		if r.reqs[1].Header.Get("X-Amz-Checksum-Crc32c") != "" || r.reqs[1].Header.Get("Content-Md5") != md5b64(data) || !bytes.Equal(r.body[1], data) {
+			t.Errorf("%s: the second request: checksum %q, Content-MD5 %q, %d bytes", c.name,
+				r.reqs[1].Header.Get("X-Amz-Checksum-Crc32c"), r.reqs[1].Header.Get("Content-Md5"), len(r.body[1]))
+		}
 	}
 }
 
