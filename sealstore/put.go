@@ -306,13 +306,7 @@ func copyBody(dst io.Writer, src io.Reader, limit int64, declared bool) (int64, 
 func copyFull(dst io.Writer, src io.Reader, buf []byte) (int64, error) {
 	var n int64
 	for {
-		m := 0
-		var rerr error
-		for m < len(buf) && rerr == nil {
-			var k int
-			k, rerr = src.Read(buf[m:])
-			m += k
-		}
+		m, rerr := fill(src, buf)
 		if m > 0 {
 			if _, err := dst.Write(buf[:m]); err != nil {
 				return n, err
