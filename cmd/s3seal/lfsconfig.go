@@ -18,7 +18,11 @@ type lfsConfig struct {
 	CacheTTL      time.Duration
 	MaxBlobSize   int64
 	APIKey        string
-	DevKafka      string // address of the in-process Kafka without brokers or etcd
+	// AllowUnauthenticated serves the LFS API without an API key on a
+	// non-loopback listener (a network that authenticates its clients
+	// itself, such as a service mesh with mutual TLS).
+	AllowUnauthenticated bool
+	DevKafka             string // address of the in-process Kafka without brokers or etcd
 }
 
 func (l *lfsConfig) flags(fs *flag.FlagSet) {
@@ -30,7 +34,8 @@ func (l *lfsConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&l.EtcdEndpoints, "lfs-etcd-endpoints", "", "comma-separated etcd endpoints to discover KafScale brokers from")
 	fs.DurationVar(&l.CacheTTL, "lfs-backend-cache-ttl", 60*time.Second, "how long brokers found in etcd are used while etcd cannot be read")
 	fs.Int64Var(&l.MaxBlobSize, "lfs-max-blob-size", 5<<30, "largest LFS blob, in bytes")
-	fs.StringVar(&l.APIKey, "lfs-api-key", "", "API key LFS clients must send (X-API-Key or Bearer; prefer S3SEAL_LFS_API_KEY)")
+	fs.StringVar(&l.APIKey, "lfs-api-key", "", "API key LFS clients must send (X-API-Key or Bearer; prefer S3SEAL_LFS_API_KEY); required on a non-loopback --lfs-listen")
+	fs.BoolVar(&l.AllowUnauthenticated, "lfs-allow-unauthenticated", false, "serve the LFS API without --lfs-api-key on a non-loopback --lfs-listen (only where the network authenticates every client)")
 	fs.StringVar(&l.DevKafka, "lfs-dev-kafka", "127.0.0.1:9092", "address of the in-process Kafka started when neither --lfs-brokers nor --lfs-etcd-endpoints is set")
 }
 

@@ -87,6 +87,15 @@ func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *cryp
 	if m.ln, err = net.Listen("tcp", l.Listen); err != nil {
 		return fail(usagef("--lfs-listen %s: %v", l.Listen, err))
 	}
+	if l.APIKey == "" && !isLoopback(m.ln.Addr()) {
+		// The API hands out every blob decrypted, presigned URLs and
+		// produces to any topic: open on a network only by decision.
+		if !l.AllowUnauthenticated {
+			m.ln.Close()
+			return fail(usagef("--lfs-listen %s is reachable beyond this host and no --lfs-api-key (S3SEAL_LFS_API_KEY) is given: anyone who reaches it could download every blob decrypted and produce to any topic; give an API key, or --lfs-allow-unauthenticated where the network itself authenticates every client", l.Listen))
+		}
+		log.Warn("LFS API without an API key on a non-loopback address (--lfs-allow-unauthenticated): whoever reaches it can read every blob decrypted and produce to any topic", "listen", m.ln.Addr().String())
+	}
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	m.stop = stop
 	go h.RunSweeper(sctx, time.Minute)

@@ -75,13 +75,21 @@ func (b *syncBuffer) String() string {
 // serve stops with the test.
 func startServe(t *testing.T, args ...string) (s3Addr, metricsAddr string) {
 	t.Helper()
+	s3Addr, metricsAddr, _ = startServeWithLog(t, args...)
+	return s3Addr, metricsAddr
+}
+
+// startServeWithLog is startServe that also returns serve's log, which
+// goes on being written while the test reads it.
+func startServeWithLog(t *testing.T, args ...string) (s3Addr, metricsAddr string, log *syncBuffer) {
+	t.Helper()
 	args = append([]string{"--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--shutdown-delay", "0s"}, args...)
 	c, err := parseConfig(args, env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	log := &syncBuffer{}
+	log = &syncBuffer{}
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, c, log) }()
 	t.Cleanup(func() {
@@ -105,7 +113,7 @@ func startServe(t *testing.T, args ...string) (s3Addr, metricsAddr string) {
 			if mm != nil {
 				metricsAddr = mm[1]
 			}
-			return m[1], metricsAddr
+			return m[1], metricsAddr, log
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("serve logged no listening address:\n%s", out)
