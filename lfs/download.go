@@ -164,7 +164,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, rq *request, in
 			return errf(http.StatusBadGateway, "integrity_failure", "%s", fail)
 		}
 		h.log.Error("lfs: download cut: integrity failure", "request_id", rq.id, "key", in.Key, "reason", fail)
-		h.metrics.requests.WithLabelValues(rq.topic, "error", rq.typ).Inc()
+		h.metrics.requests.WithLabelValues(h.metrics.topicLabel(rq.topic), "error", rq.typ).Inc()
 		panic(http.ErrAbortHandler)
 	}
 	if !started {

@@ -173,7 +173,7 @@ func (h *Handler) wrap(typ string, f handlerFunc) http.HandlerFunc {
 			h.writeError(w, rq, e)
 		}
 		if typ != "" {
-			h.metrics.requests.WithLabelValues(rq.topic, status, typ).Inc()
+			h.metrics.requests.WithLabelValues(h.metrics.topicLabel(rq.topic), status, typ).Inc()
 		}
 	}
 }

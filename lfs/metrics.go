@@ -1,6 +1,10 @@
 package lfs
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Metrics are the module's Prometheus collectors, on a registry of their
 // own that the /metrics endpoint can gather from (Registry) or that can be
@@ -13,7 +17,22 @@ type Metrics struct {
 	uploadDuration prometheus.Histogram
 	storageErrors  prometheus.Counter
 	orphans        prometheus.Counter
+
+	// topics holds the topics a broker accepted a record for: only those
+	// name a series of their own (topicLabel), so that topic names a
+	// client invents, whose requests fail, cannot grow the series without
+	// bound. At most maxTopicLabels of them; later ones count as
+	// otherTopics too.
+	mu     sync.Mutex
+	topics map[string]bool
 }
+
+// otherTopics is the topic label of requests for a topic no broker has
+// accepted a record for (yet), and of requests without a topic.
+const otherTopics = "_other"
+
+// maxTopicLabels bounds the topics with a series of their own.
+const maxTopicLabels = 1000
 
 func newMetrics() *Metrics {
 	m := &Metrics{
@@ -44,8 +63,29 @@ func newMetrics() *Metrics {
 			Help: "Blobs left in storage without a known envelope: produce failed after sending, or delete failed.",
 		}),
 	}
+	m.topics = map[string]bool{}
 	m.reg.MustRegister(m.Collectors()...)
 	return m
+}
+
+// accepted records that a broker accepted a record for topic.
+func (m *Metrics) accepted(topic string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.topics) < maxTopicLabels {
+		m.topics[topic] = true
+	}
+}
+
+// topicLabel is the label requests for topic are counted under: the topic
+// once a broker has accepted a record for it, else otherTopics.
+func (m *Metrics) topicLabel(topic string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.topics[topic] {
+		return topic
+	}
+	return otherTopics
 }
 
 // Registry is a registry holding the collectors.
