@@ -52,8 +52,9 @@ func checksumRefused(err error) bool {
 // call's retry and on every later call of this client.
 func sendChecked[T any](c *S3, op string, crc, md5 **string, body io.ReadSeeker, call func() (T, error), confirmed func(T) *string) (T, error) {
 	var zero T
-	useMD5 := func() error {
-		*crc = nil
+	// withMD5 gives the body its Content-MD5 (hashing it if it has none)
+	// and leaves it rewound.
+	withMD5 := func() error {
 		if *md5 != nil {
 			_, err := body.Seek(0, io.SeekStart)
 			return err
@@ -62,6 +63,10 @@ func sendChecked[T any](c *S3, op string, crc, md5 **string, body io.ReadSeeker,
 		*md5 = &m
 		return err
 	}
+	useMD5 := func() error {
+		*crc = nil
+		return withMD5()
+	}
 	switch {
 	case *crc == nil:
 	case c.noCRC.Load():
@@ -69,11 +74,9 @@ func sendChecked[T any](c *S3, op string, crc, md5 **string, body io.ReadSeeker,
 			return zero, &Error{Op: op, Err: err}
 		}
 	case !c.crcOK.Load() && *md5 == nil:
-		m, err := bodyMD5(body)
-		if err != nil {
+		if err := withMD5(); err != nil {
 			return zero, &Error{Op: op, Err: err}
 		}
-		*md5 = &m
 	}
 	out, err := call()
 	if *crc != nil && err == nil {
