@@ -34,7 +34,7 @@ func sealCustomer(t *testing.T, kr *Keyring, name Name, ck *CustomerKey, plain [
 	if err != nil {
 		t.Fatal(err)
 	}
-	return env.Metadata(), ct
+	return withObjectMeta(t, dk, env).Metadata(), ct
 }
 
 func unwrapMeta(kr *Keyring, meta map[string]string, name Name) (*DataKey, Binding, error) {

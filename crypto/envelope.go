@@ -11,8 +11,9 @@ import (
 )
 
 const (
-	wrapInfo     = "s3seal v1 wrap"
-	wrapAADLabel = "s3seal v1 wrap\x00"
+	// wrapInfo derives the wrap key in both formats; the AAD's label
+	// names the format (wrapAADLabels).
+	wrapInfo = "s3seal v1 wrap"
 
 	// MaxChecksums bounds the checksums one Binding (or one manifest
 	// entry) keeps; S3 keeps one per object.
@@ -30,6 +31,19 @@ const (
 	// MaxChecksums checksums of the longest names and values.
 	wrappedMax = wrappedMin + 16 + checksumBlockMax
 )
+
+// The formats an envelope can be written in (s3seal-v). Format 1 keeps an
+// object's user metadata and content headers in the clear at the store
+// (but for the entries of [SealUserMeta]); format 2, the one s3seal
+// writes, seals all of them ([SealObjectMeta]). The format is bound into
+// the wrap, so an object cannot be passed off as written in another.
+const (
+	FormatV1 = 1
+	FormatV2 = 2
+)
+
+// wrapAADLabels[v] starts the wrap AAD of format v.
+var wrapAADLabels = [...]string{FormatV1: "s3seal v1 wrap\x00", FormatV2: "s3seal v2 wrap\x00"}
 
 // Name is where an object lives: the bucket and key it was written under.
 // It is bound into the wrapped data key, so an object (ciphertext and
@@ -55,6 +69,10 @@ func (n Name) check() error {
 // (its manifest holds them); then PlainSize, PlainMD5 and Checksums must be
 // zero.
 type Binding struct {
+	// Version is the format the wrap is made for: 0 for the current one
+	// (FormatV2), FormatV1 to rewrap an object written in format 1.
+	// Unwrap reports the envelope's.
+	Version   int
 	Multipart bool
 	PlainSize int64
 	PlainMD5  [16]byte
@@ -97,6 +115,9 @@ func validChecksumValue(v string) bool {
 }
 
 func (b Binding) check() error {
+	if b.Version != 0 && b.Version != FormatV1 && b.Version != FormatV2 {
+		return newErr(ErrVersion, "format %d", b.Version)
+	}
 	if b.CustomerCheck != nil && len(b.CustomerCheck) != CheckSize {
 		return newErr(ErrCorrupt, "customer key check is %d bytes", len(b.CustomerCheck))
 	}
@@ -118,6 +139,7 @@ func (b Binding) check() error {
 // plaintext MD5 and checksums. [Envelope.Metadata] and [ParseMetadata]
 // convert it to and from backend user metadata; [Keyring.Unwrap] opens it.
 type Envelope struct {
+	Version   int           // FormatV1 or FormatV2
 	KeyID     string        // id of the master key that wrapped the DEK
 	OID       [OIDSize]byte // object id
 	Multipart bool
@@ -126,6 +148,10 @@ type Envelope struct {
 	// CustomerCheck is the customer key check value of an SSE-C object
 	// (CheckSize bytes), nil for any other object.
 	CustomerCheck []byte
+	// SealedMeta is, in format 2, the value of [MetaObject] (see
+	// [SealObjectMeta]): "" until the writer sets it, and never "" in
+	// what ParseMetadata reads. Format 1 has none.
+	SealedMeta string
 }
 
 // Wrap wraps dk's DEK under the master key keyID ("" means the primary
@@ -154,7 +180,11 @@ func (kr *Keyring) Wrap(dk *DataKey, keyID string, name Name, b Binding) (Envelo
 	if err != nil {
 		return Envelope{}, err
 	}
-	env := Envelope{KeyID: keyID, OID: dk.oid, Multipart: b.Multipart, PlainSize: b.PlainSize, CustomerCheck: b.CustomerCheck}
+	version := b.Version
+	if version == 0 {
+		version = FormatV2
+	}
+	env := Envelope{Version: version, KeyID: keyID, OID: dk.oid, Multipart: b.Multipart, PlainSize: b.PlainSize, CustomerCheck: b.CustomerCheck}
 	payload := wrapPayload(dk.dek[:], b)
 	defer clear(payload)
 	wrapped := make([]byte, nonceSize, nonceSize+len(payload)+tagSize)
@@ -185,6 +215,9 @@ func (kr *Keyring) Unwrap(e Envelope, name Name) (*DataKey, Binding, error) {
 	if e.CustomerCheck != nil && len(e.CustomerCheck) != CheckSize {
 		return nil, Binding{}, newErr(ErrCorrupt, "customer key check is %d bytes", len(e.CustomerCheck))
 	}
+	if e.Version != FormatV1 && e.Version != FormatV2 {
+		return nil, Binding{}, newErr(ErrVersion, "format %d", e.Version)
+	}
 	kek, ok := kr.keys[e.KeyID]
 	if !ok {
 		return nil, Binding{}, newErr(ErrUnknownKey, "%q", e.KeyID)
@@ -198,7 +231,7 @@ func (kr *Keyring) Unwrap(e Envelope, name Name) (*DataKey, Binding, error) {
 	if err != nil {
 		return nil, Binding{}, newErr(ErrAuth, "wrapped data key (key id %q)", e.KeyID)
 	}
-	b := Binding{Multipart: e.Multipart, PlainSize: e.PlainSize, CustomerCheck: e.CustomerCheck}
+	b := Binding{Version: e.Version, Multipart: e.Multipart, PlainSize: e.PlainSize, CustomerCheck: e.CustomerCheck}
 	if b.Multipart {
 		if len(payload) != KeySize {
 			return nil, Binding{}, newErr(ErrCorrupt, "multipart payload is %d bytes", len(payload))
@@ -250,7 +283,7 @@ func wrapAEAD(kek []byte, oid [OIDSize]byte) (cipher.AEAD, error) {
 	return cipher.NewGCM(block)
 }
 
-// wrapAAD = "s3seal v1 wrap\x00" || u8(len(keyID)) || keyID || oid ||
+// wrapAAD = "s3seal v<format> wrap\x00" || u8(len(keyID)) || keyID || oid ||
 // u16be(len(bucket)) || bucket || u16be(len(key)) || key ||
 // kind ('S' or 'M') || for 'S': u64be(plainSize) || for an SSE-C object:
 // 'C' || customerCheck (16). Objects without a customer key keep the AAD
@@ -265,8 +298,9 @@ func wrapAAD(e Envelope, n Name) []byte {
 }
 
 func wrapAADBase(e Envelope, n Name) []byte {
-	a := make([]byte, 0, len(wrapAADLabel)+1+len(e.KeyID)+OIDSize+4+len(n.Bucket)+len(n.Key)+1+8)
-	a = append(a, wrapAADLabel...)
+	label := wrapAADLabels[e.Version]
+	a := make([]byte, 0, len(label)+1+len(e.KeyID)+OIDSize+4+len(n.Bucket)+len(n.Key)+1+8)
+	a = append(a, label...)
 	a = append(a, byte(len(e.KeyID)))
 	a = append(a, e.KeyID...)
 	a = append(a, e.OID[:]...)

@@ -28,6 +28,7 @@ func TestWrapUnwrap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			env = withObjectMeta(t, dk, env)
 			if env.OID != dk.OID() || env.Multipart != b.Multipart || env.PlainSize != b.PlainSize {
 				t.Fatalf("envelope %+v", env)
 			}
@@ -40,6 +41,7 @@ func TestWrapUnwrap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			b.Version = FormatV2 // the current format, which Wrap takes for 0
 			if got.dek != dk.dek || got.OID() != dk.OID() || !reflect.DeepEqual(gotB, b) {
 				t.Fatalf("unwrapped %+v", gotB)
 			}
@@ -80,6 +82,7 @@ func TestEnvelopeTamper(t *testing.T) {
 	envA, _ := kr.Wrap(dkA, "k1", testName, Binding{PlainSize: 1000, PlainMD5: md5.Sum([]byte("A"))})
 	envB, _ := kr.Wrap(dkB, "k1", testName, Binding{PlainSize: 1000, PlainMD5: md5.Sum([]byte("B"))})
 	mpA, _ := kr.Wrap(dkA, "k1", testName, Binding{Multipart: true})
+	envA, envB, mpA = withObjectMeta(t, dkA, envA), withObjectMeta(t, dkB, envB), withObjectMeta(t, dkA, mpA)
 
 	cases := map[string]func(e *Envelope){
 		"size +1":             func(e *Envelope) { e.PlainSize++ },
@@ -93,6 +96,9 @@ func TestEnvelopeTamper(t *testing.T) {
 		"wrapped md5":         func(e *Envelope) { e.Wrapped = bytes.Clone(e.Wrapped); e.Wrapped[12+KeySize+3] ^= 1 },
 		"wrapped tag":         func(e *Envelope) { e.Wrapped = bytes.Clone(e.Wrapped); e.Wrapped[len(e.Wrapped)-1] ^= 1 },
 		"multipart of A":      func(e *Envelope) { *e = mpA; e.PlainSize = 1000; e.Multipart = false },
+		// A format 2 object passed off as format 1, whose metadata and
+		// headers are read in the clear.
+		"format 1": func(e *Envelope) { e.Version, e.SealedMeta = FormatV1, "" },
 	}
 	for name, change := range cases {
 		env := envA
@@ -161,12 +167,13 @@ func TestMetadata(t *testing.T) {
 	dk, _ := Config{Rand: newDetRand("meta")}.DataKeyFrom(key(5), [16]byte{0xfb, 0xff})
 	sum := md5.Sum([]byte("x"))
 	env, _ := kr.Wrap(dk, "", testName, Binding{PlainSize: 42, PlainMD5: sum, Checksums: map[string]string{"crc32": "AAAAAA=="}})
+	env = withObjectMeta(t, dk, env)
 	m := env.Metadata()
-	want := []string{"s3seal-dek", "s3seal-kid", "s3seal-oid", "s3seal-size", "s3seal-v"}
+	want := []string{"s3seal-dek", "s3seal-kid", "s3seal-meta", "s3seal-oid", "s3seal-size", "s3seal-v"}
 	if got := strings.Join(sortedKeys(m), ","); got != strings.Join(want, ",") {
 		t.Fatalf("keys %s", got)
 	}
-	if m["s3seal-v"] != "1" || m["s3seal-kid"] != "k1" || len(m["s3seal-oid"]) != 22 || m["s3seal-size"] != "42" {
+	if m["s3seal-v"] != "2" || m["s3seal-kid"] != "k1" || len(m["s3seal-oid"]) != 22 || m["s3seal-size"] != "42" {
 		t.Fatalf("metadata %v", m)
 	}
 	// The MD5 and the checksum are sealed: nothing in the clear metadata
@@ -180,8 +187,9 @@ func TestMetadata(t *testing.T) {
 		t.Fatalf("oid %s is not base64url", m["s3seal-oid"])
 	}
 	mpEnv, _ := kr.Wrap(dk, "", testName, Binding{Multipart: true})
+	mpEnv = withObjectMeta(t, dk, mpEnv)
 	mm := mpEnv.Metadata()
-	if mm["s3seal-mp"] != "1" || len(mm) != 5 || mm["s3seal-size"] != "" || len(mm["s3seal-dek"]) != 80 {
+	if mm["s3seal-mp"] != "1" || len(mm) != 6 || mm["s3seal-size"] != "" || len(mm["s3seal-dek"]) != 80 {
 		t.Fatalf("multipart metadata %v", mm)
 	}
 
@@ -243,6 +251,9 @@ func TestMetadata(t *testing.T) {
 		"same key twice":        with("S3SEAL-KID", "k1"),
 		"only mp, no size":      {"s3seal-v": "1", "s3seal-kid": "k1", "s3seal-oid": m["s3seal-oid"], "s3seal-dek": m["s3seal-dek"], "s3seal-mp": "0"},
 		"neither mp nor a size": without("s3seal-size"),
+		"format 2 without meta": without("s3seal-meta"),
+		"format 2 with um":      with("s3seal-um", "x"),
+		"format 1 with meta":    with("s3seal-v", "1"),
 	}
 	for name, meta := range corrupt {
 		_, enc, err := ParseMetadata(meta)
@@ -250,7 +261,7 @@ func TestMetadata(t *testing.T) {
 			t.Errorf("%s: %v, %v, want ErrCorrupt and encrypted", name, enc, err)
 		}
 	}
-	for _, v := range []string{"2", "0", "", "1.0", " 1"} {
+	for _, v := range []string{"3", "0", "", "1.0", " 1", "02"} {
 		if _, enc, err := ParseMetadata(with("s3seal-v", v)); !errors.Is(err, ErrVersion) || !enc {
 			t.Errorf("version %q: %v", v, err)
 		}

@@ -37,6 +37,10 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// What the client wrote beside the bytes is sealed with the data key too.
+	if env.SealedMeta, err = crypto.SealObjectMeta(dk, crypto.ObjectMeta{ContentType: "text/plain"}); err != nil {
+		log.Fatal(err)
+	}
 	meta := env.Metadata()
 	fmt.Println("stored:", stored.Len(), "bytes =", crypto.CiphertextSize(int64(len(plain))))
 
@@ -49,6 +53,11 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	om, err := crypto.OpenObjectMeta(dk2, env2.SealedMeta)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("Content-Type:", om.ContentType)
 	size, off, length := b.PlainSize, int64(70000), int64(13)
 	cOff, cLen := crypto.CipherRange(size, off, length)
 	fmt.Println("fetch ciphertext bytes", cOff, "to", cOff+cLen-1)
@@ -60,6 +69,7 @@ func Example() {
 	fmt.Printf("%q %v\n", got, err)
 	// Output:
 	// stored: 140084 bytes = 140084
+	// Content-Type: text/plain
 	// fetch ciphertext bytes 65564 to 131127
 	// "s3seal s3seal" <nil>
 }

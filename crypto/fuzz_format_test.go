@@ -56,14 +56,15 @@ func FuzzUnwrapMetadata(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	m := env.Metadata()
-	f.Add(m[MetaVersion], m[MetaKeyID], m[MetaOID], m[MetaDEK], m[MetaSize], "", testName.Key)
+	m := withObjectMeta(f, dk, env).Metadata()
+	f.Add(m[MetaVersion], m[MetaKeyID], m[MetaOID], m[MetaDEK], m[MetaSize], "", m[MetaObject], testName.Key)
 	mp, _ := kr.Wrap(dk, "", testName, Binding{Multipart: true})
-	mm := mp.Metadata()
-	f.Add(mm[MetaVersion], mm[MetaKeyID], mm[MetaOID], mm[MetaDEK], "", mm[MetaMP], testName.Key)
-	f.Fuzz(func(t *testing.T, v, kid, oid, dek, size, mpv, key string) {
+	mm := withObjectMeta(f, dk, mp).Metadata()
+	f.Add(mm[MetaVersion], mm[MetaKeyID], mm[MetaOID], mm[MetaDEK], "", mm[MetaMP], mm[MetaObject], testName.Key)
+	f.Add("1", m[MetaKeyID], m[MetaOID], m[MetaDEK], m[MetaSize], "", "", testName.Key)
+	f.Fuzz(func(t *testing.T, v, kid, oid, dek, size, mpv, om, key string) {
 		meta := map[string]string{}
-		for k, val := range map[string]string{MetaVersion: v, MetaKeyID: kid, MetaOID: oid, MetaDEK: dek, MetaSize: size, MetaMP: mpv} {
+		for k, val := range map[string]string{MetaVersion: v, MetaKeyID: kid, MetaOID: oid, MetaDEK: dek, MetaSize: size, MetaMP: mpv, MetaObject: om} {
 			if val != "" {
 				meta[k] = val
 			}

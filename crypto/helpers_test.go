@@ -128,3 +128,15 @@ func mustFailAuthentic(t *testing.T, what string, got []byte, err error, want []
 
 // testName is the object name the envelope tests bind.
 var testName = Name{Bucket: "bucket", Key: "dir/object"}
+
+// withObjectMeta returns env with an empty sealed object metadata of dk's
+// object, as a format 2 writer stores it beside the envelope.
+func withObjectMeta(t testing.TB, dk *DataKey, env Envelope) Envelope {
+	t.Helper()
+	v, err := SealObjectMeta(dk, ObjectMeta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.SealedMeta = v
+	return env
+}

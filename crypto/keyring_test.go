@@ -179,7 +179,7 @@ func TestRotation(t *testing.T) {
 	if err != nil || env.KeyID != "k1" {
 		t.Fatal(env.KeyID, err)
 	}
-	meta := env.Metadata()
+	meta := withObjectMeta(t, dk, env).Metadata()
 
 	rotated, _ := NewKeyring("k2", map[string][]byte{"k1": k1, "k2": k2})
 	env2, _, err := ParseMetadata(meta)

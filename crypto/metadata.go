@@ -18,8 +18,6 @@ const (
 	// MetaSSEC holds the customer key check value of an object sealed
 	// with a customer key (SSE-C); absent on every other object.
 	MetaSSEC = "s3seal-ssec"
-
-	formatVersion = "1"
 )
 
 var b64url = base64.RawURLEncoding.Strict()
@@ -27,16 +25,20 @@ var b64url = base64.RawURLEncoding.Strict()
 // Metadata returns the envelope as backend user metadata: lower-case keys
 // without the x-amz-meta- prefix, as the table in docs/FORMAT.md lists
 // them. A single-stream envelope has s3seal-size, a multipart one
-// s3seal-mp instead.
+// s3seal-mp instead; a format 2 envelope has s3seal-meta once its
+// SealedMeta is set.
 func (e Envelope) Metadata() map[string]string {
 	m := map[string]string{
-		MetaVersion: formatVersion,
+		MetaVersion: strconv.Itoa(e.Version),
 		MetaKeyID:   e.KeyID,
 		MetaOID:     b64url.EncodeToString(e.OID[:]),
 		MetaDEK:     b64url.EncodeToString(e.Wrapped),
 	}
 	if e.CustomerCheck != nil {
 		m[MetaSSEC] = b64url.EncodeToString(e.CustomerCheck)
+	}
+	if e.SealedMeta != "" {
+		m[MetaObject] = e.SealedMeta
 	}
 	if e.Multipart {
 		m[MetaMP] = "1"
@@ -72,10 +74,11 @@ func IsReservedMetaKey(k string) bool {
 // Without s3seal-v the object is not encrypted: encrypted is false and err
 // nil, unless some other s3seal- key is present, which is refused as
 // corrupt (stripped metadata must not turn ciphertext into "plaintext").
-// An s3seal-v other than "1" fails with [ErrVersion]. Anything else that
-// does not follow the v1 table exactly fails with [ErrCorrupt]: a missing
-// or repeated key, an unknown s3seal- key, a non-canonical value, both or
-// neither of size and mp. The values are only parsed here; they are
+// An s3seal-v other than "1" or "2" fails with [ErrVersion]. Anything else
+// that does not follow the table of its format exactly fails with
+// [ErrCorrupt]: a missing or repeated key, an unknown s3seal- key (in
+// format 1 s3seal-meta, in format 2 s3seal-um), a non-canonical value,
+// both or neither of size and mp, a format 2 envelope without s3seal-meta. The values are only parsed here; they are
 // authenticated by [Keyring.Unwrap]. Whenever err is non-nil, encrypted is
 // true: such an object must never be served as plaintext.
 func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err error) {
@@ -97,14 +100,32 @@ func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err er
 		}
 		return Envelope{}, false, nil
 	}
-	if ver != formatVersion {
+	switch ver {
+	case "1":
+		env.Version = FormatV1
+	case "2":
+		env.Version = FormatV2
+	default:
 		return Envelope{}, true, newErr(ErrVersion, "%s = %q", MetaVersion, ver)
 	}
 	for k := range v {
 		switch k {
-		case MetaVersion, MetaKeyID, MetaOID, MetaDEK, MetaSize, MetaMP, MetaSSEC, MetaUser:
+		case MetaVersion, MetaKeyID, MetaOID, MetaDEK, MetaSize, MetaMP, MetaSSEC:
+		case MetaUser:
+			if env.Version != FormatV1 {
+				return Envelope{}, true, newErr(ErrCorrupt, "%s in a format %d object", k, env.Version)
+			}
+		case MetaObject:
+			if env.Version != FormatV2 {
+				return Envelope{}, true, newErr(ErrCorrupt, "%s in a format %d object", k, env.Version)
+			}
 		default:
 			return Envelope{}, true, newErr(ErrCorrupt, "unknown metadata key %s", k)
+		}
+	}
+	if env.Version == FormatV2 {
+		if env.SealedMeta, ok = v[MetaObject]; !ok {
+			return Envelope{}, true, missing(MetaObject)
 		}
 	}
 

@@ -32,6 +32,7 @@ type vectorFile struct {
 	Wraps       []wrapVector   `json:"wraps"`
 	Manifests   []blobVector   `json:"manifests"`
 	PartRecords []blobVector   `json:"part_records"`
+	ObjectMetas []blobVector   `json:"object_metas"`
 }
 
 type streamVector struct {
@@ -51,6 +52,7 @@ type streamVector struct {
 
 type wrapVector struct {
 	Name      string            `json:"name"`
+	Version   int               `json:"version"`
 	KEK       string            `json:"kek"`
 	KeyID     string            `json:"kid"`
 	DEK       string            `json:"dek"`
@@ -110,20 +112,41 @@ var streamInputs = []struct {
 	{"part3-three-segments", Stream{Part: 3, ID: [8]byte(seq(0xc0, 8))}, 2*S + 1000},
 }
 
+// wrapInputs are the wrap vectors: format 1 (as objects written before
+// format 2 hold them) and format 2, whose metadata carries the sealed
+// object metadata vecObjectMeta.
 var wrapInputs = []struct {
 	name, kid string
 	binding   func() Binding
 }{
-	{"single", "k1", func() Binding { return Binding{PlainSize: S + 1, PlainMD5: md5.Sum(pattern(S + 1))} }},
-	{"single-empty", "k1", func() Binding { return Binding{PlainSize: 0, PlainMD5: md5.Sum(nil)} }},
+	{"single", "k1", func() Binding { return Binding{Version: FormatV1, PlainSize: S + 1, PlainMD5: md5.Sum(pattern(S + 1))} }},
+	{"single-empty", "k1", func() Binding { return Binding{Version: FormatV1, PlainSize: 0, PlainMD5: md5.Sum(nil)} }},
 	{"single-one-checksum", "k1", func() Binding {
-		return Binding{PlainSize: 1, PlainMD5: md5.Sum(pattern(1)), Checksums: map[string]string{"crc64nvme": "4n0Fu+Bw1KY="}}
+		return Binding{Version: FormatV1, PlainSize: 1, PlainMD5: md5.Sum(pattern(1)), Checksums: map[string]string{"crc64nvme": "4n0Fu+Bw1KY="}}
 	}},
 	{"single-three-checksums", "k1", func() Binding {
-		return Binding{PlainSize: 1, PlainMD5: md5.Sum(pattern(1)), Checksums: map[string]string{
+		return Binding{Version: FormatV1, PlainSize: 1, PlainMD5: md5.Sum(pattern(1)), Checksums: map[string]string{
 			"crc32": "0jdRaw==", "crc32c": "UnQ8pQ==", "sha256": "bjQLnP+zepicpUTmu3gKLHiQHT+zNzh2hRGjBhevoB0="}}
 	}},
-	{"multipart", "rotated.key_2-2025", func() Binding { return Binding{Multipart: true} }},
+	{"multipart", "rotated.key_2-2025", func() Binding { return Binding{Version: FormatV1, Multipart: true} }},
+	{"v2-single-one-checksum", "k1", func() Binding {
+		return Binding{Version: FormatV2, PlainSize: S + 1, PlainMD5: md5.Sum(pattern(S + 1)), Checksums: map[string]string{"crc64nvme": "4n0Fu+Bw1KY="}}
+	}},
+	{"v2-multipart", "rotated.key_2-2025", func() Binding { return Binding{Version: FormatV2, Multipart: true} }},
+}
+
+// objectMetaInputs are the sealed object metadata vectors: none at all,
+// and every kind of entry (headers left out are not sent).
+var objectMetaInputs = []struct {
+	name string
+	meta ObjectMeta
+}{
+	{"object-meta-empty", ObjectMeta{}},
+	{"object-meta", ObjectMeta{
+		User: map[string]string{"diagnosis": "flu", "mtime": "1700000000.123456789", "md5chksum": "1B2M2Y8AsgTpgAmY7PhCfg==", "empty": ""},
+		ContentType: "text/plain; charset=utf-8", ContentDisposition: `attachment; filename="r\u00e9sum\u00e9.txt"`,
+		CacheControl: "no-cache", Expires: "Thu, 01 Dec 2094 16:00:00 GMT", WebsiteRedirect: "/elsewhere.html",
+	}},
 }
 
 // vecManifest is the manifest vector: three parts (the last one short and
@@ -208,17 +231,23 @@ func generateVectors(t *testing.T) (vectorFile, map[string][]byte) {
 		vf.Streams = append(vf.Streams, v)
 		files[v.CipherFile] = ct
 	}
+	for _, in := range objectMetaInputs {
+		vf.ObjectMetas = append(vf.ObjectMetas, blobVectorOf(t, in.name, in.meta))
+	}
 	for _, in := range wrapInputs {
 		b := in.binding()
 		nonce := make([]byte, nonceSize)
 		newDetRand("s3seal v1 test wrap " + in.name).Read(nonce)
 		env := wrapVectorEnvelope(t, vecKEK, in.kid, vecDEK, vecOID, b, nonce)
+		if b.Version == FormatV2 {
+			env.SealedMeta = b64url.EncodeToString(unhex(t, vf.ObjectMetas[1].Sealed))
+		}
 		wk, err := wrapKey(vecKEK, vecOID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		vf.Wraps = append(vf.Wraps, wrapVector{
-			Name: in.name, KEK: hex.EncodeToString(vecKEK), KeyID: in.kid,
+			Name: in.name, Version: b.Version, KEK: hex.EncodeToString(vecKEK), KeyID: in.kid,
 			DEK: hex.EncodeToString(vecDEK), OID: hex.EncodeToString(vecOID[:]),
 			Bucket: vecName.Bucket, Key: vecName.Key,
 			Multipart: b.Multipart, PlainSize: b.PlainSize, PlainMD5: hex.EncodeToString(b.PlainMD5[:]),
@@ -253,6 +282,12 @@ func blobVectorOf(t *testing.T, name string, v any) blobVector {
 	case PartRecord:
 		sealed, err = SealPartRecord(dk, v)
 		values = partJSON(v.Stream, v.PlainSize, v.PlainMD5, v.Checksums, v.BackendETag)
+	case ObjectMeta:
+		var s string
+		if s, err = SealObjectMeta(dk, v); err == nil {
+			sealed, err = b64url.DecodeString(s)
+		}
+		values = objectMetaJSON(v)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -262,8 +297,11 @@ func blobVectorOf(t *testing.T, name string, v any) blobVector {
 		t.Fatal(err)
 	}
 	label, extra := manifestLabel, []byte(nil)
-	if pr, ok := v.(PartRecord); ok {
-		label, extra = partLabel, binary.BigEndian.AppendUint32(nil, pr.Stream.Part)
+	switch v := v.(type) {
+	case PartRecord:
+		label, extra = partLabel, binary.BigEndian.AppendUint32(nil, v.Stream.Part)
+	case ObjectMeta:
+		label = objectMetaLabel
 	}
 	msg, err := dk.openBlob(sealed, dk.blobAAD(label, extra), name)
 	if err != nil {
@@ -281,6 +319,22 @@ func partJSON(s Stream, size int64, sum [16]byte, cs map[string]string, etag str
 		m["backend_etag"] = etag
 	}
 	return m
+}
+
+// objectMetaJSON names the headers as HTTP does, with their ids.
+func objectMetaJSON(m ObjectMeta) map[string]any {
+	headers := map[string]any{}
+	names := [...]string{"Content-Type", "Content-Encoding", "Content-Disposition", "Content-Language", "Cache-Control", "Expires", "x-amz-website-redirect-location"}
+	for i, f := range m.fields() {
+		if *f != "" {
+			headers[names[i]] = map[string]any{"id": i + 1, "value": *f}
+		}
+	}
+	user := m.User
+	if user == nil {
+		user = map[string]string{}
+	}
+	return map[string]any{"headers": headers, "user": user}
 }
 
 func manifestJSON(m Manifest) map[string]any {
@@ -339,7 +393,7 @@ func TestVectors(t *testing.T) {
 	if err := dec.Decode(&vf); err != nil {
 		t.Fatal(err)
 	}
-	if len(vf.Streams) != len(streamInputs) || len(vf.Wraps) != len(wrapInputs) || len(vf.Manifests) != 1 || len(vf.PartRecords) != 1 {
+	if len(vf.Streams) != len(streamInputs) || len(vf.Wraps) != len(wrapInputs) || len(vf.Manifests) != 1 || len(vf.PartRecords) != 1 || len(vf.ObjectMetas) != len(objectMetaInputs) {
 		t.Fatalf("%s: %d streams, %d wraps, %d manifests, %d part records", vectorsJSON, len(vf.Streams), len(vf.Wraps), len(vf.Manifests), len(vf.PartRecords))
 	}
 
@@ -351,6 +405,9 @@ func TestVectors(t *testing.T) {
 	}
 	t.Run("manifest", func(t *testing.T) { checkManifestVector(t, vf.Manifests[0]) })
 	t.Run("part-record", func(t *testing.T) { checkPartRecordVector(t, vf.PartRecords[0]) })
+	for i, v := range vf.ObjectMetas {
+		t.Run("object-meta/"+v.Name, func(t *testing.T) { checkObjectMetaVector(t, v, objectMetaInputs[i].meta) })
+	}
 
 	// The stored vectors are exactly what the generator makes now.
 	want, files := generateVectors(t)
@@ -418,11 +475,12 @@ func checkStreamVector(t *testing.T, v streamVector) {
 func checkWrapVector(t *testing.T, v wrapVector) {
 	kek, dek, oid := unhex(t, v.KEK), unhex(t, v.DEK), [OIDSize]byte(unhex(t, v.OID))
 	name := Name{Bucket: v.Bucket, Key: v.Key}
-	b := Binding{Multipart: v.Multipart, PlainSize: v.PlainSize, PlainMD5: [16]byte(unhex(t, v.PlainMD5)), Checksums: v.Checksums}
+	b := Binding{Version: v.Version, Multipart: v.Multipart, PlainSize: v.PlainSize, PlainMD5: [16]byte(unhex(t, v.PlainMD5)), Checksums: v.Checksums}
 	if wk, _ := wrapKey(kek, oid); hex.EncodeToString(wk) != v.WrapKey {
 		t.Error("wrap key differs")
 	}
 	env := wrapVectorEnvelope(t, kek, v.KeyID, dek, oid, b, unhex(t, v.Nonce))
+	env.SealedMeta = v.Metadata[MetaObject]
 	if hex.EncodeToString(wrapAAD(env, name)) != v.WrapAAD || hex.EncodeToString(wrapPayload(dek, b)) != v.Payload {
 		t.Error("wrap AAD or payload differs")
 	}
@@ -438,6 +496,27 @@ func checkWrapVector(t *testing.T, v wrapVector) {
 	dk, gotB, err := kr.Unwrap(got, name)
 	if err != nil || !bytes.Equal(dk.dek[:], dek) || dk.OID() != oid || !reflect.DeepEqual(gotB, b) {
 		t.Fatalf("unwrap: %v", err)
+	}
+	if v.Version == FormatV2 {
+		if m, err := OpenObjectMeta(dk, got.SealedMeta); err != nil || !reflect.DeepEqual(m, objectMetaInputs[1].meta) {
+			t.Fatalf("object meta: %+v, %v", m, err)
+		}
+	}
+}
+
+func checkObjectMetaVector(t *testing.T, v blobVector, want ObjectMeta) {
+	dk, sealed := openBlobVector(t, v)
+	m, err := OpenObjectMeta(dk, b64url.EncodeToString(sealed))
+	if err != nil || !reflect.DeepEqual(m, want) {
+		t.Fatalf("open: %+v, %v", m, err)
+	}
+	if len(unhex(t, v.Encoding)) != want.EncodedSize() {
+		t.Errorf("encoding is %d bytes, EncodedSize %d", len(unhex(t, v.Encoding)), want.EncodedSize())
+	}
+	// Another object's key does not open it.
+	other, _ := Config{}.DataKeyFrom(unhex(t, v.DEK), [OIDSize]byte{1})
+	if _, err := OpenObjectMeta(other, b64url.EncodeToString(sealed)); !errors.Is(err, ErrAuth) {
+		t.Errorf("other oid: %v", err)
 	}
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check the s3seal v1 test vectors against docs/FORMAT.md, independently of
+"""Check the s3seal test vectors (formats 1 and 2) against docs/FORMAT.md, independently of
 the Go code: every value is recomputed here from the spec with
 pyca/cryptography (pip install cryptography).
 
@@ -72,16 +72,42 @@ def check_stream(d, v):
     assert out == pattern(p), "plaintext"
 
 
-def check_wrap(v):
+HEADER_IDS = {"Content-Type": 1, "Content-Encoding": 2, "Content-Disposition": 3, "Content-Language": 4,
+              "Cache-Control": 5, "Expires": 6, "x-amz-website-redirect-location": 7}
+
+
+def object_meta_encoding(val):
+    hs = sorted((HEADER_IDS[name], h["value"].encode()) for name, h in val["headers"].items())
+    out = bytes([len(hs)])
+    for i, value in hs:
+        assert value, "an absent header is left out"
+        out += bytes([i]) + struct.pack(">H", len(value)) + value
+    user = sorted((k.encode(), u.encode()) for k, u in val["user"].items())
+    out += struct.pack(">H", len(user))
+    for k, u in user:
+        assert k and k == k.lower()
+        out += struct.pack(">H", len(k)) + k + struct.pack(">H", len(u)) + u
+    return out
+
+
+def check_object_meta(v):
+    for name, h in v["values"]["headers"].items():
+        assert HEADER_IDS[name] == h["id"], "header id of " + name
+    msg = open_blob(v, b"s3seal v2 object meta\x00", b"")
+    assert msg == object_meta_encoding(v["values"]), "object meta encoding"
+
+
+def check_wrap(v, object_metas):
     kek, oid, kid, m = bytes.fromhex(v["kek"]), bytes.fromhex(v["oid"]), v["kid"], v["metadata"]
     bucket, key = v["bucket"].encode(), v["key"].encode()
-    assert m["s3seal-v"] == "1" and m["s3seal-kid"] == kid
+    version = v["version"]
+    assert m["s3seal-v"] == str(version) and m["s3seal-kid"] == kid
     assert len(m["s3seal-oid"]) == 22 and b64url(m["s3seal-oid"]) == oid
     assert not any(k.startswith("s3seal-md5") or k.startswith("s3seal-checksum") for k in m), "fingerprints in clear"
     wrapped = b64url(m["s3seal-dek"])
     wrap_key = HKDF(algorithm=hashes.SHA256(), length=32, salt=oid, info=b"s3seal v1 wrap").derive(kek)
     assert wrap_key.hex() == v["wrap_key"], "wrap key"
-    aad = (b"s3seal v1 wrap\x00" + bytes([len(kid)]) + kid.encode() + oid
+    aad = (b"s3seal v%d wrap\x00" % version + bytes([len(kid)]) + kid.encode() + oid
            + struct.pack(">H", len(bucket)) + bucket + struct.pack(">H", len(key)) + key)
     if "s3seal-mp" in m:
         assert m["s3seal-mp"] == "1" and "s3seal-size" not in m
@@ -99,6 +125,19 @@ def check_wrap(v):
         cs, rest = read_checksum_block(payload[48:])
         assert rest == b"" and cs == (v["checksums"] or {}), "sealed checksums"
         assert payload[48:] == checksum_block(v["checksums"] or {})
+    if version == 1:
+        assert "s3seal-meta" not in m
+        return
+    assert version == 2
+    # Format 2: everything the client wrote beside the bytes is sealed in
+    # s3seal-meta, with the DEK; no other user metadata is stored.
+    assert set(m) <= {"s3seal-v", "s3seal-kid", "s3seal-oid", "s3seal-dek", "s3seal-size", "s3seal-mp", "s3seal-ssec",
+                      "s3seal-meta"}, "format 2 stores nothing else"
+    sealed = b64url(m["s3seal-meta"])
+    aad = b"s3seal v2 object meta\x00" + oid
+    msg = AESGCM(payload[:32]).decrypt(sealed[:12], sealed[12:], aad)
+    matches = [o for o in object_metas if o["sealed"] == sealed.hex()]
+    assert len(matches) == 1 and msg == object_meta_encoding(matches[0]["values"]), "sealed object meta"
 
 
 def open_blob(v, label, extra):
@@ -142,8 +181,11 @@ def main():
     for v in vf["streams"]:
         check_stream(d, v)
         print("ok stream", v["name"])
+    for v in vf["object_metas"]:
+        check_object_meta(v)
+        print("ok object meta", v["name"])
     for v in vf["wraps"]:
-        check_wrap(v)
+        check_wrap(v, vf["object_metas"])
         print("ok wrap", v["name"])
     for v in vf["manifests"]:
         check_manifest(v)
