@@ -110,7 +110,13 @@ func StartEmbedded(dataDir string, opts ...EmbeddedOption) (*Embedded, error) {
 		ln.Close()
 		return nil, fmt.Errorf("backend: embedded store: %w", err)
 	}
-	faker := gofakes3.New(fb, gofakes3.WithAutoBucket(false))
+	// gofakes3 counts every X-Amz-* request header (date, payload hash,
+	// checksums) with the user metadata against its limit of 2000 bytes,
+	// which S3 does not: s3seal's own user metadata, which S3 would take
+	// (up to its 2 KB of keys and values: crypto.MaxObjectMeta), would be
+	// refused. The limit here only bounds what one request can make the
+	// store keep.
+	faker := gofakes3.New(fb, gofakes3.WithAutoBucket(false), gofakes3.WithMetadataSizeLimit(8<<10))
 	host := ln.Addr().String()
 	e := &Embedded{
 		accessKey: "s3seal-" + hex.EncodeToString(token[:]),

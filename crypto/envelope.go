@@ -149,8 +149,8 @@ type Envelope struct {
 	// (CheckSize bytes), nil for any other object.
 	CustomerCheck []byte
 	// SealedMeta is, in format 2, the value of [MetaObject] (see
-	// [SealObjectMeta]): "" until the writer sets it, and never "" in
-	// what ParseMetadata reads. Format 1 has none.
+	// [SealObjectMeta]); "" when there is none, which [OpenObjectMeta]
+	// refuses. Format 1 has none.
 	SealedMeta string
 }
 

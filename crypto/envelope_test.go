@@ -251,7 +251,6 @@ func TestMetadata(t *testing.T) {
 		"same key twice":        with("S3SEAL-KID", "k1"),
 		"only mp, no size":      {"s3seal-v": "1", "s3seal-kid": "k1", "s3seal-oid": m["s3seal-oid"], "s3seal-dek": m["s3seal-dek"], "s3seal-mp": "0"},
 		"neither mp nor a size": without("s3seal-size"),
-		"format 2 without meta": without("s3seal-meta"),
 		"format 2 with um":      with("s3seal-um", "x"),
 		"format 1 with meta":    with("s3seal-v", "1"),
 	}

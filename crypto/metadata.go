@@ -78,7 +78,9 @@ func IsReservedMetaKey(k string) bool {
 // that does not follow the table of its format exactly fails with
 // [ErrCorrupt]: a missing or repeated key, an unknown s3seal- key (in
 // format 1 s3seal-meta, in format 2 s3seal-um), a non-canonical value,
-// both or neither of size and mp, a format 2 envelope without s3seal-meta. The values are only parsed here; they are
+// both or neither of size and mp. A format 2 envelope may come without
+// s3seal-meta (an upload's state holds the upload's envelope alone); a
+// format 2 object without it fails [OpenObjectMeta]. The values are only parsed here; they are
 // authenticated by [Keyring.Unwrap]. Whenever err is non-nil, encrypted is
 // true: such an object must never be served as plaintext.
 func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err error) {
@@ -123,11 +125,7 @@ func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err er
 			return Envelope{}, true, newErr(ErrCorrupt, "unknown metadata key %s", k)
 		}
 	}
-	if env.Version == FormatV2 {
-		if env.SealedMeta, ok = v[MetaObject]; !ok {
-			return Envelope{}, true, missing(MetaObject)
-		}
-	}
+	env.SealedMeta = v[MetaObject]
 
 	if env.KeyID, ok = v[MetaKeyID]; !ok {
 		return Envelope{}, true, missing(MetaKeyID)

@@ -53,6 +53,7 @@ var errorTable = map[string]APIError{
 	"InvalidObjectState":         {StatusCode: 403, Message: "The operation is not valid for the object's storage class."},
 	"KeyTooLongError":            {StatusCode: 400, Message: "Your key is too long."},
 	"MalformedXML":               {StatusCode: 400, Message: "The XML you provided was not well-formed or did not validate against our published schema."},
+	"MetadataTooLarge":           {StatusCode: 400, Message: "Your metadata headers exceed the maximum allowed metadata size."},
 	"MaxMessageLengthExceeded":   {StatusCode: 400, Message: "Your request was too big."},
 	"MethodNotAllowed":           {StatusCode: 405, Message: "The specified method is not allowed against this resource."},
 	"MissingContentLength":       {StatusCode: 411, Message: "You must provide the Content-Length HTTP header."},

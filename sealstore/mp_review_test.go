@@ -147,6 +147,9 @@ func TestManifestCacheMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if env.SealedMeta, err = crypto.SealObjectMeta(dk, crypto.ObjectMeta{}); err != nil {
+			t.Fatal(err)
+		}
 		var m crypto.Manifest
 		for p := 1; p <= parts; p++ {
 			m.Parts = append(m.Parts, crypto.ManifestPart{Stream: crypto.Stream{Part: uint32(p), ID: [8]byte{byte(p), byte(p >> 8), 1}},

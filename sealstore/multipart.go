@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"strings"
 	"time"
 
@@ -44,6 +43,10 @@ func (s *Store) CreateMultipart(ctx context.Context, in CreateMultipartInput) (s
 	if err := CheckMeta(in.Meta); err != nil {
 		return "", err
 	}
+	om := objectMeta(in.Meta, in.Headers)
+	if err := checkObjectMeta(om); err != nil {
+		return "", err
+	}
 	dk, err := crypto.NewDataKey()
 	if err != nil {
 		return "", err
@@ -56,16 +59,16 @@ func (s *Store) CreateMultipart(ctx context.Context, in CreateMultipartInput) (s
 	if err != nil {
 		return "", fmt.Errorf("wrap data key: %w", err)
 	}
-	meta, err := sealMeta(dk, in.Meta)
-	if err != nil {
-		return "", err
-	}
-	maps.Copy(meta, env.Metadata())
-	id, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: in.Bucket, Key: in.Key, Meta: meta, Headers: in.Headers, Protect: in.Protect})
-	if err != nil {
-		return "", err
-	}
+	// The upload's state holds the envelope alone; the object, made of
+	// the backend upload, also its sealed metadata.
 	state := env.Metadata()
+	if env.SealedMeta, err = crypto.SealObjectMeta(dk, om); err != nil {
+		return "", fmt.Errorf("seal object metadata: %w", err)
+	}
+	id, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: in.Bucket, Key: in.Key, Meta: env.Metadata(), Headers: storeHeaders(in.Headers), Protect: in.Protect})
+	if err != nil {
+		return "", err
+	}
 	state[metaKey], state[metaUploadID] = b64url.EncodeToString([]byte(in.Key)), b64url.EncodeToString([]byte(id))
 	if in.ChecksumAlgorithm != "" {
 		state[metaChecksumAlg], state[metaChecksumType] = in.ChecksumAlgorithm, in.ChecksumType

@@ -101,7 +101,7 @@ func TestPlaintextReadsAllowed(t *testing.T) {
 	if _, err := st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "old", Bucket: bucket, Key: "sealed"}); err != nil {
 		t.Fatalf("copy: %v", err)
 	}
-	if raw, _ := f.be.HeadObject(f.ctx, bucket, "sealed"); raw.Meta["s3seal-v"] != "1" {
+	if raw, _ := f.be.HeadObject(f.ctx, bucket, "sealed"); raw.Meta["s3seal-v"] != "2" {
 		t.Errorf("copy of a plaintext object is not sealed: %v", raw.Meta)
 	}
 	var warns int

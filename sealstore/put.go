@@ -66,6 +66,10 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if in.Size > s.opt.MaxObjectSize {
 		return ObjectInfo{}, errorf("EntityTooLarge", "Your proposed upload exceeds the maximum allowed object size: a single PUT may carry at most %d bytes.", s.opt.MaxObjectSize)
 	}
+	om := objectMeta(in.Meta, in.Headers)
+	if err := checkObjectMeta(om); err != nil {
+		return ObjectInfo{}, err
+	}
 	dk, err := crypto.NewDataKey()
 	if err != nil {
 		return ObjectInfo{}, err
@@ -92,12 +96,8 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("wrap data key: %w", err)
 	}
-	meta, err := sealMeta(dk, in.Meta)
-	if err != nil {
-		return ObjectInfo{}, err
-	}
-	for k, v := range env.Metadata() {
-		meta[k] = v
+	if env.SealedMeta, err = crypto.SealObjectMeta(dk, om); err != nil {
+		return ObjectInfo{}, fmt.Errorf("seal object metadata: %w", err)
 	}
 	if _, err := sp.file.Seek(0, io.SeekStart); err != nil {
 		return ObjectInfo{}, fmt.Errorf("rewind spool: %w", err)
@@ -105,7 +105,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	bin := backend.PutInput{
 		Bucket: in.Bucket, Key: in.Key,
 		Body: sp.file, Size: sp.cipherSize, ContentMD5: sp.cipherMD5, ContentCRC32C: sp.cipherCRC32C,
-		Meta: meta, Headers: in.Headers, Protect: in.Protect,
+		Meta: env.Metadata(), Headers: storeHeaders(in.Headers), Protect: in.Protect,
 	}
 	if in.Cond != nil {
 		if err := s.pin(ctx, in.Bucket, in.Key, in.Cond, &bin); err != nil {

@@ -161,10 +161,17 @@ func (s *Store) rewrapOne(ctx context.Context, bucket string, e backend.ListEntr
 		r.Status = RewrapWould
 		return r
 	}
-	meta := userMeta(bi.Meta)
-	maps.Copy(meta, newEnv.Metadata())
-	if v, ok := sealedMetaValue(bi.Meta); ok { // sealed with the DEK, which is kept
-		meta[crypto.MetaUser] = v
+	// The sealed metadata is sealed with the DEK, which is kept. A format
+	// 1 object keeps its clear entries; a format 2 object has none of
+	// its own (what else the store holds is not the client's).
+	newEnv.SealedMeta = env.SealedMeta
+	meta := newEnv.Metadata()
+	if env.Version == crypto.FormatV1 {
+		meta = userMeta(bi.Meta)
+		maps.Copy(meta, newEnv.Metadata())
+		if v, ok := sealedMetaValue(bi.Meta); ok {
+			meta[crypto.MetaUser] = v
+		}
 	}
 	etag := strings.Trim(bi.ETag, `"`)
 	var vid string

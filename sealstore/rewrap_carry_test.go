@@ -80,10 +80,14 @@ func rewrapLocked(t *testing.T, lock backend.Protection, tagErr error) ([]backen
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res[0].Status == RewrapDone && (bi.Headers.ContentType != h.ContentType || bi.Headers.CacheControl != h.CacheControl ||
-		bi.Headers.ContentLanguage != h.ContentLanguage || bi.Headers.WebsiteRedirectLocation != h.WebsiteRedirectLocation ||
+	info, err := st.Stat(f.ctx, ReadInput{Bucket: bucket, Key: "big"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Status == RewrapDone && (info.Headers.ContentType != h.ContentType || info.Headers.CacheControl != h.CacheControl ||
+		info.Headers.ContentLanguage != h.ContentLanguage || info.Headers.WebsiteRedirectLocation != h.WebsiteRedirectLocation ||
 		bi.StorageClass != h.StorageClass) {
-		t.Errorf("after the rewrap by parts: class %q, headers %+v; want %+v", bi.StorageClass, bi.Headers, h)
+		t.Errorf("after the rewrap by parts: class %q, headers %+v; want %+v", bi.StorageClass, info.Headers, h)
 	}
 	return lh.created, res
 }

@@ -1,61 +1,44 @@
 package sealstore
 
 import (
-	"fmt"
-	"strings"
 
+	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
 )
 
-// SealedMetaKeys are the user metadata keys (without x-amz-meta-) whose
-// values carry a digest of the plaintext, put there by well-known
-// clients: rclone's md5chksum (base64 MD5) and s3cmd's s3cmd-attrs
-// ("md5:<hex>" among other fields). The store would learn the plaintext's
-// MD5 from them, which docs/FORMAT.md promises it never sees, so s3seal
-// seals them with the object's data key (crypto.MetaUser) and gives them
-// back opened on HEAD, GET and copies: clients see what they wrote.
-var SealedMetaKeys = []string{"md5chksum", "s3cmd-attrs"}
-
-// sealMeta returns the backend's user metadata for meta: the entries of
-// SealedMetaKeys sealed with dk into crypto.MetaUser, the others as they
-// are.
-func sealMeta(dk *crypto.DataKey, meta map[string]string) (map[string]string, error) {
-	out := make(map[string]string, len(meta)+8)
-	var sealed map[string]string
-	for k, v := range meta {
-		if isSealedMetaKey(k) {
-			if sealed == nil {
-				sealed = map[string]string{}
-			}
-			sealed[k] = v
-			continue
-		}
-		out[k] = v
-	}
-	v, err := crypto.SealUserMeta(dk, sealed)
-	if err != nil {
-		return nil, fmt.Errorf("seal user metadata: %w", err)
-	}
-	if v != "" {
-		out[crypto.MetaUser] = v
-	}
-	return out, nil
+// objectMeta is what a client wrote beside an object's bytes, as format 2
+// seals it: every user metadata entry and the content headers.
+func objectMeta(meta map[string]string, h backend.Headers) crypto.ObjectMeta {
+	return crypto.ObjectMeta{User: meta, ContentType: h.ContentType, ContentEncoding: h.ContentEncoding,
+		ContentDisposition: h.ContentDisposition, ContentLanguage: h.ContentLanguage, CacheControl: h.CacheControl,
+		Expires: h.Expires, WebsiteRedirect: h.WebsiteRedirectLocation}
 }
 
-// isSealedMetaKey reports whether k is sealed: one of SealedMetaKeys, or a
-// key with an underscore, which stores behind a WSGI server (moto) drop
-// from the request as an ambiguous header name, and so would lose; sealed,
-// it travels in crypto.MetaUser, whatever the store.
-func isSealedMetaKey(k string) bool {
-	if strings.Contains(k, "_") {
-		return true
+// checkObjectMeta refuses, before any byte of a body is read, what would
+// not fit sealed in the store's 2 KB of user metadata.
+func checkObjectMeta(om crypto.ObjectMeta) error {
+	if n := om.EncodedSize(); n > crypto.MaxObjectMeta {
+		return errorf("MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size: s3seal seals the user metadata and content headers of an object into at most %d bytes (each entry's key and value plus 4, each header's value plus 3, plus 3); this request needs %d.", crypto.MaxObjectMeta, n)
 	}
-	for _, s := range SealedMetaKeys {
-		if k == s {
-			return true
-		}
-	}
-	return false
+	return nil
+}
+
+// storeHeaders is what the store is told of an object's headers in
+// format 2: its storage class and its own encryption, which it acts on;
+// the content headers are sealed.
+func storeHeaders(h backend.Headers) backend.Headers {
+	return backend.Headers{StorageClass: h.StorageClass, SSE: h.SSE, SSEKMSKeyID: h.SSEKMSKeyID,
+		SSEContext: h.SSEContext, SSEBucketKey: h.SSEBucketKey}
+}
+
+// withObjectMeta is h, as the store reported it, with the content headers
+// of om in place of the store's.
+func withObjectMeta(h backend.Headers, om crypto.ObjectMeta) backend.Headers {
+	h = storeHeaders(h)
+	h.ContentType, h.ContentEncoding, h.ContentDisposition = om.ContentType, om.ContentEncoding, om.ContentDisposition
+	h.ContentLanguage, h.CacheControl, h.Expires = om.ContentLanguage, om.CacheControl, om.Expires
+	h.WebsiteRedirectLocation = om.WebsiteRedirect
+	return h
 }
 
 // sealedMetaValue returns the backend's crypto.MetaUser value, found
@@ -88,10 +71,24 @@ func equalFoldASCII(a, b string) bool {
 	return true
 }
 
-// openMeta adds the entries sealed in the backend's metadata bmeta to
-// meta (an object written before s3seal sealed any has none).
-func openMeta(dk *crypto.DataKey, bmeta, meta map[string]string) error {
-	v, ok := sealedMetaValue(bmeta)
+// openMeta gives info the user metadata and content headers of the
+// object bi describes. In format 2 they are all sealed, and an object
+// without them fails; in format 1 they are the store's, but for the
+// entries sealed in crypto.MetaUser (an object written before s3seal
+// sealed any has none).
+func openMeta(dk *crypto.DataKey, env crypto.Envelope, bi backend.ObjectInfo, info *ObjectInfo) error {
+	if env.Version != crypto.FormatV1 {
+		om, err := crypto.OpenObjectMeta(dk, env.SealedMeta)
+		if err != nil {
+			return err
+		}
+		if om.User != nil {
+			info.Meta = om.User
+		}
+		info.Headers = withObjectMeta(bi.Headers, om)
+		return nil
+	}
+	v, ok := sealedMetaValue(bi.Meta)
 	if !ok {
 		return nil
 	}
@@ -100,7 +97,7 @@ func openMeta(dk *crypto.DataKey, bmeta, meta map[string]string) error {
 		return err
 	}
 	for k, v := range m {
-		meta[k] = v
+		info.Meta[k] = v
 	}
 	return nil
 }

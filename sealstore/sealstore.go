@@ -321,6 +321,11 @@ func (s *Store) describe(ctx context.Context, bucket string, bi backend.ObjectIn
 	info.Encrypted = true
 	info.env = env
 	info.CustomerKeyed = env.CustomerCheck != nil
+	if env.Version != crypto.FormatV1 {
+		// What the store holds in the clear is not the client's: only
+		// the sealed metadata, once opened, is.
+		info.Meta, info.Headers = map[string]string{}, storeHeaders(bi.Headers)
+	}
 	dk, b, err := s.kr.Unwrap(env, crypto.Name{Bucket: bucket, Key: bi.Key})
 	if err != nil {
 		if errors.Is(err, crypto.ErrUnknownKey) {
@@ -329,7 +334,7 @@ func (s *Store) describe(ctx context.Context, bucket string, bi backend.ObjectIn
 		}
 		return info, nil, integrityErr(bucket, bi.Key, err)
 	}
-	if err := openMeta(dk, bi.Meta, info.Meta); err != nil {
+	if err := openMeta(dk, env, bi, &info); err != nil {
 		return info, nil, integrityErr(bucket, bi.Key, err)
 	}
 	if env.Multipart {
