@@ -187,3 +187,36 @@ func TestDocumentLimitsAtAndPast(t *testing.T) {
 		}
 	}
 }
+
+// A completion naming S3's 10 000 parts, each with a SHA-256, fits the
+// body bound and reaches the store; one naming 10 001 does too and is
+// refused for the parts it names (none was uploaded), in bounded time.
+func TestCompleteManyParts(t *testing.T) {
+	srv := adminLimitServer(t)
+	ctx := context.Background()
+	up, err := sdkClient(srv.URL, "ak", "sk").CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := func(n int) string {
+		var b strings.Builder
+		b.WriteString("<CompleteMultipartUpload>")
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, `<Part><PartNumber>%d</PartNumber><ETag>"%032x"</ETag><ChecksumSHA256>%s</ChecksumSHA256></Part>`,
+				i, i, base64.StdEncoding.EncodeToString(make([]byte, 32)))
+		}
+		return b.String() + "</CompleteMultipartUpload>"
+	}
+	for _, n := range []int{10000, 10001} {
+		body := doc(n)
+		if len(body) > maxCompleteBody {
+			t.Fatalf("%d parts take %d bytes, past the bound %d", n, len(body), maxCompleteBody)
+		}
+		start := time.Now()
+		status, got := sendDoc(t, srv.URL, "POST", "/bkt/k?uploadId="+*up.UploadId, body)
+		if status != 400 || !strings.Contains(got, "<Code>InvalidPart</Code>") {
+			t.Fatalf("%d parts: %d %s", n, status, got)
+		}
+		t.Logf("%d parts (%d bytes): InvalidPart in %v", n, len(body), time.Since(start))
+	}
+}

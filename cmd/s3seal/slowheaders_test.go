@@ -133,12 +133,12 @@ func settledGoroutines(want int) int {
 // dribble writes head, then one byte of more every 50 ms, until the
 // server closes the connection; it returns how long the server took.
 func dribble(addr, head, more string) (time.Duration, error) {
+	start := time.Now() // before the server can start its clock
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		return 0, err
 	}
 	defer c.Close()
-	start := time.Now()
 	closed := make(chan struct{})
 	go func() {
 		io.Copy(io.Discard, c) // until the server closes
@@ -168,6 +168,9 @@ func dribble(addr, head, more string) (time.Duration, error) {
 func attack(t *testing.T, addr string, conns *atomic.Int64, c *http.Client, n int, bound time.Duration, head func() string, more string, normal func() int) {
 	t.Helper()
 	before := frontGoroutines()
+	var heapBefore, heapDuring runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&heapBefore)
 	var wg sync.WaitGroup
 	took := make([]time.Duration, n)
 	errs := make([]error, n)
@@ -180,6 +183,7 @@ func attack(t *testing.T, addr string, conns *atomic.Int64, c *http.Client, n in
 	}
 	time.Sleep(bound / 2)
 	during := frontGoroutines()
+	runtime.ReadMemStats(&heapDuring)
 	for range 3 {
 		start := time.Now()
 		if status := normal(); status != 200 || time.Since(start) > time.Second {
@@ -205,8 +209,9 @@ func attack(t *testing.T, addr string, conns *atomic.Int64, c *http.Client, n in
 	if open := conns.Load(); open != 0 {
 		t.Errorf("%d connections still open after the attack", open)
 	}
-	t.Logf("%d connections closed after %v to %v (bound %v); goroutines %d before, %d during, %d after; %d connections open after",
-		n, lo.Round(time.Millisecond), hi.Round(time.Millisecond), bound, before, during, after, conns.Load())
+	t.Logf("%d connections closed after %v to %v (bound %v); goroutines %d before, %d during, %d after; %d connections open after; heap in use %d KiB before, %d KiB during",
+		n, lo.Round(time.Millisecond), hi.Round(time.Millisecond), bound, before, during, after, conns.Load(),
+		heapBefore.HeapInuse>>10, heapDuring.HeapInuse>>10)
 }
 
 // Slowloris: 200 connections each sending its header a byte at a time
