@@ -16,6 +16,10 @@ import (
 // take nearly anything). The store still has the last word: what s3seal
 // lets through, it may refuse (an unknown principal, a condition key).
 
+// maxPolicyBody is S3's limit on a bucket policy: 20 KB. A longer one is
+// refused after reading one byte past it, before it is parsed.
+const maxPolicyBody = 20 << 10
+
 func malformedPolicy(msg string) *APIError {
 	return &APIError{Code: "MalformedPolicy", StatusCode: 400, Message: msg}
 }

@@ -126,13 +126,8 @@ func copySource(req *request) (bucket, key, versionID string, err error) {
 // x-amz-copy-source carries it, with ?versionId= naming a version.
 func parseCopySource(v string) (bucket, key, versionID string, err error) {
 	src, query, _ := strings.Cut(v, "?")
-	if query != "" {
-		q, _ := url.ParseQuery(query)
-		if q.Has("versionId") {
-			if versionID, err = checkVersionID(q.Get("versionId")); err != nil {
-				return "", "", "", err
-			}
-		}
+	if versionID, err = copySourceVersionID(query); err != nil {
+		return "", "", "", err
 	}
 	dec, err := url.PathUnescape(src)
 	if err != nil || !utf8.ValidString(dec) {
@@ -146,6 +141,31 @@ func parseCopySource(v string) (bucket, key, versionID string, err error) {
 		return "", "", "", apiErr("InvalidArgument", "Invalid copy source object key")
 	}
 	return bucket, key, versionID, nil
+}
+
+// copySourceVersionID is the versionId a copy source's query names ("" for
+// none). Parameters are read one by one: url.ParseQuery skips one it
+// cannot decode, so a versionId of "%zz" would go unseen and the current
+// version be copied in place of the one asked for. A versionId that cannot
+// be decoded is InvalidArgument, as a malformed one is; other parameters
+// are ignored, as S3 ignores them.
+func copySourceVersionID(query string) (string, error) {
+	vid, found := "", false
+	for pair := range strings.SplitSeq(query, "&") {
+		k, v, _ := strings.Cut(pair, "=")
+		if k, err := url.QueryUnescape(k); err != nil || k != "versionId" || found {
+			continue
+		}
+		found = true
+		dec, err := url.QueryUnescape(v)
+		if err != nil {
+			return "", apiErr("InvalidArgument", "Invalid version id specified")
+		}
+		if vid, err = checkVersionID(dec); err != nil {
+			return "", err
+		}
+	}
+	return vid, nil
 }
 
 // validCopyBucket is S3's check of a copy source's bucket: a name of

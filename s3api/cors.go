@@ -38,6 +38,12 @@ func corsInvalid(msg string) *APIError {
 	return &APIError{Code: "InvalidRequest", StatusCode: http.StatusBadRequest, Message: msg}
 }
 
+// S3's limits on a CORS configuration: 100 rules, 64 KB.
+const (
+	maxCORSRules = 100
+	maxCORSBody  = 64 << 10
+)
+
 // checkCORS judges a CORSConfiguration as S3 does.
 func checkCORS(body []byte) error {
 	doc := &corsDoc{}
@@ -45,7 +51,7 @@ func checkCORS(body []byte) error {
 		return err
 	}
 	malformed := apiErr("MalformedXML", "")
-	if len(doc.Rules) == 0 {
+	if len(doc.Rules) == 0 || len(doc.Rules) > maxCORSRules {
 		return malformed
 	}
 	for _, rule := range doc.Rules {

@@ -159,6 +159,33 @@ func (s *Server) partHasher(req *request, checks *bodyChecks, copied bool) (bool
 
 var copyRangeRE = regexp.MustCompile(`^bytes=(\d{1,19})-(\d{1,19})$`)
 
+// parseCopySourceRange reads x-amz-copy-source-range: "bytes=first-last",
+// zero-based and inclusive, first <= last. Anything else is InvalidArgument,
+// as in S3. Whether the range lies inside the source is copyRangeWithin's
+// to say, once the source's size is known.
+func parseCopySourceRange(v string) (*sealstore.Range, error) {
+	bad := apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+	m := copyRangeRE.FindStringSubmatch(v)
+	if m == nil {
+		return nil, bad
+	}
+	first, err1 := strconv.ParseInt(m[1], 10, 64)
+	last, err2 := strconv.ParseInt(m[2], 10, 64)
+	if err1 != nil || err2 != nil || last < first {
+		return nil, bad
+	}
+	return &sealstore.Range{First: first, Last: last}, nil
+}
+
+// copyRangeWithin refuses a copy range (nil: the whole source) that ends
+// past a source of size bytes with InvalidRange.
+func copyRangeWithin(rng *sealstore.Range, size int64) error {
+	if rng != nil && rng.Last >= size {
+		return apiErr("InvalidRange", "")
+	}
+	return nil
+}
+
 func (s *Server) uploadPartCopy(req *request) error {
 	q := req.r.URL.Query()
 	n, err := partRequest(req)
@@ -175,16 +202,9 @@ func (s *Server) uploadPartCopy(req *request) error {
 	}
 	var rng *sealstore.Range
 	if v := req.r.Header.Get("X-Amz-Copy-Source-Range"); v != "" {
-		m := copyRangeRE.FindStringSubmatch(v)
-		if m == nil {
-			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+		if rng, err = parseCopySourceRange(v); err != nil {
+			return err
 		}
-		first, err1 := strconv.ParseInt(m[1], 10, 64)
-		last, err2 := strconv.ParseInt(m[2], 10, 64)
-		if err1 != nil || err2 != nil || last < first {
-			return apiErr("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
-		}
-		rng = &sealstore.Range{First: first, Last: last}
 	}
 	checks := &bodyChecks{exp: &checksum.Expected{}, hasher: checksum.NewHasher(defaultChecksum)}
 	hasAlg, err := s.partHasher(req, checks, true)
@@ -207,8 +227,8 @@ func (s *Server) uploadPartCopy(req *request) error {
 			if v := cmp.Or(src.VersionID, srcVersion); v != "" {
 				ka.extra = map[string]string{"x-amz-copy-source-version-id": v}
 			}
-			if rng != nil && rng.Last >= src.Size {
-				return apiErr("InvalidRange", "")
+			if err := copyRangeWithin(rng, src.Size); err != nil {
+				return err
 			}
 			return checkCopySource(req.r.Header, src)
 		},

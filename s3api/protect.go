@@ -227,15 +227,12 @@ func (s *Server) copyProtection(req *request, srcBucket, srcKey string) (backend
 	return p, nil
 }
 
-// copySourceVersion is the versionId of x-amz-copy-source, or "".
+// copySourceVersion is the versionId of x-amz-copy-source, or "", read as
+// parseCopySource read it.
 func copySourceVersion(req *request) string {
-	src := req.r.Header.Get("X-Amz-Copy-Source")
-	if _, q, ok := strings.Cut(src, "?"); ok {
-		if v, err := url.ParseQuery(q); err == nil {
-			return v.Get("versionId")
-		}
-	}
-	return ""
+	_, q, _ := strings.Cut(req.r.Header.Get("X-Amz-Copy-Source"), "?")
+	v, _ := copySourceVersionID(q)
+	return v
 }
 
 // bypassCtx is the request's context, marked to pass

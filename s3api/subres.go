@@ -37,6 +37,9 @@ type subresource struct {
 	check func(body []byte) ([]byte, error)
 	op    string // operation name suffix: Get<op>, Put<op>, Delete<op>
 	limit int64  // a PUT body's limit when not maxXMLBody
+	// overLimit is the answer to a PUT body past limit when it is not
+	// MaxMessageLengthExceeded.
+	overLimit func() error
 }
 
 var subresources = []subresource{
@@ -52,10 +55,12 @@ var subresources = []subresource{
 	{name: "object-lock", adminPut: true, methods: []string{"GET", "PUT"}, op: "ObjectLockConfiguration", doc: func() document { return &lockConfigDoc{} },
 		headers: []string{"X-Amz-Bucket-Object-Lock-Token"}, check: checkLockConfig},
 	{name: "policy", admin: true, adminGet: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketPolicy",
-		headers: []string{"X-Amz-Confirm-Remove-Self-Bucket-Access"}},
+		headers: []string{"X-Amz-Confirm-Remove-Self-Bucket-Access"}, limit: maxPolicyBody,
+		overLimit: func() error { return malformedPolicy("Policy exceeds the maximum allowed document size.") }},
 	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketCors", doc: func() document { return &corsDoc{} },
-		check: func(b []byte) ([]byte, error) { return nil, checkCORS(b) }},
-	{name: "lifecycle", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketLifecycle", doc: func() document { return &lifecycleDoc{} }},
+		check: func(b []byte) ([]byte, error) { return nil, checkCORS(b) }, limit: maxCORSBody},
+	{name: "lifecycle", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketLifecycle", doc: func() document { return &lifecycleDoc{} },
+		check: func(b []byte) ([]byte, error) { return nil, checkLifecycleRules(b) }},
 	{name: "ownershipControls", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketOwnershipControls", doc: func() document { return &ownershipDoc{} },
 		check: checkOwnershipControls},
 	{name: "acl", admin: true, methods: []string{"GET", "PUT"}, op: "BucketAcl", doc: func() document { return &aclDoc{} }, headers: aclHeaders},
@@ -178,6 +183,9 @@ func (s *Server) forward(sr subresource) handler {
 				limit = sr.limit
 			}
 			body, err := readXMLBody(req, limit)
+			if sr.overLimit != nil && err != nil && toAPIError(err).Code == "MaxMessageLengthExceeded" {
+				return sr.overLimit()
+			}
 			if err != nil {
 				return err
 			}

@@ -100,6 +100,7 @@ type config struct {
 	MaxRequestsKey      int
 	TransferTimeout     time.Duration
 	TransferMinBytes    int64
+	HeaderTimeout       time.Duration // bound on reading a request's header
 	LogLevel            string
 	LogFormat           string
 	MetricsListen       string
@@ -194,6 +195,7 @@ func parseCommandConfigHelp(name string, args []string, getenv func(string) stri
 	fs.IntVar(&c.MaxRequestsKey, "max-requests-per-key", 0, "S3 requests of one access key served at once (default: half of --max-requests)")
 	fs.DurationVar(&c.TransferTimeout, "transfer-timeout", 30*time.Second, "cut a client whose request body or response moves less than --transfer-min-bytes in this time (0: never)")
 	fs.Int64Var(&c.TransferMinBytes, "transfer-min-bytes", 16<<10, "bytes a client must move within every --transfer-timeout")
+	fs.DurationVar(&c.HeaderTimeout, "header-timeout", 30*time.Second, "close a connection whose request line and header have not all arrived in this time (1s to 10m)")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "text", "text or json")
 	str(&c.MetricsListen, "metrics-listen", "", "serve /metrics and /readyz on this address instead of beside the S3 API (/healthz answers on both)")
@@ -322,6 +324,9 @@ func (c *config) validate() error {
 	}
 	if c.TransferTimeout < 0 || (c.TransferTimeout > 0 && c.TransferTimeout < time.Second) {
 		return usagef("%s: %v is below 1s; give at least 1s, or 0 to turn the check off", c.src("transfer-timeout"), c.TransferTimeout)
+	}
+	if c.HeaderTimeout < time.Second || c.HeaderTimeout > 10*time.Minute {
+		return usagef("%s: %v is not between 1s and 10m", c.src("header-timeout"), c.HeaderTimeout)
 	}
 	for _, t := range []struct {
 		name string

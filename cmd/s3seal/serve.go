@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -121,12 +122,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		apiCfg.Metrics, apiCfg.Readiness = mets.Handler(), ready.check
 	}
 	api := s3api.New(apiCfg)
-	srv := &http.Server{
-		Handler:           api,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := newAPIServer(api, cfg.HeaderTimeout, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	scheme := "http"
 	if cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
@@ -176,6 +172,23 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(again)
 	return drain(log, ready, cfg.ShutdownDelay, cfg.ShutdownTimeout, again, srvs...)
+}
+
+// maxHeaderBytes bounds the request line and header net/http reads of one
+// request (it allows 4 KiB more): well above S3's 8 KiB, so that s3api
+// answers a header section S3 refuses with S3's 400
+// RequestHeaderSectionTooLarge, yet far below net/http's default of 1 MiB,
+// which a connection may hold while --header-timeout runs. Past it
+// net/http answers 431 Request Header Fields Too Large and closes.
+const maxHeaderBytes = 64 << 10
+
+// newAPIServer is the HTTP server of the S3 API: a connection's request
+// line and header must arrive within headerTimeout and hold at most
+// maxHeaderBytes; an idle connection is closed after 2 minutes. Bodies
+// and answers are bounded by s3api (--transfer-timeout).
+func newAPIServer(h http.Handler, headerTimeout time.Duration, errLog *log.Logger) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: headerTimeout, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: maxHeaderBytes, ErrorLog: errLog}
 }
 
 // openBackend connects to the configured object store, or starts the
