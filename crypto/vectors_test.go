@@ -143,7 +143,7 @@ var objectMetaInputs = []struct {
 }{
 	{"object-meta-empty", ObjectMeta{}},
 	{"object-meta", ObjectMeta{
-		User: map[string]string{"diagnosis": "flu", "mtime": "1700000000.123456789", "md5chksum": "1B2M2Y8AsgTpgAmY7PhCfg==", "empty": ""},
+		User:        map[string]string{"diagnosis": "flu", "mtime": "1700000000.123456789", "md5chksum": "1B2M2Y8AsgTpgAmY7PhCfg==", "empty": ""},
 		ContentType: "text/plain; charset=utf-8", ContentDisposition: `attachment; filename="r\u00e9sum\u00e9.txt"`,
 		CacheControl: "no-cache", Expires: "Thu, 01 Dec 2094 16:00:00 GMT", WebsiteRedirect: "/elsewhere.html",
 	}},

@@ -1,7 +1,6 @@
 package sealstore
 
 import (
-
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
 )
