@@ -95,12 +95,13 @@ func TestNoPlaintextInBackend(t *testing.T) {
 			t.Errorf("%s: backend ETag is the plaintext MD5", key)
 		}
 		want := map[string]func(string) bool{
-			"s3seal-v":    func(v string) bool { return v == "1" },
+			"s3seal-v":    func(v string) bool { return v == "2" },
 			"s3seal-kid":  func(v string) bool { return v != "" },
 			"s3seal-oid":  func(v string) bool { return len(v) == 22 },
 			"s3seal-dek":  func(v string) bool { return len(v) > 80 }, // DEK, sealed MD5 and checksum
 			"s3seal-size": func(v string) bool { return v == strconv.Itoa(n) },
-			"visible":     func(v string) bool { return v == "yes" },
+			"s3seal-meta": func(v string) bool { return len(v) > 40 }, // the sealed user metadata
+			"visible":     func(v string) bool { return v == "" },     // sealed in s3seal-meta
 		}
 		// Nothing in the clear fingerprints the plaintext: no MD5, no checksum.
 		for k, v := range meta {
@@ -218,7 +219,7 @@ func TestLegacyPlaintextPassthrough(t *testing.T) {
 	// A new write to the same key is encrypted.
 	putObj(t, c, "legacy", "old", plain)
 	stored, meta, _ := rawObject(t, b, "legacy", "old")
-	if containsPlaintext(stored, plain) || meta["s3seal-v"] != "1" {
+	if containsPlaintext(stored, plain) || meta["s3seal-v"] != "2" {
 		t.Errorf("rewrite of a legacy key is not encrypted (s3seal-v=%q)", meta["s3seal-v"])
 	}
 }
