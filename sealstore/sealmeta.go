@@ -1,6 +1,8 @@
 package sealstore
 
 import (
+	"strings"
+
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
 )
@@ -16,6 +18,11 @@ func objectMeta(meta map[string]string, h backend.Headers) crypto.ObjectMeta {
 // checkObjectMeta refuses, before any byte of a body is read, what would
 // not fit sealed in the store's 2 KB of user metadata.
 func checkObjectMeta(om crypto.ObjectMeta) error {
+	for k := range om.User {
+		if k == "" || k != strings.ToLower(k) {
+			return errorf("InvalidArgument", "The metadata key x-amz-meta-%s cannot be stored: a metadata key must be a non-empty lower-case name.", k)
+		}
+	}
 	if n := om.EncodedSize(); n > crypto.MaxObjectMeta {
 		return errorf("MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size: s3seal seals the user metadata and content headers of an object into at most %d bytes (each entry's key and value plus 4, each header's value plus 3, plus 3); this request needs %d.", crypto.MaxObjectMeta, n)
 	}
