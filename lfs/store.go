@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -150,6 +151,8 @@ func (h *Handler) storeError(err error) *apiError {
 		return errf(http.StatusBadRequest, "checksum_mismatch", "the blob does not match the checksum given; nothing was stored")
 	case errors.Is(err, errEmpty):
 		return errf(http.StatusBadRequest, "empty_upload", "the blob is empty")
+	case sealstoreCode(err) == "MetadataTooLarge":
+		return errf(http.StatusBadRequest, "invalid_request", "the Content-Type is too long to be stored with the blob (sealed, it may take %d bytes)", crypto.MaxObjectMeta-6)
 	case errors.As(err, &be), sealstoreCode(err) == "IncompleteBody":
 		return errf(http.StatusBadRequest, "invalid_request", "the request body could not be read whole: %v", err)
 	}

@@ -192,10 +192,20 @@ func (s *Store) getVersion(ctx context.Context, in ReadInput) (ObjectInfo, *Read
 			obj.Body.Close()
 			return info, nil, err
 		}
-		_, rd, err := s.open(ctx, obj, bucket, off, n, in.CustomerKey)
+		got, rd, err := s.open(ctx, obj, bucket, off, n, in.CustomerKey)
 		if err != nil {
 			obj.Body.Close()
 			return info, nil, err
+		}
+		if got.Encrypted != info.Encrypted || got.env.OID != info.env.OID {
+			// The store answered with another object than the one the
+			// HEAD described (it ignored If-Match): its bytes must not go
+			// out under that one's ETag, metadata and headers.
+			rd.Close()
+			if attempt == 0 {
+				continue
+			}
+			return info, nil, integrityErr(bucket, key, fmt.Errorf("the ranged GET answered another object than its HEAD described"))
 		}
 		rd.Partial = true
 		return info, rd, nil

@@ -1,6 +1,8 @@
 package sealstore
 
 import (
+	"strings"
+
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
 )
@@ -16,10 +18,48 @@ func objectMeta(meta map[string]string, h backend.Headers) crypto.ObjectMeta {
 // checkObjectMeta refuses, before any byte of a body is read, what would
 // not fit sealed in the store's 2 KB of user metadata.
 func checkObjectMeta(om crypto.ObjectMeta) error {
+	for k, v := range om.User {
+		if k == "" || k != strings.ToLower(k) || !headerToken(k) {
+			return errorf("InvalidArgument", "The metadata key x-amz-meta-%q cannot be stored: a metadata key must be a non-empty lower-case HTTP header name.", k)
+		}
+		if !headerValue(v) {
+			return errorf("InvalidArgument", "The value of metadata key x-amz-meta-%s cannot be stored: it holds a control character no HTTP header can carry back.", k)
+		}
+	}
+	for _, v := range []string{om.ContentType, om.ContentEncoding, om.ContentDisposition, om.ContentLanguage, om.CacheControl, om.Expires, om.WebsiteRedirect} {
+		if !headerValue(v) {
+			return errorf("InvalidArgument", "A content header's value holds a control character no HTTP header can carry back.")
+		}
+	}
 	if n := om.EncodedSize(); n > crypto.MaxObjectMeta {
 		return errorf("MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size: s3seal seals the user metadata and content headers of an object into at most %d bytes (each entry's key and value plus 4, each header's value plus 3, plus 3); this request needs %d.", crypto.MaxObjectMeta, n)
 	}
 	return nil
+}
+
+// headerToken reports whether s is made of HTTP token characters only
+// (RFC 9110), as a header name must be: a metadata key that is not comes
+// back in no header (net/http drops the name).
+func headerToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// headerValue reports whether s holds no control character but HTAB: a
+// value with a line break comes back with spaces in its place, one with
+// any other control character (NUL) breaks every client's HEAD and GET.
+func headerValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // storeHeaders is what the store is told of an object's headers in

@@ -106,8 +106,10 @@ func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *cryp
 	// The module's metrics, unauthenticated like /healthz; s3seal's own
 	// /metrics shows them too.
 	mux.Handle("GET /metrics", promhttp.HandlerFor(h.Metrics().Registry(), promhttp.HandlerOpts{}))
-	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// The header is bounded as the S3 API's is (newAPIServer), before
+	// any API key is looked at.
+	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: cfg.HeaderTimeout, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: maxHeaderBytes, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go func() {
 		if err := m.srv.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("LFS API stopped", "err", err)
