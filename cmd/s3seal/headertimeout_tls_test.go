@@ -21,8 +21,8 @@ func TestHeaderTimeoutOverTLS(t *testing.T) {
 	const bound = time.Second
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
 	s := httptest.NewUnstartedServer(h)
-	s.Config = newAPIServer(h, bound, log.New(io.Discard, "", 0))
-	s.EnableHTTP2 = true // as ServeTLS configures it when nothing says otherwise
+	s.Config = newAPIServer(h, bound, log.New(io.Discard, "", 0), &tls.Config{MinVersion: tls.VersionTLS12})
+	s.EnableHTTP2 = true
 	s.StartTLS()
 	t.Cleanup(s.Close)
 	conn, err := tls.Dial("tcp", s.Listener.Addr().String(), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}})

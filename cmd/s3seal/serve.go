@@ -25,6 +25,7 @@ import (
 	"github.com/s3seal/s3seal/retry"
 	"github.com/s3seal/s3seal/s3api"
 	"github.com/s3seal/s3seal/sealstore"
+	"golang.org/x/net/http2"
 )
 
 // serve runs the proxy until ctx ends.
@@ -122,16 +123,17 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		apiCfg.Metrics, apiCfg.Readiness = mets.Handler(), ready.check
 	}
 	api := s3api.New(apiCfg)
-	srv := newAPIServer(api, cfg.HeaderTimeout, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	var tlsCfg *tls.Config
 	scheme := "http"
 	if cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
 		if err != nil {
 			return usagef("TLS: %v", err)
 		}
-		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 		scheme = "https"
 	}
+	srv := newAPIServer(api, cfg.HeaderTimeout, slog.NewLogLogger(log.Handler(), slog.LevelWarn), tlsCfg)
 	log.Info(fmt.Sprintf("s3seal listening on %s://%s", scheme, ln.Addr()),
 		"version", buildVersion(), "backend", backendName, "primary_key", kr.Primary(), "data_dir", cfg.DataDir)
 	srvs := []*http.Server{srv} // drained on SIGTERM
@@ -186,9 +188,24 @@ const maxHeaderBytes = 64 << 10
 // line and header must arrive within headerTimeout and hold at most
 // maxHeaderBytes; an idle connection is closed after 2 minutes. Bodies
 // and answers are bounded by s3api (--transfer-timeout).
-func newAPIServer(h http.Handler, headerTimeout time.Duration, errLog *log.Logger) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: headerTimeout, IdleTimeout: 2 * time.Minute,
-		MaxHeaderBytes: maxHeaderBytes, ErrorLog: errLog}
+//
+// Over TLS a client may negotiate HTTP/2, whose server applies neither
+// ReadHeaderTimeout nor MaxHeaderBytes to a connection the way HTTP/1
+// does: a client that opens a header block and never finishes it holds
+// its connection until the connection's idle timeout. So HTTP/2 gets its
+// own idle timeout, headerTimeout (a connection with no stream in flight,
+// a header block half sent included, is closed then; streams being
+// served, slow downloads included, are not idle), and the same header
+// size limit. tlsCfg nil serves plain HTTP (HTTP/1 only).
+func newAPIServer(h http.Handler, headerTimeout time.Duration, errLog *log.Logger, tlsCfg *tls.Config) *http.Server {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: headerTimeout, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: maxHeaderBytes, ErrorLog: errLog, TLSConfig: tlsCfg}
+	if tlsCfg != nil {
+		if err := http2.ConfigureServer(srv, &http2.Server{IdleTimeout: headerTimeout}); err != nil {
+			panic(err) // only for a server already configured, which this one is not
+		}
+	}
+	return srv
 }
 
 // openBackend connects to the configured object store, or starts the

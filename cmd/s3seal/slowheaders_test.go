@@ -44,7 +44,7 @@ func loadServer(t *testing.T, headerTimeout, transferTimeout time.Duration) (str
 	}
 	api := s3api.New(s3api.Config{Store: store, Credentials: s3api.SingleCredential("ak", "sk"),
 		MaxInFlight: 64, MaxInFlightPerKey: 64, TransferTimeout: transferTimeout, TransferMinBytes: 1000})
-	srv := newAPIServer(api, headerTimeout, log.New(io.Discard, "", 0))
+	srv := newAPIServer(api, headerTimeout, log.New(io.Discard, "", 0), nil)
 	conns := &atomic.Int64{}
 	srv.ConnState = func(_ net.Conn, st http.ConnState) {
 		switch st {
