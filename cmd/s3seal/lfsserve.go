@@ -61,7 +61,7 @@ func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *cryp
 			return nil, err
 		}
 		m.dev = dev
-		bcfg.Static, bcfg.AutoCreateTopics = []string{addr}, true
+		bcfg.Static = []string{addr}
 		log.Warn("LFS: no --lfs-brokers or --lfs-etcd-endpoints: running an in-process Kafka for development (records are kept in memory only)",
 			"kafka", addr)
 	}

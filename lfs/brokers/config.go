@@ -42,11 +42,11 @@ type Config struct {
 	// ClientID is the Kafka client id sent with each request (default
 	// "s3seal-lfs").
 	ClientID string
-	// AutoCreateTopics asks brokers to create a topic a produce names that
-	// does not exist (Metadata with AllowAutoTopicCreation). For the
-	// in-process development Kafka only; production clusters decide their
-	// topics themselves. Default false.
-	AutoCreateTopics bool
+	// TopicWait bounds how long a produce waits for a topic the broker is
+	// still creating (its Metadata answers LEADER_NOT_AVAILABLE for the
+	// topic), asking again every RetryBackoff (default 10s). These waits
+	// are not broker attempts: they do not count against maxAttempts.
+	TopicWait time.Duration
 	// Dial opens a TCP connection to a broker. Default net.Dialer's
 	// DialContext. Tests use it to count connections; it can also wrap TLS.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -76,6 +76,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RetryBackoff <= 0 {
 		c.RetryBackoff = 250 * time.Millisecond
+	}
+	if c.TopicWait <= 0 {
+		c.TopicWait = 10 * time.Second
 	}
 	if c.ClientID == "" {
 		c.ClientID = "s3seal-lfs"

@@ -34,6 +34,10 @@ type Produced struct {
 // the wire: the next attempt may try again.
 var errNotSent = errors.New("not sent")
 
+// errTopicNotReady marks a topic the broker is still creating: the produce
+// asks again within Config.TopicWait, without using up a broker attempt.
+var errTopicNotReady = errors.New("topic has no leader yet")
+
 // Check re-validates right before producing: the broker list (the TTL when
 // brokers come from etcd) and the connection (an ApiVersions round trip).
 // A dead connection is replaced by a new one to any broker. ErrNoBroker on
@@ -87,7 +91,11 @@ func (s *Session) Close() error {
 // UNKNOWN_LEADER_EPOCH it refreshes the route and retries the current
 // owner, at most 3 attempts, waiting RetryBackoff in between (the wait ends
 // when ctx ends, returning ErrNoBroker wrapping ctx's error) and checking
-// the broker list and TTL before each attempt.
+// the broker list and TTL before each attempt. Metadata asks the broker to
+// create a missing topic, as Kafka's producers do (the broker's
+// auto.create.topics.enable decides); while the broker answers that the
+// topic has no leader yet (it is being created), the produce asks again
+// every RetryBackoff for up to TopicWait without using up an attempt.
 //
 // Errors: ErrNoBroker when no broker accepted the record (not written:
 // delete the object); ErrSentThenFailed when the request was sent and then
@@ -101,9 +109,10 @@ func (s *Session) Produce(ctx context.Context, topic string, partition int32, ke
 		return Produced{}, fmt.Errorf("%w: session closed", ErrNoBroker)
 	}
 	batch := recordBatch(key, value, headers, time.Now())
+	topicDeadline := time.Now().Add(s.d.cfg.TopicWait)
 	var lastErr error
-	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		if attempt > 1 {
+	for attempt, first := 1, true; attempt <= maxAttempts; first = false {
+		if !first {
 			if err := sleepCtx(ctx, s.d.cfg.RetryBackoff); err != nil {
 				return Produced{}, fmt.Errorf("%w: retry wait ended: %w (last attempt: %v)", ErrNoBroker, err, lastErr)
 			}
@@ -113,12 +122,19 @@ func (s *Session) Produce(ctx context.Context, topic string, partition int32, ke
 			return Produced{}, err
 		}
 		target, p, err := s.route(ctx, v, topic, partition, key)
+		if errors.Is(err, errTopicNotReady) && time.Now().Before(topicDeadline) {
+			// Being created: ask again, no broker attempt used up.
+			s.d.cfg.Logger.Debug("lfs brokers: topic not ready yet", "topic", topic, "err", err)
+			lastErr = err
+			continue
+		}
 		if err != nil {
 			if !errors.Is(err, errNotSent) {
 				return Produced{}, err
 			}
 			lastErr = err
 			s.d.cfg.Logger.Info("lfs brokers: produce attempt failed", "attempt", attempt, "topic", topic, "err", err)
+			attempt++
 			continue
 		}
 		partition = p // the partition stays fixed across retries
@@ -132,6 +148,7 @@ func (s *Session) Produce(ctx context.Context, topic string, partition int32, ke
 		lastErr = err
 		s.d.cfg.Logger.Info("lfs brokers: produce attempt failed", "attempt", attempt,
 			"topic", topic, "partition", p, "broker", target.addr, "err", err)
+		attempt++
 	}
 	return Produced{}, fmt.Errorf("%w: no broker accepted the record after %d attempts: %w", ErrNoBroker, maxAttempts, lastErr)
 }
@@ -219,6 +236,10 @@ func (s *Session) route(ctx context.Context, v view, topic string, partition int
 	}
 	t := md.Topics[0]
 	if err := kerrFor(t.ErrorCode); err != nil {
+		if errors.Is(err, kerr.LeaderNotAvailable) {
+			// What a broker answers while it creates the topic.
+			return nil, 0, fmt.Errorf("%w: %w: topic %q: %w", errNotSent, errTopicNotReady, topic, err)
+		}
 		if leaderMoved(t.ErrorCode) {
 			return nil, 0, fmt.Errorf("%w: topic %q: %w", errNotSent, topic, err)
 		}
@@ -312,7 +333,9 @@ func (s *Session) metadata(ctx context.Context, topic string) (*kmsg.MetadataRes
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.Topic = &topic
 	req.Topics = append(req.Topics, rt)
-	req.AllowAutoTopicCreation = s.d.cfg.AutoCreateTopics
+	// As Kafka's own producers do: the broker's auto.create.topics.enable
+	// decides whether a missing topic is created.
+	req.AllowAutoTopicCreation = true
 	kresp, _, err := s.conn.request(ctx, req)
 	if err != nil {
 		return nil, err
