@@ -23,6 +23,13 @@ type lfsConfig struct {
 	// itself, such as a service mesh with mutual TLS).
 	AllowUnauthenticated bool
 	DevKafka             string // address of the in-process Kafka without brokers or etcd
+
+	// TLS and SASL toward the brokers (lfskafkaauth.go).
+	KafkaTLS                                          bool
+	KafkaTLSCAFile, KafkaTLSCertFile, KafkaTLSKeyFile string
+	KafkaTLSServerName                                string
+	KafkaSASLMechanism, KafkaSASLUser                 string
+	KafkaSASLPassword, KafkaSASLPasswordFile          string
 }
 
 func (l *lfsConfig) flags(fs *flag.FlagSet) {
@@ -36,6 +43,15 @@ func (l *lfsConfig) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&l.MaxBlobSize, "lfs-max-blob-size", 5<<30, "largest LFS blob, in bytes")
 	fs.StringVar(&l.APIKey, "lfs-api-key", "", "API key LFS clients must send (X-API-Key or Bearer; prefer S3SEAL_LFS_API_KEY); required on a non-loopback --lfs-listen")
 	fs.BoolVar(&l.AllowUnauthenticated, "lfs-allow-unauthenticated", false, "serve the LFS API without --lfs-api-key on a non-loopback --lfs-listen (only where the network authenticates every client)")
+	fs.BoolVar(&l.KafkaTLS, "lfs-kafka-tls", false, "connect to the Kafka brokers over TLS (implied by the other --lfs-kafka-tls-* flags)")
+	fs.StringVar(&l.KafkaTLSCAFile, "lfs-kafka-tls-ca-file", "", "PEM file of the CA certificates the brokers' certificates are checked against (default: the system's)")
+	fs.StringVar(&l.KafkaTLSCertFile, "lfs-kafka-tls-cert-file", "", "PEM client certificate for brokers that require one (with --lfs-kafka-tls-key-file)")
+	fs.StringVar(&l.KafkaTLSKeyFile, "lfs-kafka-tls-key-file", "", "PEM private key of --lfs-kafka-tls-cert-file (mode 600)")
+	fs.StringVar(&l.KafkaTLSServerName, "lfs-kafka-tls-server-name", "", "name the brokers' certificates must carry (default: each broker's host)")
+	fs.StringVar(&l.KafkaSASLMechanism, "lfs-kafka-sasl-mechanism", "", "SASL mechanism toward the brokers: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	fs.StringVar(&l.KafkaSASLUser, "lfs-kafka-sasl-user", "", "SASL user name toward the brokers")
+	fs.StringVar(&l.KafkaSASLPassword, "lfs-kafka-sasl-password", "", "SASL password (prefer S3SEAL_LFS_KAFKA_SASL_PASSWORD or --lfs-kafka-sasl-password-file)")
+	fs.StringVar(&l.KafkaSASLPasswordFile, "lfs-kafka-sasl-password-file", "", "file holding the SASL password (mode 600)")
 	fs.StringVar(&l.DevKafka, "lfs-dev-kafka", "127.0.0.1:9092", "address of the in-process Kafka started when neither --lfs-brokers nor --lfs-etcd-endpoints is set")
 }
 

@@ -2,9 +2,12 @@ package brokers
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/sasl"
 )
 
 // Config configures a Discovery. The zero value of each option takes the
@@ -47,8 +50,14 @@ type Config struct {
 	// topic), asking again every RetryBackoff (default 10s). These waits
 	// are not broker attempts: they do not count against maxAttempts.
 	TopicWait time.Duration
+	// TLS, when set, is used for every broker connection (its ServerName
+	// defaults to the broker's host).
+	TLS *tls.Config
+	// SASL, when set, authenticates every broker connection right after
+	// the ApiVersions handshake (franz-go's sasl/plain or sasl/scram).
+	SASL sasl.Mechanism
 	// Dial opens a TCP connection to a broker. Default net.Dialer's
-	// DialContext. Tests use it to count connections; it can also wrap TLS.
+	// DialContext. Tests use it to count connections.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
