@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -30,6 +31,11 @@ type lfsConfig struct {
 	KafkaTLSServerName                                string
 	KafkaSASLMechanism, KafkaSASLUser                 string
 	KafkaSASLPassword, KafkaSASLPasswordFile          string
+
+	// PublicURL is the S3 API's URL as LFS clients reach it (an ingress
+	// or load balancer), named by presigned downloads; default the S3
+	// listener's address.
+	PublicURL string
 }
 
 func (l *lfsConfig) flags(fs *flag.FlagSet) {
@@ -52,6 +58,7 @@ func (l *lfsConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&l.KafkaSASLUser, "lfs-kafka-sasl-user", "", "SASL user name toward the brokers")
 	fs.StringVar(&l.KafkaSASLPassword, "lfs-kafka-sasl-password", "", "SASL password (prefer S3SEAL_LFS_KAFKA_SASL_PASSWORD or --lfs-kafka-sasl-password-file)")
 	fs.StringVar(&l.KafkaSASLPasswordFile, "lfs-kafka-sasl-password-file", "", "file holding the SASL password (mode 600)")
+	fs.StringVar(&l.PublicURL, "lfs-public-url", "", "URL of the S3 API as LFS clients reach it (an ingress or load balancer: scheme://host[:port]), named by presigned downloads; default the S3 listener's address")
 	fs.StringVar(&l.DevKafka, "lfs-dev-kafka", "127.0.0.1:9092", "address of the in-process Kafka started when neither --lfs-brokers nor --lfs-etcd-endpoints is set")
 }
 
@@ -69,5 +76,25 @@ func (l *lfsConfig) validate() error {
 	case l.Namespace == "" || strings.Contains(l.Namespace, "/") || l.Namespace == "." || l.Namespace == "..":
 		return usagef("--lfs-namespace must be one path component")
 	}
+	if l.PublicURL != "" {
+		u, err := url.Parse(l.PublicURL)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			return usagef("--lfs-public-url %q: want http:// or https:// and a host, such as https://blobs.example.com", l.PublicURL)
+		case u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "", u.User != nil:
+			// The signature covers the path the S3 API receives: a prefix
+			// the ingress strips would break every URL.
+			return usagef("--lfs-public-url %q: give scheme://host[:port] only; the ingress must pass paths to the S3 API unchanged", l.PublicURL)
+		}
+	}
 	return nil
+}
+
+// presignEndpoint is the S3 URL presigned downloads name: --lfs-public-url,
+// else the S3 listener's own.
+func (l *lfsConfig) presignEndpoint(s3Endpoint string) string {
+	if l.PublicURL != "" {
+		return strings.TrimSuffix(l.PublicURL, "/")
+	}
+	return s3Endpoint
 }
