@@ -11,7 +11,10 @@
 //
 // (field names match case-insensitively, other fields are ignored; a
 // missing key or an empty list means no broker). A lease's value is the
-// owning broker's node id in decimal ("0").
+// owning broker's id, a string: KafScale's brokers write their node id in
+// decimal ("0"), and, as KafScale's proxy, a lease is resolved by exact
+// match against the decimal node ids of the snapshot; one naming no listed
+// broker ("broker-a") leaves the Kafka metadata leader as the owner.
 //
 // Rules (from KafScale PR 319, required by issue 8):
 //   - A successful etcd read that lists no broker means there is no broker,

@@ -272,7 +272,7 @@ func (s *Session) route(ctx context.Context, v view, topic string, partition int
 	// the Kafka metadata leader is used without waiting for etcd again.
 	owner := int32(-1)
 	if v.fromEtcd && !v.cached {
-		if id, ok := s.d.leaseOwner(ctx, topic, p); ok {
+		if id, ok := s.d.leaseOwner(ctx, v, topic, p); ok {
 			owner = id
 		}
 	}
