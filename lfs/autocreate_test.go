@@ -113,3 +113,57 @@ func TestTopicRefusedIs4xx(t *testing.T) {
 	}
 	e.checkStorage(h, 0)
 }
+
+// A topic the broker's ACLs do not let s3seal's Kafka user write: 403
+// topic_not_authorized naming it, the blob removed.
+func TestTopicNotAuthorizedIs403(t *testing.T) {
+	c := autoCluster(t, kfake.SeedTopics(1, "open", "closed"), kfake.EnableSASL(), kfake.EnableACLs(),
+		kfake.Superuser("PLAIN", "admin", "admin"),
+		kfake.User("PLAIN", "lfs", "pw", kfake.ACL{Allow: true, Resource: kmsg.ACLResourceTypeTopic, Name: "open",
+			Pattern: kmsg.ACLResourcePatternTypeLiteral, Operation: kmsg.ACLOperationAll}))
+	m, err := brokers.SASL("PLAIN", "lfs", "pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := itDiscovery(t, brokers.Config{Static: c.ListenAddrs(), SASL: m})
+	e := newEnv(t)
+	h, url := e.itServe(d, nil)
+	a := produce(t, url, "open", randBytes(2000, 4), nil)
+	if a.status != 200 {
+		t.Fatalf("produce to an allowed topic: %d %s", a.status, a.body)
+	}
+	kept := envelopeOf(t, a).Key
+	a = produce(t, url, "closed", randBytes(2000, 5), nil)
+	wantError(t, a, 403, "topic_not_authorized")
+	if !strings.Contains(string(a.body), "closed") {
+		t.Fatalf("message does not name the topic: %s", a.body)
+	}
+	e.checkStorage(h, 0, kept)
+}
+
+// A topic name the broker refuses (INVALID_TOPIC_EXCEPTION, such as a name
+// it reserves): 400 invalid_topic naming it, the blob removed.
+func TestTopicNameRefusedIs400(t *testing.T) {
+	c := autoCluster(t, kfake.AllowAutoTopicCreation())
+	c.ControlKey(kmsg.Metadata.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		r := req.(*kmsg.MetadataRequest)
+		if len(r.Topics) != 1 || r.Topics[0].Topic == nil || *r.Topics[0].Topic != "reserved" {
+			return nil, nil, false
+		}
+		resp := r.ResponseKind().(*kmsg.MetadataResponse)
+		st := kmsg.NewMetadataResponseTopic()
+		st.Topic, st.ErrorCode = r.Topics[0].Topic, kerr.InvalidTopicException.Code
+		resp.Topics = append(resp.Topics, st)
+		return resp, nil, true
+	})
+	d := itDiscovery(t, brokers.Config{Static: c.ListenAddrs()})
+	e := newEnv(t)
+	h, url := e.itServe(d, nil)
+	a := produce(t, url, "reserved", randBytes(2000, 6), nil)
+	wantError(t, a, 400, "invalid_topic")
+	if !strings.Contains(string(a.body), "reserved") {
+		t.Fatalf("message does not name the topic: %s", a.body)
+	}
+	e.checkStorage(h, 0)
+}
