@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/s3seal/s3seal/internal/kafkatest"
 	"github.com/s3seal/s3seal/lfs/brokers"
 )
 
@@ -69,33 +70,42 @@ func TestAutoCreatedTopic(t *testing.T) {
 	e.checkStorage(h, 0, env.Key)
 }
 
-// While the broker creates the topic it answers LEADER_NOT_AVAILABLE; the
-// produce asks again (more often than the 3 broker attempts) and succeeds.
+// While the broker creates the topic it answers LEADER_NOT_AVAILABLE, for
+// the topic or for its partition (no leader elected yet); the produce asks
+// again (more often than the 3 broker attempts) and succeeds.
 func TestTopicBeingCreatedIsWaitedFor(t *testing.T) {
-	c := autoCluster(t, kfake.AllowAutoTopicCreation())
-	var asked atomic.Int32
-	c.ControlKey(kmsg.Metadata.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		if asked.Add(1) > 5 {
-			return nil, nil, false
+	for _, onPartition := range []bool{false, true} {
+		c := autoCluster(t, kfake.AllowAutoTopicCreation())
+		var asked atomic.Int32
+		c.ControlKey(kmsg.Metadata.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
+			c.KeepControl()
+			if asked.Add(1) > 5 {
+				return nil, nil, false
+			}
+			r := req.(*kmsg.MetadataRequest)
+			resp := r.ResponseKind().(*kmsg.MetadataResponse)
+			for _, rt := range r.Topics {
+				st := kmsg.NewMetadataResponseTopic()
+				st.Topic, st.ErrorCode = rt.Topic, kerr.LeaderNotAvailable.Code
+				if onPartition {
+					sp := kmsg.NewMetadataResponseTopicPartition()
+					sp.Leader, sp.ErrorCode = -1, kerr.LeaderNotAvailable.Code
+					st.ErrorCode, st.Partitions = 0, append(st.Partitions, sp)
+				}
+				resp.Topics = append(resp.Topics, st)
+			}
+			return resp, nil, true
+		})
+		seen := kafkatest.WatchProduce(c)
+		d := itDiscovery(t, brokers.Config{Static: c.ListenAddrs(), RetryBackoff: 20 * time.Millisecond})
+		e := newEnv(t)
+		_, url := e.itServe(d, nil)
+		if a := produce(t, url, "slow-topic", randBytes(2000, 2), nil); a.status != 200 {
+			t.Fatalf("partition-level %v: produce while the topic is created: %d %s", onPartition, a.status, a.body)
 		}
-		r := req.(*kmsg.MetadataRequest)
-		resp := r.ResponseKind().(*kmsg.MetadataResponse)
-		for _, rt := range r.Topics {
-			st := kmsg.NewMetadataResponseTopic()
-			st.Topic, st.ErrorCode = rt.Topic, kerr.LeaderNotAvailable.Code
-			resp.Topics = append(resp.Topics, st)
+		if asked.Load() <= 5 || len(seen.Nodes()) != 1 {
+			t.Fatalf("partition-level %v: %d metadata requests, produce requests on %v", onPartition, asked.Load(), seen.Nodes())
 		}
-		return resp, nil, true
-	})
-	d := itDiscovery(t, brokers.Config{Static: c.ListenAddrs(), RetryBackoff: 20 * time.Millisecond})
-	e := newEnv(t)
-	_, url := e.itServe(d, nil)
-	if a := produce(t, url, "slow-topic", randBytes(2000, 2), nil); a.status != 200 {
-		t.Fatalf("produce while the topic is created: %d %s", a.status, a.body)
-	}
-	if asked.Load() <= 5 {
-		t.Fatalf("%d metadata requests", asked.Load())
 	}
 }
 

@@ -94,7 +94,8 @@ func (s *Session) Close() error {
 // the broker list and TTL before each attempt. Metadata asks the broker to
 // create a missing topic, as Kafka's producers do (the broker's
 // auto.create.topics.enable decides); while the broker answers that the
-// topic has no leader yet (it is being created), the produce asks again
+// topic or the partition has no leader yet (LEADER_NOT_AVAILABLE), or lists
+// the topic without partitions (it is being created), the produce asks again
 // every RetryBackoff for up to TopicWait without using up an attempt.
 //
 // Errors: ErrNoBroker when no broker accepted the record (not written:
@@ -247,13 +248,16 @@ func (s *Session) route(ctx context.Context, v view, topic string, partition int
 	}
 	n := int32(len(t.Partitions))
 	if n == 0 {
-		return nil, 0, fmt.Errorf("lfs brokers: topic %q: %w", topic, kerr.UnknownTopicOrPartition)
+		// Listed without partitions: still being created.
+		return nil, 0, fmt.Errorf("%w: %w: topic %q has no partitions yet", errNotSent, errTopicNotReady, topic)
 	}
 	leaders := make(map[int32]int32, n)
+	electing := map[int32]bool{} // LEADER_NOT_AVAILABLE: no leader yet
 	for _, mp := range t.Partitions {
 		leaders[mp.Partition] = mp.Leader
 		if mp.ErrorCode != 0 && leaderMoved(mp.ErrorCode) {
 			leaders[mp.Partition] = -1
+			electing[mp.Partition] = errors.Is(kerrFor(mp.ErrorCode), kerr.LeaderNotAvailable)
 		}
 	}
 	p := partition
@@ -275,6 +279,9 @@ func (s *Session) route(ctx context.Context, v view, topic string, partition int
 		if id, ok := s.d.leaseOwner(ctx, v, topic, p); ok {
 			owner = id
 		}
+	}
+	if owner < 0 && electing[p] {
+		return nil, 0, fmt.Errorf("%w: %w: %s/%d: %w", errNotSent, errTopicNotReady, topic, p, kerr.LeaderNotAvailable)
 	}
 	if owner < 0 {
 		owner = leaders[p]
