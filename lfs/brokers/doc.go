@@ -31,9 +31,14 @@
 //     LEADER_NOT_AVAILABLE, FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH it
 //     refreshes the route and retries the current owner, at most
 //     maxAttempts brokers, checking the TTL before each attempt.
+//   - Metadata asks the broker to create a missing topic, as Kafka's own
+//     producers do; a topic or partition without a leader yet is asked for
+//     again within Config.TopicWait without using up an attempt.
 //
 // The Kafka wire protocol is franz-go's kmsg, spoken over one net.Conn per
-// session (see conn.go for why not kgo.Client).
+// session (see conn.go for why not kgo.Client), over TLS when Config.TLS is
+// set and authenticated with Config.SASL (franz-go's sasl mechanisms,
+// auth.go) when that is set.
 package brokers
 
 import "errors"
