@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -57,15 +56,8 @@ func TestLFSKafkaTLSAndSASL(t *testing.T) {
 		"--lfs-kafka-sasl-mechanism", "scram-sha-512", "--lfs-kafka-sasl-user", "lfs",
 		"--lfs-kafka-sasl-password-file", writeFile(t, "pw-512\n", 0o600))
 	addr := waitLFS(t, log)
-	req, _ := http.NewRequest("POST", "http://"+addr+"/lfs/produce", strings.NewReader("blob over TLS"))
-	req.Header.Set("X-Kafka-Topic", "secure")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("produce: %d\n%s", resp.StatusCode, log.String())
+	if code, body := lfsCall(t, "POST", "http://"+addr+"/lfs/produce", "secure", "blob over TLS"); code != 200 {
+		t.Fatalf("produce: %d %s\n%s", code, body, log.String())
 	}
 	if !strings.Contains(log.String(), "kafka=\"TLS, SASL SCRAM-SHA-512\"") {
 		t.Fatalf("start log does not name TLS and SASL:\n%s", log.String())
@@ -132,5 +124,24 @@ func TestLFSKafkaSettingsErrors(t *testing.T) {
 				t.Errorf("%v %v: %v, want it to name %q", tc.args, tc.env, err, w)
 			}
 		}
+	}
+}
+
+// SASL PLAIN without TLS sends the password in clear: serve warns, and
+// still produces.
+func TestLFSKafkaPlainWithoutTLSWarns(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"), kfake.EnableSASL(), kfake.Superuser("PLAIN", "lfs", "pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, _, log := startServeWithLog(t, "--lfs", "--lfs-listen", "127.0.0.1:0", "--lfs-brokers", c.ListenAddrs()[0],
+		"--lfs-kafka-sasl-mechanism", "PLAIN", "--lfs-kafka-sasl-user", "lfs", "--lfs-kafka-sasl-password-file", writeFile(t, "pw", 0o600))
+	addr := waitLFS(t, log)
+	if code, body := lfsCall(t, "POST", "http://"+addr+"/lfs/produce", "t", "blob"); code != 200 {
+		t.Fatalf("produce: %d %s", code, body)
+	}
+	if !strings.Contains(log.String(), "SASL PLAIN without TLS sends the Kafka password in clear") {
+		t.Fatalf("no warning:\n%s", log.String())
 	}
 }
