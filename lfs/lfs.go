@@ -208,6 +208,10 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request, rq *request) 
 	switch p := r.URL.Path; {
 	case p == "/lfs/produce", p == "/lfs/uploads", p == "/lfs/download",
 		strings.HasPrefix(p, "/lfs/uploads/"):
+		if p == "/lfs/download" {
+			return errf(http.StatusMethodNotAllowed, "method_not_allowed",
+				`method %s not allowed here: /lfs/download takes POST with a JSON body {"bucket": ..., "key": ..., "mode": "stream" or "presign"}`, r.Method)
+		}
 		return errf(http.StatusMethodNotAllowed, "method_not_allowed", "method %s not allowed here", r.Method)
 	}
 	return errf(http.StatusNotFound, "not_found", "no such endpoint")
@@ -224,12 +228,16 @@ func decodeJSON(r *http.Request, v any) *apiError {
 
 var topicRE = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
 
-func checkTopic(topic string) *apiError {
+// checkTopic checks a topic name given in where (the header or JSON field
+// that carries it, named in the message).
+func checkTopic(topic, where string) *apiError {
 	switch {
 	case topic == "":
-		return errf(http.StatusBadRequest, "missing_topic", "a topic is required")
-	case len(topic) > 249 || !topicRE.MatchString(topic) || topic == "." || topic == "..":
-		return errf(http.StatusBadRequest, "invalid_topic", "invalid topic name")
+		return errf(http.StatusBadRequest, "missing_topic", "%s is required: the Kafka topic the envelope goes to", where)
+	case len(topic) > 249:
+		return errf(http.StatusBadRequest, "invalid_topic", "%s has %d characters; a Kafka topic name has at most 249", where, len(topic))
+	case !topicRE.MatchString(topic) || topic == "." || topic == "..":
+		return errf(http.StatusBadRequest, "invalid_topic", "%s %q is not a Kafka topic name (a-z A-Z 0-9 . _ - only)", where, topic)
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 func (h *Handler) produce(w http.ResponseWriter, r *http.Request, rq *request) *apiError {
 	start := time.Now()
 	topic := strings.TrimSpace(r.Header.Get("X-Kafka-Topic"))
-	if e := checkTopic(topic); e != nil {
+	if e := checkTopic(topic, "the X-Kafka-Topic header"); e != nil {
 		return e
 	}
 	rq.topic = topic

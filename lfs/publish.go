@@ -23,7 +23,8 @@ func (h *Handler) connect(ctx context.Context) (Session, *apiError) {
 // publish produces the envelope of a stored blob over sess. When the record
 // cannot have been written (the session check or every broker failed, or
 // the broker refused the topic or partition before anything was sent) the
-// blob is deleted: 503 backend_unavailable, 400 invalid_partition or 502
+// blob is deleted: 503 backend_unavailable, 404 unknown_topic, 403
+// topic_not_authorized, 400 invalid_partition or invalid_topic, or 502
 // backend_error. Only when it may have been written (sent, then failed) is
 // the blob kept, since an envelope may point at it, and counted as an
 // orphan.
@@ -51,6 +52,15 @@ func (h *Handler) publish(ctx context.Context, sess Session, rq *request, topic 
 	case errors.Is(err, kerr.UnknownTopicOrPartition) && partition >= 0:
 		h.discard(ctx, rq, env.Key, "the partition does not exist")
 		return errf(http.StatusBadRequest, "invalid_partition", "topic %s has no partition %d; the blob was removed", topic, partition)
+	case errors.Is(err, kerr.UnknownTopicOrPartition):
+		h.discard(ctx, rq, env.Key, "the topic does not exist")
+		return errf(http.StatusNotFound, "unknown_topic", "topic %s does not exist and the Kafka broker did not create it (auto.create.topics.enable is off); create the topic first; the blob was removed", topic)
+	case errors.Is(err, kerr.TopicAuthorizationFailed):
+		h.discard(ctx, rq, env.Key, "the broker refused the topic")
+		return errf(http.StatusForbidden, "topic_not_authorized", "the Kafka broker does not let s3seal's Kafka user write to topic %s; the blob was removed", topic)
+	case errors.Is(err, kerr.InvalidTopicException):
+		h.discard(ctx, rq, env.Key, "the broker refused the topic name")
+		return errf(http.StatusBadRequest, "invalid_topic", "the Kafka broker refused the topic name %s; the blob was removed", topic)
 	}
 	// Refused before anything was sent (an unknown topic, ...).
 	h.discard(ctx, rq, env.Key, "the broker refused the record before it was sent")

@@ -52,7 +52,7 @@ func (h *Handler) uploadInit(w http.ResponseWriter, r *http.Request, rq *request
 		return e
 	}
 	in.Topic = strings.TrimSpace(in.Topic)
-	if e := checkTopic(in.Topic); e != nil {
+	if e := checkTopic(in.Topic, "the JSON field topic"); e != nil {
 		return e
 	}
 	rq.topic = in.Topic

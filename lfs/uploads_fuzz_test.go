@@ -44,7 +44,7 @@ func FuzzUploadInitRequest(f *testing.F) {
 			t.Fatalf("%.80q: accepted a body that is no JSON: %v", body, err)
 		}
 		topic := strings.TrimSpace(in.Topic)
-		if checkTopic(topic) != nil {
+		if checkTopic(topic, "topic") != nil {
 			t.Fatalf("%.80q: accepted topic %q", body, topic)
 		}
 		if k := strings.TrimSpace(in.Key); k != "" {

@@ -1,6 +1,6 @@
 # Sourced by test.sh and soak.sh: makes sure the programs the end-to-end
 # tests drive are on the PATH. On Debian it installs what is missing of
-# rclone, s3cmd, restic, curl, kcat, haproxy and aws (package awscli), which needs
+# rclone, s3cmd, restic, curl, kcat, jq, haproxy and aws (package awscli), which needs
 # root; moto is not packaged by Debian, so without moto_server it stops and
 # says how to install it. The caller defines die.
 
@@ -8,7 +8,7 @@
 export PATH="$PATH:/usr/sbin"
 
 # Debian packages the e2e tests need, by command name -> package name.
-declare -A debs=([rclone]=rclone [s3cmd]=s3cmd [restic]=restic [curl]=curl [kcat]=kcat [haproxy]=haproxy)
+declare -A debs=([rclone]=rclone [s3cmd]=s3cmd [restic]=restic [curl]=curl [kcat]=kcat [jq]=jq [haproxy]=haproxy)
 missing=()
 for cmd in "${!debs[@]}"; do
 	command -v "$cmd" >/dev/null 2>&1 || missing+=("${debs[$cmd]}")

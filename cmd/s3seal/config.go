@@ -253,7 +253,7 @@ func parseCommandConfigHelp(name string, args []string, getenv func(string) stri
 	if set["key"] && c.Key == "" {
 		return nil, usagef(`--key "": empty; give a master key (s3seal keygen makes one), or leave --key out`)
 	}
-	for _, name := range []string{"key", "secret-key", "backend-secret-key", "lfs-api-key"} {
+	for _, name := range []string{"key", "secret-key", "backend-secret-key", "lfs-api-key", "lfs-kafka-sasl-password"} {
 		if set[name] {
 			c.cmdlineSecrets = append(c.cmdlineSecrets, name)
 		}
@@ -275,6 +275,7 @@ func (c *config) readSecretFiles() error {
 		{"key", &c.KeyFile, &c.Key},
 		{"secret-key", &c.SecretKeyFile, &c.SecretKey},
 		{"backend-secret-key", &c.BackendSecretKeyFile, &c.BackendSecretKey},
+		{"lfs-kafka-sasl-password", &c.LFS.KafkaSASLPasswordFile, &c.LFS.KafkaSASLPassword},
 	} {
 		if *s.file == "" {
 			continue
@@ -301,6 +302,9 @@ func (c *config) validate() error {
 		return usagef("%s: %d is below 1; give at least 1", c.src("max-requests"), c.MaxRequests)
 	}
 	if err := c.LFS.validate(); err != nil {
+		return err
+	}
+	if err := c.validateLFSKafka(); err != nil {
 		return err
 	}
 	for _, r := range []struct {

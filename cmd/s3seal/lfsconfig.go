@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -23,6 +24,18 @@ type lfsConfig struct {
 	// itself, such as a service mesh with mutual TLS).
 	AllowUnauthenticated bool
 	DevKafka             string // address of the in-process Kafka without brokers or etcd
+
+	// TLS and SASL toward the brokers (lfskafkaauth.go).
+	KafkaTLS                                          bool
+	KafkaTLSCAFile, KafkaTLSCertFile, KafkaTLSKeyFile string
+	KafkaTLSServerName                                string
+	KafkaSASLMechanism, KafkaSASLUser                 string
+	KafkaSASLPassword, KafkaSASLPasswordFile          string
+
+	// PublicURL is the S3 API's URL as LFS clients reach it (an ingress
+	// or load balancer), named by presigned downloads; default the S3
+	// listener's address.
+	PublicURL string
 }
 
 func (l *lfsConfig) flags(fs *flag.FlagSet) {
@@ -36,6 +49,16 @@ func (l *lfsConfig) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&l.MaxBlobSize, "lfs-max-blob-size", 5<<30, "largest LFS blob, in bytes")
 	fs.StringVar(&l.APIKey, "lfs-api-key", "", "API key LFS clients must send (X-API-Key or Bearer; prefer S3SEAL_LFS_API_KEY); required on a non-loopback --lfs-listen")
 	fs.BoolVar(&l.AllowUnauthenticated, "lfs-allow-unauthenticated", false, "serve the LFS API without --lfs-api-key on a non-loopback --lfs-listen (only where the network authenticates every client)")
+	fs.BoolVar(&l.KafkaTLS, "lfs-kafka-tls", false, "connect to the Kafka brokers over TLS (implied by the other --lfs-kafka-tls-* flags)")
+	fs.StringVar(&l.KafkaTLSCAFile, "lfs-kafka-tls-ca-file", "", "PEM file of the CA certificates the brokers' certificates are checked against (default: the system's)")
+	fs.StringVar(&l.KafkaTLSCertFile, "lfs-kafka-tls-cert-file", "", "PEM client certificate for brokers that require one (with --lfs-kafka-tls-key-file)")
+	fs.StringVar(&l.KafkaTLSKeyFile, "lfs-kafka-tls-key-file", "", "PEM private key of --lfs-kafka-tls-cert-file (mode 600)")
+	fs.StringVar(&l.KafkaTLSServerName, "lfs-kafka-tls-server-name", "", "name the brokers' certificates must carry (default: each broker's host)")
+	fs.StringVar(&l.KafkaSASLMechanism, "lfs-kafka-sasl-mechanism", "", "SASL mechanism toward the brokers: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	fs.StringVar(&l.KafkaSASLUser, "lfs-kafka-sasl-user", "", "SASL user name toward the brokers")
+	fs.StringVar(&l.KafkaSASLPassword, "lfs-kafka-sasl-password", "", "SASL password (prefer S3SEAL_LFS_KAFKA_SASL_PASSWORD or --lfs-kafka-sasl-password-file)")
+	fs.StringVar(&l.KafkaSASLPasswordFile, "lfs-kafka-sasl-password-file", "", "file holding the SASL password (mode 600)")
+	fs.StringVar(&l.PublicURL, "lfs-public-url", "", "URL of the S3 API as LFS clients reach it (an ingress or load balancer: scheme://host[:port]), named by presigned downloads; default the S3 listener's address")
 	fs.StringVar(&l.DevKafka, "lfs-dev-kafka", "127.0.0.1:9092", "address of the in-process Kafka started when neither --lfs-brokers nor --lfs-etcd-endpoints is set")
 }
 
@@ -53,5 +76,25 @@ func (l *lfsConfig) validate() error {
 	case l.Namespace == "" || strings.Contains(l.Namespace, "/") || l.Namespace == "." || l.Namespace == "..":
 		return usagef("--lfs-namespace must be one path component")
 	}
+	if l.PublicURL != "" {
+		u, err := url.Parse(l.PublicURL)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			return usagef("--lfs-public-url %q: want http:// or https:// and a host, such as https://blobs.example.com", l.PublicURL)
+		case u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "", u.User != nil:
+			// The signature covers the path the S3 API receives: a prefix
+			// the ingress strips would break every URL.
+			return usagef("--lfs-public-url %q: give scheme://host[:port] only; the ingress must pass paths to the S3 API unchanged", l.PublicURL)
+		}
+	}
 	return nil
+}
+
+// presignEndpoint is the S3 URL presigned downloads name: --lfs-public-url,
+// else the S3 listener's own.
+func (l *lfsConfig) presignEndpoint(s3Endpoint string) string {
+	if l.PublicURL != "" {
+		return strings.TrimSuffix(l.PublicURL, "/")
+	}
+	return s3Endpoint
 }

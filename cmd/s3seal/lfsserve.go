@@ -54,19 +54,26 @@ func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *cryp
 	s3Endpoint string, log *slog.Logger) (*lfsModule, error) {
 	l := cfg.LFS
 	m := &lfsModule{}
-	bcfg := brokers.Config{Static: splitList(l.Brokers), EtcdEndpoints: splitList(l.EtcdEndpoints), CacheTTL: l.CacheTTL, Logger: log}
+	auth, err := cfg.lfsKafkaAuth()
+	if err != nil {
+		return nil, err
+	}
+	bcfg := brokers.Config{Static: splitList(l.Brokers), EtcdEndpoints: splitList(l.EtcdEndpoints), CacheTTL: l.CacheTTL, Logger: log,
+		TLS: auth.tls, SASL: auth.sasl}
+	if auth.sasl != nil && auth.tls == nil && auth.sasl.Name() == "PLAIN" {
+		log.Warn("LFS: SASL PLAIN without TLS sends the Kafka password in clear; add --lfs-kafka-tls")
+	}
 	if len(bcfg.Static) == 0 && len(bcfg.EtcdEndpoints) == 0 {
 		dev, addr, err := startDevKafka(l.DevKafka)
 		if err != nil {
 			return nil, err
 		}
 		m.dev = dev
-		bcfg.Static, bcfg.AutoCreateTopics = []string{addr}, true
+		bcfg.Static = []string{addr}
 		log.Warn("LFS: no --lfs-brokers or --lfs-etcd-endpoints: running an in-process Kafka for development (records are kept in memory only)",
 			"kafka", addr)
 	}
 	fail := func(err error) (*lfsModule, error) { m.close(); return nil, err }
-	var err error
 	if m.discovery, err = brokers.New(ctx, bcfg); err != nil {
 		return fail(fmt.Errorf("LFS brokers: %w", err))
 	}
@@ -79,7 +86,7 @@ func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *cryp
 	}
 	h, err := lfs.New(lfs.Config{Store: store, Producer: lfs.FromDiscovery(m.discovery), Keyring: kr,
 		Bucket: l.Bucket, Namespace: l.Namespace, MaxBlobSize: l.MaxBlobSize, APIKey: l.APIKey, Logger: log,
-		Presign: &lfs.PresignConfig{Endpoint: s3Endpoint, AccessKey: presign.AccessKey, SecretKey: presign.SecretKey}})
+		Presign: &lfs.PresignConfig{Endpoint: l.presignEndpoint(s3Endpoint), AccessKey: presign.AccessKey, SecretKey: presign.SecretKey}})
 	if err != nil {
 		return fail(err)
 	}
@@ -115,7 +122,7 @@ func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *cryp
 			log.Error("LFS API stopped", "err", err)
 		}
 	}()
-	log.Info(fmt.Sprintf("LFS API listening on http://%s", m.ln.Addr()), "bucket", l.Bucket, "namespace", l.Namespace)
+	log.Info(fmt.Sprintf("LFS API listening on http://%s", m.ln.Addr()), "bucket", l.Bucket, "namespace", l.Namespace, "kafka", auth.String())
 	return m, nil
 }
 

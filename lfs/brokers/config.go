@@ -2,9 +2,12 @@ package brokers
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/sasl"
 )
 
 // Config configures a Discovery. The zero value of each option takes the
@@ -42,13 +45,19 @@ type Config struct {
 	// ClientID is the Kafka client id sent with each request (default
 	// "s3seal-lfs").
 	ClientID string
-	// AutoCreateTopics asks brokers to create a topic a produce names that
-	// does not exist (Metadata with AllowAutoTopicCreation). For the
-	// in-process development Kafka only; production clusters decide their
-	// topics themselves. Default false.
-	AutoCreateTopics bool
+	// TopicWait bounds how long a produce waits for a topic the broker is
+	// still creating (its Metadata answers LEADER_NOT_AVAILABLE for the
+	// topic), asking again every RetryBackoff (default 10s). These waits
+	// are not broker attempts: they do not count against maxAttempts.
+	TopicWait time.Duration
+	// TLS, when set, is used for every broker connection (its ServerName
+	// defaults to the broker's host).
+	TLS *tls.Config
+	// SASL, when set, authenticates every broker connection right after
+	// the ApiVersions handshake (franz-go's sasl/plain or sasl/scram).
+	SASL sasl.Mechanism
 	// Dial opens a TCP connection to a broker. Default net.Dialer's
-	// DialContext. Tests use it to count connections; it can also wrap TLS.
+	// DialContext. Tests use it to count connections.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
@@ -76,6 +85,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RetryBackoff <= 0 {
 		c.RetryBackoff = 250 * time.Millisecond
+	}
+	if c.TopicWait <= 0 {
+		c.TopicWait = 10 * time.Second
 	}
 	if c.ClientID == "" {
 		c.ClientID = "s3seal-lfs"

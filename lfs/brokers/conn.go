@@ -43,14 +43,23 @@ type brokerConn struct {
 	broken   bool
 }
 
-// dialBroker connects to addr and runs the ApiVersions handshake, so a
-// returned connection is a broker that answers.
+// dialBroker connects to addr (over TLS when configured), runs the
+// ApiVersions handshake and SASL authentication when configured, so a
+// returned connection is a broker that answers and has accepted us.
 func dialBroker(ctx context.Context, cfg Config, id int32, addr string) (*brokerConn, error) {
 	dctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
 	nc, err := cfg.Dial(dctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("dial broker %s: %w", addr, err)
+	}
+	if cfg.TLS != nil {
+		tc, err := startTLS(dctx, cfg.TLS, nc, addr)
+		if err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("broker %s: %w", addr, err)
+		}
+		nc = tc
 	}
 	c := &brokerConn{
 		id: id, addr: addr, nc: nc,
@@ -60,6 +69,12 @@ func dialBroker(ctx context.Context, cfg Config, id int32, addr string) (*broker
 	if err := c.handshake(dctx); err != nil {
 		c.close()
 		return nil, fmt.Errorf("broker %s: %w", addr, err)
+	}
+	if cfg.SASL != nil {
+		if err := c.authenticate(dctx, cfg.SASL); err != nil {
+			c.close()
+			return nil, fmt.Errorf("broker %s: %w", addr, err)
+		}
 	}
 	return c, nil
 }

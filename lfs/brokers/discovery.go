@@ -158,10 +158,14 @@ func (d *Discovery) readSnapshot(ctx context.Context) ([]broker, error) {
 	return list, nil
 }
 
-// leaseOwner reads the owner of topic/partition from etcd; ok is false
-// when there is no lease or it cannot be read (the caller then uses the
-// Kafka metadata leader).
-func (d *Discovery) leaseOwner(ctx context.Context, topic string, partition int32) (int32, bool) {
+// leaseOwner reads the owner of topic/partition from etcd and resolves it
+// to a broker of v as KafScale's proxy does: a lease holds the owner's
+// broker id as a string (KafScale's brokers write their node id in
+// decimal), matched exactly against the decimal node id of each broker in
+// the snapshot. ok is false when there is no lease, it cannot be read, or
+// it names no listed broker (a string id such as "broker-a", or a broker
+// gone from the snapshot); the caller then uses the Kafka metadata leader.
+func (d *Discovery) leaseOwner(ctx context.Context, v view, topic string, partition int32) (int32, bool) {
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.EtcdTimeout)
 	defer cancel()
 	key := leasePrefix + topic + "/" + strconv.Itoa(int(partition))
@@ -169,12 +173,15 @@ func (d *Discovery) leaseOwner(ctx context.Context, topic string, partition int3
 	if err != nil || len(resp.Kvs) == 0 {
 		return -1, false
 	}
-	id, err := strconv.ParseInt(strings.TrimSpace(string(resp.Kvs[0].Value)), 10, 32)
-	if err != nil {
-		d.cfg.Logger.Warn("lfs brokers: bad partition lease", "key", key, "err", err)
-		return -1, false
+	owner := string(resp.Kvs[0].Value)
+	for _, b := range v.brokers {
+		if b.id >= 0 && strconv.Itoa(int(b.id)) == owner {
+			return b.id, true
+		}
 	}
-	return int32(id), true
+	d.cfg.Logger.Debug("lfs brokers: partition lease names no listed broker; using the Kafka metadata leader",
+		"key", key, "owner", owner)
+	return -1, false
 }
 
 // Connect returns a session holding a checked connection to one of the

@@ -11,7 +11,10 @@
 //
 // (field names match case-insensitively, other fields are ignored; a
 // missing key or an empty list means no broker). A lease's value is the
-// owning broker's node id in decimal ("0").
+// owning broker's id, a string: KafScale's brokers write their node id in
+// decimal ("0"), and, as KafScale's proxy, a lease is resolved by exact
+// match against the decimal node ids of the snapshot; one naming no listed
+// broker ("broker-a") leaves the Kafka metadata leader as the owner.
 //
 // Rules (from KafScale PR 319, required by issue 8):
 //   - A successful etcd read that lists no broker means there is no broker,
@@ -28,9 +31,14 @@
 //     LEADER_NOT_AVAILABLE, FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH it
 //     refreshes the route and retries the current owner, at most
 //     maxAttempts brokers, checking the TTL before each attempt.
+//   - Metadata asks the broker to create a missing topic, as Kafka's own
+//     producers do; a topic or partition without a leader yet is asked for
+//     again within Config.TopicWait without using up an attempt.
 //
 // The Kafka wire protocol is franz-go's kmsg, spoken over one net.Conn per
-// session (see conn.go for why not kgo.Client).
+// session (see conn.go for why not kgo.Client), over TLS when Config.TLS is
+// set and authenticated with Config.SASL (franz-go's sasl mechanisms,
+// auth.go) when that is set.
 package brokers
 
 import "errors"

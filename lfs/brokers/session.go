@@ -34,6 +34,10 @@ type Produced struct {
 // the wire: the next attempt may try again.
 var errNotSent = errors.New("not sent")
 
+// errTopicNotReady marks a topic the broker is still creating: the produce
+// asks again within Config.TopicWait, without using up a broker attempt.
+var errTopicNotReady = errors.New("topic has no leader yet")
+
 // Check re-validates right before producing: the broker list (the TTL when
 // brokers come from etcd) and the connection (an ApiVersions round trip).
 // A dead connection is replaced by a new one to any broker. ErrNoBroker on
@@ -87,7 +91,12 @@ func (s *Session) Close() error {
 // UNKNOWN_LEADER_EPOCH it refreshes the route and retries the current
 // owner, at most 3 attempts, waiting RetryBackoff in between (the wait ends
 // when ctx ends, returning ErrNoBroker wrapping ctx's error) and checking
-// the broker list and TTL before each attempt.
+// the broker list and TTL before each attempt. Metadata asks the broker to
+// create a missing topic, as Kafka's producers do (the broker's
+// auto.create.topics.enable decides); while the broker answers that the
+// topic or the partition has no leader yet (LEADER_NOT_AVAILABLE), or lists
+// the topic without partitions (it is being created), the produce asks again
+// every RetryBackoff for up to TopicWait without using up an attempt.
 //
 // Errors: ErrNoBroker when no broker accepted the record (not written:
 // delete the object); ErrSentThenFailed when the request was sent and then
@@ -101,9 +110,10 @@ func (s *Session) Produce(ctx context.Context, topic string, partition int32, ke
 		return Produced{}, fmt.Errorf("%w: session closed", ErrNoBroker)
 	}
 	batch := recordBatch(key, value, headers, time.Now())
+	topicDeadline := time.Now().Add(s.d.cfg.TopicWait)
 	var lastErr error
-	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		if attempt > 1 {
+	for attempt, first := 1, true; attempt <= maxAttempts; first = false {
+		if !first {
 			if err := sleepCtx(ctx, s.d.cfg.RetryBackoff); err != nil {
 				return Produced{}, fmt.Errorf("%w: retry wait ended: %w (last attempt: %v)", ErrNoBroker, err, lastErr)
 			}
@@ -113,12 +123,19 @@ func (s *Session) Produce(ctx context.Context, topic string, partition int32, ke
 			return Produced{}, err
 		}
 		target, p, err := s.route(ctx, v, topic, partition, key)
+		if errors.Is(err, errTopicNotReady) && time.Now().Before(topicDeadline) {
+			// Being created: ask again, no broker attempt used up.
+			s.d.cfg.Logger.Debug("lfs brokers: topic not ready yet", "topic", topic, "err", err)
+			lastErr = err
+			continue
+		}
 		if err != nil {
 			if !errors.Is(err, errNotSent) {
 				return Produced{}, err
 			}
 			lastErr = err
 			s.d.cfg.Logger.Info("lfs brokers: produce attempt failed", "attempt", attempt, "topic", topic, "err", err)
+			attempt++
 			continue
 		}
 		partition = p // the partition stays fixed across retries
@@ -132,6 +149,7 @@ func (s *Session) Produce(ctx context.Context, topic string, partition int32, ke
 		lastErr = err
 		s.d.cfg.Logger.Info("lfs brokers: produce attempt failed", "attempt", attempt,
 			"topic", topic, "partition", p, "broker", target.addr, "err", err)
+		attempt++
 	}
 	return Produced{}, fmt.Errorf("%w: no broker accepted the record after %d attempts: %w", ErrNoBroker, maxAttempts, lastErr)
 }
@@ -219,6 +237,10 @@ func (s *Session) route(ctx context.Context, v view, topic string, partition int
 	}
 	t := md.Topics[0]
 	if err := kerrFor(t.ErrorCode); err != nil {
+		if errors.Is(err, kerr.LeaderNotAvailable) {
+			// What a broker answers while it creates the topic.
+			return nil, 0, fmt.Errorf("%w: %w: topic %q: %w", errNotSent, errTopicNotReady, topic, err)
+		}
 		if leaderMoved(t.ErrorCode) {
 			return nil, 0, fmt.Errorf("%w: topic %q: %w", errNotSent, topic, err)
 		}
@@ -226,13 +248,16 @@ func (s *Session) route(ctx context.Context, v view, topic string, partition int
 	}
 	n := int32(len(t.Partitions))
 	if n == 0 {
-		return nil, 0, fmt.Errorf("lfs brokers: topic %q: %w", topic, kerr.UnknownTopicOrPartition)
+		// Listed without partitions: still being created.
+		return nil, 0, fmt.Errorf("%w: %w: topic %q has no partitions yet", errNotSent, errTopicNotReady, topic)
 	}
 	leaders := make(map[int32]int32, n)
+	electing := map[int32]bool{} // LEADER_NOT_AVAILABLE: no leader yet
 	for _, mp := range t.Partitions {
 		leaders[mp.Partition] = mp.Leader
 		if mp.ErrorCode != 0 && leaderMoved(mp.ErrorCode) {
 			leaders[mp.Partition] = -1
+			electing[mp.Partition] = errors.Is(kerrFor(mp.ErrorCode), kerr.LeaderNotAvailable)
 		}
 	}
 	p := partition
@@ -251,9 +276,12 @@ func (s *Session) route(ctx context.Context, v view, topic string, partition int
 	// the Kafka metadata leader is used without waiting for etcd again.
 	owner := int32(-1)
 	if v.fromEtcd && !v.cached {
-		if id, ok := s.d.leaseOwner(ctx, topic, p); ok {
+		if id, ok := s.d.leaseOwner(ctx, v, topic, p); ok {
 			owner = id
 		}
+	}
+	if owner < 0 && electing[p] {
+		return nil, 0, fmt.Errorf("%w: %w: %s/%d: %w", errNotSent, errTopicNotReady, topic, p, kerr.LeaderNotAvailable)
 	}
 	if owner < 0 {
 		owner = leaders[p]
@@ -312,7 +340,9 @@ func (s *Session) metadata(ctx context.Context, topic string) (*kmsg.MetadataRes
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.Topic = &topic
 	req.Topics = append(req.Topics, rt)
-	req.AllowAutoTopicCreation = s.d.cfg.AutoCreateTopics
+	// As Kafka's own producers do: the broker's auto.create.topics.enable
+	// decides whether a missing topic is created.
+	req.AllowAutoTopicCreation = true
 	kresp, _, err := s.conn.request(ctx, req)
 	if err != nil {
 		return nil, err
