@@ -43,6 +43,8 @@ type Options struct {
 	SpoolReserve int64
 	// spoolFree, when set, replaces the statfs of SpoolDir (tests).
 	spoolFree func(dir string) (int64, error)
+	// minPartSize, when set, replaces MinPartSize (tests of many parts).
+	minPartSize int64
 	// MaxObjectSize bounds one PUT or copy. Default MaxSingleObjectSize.
 	MaxObjectSize int64
 	// ListConcurrency bounds the HEADs one listing page issues to resolve
@@ -161,6 +163,9 @@ func New(be backend.Store, kr *crypto.Keyring, opt Options) (*Store, error) {
 	listed, err := lru.New[uploadKey, UploadChecksum](listedUploadEntries)
 	if err != nil {
 		return nil, err
+	}
+	if opt.minPartSize <= 0 {
+		opt.minPartSize = MinPartSize
 	}
 	if opt.SpoolDir == "" {
 		opt.SpoolDir = os.TempDir()

@@ -198,7 +198,7 @@ func parseCommandConfigHelp(name string, args []string, getenv func(string) stri
 	fs.DurationVar(&c.TransferTimeout, "transfer-timeout", 30*time.Second, "cut a client whose request body or response moves less than --transfer-min-bytes in this time (0: never)")
 	fs.Int64Var(&c.TransferMinBytes, "transfer-min-bytes", 16<<10, "bytes a client must move within every --transfer-timeout")
 	fs.Int64Var(&c.SpoolReserve, "spool-reserve", sealstore.DefaultSpoolReserve, "bytes of --data-dir's filesystem that spool files leave free: a PUT or part that would take them gets 503 SlowDown before its body is read (0: none)")
-	fs.IntVar(&c.ListCacheEntries, "list-cache-entries", sealstore.DefaultCacheEntries, "listing entries whose plaintext size and ETag are kept in memory (least recently used dropped; about 250 bytes each)")
+	fs.IntVar(&c.ListCacheEntries, "list-cache-entries", sealstore.DefaultCacheEntries, "listing entries whose plaintext size and ETag are kept in memory (least recently used dropped; about 320 bytes each)")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "text", "text or json")
 	str(&c.MetricsListen, "metrics-listen", "", "serve /metrics and /readyz on this address instead of beside the S3 API (/healthz answers on both)")
