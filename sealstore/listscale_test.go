@@ -31,12 +31,7 @@ func TestListManyObjects(t *testing.T) {
 	}
 	n := scaleCount(10_000, 100_000)
 	const cacheBound = 2000
-	f := newFixture(t)
-	st, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), CacheEntries: cacheBound})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.st = st
+	f := newFixtureWith(t, Options{CacheEntries: cacheBound})
 	body := func(i int) []byte { return bytes.Repeat([]byte{'x'}, i%7) }
 	start := time.Now()
 	if err := inParallel(n, func(i int) error {

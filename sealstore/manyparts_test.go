@@ -2,14 +2,14 @@ package sealstore
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
@@ -19,26 +19,7 @@ import (
 // that take parts of any size: 10,000 parts of S3's 5 MiB would be 50 GB.
 func newTinyPartsFixture(t *testing.T) *fixture {
 	t.Helper()
-	be, closer, err := backend.NewEmbeddedStore(t.TempDir(), backend.WithEmbeddedMinPartSize(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { closer.Close() })
-	key, _ := crypto.GenerateKey()
-	kr, err := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := &countingStore{Store: be}
-	st, err := New(cs, kr, Options{SpoolDir: t.TempDir(), minPartSize: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := be.CreateBucket(ctx, bucket); err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{st: st, be: cs, kr: kr, ctx: ctx}
+	return newFixtureWith(t, Options{minPartSize: 1}, backend.WithEmbeddedMinPartSize(1))
 }
 
 // peakHeap samples the live heap until stop is called, which returns the
@@ -65,39 +46,15 @@ func peakHeap() (stop func() uint64) {
 	return func() uint64 { close(done); return <-out }
 }
 
-// inParallel runs f(i) for i in [0, n) on 8 goroutines and returns the
+// inParallel runs f(i) for i in [0, n), 8 at a time, and returns the
 // first error.
 func inParallel(n int, f func(i int) error) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	next := make(chan int)
-	for range 8 {
-		wg.Go(func() {
-			for i := range next {
-				if err := f(i); err != nil {
-					mu.Lock()
-					first = cmp(first, err)
-					mu.Unlock()
-				}
-			}
-		})
-	}
+	var g errgroup.Group
+	g.SetLimit(8)
 	for i := range n {
-		next <- i
+		g.Go(func() error { return f(i) })
 	}
-	close(next)
-	wg.Wait()
-	return first
-}
-
-func cmp(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
+	return g.Wait()
 }
 
 // scaleEnv, set to 1, runs the scale tests at full size (10,000 parts,

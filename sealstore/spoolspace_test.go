@@ -47,14 +47,8 @@ func (d *fakeDisk) inUse() int64 {
 // bytes and the given reserve.
 func newSpaceFixture(t *testing.T, size, reserve int64) (*fixture, *fakeDisk) {
 	t.Helper()
-	f := newFixture(t)
 	d := &fakeDisk{size: size}
-	st, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), SpoolReserve: reserve, spoolFree: d.free, Observer: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.st = st
-	return f, d
+	return newFixtureWith(t, Options{SpoolReserve: reserve, spoolFree: d.free, Observer: d}), d
 }
 
 func wantSlowDown(t *testing.T, what string, err error) {
