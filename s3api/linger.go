@@ -23,8 +23,9 @@ const postHandlerDiscard = 256 << 10
 // requests carry no protocol version, so net/http does not wait). So the
 // answer is flushed, then the body read and dropped for refusalLinger at
 // most: nothing of it is kept, and a client that does wait for 100
-// Continue sends nothing and closes. body is the request's own body, under
-// the transfer guard's deadlines, which take over again afterwards.
+// Continue sends nothing and closes. It runs once the request slot was
+// given back. body is the request's own, beneath the transfer guard, whose
+// deadlines take over again afterwards.
 func lingerAfterRefusal(w http.ResponseWriter, r *http.Request, body io.Reader, unread int64) {
 	// Up to 256 KiB left (or a length not declared), net/http reads the
 	// rest itself before it answers, under the transfer guard's deadline.
