@@ -48,6 +48,7 @@ type embeddedConfig struct {
 	addr         string
 	errorLog     *log.Logger
 	closeTimeout time.Duration
+	minPartSize  int64
 }
 
 // WithEmbeddedAddr sets the listen address. Default "127.0.0.1:0" (a random
@@ -69,13 +70,20 @@ func WithEmbeddedCloseTimeout(d time.Duration) EmbeddedOption {
 	return func(c *embeddedConfig) { c.closeTimeout = d }
 }
 
+// WithEmbeddedMinPartSize sets the smallest part but the last that a
+// completion takes, S3's 5 MiB by default: for tests of uploads of many
+// parts, which would take 5 MiB each.
+func WithEmbeddedMinPartSize(n int64) EmbeddedOption {
+	return func(c *embeddedConfig) { c.minPartSize = n }
+}
+
 // StartEmbedded creates <dataDir>/objects and <dataDir>/multipart (mode
 // 0700) if needed and serves
 // the store from it on a new listener. It fails if the directory cannot be
 // created or the address cannot be bound; on success the server runs until
 // Close.
 func StartEmbedded(dataDir string, opts ...EmbeddedOption) (*Embedded, error) {
-	cfg := embeddedConfig{addr: "127.0.0.1:0", closeTimeout: 10 * time.Second}
+	cfg := embeddedConfig{addr: "127.0.0.1:0", closeTimeout: 10 * time.Second, minPartSize: minPartSize}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -97,6 +105,7 @@ func StartEmbedded(dataDir string, opts ...EmbeddedOption) (*Embedded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backend: embedded store: %w", err)
 	}
+	mp.minPartSize = cfg.minPartSize
 	attrs, err := newAttrStore(filepath.Join(dataDir, "attrs"))
 	if err != nil {
 		return nil, fmt.Errorf("backend: embedded store: %w", err)

@@ -61,7 +61,7 @@ func (m *mpStore) complete(bucket, key, id string, named []CompletedPart, ifMatc
 			return "", "", &mpError{http.StatusBadRequest, "InvalidPart", fmt.Sprintf(
 				"Part %d could not be found or its ETag does not match the part uploaded.", np.PartNumber)}
 		}
-		if i < len(named)-1 && p.Size < minPartSize {
+		if i < len(named)-1 && p.Size < m.minPartSize {
 			return "", "", &mpError{http.StatusBadRequest, "EntityTooSmall",
 				"Your proposed upload is smaller than the minimum allowed object size."}
 		}

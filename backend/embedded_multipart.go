@@ -39,6 +39,9 @@ const (
 type mpStore struct {
 	dir string
 	fb  *fixedBackend
+	// minPartSize is the smallest part but the last (minPartSize unless
+	// a test says otherwise).
+	minPartSize int64
 	// locks serialise the changes of one upload (striped by upload id):
 	// a part's commit, completion and abort.
 	locks [64]sync.Mutex
@@ -215,7 +218,9 @@ func (m *mpStore) uploadPart(bucket, key, id string, n int32, body io.Reader, si
 	if _, err := m.load(bucket, key, id); err != nil {
 		return "", err // completed or aborted meanwhile
 	}
-	old, err := m.parts(id)
+	// The files of this part number only: listing (and statting) every
+	// part, as parts does, would make an upload of n parts cost n².
+	old, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%05d.*", n)))
 	if err != nil {
 		return "", err
 	}
@@ -224,8 +229,8 @@ func (m *mpStore) uploadPart(bucket, key, id string, n int32, body io.Reader, si
 		return "", err
 	}
 	for _, p := range old {
-		if p.Number == n && p.path != final {
-			os.Remove(p.path)
+		if p != final {
+			os.Remove(p)
 		}
 	}
 	return etag, nil

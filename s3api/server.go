@@ -155,6 +155,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// cost it at most 2.5 backend timeouts in all (backend.WithStallBudget).
 	r = r.WithContext(context.WithValue(backend.WithStallBudget(reqid.With(r.Context(), id)), infoKey{}, ri))
 	guard := newTransferGuard(w, r, s.cfg.TransferTimeout, s.cfg.TransferMinBytes)
+	body := r.Body
 	r.Body = guard.body(r.Body)
 	defer guard.finish(r.Body)
 	var in *countingBody
@@ -176,6 +177,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var nIn int64
 		if in != nil {
 			nIn = in.n
+		}
+		if sw.status >= 400 && in != nil {
+			lingerAfterRefusal(w, r, body, r.ContentLength-in.n)
 		}
 		if ri.integrity.Load() {
 			s.cfg.Observer.IntegrityFailure()

@@ -103,7 +103,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	m, bparts, err := buildManifest(in.Parts, cur)
+	m, bparts, err := buildManifest(in.Parts, cur, s.opt.minPartSize)
 	if isCode(err, "InvalidPart") {
 		// Parts without their records: another completion of the upload
 		// may have finished meanwhile and removed the upload state.
@@ -347,7 +347,7 @@ func checkExpectedChecksums(in CompleteInput, got map[string]string) error {
 
 // buildManifest checks the client's part list against the recorded parts
 // and returns the manifest and the backend part list to complete with.
-func buildManifest(parts []CompletePart, cur map[uint32]crypto.PartRecord) (crypto.Manifest, []backend.CompletedPart, error) {
+func buildManifest(parts []CompletePart, cur map[uint32]crypto.PartRecord, minPart int64) (crypto.Manifest, []backend.CompletedPart, error) {
 	var m crypto.Manifest
 	bparts := make([]backend.CompletedPart, 0, len(parts))
 	for i, p := range parts {
@@ -364,7 +364,7 @@ func buildManifest(parts []CompletePart, cur map[uint32]crypto.PartRecord) (cryp
 				return m, nil, invalidPart(p.PartNumber)
 			}
 		}
-		if i < len(parts)-1 && r.PlainSize < MinPartSize {
+		if i < len(parts)-1 && r.PlainSize < minPart {
 			return m, nil, errorf("EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size")
 		}
 		m.Parts = append(m.Parts, crypto.ManifestPart{Stream: r.Stream, PlainSize: r.PlainSize, PlainMD5: r.PlainMD5, Checksums: r.Checksums})

@@ -163,14 +163,29 @@ type spooled struct {
 // spool file, and runs every check on it. The caller closes the returned
 // file.
 func (s *Store) seal(in PutInput, dk *crypto.DataKey, stream crypto.Stream) (*spooled, error) {
+	// A declared body is admitted whole before anything is read or
+	// written; one of unknown length as it grows.
+	room := &spaceWriter{space: s.space}
+	if in.Size >= 0 {
+		need := crypto.CiphertextSize(min(in.Size, s.opt.MaxObjectSize))
+		if err := s.space.take(need); err != nil {
+			return nil, err
+		}
+		room.held = need
+	}
+	defer room.release()
 	f, err := os.CreateTemp(s.opt.SpoolDir, "s3seal-spool-*")
+	if noSpace(err) {
+		return nil, spoolFull(err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create spool file: %w", err)
 	}
 	// Unlink at once: the file lives only as long as the open descriptor,
 	// so a crash leaves nothing behind.
 	_ = os.Remove(f.Name())
-	cw := &spoolCounter{w: f, obs: s.opt.Observer}
+	room.w = f
+	cw := &spoolCounter{w: room, obs: s.opt.Observer}
 	sp, err := s.sealInto(f, cw, in, dk, stream)
 	if err != nil {
 		f.Close()

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -25,17 +26,32 @@ const ReservedPrefix = ".s3seal/"
 // MaxSingleObjectSize is the largest body one PUT or copy may carry, as in S3.
 const MaxSingleObjectSize = 5 << 30
 
+// DefaultCacheEntries bounds the cache of resolved listing entries unless
+// Options.CacheEntries says otherwise.
+const DefaultCacheEntries = 100_000
+
 // Options configure a Store. The zero value of each field means its default.
 type Options struct {
 	// SpoolDir holds the unlinked temporary files that bodies are sealed
 	// into before they are published. Default: os.TempDir().
 	SpoolDir string
+	// SpoolReserve is the free space of SpoolDir's filesystem that spool
+	// files never take: a PUT or part whose sealed body would leave less
+	// is answered 503 SlowDown before a byte of it is written (a body of
+	// unknown length, as it grows). Default DefaultSpoolReserve; below
+	// zero, none (bodies are admitted while they fit).
+	SpoolReserve int64
+	// spoolFree, when set, replaces the statfs of SpoolDir (tests).
+	spoolFree func(dir string) (int64, error)
+	// minPartSize, when set, replaces MinPartSize (tests of many parts).
+	minPartSize int64
 	// MaxObjectSize bounds one PUT or copy. Default MaxSingleObjectSize.
 	MaxObjectSize int64
 	// ListConcurrency bounds the HEADs one listing page issues to resolve
 	// plaintext sizes and ETags. Default 16.
 	ListConcurrency int
-	// CacheEntries bounds the cache of resolved listing entries. Default 100,000.
+	// CacheEntries bounds the cache of resolved listing entries (least
+	// recently used dropped). Default DefaultCacheEntries.
 	CacheEntries int
 	// ManifestCacheParts bounds the cache of multipart manifests by the
 	// parts they hold in all (about 50 bytes each). Default 1,048,576
@@ -89,6 +105,7 @@ type Store struct {
 	opt   Options
 	log   *slog.Logger
 	cache *lru.Cache[cacheKey, resolved]
+	space *spoolSpace
 	// uploads caches loaded upload state by (bucket, key, upload id), and
 	// manifests opened manifests by oid: neither ever changes.
 	uploads   *lru.Cache[uploadKey, *upload]
@@ -120,7 +137,7 @@ func New(be backend.Store, kr *crypto.Keyring, opt Options) (*Store, error) {
 		opt.ListConcurrency = 16
 	}
 	if opt.CacheEntries <= 0 {
-		opt.CacheEntries = 100_000
+		opt.CacheEntries = DefaultCacheEntries
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
@@ -147,7 +164,14 @@ func New(be backend.Store, kr *crypto.Keyring, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{be: be, kr: kr, opt: opt, log: opt.Logger, cache: c, uploads: ups, manifests: mans, listedUploads: listed}, nil
+	if opt.minPartSize <= 0 {
+		opt.minPartSize = MinPartSize
+	}
+	if opt.SpoolDir == "" {
+		opt.SpoolDir = os.TempDir()
+	}
+	return &Store{be: be, kr: kr, opt: opt, log: opt.Logger, cache: c, uploads: ups, manifests: mans, listedUploads: listed,
+		space: newSpoolSpace(opt.SpoolDir, opt.SpoolReserve, opt.spoolFree)}, nil
 }
 
 // Backend returns the store underneath, for bucket operations that need no

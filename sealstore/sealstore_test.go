@@ -49,7 +49,16 @@ const bucket = "bkt"
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
+	// As serve does over plain HTTP: the backend gets a checksum of every
+	// body.
+	return newFixtureWith(t, Options{BackendChecksum: true})
+}
+
+// newFixtureWith is newFixture with the Store's options opt (a spool in a
+// fresh directory unless given) and the embedded store's beOpts.
+func newFixtureWith(t testing.TB, opt Options, beOpts ...backend.EmbeddedOption) *fixture {
+	t.Helper()
+	be, closer, err := backend.NewEmbeddedStore(t.TempDir(), beOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +69,10 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	cs := &countingStore{Store: be}
-	// As serve does over plain HTTP: the backend gets a checksum of every
-	// body.
-	st, err := New(cs, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	if opt.SpoolDir == "" {
+		opt.SpoolDir = t.TempDir()
+	}
+	st, err := New(cs, kr, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

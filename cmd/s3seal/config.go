@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // environ lists the environment, for the check of misspelt S3SEAL_*
@@ -101,6 +102,8 @@ type config struct {
 	TransferTimeout     time.Duration
 	TransferMinBytes    int64
 	HeaderTimeout       time.Duration // bound on reading a request's header
+	SpoolReserve        int64
+	ListCacheEntries    int
 	LogLevel            string
 	LogFormat           string
 	MetricsListen       string
@@ -196,6 +199,8 @@ func parseCommandConfigHelp(name string, args []string, getenv func(string) stri
 	fs.DurationVar(&c.TransferTimeout, "transfer-timeout", 30*time.Second, "cut a client whose request body or response moves less than --transfer-min-bytes in this time (0: never)")
 	fs.Int64Var(&c.TransferMinBytes, "transfer-min-bytes", 16<<10, "bytes a client must move within every --transfer-timeout")
 	fs.DurationVar(&c.HeaderTimeout, "header-timeout", 30*time.Second, "close a connection whose request line and header have not all arrived in this time (1s to 10m)")
+	fs.Int64Var(&c.SpoolReserve, "spool-reserve", sealstore.DefaultSpoolReserve, "bytes of --data-dir's filesystem that spool files leave free: a PUT or part that would take them gets 503 SlowDown before its body is read (0: none)")
+	fs.IntVar(&c.ListCacheEntries, "list-cache-entries", sealstore.DefaultCacheEntries, "listing entries whose plaintext size and ETag are kept in memory (least recently used dropped; about 320 bytes each)")
 	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	str(&c.LogFormat, "log-format", "text", "text or json")
 	str(&c.MetricsListen, "metrics-listen", "", "serve /metrics and /readyz on this address instead of beside the S3 API (/healthz answers on both)")
@@ -354,6 +359,12 @@ func (c *config) validate() error {
 	}
 	if c.PProf && c.MetricsListen == "" && !c.tool {
 		return usagef("%s needs --metrics-listen: the profiles are served on the metrics listener only, never beside the S3 API, which faces clients", c.src("pprof"))
+	}
+	if c.ListCacheEntries < 1 {
+		return usagef("%s: %d is below 1; give at least 1", c.src("list-cache-entries"), c.ListCacheEntries)
+	}
+	if c.SpoolReserve < 0 {
+		return usagef("%s: %d is below 0; give a number of bytes, or 0 for no reserve", c.src("spool-reserve"), c.SpoolReserve)
 	}
 	if c.TransferMinBytes < 1 {
 		return usagef("%s: %d is below 1; give at least 1", c.src("transfer-min-bytes"), c.TransferMinBytes)

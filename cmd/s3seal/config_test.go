@@ -29,8 +29,13 @@ func TestParseConfigFlagsAndEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Listen != "127.0.0.1:9000" || c.DataDir != "/tmp/x" || !c.BackendPathStyle || c.BackendRegion != "us-east-1" ||
-		c.TransferTimeout != 2*time.Minute || c.TransferMinBytes != 16<<10 || c.MaxRequestsKey != 0 {
+		c.TransferTimeout != 2*time.Minute || c.TransferMinBytes != 16<<10 || c.MaxRequestsKey != 0 ||
+		c.SpoolReserve != 256<<20 || c.ListCacheEntries != 100_000 {
 		t.Fatalf("%+v", c)
+	}
+	c, err = parseConfig([]string{"--list-cache-entries", "5000"}, env(map[string]string{"S3SEAL_SPOOL_RESERVE": "1048576"}))
+	if err != nil || c.SpoolReserve != 1<<20 || c.ListCacheEntries != 5000 {
+		t.Fatalf("--spool-reserve from S3SEAL_SPOOL_RESERVE, --list-cache-entries: %+v, %v", c, err)
 	}
 	if c.AllowPlaintextReads {
 		t.Fatal("plaintext reads are allowed by default")
@@ -89,6 +94,9 @@ func TestParseConfigValidation(t *testing.T) {
 		{"transfer timeout too short", []string{"--transfer-timeout", "10ms"}, false},
 		{"transfer check off", []string{"--transfer-timeout", "0"}, true},
 		{"no minimum transfer", []string{"--transfer-min-bytes", "0"}, false},
+		{"no spool reserve", []string{"--spool-reserve", "0"}, true},
+		{"negative spool reserve", []string{"--spool-reserve", "-1"}, false},
+		{"no listing cache", []string{"--list-cache-entries", "0"}, false},
 		{"backend timeouts off", []string{"--backend-connect-timeout", "0", "--backend-response-timeout", "0", "--backend-idle-timeout", "0"}, true},
 		{"negative backend timeout", []string{"--backend-response-timeout", "-1s"}, false},
 		{"backend idle timeout too short", []string{"--backend-idle-timeout", "1ms"}, false},

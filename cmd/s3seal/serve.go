@@ -90,7 +90,12 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	if err := os.MkdirAll(spool, 0o700); err != nil {
 		return fmt.Errorf("spool dir: %w", err)
 	}
-	store, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: spool, AllowPlaintextReads: cfg.AllowPlaintextReads, Logger: log, Observer: mets,
+	reserve := cfg.SpoolReserve
+	if reserve == 0 {
+		reserve = -1 // none
+	}
+	store, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: spool, SpoolReserve: reserve, CacheEntries: cfg.ListCacheEntries,
+		AllowPlaintextReads: cfg.AllowPlaintextReads, Logger: log, Observer: mets,
 		// Over plain HTTP nothing else protects ciphertext in transit.
 		BackendChecksum: strings.HasPrefix(strings.ToLower(cfg.BackendEndpoint), "http://")})
 	if err != nil {
