@@ -100,9 +100,11 @@ func (s *Session) Close() error {
 //
 // Errors: ErrNoBroker when no broker accepted the record (not written:
 // delete the object); ErrSentThenFailed when the request was sent and then
-// failed otherwise, including a partition error in the response (the
-// broker may have written it: keep the object, count an orphan). Other
-// errors (unknown topic, partition out of range) mean nothing was sent.
+// failed otherwise, including a partition error in the response other than
+// the refusals of notAppended (the broker may have written it: keep the
+// object, count an orphan). Other errors (unknown topic, partition out of
+// range, a refusal of notAppended in the Produce response) mean nothing was
+// written.
 func (s *Session) Produce(ctx context.Context, topic string, partition int32, key, value []byte, headers map[string][]byte) (Produced, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -191,6 +193,10 @@ func (s *Session) send(ctx context.Context, c *brokerConn, topic string, p int32
 			}
 			if leaderMoved(rp.ErrorCode) {
 				return Produced{}, fmt.Errorf("%w: %s/%d via %s: %w", errNotSent, topic, p, c.addr, kerrFor(rp.ErrorCode))
+			}
+			if notAppended(rp.ErrorCode) {
+				// Refused before the append: no record, nothing to retry.
+				return Produced{}, fmt.Errorf("lfs brokers: %s/%d via %s: produce refused, nothing written: %w", topic, p, c.addr, kerrFor(rp.ErrorCode))
 			}
 			if err := kerrFor(rp.ErrorCode); err != nil {
 				return Produced{}, fmt.Errorf("%w: %s/%d via %s: %w", ErrSentThenFailed, topic, p, c.addr, err)
