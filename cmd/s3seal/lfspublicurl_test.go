@@ -76,3 +76,18 @@ func TestLFSPublicURLRefused(t *testing.T) {
 		t.Fatalf("from the environment: %v", err)
 	}
 }
+
+// A port that is no TCP port makes every presigned URL unusable: refused
+// at start. A public URL with a password in it is refused without
+// echoing the password.
+func TestLFSPublicURLPortAndPassword(t *testing.T) {
+	for _, bad := range []string{"https://h:99999", "https://h:0", "https://h:", "http://h:http"} {
+		if _, err := parseConfig([]string{"--lfs", "--lfs-public-url", bad}, env(nil)); err == nil || !strings.Contains(err.Error(), "--lfs-public-url") {
+			t.Errorf("--lfs-public-url %s: %v", bad, err)
+		}
+	}
+	_, err := parseConfig([]string{"--lfs", "--lfs-public-url", "https://ops:pa55word@h"}, env(nil))
+	if err == nil || strings.Contains(err.Error(), "pa55word") {
+		t.Fatalf("userinfo: %v", err)
+	}
+}
