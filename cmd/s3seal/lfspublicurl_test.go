@@ -65,7 +65,7 @@ func TestLFSPublicURL(t *testing.T) {
 }
 
 func TestLFSPublicURLRefused(t *testing.T) {
-	for _, bad := range []string{"blobs.example.com", "ftp://blobs.example.com", "https://", "https://h/prefix", "https://h/?a=b", "https://u:p@h"} {
+	for _, bad := range []string{"blobs.example.com", "ftp://blobs.example.com", "https://", "https://h/prefix", "https://h/?a=b", "https://u@h"} {
 		_, err := parseConfig([]string{"--lfs", "--lfs-public-url", bad}, env(nil))
 		if err == nil || !strings.Contains(err.Error(), "--lfs-public-url") || !strings.Contains(err.Error(), bad) {
 			t.Errorf("--lfs-public-url %s: %v", bad, err)
