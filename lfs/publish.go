@@ -20,6 +20,45 @@ func (h *Handler) connect(ctx context.Context) (Session, *apiError) {
 	return sess, nil
 }
 
+// connectFor opens a broker session for a record to topic and partition and,
+// when the session can tell, refuses before anything is stored a topic or
+// partition the broker refuses (404, 403 or 400, as publish would after
+// the upload).
+func (h *Handler) connectFor(ctx context.Context, topic string, partition int32) (Session, *apiError) {
+	sess, e := h.connect(ctx)
+	if e != nil {
+		return nil, e
+	}
+	tc, ok := sess.(TopicChecker)
+	if !ok {
+		return sess, nil
+	}
+	if err := tc.CheckTopic(ctx, topic, partition); err != nil {
+		sess.Close()
+		if e := topicRefusal(err, topic, partition, "nothing was stored"); e != nil {
+			return nil, e
+		}
+		return nil, errf(http.StatusBadGateway, "backend_error", "the Kafka broker refused the topic (%v); nothing was stored", err)
+	}
+	return sess, nil
+}
+
+// topicRefusal is the answer to the broker's refusal of a topic or
+// partition (nil for other errors); done says what happened to the blob.
+func topicRefusal(err error, topic string, partition int32, done string) *apiError {
+	switch {
+	case errors.Is(err, kerr.UnknownTopicOrPartition) && partition >= 0:
+		return errf(http.StatusBadRequest, "invalid_partition", "topic %s has no partition %d; %s", topic, partition, done)
+	case errors.Is(err, kerr.UnknownTopicOrPartition):
+		return errf(http.StatusNotFound, "unknown_topic", "topic %s does not exist and the Kafka broker did not create it (auto.create.topics.enable is off); create the topic first; %s", topic, done)
+	case errors.Is(err, kerr.TopicAuthorizationFailed):
+		return errf(http.StatusForbidden, "topic_not_authorized", "the Kafka broker does not let s3seal's Kafka user write to topic %s; %s", topic, done)
+	case errors.Is(err, kerr.InvalidTopicException):
+		return errf(http.StatusBadRequest, "invalid_topic", "the Kafka broker refused the topic name %s; %s", topic, done)
+	}
+	return nil
+}
+
 // publish produces the envelope of a stored blob over sess. When the record
 // cannot have been written (the session check or every broker failed, or
 // the broker refused the topic or partition before anything was sent) the
@@ -49,18 +88,10 @@ func (h *Handler) publish(ctx context.Context, sess Session, rq *request, topic 
 	case errors.Is(err, ErrNoBroker):
 		h.discard(ctx, rq, env.Key, "no broker accepted the record")
 		return errf(http.StatusServiceUnavailable, "backend_unavailable", "no Kafka broker accepted the record; the blob was removed")
-	case errors.Is(err, kerr.UnknownTopicOrPartition) && partition >= 0:
-		h.discard(ctx, rq, env.Key, "the partition does not exist")
-		return errf(http.StatusBadRequest, "invalid_partition", "topic %s has no partition %d; the blob was removed", topic, partition)
-	case errors.Is(err, kerr.UnknownTopicOrPartition):
-		h.discard(ctx, rq, env.Key, "the topic does not exist")
-		return errf(http.StatusNotFound, "unknown_topic", "topic %s does not exist and the Kafka broker did not create it (auto.create.topics.enable is off); create the topic first; the blob was removed", topic)
-	case errors.Is(err, kerr.TopicAuthorizationFailed):
-		h.discard(ctx, rq, env.Key, "the broker refused the topic")
-		return errf(http.StatusForbidden, "topic_not_authorized", "the Kafka broker does not let s3seal's Kafka user write to topic %s; the blob was removed", topic)
-	case errors.Is(err, kerr.InvalidTopicException):
-		h.discard(ctx, rq, env.Key, "the broker refused the topic name")
-		return errf(http.StatusBadRequest, "invalid_topic", "the Kafka broker refused the topic name %s; the blob was removed", topic)
+	}
+	if e := topicRefusal(err, topic, partition, "the blob was removed"); e != nil {
+		h.discard(ctx, rq, env.Key, "the broker refused the topic or partition")
+		return e
 	}
 	// Refused before anything was sent (an unknown topic, ...).
 	h.discard(ctx, rq, env.Key, "the broker refused the record before it was sent")

@@ -69,6 +69,50 @@ func (s *Session) Check(ctx context.Context) error {
 	return nil
 }
 
+// CheckTopic asks the broker, before anything is uploaded, whether a
+// record for topic (and partition, when >= 0) could be produced at all.
+// It returns only the refusals that cannot change within a produce: the
+// topic does not exist and the broker did not create it
+// (kerr.UnknownTopicOrPartition), the broker's ACLs refuse it
+// (kerr.TopicAuthorizationFailed), the name is refused
+// (kerr.InvalidTopicException), or the topic has partitions and partition
+// is not one of them (kerr.UnknownTopicOrPartition). Anything else (a topic
+// still being created, a leader moving, a Metadata request that fails) is
+// nil: Produce decides after the upload. Like Produce's Metadata it asks
+// the broker to create a missing topic.
+func (s *Session) CheckTopic(ctx context.Context, topic string, partition int32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.conn == nil {
+		return nil
+	}
+	md, err := s.metadata(ctx, topic)
+	if err != nil {
+		s.drop(s.conn) // Check reconnects before the produce
+		return nil
+	}
+	if len(md.Topics) != 1 {
+		return nil
+	}
+	t := md.Topics[0]
+	switch err := kerrFor(t.ErrorCode); {
+	case errors.Is(err, kerr.UnknownTopicOrPartition), errors.Is(err, kerr.TopicAuthorizationFailed),
+		errors.Is(err, kerr.InvalidTopicException):
+		return fmt.Errorf("lfs brokers: topic %q: %w", topic, err)
+	case err != nil:
+		return nil
+	}
+	if partition < 0 || len(t.Partitions) == 0 {
+		return nil
+	}
+	for _, mp := range t.Partitions {
+		if mp.Partition == partition {
+			return nil
+		}
+	}
+	return fmt.Errorf("lfs brokers: %s/%d: %w", topic, partition, kerr.UnknownTopicOrPartition)
+}
+
 // Close closes the session's connection. Safe to call twice.
 func (s *Session) Close() error {
 	s.mu.Lock()
