@@ -117,7 +117,9 @@ func (h *Handler) orphan(rq *request, key, why string, err error) {
 // succeeded counts a produced blob.
 func (h *Handler) succeeded(topic string, size int64, start time.Time) {
 	h.metrics.accepted(topic)
-	h.metrics.uploads.WithLabelValues(topic).Inc()
+	// topicLabel, not topic: with a broker that creates every topic asked
+	// for, invented topics are accepted too.
+	h.metrics.uploads.WithLabelValues(h.metrics.topicLabel(topic)).Inc()
 	h.metrics.uploadBytes.Add(float64(size))
 	h.metrics.uploadDuration.Observe(time.Since(start).Seconds())
 }
