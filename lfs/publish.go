@@ -38,7 +38,7 @@ func (h *Handler) connectFor(ctx context.Context, topic string, partition int32)
 		if e := topicRefusal(err, topic, partition, "nothing was stored"); e != nil {
 			return nil, e
 		}
-		return nil, errf(http.StatusBadGateway, "backend_error", "the Kafka broker refused the topic (%v); nothing was stored", err)
+		return nil, errf(http.StatusBadGateway, "backend_error", "the Kafka broker refused the topic (%s); nothing was stored", kafkaReason(err))
 	}
 	return sess, nil
 }
@@ -93,9 +93,21 @@ func (h *Handler) publish(ctx context.Context, sess Session, rq *request, topic 
 		h.discard(ctx, rq, env.Key, "the broker refused the topic or partition")
 		return e
 	}
-	// Refused before anything was sent (an unknown topic, ...).
-	h.discard(ctx, rq, env.Key, "the broker refused the record before it was sent")
-	return errf(http.StatusBadGateway, "backend_error", "the Kafka broker refused the record (%v); the blob was removed", err)
+	// Refused before anything was written. The client learns the Kafka
+	// error, the log also which broker said it.
+	h.log.Warn("lfs: the broker refused the record", "request_id", rq.id, "topic", topic, "err", err)
+	h.discard(ctx, rq, env.Key, "the broker refused the record before it was written")
+	return errf(http.StatusBadGateway, "backend_error", "the Kafka broker refused the record (%s); the blob was removed", kafkaReason(err))
+}
+
+// kafkaReason is the Kafka error in err for a client: its name and
+// description, without the broker addresses the error chain holds.
+func kafkaReason(err error) string {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Message + ": " + ke.Description
+	}
+	return "see the log for this request id"
 }
 
 // discard deletes a blob no envelope points at; a delete that fails leaves
