@@ -138,8 +138,9 @@ func (s *Session) Close() error {
 // the broker list and TTL before each attempt. Metadata asks the broker to
 // create a missing topic, as Kafka's producers do (the broker's
 // auto.create.topics.enable decides); while the broker answers that the
-// topic or the partition has no leader yet (LEADER_NOT_AVAILABLE), or lists
-// the topic without partitions (it is being created), the produce asks again
+// topic or the partition has no leader yet (LEADER_NOT_AVAILABLE, or the
+// partition listed with leader -1), or lists the topic without partitions
+// (it is being created), the produce asks again
 // every RetryBackoff for up to TopicWait without using up an attempt.
 //
 // Errors: ErrNoBroker when no broker accepted the record (not written:
@@ -308,6 +309,9 @@ func (s *Session) route(ctx context.Context, v view, topic string, partition int
 		if mp.ErrorCode != 0 && leaderMoved(mp.ErrorCode) {
 			leaders[mp.Partition] = -1
 			electing[mp.Partition] = errors.Is(kerrFor(mp.ErrorCode), kerr.LeaderNotAvailable)
+		}
+		if mp.ErrorCode == 0 && mp.Leader < 0 {
+			electing[mp.Partition] = true // listed without a leader, no error
 		}
 	}
 	p := partition
