@@ -55,6 +55,13 @@ type Config struct {
 	// upload for abandoned, for clocks that differ between replicas and
 	// the store. Default 1 minute.
 	SweepGrace time.Duration
+	// MaxInFlight bounds the requests served at once (each produce holds a
+	// goroutine, a broker connection and a spool from before its body is
+	// read to its answer). Default 256.
+	MaxInFlight int
+	// InFlightWait is how long a request past MaxInFlight waits for a slot
+	// before 503 proxy_busy. Default 10 s.
+	InFlightWait time.Duration
 	// APIKey, when set, is required as X-API-Key or Authorization: Bearer.
 	APIKey string
 	// ProxyID, when set, goes into every envelope.
