@@ -182,8 +182,10 @@ func (h *Handler) wrap(typ string, f handlerFunc) http.HandlerFunc {
 		case !h.acquire(r.Context()):
 			e = errf(http.StatusServiceUnavailable, "proxy_busy", "%d LFS requests are being served; try again later", h.cfg.MaxInFlight)
 		default:
-			e = f(w, r, rq)
-			<-h.slots
+			e = func() *apiError {
+				defer func() { <-h.slots }() // a panic frees it too
+				return f(w, r, rq)
+			}()
 		}
 		status := "ok"
 		if e != nil {
