@@ -5,6 +5,7 @@
 package lfs
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -55,6 +56,13 @@ type Config struct {
 	// upload for abandoned, for clocks that differ between replicas and
 	// the store. Default 1 minute.
 	SweepGrace time.Duration
+	// MaxInFlight bounds the requests served at once (each produce holds a
+	// goroutine, a broker connection and a spool from before its body is
+	// read to its answer). Default 256.
+	MaxInFlight int
+	// InFlightWait is how long a request past MaxInFlight waits for a slot
+	// before 503 proxy_busy. Default 10 s.
+	InFlightWait time.Duration
 	// APIKey, when set, is required as X-API-Key or Authorization: Bearer.
 	APIKey string
 	// ProxyID, when set, goes into every envelope.
@@ -76,6 +84,7 @@ type Handler struct {
 	mux     *http.ServeMux
 	metrics *Metrics
 	now     func() time.Time
+	slots   chan struct{} // MaxInFlight requests served at once
 }
 
 // New returns the LFS API handler.
@@ -101,6 +110,12 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.PartSize < sealstore.MinPartSize {
 		return nil, fmt.Errorf("lfs: part size %d is under S3's minimum of %d", cfg.PartSize, sealstore.MinPartSize)
 	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = 256
+	}
+	if cfg.InFlightWait <= 0 {
+		cfg.InFlightWait = 10 * time.Second
+	}
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = DefaultSessionTTL
 	}
@@ -110,7 +125,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	h := &Handler{cfg: cfg, log: cfg.Logger, now: cfg.Now, metrics: newMetrics()}
+	h := &Handler{cfg: cfg, log: cfg.Logger, now: cfg.Now, metrics: newMetrics(), slots: make(chan struct{}, cfg.MaxInFlight)}
 	m := http.NewServeMux()
 	m.HandleFunc("POST /lfs/produce", h.wrap("produce", h.produce))
 	m.HandleFunc("POST /lfs/uploads", h.wrap("upload_init", h.uploadInit))
@@ -164,8 +179,13 @@ func (h *Handler) wrap(typ string, f handlerFunc) http.HandlerFunc {
 			e = errf(http.StatusUnauthorized, "unauthorized", "a valid API key is required")
 		case h.cfg.Ready != nil && !h.cfg.Ready():
 			e = errf(http.StatusServiceUnavailable, "proxy_not_ready", "storage is not ready")
+		case !h.acquire(r.Context()):
+			e = errf(http.StatusServiceUnavailable, "proxy_busy", "%d LFS requests are being served; try again later", h.cfg.MaxInFlight)
 		default:
-			e = f(w, r, rq)
+			e = func() *apiError {
+				defer func() { <-h.slots }() // a panic frees it too
+				return f(w, r, rq)
+			}()
 		}
 		status := "ok"
 		if e != nil {
@@ -176,6 +196,25 @@ func (h *Handler) wrap(typ string, f handlerFunc) http.HandlerFunc {
 			h.metrics.requests.WithLabelValues(h.metrics.topicLabel(rq.topic), status, typ).Inc()
 		}
 	}
+}
+
+// acquire takes a slot of MaxInFlight, waiting up to InFlightWait (less
+// when ctx ends); false when none came free.
+func (h *Handler) acquire(ctx context.Context) bool {
+	select {
+	case h.slots <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(h.cfg.InFlightWait)
+	defer t.Stop()
+	select {
+	case h.slots <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
 }
 
 func (h *Handler) authorized(r *http.Request) bool {

@@ -39,7 +39,7 @@ func (h *Handler) produce(w http.ResponseWriter, r *http.Request, rq *request) *
 	case r.ContentLength == 0:
 		return errf(http.StatusBadRequest, "empty_upload", "the blob is empty")
 	}
-	sess, e := h.connect(r.Context())
+	sess, e := h.connectFor(r.Context(), topic, partition)
 	if e != nil {
 		return e
 	}

@@ -45,6 +45,13 @@ type Session interface {
 	Close() error
 }
 
+// TopicChecker is a Session that can tell, before the upload, that the
+// broker refuses the topic or partition (errors as Produce's: nothing was
+// sent). Sessions without it are checked by their Produce only.
+type TopicChecker interface {
+	CheckTopic(ctx context.Context, topic string, partition int32) error
+}
+
 // FromDiscovery is the Producer over s3seal's broker discovery.
 func FromDiscovery(d *brokers.Discovery) Producer { return discoveryProducer{d} }
 
@@ -61,7 +68,10 @@ func (p discoveryProducer) Connect(ctx context.Context) (Session, error) {
 type discoverySession struct{ s *brokers.Session }
 
 func (s discoverySession) Check(ctx context.Context) error { return s.s.Check(ctx) }
-func (s discoverySession) Close() error                    { return s.s.Close() }
+func (s discoverySession) CheckTopic(ctx context.Context, topic string, partition int32) error {
+	return s.s.CheckTopic(ctx, topic, partition)
+}
+func (s discoverySession) Close() error { return s.s.Close() }
 
 func (s discoverySession) Produce(ctx context.Context, topic string, partition int32, key, value []byte, headers map[string][]byte) (Produced, error) {
 	p, err := s.s.Produce(ctx, topic, partition, key, value, headers)

@@ -20,6 +20,45 @@ func (h *Handler) connect(ctx context.Context) (Session, *apiError) {
 	return sess, nil
 }
 
+// connectFor opens a broker session for a record to topic and partition and,
+// when the session can tell, refuses before anything is stored a topic or
+// partition the broker refuses (404, 403 or 400, as publish would after
+// the upload).
+func (h *Handler) connectFor(ctx context.Context, topic string, partition int32) (Session, *apiError) {
+	sess, e := h.connect(ctx)
+	if e != nil {
+		return nil, e
+	}
+	tc, ok := sess.(TopicChecker)
+	if !ok {
+		return sess, nil
+	}
+	if err := tc.CheckTopic(ctx, topic, partition); err != nil {
+		sess.Close()
+		if e := topicRefusal(err, topic, partition, "nothing was stored"); e != nil {
+			return nil, e
+		}
+		return nil, errf(http.StatusBadGateway, "backend_error", "the Kafka broker refused the topic (%s); nothing was stored", kafkaReason(err))
+	}
+	return sess, nil
+}
+
+// topicRefusal is the answer to the broker's refusal of a topic or
+// partition (nil for other errors); done says what happened to the blob.
+func topicRefusal(err error, topic string, partition int32, done string) *apiError {
+	switch {
+	case errors.Is(err, kerr.UnknownTopicOrPartition) && partition >= 0:
+		return errf(http.StatusBadRequest, "invalid_partition", "topic %s has no partition %d; %s", topic, partition, done)
+	case errors.Is(err, kerr.UnknownTopicOrPartition):
+		return errf(http.StatusNotFound, "unknown_topic", "topic %s does not exist and the Kafka broker did not create it (auto.create.topics.enable is off); create the topic first; %s", topic, done)
+	case errors.Is(err, kerr.TopicAuthorizationFailed):
+		return errf(http.StatusForbidden, "topic_not_authorized", "the Kafka broker does not let s3seal's Kafka user write to topic %s; %s", topic, done)
+	case errors.Is(err, kerr.InvalidTopicException):
+		return errf(http.StatusBadRequest, "invalid_topic", "the Kafka broker refused the topic name %s; %s", topic, done)
+	}
+	return nil
+}
+
 // publish produces the envelope of a stored blob over sess. When the record
 // cannot have been written (the session check or every broker failed, or
 // the broker refused the topic or partition before anything was sent) the
@@ -49,22 +88,26 @@ func (h *Handler) publish(ctx context.Context, sess Session, rq *request, topic 
 	case errors.Is(err, ErrNoBroker):
 		h.discard(ctx, rq, env.Key, "no broker accepted the record")
 		return errf(http.StatusServiceUnavailable, "backend_unavailable", "no Kafka broker accepted the record; the blob was removed")
-	case errors.Is(err, kerr.UnknownTopicOrPartition) && partition >= 0:
-		h.discard(ctx, rq, env.Key, "the partition does not exist")
-		return errf(http.StatusBadRequest, "invalid_partition", "topic %s has no partition %d; the blob was removed", topic, partition)
-	case errors.Is(err, kerr.UnknownTopicOrPartition):
-		h.discard(ctx, rq, env.Key, "the topic does not exist")
-		return errf(http.StatusNotFound, "unknown_topic", "topic %s does not exist and the Kafka broker did not create it (auto.create.topics.enable is off); create the topic first; the blob was removed", topic)
-	case errors.Is(err, kerr.TopicAuthorizationFailed):
-		h.discard(ctx, rq, env.Key, "the broker refused the topic")
-		return errf(http.StatusForbidden, "topic_not_authorized", "the Kafka broker does not let s3seal's Kafka user write to topic %s; the blob was removed", topic)
-	case errors.Is(err, kerr.InvalidTopicException):
-		h.discard(ctx, rq, env.Key, "the broker refused the topic name")
-		return errf(http.StatusBadRequest, "invalid_topic", "the Kafka broker refused the topic name %s; the blob was removed", topic)
 	}
-	// Refused before anything was sent (an unknown topic, ...).
-	h.discard(ctx, rq, env.Key, "the broker refused the record before it was sent")
-	return errf(http.StatusBadGateway, "backend_error", "the Kafka broker refused the record (%v); the blob was removed", err)
+	if e := topicRefusal(err, topic, partition, "the blob was removed"); e != nil {
+		h.discard(ctx, rq, env.Key, "the broker refused the topic or partition")
+		return e
+	}
+	// Refused before anything was written. The client learns the Kafka
+	// error, the log also which broker said it.
+	h.log.Warn("lfs: the broker refused the record", "request_id", rq.id, "topic", topic, "err", err)
+	h.discard(ctx, rq, env.Key, "the broker refused the record before it was written")
+	return errf(http.StatusBadGateway, "backend_error", "the Kafka broker refused the record (%s); the blob was removed", kafkaReason(err))
+}
+
+// kafkaReason is the Kafka error in err for a client: its name and
+// description, without the broker addresses the error chain holds.
+func kafkaReason(err error) string {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Message + ": " + ke.Description
+	}
+	return "see the log for this request id"
 }
 
 // discard deletes a blob no envelope points at; a delete that fails leaves
@@ -86,7 +129,9 @@ func (h *Handler) orphan(rq *request, key, why string, err error) {
 // succeeded counts a produced blob.
 func (h *Handler) succeeded(topic string, size int64, start time.Time) {
 	h.metrics.accepted(topic)
-	h.metrics.uploads.WithLabelValues(topic).Inc()
+	// topicLabel, not topic: with a broker that creates every topic asked
+	// for, invented topics are accepted too.
+	h.metrics.uploads.WithLabelValues(h.metrics.topicLabel(topic)).Inc()
 	h.metrics.uploadBytes.Add(float64(size))
 	h.metrics.uploadDuration.Observe(time.Since(start).Seconds())
 }

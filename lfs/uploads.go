@@ -80,7 +80,7 @@ func (h *Handler) uploadInit(w http.ResponseWriter, r *http.Request, rq *request
 	case in.SizeBytes > h.cfg.MaxBlobSize:
 		return errf(http.StatusRequestEntityTooLarge, "payload_too_large", "the blob is larger than %d bytes", h.cfg.MaxBlobSize)
 	}
-	sess, e := h.connect(r.Context())
+	sess, e := h.connectFor(r.Context(), in.Topic, partition)
 	if e != nil {
 		return e
 	}

@@ -194,7 +194,7 @@ func parseCommandConfigHelp(name string, args []string, getenv func(string) stri
 	str(&c.KeyFile, "key-file", "", "file holding the master key as s3seal keygen prints it (mode 600)")
 	str(&c.KeysFile, "keys-file", "", "JSON keyring file (instead of --key)")
 	fs.BoolVar(&c.AllowPlaintextReads, "allow-plaintext-reads", false, "serve objects without s3seal metadata as they are (migrating a bucket; each such read is logged at WARN)")
-	fs.IntVar(&c.MaxRequests, "max-requests", 256, "S3 requests served at once; more wait up to 10 s, then get 503 SlowDown")
+	fs.IntVar(&c.MaxRequests, "max-requests", 256, "S3 requests served at once, and LFS requests on their own listener; more wait up to 10 s, then get 503 (S3 SlowDown, LFS proxy_busy)")
 	fs.IntVar(&c.MaxRequestsKey, "max-requests-per-key", 0, "S3 requests of one access key served at once (default: half of --max-requests)")
 	fs.DurationVar(&c.TransferTimeout, "transfer-timeout", 30*time.Second, "cut a client whose request body or response moves less than --transfer-min-bytes in this time (0: never)")
 	fs.Int64Var(&c.TransferMinBytes, "transfer-min-bytes", 16<<10, "bytes a client must move within every --transfer-timeout")

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -78,13 +79,19 @@ func (l *lfsConfig) validate() error {
 	}
 	if l.PublicURL != "" {
 		u, err := url.Parse(l.PublicURL)
+		shown := l.PublicURL
+		if err == nil && u.User != nil {
+			shown = u.Redacted() // no password in the message
+		}
 		switch {
-		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			return usagef("--lfs-public-url %q: want http:// or https:// and a host, such as https://blobs.example.com", l.PublicURL)
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "":
+			return usagef("--lfs-public-url %q: want http:// or https:// and a host, such as https://blobs.example.com", shown)
 		case u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "", u.User != nil:
 			// The signature covers the path the S3 API receives: a prefix
 			// the ingress strips would break every URL.
-			return usagef("--lfs-public-url %q: give scheme://host[:port] only; the ingress must pass paths to the S3 API unchanged", l.PublicURL)
+			return usagef("--lfs-public-url %q: give scheme://host[:port] only; the ingress must pass paths to the S3 API unchanged", shown)
+		case strings.HasSuffix(u.Host, ":") || !validPort(u.Port()):
+			return usagef("--lfs-public-url %q: the port must be 1 to 65535", shown)
 		}
 	}
 	return nil
@@ -97,4 +104,13 @@ func (l *lfsConfig) presignEndpoint(s3Endpoint string) string {
 		return strings.TrimSuffix(l.PublicURL, "/")
 	}
 	return s3Endpoint
+}
+
+// validPort reports whether p is empty (the scheme's port) or 1..65535.
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
 }

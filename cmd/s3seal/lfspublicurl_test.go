@@ -65,7 +65,7 @@ func TestLFSPublicURL(t *testing.T) {
 }
 
 func TestLFSPublicURLRefused(t *testing.T) {
-	for _, bad := range []string{"blobs.example.com", "ftp://blobs.example.com", "https://", "https://h/prefix", "https://h/?a=b", "https://u:p@h"} {
+	for _, bad := range []string{"blobs.example.com", "ftp://blobs.example.com", "https://", "https://h/prefix", "https://h/?a=b", "https://u@h"} {
 		_, err := parseConfig([]string{"--lfs", "--lfs-public-url", bad}, env(nil))
 		if err == nil || !strings.Contains(err.Error(), "--lfs-public-url") || !strings.Contains(err.Error(), bad) {
 			t.Errorf("--lfs-public-url %s: %v", bad, err)
@@ -74,5 +74,20 @@ func TestLFSPublicURLRefused(t *testing.T) {
 	c, err := parseConfig([]string{"--lfs"}, env(map[string]string{"S3SEAL_LFS_PUBLIC_URL": "http://lb.internal"}))
 	if err != nil || c.LFS.presignEndpoint("http://127.0.0.1:7070") != "http://lb.internal" {
 		t.Fatalf("from the environment: %v", err)
+	}
+}
+
+// A port that is no TCP port makes every presigned URL unusable: refused
+// at start. A public URL with a password in it is refused without
+// echoing the password.
+func TestLFSPublicURLPortAndPassword(t *testing.T) {
+	for _, bad := range []string{"https://h:99999", "https://h:0", "https://h:", "http://h:http"} {
+		if _, err := parseConfig([]string{"--lfs", "--lfs-public-url", bad}, env(nil)); err == nil || !strings.Contains(err.Error(), "--lfs-public-url") {
+			t.Errorf("--lfs-public-url %s: %v", bad, err)
+		}
+	}
+	_, err := parseConfig([]string{"--lfs", "--lfs-public-url", "https://ops:pa55word@h"}, env(nil))
+	if err == nil || strings.Contains(err.Error(), "pa55word") {
+		t.Fatalf("userinfo: %v", err)
 	}
 }

@@ -86,7 +86,8 @@ func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *cryp
 	}
 	h, err := lfs.New(lfs.Config{Store: store, Producer: lfs.FromDiscovery(m.discovery), Keyring: kr,
 		Bucket: l.Bucket, Namespace: l.Namespace, MaxBlobSize: l.MaxBlobSize, APIKey: l.APIKey, Logger: log,
-		Presign: &lfs.PresignConfig{Endpoint: l.presignEndpoint(s3Endpoint), AccessKey: presign.AccessKey, SecretKey: presign.SecretKey}})
+		MaxInFlight: cfg.MaxRequests,
+		Presign:     &lfs.PresignConfig{Endpoint: l.presignEndpoint(s3Endpoint), AccessKey: presign.AccessKey, SecretKey: presign.SecretKey}})
 	if err != nil {
 		return fail(err)
 	}

@@ -69,6 +69,50 @@ func (s *Session) Check(ctx context.Context) error {
 	return nil
 }
 
+// CheckTopic asks the broker, before anything is uploaded, whether a
+// record for topic (and partition, when >= 0) could be produced at all.
+// It returns only the refusals that cannot change within a produce: the
+// topic does not exist and the broker did not create it
+// (kerr.UnknownTopicOrPartition), the broker's ACLs refuse it
+// (kerr.TopicAuthorizationFailed), the name is refused
+// (kerr.InvalidTopicException), or the topic has partitions and partition
+// is not one of them (kerr.UnknownTopicOrPartition). Anything else (a topic
+// still being created, a leader moving, a Metadata request that fails) is
+// nil: Produce decides after the upload. Like Produce's Metadata it asks
+// the broker to create a missing topic.
+func (s *Session) CheckTopic(ctx context.Context, topic string, partition int32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.conn == nil {
+		return nil
+	}
+	md, err := s.metadata(ctx, topic)
+	if err != nil {
+		s.drop(s.conn) // Check reconnects before the produce
+		return nil
+	}
+	if len(md.Topics) != 1 {
+		return nil
+	}
+	t := md.Topics[0]
+	switch err := kerrFor(t.ErrorCode); {
+	case errors.Is(err, kerr.UnknownTopicOrPartition), errors.Is(err, kerr.TopicAuthorizationFailed),
+		errors.Is(err, kerr.InvalidTopicException):
+		return fmt.Errorf("lfs brokers: topic %q: %w", topic, err)
+	case err != nil:
+		return nil
+	}
+	if partition < 0 || len(t.Partitions) == 0 {
+		return nil
+	}
+	for _, mp := range t.Partitions {
+		if mp.Partition == partition {
+			return nil
+		}
+	}
+	return fmt.Errorf("lfs brokers: %s/%d: %w", topic, partition, kerr.UnknownTopicOrPartition)
+}
+
 // Close closes the session's connection. Safe to call twice.
 func (s *Session) Close() error {
 	s.mu.Lock()
@@ -94,15 +138,18 @@ func (s *Session) Close() error {
 // the broker list and TTL before each attempt. Metadata asks the broker to
 // create a missing topic, as Kafka's producers do (the broker's
 // auto.create.topics.enable decides); while the broker answers that the
-// topic or the partition has no leader yet (LEADER_NOT_AVAILABLE), or lists
-// the topic without partitions (it is being created), the produce asks again
+// topic or the partition has no leader yet (LEADER_NOT_AVAILABLE, or the
+// partition listed with leader -1), or lists the topic without partitions
+// (it is being created), the produce asks again
 // every RetryBackoff for up to TopicWait without using up an attempt.
 //
 // Errors: ErrNoBroker when no broker accepted the record (not written:
 // delete the object); ErrSentThenFailed when the request was sent and then
-// failed otherwise, including a partition error in the response (the
-// broker may have written it: keep the object, count an orphan). Other
-// errors (unknown topic, partition out of range) mean nothing was sent.
+// failed otherwise, including a partition error in the response other than
+// the refusals of notAppended (the broker may have written it: keep the
+// object, count an orphan). Other errors (unknown topic, partition out of
+// range, a refusal of notAppended in the Produce response) mean nothing was
+// written.
 func (s *Session) Produce(ctx context.Context, topic string, partition int32, key, value []byte, headers map[string][]byte) (Produced, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -192,6 +239,10 @@ func (s *Session) send(ctx context.Context, c *brokerConn, topic string, p int32
 			if leaderMoved(rp.ErrorCode) {
 				return Produced{}, fmt.Errorf("%w: %s/%d via %s: %w", errNotSent, topic, p, c.addr, kerrFor(rp.ErrorCode))
 			}
+			if notAppended(rp.ErrorCode) {
+				// Refused before the append: no record, nothing to retry.
+				return Produced{}, fmt.Errorf("lfs brokers: %s/%d via %s: produce refused, nothing written: %w", topic, p, c.addr, kerrFor(rp.ErrorCode))
+			}
 			if err := kerrFor(rp.ErrorCode); err != nil {
 				return Produced{}, fmt.Errorf("%w: %s/%d via %s: %w", ErrSentThenFailed, topic, p, c.addr, err)
 			}
@@ -258,6 +309,9 @@ func (s *Session) route(ctx context.Context, v view, topic string, partition int
 		if mp.ErrorCode != 0 && leaderMoved(mp.ErrorCode) {
 			leaders[mp.Partition] = -1
 			electing[mp.Partition] = errors.Is(kerrFor(mp.ErrorCode), kerr.LeaderNotAvailable)
+		}
+		if mp.ErrorCode == 0 && mp.Leader < 0 {
+			electing[mp.Partition] = true // listed without a leader, no error
 		}
 	}
 	p := partition
