@@ -81,7 +81,7 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 		opt.MaxCopySize = backend.MaxCopySize
 	}
 	if !opt.DryRun && !opt.NoWriters {
-		if err := s.probeCopyCondition(ctx, bucket); err != nil {
+		if err := s.CheckCopyConditions(ctx, bucket); err != nil {
 			return err
 		}
 	}
