@@ -65,6 +65,17 @@ func TestMetricsReadyzAndJSONLogs(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	// The PUT's HEAD of its key, not there yet, is a 404 of normal
+	// traffic: counted apart, so that no backend attempt counts as an error.
+	if !strings.Contains(body, `s3seal_backend_requests_total{operation="HeadObject",outcome="not_found"}`) || strings.Contains(body, `outcome="error"`) {
+		var counted []string
+		for _, l := range strings.Split(body, "\n") {
+			if strings.HasPrefix(l, "s3seal_backend_requests_total{") {
+				counted = append(counted, l)
+			}
+		}
+		t.Errorf("/metrics counts the HEAD of a new key as an error, or not as not_found:\n%s", strings.Join(counted, "\n"))
+	}
 	// /metrics, the first log line and s3seal version carry one version.
 	_, vout := runS3sealExit(t, nil, "version")
 	version := strings.TrimSpace(strings.TrimPrefix(vout, "s3seal "))

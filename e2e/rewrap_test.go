@@ -11,8 +11,11 @@ import (
 // copies an object even when x-amz-copy-source-if-match names another
 // ETag. On such a store a client's write during the run would get the old
 // object's wrapped key, so rewrap refuses (exit 1, saying how to go on)
-// and changes nothing; with --no-concurrent-writers it rewraps, and the
-// object reads back through a server holding only the new key.
+// and changes nothing, and its summary says it stopped, and why, never
+// that there were no objects. The dry run before it says that the real
+// run will need --no-concurrent-writers (in text and in JSON). With the
+// flag it rewraps, and the object reads back through a server holding
+// only the new key.
 func TestRewrapCommandOnMoto(t *testing.T) {
 	t.Parallel()
 	moto := startMoto(t)
@@ -34,8 +37,18 @@ func TestRewrapCommandOnMoto(t *testing.T) {
 			"--backend-access-key", "x", "--backend-secret-key", "y", "--bucket", "rot", "--to", "new"}
 		return runS3sealExit(t, nil, append(args, extra...)...)
 	}
-	code, out := rewrap()
-	if code != 1 || !strings.Contains(out, "ignores x-amz-copy-source-if-match") || !strings.Contains(out, "--no-concurrent-writers") {
+	code, out := rewrap("--dry-run")
+	if code != 0 || !strings.Contains(out, "would-rewrap rot/obj") ||
+		!strings.Contains(out, "the real run will stop unless given --no-concurrent-writers") {
+		t.Fatalf("dry run on a store ignoring the copy condition: exit %d\n%s", code, out)
+	}
+	code, out = rewrap("--dry-run", "--json")
+	if code != 0 || !strings.Contains(out, `"needs_no_concurrent_writers": true`) {
+		t.Fatalf("dry run --json: exit %d\n%s", code, out)
+	}
+	code, out = rewrap()
+	if code != 1 || !strings.Contains(out, "ignores x-amz-copy-source-if-match") || !strings.Contains(out, "--no-concurrent-writers") ||
+		!strings.Contains(out, "rot/ under new: stopped before any object was rewrapped: ") || strings.Contains(out, "no objects") {
 		t.Fatalf("rewrap on a store ignoring the copy condition: exit %d\n%s", code, out)
 	}
 	code, out = rewrap("--no-concurrent-writers")

@@ -59,7 +59,7 @@ func New(version string) *Metrics {
 		integrity: prometheus.NewCounter(prometheus.CounterOpts{Name: "s3seal_integrity_failures_total",
 			Help: "S3 requests refused or cut because stored data failed authentication."}),
 		backendRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "s3seal_backend_requests_total",
-			Help: "Backend calls, each attempt counted, by operation and outcome (ok, error, canceled, or the cause of a transient failure)."},
+			Help: "Backend calls, each attempt counted, by operation and outcome (ok, not_found, condition_failed, error, canceled, or the cause of a transient failure)."},
 			[]string{"operation", "outcome"}),
 		backendTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "s3seal_backend_request_duration_seconds",
 			Help:    "Time of each backend attempt, until the store's answer (for a GET, its headers), by operation.",

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"syscall"
 
@@ -166,4 +167,24 @@ func Cause(err error) string {
 		return "connection"
 	}
 	return "transport"
+}
+
+// refusalOutcome is the outcome of an attempt the backend refused for
+// good. An object, bucket or upload that is not there (404: the HEAD
+// before a write, a GET of a key a client guesses) is "not_found", and a
+// conditional request whose condition does not hold (304, 412: a client's
+// If-None-Match, rewrap's copy of an object written meanwhile) is
+// "condition_failed": both are answers of normal traffic, counted apart
+// so that an alert on the rate of "error" fires on failures only.
+func refusalOutcome(err error) string {
+	var e *backend.Error
+	if errors.As(err, &e) {
+		switch e.StatusCode {
+		case http.StatusNotFound:
+			return "not_found"
+		case http.StatusNotModified, http.StatusPreconditionFailed:
+			return "condition_failed"
+		}
+	}
+	return "error"
 }

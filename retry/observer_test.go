@@ -55,11 +55,41 @@ func TestObserverCountsRetriesAndGiveUpsByCause(t *testing.T) {
 
 	rec.events = nil
 	_ = DoCall(context.Background(), p, Call{Operation: "HeadObject"}, func(int) error {
-		return &backend.Error{Op: "HeadObject", Code: "NoSuchKey", StatusCode: 404}
+		return &backend.Error{Op: "HeadObject", Code: "AccessDenied", StatusCode: 403}
 	})
 	_ = DoCall(context.Background(), p, Call{Operation: "HeadObject"}, func(int) error { return nil })
 	if want := []string{"attempt HeadObject error", "attempt HeadObject ok"}; !slices.Equal(rec.events, want) {
 		t.Fatalf("events %q, want %q", rec.events, want)
+	}
+}
+
+// TestObserverCountsAnswersApartFromErrors: a 404 (a HEAD of a key not
+// there yet, before a write) and a conditional request whose condition
+// does not hold (304, 412) are answers of normal traffic, not failures:
+// they are counted as "not_found" and "condition_failed", never "error",
+// so an error-rate alert does not fire on them. They are not retried.
+func TestObserverCountsAnswersApartFromErrors(t *testing.T) {
+	rec := &recorder{}
+	p := Policy{Attempts: 3, Backoff: time.Millisecond, Observer: rec}
+	for _, e := range []*backend.Error{
+		{Op: "HeadObject", Code: "NotFound", StatusCode: 404},
+		{Op: "GetObject", Code: "NoSuchKey", StatusCode: 404},
+		{Op: "ListObjects", Code: "NoSuchBucket", StatusCode: 404},
+		{Op: "ListParts", Code: "NoSuchUpload", StatusCode: 404},
+		{Op: "GetObject", Code: "NotModified", StatusCode: 304},
+		{Op: "CopyObject", Code: "PreconditionFailed", StatusCode: 412},
+		{Op: "PutObject", Code: "AccessDenied", StatusCode: 403},
+	} {
+		if err := DoCall(context.Background(), p, Call{Operation: e.Op}, func(int) error { return e }); err != e {
+			t.Fatalf("%s: DoCall returned %v", e.Code, err)
+		}
+	}
+	want := []string{
+		"attempt HeadObject not_found", "attempt GetObject not_found", "attempt ListObjects not_found", "attempt ListParts not_found",
+		"attempt GetObject condition_failed", "attempt CopyObject condition_failed", "attempt PutObject error",
+	}
+	if !slices.Equal(rec.events, want) {
+		t.Fatalf("events\n got %q\nwant %q", rec.events, want)
 	}
 }
 

@@ -49,9 +49,11 @@ type Policy struct {
 // Observer counts what DoCall does. Its methods must be safe for
 // concurrent use and return quickly.
 type Observer interface {
-	// Attempt reports one attempt of the operation, its outcome ("ok",
-	// "error": the backend refused the request, not retried; "canceled";
-	// or the Cause of a transient failure) and how long it took: from
+	// Attempt reports one attempt of the operation, its outcome ("ok";
+	// "not_found" or "condition_failed": answers of normal traffic, see
+	// refusalOutcome; "error": the backend refused the request otherwise,
+	// not retried; "canceled"; or the Cause of a transient failure) and
+	// how long it took: from
 	// sending it to the store's answer (for a GET, its headers; the body
 	// streams on afterwards), backoff waits not included.
 	Attempt(operation, outcome string, d time.Duration)
@@ -185,7 +187,7 @@ func DoCall(ctx context.Context, p Policy, c Call, op func(attempt int) error) e
 			p.Observer.Attempt(c.Operation, "canceled", d)
 			return err
 		case !Retryable(err):
-			p.Observer.Attempt(c.Operation, "error", d)
+			p.Observer.Attempt(c.Operation, refusalOutcome(err), d)
 			return err
 		}
 		cause := Cause(err)

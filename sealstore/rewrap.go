@@ -81,7 +81,7 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 		opt.MaxCopySize = backend.MaxCopySize
 	}
 	if !opt.DryRun && !opt.NoWriters {
-		if err := s.probeCopyCondition(ctx, bucket); err != nil {
+		if err := s.CheckCopyConditions(ctx, bucket); err != nil {
 			return err
 		}
 	}
@@ -204,9 +204,11 @@ func (s *Store) rewrapOne(ctx context.Context, bucket string, e backend.ListEntr
 // rewrapManifest keeps a multipart object's manifest findable by name once
 // the copy gave the object a new backend ETag (S3 gives a copy the MD5 of
 // its bytes in place of the multipart ETag): the manifest, sealed with the
-// unchanged data key, is copied to the name of the new ETag. Should that
-// fail, readers still find it among the upload's manifests by listing,
-// and s3seal gc removes the old name once the new one exists.
+// unchanged data key, is copied to the name of the new ETag, and the one
+// under the old name is then removed unless something may still read it
+// (dropReplacedManifest). Should the copy fail, readers still find the
+// manifest among the upload's manifests by listing, and s3seal gc removes
+// the old name once the new one exists.
 func (s *Store) rewrapManifest(ctx context.Context, bucket, key string, oid [crypto.OIDSize]byte, oldETag string) {
 	bi, err := s.be.HeadObject(ctx, bucket, key)
 	if err != nil {
@@ -227,6 +229,31 @@ func (s *Store) rewrapManifest(ctx context.Context, bucket, key string, oid [cry
 	if _, err := s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: old, Bucket: bucket, Key: manifestKey(oid, newETag),
 		SrcIfMatch: mi.ETag, Meta: mi.Meta, Headers: mi.Headers, Lock: liveLock(bi.Lock)}); err != nil {
 		s.log.Warn("rewrap: could not store the manifest under the object's new ETag; readers find it by listing",
+			"bucket", bucket, "key", key, "err", err)
+		return
+	}
+	s.dropReplacedManifest(ctx, bucket, key, old, mi.Meta)
+}
+
+// dropReplacedManifest removes the manifest mkey that the copy to the
+// object's new ETag replaced, by s3seal gc's own rule (manifestGarbage):
+// never while its upload lives, nor while a version of the key is made of
+// its parts (in a versioned bucket the version rewrap copied, which keeps
+// the old ETag, so there it stays); nor while the object's manifest under
+// its current ETag is missing. It is removed as gc removes it (in a
+// versioned bucket each version by id). One kept, or that the store
+// refuses to delete, is left to s3seal gc.
+func (s *Store) dropReplacedManifest(ctx context.Context, bucket, key, mkey string, meta map[string]string) {
+	why, err := s.manifestGarbage(ctx, bucket, mkey, meta)
+	if err != nil || why == "" {
+		return
+	}
+	versioned, err := s.bucketVersioned(ctx, bucket)
+	if err == nil {
+		err = s.removeGarbage(ctx, bucket, []Garbage{{Kind: "manifest", Key: mkey, Reason: why}}, versioned)
+	}
+	if err != nil {
+		s.log.Warn("rewrap: could not remove the manifest under the object's old ETag; s3seal gc removes it",
 			"bucket", bucket, "key", key, "err", err)
 	}
 }

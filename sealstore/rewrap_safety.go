@@ -27,12 +27,16 @@ var ErrCopyConditionIgnored = errors.New("the object store ignores x-amz-copy-so
 // killed run or a failed clean-up).
 const probePrefix = ReservedPrefix + "rewrap-probe-"
 
-// probeCopyCondition checks, with a scratch object under ReservedPrefix
-// (a random name, so that two runs do not meet), that the store refuses
-// each conditional request rewrap makes when its condition fails: a
-// CopyObject and an UploadPartCopy whose source ETag is not the object's,
-// and a CompleteMultipartUpload whose If-Match is not the key's ETag.
-func (s *Store) probeCopyCondition(ctx context.Context, bucket string) error {
+// CheckCopyConditions checks, with a scratch object under ReservedPrefix
+// (a random name, so that two runs do not meet; removed at once), that
+// the store refuses each conditional request rewrap makes when its
+// condition fails: a CopyObject and an UploadPartCopy whose source ETag
+// is not the object's, and a CompleteMultipartUpload whose If-Match is
+// not the key's ETag. ErrCopyConditionIgnored when the store goes ahead:
+// Rewrap then runs only with NoWriters. Rewrap checks before changing
+// anything; a dry run, which does not, may call it to tell whether the
+// real run will need NoWriters.
+func (s *Store) CheckCopyConditions(ctx context.Context, bucket string) error {
 	var rnd [8]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return err

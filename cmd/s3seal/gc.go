@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -24,7 +25,8 @@ type gcFlags struct {
 // nothing refers to: manifests of objects that are gone, state of uploads
 // that are gone, backend uploads without state. A dry run by default: it
 // prints what it would remove. Exit code 0 when it finished (whatever it
-// found), 1 when the backend failed.
+// found), 1 when the backend failed or a bucket does not exist (which the
+// summary says).
 func gc(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var gf gcFlags
 	cfg, err := parseCommandConfigHelp("gc", args, getenv, func(fs *flag.FlagSet) {
@@ -77,6 +79,7 @@ func gc(ctx context.Context, args []string, getenv func(string) string, stdout, 
 		verb = "removed"
 	}
 	total, failed := 0, false
+	var missing []string // "bucket B does not exist", for each such bucket
 	for _, b := range buckets {
 		found, err := st.GC(ctx, b, sealstore.GCOptions{MinAge: gf.minAge, Delete: gf.del})
 		for _, g := range found {
@@ -93,12 +96,19 @@ func gc(ctx context.Context, args []string, getenv func(string) string, stdout, 
 		}
 		if err != nil {
 			failed = true
-			if !gf.del {
-				fmt.Fprintf(stderr, "s3seal: gc of bucket %s: %v\n", b, err)
+			nobucket := backend.ErrorCode(err) == "NoSuchBucket"
+			if nobucket {
+				missing = append(missing, stopReason(b, err))
+			}
+			if !gf.del || nobucket { // with --delete, each failed removal was printed
+				fmt.Fprintf(stderr, "s3seal: gc of bucket %s: %s\n", b, stopReason(b, err))
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "%d %s in %d bucket(s)", total, map[bool]string{true: "removed", false: "to remove"}[gf.del], len(buckets))
+	fmt.Fprintf(stdout, "%d %s in %d bucket(s)", total, map[bool]string{true: "removed", false: "to remove"}[gf.del], len(buckets)-len(missing))
+	for _, m := range missing {
+		fmt.Fprintf(stdout, "; %s", m)
+	}
 	if !gf.del && total > 0 {
 		fmt.Fprint(stdout, "; run again with --delete to remove them")
 	}

@@ -75,3 +75,18 @@ func TestGCCommand(t *testing.T) {
 		t.Fatalf("negative --min-age: exit %d", code)
 	}
 }
+
+// TestGCCommandNoSuchBucket: a bucket that does not exist is said to be
+// missing, in the summary too, with exit code 1, and not counted among the
+// buckets collected.
+func TestGCCommandNoSuchBucket(t *testing.T) {
+	dir, _ := toolFixture(t, func(context.Context, backend.Store, *sealstore.Store) {})
+	for _, del := range [][]string{nil, {"--delete"}} {
+		var out, errOut bytes.Buffer
+		code := run(append([]string{"gc", "--data-dir", dir, "--bucket", "nosuch,bkt"}, del...), func(string) string { return "" }, &out, &errOut)
+		if code != 1 || !strings.Contains(out.String(), " in 1 bucket(s); bucket nosuch does not exist") ||
+			!strings.Contains(errOut.String(), "gc of bucket nosuch: bucket nosuch does not exist") {
+			t.Fatalf("%v: exit %d\nstdout: %s\nstderr: %s", del, code, out.String(), errOut.String())
+		}
+	}
+}

@@ -26,7 +26,13 @@ type rewrapSummary struct {
 	// (or, with --dry-run, that would be).
 	RewrappedBytes int64           `json:"rewrapped_bytes"`
 	Problems       []rewrapProblem `json:"problems"`
-	Error          string          `json:"error,omitempty"`
+	// Error says why the run stopped.
+	Error string `json:"error,omitempty"`
+	// NeedsNoWriters: a dry run found that the store ignores a copy
+	// condition, so the real run stops unless given
+	// --no-concurrent-writers. CheckError: why it could not tell.
+	NeedsNoWriters bool   `json:"needs_no_concurrent_writers,omitempty"`
+	CheckError     string `json:"copy_condition_check_error,omitempty"`
 }
 
 type rewrapProblem struct {
@@ -38,7 +44,8 @@ type rewrapProblem struct {
 // rewrap wraps every object's data key under another master key
 // (sealstore.Store.Rewrap) and prints what it did and a summary: exit code
 // 0 when every encrypted object is (or, with --dry-run, would be) under
-// --to, 1 when some failed or were left alone, 2 for a usage mistake.
+// --to, 1 when some failed or were left alone or the run stopped, 2 for
+// a usage mistake.
 func rewrap(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var bucket, prefix, to string
 	var dry, asJSON, noWriters bool
@@ -48,7 +55,7 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 		fs.StringVar(&bucket, "bucket", "", "bucket to rewrap (required)")
 		fs.StringVar(&prefix, "prefix", "", "rewrap only the keys under this prefix")
 		fs.StringVar(&to, "to", "", "id of the master key to wrap every data key under (required; it must be in the keyring)")
-		fs.BoolVar(&dry, "dry-run", false, "print what would be rewrapped, change nothing")
+		fs.BoolVar(&dry, "dry-run", false, "print what would be rewrapped, and whether the real run needs --no-concurrent-writers (told by a scratch object under .s3seal/, removed at once); change no object")
 		fs.BoolVar(&asJSON, "json", false, "print a JSON summary on stdout instead of a line per object")
 		fs.IntVar(&every, "progress-every", 1000, "print a progress line on stderr every N objects when stderr is not a terminal (0: never)")
 		fs.IntVar(&conc, "concurrency", 8, "objects rewrapped at once")
@@ -101,11 +108,19 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 	})
 	prog.done()
 	if err != nil {
-		sum.Error = err.Error()
-		fmt.Fprintf(stderr, "s3seal: rewrap of bucket %s stopped: %v\n", bucket, err)
+		sum.Error = stopReason(bucket, err)
+		fmt.Fprintf(stderr, "s3seal: rewrap of bucket %s stopped: %s\n", bucket, sum.Error)
 		if errors.Is(err, sealstore.ErrCopyConditionIgnored) {
 			fmt.Fprintf(stderr, "s3seal: this store would let rewrap give an object written during the run the old object's wrapped key,\n"+
 				"  losing it. Stop every writer to %s, then run again with --no-concurrent-writers.\n", bucket)
+		}
+	} else if dry && !noWriters {
+		// The real run checks the store first; tell now what it will find.
+		switch cerr := st.CheckCopyConditions(ctx, bucket); {
+		case errors.Is(cerr, sealstore.ErrCopyConditionIgnored):
+			sum.NeedsNoWriters = true
+		case cerr != nil:
+			sum.CheckError = cerr.Error()
 		}
 	}
 	if asJSON {
@@ -113,21 +128,45 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 		enc.SetIndent("", "  ")
 		enc.Encode(sum)
 	} else {
-		var parts []string
-		for _, s := range []string{sealstore.RewrapDone, sealstore.RewrapWould, sealstore.RewrapCurrent, sealstore.RewrapChanged, sealstore.RewrapInProgress,
-			sealstore.RewrapPlaintext, sealstore.RewrapFailed} {
-			if sum.Counts[s] > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", sum.Counts[s], s))
-			}
-		}
-		if len(parts) == 0 {
-			parts = []string{"no objects"}
-		}
-		fmt.Fprintf(stdout, "%s/%s under %s: %s (%d objects, %d bytes seen; %d bytes of data left in place)\n",
-			bucket, prefix, to, strings.Join(parts, ", "), sum.Objects, sum.Bytes, sum.RewrappedBytes)
+		printRewrapSummary(stdout, sum, err)
 	}
 	if err != nil || len(sum.Problems) > 0 {
 		return 1
 	}
 	return 0
+}
+
+// printRewrapSummary prints the last lines of a run: what it did, by
+// status, and, when it stopped, that it did and why, so that it never
+// reads as a bucket without objects; after a dry run, whether the real
+// run will need --no-concurrent-writers. err is the run's error.
+func printRewrapSummary(w io.Writer, sum rewrapSummary, err error) {
+	var parts []string
+	for _, s := range []string{sealstore.RewrapDone, sealstore.RewrapWould, sealstore.RewrapCurrent, sealstore.RewrapChanged, sealstore.RewrapInProgress,
+		sealstore.RewrapPlaintext, sealstore.RewrapFailed} {
+		if sum.Counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", sum.Counts[s], s))
+		}
+	}
+	what := strings.Join(parts, ", ")
+	switch {
+	case sum.Error != "" && len(parts) == 0:
+		what = "stopped before any object was rewrapped: " + sum.Error
+	case sum.Error != "":
+		what = "stopped (" + sum.Error + ") after " + what
+	case len(parts) == 0:
+		what = "no objects"
+	}
+	if errors.Is(err, sealstore.ErrCopyConditionIgnored) {
+		what += "; stop every writer, then run again with --no-concurrent-writers"
+	}
+	fmt.Fprintf(w, "%s/%s under %s: %s (%d objects, %d bytes seen; %d bytes of data left in place)\n",
+		sum.Bucket, sum.Prefix, sum.To, what, sum.Objects, sum.Bytes, sum.RewrappedBytes)
+	switch {
+	case sum.NeedsNoWriters:
+		fmt.Fprintf(w, "the real run will stop unless given --no-concurrent-writers: %v; stop every writer to %s first\n",
+			sealstore.ErrCopyConditionIgnored, sum.Bucket)
+	case sum.CheckError != "":
+		fmt.Fprintf(w, "could not tell whether the real run needs --no-concurrent-writers: %s\n", sum.CheckError)
+	}
 }

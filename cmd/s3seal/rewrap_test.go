@@ -104,3 +104,37 @@ func TestRewrapCommandByPartsJSON(t *testing.T) {
 		t.Fatalf("verify with only the new key: exit %d: %s", code, out.String())
 	}
 }
+
+// TestRewrapCommandNoSuchBucket: a run that stops says so and why (here,
+// the bucket does not exist), in the summary and in JSON, with exit code
+// 1, never "no objects"; a dry run on a store that honours the copy
+// conditions has nothing to say about --no-concurrent-writers.
+func TestRewrapCommandNoSuchBucket(t *testing.T) {
+	dir, env := toolFixture(t, func(ctx context.Context, be backend.Store, st *sealstore.Store) {
+		putObj(t, ctx, st, "one", "first")
+	})
+	newKey, _ := crypto.GenerateKey()
+	both := filepath.Join(t.TempDir(), "both.json")
+	os.WriteFile(both, []byte(fmt.Sprintf(`{"primary": "new", "keys": {"default": %q, "new": %q}}`, env("S3SEAL_KEY"), base64.StdEncoding.EncodeToString(newKey))), 0o600)
+	noEnv := func(string) string { return "" }
+	rewrapRun := func(args ...string) (int, string) {
+		var out, errOut bytes.Buffer
+		code := run(append([]string{"rewrap", "--keys-file", both, "--to", "new", "--data-dir", dir}, args...), noEnv, &out, &errOut)
+		return code, out.String()
+	}
+	for _, dry := range [][]string{nil, {"--dry-run"}} {
+		code, out := rewrapRun(append([]string{"--bucket", "nosuch"}, dry...)...)
+		if code != 1 || !strings.Contains(out, "nosuch/ under new: stopped before any object was rewrapped: bucket nosuch does not exist") ||
+			strings.Contains(out, "no objects") {
+			t.Fatalf("%v: exit %d\n%s", dry, code, out)
+		}
+	}
+	code, out := rewrapRun("--bucket", "nosuch", "--json")
+	var sum rewrapSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || code != 1 || sum.Error != "bucket nosuch does not exist" {
+		t.Fatalf("exit %d, %v: %s", code, err, out)
+	}
+	if code, out := rewrapRun("--bucket", "bkt", "--dry-run"); code != 0 || !strings.Contains(out, "1 would-rewrap") || strings.Contains(out, "concurrent-writers") {
+		t.Fatalf("dry run: exit %d\n%s", code, out)
+	}
+}

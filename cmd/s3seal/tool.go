@@ -6,8 +6,18 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/sealstore"
 )
+
+// stopReason says why a command's run over bucket stopped, for its
+// summary: that the bucket does not exist, else the error.
+func stopReason(bucket string, err error) string {
+	if backend.ErrorCode(err) == "NoSuchBucket" {
+		return "bucket " + bucket + " does not exist"
+	}
+	return err.Error()
+}
 
 // openToolStore opens the backend and the real keyring of cfg, as serve
 // does, for the commands that read objects (verify, rewrap). The

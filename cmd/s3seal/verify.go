@@ -82,15 +82,23 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 	})
 	prog.done()
 	if err != nil {
-		rep.Error = err.Error()
-		fmt.Fprintf(stderr, "s3seal: verify of bucket %s stopped: %v\n", bucket, err)
+		rep.Error = stopReason(bucket, err)
+		fmt.Fprintf(stderr, "s3seal: verify of bucket %s stopped: %s\n", bucket, rep.Error)
 	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(rep)
 	} else {
-		fmt.Fprintf(stdout, "%d object(s), %d bytes checked in %s: %d ok, %d problem(s)\n", rep.Objects, rep.Bytes, bucket, rep.OK, len(rep.Problems))
+		switch {
+		case err != nil && rep.Objects == 0:
+			fmt.Fprintf(stdout, "%s: nothing checked\n", rep.Error)
+		case err != nil:
+			fmt.Fprintf(stdout, "%d object(s), %d bytes checked in %s before it stopped (%s): %d ok, %d problem(s)\n",
+				rep.Objects, rep.Bytes, bucket, rep.Error, rep.OK, len(rep.Problems))
+		default:
+			fmt.Fprintf(stdout, "%d object(s), %d bytes checked in %s: %d ok, %d problem(s)\n", rep.Objects, rep.Bytes, bucket, rep.OK, len(rep.Problems))
+		}
 		if rep.CustomerKeyed > 0 {
 			fmt.Fprintf(stdout, "%d object(s) sealed with a customer key (SSE-C): metadata, wrapped key and manifest checked; their content needs the customer's key and was not read\n", rep.CustomerKeyed)
 		}

@@ -86,3 +86,22 @@ func TestVerifyCommand(t *testing.T) {
 	}
 	verifyRun(2)
 }
+
+// TestVerifyCommandNoSuchBucket: a bucket that does not exist is said to
+// be missing, in the summary and in JSON, with exit code 1; the summary
+// never reads as a clean check of an empty bucket.
+func TestVerifyCommandNoSuchBucket(t *testing.T) {
+	dir, env := toolFixture(t, func(context.Context, backend.Store, *sealstore.Store) {})
+	var out, errOut bytes.Buffer
+	code := run([]string{"verify", "--data-dir", dir, "--bucket", "nosuch"}, env, &out, &errOut)
+	if code != 1 || !strings.Contains(out.String(), "bucket nosuch does not exist: nothing checked") || strings.Contains(out.String(), "0 ok") ||
+		!strings.Contains(errOut.String(), "bucket nosuch does not exist") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	code = run([]string{"verify", "--data-dir", dir, "--bucket", "nosuch", "--json"}, env, &out, &errOut)
+	var rep verifyReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || code != 1 || rep.Error != "bucket nosuch does not exist" {
+		t.Fatalf("exit %d, %v: %s", code, err, out.String())
+	}
+}
