@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -182,4 +184,29 @@ func TestDataDirLock(t *testing.T) {
 		t.Fatalf("lock after serve ended: %v", err)
 	}
 	unlock()
+}
+
+// The Docker image has no .git: its version and commit come in with
+// -ldflags -X main.version / main.commit, and s3seal version prints them.
+func TestVersionFromLdflags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds s3seal")
+	}
+	bin := filepath.Join(t.TempDir(), "s3seal")
+	build := exec.Command("go", "build", "-trimpath", "-buildvcs=false",
+		"-ldflags", "-X main.version=v9.8.7 -X main.commit=0123456789abcdef0123", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(out); got != "s3seal v9.8.7+0123456789ab\n" {
+		t.Errorf("s3seal version = %q", got)
+	}
+	if got := stampedVersion("", "0123456789abcdef"); got != "(devel)+0123456789ab" {
+		t.Errorf("stampedVersion(commit only) = %q", got)
+	}
 }

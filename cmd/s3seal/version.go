@@ -2,17 +2,43 @@ package main
 
 import "runtime/debug"
 
+// version and commit are set at build time where the build has no module
+// version and no VCS information, as the Docker image's (no .git in its
+// context):
+//
+//	go build -ldflags "-X main.version=v1.2.0 -X main.commit=0123456789ab" ./cmd/s3seal
+var version, commit string
+
 // buildVersion is the version s3seal reports (s3seal version, the first
 // log line of serve, s3seal_build_info{version} on /metrics): the module
 // version ("(devel)" when built from a checkout), then the VCS commit and
 // "-dirty" when the tree had uncommitted changes: "v1.2.0",
-// "(devel)+0123456789ab-dirty".
+// "(devel)+0123456789ab-dirty". A version or commit given with -ldflags -X
+// (main.version, main.commit) takes the place of the build info's.
 func buildVersion() string {
+	if version != "" || commit != "" {
+		return stampedVersion(version, commit)
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"
 	}
 	return versionOf(bi)
+}
+
+// stampedVersion is the version from -ldflags: v ("(devel)" when only the
+// commit is given), then "+" and the first 12 characters of rev.
+func stampedVersion(v, rev string) string {
+	if v == "" {
+		v = "(devel)"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		v += "+" + rev
+	}
+	return v
 }
 
 func versionOf(bi *debug.BuildInfo) string {
