@@ -118,7 +118,7 @@ func TestErrorPrefixesNotRepeated(t *testing.T) {
 		{[]string{"--key", "abc"}, nil, "s3seal: --key: invalid keyring: key is not valid standard base64\n"},
 		{nil, map[string]string{"S3SEAL_KEY": "abc"}, "s3seal: S3SEAL_KEY: invalid keyring: key is not valid standard base64\n"},
 		{[]string{"--backend-endpoint", "ftp://h", "--backend-access-key", "a", "--backend-secret-key", "b", "--key", key, "--access-key", "x", "--secret-key", "y"}, nil,
-			"s3seal: backend: endpoint \"ftp://h\" is not an http(s) URL\n"},
+			"s3seal: --backend-endpoint \"ftp://h\": not an http(s) URL; give the scheme and host, as http://127.0.0.1:9000\n"},
 	} {
 		args := append([]string{"serve", "--log-level", "error", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, c.args...)
 		code, _, errOut := runCmd(args, c.env)
