@@ -188,6 +188,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	reqID := w.Header().Get("x-amz-request-id")
 	if ae.Code == "InternalError" || ae.StatusCode >= 500 {
 		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "request_id", reqID, "err", err)
+	} else if errors.Is(err, sealstore.ErrIntegrity) {
+		// An object s3seal will not serve (no s3seal metadata): the
+		// operator hears of it as the client does.
+		slog.WarnContext(r.Context(), "request refused", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "request_id", reqID, "err", err)
 	} else {
 		slog.DebugContext(r.Context(), "request refused", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "err", err)
 	}
