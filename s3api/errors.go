@@ -24,6 +24,9 @@ type APIError struct {
 	// CalculatedDigest is the MD5 (base64) of a body whose Content-MD5
 	// did not match (BadDigest).
 	CalculatedDigest string
+	// why is the rule that refused the request, for the log only (the
+	// client reads S3's words).
+	why string
 }
 
 func (e *APIError) Error() string { return e.Code + ": " + e.Message }
@@ -188,6 +191,8 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	reqID := w.Header().Get("x-amz-request-id")
 	if ae.Code == "InternalError" || ae.StatusCode >= 500 {
 		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "request_id", reqID, "err", err)
+	} else if ae.StatusCode == http.StatusForbidden && !errors.Is(err, sealstore.ErrIntegrity) {
+		logRefusal(r, ae, err)
 	} else if errors.Is(err, sealstore.ErrIntegrity) {
 		// An object s3seal will not serve (no s3seal metadata): the
 		// operator hears of it as the client does.
