@@ -179,7 +179,7 @@ print(json.dumps({
 
 func boto3Presign(t *testing.T, p *sealProc, bucket, key, mode string) presignSet {
 	t.Helper()
-	py := requireTool(t, "python3")
+	py := requireBoto3(t)
 	dir := t.TempDir()
 	script := writeFile(t, dir, "presign.py", []byte(boto3PresignScript))
 	env := cleanEnv(nil, "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "none"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "none"))
