@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -75,5 +76,26 @@ func wantLogged(t *testing.T, logs *syncBuffer, err error, line string) {
 	}
 	if !strings.Contains(logs.String(), line) {
 		t.Errorf("no log line with\n%s\nlog:\n%s", line, logs.String())
+	}
+}
+
+// A browser POST's refusal names the access key its form gives and the
+// bucket it posts to.
+func TestPostRefusalLogged(t *testing.T) {
+	url, _ := newPostServer(t)
+	var logs syncBuffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	p := postSigner{ak: "reader", sk: "reader-secret", now: time.Now()}
+	b64, sig := p.policy(t, time.Now().Add(time.Hour), map[string]string{"bucket": postBucket}, []any{"starts-with", "$key", ""})
+	ctype, body := formBody(t, append(p.fields(b64, sig), [2]string{"key", "k"}), "f", []byte("x"))
+	var err error
+	if res := sendPost(t, url, ctype, body); res.status == http.StatusForbidden {
+		err = errors.New(res.body)
+	}
+	wantLogged(t, &logs, err, `access_key=reader bucket=forms op=PostObject code=AccessDenied why="the credential may not write bucket \"forms\" (not in its write list)"`)
+	if strings.Contains(logs.String(), "reader-secret") {
+		t.Errorf("the log holds the secret:\n%s", logs.String())
 	}
 }
