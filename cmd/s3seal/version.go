@@ -26,8 +26,9 @@ func buildVersion() string {
 	return versionOf(bi)
 }
 
-// stampedVersion is the version from -ldflags: v ("(devel)" when only the
-// commit is given), then "+" and the first 12 characters of rev.
+// stampedVersion is v ("(devel)" when empty), then "+" and the first 12
+// characters of the commit rev when there is one: the version from
+// -ldflags, and from the build info.
 func stampedVersion(v, rev string) string {
 	if v == "" {
 		v = "(devel)"
@@ -41,11 +42,8 @@ func stampedVersion(v, rev string) string {
 	return v
 }
 
+// versionOf is the version the build info bi reports.
 func versionOf(bi *debug.BuildInfo) string {
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
 	var rev string
 	var modified bool
 	for _, s := range bi.Settings {
@@ -56,14 +54,9 @@ func versionOf(bi *debug.BuildInfo) string {
 			modified = s.Value == "true"
 		}
 	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if rev != "" {
-		v += "+" + rev
-		if modified {
-			v += "-dirty"
-		}
+	v := stampedVersion(bi.Main.Version, rev)
+	if rev != "" && modified {
+		v += "-dirty"
 	}
 	return v
 }
