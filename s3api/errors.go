@@ -189,15 +189,16 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	ae := toAPIError(err)
 	noteErr(r, err)
 	reqID := w.Header().Get("x-amz-request-id")
-	if ae.Code == "InternalError" || ae.StatusCode >= 500 {
+	switch {
+	case ae.Code == "InternalError" || ae.StatusCode >= 500:
 		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "request_id", reqID, "err", err)
-	} else if ae.StatusCode == http.StatusForbidden && !errors.Is(err, sealstore.ErrIntegrity) {
-		logRefusal(r, ae, err)
-	} else if errors.Is(err, sealstore.ErrIntegrity) {
+	case errors.Is(err, sealstore.ErrIntegrity):
 		// An object s3seal will not serve (no s3seal metadata): the
 		// operator hears of it as the client does.
 		slog.WarnContext(r.Context(), "request refused", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "request_id", reqID, "err", err)
-	} else {
+	case ae.StatusCode == http.StatusForbidden:
+		logRefusal(r, ae, err)
+	default:
 		slog.DebugContext(r.Context(), "request refused", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "err", err)
 	}
 	if ae.StatusCode == http.StatusNotModified || r.Method == http.MethodHead {

@@ -426,11 +426,9 @@ func (c *config) validateEndpoint() error {
 		return nil
 	}
 	if at := strings.LastIndex(v, "@"); at >= 0 {
-		scheme, _, ok := strings.Cut(v[:at], "://")
-		if !ok {
-			scheme = ""
-		} else {
-			scheme += "://"
+		scheme := ""
+		if i := strings.Index(v[:at], "://"); i >= 0 {
+			scheme = v[:i+3]
 		}
 		v = scheme + "xxxxx" + v[at:]
 	}

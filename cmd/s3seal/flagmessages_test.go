@@ -41,6 +41,8 @@ func TestRefusalsNameFlagAndValue(t *testing.T) {
 			`s3seal: --backend-endpoint "127.0.0.1:5055": not an http(s) URL; give the scheme and host, as http://127.0.0.1:5055` + "\n"},
 		{append([]string{"--backend-endpoint", "user:secret@127.0.0.1:5055"}, creds...), nil,
 			`s3seal: --backend-endpoint "xxxxx@127.0.0.1:5055": not an http(s) URL; give the scheme and host, as http://xxxxx@127.0.0.1:5055` + "\n"},
+		{append([]string{"--backend-endpoint", "ftp://user:secret@h"}, creds...), nil,
+			`s3seal: --backend-endpoint "ftp://xxxxx@h": not an http(s) URL; give the scheme and host, as http://127.0.0.1:9000` + "\n"},
 		{creds, map[string]string{"S3SEAL_BACKEND_ENDPOINT": "ftp://h"},
 			`s3seal: S3SEAL_BACKEND_ENDPOINT "ftp://h": not an http(s) URL; give the scheme and host, as http://127.0.0.1:9000` + "\n"},
 		{[]string{"--log-level", "verbose"}, nil, // after --log-level error
