@@ -1,7 +1,9 @@
 # syntax=docker/dockerfile:1
 # s3seal image: a static binary on distroless, running as uid 65532.
 #
-#   docker build -t s3seal .
+#   docker build -t s3seal \
+#     --build-arg VERSION="$(git describe --tags --always)" \
+#     --build-arg COMMIT="$(git rev-parse HEAD)" .
 #   docker run -p 7070:7070 -v s3seal-data:/data \
 #     -v "$PWD/secrets:/run/s3seal:ro" \
 #     -e S3SEAL_BACKEND_ENDPOINT=https://... -e S3SEAL_BACKEND_ACCESS_KEY=... \
@@ -24,9 +26,15 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 # -buildvcs=false: .git is not in the build context (.dockerignore), so the
-# version s3seal reports is the module's, without a commit.
+# version and commit s3seal reports (s3seal version, the first log line,
+# s3seal_build_info) come in as build arguments; without them it reports
+# "(devel)".
+ARG VERSION=""
+ARG COMMIT=""
 ENV CGO_ENABLED=0
-RUN go build -trimpath -buildvcs=false -ldflags="-s -w" -o /out/s3seal ./cmd/s3seal \
+RUN go build -trimpath -buildvcs=false \
+      -ldflags="-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" \
+      -o /out/s3seal ./cmd/s3seal \
  && mkdir -p /out/data
 
 # Only for its statically linked busybox, which the HEALTHCHECK runs as wget

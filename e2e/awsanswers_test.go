@@ -63,7 +63,7 @@ print(json.dumps(out, separators=(",", ":")))
 // storage class and website redirect, and ListBuckets paging.
 func TestBoto3AWSAnswers(t *testing.T) {
 	t.Parallel()
-	py := requireTool(t, "python3")
+	py := requireBoto3(t)
 	p := startS3seal(t, sealOpts{})
 	dir := t.TempDir()
 	script := writeFile(t, dir, "answers.py", []byte(boto3AnswersScript))

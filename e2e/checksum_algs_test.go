@@ -232,7 +232,7 @@ print(json.dumps(out))
 // upload completes COMPOSITE and GetObjectAttributes gives its parts.
 func TestChecksumAlgorithmsBoto3(t *testing.T) {
 	t.Parallel()
-	py := requireTool(t, "python3")
+	py := requireBoto3(t)
 	tt := newTestTLS(t)
 	body := make([]byte, 100003)
 	for i := range body {

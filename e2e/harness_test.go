@@ -63,7 +63,7 @@ func inCI() bool { return os.Getenv("CI") == "true" }
 
 // requireTool returns the path of an external program. Under CI a missing
 // program fails the test; elsewhere the test is skipped with a message.
-func requireTool(t *testing.T, name string) string {
+func requireTool(t testing.TB, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err == nil {
@@ -71,8 +71,31 @@ func requireTool(t *testing.T, name string) string {
 	}
 	if inCI() {
 		t.Fatalf("%s not found on PATH (required under CI=true; scripts/test.sh installs it): %v", name, err)
+	} else {
+		t.Skipf("%s not found on PATH; install it (see scripts/test.sh) to run this test", name)
 	}
-	t.Skipf("%s not found on PATH; install it (see scripts/test.sh) to run this test", name)
+	return ""
+}
+
+// requireBoto3 returns the path of python3 once it imports boto3 (the
+// tests' scripts do); without it the test fails under CI and is skipped
+// elsewhere, naming what is missing, as requireTool does.
+func requireBoto3(t testing.TB) string {
+	t.Helper()
+	py := requireTool(t, "python3")
+	if py == "" {
+		return ""
+	}
+	out, err := exec.Command(py, "-c", "import boto3").CombinedOutput()
+	if err == nil {
+		return py
+	}
+	missing := fmt.Sprintf("python3 (%s) cannot import boto3: %v: %s", py, err, bytes.TrimSpace(out))
+	if inCI() {
+		t.Fatalf("%s (required under CI=true; scripts/test.sh installs Debian's python3-boto3)", missing)
+	} else {
+		t.Skipf("%s; install Debian's python3-boto3 (see scripts/test.sh) to run this test", missing)
+	}
 	return ""
 }
 

@@ -177,7 +177,7 @@ print(json.dumps({
 // embedded store.
 func TestListChecksumsBoto3(t *testing.T) {
 	t.Parallel()
-	py := requireTool(t, "python3")
+	py := requireBoto3(t)
 	onEachStore(t, func(t *testing.T, p *sealProc) {
 		dir := t.TempDir()
 		script := writeFile(t, dir, "list_sums.py", []byte(boto3ListSumsScript))

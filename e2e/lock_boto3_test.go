@@ -76,7 +76,7 @@ check("lifecycle deleted", code(lambda: admin.get_bucket_lifecycle_configuration
 // boto3, the client of Ceph's s3-tests.
 func TestObjectLockAndTagsBoto3(t *testing.T) {
 	t.Parallel()
-	py := requireTool(t, "python3")
+	py := requireBoto3(t)
 	m, p, _, _ := lockSetup(t)
 	dir := t.TempDir()
 	script := writeFile(t, dir, "lock.py", []byte(boto3LockScript))

@@ -101,7 +101,7 @@ check("mp released", err(lambda: user.delete_object(Bucket="modes", Key="mp", Ve
 // answers as S3 does (s3-tests' test_object_lock_* cases).
 func TestLockRulesBoto3(t *testing.T) {
 	t.Parallel()
-	py := requireTool(t, "python3")
+	py := requireBoto3(t)
 	m, p, _, _ := lockSetup(t)
 	dir := t.TempDir()
 	script := writeFile(t, dir, "lockrules.py", []byte(boto3LockRulesScript))

@@ -42,7 +42,7 @@ print(json.dumps({"answered": answered, "listed": [p.get("ChecksumCRC32", "") fo
 // CRC64NVME alone, UploadPart and ListParts the parts' CRC32s alone.
 func TestMultipartDefaultChecksumBoto3(t *testing.T) {
 	t.Parallel()
-	py := requireTool(t, "python3")
+	py := requireBoto3(t)
 	p := startS3seal(t, sealOpts{})
 	parts := [][]byte{make([]byte, 5<<20), []byte("the last part")}
 	for i := range parts[0] {

@@ -226,7 +226,8 @@ func TestLegacyPlaintextPassthrough(t *testing.T) {
 
 // TestPlaintextRefusedByDefault: without --allow-plaintext-reads an object
 // without s3seal metadata (whatever the provider chose to store) is refused
-// by GET, HEAD and as a copy source, with 500 InternalError; a listing shows
+// by GET, HEAD and as a copy source, with 403 InvalidObjectState naming
+// the flag (the aws CLI shows it at once, without retrying); a listing shows
 // it with the backend's size and an ETag marked unverified, and it can be
 // deleted.
 func TestPlaintextRefusedByDefault(t *testing.T) {
@@ -240,15 +241,40 @@ func TestPlaintextRefusedByDefault(t *testing.T) {
 	_, _, raw := rawObject(t, b, "strict", "bare")
 
 	_, err := c.GetObject(ctxT(t), &s3.GetObjectInput{Bucket: aws.String("strict"), Key: aws.String("bare")})
-	wantStatus(t, "GET", err, 500, "InternalError")
+	wantStatus(t, "GET", err, 403, "InvalidObjectState")
+	if !strings.Contains(err.Error(), "--allow-plaintext-reads") {
+		t.Errorf("GET: %v, want the message to name --allow-plaintext-reads", err)
+	}
 	_, err = c.GetObject(ctxT(t), &s3.GetObjectInput{Bucket: aws.String("strict"), Key: aws.String("bare"), Range: aws.String("bytes=0-3")})
-	wantStatus(t, "range GET", err, 500, "InternalError")
+	wantStatus(t, "range GET", err, 403, "InvalidObjectState")
 	_, err = c.HeadObject(ctxT(t), &s3.HeadObjectInput{Bucket: aws.String("strict"), Key: aws.String("bare")})
-	wantStatus(t, "HEAD", err, 500, "")
+	wantStatus(t, "HEAD", err, 403, "")
 	_, err = c.CopyObject(ctxT(t), &s3.CopyObjectInput{Bucket: aws.String("strict"), Key: aws.String("sealed"), CopySource: aws.String("strict/bare")})
-	wantStatus(t, "CopyObject", err, 500, "InternalError")
+	wantStatus(t, "CopyObject", err, 403, "InvalidObjectState")
 	if _, err := b.HeadObject(ctxT(t), &s3.HeadObjectInput{Bucket: aws.String("strict"), Key: aws.String("sealed")}); err == nil {
 		t.Error("a refused copy sealed the provider's content")
+	}
+
+	// The aws CLI, with its default retries, fails at once and shows why
+	// and the flag (a 500 was retried four times, 8 s, and showed
+	// "Internal Server Error").
+	cli := newAWSCLI(t, p)
+	env := cli.env[:0:0]
+	for _, kv := range cli.env {
+		if !strings.HasPrefix(kv, "AWS_MAX_ATTEMPTS=") { // the CLI's own retries
+			env = append(env, kv)
+		}
+	}
+	cli.env = env
+	start := time.Now()
+	errOut := cli.fails("InvalidObjectState", "s3api", "get-object", "--bucket", "strict", "--key", "bare", filepath.Join(t.TempDir(), "out"))
+	if took := time.Since(start); took > 5*time.Second || strings.Contains(errOut, "retries") {
+		t.Errorf("aws get-object took %v (retried?):\n%s", took, errOut)
+	}
+	for _, want := range []string{"not encrypted by s3seal", "--allow-plaintext-reads"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("aws get-object said %q, want it to contain %q", errOut, want)
+		}
 	}
 
 	e := listedEntry(t, c, "strict", "bare")

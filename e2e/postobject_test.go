@@ -49,7 +49,7 @@ type postForm struct {
 
 func boto3PostForms(t *testing.T, p *sealProc, bucket string) (ok, expired, tagged postForm) {
 	t.Helper()
-	py := requireTool(t, "python3")
+	py := requireBoto3(t)
 	dir := t.TempDir()
 	script := writeFile(t, dir, "post.py", []byte(boto3PostScript))
 	env := cleanEnv([]string{"AWS_CA_BUNDLE"}, "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "none"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "none"))

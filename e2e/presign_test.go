@@ -179,7 +179,7 @@ print(json.dumps({
 
 func boto3Presign(t *testing.T, p *sealProc, bucket, key, mode string) presignSet {
 	t.Helper()
-	py := requireTool(t, "python3")
+	py := requireBoto3(t)
 	dir := t.TempDir()
 	script := writeFile(t, dir, "presign.py", []byte(boto3PresignScript))
 	env := cleanEnv(nil, "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "none"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "none"))
@@ -428,8 +428,9 @@ func TestPresignedRefused(t *testing.T) {
 			t.Fatalf("boto3 default config made no SigV2 URL for a custom us-east-1 endpoint: %s", set.Get)
 		}
 		r := doRaw(t, nil, http.MethodGet, set.Get, nil, nil)
-		if code, msg := r.s3Error(); r.Status != 400 || code != "InvalidRequest" || !strings.Contains(msg, "Please use AWS4-HMAC-SHA256.") {
-			t.Errorf("GET with a SigV2 presigned URL: HTTP %d %s %q, want AWS's 400 InvalidRequest naming AWS4-HMAC-SHA256", r.Status, code, msg)
+		if code, msg := r.s3Error(); r.Status != 400 || code != "InvalidRequest" || !strings.Contains(msg, "Please use AWS4-HMAC-SHA256.") ||
+			!strings.Contains(msg, "aws configure set default.s3.signature_version s3v4") {
+			t.Errorf("GET with a SigV2 presigned URL: HTTP %d %s %q, want AWS's 400 InvalidRequest naming AWS4-HMAC-SHA256 and the aws CLI setting", r.Status, code, msg)
 		}
 		if bytes.Contains(r.Body, original) {
 			t.Errorf("SigV2 URL returned the object")

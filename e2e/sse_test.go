@@ -114,7 +114,7 @@ if backend:
 
 func runSSEScript(t *testing.T, p *sealProc, backend string) {
 	t.Helper()
-	py := requireTool(t, "python3")
+	py := requireBoto3(t)
 	dir := t.TempDir()
 	script := writeFile(t, dir, "sse.py", []byte(boto3SSEScript))
 	env := cleanEnv([]string{"AWS_CA_BUNDLE"}, "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "none"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "none"))

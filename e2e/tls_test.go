@@ -398,7 +398,7 @@ print(json.dumps(out))
 // HTTPS: botocore sends its default CRC32 as an aws-chunked trailer there.
 func TestTLSBoto3(t *testing.T) {
 	t.Parallel()
-	py := requireTool(t, "python3")
+	py := requireBoto3(t)
 	tt := newTestTLS(t)
 	p := startTLSS3seal(t, tt, sealOpts{})
 	dir := t.TempDir()

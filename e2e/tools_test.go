@@ -46,9 +46,12 @@ func runTool(t *testing.T, env []string, name string, args ...string) string {
 	return out
 }
 
-// tryTool is runTool that returns the error instead of failing.
+// tryTool is runTool that returns the error instead of failing. A program
+// not installed fails the test under CI and skips it elsewhere, naming it
+// (requireTool).
 func tryTool(t *testing.T, env []string, name string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	requireTool(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)

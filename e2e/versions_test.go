@@ -215,7 +215,7 @@ print(json.dumps({
 // ones were deleted, in front of moto and on the embedded store.
 func TestVersionsBoto3(t *testing.T) {
 	t.Parallel()
-	py := requireTool(t, "python3")
+	py := requireBoto3(t)
 	onEachStore(t, func(t *testing.T, p *sealProc) {
 		dir := t.TempDir()
 		script := writeFile(t, dir, "versions.py", []byte(boto3VersionsScript))

@@ -37,7 +37,9 @@ func anonymousRefusal(op string, r *http.Request) error {
 			msg = "Anonymous users cannot invoke this API. Please authenticate."
 		}
 	}
-	return apiErr("AccessDenied", msg)
+	e := refusedBy("unsigned (anonymous) request: s3seal serves signed requests only")
+	e.Message = msg
+	return e
 }
 
 // hasResponseOverride reports whether a GET or HEAD asks for a response-*

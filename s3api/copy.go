@@ -116,8 +116,8 @@ func copySource(req *request) (bucket, key, versionID string, err error) {
 	if bucket, key, versionID, err = parseCopySource(req.r.Header.Get("X-Amz-Copy-Source")); err != nil {
 		return "", "", "", err
 	}
-	if !req.cred.canRead(bucket) {
-		return "", "", "", apiErr("AccessDenied", "")
+	if err := req.cred.check(accRead, bucket); err != nil {
+		return "", "", "", err
 	}
 	return bucket, key, versionID, nil
 }

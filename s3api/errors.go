@@ -24,6 +24,9 @@ type APIError struct {
 	// CalculatedDigest is the MD5 (base64) of a body whose Content-MD5
 	// did not match (BadDigest).
 	CalculatedDigest string
+	// why is the rule that refused the request, for the log only (the
+	// client reads S3's words).
+	why string
 }
 
 func (e *APIError) Error() string { return e.Code + ": " + e.Message }
@@ -186,9 +189,16 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	ae := toAPIError(err)
 	noteErr(r, err)
 	reqID := w.Header().Get("x-amz-request-id")
-	if ae.Code == "InternalError" || ae.StatusCode >= 500 {
+	switch {
+	case ae.Code == "InternalError" || ae.StatusCode >= 500:
 		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "request_id", reqID, "err", err)
-	} else {
+	case errors.Is(err, sealstore.ErrIntegrity):
+		// An object s3seal will not serve (no s3seal metadata): the
+		// operator hears of it as the client does.
+		slog.WarnContext(r.Context(), "request refused", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "request_id", reqID, "err", err)
+	case ae.StatusCode == http.StatusForbidden:
+		logRefusal(r, ae, err)
+	default:
 		slog.DebugContext(r.Context(), "request refused", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "err", err)
 	}
 	if ae.StatusCode == http.StatusNotModified || r.Method == http.MethodHead {

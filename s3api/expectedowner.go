@@ -17,7 +17,7 @@ func checkExpectedOwner(r *http.Request, accessKey string) error {
 		}
 		for _, v := range vs {
 			if v != accessKey || accessKey == "" {
-				return apiErr("AccessDenied", "")
+				return refusedBy(name + " names another owner than the access key")
 			}
 		}
 		r.Header.Del(name)

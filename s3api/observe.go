@@ -42,6 +42,9 @@ func (nopObserver) IntegrityFailure()                                {}
 type reqInfo struct {
 	op        string
 	integrity atomic.Bool
+	// bucket and accessKey (once the signature is verified) name the
+	// request in the log of a refusal.
+	bucket, accessKey string
 }
 
 type infoKey struct{}

@@ -31,12 +31,19 @@ func (s *Server) postObject(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	bucket, _ := s.target(r)
+	ri := infoFrom(r.Context())
+	if ri != nil {
+		ri.bucket = bucket
+	}
 	form, file, err := readPostForm(r)
 	if err != nil {
 		return err
 	}
 	if form.get("key") == "" {
 		return missingPostField("key")
+	}
+	if ri != nil { // the access key the form names, verified or not
+		ri.accessKey, _, _ = strings.Cut(form.get("x-amz-credential"), "/")
 	}
 	res, err := s.verifier.VerifyPOST(form.auth())
 	if err != nil {
@@ -48,8 +55,8 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer release()
 	cred := s.cfg.Credentials[res.AccessKey]
-	if !cred.canWrite(bucket) {
-		return apiErr("AccessDenied", "")
+	if err := cred.check(accWrite, bucket); err != nil {
+		return err
 	}
 	pol, err := parsePostPolicy(form.get("policy"))
 	if err != nil {

@@ -245,8 +245,10 @@ type handler func(*request) error
 // and error rendering.
 func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if ri := infoFrom(r.Context()); ri != nil {
-			ri.op = op
+		bucket, key := s.target(r)
+		ri := infoFrom(r.Context())
+		if ri != nil {
+			ri.op, ri.bucket = op, bucket
 		}
 		if sigv4.Anonymous(r) {
 			writeError(w, r, anonymousRefusal(op, r))
@@ -260,6 +262,9 @@ func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
 			writeError(w, r, err)
 			return
 		}
+		if ri != nil {
+			ri.accessKey = res.AccessKey
+		}
 		release, err := s.acquire(r, res.AccessKey)
 		if err != nil {
 			writeError(w, r, err)
@@ -269,10 +274,9 @@ func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
 		if res.Body != nil {
 			r.Body = res.Body
 		}
-		bucket, key := s.target(r)
 		cred := s.cfg.Credentials[res.AccessKey]
-		if (need == accRead && !cred.canRead(bucket)) || (need == accWrite && !cred.canWrite(bucket)) {
-			writeError(w, r, apiErr("AccessDenied", ""))
+		if err := cred.check(need, bucket); err != nil {
+			writeError(w, r, err)
 			return
 		}
 		req := &request{w: w, r: r, bucket: bucket, key: key, auth: res, cred: cred}

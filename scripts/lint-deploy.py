@@ -71,6 +71,12 @@ for ln in lines:
 check(any(s["image"] == f"golang:{gomod}-bookworm" for s in stages), f"Dockerfile: no build stage FROM golang:{gomod}-bookworm (go.mod says go {gomod})")
 build = [r for s in stages for i, r in s["lines"] if i == "RUN" and "go build" in r]
 check(build and "-trimpath" in build[0], "Dockerfile: go build without -trimpath")
+# The image has no .git: s3seal version reports what the build arguments
+# VERSION and COMMIT stamp in (cmd/s3seal/version.go).
+build_args = {r.partition("=")[0] for s in stages for i, r in s["lines"] if i == "ARG"}
+for var, arg in (("main.version", "VERSION"), ("main.commit", "COMMIT")):
+    check(arg in build_args and build and f"-X {var}=${{{arg}}}" in build[0],
+          f"Dockerfile: go build does not stamp {var} from the build argument {arg} (-ldflags -X {var}=${{{arg}}})")
 check(any(i == "ENV" and "CGO_ENABLED=0" in r for s in stages for i, r in s["lines"]) or (build and "CGO_ENABLED=0" in build[0]),
       "Dockerfile: go build without CGO_ENABLED=0")
 final = dict()

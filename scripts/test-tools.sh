@@ -1,18 +1,22 @@
-# Sourced by test.sh and soak.sh: makes sure the programs the end-to-end
-# tests drive are on the PATH. On Debian it installs what is missing of
-# rclone, s3cmd, restic, curl, kcat, jq, haproxy and aws (package awscli), which needs
-# root; moto is not packaged by Debian, so without moto_server it stops and
-# says how to install it. The caller defines die.
+# Sourced by test.sh and soak.sh: makes sure the programs the tests need
+# are on the PATH. On Debian it installs what is missing of gcc (go test
+# -race needs cgo), rclone, s3cmd, restic, curl, kcat, jq, haproxy, boto3
+# for python3 (python3-boto3) and aws (package awscli), which needs root;
+# moto is not packaged by Debian, so without moto_server it stops and says
+# how to install it. The caller defines die.
 
 # haproxy lives in /usr/sbin, which is not on every user's PATH.
 export PATH="$PATH:/usr/sbin"
 
 # Debian packages the e2e tests need, by command name -> package name.
-declare -A debs=([rclone]=rclone [s3cmd]=s3cmd [restic]=restic [curl]=curl [kcat]=kcat [jq]=jq [haproxy]=haproxy)
+declare -A debs=([gcc]=gcc [rclone]=rclone [s3cmd]=s3cmd [restic]=restic [curl]=curl [kcat]=kcat [jq]=jq [haproxy]=haproxy [python3]=python3)
 missing=()
 for cmd in "${!debs[@]}"; do
 	command -v "$cmd" >/dev/null 2>&1 || missing+=("${debs[$cmd]}")
 done
+# boto3, which the e2e tests' python3 scripts import.
+has_boto3() { python3 -c 'import boto3' >/dev/null 2>&1; }
+has_boto3 || missing+=(python3-boto3)
 if ((${#missing[@]})); then
 	[[ $(id -u) -eq 0 ]] || die "missing ${missing[*]}: run as root or install them (apt-get install -y ${missing[*]})"
 	echo "$(basename "$0"): installing ${missing[*]}"
@@ -21,6 +25,8 @@ if ((${#missing[@]})); then
 	apt-get install -y -q --no-install-recommends "${missing[@]}" || die "apt-get install ${missing[*]} failed"
 fi
 [[ -x /usr/bin/rclone ]] || die "/usr/bin/rclone (Debian's rclone) missing after install"
+command -v gcc >/dev/null 2>&1 || die "gcc missing after install: go test -race needs a C compiler (cgo)"
+has_boto3 || die "python3 ($(command -v python3)) cannot import boto3 after installing python3-boto3, which is for Debian's /usr/bin/python3: put /usr/bin first on PATH, or pip install boto3 for this python3"
 
 # aws and moto_server usually come with the machine (pyenv). When they are
 # missing, install what Debian has: awscli gives aws; moto is looked for as a
@@ -45,6 +51,6 @@ if ! command -v moto_server >/dev/null 2>&1; then
 	[[ -n $moto_pkg ]] || die "moto_server not found on PATH and Debian has no moto package here: install it from PyPI with pipx install 'moto[server]' (or pip install 'moto[server]'), then make sure moto_server is on PATH"
 	need_deb moto_server "$moto_pkg"
 fi
-for cmd in go aws moto_server s3cmd restic haproxy; do
+for cmd in go gcc aws moto_server s3cmd restic haproxy; do
 	command -v "$cmd" >/dev/null 2>&1 || die "$cmd not found on PATH"
 done

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every s3seal test on a fresh Debian machine: installs the Debian
-# packages the end-to-end tests drive (rclone, s3cmd, restic, haproxy), installs aws (and
-# moto_server where Debian has it) when missing, then vets and tests.
+# packages the tests need (gcc for -race, rclone, s3cmd, restic, haproxy,
+# python3-boto3 and the rest: scripts/test-tools.sh), installs aws (and
+# moto_server where Debian has it) when missing, then vets and tests. From
+# any directory:
 #   bash scripts/test.sh
 set -euo pipefail
 
@@ -15,8 +17,9 @@ source scripts/test-tools.sh
 echo "test.sh: go vet ./..."
 go vet ./...
 
-# Unit packages with the race detector; the e2e package (s3seal as a
-# subprocess driven by real clients) without it.
+# Unit packages with the race detector, which needs cgo; the e2e package
+# (s3seal as a subprocess driven by real clients) without it.
+[[ $(go env CGO_ENABLED) == 1 ]] || die "go test -race needs cgo: go env CGO_ENABLED is $(go env CGO_ENABLED) (a C compiler on PATH, CGO_ENABLED unset or 1)"
 mapfile -t unit < <(go list ./... | grep -v '/e2e$')
 if ((${#unit[@]})); then
 	echo "test.sh: go test -race ${unit[*]}"

@@ -57,8 +57,8 @@ func TestPlaintextRefusedByDefault(t *testing.T) {
 	wantRefused := func(what string, err error) {
 		t.Helper()
 		var se *Error
-		if !errors.Is(err, ErrIntegrity) || !errors.Is(err, ErrNotEncrypted) || !errors.As(err, &se) || se.Code != "InternalError" {
-			t.Errorf("%s: %v, want InternalError wrapping ErrIntegrity and ErrNotEncrypted", what, err)
+		if !errors.Is(err, ErrIntegrity) || !errors.Is(err, ErrNotEncrypted) || !errors.As(err, &se) || se.Code != "InvalidObjectState" || !strings.Contains(se.Message, "--allow-plaintext-reads") {
+			t.Errorf("%s: %v, want InvalidObjectState naming --allow-plaintext-reads, wrapping ErrIntegrity and ErrNotEncrypted", what, err)
 		}
 	}
 	_, err := f.st.Head(f.ctx, bucket, "bare")

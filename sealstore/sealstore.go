@@ -247,6 +247,12 @@ var ErrIntegrity = errors.New("stored object failed authentication")
 // that carries no s3seal metadata while plaintext reads are off.
 var ErrNotEncrypted = errors.New("the object carries no s3seal metadata")
 
+// NotEncryptedMessage is what a client reads (403 InvalidObjectState) for
+// such an object: why, and the flag that serves it while migrating.
+const NotEncryptedMessage = "The object is not encrypted by s3seal: it carries no s3seal metadata " +
+	"(written to the store directly?), so s3seal cannot authenticate it and refuses to serve it. " +
+	"To serve such objects while migrating a bucket, start s3seal with --allow-plaintext-reads."
+
 func integrityErr(bucket, key string, err error) error {
 	return &Error{Code: "InternalError",
 		Message: "the stored object failed its integrity check; s3seal refuses to return it",
@@ -331,8 +337,11 @@ func (s *Store) describe(ctx context.Context, bucket string, bi backend.ObjectIn
 	}
 	if !encrypted {
 		if !s.opt.AllowPlaintextReads {
-			return info, nil, &Error{Code: "InternalError",
-				Message: "the stored object is not encrypted by s3seal (it carries no s3seal metadata); s3seal refuses to return it",
+			// 403 InvalidObjectState, as S3 answers for an object it
+			// cannot serve in its state: clients show it at once, where
+			// they retry a 500.
+			return info, nil, &Error{Code: "InvalidObjectState",
+				Message: NotEncryptedMessage,
 				Err:     fmt.Errorf("%w: %w: %s/%s (plaintext reads are off)", ErrIntegrity, ErrNotEncrypted, bucket, bi.Key)}
 		}
 		return info, nil, nil

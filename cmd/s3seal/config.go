@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -303,6 +305,10 @@ func (c *config) validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return usagef("%s: %q is not text or json", c.src("log-format"), c.LogFormat)
 	}
+	var level slog.Level
+	if level.UnmarshalText([]byte(c.LogLevel)) != nil {
+		return usagef("%s: %q is not a level; give debug, info, warn or error", c.src("log-level"), c.LogLevel)
+	}
 	if c.MaxRequests < 1 {
 		return usagef("%s: %d is below 1; give at least 1", c.src("max-requests"), c.MaxRequests)
 	}
@@ -373,7 +379,7 @@ func (c *config) validate() error {
 		return usagef("--tls-cert and --tls-key go together")
 	}
 	if c.Key != "" && c.KeysFile != "" {
-		return usagef("give --key or --keys-file, not both")
+		return usagef("give %s or %s, not both", c.keySource(), c.src("keys-file"))
 	}
 	if (c.AccessKey == "") != (c.SecretKey == "") {
 		return usagef("--access-key and --secret-key go together")
@@ -383,6 +389,9 @@ func (c *config) validate() error {
 	}
 	if c.embedded() {
 		return nil
+	}
+	if err := c.validateEndpoint(); err != nil {
+		return err
 	}
 	if c.Key == "" && c.KeysFile == "" {
 		return usagef("a real backend needs a master key: --key-file or --keys-file (s3seal keygen makes one)")
@@ -397,3 +406,35 @@ func (c *config) validate() error {
 }
 
 func (c *config) embedded() bool { return c.BackendEndpoint == "" }
+
+// keySource names where the master key came from: "--key-file master.key"
+// (or its variable) when read from a file, else --key or S3SEAL_KEY.
+func (c *config) keySource() string {
+	if c.KeyFile != "" {
+		return c.src("key-file") + " " + c.KeyFile
+	}
+	return c.src("key")
+}
+
+// validateEndpoint refuses a --backend-endpoint that is not an http(s) URL
+// with a host, naming the value (user information hidden: it may hold a
+// secret) and the URL it probably meant.
+func (c *config) validateEndpoint() error {
+	v := c.BackendEndpoint
+	u, err := url.Parse(v)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return nil
+	}
+	if at := strings.LastIndex(v, "@"); at >= 0 {
+		scheme := ""
+		if i := strings.Index(v[:at], "://"); i >= 0 {
+			scheme = v[:i+3]
+		}
+		v = scheme + "xxxxx" + v[at:]
+	}
+	example := "http://127.0.0.1:9000"
+	if !strings.Contains(v, "://") && v != "" {
+		example = "http://" + v
+	}
+	return usagef("%s %q: not an http(s) URL; give the scheme and host, as %s", c.src("backend-endpoint"), v, example)
+}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -116,7 +118,7 @@ func TestErrorPrefixesNotRepeated(t *testing.T) {
 		{[]string{"--key", "abc"}, nil, "s3seal: --key: invalid keyring: key is not valid standard base64\n"},
 		{nil, map[string]string{"S3SEAL_KEY": "abc"}, "s3seal: S3SEAL_KEY: invalid keyring: key is not valid standard base64\n"},
 		{[]string{"--backend-endpoint", "ftp://h", "--backend-access-key", "a", "--backend-secret-key", "b", "--key", key, "--access-key", "x", "--secret-key", "y"}, nil,
-			"s3seal: backend: endpoint \"ftp://h\" is not an http(s) URL\n"},
+			"s3seal: --backend-endpoint \"ftp://h\": not an http(s) URL; give the scheme and host, as http://127.0.0.1:9000\n"},
 	} {
 		args := append([]string{"serve", "--log-level", "error", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, c.args...)
 		code, _, errOut := runCmd(args, c.env)
@@ -182,4 +184,29 @@ func TestDataDirLock(t *testing.T) {
 		t.Fatalf("lock after serve ended: %v", err)
 	}
 	unlock()
+}
+
+// The Docker image has no .git: its version and commit come in with
+// -ldflags -X main.version / main.commit, and s3seal version prints them.
+func TestVersionFromLdflags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds s3seal")
+	}
+	bin := filepath.Join(t.TempDir(), "s3seal")
+	build := exec.Command("go", "build", "-trimpath", "-buildvcs=false",
+		"-ldflags", "-X main.version=v9.8.7 -X main.commit=0123456789abcdef0123", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(out); got != "s3seal v9.8.7+0123456789ab\n" {
+		t.Errorf("s3seal version = %q", got)
+	}
+	if got := stampedVersion("", "0123456789abcdef"); got != "(devel)+0123456789ab" {
+		t.Errorf("stampedVersion(commit only) = %q", got)
+	}
 }

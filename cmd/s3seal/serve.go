@@ -284,7 +284,7 @@ func loadKeyring(cfg *config, loopback bool) (*crypto.Keyring, error) {
 	case cfg.Key != "":
 		key, err := crypto.ParseKey(strings.TrimSpace(cfg.Key))
 		if err != nil {
-			return nil, usagef("%s: %v", cfg.src("key"), err)
+			return nil, usagef("%s: %v", cfg.keySource(), err)
 		}
 		return crypto.NewKeyring("default", map[string][]byte{"default": key})
 	case cfg.KeysFile != "":

@@ -44,6 +44,12 @@ func TestAuthAnswersAsAWS(t *testing.T) {
 	}
 	const sig = "5fb279ae552098ea7c5c807df54cdb159e74939e19449b29831552639ec34b29"
 	const mal = "The authorization header is malformed; "
+	// SigV2: AWS's words, then what to set in the client (aws CLI v1's
+	// aws s3 presign signs with V2 unless told otherwise).
+	const v2Words = "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256. " +
+		"Configure your client for SigV4: aws CLI: aws configure set default.s3.signature_version s3v4; " +
+		"boto3: Config(signature_version=\"s3v4\"); s3cmd: signature_v2 = False in ~/.s3cfg (no --signature-v2); " +
+		"rclone: v2_auth = false in the remote (no --s3-v2-auth); mc: mc alias set ALIAS URL KEY SECRET --api S3v4."
 	cases := []struct {
 		name   string
 		base   func(*testing.T) *http.Request
@@ -61,7 +67,7 @@ func TestAuthAnswersAsAWS(t *testing.T) {
 		}, CodeInvalidArgument, 400, "Unsupported Authorization Type",
 			[]Field{{"ArgumentName", "Authorization"}, {"ArgumentValue", "AWS2-HMAC-SHA1"}}},
 		{"sigv2 header", signed, setAuth("AWS seed_signature"), CodeInvalidRequest, 400,
-			"The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.", nil},
+			v2Words, nil},
 		{"two components", signed, setAuth("AWS4-HMAC-SHA256 Credential=access/20250912/us-east-1/s3/aws4_request,Signature=" + sig),
 			CodeAuthorizationHeaderMalformed, 400, mal + "the authorization header requires three components: Credential, SignedHeaders, and Signature.", nil},
 		{"no Credential", signed, setAuth("AWS4-HMAC-SHA256 missing_creds=access/20250912/us-east-1/s3/aws4_request,SignedHeaders=content-length;x-amz-date,Signature=" + sig),
@@ -85,7 +91,7 @@ func TestAuthAnswersAsAWS(t *testing.T) {
 		}, CodeAccessDenied, 403, "There were headers present in the request which were not signed",
 			[]Field{{"HeadersNotSigned", "x-amz-copy-source, x-amz-tagging"}}},
 		{"sigv2 query", presigned, func(r *http.Request) { r.URL.RawQuery = "AWSAccessKeyId=AK&Expires=1&Signature=abc" },
-			CodeInvalidRequest, 400, "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.", nil},
+			CodeInvalidRequest, 400, v2Words, nil},
 		{"query algorithm", presigned, setQ("X-Amz-Algorithm", "AWS4-SHA256"), CodeAuthorizationQueryParametersErr, 400,
 			`X-Amz-Algorithm only supports "AWS4-HMAC-SHA256 and AWS4-ECDSA-P256-SHA256"`, nil},
 		{"query sigv4a", presigned, setQ("X-Amz-Algorithm", "AWS4-ECDSA-P256-SHA256"), CodeAuthorizationQueryParametersErr, 400,

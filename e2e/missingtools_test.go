@@ -1,0 +1,50 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// toolCheck records what requireTool and requireBoto3 would say, in place
+// of skipping or failing the test.
+type toolCheck struct {
+	testing.TB
+	skipped, failed string
+}
+
+func (c *toolCheck) Helper()                   {}
+func (c *toolCheck) Skipf(f string, a ...any)  { c.skipped = fmt.Sprintf(f, a...) }
+func (c *toolCheck) Fatalf(f string, a ...any) { c.failed = fmt.Sprintf(f, a...) }
+func (c *toolCheck) said(ci bool) (what string) {
+	return map[bool]string{false: c.skipped, true: c.failed}[ci]
+}
+
+// TestMissingToolsNamed: a test needing a program that is not installed,
+// or a python3 without boto3, says which (failing under CI, skipping
+// elsewhere) instead of dying with a traceback.
+func TestMissingToolsNamed(t *testing.T) {
+	dir := t.TempDir()
+	// A python3 without boto3, as on a fresh Debian machine.
+	stub := "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'boto3'\" >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(dir, "python3"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	for _, ci := range []bool{false, true} {
+		t.Setenv("CI", fmt.Sprint(ci))
+		for _, tool := range []string{"aws", "moto_server", "rclone", "s3cmd", "restic", "kcat", "haproxy", "jq"} {
+			c := &toolCheck{TB: t}
+			if p := requireTool(c, tool); p != "" || !strings.Contains(c.said(ci), tool+" not found on PATH") {
+				t.Errorf("CI=%v: requireTool(%s) = %q, said %q", ci, tool, p, c.said(ci))
+			}
+		}
+		c := &toolCheck{TB: t}
+		if p := requireBoto3(c); p != "" || !strings.Contains(c.said(ci), "cannot import boto3") ||
+			!strings.Contains(c.said(ci), "No module named 'boto3'") || !strings.Contains(c.said(ci), "python3-boto3") {
+			t.Errorf("CI=%v: requireBoto3 = %q, said %q", ci, p, c.said(ci))
+		}
+	}
+}
