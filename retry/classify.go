@@ -175,12 +175,23 @@ func Cause(err error) string {
 // conditional request whose condition does not hold (304, 412: a client's
 // If-None-Match, rewrap's copy of an object written meanwhile) is
 // "condition_failed": both are answers of normal traffic, counted apart
-// so that an alert on the rate of "error" fires on failures only.
-func refusalOutcome(err error) string {
+// so that an alert on the rate of "error" fires on failures only. Two
+// 404s are failures all the same: NoSuchBucket (the bucket is gone, or
+// the endpoint or path-style setting points elsewhere, and every request
+// answers so) and NoSuchUpload under a part or a completion (the upload
+// is gone with the client's data); ListParts and aborts answering
+// NoSuchUpload are how gc and rewrap learn that an upload is over.
+func refusalOutcome(op string, err error) string {
 	var e *backend.Error
 	if errors.As(err, &e) {
 		switch e.StatusCode {
 		case http.StatusNotFound:
+			switch {
+			case e.Code == "NoSuchBucket":
+				return "error"
+			case e.Code == "NoSuchUpload" && (op == "UploadPart" || op == "UploadPartCopy" || op == "CompleteMultipartUpload"):
+				return "error"
+			}
 			return "not_found"
 		case http.StatusNotModified, http.StatusPreconditionFailed:
 			return "condition_failed"

@@ -74,7 +74,6 @@ func TestObserverCountsAnswersApartFromErrors(t *testing.T) {
 	for _, e := range []*backend.Error{
 		{Op: "HeadObject", Code: "NotFound", StatusCode: 404},
 		{Op: "GetObject", Code: "NoSuchKey", StatusCode: 404},
-		{Op: "ListObjects", Code: "NoSuchBucket", StatusCode: 404},
 		{Op: "ListParts", Code: "NoSuchUpload", StatusCode: 404},
 		{Op: "GetObject", Code: "NotModified", StatusCode: 304},
 		{Op: "CopyObject", Code: "PreconditionFailed", StatusCode: 412},
@@ -85,8 +84,41 @@ func TestObserverCountsAnswersApartFromErrors(t *testing.T) {
 		}
 	}
 	want := []string{
-		"attempt HeadObject not_found", "attempt GetObject not_found", "attempt ListObjects not_found", "attempt ListParts not_found",
+		"attempt HeadObject not_found", "attempt GetObject not_found", "attempt ListParts not_found",
 		"attempt GetObject condition_failed", "attempt CopyObject condition_failed", "attempt PutObject error",
+	}
+	if !slices.Equal(rec.events, want) {
+		t.Fatalf("events\n got %q\nwant %q", rec.events, want)
+	}
+}
+
+// TestObserverCountsVanishedBucketAndUploadAsErrors: a 404 that is a
+// failure, not an answer of normal traffic, counts as "error": the
+// bucket gone (deleted, or an endpoint or path-style setting that
+// points elsewhere answers NoSuchBucket to every request, which would
+// otherwise leave the error rate at zero) and an upload gone under a
+// part or a completion (the client's data is lost). A ListParts or an
+// abort answering NoSuchUpload (gc and rewrap ask to learn that an
+// upload is over; an abort retried) stays "not_found".
+func TestObserverCountsVanishedBucketAndUploadAsErrors(t *testing.T) {
+	rec := &recorder{}
+	p := Policy{Attempts: 3, Backoff: time.Millisecond, Observer: rec}
+	for _, e := range []*backend.Error{
+		{Op: "ListObjects", Code: "NoSuchBucket", StatusCode: 404},
+		{Op: "PutObject", Code: "NoSuchBucket", StatusCode: 404},
+		{Op: "GetObject", Code: "NoSuchBucket", StatusCode: 404},
+		{Op: "UploadPart", Code: "NoSuchUpload", StatusCode: 404},
+		{Op: "UploadPartCopy", Code: "NoSuchUpload", StatusCode: 404},
+		{Op: "CompleteMultipartUpload", Code: "NoSuchUpload", StatusCode: 404},
+		{Op: "ListParts", Code: "NoSuchUpload", StatusCode: 404},
+		{Op: "AbortMultipartUpload", Code: "NoSuchUpload", StatusCode: 404},
+	} {
+		_ = DoCall(context.Background(), p, Call{Operation: e.Op}, func(int) error { return e })
+	}
+	want := []string{
+		"attempt ListObjects error", "attempt PutObject error", "attempt GetObject error",
+		"attempt UploadPart error", "attempt UploadPartCopy error", "attempt CompleteMultipartUpload error",
+		"attempt ListParts not_found", "attempt AbortMultipartUpload not_found",
 	}
 	if !slices.Equal(rec.events, want) {
 		t.Fatalf("events\n got %q\nwant %q", rec.events, want)

@@ -187,7 +187,7 @@ func DoCall(ctx context.Context, p Policy, c Call, op func(attempt int) error) e
 			p.Observer.Attempt(c.Operation, "canceled", d)
 			return err
 		case !Retryable(err):
-			p.Observer.Attempt(c.Operation, refusalOutcome(err), d)
+			p.Observer.Attempt(c.Operation, refusalOutcome(c.Operation, err), d)
 			return err
 		}
 		cause := Cause(err)

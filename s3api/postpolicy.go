@@ -248,7 +248,11 @@ func (p *postPolicy) check(f *postForm, bucket string) (sizeRange, error) {
 			v, ok = bucket, true
 		}
 		if !ok || c.field == "" || !c.holds(v) {
-			return rng, policyDenied("Policy Condition failed: " + c.text)
+			// The log names the field, never the condition's value: a
+			// policy may hold a customer key (SSE-C) in an eq condition.
+			e := policyDenied("Policy Condition failed: " + c.text)
+			e.why = fmt.Sprintf("the policy's %s condition on field %q does not hold", c.op, c.field)
+			return rng, e
 		}
 	}
 	var extra []string

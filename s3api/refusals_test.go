@@ -99,3 +99,33 @@ func TestPostRefusalLogged(t *testing.T) {
 		t.Errorf("the log holds the secret:\n%s", logs.String())
 	}
 }
+
+// A browser POST whose policy names the customer key (SSE-C) in an eq
+// condition, refused because the form's key differs, must not log the
+// policy's key: the refusal names the field whose condition failed, not
+// its value.
+func TestPostPolicyRefusalLogsNoCustomerKey(t *testing.T) {
+	url, _ := newPostServer(t)
+	var logs syncBuffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	const policyKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // 32 bytes, base64
+	const formKey = "ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="
+	p := postSigner{ak: postAK, sk: postSK, now: time.Now()}
+	b64, sig := p.policy(t, time.Now().Add(time.Hour), map[string]string{"bucket": postBucket}, []any{"starts-with", "$key", ""},
+		[]any{"eq", "$x-amz-server-side-encryption-customer-algorithm", "AES256"},
+		[]any{"eq", "$x-amz-server-side-encryption-customer-key", policyKey})
+	fields := append(p.fields(b64, sig), [2]string{"key", "k"},
+		[2]string{"x-amz-server-side-encryption-customer-algorithm", "AES256"},
+		[2]string{"x-amz-server-side-encryption-customer-key", formKey})
+	ctype, body := formBody(t, fields, "f", []byte("x"))
+	var err error
+	if res := sendPost(t, url, ctype, body); res.status == http.StatusForbidden {
+		err = errors.New(res.body)
+	}
+	wantLogged(t, &logs, err, `op=PostObject code=AccessDenied`)
+	if strings.Contains(logs.String(), policyKey) || strings.Contains(logs.String(), formKey) {
+		t.Errorf("the log holds a customer key:\n%s", logs.String())
+	}
+}
