@@ -87,19 +87,11 @@ func TestClientMetaSealedRclone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := cleanEnv([]string{"AWS_CA_BUNDLE"},
-		"RCLONE_CONFIG="+filepath.Join(t.TempDir(), "rclone.conf"),
-		"RCLONE_CONFIG_S3SEAL_TYPE=s3",
-		"RCLONE_CONFIG_S3SEAL_PROVIDER=Other",
-		"RCLONE_CONFIG_S3SEAL_ENDPOINT="+p.Endpoint,
-		"RCLONE_CONFIG_S3SEAL_ACCESS_KEY_ID="+p.AccessKey,
-		"RCLONE_CONFIG_S3SEAL_SECRET_ACCESS_KEY="+p.SecretKey,
-		"RCLONE_CONFIG_S3SEAL_REGION=us-east-1",
-		"RCLONE_CONFIG_S3SEAL_FORCE_PATH_STYLE=true",
+	// The flags below override rcloneEnv's upload cutoff.
+	env := append(rcloneEnv(t, p),
 		"RCLONE_CONFIG_S3SEAL_SSE_CUSTOMER_ALGORITHM=AES256",
 		"RCLONE_CONFIG_S3SEAL_SSE_CUSTOMER_KEY_BASE64="+base64.StdEncoding.EncodeToString(ck),
 		"RCLONE_CA_CERT="+tt.CAFile,
-		"HOME="+t.TempDir(),
 	)
 	rc := func(args ...string) string {
 		return runTool(t, env, rcloneBin, append([]string{"--retries", "1", "--low-level-retries", "1", "--s3-upload-cutoff", "8M", "--s3-chunk-size", "5M"}, args...)...)
