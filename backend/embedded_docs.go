@@ -22,12 +22,11 @@ const maxPolicy = 20 << 10
 
 // bucketDoc is a document kept as sent.
 type bucketDoc struct {
-	check        func([]byte) error
-	missing      string // error code of a GET when none is kept
-	missingMsg   string
-	contentType  string
-	putStatus    int
-	deleteStatus int
+	check       func([]byte) error
+	missing     string // error code of a GET when none is kept
+	missingMsg  string
+	contentType string
+	putStatus   int
 }
 
 var bucketDocs = map[string]bucketDoc{

@@ -29,8 +29,6 @@ func oneOf(vals ...string) func(string) bool {
 	}
 }
 
-func empty(v string) bool { return strings.TrimSpace(v) == "" }
-
 // Checked on every object and bucket operation: the bucket owner check,
 // against the owner s3seal shows, the caller (expectedowner.go). SSE-C
 // headers are checked by checkSSEHeaders and implemented by the object

@@ -8,10 +8,12 @@ import (
 	"github.com/gorilla/mux"
 )
 
-// queryParams that select no sub-resource: list parameters, GET response
-// overrides and presigned-URL fields. Any other query parameter names a
-// sub-resource (acl, tagging, versioning, ...) that s3seal does not
-// implement; such requests get 501 rather than being passed through.
+// plainParams are the query parameters that select no sub-resource: list
+// parameters, GET response overrides and presigned-URL fields. Any other
+// parameter names a sub-resource; a route serves it only when the route
+// lists it as allowed (acl, tagging, versioning and the others routed
+// below), and one no route allows gets 501 NotImplemented naming it rather
+// than being passed through.
 var plainParams = map[string]bool{
 	"prefix": true, "delimiter": true, "marker": true, "max-keys": true,
 	"encoding-type": true, "list-type": true, "continuation-token": true,
