@@ -83,10 +83,11 @@ func (m ObjectMeta) EncodedSize() int {
 // non-empty, lower-case keys. It fails with [ErrCorrupt] for an invalid key
 // or an encoding over MaxObjectMeta.
 func SealObjectMeta(dk *DataKey, m ObjectMeta) (string, error) {
-	if n := m.EncodedSize(); n > MaxObjectMeta {
+	n := m.EncodedSize()
+	if n > MaxObjectMeta {
 		return "", newErr(ErrCorrupt, "object metadata encodes to %d bytes, at most %d", n, MaxObjectMeta)
 	}
-	b := make([]byte, 1, m.EncodedSize())
+	b := make([]byte, 1, n)
 	for i, f := range m.fields() {
 		if *f != "" {
 			b[0]++

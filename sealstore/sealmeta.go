@@ -70,10 +70,10 @@ func storeHeaders(h backend.Headers) backend.Headers {
 		SSEContext: h.SSEContext, SSEBucketKey: h.SSEBucketKey}
 }
 
-// withObjectMeta is h, as the store reported it, with the content headers
-// of om in place of the store's.
+// withObjectMeta is h, as the store reported it, with every content
+// header taken from om instead (what storeHeaders keeps stays the
+// store's).
 func withObjectMeta(h backend.Headers, om crypto.ObjectMeta) backend.Headers {
-	h = storeHeaders(h)
 	h.ContentType, h.ContentEncoding, h.ContentDisposition = om.ContentType, om.ContentEncoding, om.ContentDisposition
 	h.ContentLanguage, h.CacheControl, h.Expires = om.ContentLanguage, om.CacheControl, om.Expires
 	h.WebsiteRedirectLocation = om.WebsiteRedirect
