@@ -10,12 +10,12 @@ import (
 // implements it (Discovery, Session), through FromDiscovery; the sentinel
 // errors are package brokers'.
 
-// ErrNoBroker: no broker can be reached, or none accepted the record. The
+// ErrNoBroker means no broker can be reached, or none accepted the record. The
 // object must not be written, or must be deleted; the client gets 503
 // backend_unavailable.
 var ErrNoBroker = brokers.ErrNoBroker
 
-// ErrSentThenFailed: the produce request was sent and then failed, so the
+// ErrSentThenFailed means the produce request was sent and then failed, so the
 // broker may have written the record. The object is kept and counted as an
 // orphan.
 var ErrSentThenFailed = brokers.ErrSentThenFailed

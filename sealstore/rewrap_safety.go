@@ -12,7 +12,7 @@ import (
 	"github.com/s3seal/s3seal/crypto"
 )
 
-// ErrCopyConditionIgnored: the store copied an object although the copy
+// ErrCopyConditionIgnored means the store copied an object although the copy
 // named a source ETag it does not have (a CopyObject or an UploadPartCopy),
 // or completed a multipart copy although its If-Match named another ETag.
 // Rewrap relies on those conditions to leave alone an object a client

@@ -43,7 +43,7 @@ package brokers
 
 import "errors"
 
-// ErrNoBroker: no broker can be reached (or etcd lists none, or the cache
+// ErrNoBroker means no broker can be reached (or etcd lists none, or the cache
 // TTL passed), or no broker accepted the record as partition owner. Nothing
 // was written to Kafka: the caller answers 503 backend_unavailable and must
 // not have written (or must delete) the object.
