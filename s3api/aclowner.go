@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // unchangedACL answers a non-admin's PUT ?acl on an object (in, its body
@@ -26,7 +27,7 @@ func (s *Server) unchangedACL(req *request, in backend.RawRequest, denied error)
 	}
 	var doc aclDoc
 	if decodeXML(out.Body, &doc) != nil {
-		return apiErr("InternalError", "The object store answered ?acl with something other than its document; it was not passed on.")
+		return s3err.New("InternalError", "The object store answered ?acl with something other than its document; it was not passed on.")
 	}
 	if !grantsOwnerOnly(doc) {
 		return denied

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/s3api/sigv4"
 )
 
@@ -15,10 +16,10 @@ import (
 func anonymousRefusal(op string, r *http.Request) error {
 	switch r.Header.Get("X-Amz-Content-Sha256") {
 	case sigv4.StreamingSignedPayload, sigv4.StreamingSignedPayloadTrail:
-		return apiErr("InvalidRequest", "Anonymous requests don't support this x-amz-content-sha256 value. Please use UNSIGNED-PAYLOAD or STREAMING-UNSIGNED-PAYLOAD-TRAILER.")
+		return s3err.New("InvalidRequest", "Anonymous requests don't support this x-amz-content-sha256 value. Please use UNSIGNED-PAYLOAD or STREAMING-UNSIGNED-PAYLOAD-TRAILER.")
 	}
 	if (op == "GetObject" || op == "HeadObject") && hasResponseOverride(r) {
-		return apiErr("InvalidRequest", "Request specific response headers cannot be used for anonymous GET requests.")
+		return s3err.New("InvalidRequest", "Request specific response headers cannot be used for anonymous GET requests.")
 	}
 	msg := "Access Denied."
 	switch op {

@@ -26,19 +26,6 @@ func apiMessage(err error) string {
 	return ""
 }
 
-// Every default message is a sentence as AWS writes it, ending with a
-// period.
-func TestErrorTableMessagesEndWithPeriod(t *testing.T) {
-	for code, e := range errorTable {
-		if code == "InvalidRange" {
-			continue // AWS: "The requested range is not satisfiable", no period
-		}
-		if !strings.HasSuffix(e.Message, ".") {
-			t.Errorf("%s: message %q does not end with a period", code, e.Message)
-		}
-	}
-}
-
 func TestAWSErrorMessagesWordForWord(t *testing.T) {
 	url := newTestServer(t, adminCreds())
 	ctx := context.Background()

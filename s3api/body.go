@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io"
 	"strings"
+
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // maxXMLBody bounds the XML request bodies s3seal reads whole
@@ -45,7 +47,7 @@ func readCompleteBody(req *request, limit int64) ([]byte, error) {
 	if want := req.r.Header.Get("Content-MD5"); want != "" {
 		got := md5.Sum(body)
 		if want != base64.StdEncoding.EncodeToString(got[:]) {
-			return nil, apiErr("BadDigest", "")
+			return nil, s3err.New("BadDigest", "")
 		}
 	}
 	return body, nil
@@ -59,7 +61,7 @@ func readWholeBody(req *request, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(body)) > limit {
-		return nil, apiErr("MaxMessageLengthExceeded", "")
+		return nil, s3err.New("MaxMessageLengthExceeded", "")
 	}
 	return body, nil
 }
@@ -70,7 +72,7 @@ func readWholeBody(req *request, limit int64) ([]byte, error) {
 func decodeXML(body []byte, v any) error {
 	dec := xml.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
-		return apiErr("MalformedXML", "")
+		return s3err.New("MalformedXML", "")
 	}
 	for {
 		tok, err := dec.Token()
@@ -78,16 +80,16 @@ func decodeXML(body []byte, v any) error {
 			return nil
 		}
 		if err != nil {
-			return apiErr("MalformedXML", "")
+			return s3err.New("MalformedXML", "")
 		}
 		switch t := tok.(type) {
 		case xml.Comment, xml.ProcInst:
 		case xml.CharData:
 			if strings.TrimSpace(string(t)) != "" {
-				return apiErr("MalformedXML", "")
+				return s3err.New("MalformedXML", "")
 			}
 		default:
-			return apiErr("MalformedXML", "")
+			return s3err.New("MalformedXML", "")
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 var (
@@ -29,18 +30,18 @@ func (s *Server) judgeBucketACL(req *request, body []byte) error {
 		return bucketErr(err)
 	}
 	if s.ownershipEnforced(req) {
-		return apiErr("AccessControlListNotSupported", "")
+		return s3err.New("AccessControlListNotSupported", "")
 	}
 	canned := strings.TrimSpace(req.r.Header.Get("X-Amz-Acl")) != ""
 	grants := hasGrantHeader(req.r.Header)
 	doc := len(bytes.TrimSpace(body)) > 0
 	switch {
 	case canned && grants:
-		return apiErr("InvalidRequest", "Specifying both Canned ACLs and Header Grants is not allowed.")
+		return s3err.New("InvalidRequest", "Specifying both Canned ACLs and Header Grants is not allowed.")
 	case doc && (canned || grants):
-		return apiErr("UnexpectedContent", "")
+		return s3err.New("UnexpectedContent", "")
 	case !canned && !grants && !doc:
-		return apiErr("MissingSecurityHeader", "")
+		return s3err.New("MissingSecurityHeader", "")
 	case doc:
 		return checkACLDoc(body)
 	}
@@ -51,14 +52,14 @@ func (s *Server) judgeBucketACL(req *request, body []byte) error {
 func checkACLDoc(body []byte) error {
 	var a aclDoc
 	if xml.Unmarshal(body, &a) != nil || a.Owner == nil || strings.TrimSpace(a.Owner.ID) == "" {
-		return apiErr("MalformedACLError", "")
+		return s3err.New("MalformedACLError", "")
 	}
 	for _, g := range a.Grants {
 		gr := g.Grantee
 		named := gr.Type == "CanonicalUser" && gr.ID != "" || gr.Type == "Group" && gr.URI != "" ||
 			gr.Type == "AmazonCustomerByEmail" && gr.EmailAddress != ""
 		if !slices.Contains(aclPermissions, g.Permission) || !slices.Contains(aclGranteeType, gr.Type) || !named {
-			return apiErr("MalformedACLError", "")
+			return s3err.New("MalformedACLError", "")
 		}
 	}
 	return nil
@@ -94,7 +95,7 @@ func checkOwnershipControls(body []byte) ([]byte, error) {
 		return nil, err
 	}
 	if len(doc.Rules) != 1 || !slices.Contains(objectOwnerships, strings.TrimSpace(doc.Rules[0].ObjectOwnership)) {
-		return nil, apiErr("MalformedXML", "")
+		return nil, s3err.New("MalformedXML", "")
 	}
 	return nil, nil
 }

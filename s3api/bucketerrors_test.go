@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // The bucket documents' "none" answers read as AWS words them (moto's and
@@ -17,7 +18,7 @@ func TestBucketDocWording(t *testing.T) {
 		"OwnershipControlsNotFoundError": "The bucket ownership controls were not found.",
 	} {
 		be := backend.Error{Code: code, StatusCode: 404, Message: strings.TrimSuffix(want, ".")}
-		ae, ok := forwardErr(&be).(*APIError)
+		ae, ok := forwardErr(&be).(*s3err.Error)
 		if !ok || ae.Code != code || ae.StatusCode != 404 || ae.Message != want {
 			t.Errorf("forwardErr(%s) = %+v, want %q", code, ae, want)
 		}
@@ -41,7 +42,7 @@ func TestBucketDocWording(t *testing.T) {
 			t.Errorf("%v: %v", tc.tags, err)
 			continue
 		}
-		if ae, ok := err.(*APIError); tc.code != "" && (!ok || ae.Code != tc.code || ae.Message != tc.msg || ae.StatusCode != 400) {
+		if ae, ok := err.(*s3err.Error); tc.code != "" && (!ok || ae.Code != tc.code || ae.Message != tc.msg || ae.StatusCode != 400) {
 			t.Errorf("%v: %v, want %s %q", tc.tags[:1], err, tc.code, tc.msg)
 		}
 	}

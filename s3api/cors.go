@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // CORS: s3seal checks a bucket's CORS configuration as S3 does before
@@ -34,8 +36,8 @@ func validHeaderName(h string) bool {
 	return true
 }
 
-func corsInvalid(msg string) *APIError {
-	return &APIError{Code: "InvalidRequest", StatusCode: http.StatusBadRequest, Message: msg}
+func corsInvalid(msg string) *s3err.Error {
+	return &s3err.Error{Code: "InvalidRequest", StatusCode: http.StatusBadRequest, Message: msg}
 }
 
 // S3's limits on a CORS configuration: 100 rules, 64 KB.
@@ -50,7 +52,7 @@ func checkCORS(body []byte) error {
 	if err := decodeXML(body, doc); err != nil {
 		return err
 	}
-	malformed := apiErr("MalformedXML", "")
+	malformed := s3err.New("MalformedXML", "")
 	if len(doc.Rules) == 0 || len(doc.Rules) > maxCORSRules {
 		return malformed
 	}
@@ -181,7 +183,7 @@ func requestHeaders(v string) ([]string, error) {
 	for _, part := range strings.Split(v, ",") {
 		h := strings.TrimSpace(part)
 		if !validHeaderName(h) {
-			return nil, &APIError{Code: "BadRequest", StatusCode: http.StatusBadRequest,
+			return nil, &s3err.Error{Code: "BadRequest", StatusCode: http.StatusBadRequest,
 				Message: fmt.Sprintf("Access-Control-Request-Headers \"%s\" contains invalid character.", part)}
 		}
 		out = append(out, strings.ToLower(h))
@@ -215,13 +217,13 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	bucket, key := s.target(r)
 	origin := r.Header.Get("Origin")
 	if origin == "" {
-		writeError(w, r, &APIError{Code: "BadRequest", StatusCode: http.StatusBadRequest,
+		writeError(w, r, &s3err.Error{Code: "BadRequest", StatusCode: http.StatusBadRequest,
 			Message: "Insufficient information. Origin request header needed."})
 		return
 	}
 	method := r.Header.Get("Access-Control-Request-Method")
 	if !slices.Contains(corsMethods, method) {
-		writeError(w, r, &APIError{Code: "BadRequest", StatusCode: http.StatusBadRequest,
+		writeError(w, r, &s3err.Error{Code: "BadRequest", StatusCode: http.StatusBadRequest,
 			Message: "Invalid Access-Control-Request-Method: " + method})
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // corsTTL is how long a bucket's CORS rules, or their absence, are kept
@@ -84,7 +85,7 @@ func (c *corsCache) fetch(ctx context.Context, f backend.Forwarder, bucket strin
 	case c.fetches <- struct{}{}:
 		defer func() { <-c.fetches }()
 	default:
-		return corsEntry{err: apiErr("SlowDown", "")} // not kept
+		return corsEntry{err: s3err.New("SlowDown", "")} // not kept
 	}
 	now := time.Now()
 	e := corsEntry{until: now.Add(corsTTL)}
@@ -93,7 +94,7 @@ func (c *corsCache) fetch(ctx context.Context, f backend.Forwarder, bucket strin
 		e.rules = rules
 	case backend.ErrorCode(err) == "NoSuchCORSConfiguration":
 	case backend.ErrorCode(err) == "NoSuchBucket":
-		e.err, e.until = apiErr("NoSuchBucket", ""), now.Add(corsNoBucketTTL)
+		e.err, e.until = s3err.New("NoSuchBucket", ""), now.Add(corsNoBucketTTL)
 	default:
 		e.err, e.until = err, now.Add(corsNoBucketTTL)
 	}
@@ -134,10 +135,10 @@ func fetchCORS(ctx context.Context, f backend.Forwarder, bucket string) (*corsDo
 	}
 	doc := &corsDoc{}
 	if len(out.Body) > corsMaxDoc {
-		return nil, apiErr("InternalError", "The object store answered ?cors with a document larger than S3 allows.")
+		return nil, s3err.New("InternalError", "The object store answered ?cors with a document larger than S3 allows.")
 	}
 	if decodeXML(out.Body, doc) != nil {
-		return nil, apiErr("InternalError", "The object store answered ?cors with something other than its document.")
+		return nil, s3err.New("InternalError", "The object store answered ?cors with something other than its document.")
 	}
 	return doc, nil
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -110,7 +111,7 @@ func (p headerPolicy) check(h http.Header) error {
 		}
 		for _, v := range vals {
 			if accept == nil || !accept(v) {
-				return apiErr("NotImplemented", "s3seal does not implement the header "+name+
+				return s3err.New("NotImplemented", "s3seal does not implement the header "+name+
 					" (with this value); it is refused rather than ignored.")
 			}
 		}
@@ -125,7 +126,7 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 	var c sealstore.Condition
 	if v := strings.TrimSpace(h.Get("If-None-Match")); v != "" {
 		if v != "*" {
-			return nil, apiErr("NotImplemented", "")
+			return nil, s3err.New("NotImplemented", "")
 		}
 		c.IfNoneMatch = true
 	}
@@ -137,7 +138,7 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 			}
 		}
 		if c.IfMatch == nil {
-			return nil, apiErr("InvalidArgument", "If-Match names no ETag.")
+			return nil, s3err.New("InvalidArgument", "If-Match names no ETag.")
 		}
 	}
 	if !c.IfNoneMatch && c.IfMatch == nil {
@@ -145,7 +146,7 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 	}
 	if c.IfNoneMatch && c.IfMatch != nil {
 		// Both on one write: S3 implements either, not the two together.
-		return nil, apiErr("NotImplemented", "")
+		return nil, s3err.New("NotImplemented", "")
 	}
 	return &c, nil
 }

@@ -1,5 +1,7 @@
 package s3api
 
+import "github.com/s3seal/s3seal/s3api/s3err"
+
 // maxLifecycleRules is S3's limit on the rules of a lifecycle
 // configuration.
 const maxLifecycleRules = 1000
@@ -15,7 +17,7 @@ func checkLifecycleRules(body []byte) error {
 		return err
 	}
 	if len(doc.Rules) == 0 || len(doc.Rules) > maxLifecycleRules {
-		return apiErr("MalformedXML", "")
+		return s3err.New("MalformedXML", "")
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -17,11 +18,11 @@ func listParams(q url.Values) (in backend.ListInput, encode bool, err error) {
 	if v := q.Get("max-keys"); v != "" {
 		n, perr := strconv.Atoi(v)
 		if perr != nil {
-			return in, false, apiErr("InvalidArgument", "Provided max-keys not an integer or within integer range.")
+			return in, false, s3err.New("InvalidArgument", "Provided max-keys not an integer or within integer range.")
 		}
 		if n < 0 {
 			// AWS names the value, not the parameter, in this one.
-			return in, false, apiErr("InvalidArgument", "Argument "+v+" must be an integer between 0 and 2147483647")
+			return in, false, s3err.New("InvalidArgument", "Argument "+v+" must be an integer between 0 and 2147483647")
 		}
 		in.MaxKeys = int32(min(n, 1000))
 	}
@@ -37,7 +38,7 @@ func encodingType(q url.Values) (bool, error) {
 	case "url":
 		return true, nil
 	}
-	return false, apiErr("InvalidArgument", "Invalid Encoding Method specified in Request.")
+	return false, s3err.New("InvalidArgument", "Invalid Encoding Method specified in Request.")
 }
 
 func (s *Server) listObjectsV1(req *request) error {
@@ -176,11 +177,11 @@ const maxDeleteObjects = 1000
 func parseDeleteRequest(body []byte) (deleteRequest, error) {
 	var dr deleteRequest
 	if err := decodeXML(body, &dr); err != nil || len(dr.Objects) == 0 || len(dr.Objects) > maxDeleteObjects {
-		return dr, apiErr("MalformedXML", "")
+		return dr, s3err.New("MalformedXML", "")
 	}
 	for _, o := range dr.Objects {
 		if o.Key == "" {
-			return dr, apiErr("MalformedXML", "")
+			return dr, s3err.New("MalformedXML", "")
 		}
 	}
 	return dr, nil

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // maxBuckets is S3's largest max-buckets.
@@ -23,14 +25,14 @@ func (s *Server) listBuckets(req *request) error {
 	if v, ok := q["max-buckets"]; ok {
 		n, err := strconv.Atoi(v[0])
 		if err != nil || n < 1 || n > maxBuckets {
-			return apiErr("InvalidArgument", "Argument max-buckets must be an integer between 1 and 10000.")
+			return s3err.New("InvalidArgument", "Argument max-buckets must be an integer between 1 and 10000.")
 		}
 		limit = n
 	}
 	after := ""
 	if v, ok := q["continuation-token"]; ok {
 		if v[0] == "" {
-			return apiErr("InvalidArgument", "The continuation token provided is incorrect.")
+			return s3err.New("InvalidArgument", "The continuation token provided is incorrect.")
 		}
 		after = v[0]
 	}

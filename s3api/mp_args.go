@@ -9,6 +9,7 @@ import (
 	"github.com/s3seal/s3seal/backend"
 
 	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // countArg parses a listing's count or marker argument (max-parts,
@@ -22,10 +23,10 @@ func countArg(v string, def int) (int, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 32)
 	if err != nil {
-		return 0, apiErr("InvalidArgument", "Provided "+v+" not an integer or within integer range")
+		return 0, s3err.New("InvalidArgument", "Provided "+v+" not an integer or within integer range")
 	}
 	if n < 0 {
-		return 0, apiErr("InvalidArgument", "Argument "+v+" must be an integer between 0 and 2147483647")
+		return 0, s3err.New("InvalidArgument", "Argument "+v+" must be an integer between 0 and 2147483647")
 	}
 	return int(n), nil
 }
@@ -37,7 +38,7 @@ func uploadChecksumType(v string) (string, error) {
 	case "", checksum.Composite, checksum.FullObject:
 		return t, nil
 	}
-	return "", apiErr("InvalidRequest", "Value for x-amz-checksum-type header is invalid.")
+	return "", s3err.New("InvalidRequest", "Value for x-amz-checksum-type header is invalid.")
 }
 
 // abortCondition evaluates AbortMultipartUpload's
@@ -52,7 +53,7 @@ func (s *Server) abortCondition(req *request) error {
 	}
 	want, err := http.ParseTime(v)
 	if err != nil {
-		return apiErr("InvalidArgument", "Invalid value for x-amz-if-match-initiated-time.")
+		return s3err.New("InvalidArgument", "Invalid value for x-amz-if-match-initiated-time.")
 	}
 	if want.After(time.Now()) {
 		return nil
@@ -70,20 +71,20 @@ func (s *Server) abortCondition(req *request) error {
 		for _, u := range out.Uploads {
 			if u.Key == req.key && u.UploadID == id {
 				if !u.Initiated.Truncate(time.Second).Equal(want.Truncate(time.Second)) {
-					return apiErr("PreconditionFailed", "")
+					return s3err.New("PreconditionFailed", "")
 				}
 				return nil
 			}
 		}
 		if !out.IsTruncated || out.NextKeyMarker == "" {
-			return apiErr("NoSuchUpload", "")
+			return s3err.New("NoSuchUpload", "")
 		}
 		if out.NextKeyMarker == in.KeyMarker && out.NextUploadIDMarker == in.UploadIDMarker {
 			break
 		}
 		in.KeyMarker, in.UploadIDMarker = out.NextKeyMarker, out.NextUploadIDMarker
 	}
-	return apiErr("ServiceUnavailable", "The object store's listing of uploads did not end; the upload was not aborted.")
+	return s3err.New("ServiceUnavailable", "The object store's listing of uploads did not end; the upload was not aborted.")
 }
 
 // maxAbortConditionPages bounds the listing an abort's

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // A POST policy (browser uploads): a base64 JSON document with an
@@ -38,12 +40,12 @@ type postCond struct {
 // no limit.
 type sizeRange struct{ min, max int64 }
 
-func invalidPolicy(msg string) *APIError {
-	return &APIError{Code: "InvalidPolicyDocument", StatusCode: 400, Message: "Invalid Policy: " + msg}
+func invalidPolicy(msg string) *s3err.Error {
+	return &s3err.Error{Code: "InvalidPolicyDocument", StatusCode: 400, Message: "Invalid Policy: " + msg}
 }
 
-func policyDenied(msg string) *APIError {
-	return &APIError{Code: "AccessDenied", StatusCode: 403, Message: "Invalid according to Policy: " + msg}
+func policyDenied(msg string) *s3err.Error {
+	return &s3err.Error{Code: "AccessDenied", StatusCode: 403, Message: "Invalid according to Policy: " + msg}
 }
 
 // parsePostPolicy decodes the base64 policy field. Its member names are
@@ -251,7 +253,7 @@ func (p *postPolicy) check(f *postForm, bucket string) (sizeRange, error) {
 			// The log names the field, never the condition's value: a
 			// policy may hold a customer key (SSE-C) in an eq condition.
 			e := policyDenied("Policy Condition failed: " + c.text)
-			e.why = fmt.Sprintf("the policy's %s condition on field %q does not hold", c.op, c.field)
+			e.Why = fmt.Sprintf("the policy's %s condition on field %q does not hold", c.op, c.field)
 			return rng, e
 		}
 	}

@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // refusedBy is AccessDenied, in S3's words for the client, with why (the
 // rule that refused it) for the log.
-func refusedBy(why string) *APIError {
-	e := apiErr("AccessDenied", "")
-	e.why = why
+func refusedBy(why string) *s3err.Error {
+	e := s3err.New("AccessDenied", "")
+	e.Why = why
 	return e
 }
 
@@ -34,7 +35,7 @@ func (c Credential) check(need access, bucket string) error {
 // else the one the request claims), the bucket, the operation and why:
 // the rule, else the answer's message, else the store's refusal. Never a
 // secret: access keys are not.
-func logRefusal(r *http.Request, ae *APIError, err error) {
+func logRefusal(r *http.Request, ae *s3err.Error, err error) {
 	var op, bucket, key string
 	if ri := infoFrom(r.Context()); ri != nil {
 		op, bucket, key = ri.op, ri.bucket, ri.accessKey
@@ -42,7 +43,7 @@ func logRefusal(r *http.Request, ae *APIError, err error) {
 	if key == "" {
 		key = claimedAccessKey(r)
 	}
-	why := ae.why
+	why := ae.Why
 	var be *backend.Error
 	switch {
 	case why != "":

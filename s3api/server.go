@@ -18,6 +18,7 @@ import (
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/internal/reqid"
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -307,7 +308,7 @@ func (s *Server) acquire(r *http.Request, accessKey string) (release func(), err
 		case slots <- struct{}{}:
 			return nil
 		case <-t.C:
-			return apiErr("SlowDown", msg)
+			return s3err.New("SlowDown", msg)
 		case <-r.Context().Done():
 			return r.Context().Err()
 		}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/s3api/sigv4"
 )
 
@@ -16,9 +17,9 @@ const maxHeaderSection = 8192
 // counted under; nil if the shape is sound. S3 answers these before it
 // looks at the signature, so they come before authentication: they
 // reveal nothing and read no body.
-func (s *Server) shapeError(r *http.Request) (string, *APIError) {
+func (s *Server) shapeError(r *http.Request) (string, *s3err.Error) {
 	if n := headerSection(r); n > maxHeaderSection {
-		e := apiErr("RequestHeaderSectionTooLarge", "Your request header section exceeds the maximum allowed size.")
+		e := s3err.New("RequestHeaderSectionTooLarge", "Your request header section exceeds the maximum allowed size.")
 		e.StatusCode = http.StatusBadRequest
 		e.Fields = []sigv4.Field{{Name: "MaxSizeAllowed", Value: "8192"}}
 		return "RequestHeaderSectionTooLarge", e
@@ -35,8 +36,8 @@ func (s *Server) shapeError(r *http.Request) (string, *APIError) {
 			}
 		}
 	}
-	notAllowed := func(resourceType string) (string, *APIError) {
-		e := apiErr("MethodNotAllowed", "")
+	notAllowed := func(resourceType string) (string, *s3err.Error) {
+		e := s3err.New("MethodNotAllowed", "")
 		e.Fields = []sigv4.Field{{Name: "Method", Value: r.Method}, {Name: "ResourceType", Value: resourceType}}
 		return "MethodNotAllowed", e
 	}
@@ -50,19 +51,19 @@ func (s *Server) shapeError(r *http.Request) (string, *APIError) {
 	case r.Method == http.MethodPut && q.Has("uploadId") && !q.Has("partNumber"):
 		return notAllowed("UPLOAD")
 	case r.Method == http.MethodPut && q.Has("partNumber") && !q.Has("uploadId"):
-		e := apiErr("InvalidArgument", "This operation does not accept partNumber without uploadId")
+		e := s3err.New("InvalidArgument", "This operation does not accept partNumber without uploadId")
 		e.Fields = []sigv4.Field{{Name: "ArgumentName", Value: "partNumber"}, {Name: "ArgumentValue", Value: "partNumber"}}
 		return "InvalidArgument", e
 	case r.Method == http.MethodGet && q.Has("uploads"):
-		return "InvalidRequest", apiErr("InvalidRequest", "Key is not expected for the GET method ?uploads subresource")
+		return "InvalidRequest", s3err.New("InvalidRequest", "Key is not expected for the GET method ?uploads subresource")
 	case r.Method == http.MethodGet && q.Has("versions"):
-		return "InvalidRequest", apiErr("InvalidRequest", "There is no such thing as the ?versions sub-resource for a key")
+		return "InvalidRequest", s3err.New("InvalidRequest", "There is no such thing as the ?versions sub-resource for a key")
 	}
 	return "", nil
 }
 
-func copySourceRefusal(src string) *APIError {
-	e := apiErr("InvalidArgument", "You can only specify a copy source header for copy requests.")
+func copySourceRefusal(src string) *s3err.Error {
+	e := s3err.New("InvalidArgument", "You can only specify a copy source header for copy requests.")
 	e.Fields = []sigv4.Field{{Name: "ArgumentName", Value: "x-amz-copy-source"}, {Name: "ArgumentValue", Value: truncateValue(src)}}
 	return e
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -23,15 +24,15 @@ const (
 // and SSE-C (of the object or of a copy source) without its algorithm
 // AES256, without a 256-bit key, or without the key's MD5 or with one
 // that does not match.
-func checkSSEHeaders(h http.Header) *APIError {
+func checkSSEHeaders(h http.Header) *s3err.Error {
 	method := strings.TrimSpace(h.Get("X-Amz-Server-Side-Encryption"))
 	kms := strings.EqualFold(method, "aws:kms") || strings.EqualFold(method, "aws:kms:dsse")
 	if method != "" && !kms && !strings.EqualFold(method, "AES256") {
-		return apiErr("InvalidArgument", "The encryption method specified is not supported.")
+		return s3err.New("InvalidArgument", "The encryption method specified is not supported.")
 	}
 	if !kms && (h.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id") != "" || h.Get("X-Amz-Server-Side-Encryption-Context") != "" ||
 		h.Get("X-Amz-Server-Side-Encryption-Bucket-Key-Enabled") != "") {
-		return apiErr("InvalidArgument", "Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms.")
+		return s3err.New("InvalidArgument", "Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms.")
 	}
 	if e := checkKMSValues(h); e != nil {
 		return e
@@ -41,7 +42,7 @@ func checkSSEHeaders(h http.Header) *APIError {
 		return err
 	}
 	if ck != nil && method != "" {
-		return apiErr("InvalidArgument", "Server Side Encryption with Customer provided key is incompatible with the encryption method specified.")
+		return s3err.New("InvalidArgument", "Server Side Encryption with Customer provided key is incompatible with the encryption method specified.")
 	}
 	_, err = customerKeyFrom(h, copySSECPrefix)
 	return err
@@ -49,31 +50,31 @@ func checkSSEHeaders(h http.Header) *APIError {
 
 // customerKeyFrom reads the SSE-C headers under prefix (the object's or
 // the copy source's): nil when there are none.
-func customerKeyFrom(h http.Header, prefix string) (*crypto.CustomerKey, *APIError) {
+func customerKeyFrom(h http.Header, prefix string) (*crypto.CustomerKey, *s3err.Error) {
 	alg, key, sum := h.Get(prefix+"Algorithm"), h.Get(prefix+"Key"), h.Get(prefix+"Key-Md5")
 	if alg == "" && key == "" && sum == "" {
 		return nil, nil
 	}
 	if !strings.EqualFold(strings.TrimSpace(alg), "AES256") {
-		return nil, apiErr("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide a valid encryption algorithm.")
+		return nil, s3err.New("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide a valid encryption algorithm.")
 	}
 	if key == "" {
-		return nil, apiErr("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide an appropriate secret key.")
+		return nil, s3err.New("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide an appropriate secret key.")
 	}
 	raw, err := base64.StdEncoding.DecodeString(key)
 	if err != nil || len(raw) != crypto.KeySize {
-		return nil, apiErr("InvalidArgument", "The secret key was invalid for the specified algorithm.")
+		return nil, s3err.New("InvalidArgument", "The secret key was invalid for the specified algorithm.")
 	}
 	if sum == "" {
-		return nil, apiErr("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide the client calculated MD5 of the secret key.")
+		return nil, s3err.New("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide the client calculated MD5 of the secret key.")
 	}
 	if d := md5.Sum(raw); subtle.ConstantTimeCompare([]byte(sum), []byte(base64.StdEncoding.EncodeToString(d[:]))) != 1 {
-		return nil, apiErr("InvalidArgument", "The calculated MD5 hash of the key did not match the hash that was provided.")
+		return nil, s3err.New("InvalidArgument", "The calculated MD5 hash of the key did not match the hash that was provided.")
 	}
 	ck, cerr := crypto.NewCustomerKey(raw)
 	clear(raw)
 	if cerr != nil {
-		return nil, apiErr("InvalidArgument", "The secret key was invalid for the specified algorithm.")
+		return nil, s3err.New("InvalidArgument", "The secret key was invalid for the specified algorithm.")
 	}
 	return ck, nil
 }
@@ -148,7 +149,7 @@ func setSSEHeaders(h http.Header, info sealstore.ObjectInfo, ck *crypto.Customer
 // S3 does: an object's SSE-S3 or SSE-KMS is never named to read it.
 func refuseReadSSE(h http.Header) error {
 	if h.Get("X-Amz-Server-Side-Encryption") != "" || h.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id") != "" {
-		return apiErr("InvalidArgument", "x-amz-server-side-encryption header is not supported for this operation.")
+		return s3err.New("InvalidArgument", "x-amz-server-side-encryption header is not supported for this operation.")
 	}
 	return nil
 }

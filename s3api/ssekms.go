@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // Bounds on the SSE-KMS values a write passes to the store. A KMS key id
@@ -22,17 +23,17 @@ const (
 
 // checkKMSValues refuses an SSE-KMS key id or encryption context S3 would
 // refuse.
-func checkKMSValues(h http.Header) *APIError {
+func checkKMSValues(h http.Header) *s3err.Error {
 	if id := h.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id"); len(id) > maxKMSKeyID {
-		return apiErr("InvalidArgument", "The x-amz-server-side-encryption-aws-kms-key-id header is longer than a KMS key id may be (2048 characters).")
+		return s3err.New("InvalidArgument", "The x-amz-server-side-encryption-aws-kms-key-id header is longer than a KMS key id may be (2048 characters).")
 	}
 	ctx := h.Get("X-Amz-Server-Side-Encryption-Context")
 	if ctx == "" {
 		return nil
 	}
-	bad := apiErr("InvalidArgument", "The header 'x-amz-server-side-encryption-context' shall be Base64-encoded UTF-8 string holding JSON which represents a string-string map")
+	bad := s3err.New("InvalidArgument", "The header 'x-amz-server-side-encryption-context' shall be Base64-encoded UTF-8 string holding JSON which represents a string-string map")
 	if len(ctx) > maxKMSContextB64 {
-		return apiErr("InvalidArgument", "The x-amz-server-side-encryption-context header is larger than 8 KiB.")
+		return s3err.New("InvalidArgument", "The x-amz-server-side-encryption-context header is larger than 8 KiB.")
 	}
 	raw, err := base64.StdEncoding.DecodeString(ctx)
 	if err != nil || !utf8.Valid(raw) {
@@ -49,19 +50,19 @@ func checkKMSValues(h http.Header) *APIError {
 // metadata, its headers, its body) into the client's 4xx: the request
 // can never succeed as it is, so it must not read as a server error (a
 // 5xx that SDKs retry). nil for any other error.
-func sizeRefusal(be *backend.Error) *APIError {
+func sizeRefusal(be *backend.Error) *s3err.Error {
 	switch {
 	case be.Code == "MetadataTooLarge":
-		return &APIError{Code: "MetadataTooLarge", StatusCode: 400,
+		return &s3err.Error{Code: "MetadataTooLarge", StatusCode: 400,
 			Message: "Your metadata headers exceed the maximum allowed metadata size (the object store refused them)."}
 	case be.Code == "RequestHeaderSectionTooLarge" || be.Code == "RequestHeaderFieldsTooLarge" ||
 		be.StatusCode == http.StatusRequestHeaderFieldsTooLarge:
-		return &APIError{Code: "RequestHeaderSectionTooLarge", StatusCode: 400,
+		return &s3err.Error{Code: "RequestHeaderSectionTooLarge", StatusCode: 400,
 			Message: "Your request header section exceeds the maximum allowed size (the object store refused it)."}
 	case be.Code == "EntityTooLarge" || be.Code == "RequestEntityTooLarge" || be.StatusCode == http.StatusRequestEntityTooLarge:
-		return apiErr("EntityTooLarge", "")
+		return s3err.New("EntityTooLarge", "")
 	case be.Code == "MaxMessageLengthExceeded":
-		return apiErr("MaxMessageLengthExceeded", "")
+		return s3err.New("MaxMessageLengthExceeded", "")
 	}
 	return nil
 }

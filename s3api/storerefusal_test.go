@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // A store's NoSuch... refusal of a forwarded sub-resource reads as AWS
@@ -22,13 +23,13 @@ func TestStoreRefusalWording(t *testing.T) {
 		{backend.Error{Code: "InvalidTag", StatusCode: 400, Message: "The TagKey you have provided is too long."}, "InvalidTag", 400, "The TagKey you have provided is too long."},
 	} {
 		be := tc.be
-		ae, ok := forwardErr(&be).(*APIError)
+		ae, ok := forwardErr(&be).(*s3err.Error)
 		if !ok || ae.Code != tc.code || ae.StatusCode != tc.status || ae.Message != tc.wantWord {
 			t.Errorf("forwardErr(%+v) = %+v, want %s %d %q", tc.be, ae, tc.code, tc.status, tc.wantWord)
 		}
 	}
 	be := backend.Error{Code: "NoSuchVersion", StatusCode: 404, Message: "nope"}
-	if ae, ok := versionErr(&be).(*APIError); !ok || ae.Message != "The specified version does not exist." {
+	if ae, ok := versionErr(&be).(*s3err.Error); !ok || ae.Message != "The specified version does not exist." {
 		t.Errorf("versionErr: %+v", ae)
 	}
 }

@@ -1,6 +1,9 @@
 package s3api
 
-import "github.com/s3seal/s3seal/s3api/sigv4"
+import (
+	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/s3api/sigv4"
+)
 
 // streamingOps are the operations that take an aws-chunked body
 // (x-amz-content-sha256 STREAMING-...): S3 takes one only for the object
@@ -13,7 +16,7 @@ func checkPayloadMode(op string, res *sigv4.Result) error {
 	switch res.PayloadMode {
 	case sigv4.StreamingSignedPayload, sigv4.StreamingSignedPayloadTrail, sigv4.StreamingUnsignedPayloadTrail:
 		if !streamingOps[op] {
-			return apiErr("InvalidRequest", "The value of x-amz-content-sha256 header is invalid.")
+			return s3err.New("InvalidRequest", "The value of x-amz-content-sha256 header is invalid.")
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // missingObject turns a store's failure (5xx) on an object's sub-resource
@@ -17,7 +18,7 @@ func (s *Server) missingObject(req *request, sr subresource, in backend.RawReque
 		return err
 	}
 	if _, herr := s.store.Backend().HeadObject(req.r.Context(), req.bucket, req.key); backend.IsNotFound(herr) {
-		return apiErr("NoSuchKey", "")
+		return s3err.New("NoSuchKey", "")
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // The version answers of object sub-resources (tagging, retention, legal
@@ -29,7 +30,7 @@ func (s *Server) subresourceMarkerErr(req *request, vid string, err error) error
 	}
 	switch backend.ErrorCode(herr) {
 	case "NotFound", "NoSuchKey", "NoSuchVersion", "BadRequest":
-		return apiErr("NoSuchVersion", "")
+		return s3err.New("NoSuchVersion", "")
 	}
 	return err
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // transferGuard enforces a minimum transfer rate on one request: its body
@@ -85,7 +87,7 @@ func (g *transferGuard) timedOut(err error, what string) error {
 	}
 	slog.Info("client too slow, request cut", "remote", g.remote, "direction", what,
 		"min_bytes", g.minBytes, "timeout", g.timeout)
-	return apiErr("RequestTimeout", "")
+	return s3err.New("RequestTimeout", "")
 }
 
 // body wraps a request body.
