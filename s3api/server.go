@@ -92,7 +92,7 @@ type Server struct {
 	slots    chan struct{}            // one token per request in flight
 	keySlots map[string]chan struct{} // the same, per access key
 	lockOps  keyLocks                 // retention and legal-hold changes, per (bucket, key)
-	cors     corsCache                // buckets' CORS rules (corsrules.go)
+	cors     corsCache                // buckets' CORS rules (cors.go)
 	creators bucketCreators           // who created which bucket, while s3seal runs (createbucket.go)
 }
 

@@ -3,6 +3,8 @@ package s3api
 import (
 	"encoding/json"
 	"encoding/xml"
+
+	"github.com/s3seal/s3seal/s3api/cors"
 )
 
 // The documents of forwarded sub-resources, as s3seal understands them. A
@@ -68,14 +70,7 @@ type ownershipDoc struct {
 type corsDoc struct {
 	XMLName xml.Name `xml:"CORSConfiguration"`
 	docNS
-	Rules []struct {
-		ID             string   `xml:"ID,omitempty"`
-		AllowedHeaders []string `xml:"AllowedHeader"`
-		AllowedMethods []string `xml:"AllowedMethod"`
-		AllowedOrigins []string `xml:"AllowedOrigin"`
-		ExposeHeaders  []string `xml:"ExposeHeader"`
-		MaxAgeSeconds  string   `xml:"MaxAgeSeconds,omitempty"`
-	} `xml:"CORSRule"`
+	Rules []cors.Rule `xml:"CORSRule"`
 }
 
 type aclDoc struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/cors"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -59,7 +60,7 @@ var subresources = []subresource{
 		headers: []string{"X-Amz-Confirm-Remove-Self-Bucket-Access"}, limit: maxPolicyBody,
 		overLimit: func() error { return malformedPolicy("Policy exceeds the maximum allowed document size.") }},
 	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketCors", doc: func() document { return &corsDoc{} },
-		check: func(b []byte) ([]byte, error) { return nil, checkCORS(b) }, limit: maxCORSBody},
+		check: func(b []byte) ([]byte, error) { return nil, checkCORS(b) }, limit: cors.MaxBody},
 	{name: "lifecycle", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketLifecycle", doc: func() document { return &lifecycleDoc{} },
 		check: func(b []byte) ([]byte, error) { return nil, checkLifecycleRules(b) }},
 	{name: "ownershipControls", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketOwnershipControls", doc: func() document { return &ownershipDoc{} },
