@@ -38,10 +38,16 @@ func (f *postForm) add(name, value string) {
 	f.order = append(f.order, ln)
 }
 
-func (f *postForm) value(name string) (string, bool) {
+// Value, Names and Spelled are the form as its policy sees it
+// (postpolicy.Form).
+func (f *postForm) Value(name string) (string, bool) {
 	v, ok := f.fields[name]
 	return v, ok
 }
+
+func (f *postForm) Names() []string { return f.order }
+
+func (f *postForm) Spelled(name string) string { return f.names[name] }
 
 func (f *postForm) get(name string) string { return f.fields[name] }
 

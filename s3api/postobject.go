@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/s3seal/s3seal/s3api/postpolicy"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"
@@ -59,19 +60,19 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	if err := cred.check(accWrite, bucket); err != nil {
 		return err
 	}
-	pol, err := parsePostPolicy(form.get("policy"))
+	pol, err := postpolicy.Parse(form.get("policy"))
 	if err != nil {
 		return err
 	}
-	if !time.Now().Before(pol.expiration) {
-		return policyDenied("Policy expired.")
+	if !time.Now().Before(pol.Expiration) {
+		return postpolicy.Denied("Policy expired.")
 	}
 	form.expandFilename(file)
 	key := form.get("key")
 	if key == "" {
 		return missingPostField("key")
 	}
-	rng, err := pol.check(form, bucket)
+	rng, err := pol.Check(form, bucket)
 	if err != nil {
 		return err
 	}
@@ -100,16 +101,16 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 		return cerr
 	}
 	backendSSE(h, &headers)
-	body := &rangedBody{r: file, max: rng.max}
+	body := &rangedBody{r: file, max: rng.Max}
 	finalize := checks.finalize(nil)
 	info, err := s.store.Put(r.Context(), sealstore.PutInput{
 		Bucket: bucket, Key: key, Body: body, Size: -1,
 		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: cred.KeyID,
 		Observe: checks.hasher, Protect: protect, CustomerKey: ck,
 		Finalize: func() (map[string]string, error) {
-			if body.n < rng.min {
+			if body.n < rng.Min {
 				return nil, withExtra(s3err.New("EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size"),
-					"ProposedSize", itoa(body.n), "MinSizeAllowed", itoa(rng.min))
+					"ProposedSize", itoa(body.n), "MinSizeAllowed", itoa(rng.Min))
 			}
 			return finalize()
 		},
