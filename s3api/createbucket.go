@@ -219,3 +219,13 @@ func (c *bucketCreators) forget(bucket string) {
 	defer c.mu.Unlock()
 	delete(c.m, bucket)
 }
+
+// AWS's words for these two end without a period (not in the table,
+// whose messages are sentences).
+func errLocationConstraint() *s3err.Error {
+	return err400("InvalidLocationConstraint", "The specified location-constraint is not valid")
+}
+
+func errACLWithEnforced() *s3err.Error {
+	return err400("InvalidBucketAclWithObjectOwnership", "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting")
+}

@@ -1,6 +1,8 @@
 package s3api
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"log/slog"
@@ -163,4 +165,40 @@ func writeXML(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(xml.Header))
 	_, _ = w.Write(out)
+}
+
+// errExt is one extra element of an S3 error body, named by the
+// field (ArgumentName, HeadersNotSigned, X-Amz-Expires, ...).
+type errExt struct {
+	XMLName xml.Name
+	Value   string `xml:",chardata"`
+}
+
+// errExts renders an error's extra fields as elements, in order.
+func errExts(fs []sigv4.Field) []errExt {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]errExt, len(fs))
+	for i, f := range fs {
+		out[i] = errExt{XMLName: xml.Name{Local: f.Name}, Value: f.Value}
+	}
+	return out
+}
+
+// digestFields adds to an error document what S3 says of a Content-MD5 it
+// refused: the header's value on InvalidDigest, and on a BadDigest for
+// Content-MD5 the digest calculated (base64) and the one expected (the
+// header's, in hex).
+func digestFields(body *errorBody, ae *s3err.Error, h http.Header) {
+	v := h.Get("Content-Md5")
+	switch {
+	case ae.Code == "InvalidDigest":
+		body.ContentMD5 = v
+	case ae.Code == "BadDigest" && ae.CalculatedDigest != "":
+		body.CalculatedDigest = ae.CalculatedDigest
+		if b, err := base64.StdEncoding.DecodeString(v); err == nil {
+			body.ExpectedDigest = hex.EncodeToString(b)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package s3api
 import (
 	"encoding/json"
 	"encoding/xml"
+	"sort"
 
 	"github.com/s3seal/s3seal/s3api/cors"
 )
@@ -206,3 +207,10 @@ func answerDoc(sr subresource, body []byte, admin bool, caller string) ([]byte, 
 
 // document is what answerDoc decodes into.
 type document interface{ setNS() }
+
+// sortTags orders a tag set by key. A tag set has no order in S3, and
+// stores differ (moto keeps the order written, Ceph RGW sorts by key):
+// s3seal answers by key whatever the store, as RGW does.
+func (t *tagDoc) sortTags() {
+	sort.SliceStable(t.TagSet.Tags, func(i, j int) bool { return t.TagSet.Tags[i].Key < t.TagSet.Tags[j].Key })
+}
