@@ -12,6 +12,10 @@ import (
 	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
+// ACLs, which admins alone change: an admin's PutBucketAcl and ownership
+// controls judged as AWS judges them, an ACL document put back in the
+// store's terms, and a non-admin's PUT ?acl that changes nothing.
+
 var (
 	aclPermissions = []string{"FULL_CONTROL", "READ", "WRITE", "READ_ACP", "WRITE_ACP"}
 	aclGranteeType = []string{"CanonicalUser", "Group", "AmazonCustomerByEmail"}

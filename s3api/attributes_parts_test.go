@@ -8,7 +8,7 @@ import (
 // ObjectParts shows one checksum per part, as S3 does: the object's
 // algorithm's when the object has a checksum; else (parts recorded by an
 // s3seal from before the default CRC64NVME) the client's alone, without
-// s3seal's own CRC64NVME beside it (review s13-R2-3).
+// s3seal's own CRC64NVME beside it.
 func TestObjectPartChecksums(t *testing.T) {
 	both := map[string]string{"crc32": "AAAAAA==", "crc64nvme": "BBBBBBBBBBB="}
 	for _, tc := range []struct {

@@ -17,7 +17,7 @@ import (
 // are about the object (S3: the type must match the upload's, else
 // BadDigest; the value is the whole object's checksum), not about the XML
 // body: a mismatching type is refused and the right full-object checksum
-// accepted. (Found by a review: s3seal checked them against the body.)
+// accepted. (s3seal once checked them against the body.)
 func TestCompleteChecksumHeaders(t *testing.T) {
 	url := newTestServer(t, SingleCredential("ak", "sk"))
 	ctx := context.Background()

@@ -197,8 +197,8 @@ func TestAbortIfMatchInitiatedTime(t *testing.T) {
 	}
 }
 
-// max-uploads=0 lists no upload but says there are more (review s12 R3:
-// the store's 0 meant its default, 1000).
+// max-uploads=0 lists no upload but says there are more (the
+// store's 0 means its default, 1000).
 func TestListUploadsMaxZero(t *testing.T) {
 	url := newTestServer(t, SingleCredential("ak", "sk"))
 	c := sdkClient(url, "ak", "sk")

@@ -210,7 +210,7 @@ func TestSubresourcesForwarded(t *testing.T) {
 	}
 
 	// Retention: checked, the bypass header passed on for an admin (a
-	// writer gets AccessDenied, see TestReviewI10aNonAdminIrreversibleLockConfig).
+	// writer gets AccessDenied, see TestNonAdminLockDecisionsRefused).
 	past := time.Now().Add(-time.Hour)
 	_, err = user.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: aws.String("bkt"), Key: aws.String("k"),
 		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &past}})

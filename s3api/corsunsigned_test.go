@@ -1,15 +1,12 @@
 package s3api
 
-// Review s12 R1: proving tests for the unauthenticated CORS paths.
-// These tests are EXPECTED TO FAIL against the code under review: each
-// failure is a finding.
-
 import (
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +15,10 @@ import (
 
 	"github.com/s3seal/s3seal/backend"
 )
+
+// The CORS paths an unsigned request reaches (preflights, and requests
+// with an Origin header before authentication): what they cost the
+// store and what they show of it.
 
 // blockingCORSForwarder answers GET ?cors after a delay, counting calls and
 // the most that were in flight at once.
@@ -44,12 +45,12 @@ func (f *blockingCORSForwarder) Forward(ctx context.Context, in backend.RawReque
 	return &backend.RawResponse{StatusCode: 200, Header: http.Header{}, Body: f.doc}, nil
 }
 
-// FINDING (R1-1): every request carrying an Origin header, signed or not,
-// and every preflight makes s3seal read the bucket's CORS rules from the
-// object store BEFORE any authentication and outside the MaxInFlight
-// slots: an anonymous client drives one backend request per request, as
-// many at once as it likes (distinct bucket names defeat the cache).
-func TestR1AnonymousCORSBackendFanout(t *testing.T) {
+// A request carrying an Origin header, and a preflight, may make s3seal
+// read the bucket's CORS rules from the object store before any
+// authentication: an anonymous client cannot drive one backend request
+// per request, nor more at once than MaxInFlight (distinct bucket names
+// would defeat the cache).
+func TestUnsignedCORSStoreReadsBounded(t *testing.T) {
 	fw := &blockingCORSForwarder{delay: 300 * time.Millisecond}
 	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
 	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw, MaxInFlight: 1, MaxInFlightPerKey: 1})
@@ -79,20 +80,20 @@ func TestR1AnonymousCORSBackendFanout(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("statuses %v; backend ?cors calls %d, peak concurrent %d (MaxInFlight 1)", statuses, fw.calls.Load(), fw.peak.Load())
-	// Fixed by decision: a preflight carries no signature by design, so it
-	// may read its bucket's rules, but never more at once than
+	// A preflight carries no signature by design, so it may read its bucket's rules, but never more at once than
 	// MaxInFlight, and an unsigned plain request reads none.
 	if fw.calls.Load() > n/2 || fw.peak.Load() > 1 {
-		t.Errorf("R1-1: %d anonymous requests caused %d backend requests before authentication, up to %d at once (MaxInFlight is 1)",
+		t.Errorf("%d anonymous requests caused %d backend requests before authentication, up to %d at once (MaxInFlight is 1)",
 			n, fw.calls.Load(), fw.peak.Load())
 	}
 }
 
-// FINDING (R1-2): the CORS rules cache is bounded by bucket count only
-// (10000), not by size; the store's ?cors answer may be up to 4 MiB
-// (backend/raw.go maxRawBody). Anonymous preflights for distinct bucket
-// names make s3seal parse and keep one document per name.
-func TestR1CORSCacheBytesUnbounded(t *testing.T) {
+// The CORS rules cache is bounded by bucket count (10000) and keeps no
+// document over S3's 64 KiB limit, though the store's ?cors answer may be
+// up to 4 MiB (backend/raw.go maxRawBody): anonymous preflights for
+// distinct bucket names do not make s3seal keep one large document per
+// name.
+func TestCORSCacheBoundedBySize(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("<CORSConfiguration>")
 	for b.Len() < 1<<20 { // 1 MiB of rules (4 MiB are accepted from the store)
@@ -121,17 +122,16 @@ func TestR1CORSCacheBytesUnbounded(t *testing.T) {
 	grew := int64(after.HeapInuse) - int64(before.HeapInuse)
 	t.Logf("%d anonymous preflights: heap in use grew by %d MiB", n, grew>>20)
 	if grew > 64<<20 {
-		t.Errorf("R1-2: %d anonymous preflights pinned %d MiB of CORS rules in the cache (bound is 10000 buckets, no byte bound)", n, grew>>20)
+		t.Errorf("%d anonymous preflights pinned %d MiB of CORS rules in the cache (bound is 10000 buckets, no byte bound)", n, grew>>20)
 	}
 }
 
-// FINDING (R1-3): s3seal scopes credentials to buckets (ListBuckets hides
-// those a credential may not read; a request to one is AccessDenied), yet an
-// anonymous preflight tells a bucket of the object store that exists
-// (403 AccessForbidden) from one that does not (404 NoSuchBucket), and for
-// one with rules returns them (allowed origins, methods, max-age), for
-// buckets NO s3seal credential is granted.
-func TestR1PreflightOracleOutsideCredentialScope(t *testing.T) {
+// s3seal scopes credentials to buckets (ListBuckets hides those a
+// credential may not read; a request to one is AccessDenied): an anonymous
+// preflight for a bucket no credential is granted neither tells one of the
+// object store that exists from one that does not, nor returns its rules
+// (allowed origins, methods, max-age).
+func TestPreflightOutsideCredentialScope(t *testing.T) {
 	fw := &docForwarder{docs: map[string][]byte{"cors": []byte(`<CORSConfiguration><CORSRule><AllowedOrigin>http://internal.corp</AllowedOrigin>` +
 		`<AllowedMethod>PUT</AllowedMethod><MaxAgeSeconds>77</MaxAgeSeconds></CORSRule></CORSConfiguration>`)}}
 	creds := Credentials{"u": {AccessKey: "u", SecretKey: "us", Read: []string{"public"}, Write: []string{"public"}}}
@@ -140,7 +140,7 @@ func TestR1PreflightOracleOutsideCredentialScope(t *testing.T) {
 	missing := preflightReq(t, srv.URL+"/missing/k", "http://internal.corp", "PUT", "")
 	t.Logf("out-of-scope bucket: %+v; missing bucket: %+v", exists, missing)
 	if exists.status != missing.status || exists.origin != "" {
-		t.Errorf("R1-3: anonymous preflight distinguishes an out-of-scope bucket (%d, origin %q, methods %q, max-age %q) from a missing one (%d)",
+		t.Errorf("anonymous preflight distinguishes an out-of-scope bucket (%d, origin %q, methods %q, max-age %q) from a missing one (%d)",
 			exists.status, exists.origin, exists.methods, exists.maxAge, missing.status)
 	}
 }
@@ -151,9 +151,10 @@ func (f errCORSForwarder) Forward(context.Context, backend.RawRequest) (*backend
 	return nil, f.err
 }
 
-// PROBE (R1-4): what an anonymous preflight shows of an object store's
-// refusal to read ?cors (e.g. backend credentials without s3:GetBucketCORS).
-func TestR1PreflightBackendErrorExposure(t *testing.T) {
+// An anonymous preflight does not show the object store's own words when
+// it refuses to read ?cors (e.g. backend credentials without
+// s3:GetBucketCORS).
+func TestPreflightHidesStoreError(t *testing.T) {
 	secret := "User: arn:aws:iam::123456789012:user/s3seal-backend is not authorized to perform: s3:GetBucketCORS"
 	for _, e := range []error{
 		&backend.Error{Code: "AccessDenied", StatusCode: 403, Message: secret},
@@ -174,7 +175,70 @@ func TestR1PreflightBackendErrorExposure(t *testing.T) {
 		resp.Body.Close()
 		t.Logf("store error %v -> anonymous sees %d %s", e, resp.StatusCode, body.String())
 		if strings.Contains(body.String(), "123456789012") || strings.Contains(body.String(), "10.1.2.3") {
-			t.Errorf("R1-4: anonymous preflight shows the object store's own error text: %s", body.String())
+			t.Errorf("anonymous preflight shows the object store's own error text: %s", body.String())
 		}
+	}
+}
+
+// deniedForwarder: a store that refuses GET ?cors with AWS's wording,
+// which names the store's account and the identity s3seal uses.
+type deniedForwarder struct{ gets int }
+
+const storeSecretWords = "User: arn:aws:iam::123456789012:user/s3seal-backend is not authorized to perform: s3:GetBucketCORS"
+
+func (f *deniedForwarder) Forward(_ context.Context, in backend.RawRequest) (*backend.RawResponse, error) {
+	f.gets++
+	return nil, &backend.Error{Code: "AccessDenied", StatusCode: 403, Message: storeSecretWords}
+}
+
+// The unsigned CORS preflight does not hand the
+// store's AccessDenied words (its account, s3seal's backend identity) to
+// an anonymous client. Logged: a store refusal is not cached, so each
+// anonymous OPTIONS is one backend GET ?cors (preflight takes no slot).
+func TestPreflightHidesStoreAccessDenied(t *testing.T) {
+	fw := &deniedForwarder{}
+	_, url := adminClient(t, fw)
+	for range 5 {
+		req, _ := http.NewRequest(http.MethodOptions, url+"/bkt/obj", nil)
+		req.Header.Set("Origin", "http://evil.example")
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Logf("status %d body %s", resp.StatusCode, body)
+		if strings.Contains(string(body), "123456789012") || strings.Contains(string(body), "s3seal-backend") {
+			t.Errorf("anonymous preflight got the store's words (status %d): %s", resp.StatusCode, body)
+			break
+		}
+	}
+	t.Logf("backend GET ?cors requests for 5 anonymous preflights: %d", fw.gets)
+}
+
+// Anonymous CORS preflights are not served with a store round trip each,
+// although distinct bucket names (or any name whose lookup the store
+// fails) are never answered from the cache and a preflight takes no
+// request slot (routes.go routes OPTIONS to s.preflight, outside
+// serve/acquire): 200 unsigned OPTIONS make far fewer backend GET ?cors.
+func TestPreflightStoreReadsBounded(t *testing.T) {
+	fw := &docForwarder{}
+	_, url := adminClient(t, fw)
+	for i := range 200 {
+		req, _ := http.NewRequest(http.MethodOptions, url+"/b"+strconv.Itoa(i)+"/o", nil)
+		req.Header.Set("Origin", "http://evil.example")
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if fw.gets >= 200 {
+		t.Errorf("200 anonymous preflights made %d backend requests", fw.gets)
 	}
 }

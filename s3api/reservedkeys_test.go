@@ -1,9 +1,5 @@
 package s3api
 
-// Review i10b (review-i10b branch): proving tests. Tests named
-// TestReviewI10b* are EXPECTED TO FAIL against the current code: each
-// demonstrates a finding.
-
 import (
 	"context"
 	"fmt"
@@ -15,13 +11,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
+// Keys and s3seal's reserved ".s3seal/" namespace: no listing, marker or
+// write lets a client see or break s3seal's own objects.
+
 // A key of 230 bytes whose segments are all short (S3 allows 1024, and
 // the embedded store documents only a 255-byte limit per segment): gofakes3
 // keeps each object's metadata in one flat file named by the whole key
 // ("/" replaced by "_") plus 33 bytes of hash, which exceeds the 255-byte
-// file-name limit. Expected: the PUT succeeds (or is a 400 naming a limit)
-// and the bucket stays listable. Actual: see the test output.
-func TestReviewI10bEmbeddedLongKeyMetadataName(t *testing.T) {
+// file-name limit. The PUT succeeds (or is a 400 naming a limit) and
+// the bucket stays listable.
+func TestEmbeddedLongKeyShortSegments(t *testing.T) {
 	url := newTestServer(t, adminCreds())
 	ctx := context.Background()
 	c := sdkClient(url, "ak", "sk")
@@ -49,11 +48,11 @@ func TestReviewI10bEmbeddedLongKeyMetadataName(t *testing.T) {
 	if _, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("ok")}); err != nil {
 		t.Errorf("GET of another key: %v", err)
 	}
-	// (v2c) The embedded store now stores such keys (its metadata file
+	// The embedded store stores such keys (its metadata file
 	// gets a hashed name): the object reads back, and once deleted it
-	// leaves nothing behind that blocks "abcdefghi" or DeleteBucket. The
-	// original last check (PUT "abcdefghi" beside it) assumed the PUT had
-	// failed; beside a stored "abcdefghi/..." it is rightly refused.
+	// leaves nothing behind that blocks "abcdefghi" or DeleteBucket. A PUT
+	// of "abcdefghi" beside a stored "abcdefghi/..." is rightly refused,
+	// so it is made once that key is deleted.
 	if perr == nil {
 		if got := readObject(t, c, "bkt", key); got != "x" {
 			t.Errorf("GET of the %d-byte key: %q, want \"x\"", len(key), got)
@@ -80,9 +79,9 @@ func TestReviewI10bEmbeddedLongKeyMetadataName(t *testing.T) {
 // A bucket holding only s3seal's own objects (a multipart upload in
 // progress keeps its state under ".s3seal/"): a listing whose delimiter
 // cuts ".s3seal/..." before its "/" shows a common prefix the client
-// never wrote (".s3" with delimiter "3", ".s3seal/" is hidden only as a
-// whole). Expected: nothing listed. Actual: see the output.
-func TestReviewI10bDelimiterLeaksReservedPrefix(t *testing.T) {
+// never wrote (".s3" with delimiter "3") unless the reserved prefix is
+// hidden however the delimiter cuts it: nothing is listed.
+func TestDelimiterHidesReservedPrefix(t *testing.T) {
 	url := newTestServer(t, adminCreds())
 	ctx := context.Background()
 	c := sdkClient(url, "ak", "sk")
@@ -119,12 +118,11 @@ func TestReviewI10bDelimiterLeaksReservedPrefix(t *testing.T) {
 	}
 }
 
-// ListObjects (V1) pages: a page cut among s3seal's hidden objects gives
-// the client a NextMarker naming one of them (".s3seal/manifests/<oid>/
-// <backend ETag>" or ".s3seal/uploads/..."), with V2 the continuation
-// token does the same through the backend. Expected: no marker the client
-// can read names anything under ".s3seal/". Actual: see the output.
-func TestReviewI10bV1NextMarkerLeaksReservedKey(t *testing.T) {
+// ListObjects (V1) and ListObjectVersions pages cut among s3seal's hidden
+// objects (".s3seal/manifests/<oid>/<backend ETag>", ".s3seal/uploads/...")
+// give no marker the client can read that names anything under
+// ".s3seal/".
+func TestNextMarkerNeverNamesReservedKey(t *testing.T) {
 	url := newTestServer(t, adminCreds())
 	ctx := context.Background()
 	c := sdkClient(url, "ak", "sk")
@@ -181,14 +179,12 @@ func TestReviewI10bV1NextMarkerLeaksReservedKey(t *testing.T) {
 }
 
 // On the embedded store s3seal keeps its state in the same file tree as
-// client objects, so a client object named ".s3seal" (a key S3 and
-// CheckKey allow) is a file where s3seal needs the directory ".s3seal/":
-// afterwards no multipart upload works in that bucket. And with s3seal's
-// state present first, the client's PUT of ".s3seal" is refused with a
-// message about keys under ".s3seal/" the client cannot see. Expected:
-// both work (or at least the reserved name is refused up front, not
-// bucket-wide multipart breaking).
-func TestReviewI10bEmbeddedClientKeyDotS3sealBreaksMultipart(t *testing.T) {
+// client objects, so a client object named ".s3seal" would be a file where
+// s3seal needs the directory ".s3seal/", and no multipart upload would
+// work in that bucket afterwards. The key ".s3seal" is reserved like the
+// keys under ".s3seal/": refused up front, never bucket-wide multipart
+// breaking.
+func TestClientKeyDotS3sealReserved(t *testing.T) {
 	url := newTestServer(t, adminCreds())
 	ctx := context.Background()
 	c := sdkClient(url, "ak", "sk")
@@ -196,9 +192,7 @@ func TestReviewI10bEmbeddedClientKeyDotS3sealBreaksMultipart(t *testing.T) {
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
 		t.Fatal(err)
 	}
-	// (v2c) Decision: the key ".s3seal" is reserved like the keys under
-	// ".s3seal/" (the test expected the PUT to succeed; its comment
-	// allowed refusing the name up front). Every write of it is a 400
+	// Every write of ".s3seal" is a 400
 	// InvalidArgument naming the reservation, before and after s3seal
 	// has state in the bucket, and multipart uploads keep working.
 	refused := func(what string, err error) {
@@ -242,9 +236,9 @@ func TestReviewI10bEmbeddedClientKeyDotS3sealBreaksMultipart(t *testing.T) {
 	}
 }
 
-// Held up (passes): DeleteBucket answers BucketNotEmpty for client keys
+// DeleteBucket answers BucketNotEmpty for client keys
 // that sort around ".s3seal/", and touches neither them nor an upload.
-func TestReviewI10bHeldDeleteBucketKeysAroundReserved(t *testing.T) {
+func TestDeleteBucketKeysAroundReserved(t *testing.T) {
 	url := newTestServer(t, adminCreds())
 	ctx := context.Background()
 	c := sdkClient(url, "ak", "sk")
