@@ -32,13 +32,8 @@ var allAttributes = []types.ObjectAttributes{types.ObjectAttributesEtag, types.O
 // only the attributes asked for; S3's errors for a bad or missing
 // attribute list and a missing key.
 func TestGetObjectAttributes(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	url, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	data := []byte("attributes of a sealed object")
 	put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("single"), Body: bytes.NewReader(data),
 		ChecksumAlgorithm: types.ChecksumAlgorithmSha256})
@@ -168,12 +163,8 @@ func TestGetObjectAttributes(t *testing.T) {
 // named so), an unknown version id is 404, not 501, and an empty one is
 // InvalidArgument (the embedded store, as S3, also refuses a malformed one).
 func TestGetObjectAttributesByVersion(t *testing.T) {
-	c := sdkClient(newTestServer(t, SingleCredential("ak", "sk")), "ak", "sk")
-	ctx := context.Background()
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	b, k := aws.String("bkt"), aws.String("k")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	if err := put(ctx, c, "bkt", "k"); err != nil {
 		t.Fatal(err)
 	}

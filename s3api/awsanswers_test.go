@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -27,12 +26,7 @@ func apiMessage(err error) string {
 }
 
 func TestAWSErrorMessagesWordForWord(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, c := newBucketServer(t, adminCreds())
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("o"), Body: strings.NewReader("x")}); err != nil {
 		t.Fatal(err)
 	}

@@ -56,12 +56,7 @@ func deleteBody(keys ...string) []byte {
 // a body past the limit deletes nothing, whether its signature holds or
 // fails only after the limit, and neither does trailing content.
 func TestDeleteObjectsBodyReadToEnd(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	url, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	for _, k := range []string{"victim", "other"} {
 		if err := put(ctx, c, "bkt", k); err != nil {
 			t.Fatal(err)

@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"context"
 	"io"
 	"net/http"
 	neturl "net/url"
@@ -29,12 +28,7 @@ func TestCopySourceBadVersionEncoding(t *testing.T) {
 		}
 	}
 
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	c := sdkClient(url, "ak", "sk")
-	ctx := context.Background()
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	url, _, _ := newBucketServer(t, SingleCredential("ak", "sk"))
 	if r, body := doSigned(t, http.MethodPut, url+"/bkt/src", nil, "current"); r.StatusCode != 200 {
 		t.Fatalf("PUT: %d %s", r.StatusCode, body)
 	}
@@ -51,12 +45,7 @@ func TestCopySourceBadVersionEncoding(t *testing.T) {
 // in S3: a copy source naming such a key copies that object, and one
 // whose key is not UTF-8 is refused with InvalidArgument.
 func TestCopySourceControlCharacters(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	c := sdkClient(url, "ak", "sk")
-	ctx := context.Background()
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	url, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	for _, k := range []string{"a\x01b", "\x1f\x7f", "tab\tnl\n"} {
 		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String(k),
 			Body: strings.NewReader("data of " + k)}); err != nil {

@@ -2,7 +2,6 @@ package s3api
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -16,13 +15,8 @@ import (
 // part-list errors, NoSuchBucket before NoSuchUpload, listing arguments,
 // the absolute Location and conditional completions.
 func TestMultipartAWSAnswers(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	url, ctx, c := newBucketServer(t, adminCreds())
 	b, k := aws.String("bkt"), aws.String("dir/obj")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	create := func() *string {
 		t.Helper()
 		cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
@@ -101,13 +95,8 @@ func TestMultipartAWSAnswers(t *testing.T) {
 // form without a period, a part copied into an upload without an algorithm
 // reports no checksum, and ListParts of such an upload says "null".
 func TestMultipartCopyAnswers(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, adminCreds())
 	b, k := aws.String("bkt"), aws.String("obj")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("src"), Body: strings.NewReader("source data"),
 		ChecksumAlgorithm: types.ChecksumAlgorithmSha1}); err != nil {
 		t.Fatal(err)
@@ -149,13 +138,8 @@ func TestMultipartCopyAnswers(t *testing.T) {
 // is PreconditionFailed and leaves the upload; the upload's own time, or a
 // time in the future, aborts.
 func TestAbortIfMatchInitiatedTime(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, adminCreds())
 	b, k := aws.String("bkt"), aws.String("obj")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	initiated := func(id *string) time.Time {
 		t.Helper()
 		out, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: b})
@@ -200,12 +184,7 @@ func TestAbortIfMatchInitiatedTime(t *testing.T) {
 // max-uploads=0 lists no upload but says there are more (the
 // store's 0 means its default, 1000).
 func TestListUploadsMaxZero(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	c := sdkClient(url, "ak", "sk")
-	ctx := context.Background()
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	for _, k := range []string{"a", "b"} {
 		if _, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String(k)}); err != nil {
 			t.Fatal(err)

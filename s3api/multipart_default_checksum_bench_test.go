@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/s3api/checksum"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -64,14 +62,8 @@ func BenchmarkPartChecksums(b *testing.B) {
 // benchUpload starts an upload without an algorithm on a fresh embedded
 // store.
 func benchUpload(b *testing.B) (*sealstore.Store, string) {
-	be, closer, err := backend.NewEmbeddedStore(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { closer.Close() })
-	key, _ := crypto.GenerateKey()
-	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
-	st, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: b.TempDir()})
+	be := embeddedStore(b)
+	st, err := sealstore.New(be, testKeyring(), sealstore.Options{SpoolDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}

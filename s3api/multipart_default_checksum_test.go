@@ -2,7 +2,6 @@ package s3api
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"maps"
 	"testing"
@@ -29,13 +28,8 @@ func sumOf(a checksum.Algorithm, b []byte) string {
 // stated on the completion is ignored (versitygw's
 // CompleteMultipartUpload_should_ignore_the_final_checksum).
 func TestMultipartDefaultChecksumBesideClients(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, adminCreds())
 	b, k := aws.String("bkt"), aws.String("obj")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	p1 := bytes.Repeat([]byte("part one "), (5<<20)/9+1)
 	p2 := bytes.Repeat([]byte("two "), (5<<20)/4+1)
 	p3 := []byte("copied source, the last part")

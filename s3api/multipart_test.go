@@ -47,13 +47,8 @@ func multipartETag(parts ...[]byte) string {
 // HEAD and GET of the object and of each part, ListMultipartUploads and
 // abort.
 func TestMultipartSDK(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("big"),
 		ChecksumAlgorithm: types.ChecksumAlgorithmCrc32, Metadata: map[string]string{"m": "1"}})
 	if err != nil {
@@ -146,11 +141,8 @@ func TestMultipartSDK(t *testing.T) {
 // TestUploadPartCopy copies ranges of an object (across its part
 // boundary, and a whole single-PUT object) into a new upload.
 func TestUploadPartCopy(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	b := aws.String("bkt")
-	c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b})
 	src := randData(6*mib, 9)
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("src"), Body: bytes.NewReader(src)}); err != nil {
 		t.Fatal(err)
@@ -358,11 +350,8 @@ func TestSDKRetryOfSlowCompletionKeepsManifest(t *testing.T) {
 // TestListPartsMaxPartsZero: ListParts with max-parts=0 returns no part and
 // IsTruncated true, as S3 (it used to return every part).
 func TestListPartsMaxPartsZero(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	b, k := aws.String("bkt"), aws.String("k")
-	c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b})
 	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
 	if err != nil {
 		t.Fatal(err)

@@ -19,13 +19,8 @@ import (
 // TestUnderscoreMetadata: metadata with "_" through PUT, COPY (COPY and
 // REPLACE directives), multipart, HEAD, GET.
 func TestUnderscoreMetadata(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	m1 := map[string]string{"a_b": "1", "plain": "2", "md5chksum": "x"}
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("o"), Body: strings.NewReader("hello"), Metadata: m1}); err != nil {
 		t.Fatal(err)

@@ -21,13 +21,8 @@ import (
 // file-name limit. The PUT succeeds (or is a 400 naming a limit) and
 // the bucket stays listable.
 func TestEmbeddedLongKeyShortSegments(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, adminCreds())
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("ok"), Body: strings.NewReader("fine")}); err != nil {
 		t.Fatal(err)
 	}
@@ -82,13 +77,8 @@ func TestEmbeddedLongKeyShortSegments(t *testing.T) {
 // never wrote (".s3" with delimiter "3") unless the reserved prefix is
 // hidden however the delimiter cuts it: nothing is listed.
 func TestDelimiterHidesReservedPrefix(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, adminCreds())
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("k")})
 	if err != nil {
 		t.Fatal(err)
@@ -123,13 +113,8 @@ func TestDelimiterHidesReservedPrefix(t *testing.T) {
 // give no marker the client can read that names anything under
 // ".s3seal/".
 func TestNextMarkerNeverNamesReservedKey(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, adminCreds())
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("k")})
 	_ = up
 	if err != nil {
@@ -185,13 +170,8 @@ func TestNextMarkerNeverNamesReservedKey(t *testing.T) {
 // keys under ".s3seal/": refused up front, never bucket-wide multipart
 // breaking.
 func TestClientKeyDotS3sealReserved(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, adminCreds())
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	// Every write of ".s3seal" is a 400
 	// InvalidArgument naming the reservation, before and after s3seal
 	// has state in the bucket, and multipart uploads keep working.

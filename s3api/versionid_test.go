@@ -15,7 +15,6 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/retry"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -195,13 +194,9 @@ func TestAttributesOfDeleteMarkerByID(t *testing.T) {
 // it up.
 func newEmbeddedFullServer(t *testing.T) string {
 	t.Helper()
-	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { closer.Close() })
-	key, _ := crypto.GenerateKey()
-	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
+	be := embeddedStore(t)
+	kr := testKeyring()
+	var err error
 	cfg := Config{Credentials: Credentials{"ak": {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true}},
 		Forwarder: be.(backend.Forwarder)}
 	// Wrapped as serve wraps it (its SourceReader reads copy sources).
