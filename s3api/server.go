@@ -2,6 +2,9 @@
 // and virtual-hosted style), authenticates them (package sigv4), turns them
 // into calls on the encrypting object layer (package sealstore) and renders
 // S3 XML responses and errors. It never touches keys or ciphertext.
+// routes.go is its table of contents. Its self-contained parts are
+// packages of their own: s3err (the error table), cors (CORS rules),
+// postpolicy (the POST policy of browser uploads), sigv4 and checksum.
 package s3api
 
 import (
