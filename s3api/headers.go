@@ -31,7 +31,7 @@ func oneOf(vals ...string) func(string) bool {
 }
 
 // Checked on every object and bucket operation: the bucket owner check,
-// against the owner s3seal shows, the caller (expectedowner.go). SSE-C
+// against the owner s3seal shows, the caller (checkExpectedOwner, below). SSE-C
 // headers are checked by checkSSEHeaders and implemented by the object
 // handlers (s3api/sse.go).
 var commonRefused = map[string]func(string) bool{
@@ -62,7 +62,7 @@ var writeRefused = map[string]func(string) bool{
 	"If-Unmodified-Since":                nil,
 	"X-Amz-Write-Offset-Bytes":           nil,
 	"X-Amz-Object-Annotation-Directive":  nil,
-	"X-Amz-Source-Expected-Bucket-Owner": func(string) bool { return true }, // expectedowner.go
+	"X-Amz-Source-Expected-Bucket-Owner": func(string) bool { return true }, // checkExpectedOwner
 }
 
 var (
@@ -75,7 +75,7 @@ var (
 	// implemented; SSE-KMS headers on a part are ignored, as S3 takes the
 	// upload's.
 	partPolicy = policy(map[string]func(string) bool{
-		"X-Amz-Source-Expected-Bucket-Owner": func(string) bool { return true }, // expectedowner.go
+		"X-Amz-Source-Expected-Bucket-Owner": func(string) bool { return true }, // checkExpectedOwner
 	})
 	// CompleteMultipartUpload implements If-Match, If-None-Match and
 	// x-amz-mp-object-size.
