@@ -3,7 +3,6 @@ package s3api
 import (
 	"io"
 	"net/http"
-	"net/url"
 	neturl "net/url"
 	"strings"
 	"testing"
@@ -94,7 +93,7 @@ func TestCopySourceControlCharacters(t *testing.T) {
 // fields), which a copy (and a GET ?versionId) must be able to name.
 func TestCopySourceVersionIDOfB2(t *testing.T) {
 	const b2 = "4_z27c88f1d182b150646ff0b16_f100920ddab886245_d20150809_m232316_c100_v0009990_t0003"
-	_, key, vid, err := parseCopySource("bkt/k?versionId=" + url.QueryEscape(b2))
+	_, key, vid, err := parseCopySource("bkt/k?versionId=" + neturl.QueryEscape(b2))
 	if err != nil || key != "k" || vid != b2 {
 		t.Errorf("copy source of a B2 version: key %q, version %q, %v", key, vid, err)
 	}
