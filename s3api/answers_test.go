@@ -45,11 +45,7 @@ func doSigned(t *testing.T, method, url string, h http.Header, body string) (*ht
 // others stay as the client wrote them (s3-tests
 // test_object_content_encoding_aws_chunked).
 func TestContentEncodingKeepsOtherCodings(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	c := sdkClient(url, "ak", "sk")
-	if _, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	url, _, _ := newBucketServer(t, SingleCredential("ak", "sk"))
 	for sent, want := range map[string]string{
 		"aws-chunked, deflate, gzip": "deflate, gzip",
 		"deflate, aws-chunked, gzip": "deflate, gzip",
@@ -72,12 +68,7 @@ func TestContentEncodingKeepsOtherCodings(t *testing.T) {
 // request had them, even empty, with KeyCount always (s3-tests
 // test_bucket_listv2_continuationtoken_empty).
 func TestListV2EchoesRequestFields(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	c := sdkClient(url, "ak", "sk")
-	ctx := context.Background()
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	url, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	for _, k := range []string{"bar", "baz", "foo", "quxx"} {
 		if err := put(ctx, c, "bkt", k); err != nil {
 			t.Fatal(err)
@@ -114,12 +105,7 @@ func TestListV2EchoesRequestFields(t *testing.T) {
 // (what boto3 sends for x-amz-meta-meta1 = "Hello World\xe9"), through
 // PUT, GET, HEAD and a copy.
 func TestUserMetadataBytesKept(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	c := sdkClient(url, "ak", "sk")
-	ctx := context.Background()
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	url, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	const v = "Hello World\xc3\xa9 \xe2\x82\xac"
 	r, body := doSigned(t, http.MethodPut, url+"/bkt/k", http.Header{"X-Amz-Meta-Meta1": {v}}, "bar")
 	if r.StatusCode != 200 {

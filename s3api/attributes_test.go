@@ -3,9 +3,15 @@ package s3api
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/checksum"
 )
 
@@ -26,13 +33,8 @@ var allAttributes = []types.ObjectAttributes{types.ObjectAttributesEtag, types.O
 // only the attributes asked for; S3's errors for a bad or missing
 // attribute list and a missing key.
 func TestGetObjectAttributes(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	url, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	data := []byte("attributes of a sealed object")
 	put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("single"), Body: bytes.NewReader(data),
 		ChecksumAlgorithm: types.ChecksumAlgorithmSha256})
@@ -162,12 +164,8 @@ func TestGetObjectAttributes(t *testing.T) {
 // named so), an unknown version id is 404, not 501, and an empty one is
 // InvalidArgument (the embedded store, as S3, also refuses a malformed one).
 func TestGetObjectAttributesByVersion(t *testing.T) {
-	c := sdkClient(newTestServer(t, SingleCredential("ak", "sk")), "ak", "sk")
-	ctx := context.Background()
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	b, k := aws.String("bkt"), aws.String("k")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	if err := put(ctx, c, "bkt", "k"); err != nil {
 		t.Fatal(err)
 	}
@@ -187,5 +185,112 @@ func TestGetObjectAttributesByVersion(t *testing.T) {
 	_, err = c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: k, VersionId: aws.String(""), ObjectAttributes: attrs})
 	if apiCode(err) != "InvalidArgument" || httpStatus(err) != http.StatusBadRequest {
 		t.Fatalf("empty version id: %v, want 400 InvalidArgument", err)
+	}
+}
+
+// headHook runs hook once, after the first HEAD of key that follows arm,
+// before that HEAD's answer is returned: a write by another client that
+// lands between two backend reads of one request.
+type headHook struct {
+	backend.Store
+	key   string
+	armed atomic.Bool
+	hook  func()
+}
+
+func (h *headHook) HeadObject(ctx context.Context, bucket, key string) (backend.ObjectInfo, error) {
+	bi, err := h.Store.HeadObject(ctx, bucket, key)
+	// CompareAndSwap, not sync.Once: the hook's own PUT HEADs the key too.
+	if key == h.key && h.armed.CompareAndSwap(true, false) {
+		h.hook()
+	}
+	return bi, err
+}
+func ssecKey(b byte) (key, md5sum string) {
+	raw := bytes.Repeat([]byte{b}, 32)
+	sum := md5.Sum(raw)
+	return base64.StdEncoding.EncodeToString(raw), base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// GetObjectAttributes checks the customer key against the very version it
+// describes, in one backend read (sealstore.Store.Attributes): when the
+// key is overwritten by an object without a customer key between two
+// reads, the SSE-C object's ETag, size and plaintext SHA-256 do not reach
+// a client that never sent its key.
+func TestAttributesOfSSECObjectNeedItsKey(t *testing.T) {
+	var hh *headHook
+	srv := newTestServerOver(t, Config{Credentials: SingleCredential("ak", "sk")}, func(s backend.Store) backend.Store {
+		hh = &headHook{Store: s, key: "secret"}
+		return hh
+	})
+	ctx := context.Background()
+	c := sdkClient(srv.URL, "ak", "sk")
+	b := aws.String("bkt")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	secret := []byte("the victim's secret content, sealed with its customer key")
+	key, keyMD5 := ssecKey(7)
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("secret"), Body: bytes.NewReader(secret),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: aws.String(key), SSECustomerKeyMD5: aws.String(keyMD5),
+		ChecksumAlgorithm: types.ChecksumAlgorithmSha256}); err != nil {
+		t.Fatal(err)
+	}
+	// Without the race, the attributes are refused without the key.
+	if _, err := c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: aws.String("secret"),
+		ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesEtag}}); apiCode(err) != "InvalidRequest" {
+		t.Fatalf("attributes without the key: %v", err)
+	}
+	// The attacker's own write lands between the two HEADs.
+	hh.hook = func() {
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("secret"), Body: strings.NewReader("mine")}); err != nil {
+			t.Errorf("attacker put: %v", err)
+		}
+	}
+	hh.armed.Store(true)
+	out, err := c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: b, Key: aws.String("secret"),
+		ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesEtag, types.ObjectAttributesObjectSize, types.ObjectAttributesChecksum}})
+	if err != nil {
+		// The SSE-C object was described (the first HEAD) without its key.
+		if apiCode(err) != "InvalidRequest" {
+			t.Errorf("refused with %v, want InvalidRequest", err)
+		}
+		return
+	}
+	sum := md5.Sum(secret)
+	sha := sha256.Sum256(secret)
+	wantETag, wantSHA := fmt.Sprintf("%x", sum), base64.StdEncoding.EncodeToString(sha[:])
+	var gotSHA string
+	if out.Checksum != nil {
+		gotSHA = aws.ToString(out.Checksum.ChecksumSHA256)
+	}
+	t.Logf("answer without a customer key: ETag %s, size %d, SHA-256 %s", aws.ToString(out.ETag), aws.ToInt64(out.ObjectSize), gotSHA)
+	if aws.ToString(out.ETag) == wantETag || gotSHA == wantSHA || aws.ToInt64(out.ObjectSize) == int64(len(secret)) {
+		t.Errorf("GetObjectAttributes without the customer key described the SSE-C object (ETag %v, SHA-256 %v, size %v)",
+			aws.ToString(out.ETag) == wantETag, gotSHA == wantSHA, aws.ToInt64(out.ObjectSize) == int64(len(secret)))
+	}
+}
+
+// ObjectParts shows one checksum per part, as S3 does: the object's
+// algorithm's when the object has a checksum; else (parts recorded by an
+// s3seal from before the default CRC64NVME) the client's alone, without
+// s3seal's own CRC64NVME beside it.
+func TestObjectPartChecksums(t *testing.T) {
+	both := map[string]string{"crc32": "AAAAAA==", "crc64nvme": "BBBBBBBBBBB="}
+	for _, tc := range []struct {
+		name         string
+		object, part map[string]string
+		want         map[string]string
+	}{
+		{"default object", map[string]string{"crc64nvme": "X"}, both, map[string]string{"crc64nvme": "BBBBBBBBBBB="}},
+		{"composite object", map[string]string{"crc32": "Y-2"}, both, map[string]string{"crc32": "AAAAAA=="}},
+		{"no object checksum, part with two", nil, both, map[string]string{"crc32": "AAAAAA=="}},
+		{"no object checksum, old record", nil, map[string]string{"crc32": "AAAAAA=="}, map[string]string{"crc32": "AAAAAA=="}},
+		{"no object checksum, part with s3seal's alone", nil, map[string]string{"crc64nvme": "BBBBBBBBBBB="}, map[string]string{"crc64nvme": "BBBBBBBBBBB="}},
+		{"no object checksum, part without", nil, nil, nil},
+	} {
+		if got := objectPartChecksums(tc.object, tc.part); len(got)+len(tc.want) > 0 && !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"errors"
 	"io"
 	"strings"
+
+	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/s3api/sigv4"
 )
 
 // maxXMLBody bounds the XML request bodies s3seal reads whole
@@ -45,7 +48,7 @@ func readCompleteBody(req *request, limit int64) ([]byte, error) {
 	if want := req.r.Header.Get("Content-MD5"); want != "" {
 		got := md5.Sum(body)
 		if want != base64.StdEncoding.EncodeToString(got[:]) {
-			return nil, apiErr("BadDigest", "")
+			return nil, s3err.New("BadDigest", "")
 		}
 	}
 	return body, nil
@@ -59,7 +62,7 @@ func readWholeBody(req *request, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(body)) > limit {
-		return nil, apiErr("MaxMessageLengthExceeded", "")
+		return nil, s3err.New("MaxMessageLengthExceeded", "")
 	}
 	return body, nil
 }
@@ -70,7 +73,7 @@ func readWholeBody(req *request, limit int64) ([]byte, error) {
 func decodeXML(body []byte, v any) error {
 	dec := xml.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
-		return apiErr("MalformedXML", "")
+		return s3err.New("MalformedXML", "")
 	}
 	for {
 		tok, err := dec.Token()
@@ -78,16 +81,33 @@ func decodeXML(body []byte, v any) error {
 			return nil
 		}
 		if err != nil {
-			return apiErr("MalformedXML", "")
+			return s3err.New("MalformedXML", "")
 		}
 		switch t := tok.(type) {
 		case xml.Comment, xml.ProcInst:
 		case xml.CharData:
 			if strings.TrimSpace(string(t)) != "" {
-				return apiErr("MalformedXML", "")
+				return s3err.New("MalformedXML", "")
 			}
 		default:
-			return apiErr("MalformedXML", "")
+			return s3err.New("MalformedXML", "")
 		}
 	}
+}
+
+// streamingOps are the operations that take an aws-chunked body
+// (x-amz-content-sha256 STREAMING-...): S3 takes one only for the object
+// uploads, and refuses it elsewhere (a bucket configuration, a tag set).
+var streamingOps = map[string]bool{"PutObject": true, "UploadPart": true}
+
+// checkPayloadMode refuses an aws-chunked body for an operation that takes
+// none, as S3 does, before anything of the body is read.
+func checkPayloadMode(op string, res *sigv4.Result) error {
+	switch res.PayloadMode {
+	case sigv4.StreamingSignedPayload, sigv4.StreamingSignedPayloadTrail, sigv4.StreamingUnsignedPayloadTrail:
+		if !streamingOps[op] {
+			return s3err.New("InvalidRequest", "The value of x-amz-content-sha256 header is invalid.")
+		}
+	}
+	return nil
 }

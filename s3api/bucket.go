@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 var bucketNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
@@ -31,7 +33,7 @@ func checkBucketName(name string) error {
 		bad = bad || strings.HasSuffix(name, sfx)
 	}
 	if bad {
-		return apiErr("InvalidBucketName", "")
+		return s3err.New("InvalidBucketName", "")
 	}
 	return nil
 }
@@ -69,7 +71,7 @@ func (s *Server) getBucketLocation(req *request) error {
 // bucketErr turns a bodiless 404 on a bucket into NoSuchBucket.
 func bucketErr(err error) error {
 	if toAPIError(err).Code == "NoSuchKey" {
-		return apiErr("NoSuchBucket", "")
+		return s3err.New("NoSuchBucket", "")
 	}
 	return err
 }

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // A bucket policy is checked by s3seal before it goes to the store, as
@@ -20,8 +22,8 @@ import (
 // refused after reading one byte past it, before it is parsed.
 const maxPolicyBody = 20 << 10
 
-func malformedPolicy(msg string) *APIError {
-	return &APIError{Code: "MalformedPolicy", StatusCode: 400, Message: msg}
+func malformedPolicy(msg string) *s3err.Error {
+	return &s3err.Error{Code: "MalformedPolicy", StatusCode: 400, Message: msg}
 }
 
 // policyStatement is one statement as far as s3seal judges it; the

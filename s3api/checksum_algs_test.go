@@ -105,12 +105,7 @@ func signAt(t *testing.T, req *http.Request, hash string, at time.Time) {
 // value and its type; a wrong value is 400 BadDigest with S3's message and
 // stores nothing.
 func TestNewAlgorithmsPutHeadersAndTrailers(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	url, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	data := bytes.Repeat([]byte("new checksum algorithms "), 300)
 	for _, a := range newAlgorithms {
 		for _, mode := range []string{"header", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER", "STREAMING-UNSIGNED-PAYLOAD-TRAILER"} {
@@ -164,13 +159,8 @@ func headChecksum(h *s3.HeadObjectOutput, a checksum.Algorithm) string {
 // computed on the copied plaintext with the algorithm asked for, and its
 // type.
 func TestChecksumInPutAndCopyAnswers(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	url, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	data := []byte("copy me, checksum me")
 	req, _ := http.NewRequest(http.MethodPut, url+"/bkt/plain", bytes.NewReader(data))
 	signAt(t, req, hexSHA(data), time.Now())
@@ -213,13 +203,8 @@ func TestChecksumInPutAndCopyAnswers(t *testing.T) {
 // one completes with the checksum of the part checksums, "-N", in the
 // CompleteMultipartUpload result.
 func TestMultipartNewAlgorithms(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	url, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	parts := [][]byte{bytes.Repeat([]byte("p"), 5<<20), []byte("tail")}
 	for _, a := range newAlgorithms {
 		t.Run(string(a), func(t *testing.T) {

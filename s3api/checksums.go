@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -103,7 +104,7 @@ func verifyBody(req *request, body []byte) error {
 	if want := checks.exp.ContentMD5; want != nil {
 		got := md5.Sum(body)
 		if subtle.ConstantTimeCompare(want, got[:]) != 1 {
-			return apiErr("BadDigest", "")
+			return s3err.New("BadDigest", "")
 		}
 	}
 	_, _ = checks.hasher.Write(body)

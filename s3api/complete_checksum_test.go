@@ -2,7 +2,6 @@ package s3api
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"hash/crc32"
@@ -17,15 +16,10 @@ import (
 // are about the object (S3: the type must match the upload's, else
 // BadDigest; the value is the whole object's checksum), not about the XML
 // body: a mismatching type is refused and the right full-object checksum
-// accepted. (Found by a review: s3seal checked them against the body.)
+// accepted. (s3seal once checked them against the body.)
 func TestCompleteChecksumHeaders(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	data := bytes.Repeat([]byte("abc"), 1000)
 	var sum [4]byte
 	binary.BigEndian.PutUint32(sum[:], crc32.ChecksumIEEE(data))

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -32,7 +33,7 @@ func (s *Server) copyObject(req *request) error {
 	if v := req.r.Header.Get("X-Amz-Checksum-Algorithm"); v != "" {
 		a, ok := checksum.ParseAlgorithm(v)
 		if !ok {
-			return apiErr("InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, MD5, SHA1, SHA256, SHA512, XXHASH128, XXHASH3, XXHASH64]")
+			return s3err.New("InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, MD5, SHA1, SHA256, SHA512, XXHASH128, XXHASH3, XXHASH64]")
 		}
 		asked = a
 	}
@@ -68,7 +69,7 @@ func (s *Server) copyObject(req *request) error {
 			return err
 		}
 	default:
-		return apiErr("InvalidArgument", "Unknown metadata directive.")
+		return s3err.New("InvalidArgument", "Unknown metadata directive.")
 	}
 	if in.Protect, err = s.copyProtection(req, srcBucket, srcKey); err != nil {
 		return err
@@ -131,14 +132,14 @@ func parseCopySource(v string) (bucket, key, versionID string, err error) {
 	}
 	dec, err := url.PathUnescape(src)
 	if err != nil || !utf8.ValidString(dec) {
-		return "", "", "", apiErr("InvalidArgument", "Invalid copy source encoding")
+		return "", "", "", s3err.New("InvalidArgument", "Invalid copy source encoding")
 	}
 	bucket, key, _ = strings.Cut(strings.TrimPrefix(dec, "/"), "/")
 	if !validCopyBucket(bucket) {
-		return "", "", "", apiErr("InvalidArgument", "Invalid copy source bucket name")
+		return "", "", "", s3err.New("InvalidArgument", "Invalid copy source bucket name")
 	}
 	if !validCopyKey(key) {
-		return "", "", "", apiErr("InvalidArgument", "Invalid copy source object key")
+		return "", "", "", s3err.New("InvalidArgument", "Invalid copy source object key")
 	}
 	return bucket, key, versionID, nil
 }
@@ -159,7 +160,7 @@ func copySourceVersionID(query string) (string, error) {
 		found = true
 		dec, err := url.QueryUnescape(v)
 		if err != nil {
-			return "", apiErr("InvalidArgument", "Invalid version id specified")
+			return "", s3err.New("InvalidArgument", "Invalid version id specified")
 		}
 		if vid, err = checkVersionID(dec); err != nil {
 			return "", err
@@ -211,17 +212,17 @@ func checkCopySource(h http.Header, src sealstore.ObjectInfo) error {
 	lm := src.LastModified.Truncate(time.Second)
 	if im := h.Get("X-Amz-Copy-Source-If-Match"); im != "" {
 		if !etagListMatches(im, src.ETag) {
-			return apiErr("PreconditionFailed", "")
+			return s3err.New("PreconditionFailed", "")
 		}
 	} else if t, err := http.ParseTime(h.Get("X-Amz-Copy-Source-If-Unmodified-Since")); err == nil && lm.After(t) {
-		return apiErr("PreconditionFailed", "")
+		return s3err.New("PreconditionFailed", "")
 	}
 	if inm := h.Get("X-Amz-Copy-Source-If-None-Match"); inm != "" {
 		if etagListMatches(inm, src.ETag) {
-			return apiErr("PreconditionFailed", "")
+			return s3err.New("PreconditionFailed", "")
 		}
 	} else if t, err := http.ParseTime(h.Get("X-Amz-Copy-Source-If-Modified-Since")); err == nil && !lm.After(t) {
-		return apiErr("PreconditionFailed", "")
+		return s3err.New("PreconditionFailed", "")
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"context"
 	"io"
 	"net/http"
 	neturl "net/url"
@@ -29,12 +28,7 @@ func TestCopySourceBadVersionEncoding(t *testing.T) {
 		}
 	}
 
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	c := sdkClient(url, "ak", "sk")
-	ctx := context.Background()
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	url, _, _ := newBucketServer(t, SingleCredential("ak", "sk"))
 	if r, body := doSigned(t, http.MethodPut, url+"/bkt/src", nil, "current"); r.StatusCode != 200 {
 		t.Fatalf("PUT: %d %s", r.StatusCode, body)
 	}
@@ -51,12 +45,7 @@ func TestCopySourceBadVersionEncoding(t *testing.T) {
 // in S3: a copy source naming such a key copies that object, and one
 // whose key is not UTF-8 is refused with InvalidArgument.
 func TestCopySourceControlCharacters(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	c := sdkClient(url, "ak", "sk")
-	ctx := context.Background()
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	url, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	for _, k := range []string{"a\x01b", "\x1f\x7f", "tab\tnl\n"} {
 		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String(k),
 			Body: strings.NewReader("data of " + k)}); err != nil {
@@ -95,5 +84,20 @@ func TestCopySourceControlCharacters(t *testing.T) {
 	r, body := doSigned(t, http.MethodPut, url+"/bkt/copy2", http.Header{"X-Amz-Copy-Source": {"bkt/%ff%fe"}}, "")
 	if r.StatusCode != 400 || !strings.Contains(body, "<Code>InvalidArgument</Code>") {
 		t.Fatalf("copy from a key not UTF-8: %d %s", r.StatusCode, body)
+	}
+}
+
+// TestCopySourceVersionIDOfB2: a copy source naming a version by the id
+// its store gave it is taken, whatever store that is. Backblaze B2's S3
+// API names versions by their file id (82 characters with "_" between its
+// fields), which a copy (and a GET ?versionId) must be able to name.
+func TestCopySourceVersionIDOfB2(t *testing.T) {
+	const b2 = "4_z27c88f1d182b150646ff0b16_f100920ddab886245_d20150809_m232316_c100_v0009990_t0003"
+	_, key, vid, err := parseCopySource("bkt/k?versionId=" + neturl.QueryEscape(b2))
+	if err != nil || key != "k" || vid != b2 {
+		t.Errorf("copy source of a B2 version: key %q, version %q, %v", key, vid, err)
+	}
+	if _, err := checkVersionID(b2); err != nil {
+		t.Errorf("GET ?versionId= of a B2 version: %v", err)
 	}
 }

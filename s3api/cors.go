@@ -1,192 +1,36 @@
 package s3api
 
 import (
+	"context"
 	"encoding/xml"
-	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/cors"
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // CORS: s3seal checks a bucket's CORS configuration as S3 does before
 // forwarding it (moto and others word their refusals otherwise), and
-// evaluates the rules itself, in front of any backend: a preflight
-// OPTIONS request is answered from them (corsrules.go fetches and caches
-// them), and an actual request with an Origin header gets the
+// evaluates the rules itself (package cors), in front of any backend: a
+// preflight OPTIONS request is answered from them (corsCache, below,
+// fetches and keeps them), and an actual request with an Origin header gets the
 // Access-Control-* headers of the rule that allows it.
 
-var corsMethods = []string{"GET", "PUT", "POST", "DELETE", "HEAD"}
-
-// validHeaderName reports whether h is an HTTP header name (an RFC 9110
-// token); "*" is one.
-func validHeaderName(h string) bool {
-	if h == "" {
-		return false
-	}
-	for _, c := range []byte(h) {
-		switch {
-		case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-func corsInvalid(msg string) *APIError {
-	return &APIError{Code: "InvalidRequest", StatusCode: http.StatusBadRequest, Message: msg}
-}
-
-// S3's limits on a CORS configuration: 100 rules, 64 KB.
-const (
-	maxCORSRules = 100
-	maxCORSBody  = 64 << 10
-)
-
-// checkCORS judges a CORSConfiguration as S3 does.
+// checkCORS judges a CORSConfiguration as S3 does (package cors).
 func checkCORS(body []byte) error {
 	doc := &corsDoc{}
 	if err := decodeXML(body, doc); err != nil {
 		return err
 	}
-	malformed := apiErr("MalformedXML", "")
-	if len(doc.Rules) == 0 || len(doc.Rules) > maxCORSRules {
-		return malformed
-	}
-	for _, rule := range doc.Rules {
-		if len(rule.AllowedOrigins) == 0 {
-			return malformed
-		}
-		for _, o := range rule.AllowedOrigins {
-			if strings.Count(o, "*") > 1 {
-				return corsInvalid(fmt.Sprintf("AllowedOrigin \"%s\" can not have more than one wildcard.", o))
-			}
-		}
-		if len(rule.AllowedMethods) == 0 {
-			return malformed
-		}
-		for _, m := range rule.AllowedMethods {
-			if !slices.Contains(corsMethods, m) {
-				return corsInvalid("Found unsupported HTTP method in CORS config. Unsupported method is " + m)
-			}
-		}
-		for _, h := range append(slices.Clone(rule.AllowedHeaders), rule.ExposeHeaders...) {
-			if !validHeaderName(h) {
-				return corsInvalid(fmt.Sprintf("AllowedHeader \"%s\" contains invalid character.", h))
-			}
-		}
-	}
-	return nil
-}
-
-// corsVary is the Vary header of every CORS answer.
-const corsVary = "Origin, Access-Control-Request-Headers, Access-Control-Request-Method"
-
-// corsMatch is what the rule that allows a request grants.
-type corsMatch struct {
-	origin, methods, expose, credentials, maxAge string
-}
-
-// match finds the first rule allowing origin, method and the requested
-// headers (lower case).
-func (c *corsDoc) match(origin, method string, headers []string) (corsMatch, bool) {
-	for _, rule := range c.Rules {
-		pattern := ""
-		for _, o := range rule.AllowedOrigins {
-			if globMatch(o, origin) {
-				pattern = o
-				break
-			}
-		}
-		if pattern == "" || !slices.Contains(rule.AllowedMethods, method) {
-			continue
-		}
-		ok := true
-		for _, h := range headers {
-			if !slices.ContainsFunc(rule.AllowedHeaders, func(a string) bool { return globMatch(strings.ToLower(a), h) }) {
-				ok = false
-				break
-			}
-		}
-		if !ok {
-			continue
-		}
-		m := corsMatch{origin: origin, credentials: "true", methods: strings.Join(rule.AllowedMethods, ", "),
-			maxAge: strings.TrimSpace(rule.MaxAgeSeconds)}
-		if pattern == "*" {
-			m.origin, m.credentials = "*", "false"
-		}
-		// ETag is always exposed: browser uploads need it to complete
-		// multipart uploads.
-		expose := slices.Clone(rule.ExposeHeaders)
-		if !slices.ContainsFunc(expose, func(h string) bool { return strings.EqualFold(h, "ETag") }) {
-			expose = append(expose, "ETag")
-		}
-		m.expose = strings.Join(expose, ", ")
-		return m, true
-	}
-	return corsMatch{}, false
-}
-
-// set writes the grant's headers; allowHeaders is what the preflight asked.
-func (m corsMatch) set(h http.Header, allowHeaders string) {
-	h.Set("Access-Control-Allow-Origin", m.origin)
-	h.Set("Access-Control-Allow-Methods", m.methods)
-	h.Set("Access-Control-Expose-Headers", m.expose)
-	h.Set("Access-Control-Allow-Credentials", m.credentials)
-	if allowHeaders != "" {
-		h.Set("Access-Control-Allow-Headers", allowHeaders)
-	}
-	if m.maxAge != "" {
-		h.Set("Access-Control-Max-Age", m.maxAge)
-	}
-	h.Set("Vary", corsVary)
-}
-
-// globMatch matches s against a pattern whose '*' stands for any run of
-// characters.
-func globMatch(pattern, s string) bool {
-	star, at := -1, 0
-	p, i := 0, 0
-	for i < len(s) {
-		switch {
-		case p < len(pattern) && pattern[p] == '*':
-			star, at = p, i
-			p++
-		case p < len(pattern) && pattern[p] == s[i]:
-			p++
-			i++
-		case star >= 0:
-			p = star + 1
-			at++
-			i = at
-		default:
-			return false
-		}
-	}
-	for p < len(pattern) && pattern[p] == '*' {
-		p++
-	}
-	return p == len(pattern)
-}
-
-// requestHeaders parses Access-Control-Request-Headers into lower-case
-// names, refusing one that is not a header name.
-func requestHeaders(v string) ([]string, error) {
-	if v == "" {
-		return nil, nil
-	}
-	var out []string
-	for _, part := range strings.Split(v, ",") {
-		h := strings.TrimSpace(part)
-		if !validHeaderName(h) {
-			return nil, &APIError{Code: "BadRequest", StatusCode: http.StatusBadRequest,
-				Message: fmt.Sprintf("Access-Control-Request-Headers \"%s\" contains invalid character.", part)}
-		}
-		out = append(out, strings.ToLower(h))
-	}
-	return out, nil
+	return cors.Check(doc.Rules)
 }
 
 // forbiddenBody is S3's AccessForbidden error, which names the method and
@@ -215,17 +59,17 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	bucket, key := s.target(r)
 	origin := r.Header.Get("Origin")
 	if origin == "" {
-		writeError(w, r, &APIError{Code: "BadRequest", StatusCode: http.StatusBadRequest,
+		writeError(w, r, &s3err.Error{Code: "BadRequest", StatusCode: http.StatusBadRequest,
 			Message: "Insufficient information. Origin request header needed."})
 		return
 	}
 	method := r.Header.Get("Access-Control-Request-Method")
-	if !slices.Contains(corsMethods, method) {
-		writeError(w, r, &APIError{Code: "BadRequest", StatusCode: http.StatusBadRequest,
+	if !slices.Contains(cors.Methods, method) {
+		writeError(w, r, &s3err.Error{Code: "BadRequest", StatusCode: http.StatusBadRequest,
 			Message: "Invalid Access-Control-Request-Method: " + method})
 		return
 	}
-	headers, err := requestHeaders(r.Header.Get("Access-Control-Request-Headers"))
+	headers, err := cors.RequestHeaders(r.Header.Get("Access-Control-Request-Headers"))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -245,7 +89,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 		forbid(corsNotEnabled, "BUCKET") // S3 names the bucket here whatever was asked
 		return
 	}
-	m, ok := rules.match(origin, method, headers)
+	m, ok := cors.Match(rules.Rules, origin, method, headers)
 	if !ok {
 		resource := "BUCKET"
 		if key != "" {
@@ -254,7 +98,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 		forbid(corsForbidden, resource)
 		return
 	}
-	m.set(w.Header(), strings.Join(headers, ", "))
+	m.Set(w.Header(), strings.Join(headers, ", "))
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -283,12 +127,12 @@ func (s *Server) actualCORS(w http.ResponseWriter, r *http.Request) {
 	if method == "" {
 		method = r.Method
 	}
-	headers, err := requestHeaders(r.Header.Get("Access-Control-Request-Headers"))
+	headers, err := cors.RequestHeaders(r.Header.Get("Access-Control-Request-Headers"))
 	if err != nil {
 		return
 	}
-	if m, ok := rules.match(origin, method, headers); ok {
-		m.set(w.Header(), strings.Join(headers, ", "))
+	if m, ok := cors.Match(rules.Rules, origin, method, headers); ok {
+		m.Set(w.Header(), strings.Join(headers, ", "))
 	}
 }
 
@@ -308,4 +152,134 @@ func (s *Server) corsBucket(bucket string) bool {
 		}
 	}
 	return false
+}
+
+// corsTTL is how long a bucket's CORS rules, or their absence, are kept
+// before they are read from the object store again; s3seal's own
+// PutBucketCors and DeleteBucketCors drop them at once. A missing bucket
+// is kept a second only, so that a bucket just created is seen.
+// The rules are read before any signature is checked (a browser's
+// preflight carries none), so what an unsigned request can cost is
+// bounded: only buckets some credential may use are looked up (see
+// corsBucket), one read per bucket at a time (singleflight), at most
+// corsMaxFetches reads at once and never more than --max-requests (more
+// answer 503 SlowDown), an unsigned request other than a preflight reads
+// none (actualCORS), a store's
+// failure is kept a second too, a document over corsMaxDoc (S3's own
+// limit for a CORS configuration) is not kept, and a full cache keeps no
+// new bucket rather than dropping the others.
+const (
+	corsTTL         = 5 * time.Second
+	corsNoBucketTTL = time.Second
+	corsMaxBuckets  = 10000
+	corsMaxFetches  = 8
+	corsMaxDoc      = 64 << 10
+)
+
+// corsCache holds the CORS rules of the buckets recently asked about.
+type corsCache struct {
+	mu      sync.Mutex
+	m       map[string]corsEntry
+	flight  singleflight.Group
+	fetches chan struct{} // one token per read in flight (corsMaxFetches)
+	once    sync.Once
+}
+
+type corsEntry struct {
+	rules *corsDoc // nil: the bucket has none
+	err   error    // NoSuchBucket
+	until time.Time
+}
+
+// forget drops a bucket's rules, after a change through s3seal.
+func (c *corsCache) forget(bucket string) {
+	c.mu.Lock()
+	delete(c.m, bucket)
+	c.mu.Unlock()
+}
+
+// rules returns the bucket's CORS rules, nil when it has none (or the
+// store keeps none), or the error of a bucket that does not exist or a
+// store that failed.
+func (c *corsCache) rules(ctx context.Context, f backend.Forwarder, bucket string, maxFetches int) (*corsDoc, error) {
+	now := time.Now()
+	c.mu.Lock()
+	e, ok := c.m[bucket]
+	c.mu.Unlock()
+	if ok && now.Before(e.until) {
+		return e.rules, e.err
+	}
+	// The read outlives the request that started it: others may wait on it.
+	v, _, _ := c.flight.Do(bucket, func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		return c.fetch(ctx, f, bucket, maxFetches), nil
+	})
+	e = v.(corsEntry)
+	return e.rules, e.err
+}
+
+// fetch reads a bucket's rules from the store and keeps the answer.
+func (c *corsCache) fetch(ctx context.Context, f backend.Forwarder, bucket string, maxFetches int) corsEntry {
+	c.once.Do(func() { c.fetches = make(chan struct{}, max(1, min(corsMaxFetches, maxFetches))) })
+	select {
+	case c.fetches <- struct{}{}:
+		defer func() { <-c.fetches }()
+	default:
+		return corsEntry{err: s3err.New("SlowDown", "")} // not kept
+	}
+	now := time.Now()
+	e := corsEntry{until: now.Add(corsTTL)}
+	switch rules, err := fetchCORS(ctx, f, bucket); {
+	case err == nil:
+		e.rules = rules
+	case backend.ErrorCode(err) == "NoSuchCORSConfiguration":
+	case backend.ErrorCode(err) == "NoSuchBucket":
+		e.err, e.until = s3err.New("NoSuchBucket", ""), now.Add(corsNoBucketTTL)
+	default:
+		e.err, e.until = err, now.Add(corsNoBucketTTL)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]corsEntry{}
+	}
+	if len(c.m) >= corsMaxBuckets {
+		for b, old := range c.m {
+			if !now.Before(old.until) {
+				delete(c.m, b)
+			}
+		}
+	}
+	if len(c.m) < corsMaxBuckets {
+		c.m[bucket] = e
+	}
+	return e
+}
+
+// fetchCORS reads a bucket's CORS configuration from the object store;
+// a store without CORS has none.
+func fetchCORS(ctx context.Context, f backend.Forwarder, bucket string) (*corsDoc, error) {
+	if f == nil {
+		return nil, nil
+	}
+	if l, ok := f.(backend.SubresourceLimits); ok && l.SubresourceLimit("cors") != "" {
+		return nil, nil
+	}
+	out, err := f.Forward(ctx, backend.RawRequest{Method: http.MethodGet, Bucket: bucket,
+		Query: url.Values{"cors": {""}}, Header: http.Header{}})
+	if err != nil {
+		if backend.ErrorCode(err) == "NotImplemented" {
+			return nil, nil
+		}
+		return nil, err
+	}
+	doc := &corsDoc{}
+	if len(out.Body) > corsMaxDoc {
+		return nil, s3err.New("InternalError", "The object store answered ?cors with a document larger than S3 allows.")
+	}
+	if decodeXML(out.Body, doc) != nil {
+		return nil, s3err.New("InternalError", "The object store answered ?cors with something other than its document.")
+	}
+	return doc, nil
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // S3's canned ACLs for buckets, and its object ownership settings.
@@ -46,11 +47,11 @@ func (s *Server) createBucket(req *request) error {
 	h := req.r.Header
 	acl := strings.TrimSpace(h.Get("X-Amz-Acl"))
 	if acl != "" && !slices.Contains(bucketCannedACLs, acl) {
-		return apiErr("InvalidArgument", "")
+		return s3err.New("InvalidArgument", "")
 	}
 	own := strings.TrimSpace(h.Get("X-Amz-Object-Ownership"))
 	if own != "" && !slices.Contains(objectOwnerships, own) {
-		return apiErr("InvalidArgument", "Invalid x-amz-object-ownership header: "+own)
+		return s3err.New("InvalidArgument", "Invalid x-amz-object-ownership header: "+own)
 	}
 	if own == "BucketOwnerEnforced" && (acl != "" && acl != "private" || hasGrantHeader(h)) {
 		return errACLWithEnforced()
@@ -65,7 +66,7 @@ func (s *Server) createBucket(req *request) error {
 			return err
 		}
 		if len(cfg.Other) > 0 {
-			return apiErr("NotImplemented", "s3seal does not implement CreateBucketConfiguration element "+cfg.Other[0].XMLName.Local+".")
+			return s3err.New("NotImplemented", "s3seal does not implement CreateBucketConfiguration element "+cfg.Other[0].XMLName.Local+".")
 		}
 	}
 	if loc := cfg.LocationConstraint; loc != "" && (loc == "us-east-1" || loc != s.region()) {
@@ -78,16 +79,16 @@ func (s *Server) createBucket(req *request) error {
 			return err
 		}
 		if len(tags) > 0 && s.cfg.Forwarder == nil {
-			return apiErr("NotImplemented", "s3seal does not implement bucket tags on this backend.")
+			return s3err.New("NotImplemented", "s3seal does not implement bucket tags on this backend.")
 		}
 	}
 	plain := (acl == "" || acl == "private") && !hasGrantHeader(h)
 	if known, mine := s.creators.lookup(req.bucket, req.auth.AccessKey); known {
 		if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err == nil {
 			if plain && mine {
-				return apiErr("BucketAlreadyOwnedByYou", "")
+				return s3err.New("BucketAlreadyOwnedByYou", "")
 			}
-			return apiErr("BucketAlreadyExists", "")
+			return s3err.New("BucketAlreadyExists", "")
 		}
 	}
 	// What follows the create (tags, ownership controls) is undone by
@@ -99,9 +100,9 @@ func (s *Server) createBucket(req *request) error {
 	if len(tags) > 0 || enforce {
 		switch err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); {
 		case err == nil:
-			return apiErr("BucketAlreadyOwnedByYou", "")
+			return s3err.New("BucketAlreadyOwnedByYou", "")
 		case backend.ErrorCode(err) == "AccessDenied" || backend.ErrorCode(err) == "Forbidden":
-			return apiErr("BucketAlreadyExists", "")
+			return s3err.New("BucketAlreadyExists", "")
 		case !backend.IsNotFound(err):
 			return err
 		}
@@ -217,4 +218,14 @@ func (c *bucketCreators) forget(bucket string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, bucket)
+}
+
+// AWS's words for these two end without a period (not in the table,
+// whose messages are sentences).
+func errLocationConstraint() *s3err.Error {
+	return err400("InvalidLocationConstraint", "The specified location-constraint is not valid")
+}
+
+func errACLWithEnforced() *s3err.Error {
+	return err400("InvalidBucketAclWithObjectOwnership", "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting")
 }

@@ -3,13 +3,19 @@ package s3api
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
 // TestCreateBucketChecked: CreateBucket is judged by s3seal as AWS judges
@@ -101,5 +107,99 @@ func TestCreateBucketChecked(t *testing.T) {
 	head, err := c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String("tagged")})
 	if err != nil || aws.ToString(head.BucketRegion) != "us-east-1" {
 		t.Fatalf("HeadBucket: %+v %v", head, err)
+	}
+}
+
+// tagFailForwarder stands for a store that creates buckets (the
+// embedded store behind the server) but fails PUT ?tagging (a store
+// without bucket tags, or a transient 5xx).
+type tagFailForwarder struct{ be backend.Store }
+
+func (f *tagFailForwarder) Forward(ctx context.Context, in backend.RawRequest) (*backend.RawResponse, error) {
+	if in.Method == http.MethodPut && in.Key == "" && len(in.Query) == 0 {
+		if err := f.be.CreateBucket(ctx, in.Bucket); err != nil {
+			return nil, err
+		}
+		return &backend.RawResponse{StatusCode: 200, Header: http.Header{}}, nil
+	}
+	if in.Query.Has("tagging") {
+		return nil, &backend.Error{Code: "NotImplemented", StatusCode: 501, Message: "no bucket tags here"}
+	}
+	return &backend.RawResponse{StatusCode: 200, Header: http.Header{}}, nil
+}
+
+// CreateBucket with Object Lock (or a canned ACL) and tags, on a store
+// that fails PUT ?tagging: the bucket is created by its own raw request,
+// then tagged, and removed again when tagging fails. The client reads a
+// 4xx/5xx then, or 200 with the bucket there, never HTTP 200 (with an
+// <Error> body) for a bucket that does not exist. (The Go SDK reads such
+// a 200's <Error> body as a failure and retries; a client that goes by
+// the status line, as this raw request does, would see success.)
+func TestLockedCreateBucketTagFailureAnswered(t *testing.T) {
+	fw := &tagFailForwarder{}
+	creds := Credentials{"ak": {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
+	srv := newTestServerOver(t, Config{Credentials: creds, Forwarder: fw}, func(be backend.Store) backend.Store { fw.be = be; return be })
+	ctx := context.Background()
+	for name, hdr := range map[string][2]string{
+		"locked": {"X-Amz-Bucket-Object-Lock-Enabled", "true"},
+		"acl":    {"X-Amz-Acl", "public-read"},
+	} {
+		bucket := "tagfail-" + name + "-tagged"
+		body := `<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Tags><Tag><Key>team</Key><Value>a</Value></Tag></Tags></CreateBucketConfiguration>`
+		req, _ := http.NewRequest(http.MethodPut, srv.URL+"/"+bucket, strings.NewReader(body))
+		req.Header.Set(hdr[0], hdr[1])
+		req.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
+		if err := v4.NewSigner().SignHTTP(ctx, aws.Credentials{AccessKeyID: "ak", SecretAccessKey: "sk"}, req, "UNSIGNED-PAYLOAD", "s3", "us-east-1", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		headErr := fw.be.HeadBucket(ctx, bucket)
+		t.Logf("%s: CreateBucket answered %d %q; store HeadBucket: %v", name, resp.StatusCode, b, headErr)
+		if resp.StatusCode == 200 && headErr != nil {
+			t.Errorf("%s: CreateBucket answered 200 but the bucket is gone (%v)", name, headErr)
+		}
+	}
+}
+
+// tagRefusingForwarder: a store that creates buckets through the raw path
+// (Object Lock / ACL creates) but refuses PUT ?tagging.
+type tagRefusingForwarder struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (f *tagRefusingForwarder) Forward(_ context.Context, in backend.RawRequest) (*backend.RawResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = append(f.log, in.Method+" "+in.Bucket+"?"+in.Query.Encode())
+	if in.Query.Has("tagging") {
+		return nil, &backend.Error{Code: "InvalidTag", StatusCode: 400, Message: "store refuses these tags"}
+	}
+	return &backend.RawResponse{StatusCode: 200, Header: http.Header{}}, nil
+}
+
+// CreateBucket with Object Lock (or an ACL) and tags, on a store that
+// refuses the tags: the client is not told success for the bucket s3seal
+// then deletes again (tagNewBucket's refusal, and the DeleteBucket of
+// configureNewBucket, come before any answer).
+func TestLockedCreateBucketRefusedTags(t *testing.T) {
+	fw := &tagRefusingForwarder{}
+	c, _ := adminClient(t, fw)
+	_, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("r3locked"),
+		ObjectLockEnabledForBucket: aws.Bool(true),
+		CreateBucketConfiguration:  &types.CreateBucketConfiguration{Tags: []types.Tag{{Key: aws.String("k"), Value: aws.String("v")}}}})
+	t.Logf("store saw: %q; SDK: %v", fw.log, err)
+	// What goes on the wire: the status line is what clients trust for
+	// CreateBucket.
+	srv := newTestServerWith(t, Config{Credentials: Credentials{"ak": {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}, Forwarder: fw})
+	resp, body := doSigned(t, http.MethodPut, srv.URL+"/r3locked2", http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}},
+		`<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Tags><Tag><Key>k</Key><Value>v</Value></Tag></Tags></CreateBucketConfiguration>`)
+	if resp.StatusCode == http.StatusOK {
+		t.Errorf("CreateBucket answered HTTP 200 although the store refused its tags and s3seal deleted the bucket; body: %s", body)
 	}
 }

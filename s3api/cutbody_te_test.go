@@ -90,7 +90,7 @@ func r1ChunkSig(prev, date, scope string, key, data []byte) string {
 	return hex.EncodeToString(r1hmac(key, sts))
 }
 
-// A regression test from a review: an aws-chunked body cut after the last data
+// An aws-chunked body cut after the last data
 // byte of the declared length (before the chunk's CRLF, the final 0-chunk
 // and the trailer) was stored as a complete object. In the signed mode the
 // last chunk's signature was never checked: a chunk with a bogus signature

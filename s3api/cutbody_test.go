@@ -211,7 +211,7 @@ func TestCutBodiesAreRefused(t *testing.T) {
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("cut")}); err != nil {
 		t.Fatal(err)
 	}
-	data := []byte("0123456789abcdef") // one 16-byte chunk, as in the review
+	data := []byte("0123456789abcdef") // one 16-byte chunk
 	modes := []string{"sha256", "UNSIGNED-PAYLOAD", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
 		"STREAMING-UNSIGNED-PAYLOAD-TRAILER", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"}
 	stored := func(key string) bool {

@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"context"
 	"io"
 	"strings"
 	"testing"
@@ -15,13 +14,8 @@ import (
 // entry is NoSuchVersion (as S3 answers it) and the object stays; the
 // other entries of the request are deleted.
 func TestDeleteObjectsEmptyVersionIDRefused(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, adminCreds())
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	for _, k := range []string{"keep", "gone"} {
 		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String(k), Body: strings.NewReader(k)}); err != nil {
 			t.Fatal(err)

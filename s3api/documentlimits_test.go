@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/s3seal/s3seal/s3api/cors"
 )
 
 // endlessBody is a request body of n bytes of one repeated document
@@ -74,7 +76,7 @@ func TestDocumentReadsBounded(t *testing.T) {
 		{"PutBucketTagging", "PUT", "/bkt?tagging", md5Header, maxXMLBody, tooBig},
 		{"PutBucketPolicy", "PUT", "/bkt?policy", nil, maxPolicyBody,
 			"<Code>MalformedPolicy</Code><Message>Policy exceeds the maximum allowed document size.</Message>"},
-		{"PutBucketCors", "PUT", "/bkt?cors", md5Header, maxCORSBody, tooBig},
+		{"PutBucketCors", "PUT", "/bkt?cors", md5Header, cors.MaxBody, tooBig},
 		{"PutBucketLifecycle", "PUT", "/bkt?lifecycle", md5Header, maxXMLBody, tooBig},
 		{"PutBucketWebsite", "PUT", "/bkt?website", nil, maxWebsiteBody, tooBig},
 		{"PutBucketAcl", "PUT", "/bkt?acl", nil, maxXMLBody, tooBig},
@@ -155,7 +157,7 @@ func TestDocumentLimitsAtAndPast(t *testing.T) {
 		}
 		return b.String() + "</TagSet></Tagging>"
 	}
-	cors := func(n int) string {
+	corsRules := func(n int) string {
 		return "<CORSConfiguration>" + strings.Repeat("<CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod></CORSRule>", n) + "</CORSConfiguration>"
 	}
 	lifecycle := func(n int) string {
@@ -180,10 +182,10 @@ func TestDocumentLimitsAtAndPast(t *testing.T) {
 		{"a tag value of 257", "PUT", "/bkt/k?tagging", tags(1, 1, 257), 400, "InvalidTag"},
 		{"50 bucket tags", "PUT", "/bkt?tagging", tags(50, 128, 256), 204, ""},
 		{"51 bucket tags", "PUT", "/bkt?tagging", tags(51, 1, 1), 400, "BadRequest"},
-		{"100 CORS rules", "PUT", "/bkt?cors", cors(100), 200, ""},
-		{"101 CORS rules", "PUT", "/bkt?cors", cors(101), 400, "MalformedXML"},
-		{"a CORS configuration of 64 KiB", "PUT", "/bkt?cors", padded(cors(1), maxCORSBody), 200, ""},
-		{"a CORS configuration past 64 KiB", "PUT", "/bkt?cors", padded(cors(1), maxCORSBody+1), 400, "MaxMessageLengthExceeded"},
+		{"100 CORS rules", "PUT", "/bkt?cors", corsRules(100), 200, ""},
+		{"101 CORS rules", "PUT", "/bkt?cors", corsRules(101), 400, "MalformedXML"},
+		{"a CORS configuration of 64 KiB", "PUT", "/bkt?cors", padded(corsRules(1), cors.MaxBody), 200, ""},
+		{"a CORS configuration past 64 KiB", "PUT", "/bkt?cors", padded(corsRules(1), cors.MaxBody+1), 400, "MaxMessageLengthExceeded"},
 		{"1000 lifecycle rules", "PUT", "/bkt?lifecycle", lifecycle(1000), 200, ""},
 		{"1001 lifecycle rules", "PUT", "/bkt?lifecycle", lifecycle(1001), 400, "MalformedXML"},
 		{"no lifecycle rule", "PUT", "/bkt?lifecycle", lifecycle(0), 400, "MalformedXML"},

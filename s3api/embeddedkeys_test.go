@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,13 +13,8 @@ import (
 // listed, a key under an object is 404 NoSuchKey, and what the store
 // cannot hold is a 4xx naming the limit, never a 500 or 503.
 func TestEmbeddedKeyShapesThroughS3seal(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, adminCreds())
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	for _, k := range []string{"photos/", "photos/2024/", "photos/2024/a.jpg", "obj"} {
 		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String(k), Body: strings.NewReader(strings.Repeat("x", len(k)%3))}); err != nil {
 			t.Fatalf("PUT %s: %v", k, err)

@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -14,12 +13,7 @@ import (
 // another value is 403 AccessDenied and changes nothing; the caller's own
 // key passes (it was 501 before).
 func TestExpectedOwnerOnBucketOps(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	if err := put(ctx, c, "bkt", "k"); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -30,7 +31,7 @@ func oneOf(vals ...string) func(string) bool {
 }
 
 // Checked on every object and bucket operation: the bucket owner check,
-// against the owner s3seal shows, the caller (expectedowner.go). SSE-C
+// against the owner s3seal shows, the caller (checkExpectedOwner, below). SSE-C
 // headers are checked by checkSSEHeaders and implemented by the object
 // handlers (s3api/sse.go).
 var commonRefused = map[string]func(string) bool{
@@ -61,7 +62,7 @@ var writeRefused = map[string]func(string) bool{
 	"If-Unmodified-Since":                nil,
 	"X-Amz-Write-Offset-Bytes":           nil,
 	"X-Amz-Object-Annotation-Directive":  nil,
-	"X-Amz-Source-Expected-Bucket-Owner": func(string) bool { return true }, // expectedowner.go
+	"X-Amz-Source-Expected-Bucket-Owner": func(string) bool { return true }, // checkExpectedOwner
 }
 
 var (
@@ -74,7 +75,7 @@ var (
 	// implemented; SSE-KMS headers on a part are ignored, as S3 takes the
 	// upload's.
 	partPolicy = policy(map[string]func(string) bool{
-		"X-Amz-Source-Expected-Bucket-Owner": func(string) bool { return true }, // expectedowner.go
+		"X-Amz-Source-Expected-Bucket-Owner": func(string) bool { return true }, // checkExpectedOwner
 	})
 	// CompleteMultipartUpload implements If-Match, If-None-Match and
 	// x-amz-mp-object-size.
@@ -110,7 +111,7 @@ func (p headerPolicy) check(h http.Header) error {
 		}
 		for _, v := range vals {
 			if accept == nil || !accept(v) {
-				return apiErr("NotImplemented", "s3seal does not implement the header "+name+
+				return s3err.New("NotImplemented", "s3seal does not implement the header "+name+
 					" (with this value); it is refused rather than ignored.")
 			}
 		}
@@ -125,7 +126,7 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 	var c sealstore.Condition
 	if v := strings.TrimSpace(h.Get("If-None-Match")); v != "" {
 		if v != "*" {
-			return nil, apiErr("NotImplemented", "")
+			return nil, s3err.New("NotImplemented", "")
 		}
 		c.IfNoneMatch = true
 	}
@@ -137,7 +138,7 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 			}
 		}
 		if c.IfMatch == nil {
-			return nil, apiErr("InvalidArgument", "If-Match names no ETag.")
+			return nil, s3err.New("InvalidArgument", "If-Match names no ETag.")
 		}
 	}
 	if !c.IfNoneMatch && c.IfMatch == nil {
@@ -145,7 +146,30 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 	}
 	if c.IfNoneMatch && c.IfMatch != nil {
 		// Both on one write: S3 implements either, not the two together.
-		return nil, apiErr("NotImplemented", "")
+		return nil, s3err.New("NotImplemented", "")
 	}
 	return &c, nil
+}
+
+// checkExpectedOwner answers x-amz-expected-bucket-owner and a copy's
+// x-amz-source-expected-bucket-owner. s3seal has no bucket owners (see
+// docs/DESIGN.md): the owner a client is shown of any bucket it may reach
+// is itself, its access key id, as ListBuckets reports. So the header
+// naming that id passes, any other value is AccessDenied, as S3 answers a
+// bucket another account owns. The headers are removed once checked: no
+// handler acts on them and the backend's account is not the client's.
+func checkExpectedOwner(r *http.Request, accessKey string) error {
+	for _, name := range []string{"X-Amz-Expected-Bucket-Owner", "X-Amz-Source-Expected-Bucket-Owner"} {
+		vs, ok := r.Header[name]
+		if !ok {
+			continue
+		}
+		for _, v := range vs {
+			if v != accessKey || accessKey == "" {
+				return refusedBy(name + " names another owner than the access key")
+			}
+		}
+		r.Header.Del(name)
+	}
+	return nil
 }

@@ -26,10 +26,7 @@ func readObject(t *testing.T, c *s3.Client, b, k string) string {
 // Conditional PUTs and copies: S3's codes, and a refused write changes
 // nothing.
 func TestConditionalWrites(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
-	c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")})
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	cput := func(key, data string, f func(*s3.PutObjectInput)) (*s3.PutObjectOutput, error) {
 		in := &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String(key), Body: strings.NewReader(data)}
 		f(in)
@@ -89,10 +86,7 @@ func TestConditionalWrites(t *testing.T) {
 // are refused with 501 and nothing is written, read or deleted; harmless
 // values pass.
 func TestUnimplementedHeadersRefused(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
-	c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")})
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	if err := put(ctx, c, "bkt", "k"); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package s3api
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,13 +16,8 @@ import (
 // object, and S3's default FULL_OBJECT CRC64NVME for an upload created
 // without an algorithm, even when its parts named another.
 func TestListObjectsChecksums(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, adminCreds())
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	type sum struct {
 		alg types.ChecksumAlgorithm
 		typ types.ChecksumType
@@ -98,13 +92,8 @@ func TestListObjectsChecksums(t *testing.T) {
 // given at CreateMultipartUpload; an upload created without one has
 // neither element.
 func TestListMultipartUploadsChecksums(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	url, ctx, c := newBucketServer(t, adminCreds())
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	want := map[string][2]string{
 		"a": {"CRC32", "COMPOSITE"},
 		"b": {"CRC32C", "FULL_OBJECT"},

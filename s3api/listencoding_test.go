@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -28,13 +27,8 @@ func TestS3URLEncode(t *testing.T) {
 // As s3-tests test_bucket_list_encoding_basic and its V2 twin: '/' stays,
 // ' ' and '+' are percent-encoded, in every element S3 encodes.
 func TestListEncodingURL(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, adminCreds())
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	for _, k := range []string{"foo+1/bar", "foo/bar/xyzzy", "quux ab/thud", "asdf+b", "foo/x y"} {
 		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String(k), Body: strings.NewReader("x")}); err != nil {
 			t.Fatal(err)
@@ -91,13 +85,8 @@ func TestListEncodingURL(t *testing.T) {
 // as sent even with encoding-type=url (botocore, which asks for url
 // encoding on every V1 listing, does not decode it), while V2 encodes it.
 func TestListV1PrefixNotEncoded(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, adminCreds())
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	for _, p := range []string{"\n", "a b/"} {
 		v1, err := c.ListObjects(ctx, &s3.ListObjectsInput{Bucket: b, Prefix: aws.String(p), EncodingType: types.EncodingTypeUrl})
 		if err != nil {

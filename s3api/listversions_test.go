@@ -13,13 +13,8 @@ import (
 // ListObjectVersions names each version's checksum algorithm and type, as
 // S3 does, from the listing's first HEAD and from the cache after.
 func TestListVersionsChecksums(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, adminCreds())
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
 		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
 		t.Fatal(err)

@@ -7,9 +7,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // S3's Object Lock rules that s3seal checks itself, so that the answer is
@@ -28,7 +30,7 @@ import (
 func checkLockConfig(body []byte) ([]byte, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		// S3's words for an empty body, without a period.
-		return nil, &APIError{Code: "MissingRequestBodyError", StatusCode: http.StatusBadRequest, Message: "Request Body is empty"}
+		return nil, &s3err.Error{Code: "MissingRequestBodyError", StatusCode: http.StatusBadRequest, Message: "Request Body is empty"}
 	}
 	n, err := parseLockDoc(body, "ObjectLockConfiguration", lockConfSchema)
 	if err != nil {
@@ -36,7 +38,7 @@ func checkLockConfig(body []byte) ([]byte, error) {
 	}
 	doc := &lockConfigDoc{}
 	if doc.ObjectLockEnabled, _ = n.value("ObjectLockEnabled"); doc.ObjectLockEnabled != "Enabled" {
-		return nil, apiErr("MalformedXML", "")
+		return nil, s3err.New("MalformedXML", "")
 	}
 	rule := n.nodes["Rule"]
 	if rule == nil {
@@ -47,7 +49,7 @@ func checkLockConfig(body []byte) ([]byte, error) {
 	days, hasDays := d.value("Days")
 	years, hasYears := d.value("Years")
 	if d == nil || (mode != "GOVERNANCE" && mode != "COMPLIANCE") || hasDays == hasYears {
-		return nil, apiErr("MalformedXML", "")
+		return nil, s3err.New("MalformedXML", "")
 	}
 	period := days
 	if hasYears {
@@ -58,7 +60,7 @@ func checkLockConfig(body []byte) ([]byte, error) {
 		return nil, err400("InvalidRetentionPeriod", "Default retention period must be a positive integer value.")
 	}
 	if (hasYears && p > maxLockYears) || (hasDays && p > maxLockYears*365) {
-		return nil, apiErr("InvalidArgument", "Default retention period too large.")
+		return nil, s3err.New("InvalidArgument", "Default retention period too large.")
 	}
 	doc.Rule = &lockRule{DefaultRetention: &lockDefault{Mode: mode}}
 	if hasYears {
@@ -101,7 +103,7 @@ func (s *Server) lockBucketState(req *request, sr subresource) error {
 			return versionErr(err)
 		}
 		if st != "Enabled" {
-			return &APIError{Code: "InvalidBucketState", StatusCode: http.StatusConflict,
+			return &s3err.Error{Code: "InvalidBucketState", StatusCode: http.StatusConflict,
 				Message: "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration"}
 		}
 	}
@@ -134,7 +136,7 @@ func (s *Server) bucketLockOn(req *request) (bool, error) {
 	case err != nil:
 		return false, forwardErr(err)
 	case decodeXML(out.Body, &c) != nil:
-		return false, apiErr("InternalError", "The object store answered ?object-lock with something other than its document.")
+		return false, s3err.New("InternalError", "The object store answered ?object-lock with something other than its document.")
 	}
 	return c.ObjectLockEnabled == "Enabled", nil
 }
@@ -161,9 +163,9 @@ func (s *Server) lockTarget(req *request, sr subresource, in *backend.RawRequest
 	}
 	if backend.IsNotFound(err) {
 		if vid != "" {
-			return apiErr("NoSuchVersion", "")
+			return s3err.New("NoSuchVersion", "")
 		}
-		return apiErr("NoSuchKey", "")
+		return s3err.New("NoSuchKey", "")
 	}
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)
@@ -186,7 +188,7 @@ func (s *Server) lockTarget(req *request, sr subresource, in *backend.RawRequest
 // errMissingLockConfig is S3's answer to a retention or legal hold in a
 // bucket without Object Lock (its words, without a period).
 func errMissingLockConfig() error {
-	return apiErr("InvalidRequest", "Bucket is missing Object Lock Configuration")
+	return s3err.New("InvalidRequest", "Bucket is missing Object Lock Configuration")
 }
 
 // retentionRule refuses a PutObjectRetention that S3 refuses on the
@@ -202,7 +204,7 @@ func retentionRule(req *request, body []byte, cur backend.Protection) error {
 		RetainUntilDate string `xml:"RetainUntilDate"`
 	}
 	if err := xml.Unmarshal(body, &r); err != nil {
-		return apiErr("MalformedXML", "")
+		return s3err.New("MalformedXML", "")
 	}
 	if cur.LockMode == "" || !cur.RetainUntil.After(time.Now()) {
 		return nil
@@ -225,7 +227,7 @@ func retentionRule(req *request, body []byte, cur backend.Protection) error {
 
 // errObjectLocked is S3's refusal of a change a lock forbids.
 func errObjectLocked() error {
-	return apiErr("AccessDenied", "Access Denied because object protected by object lock.")
+	return s3err.New("AccessDenied", "Access Denied because object protected by object lock.")
 }
 
 // retentionFromHead answers GetObjectRetention from the version's HEAD
@@ -241,7 +243,7 @@ func (s *Server) retentionFromHead(req *request, in backend.RawRequest) ([]byte,
 		return nil, readErr(req.w.Header(), err, vid)
 	}
 	if info.Lock.LockMode == "" || info.Lock.RetainUntil.IsZero() {
-		return nil, &APIError{Code: "NoSuchObjectLockConfiguration", StatusCode: http.StatusNotFound,
+		return nil, &s3err.Error{Code: "NoSuchObjectLockConfiguration", StatusCode: http.StatusNotFound,
 			Message: "The specified object does not have a ObjectLock configuration."}
 	}
 	doc := retentionDoc{Mode: info.Lock.LockMode, RetainUntilDate: info.Lock.RetainUntil.UTC().Format(time.RFC3339)}
@@ -267,19 +269,19 @@ func (s *Server) lockForbidsSuspend(req *request) error {
 	if on, err := s.bucketLockOn(req); err != nil || !on {
 		return nil
 	}
-	return &APIError{Code: "InvalidBucketState", StatusCode: http.StatusConflict,
+	return &s3err.Error{Code: "InvalidBucketState", StatusCode: http.StatusConflict,
 		Message: "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed."}
 }
 
 // lockMessage is the message a store's lock refusal is passed on with:
-// AWS's words for its own lock codes (errorTable; the embedded store's and
+// AWS's words for its own lock codes (s3err's table; the embedded store's and
 // moto's lack the period), the store's for any other.
 func lockMessage(be *backend.Error) string { return storeRefusal(be).Message }
 
 // errNoLegalHold is S3's answer to GetObjectLegalHold on a version that
 // never had one (moto answers a LegalHold without Status).
 func errNoLegalHold() error {
-	return apiErr("NoSuchObjectLockConfiguration", "")
+	return s3err.New("NoSuchObjectLockConfiguration", "")
 }
 
 // lockedDeleteErr is the answer to a DeleteObject of a version the store
@@ -320,7 +322,47 @@ func (s *Server) uploadLockAllowed(req *request, p backend.Protection) error {
 		return err
 	}
 	if !on {
-		return apiErr("InvalidRequest", "Bucket is missing ObjectLockConfiguration")
+		return s3err.New("InvalidRequest", "Bucket is missing ObjectLockConfiguration")
 	}
 	return nil
+}
+
+// keyLocks serializes requests on one (bucket, key) within the process:
+// a retention or legal-hold change is judged on a HEAD of the version and
+// then forwarded, and two such changes at once must not both be judged on
+// the state before either (the first's extension would let the second's
+// shortening through). Entries live while someone holds or waits for them.
+type keyLocks struct {
+	mu sync.Mutex
+	m  map[string]*keyLock
+}
+
+type keyLock struct {
+	sync.Mutex
+	users int
+}
+
+// lock takes the lock of bucket/key and returns its release.
+func (k *keyLocks) lock(bucket, key string) (unlock func()) {
+	name := bucket + "\x00" + key
+	k.mu.Lock()
+	if k.m == nil {
+		k.m = map[string]*keyLock{}
+	}
+	l := k.m[name]
+	if l == nil {
+		l = &keyLock{}
+		k.m[name] = l
+	}
+	l.users++
+	k.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		k.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(k.m, name)
+		}
+		k.mu.Unlock()
+	}
 }

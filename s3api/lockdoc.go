@@ -4,6 +4,8 @@ import (
 	"encoding/xml"
 	"strings"
 	"time"
+
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // The lock documents s3seal judges (Retention, LegalHold,
@@ -41,13 +43,13 @@ func parseLockDoc(body []byte, root string, schema lockSchema) (*lockNode, error
 		return nil, err
 	}
 	if x.XMLName.Local != root {
-		return nil, apiErr("MalformedXML", "")
+		return nil, s3err.New("MalformedXML", "")
 	}
 	return strictNode(x, schema)
 }
 
 func strictNode(x xmlNode, schema lockSchema) (*lockNode, error) {
-	bad := apiErr("MalformedXML", "")
+	bad := s3err.New("MalformedXML", "")
 	if x.XMLName.Space != "" && x.XMLName.Space != s3ns {
 		return nil, bad
 	}

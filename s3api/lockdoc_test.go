@@ -7,7 +7,7 @@ import (
 
 // TestLockDocsStrict: a lock document that could be read two ways is
 // refused, and what is forwarded is s3seal's own encoding of the values it
-// judged (review s11c, finding 1).
+// judged.
 func TestLockDocsStrict(t *testing.T) {
 	const ns = `xmlns="http://s3.amazonaws.com/doc/2006-03-01/"`
 	bad := []struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -24,7 +25,7 @@ func (s *Server) putObject(req *request) error {
 	}
 	size := req.auth.DecodedLength
 	if size < 0 {
-		return apiErr("MissingContentLength", "")
+		return s3err.New("MissingContentLength", "")
 	}
 	meta, headers, err := objectHeaders(req.r.Header)
 	if err != nil {
@@ -70,7 +71,7 @@ func objectRange(r *http.Request) (*sealstore.Range, error) {
 		return rng, err
 	}
 	if rng != nil {
-		return nil, apiErr("InvalidRequest", "Cannot specify both Range header and partNumber query parameter")
+		return nil, s3err.New("InvalidRequest", "Cannot specify both Range header and partNumber query parameter")
 	}
 	n, err := partNumber(r.URL.Query().Get("partNumber"))
 	if err != nil {
@@ -186,7 +187,7 @@ func (s *Server) headObject(req *request) error {
 // objectErr turns a bodiless 404 on an object into NoSuchKey.
 func objectErr(err error) error {
 	if backend.ErrorCode(err) == "NotFound" {
-		return apiErr("NoSuchKey", "")
+		return s3err.New("NoSuchKey", "")
 	}
 	return err
 }
@@ -208,7 +209,7 @@ func userMeta(h http.Header) (map[string]string, error) {
 		total += len(name) + len(v)
 	}
 	if total > maxMetaSize {
-		return nil, &APIError{Code: "MetadataTooLarge", StatusCode: 400,
+		return nil, &s3err.Error{Code: "MetadataTooLarge", StatusCode: 400,
 			Message: "Your metadata headers exceed the maximum allowed metadata size"}
 	}
 	return meta, nil
@@ -357,17 +358,17 @@ func checkConditions(r *http.Request, info sealstore.ObjectInfo) error {
 	lm := info.LastModified.Truncate(time.Second)
 	if im := r.Header.Get("If-Match"); im != "" {
 		if !etagListMatches(im, info.ETag) {
-			return apiErr("PreconditionFailed", "")
+			return s3err.New("PreconditionFailed", "")
 		}
 	} else if t, err := http.ParseTime(r.Header.Get("If-Unmodified-Since")); err == nil && lm.After(t) {
-		return apiErr("PreconditionFailed", "")
+		return s3err.New("PreconditionFailed", "")
 	}
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
 		if etagListMatches(inm, info.ETag) {
-			return apiErr("NotModified", "")
+			return s3err.New("NotModified", "")
 		}
 	} else if t, err := http.ParseTime(r.Header.Get("If-Modified-Since")); err == nil && !lm.After(t) {
-		return apiErr("NotModified", "")
+		return s3err.New("NotModified", "")
 	}
 	return nil
 }

@@ -299,11 +299,7 @@ func TestSubresourceOfMissingObject(t *testing.T) {
 // A bad x-amz-object-lock-retain-until-date is named in the error, as
 // S3's InvalidArgument names it (ArgumentName, ArgumentValue).
 func TestRetainUntilDateArgumentNamed(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	c := sdkClient(url, "ak", "sk")
-	if _, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	url, _, _ := newBucketServer(t, SingleCredential("ak", "sk"))
 	body := []byte("data")
 	req, _ := http.NewRequest(http.MethodPut, url+"/bkt/k", strings.NewReader(string(body)))
 	req.Header.Set("X-Amz-Object-Lock-Mode", "GOVERNANCE")
@@ -326,11 +322,7 @@ func TestRetainUntilDateArgumentNamed(t *testing.T) {
 // InvalidDigest; on BadDigest the MD5 calculated (base64) and the one
 // expected (hex).
 func TestContentMD5Refusals(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	c := sdkClient(url, "ak", "sk")
-	if _, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	url, _, _ := newBucketServer(t, SingleCredential("ak", "sk"))
 	body := []byte("dummy data")
 	sum := md5.Sum(body)
 	for md5h, want := range map[string]string{

@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -13,11 +12,7 @@ import (
 // A part checksummed with another algorithm than its upload's is refused
 // in S3's words: the algorithms upper-case, no closing period.
 func TestPartAlgorithmMismatchWords(t *testing.T) {
-	c := sdkClient(newTestServer(t, SingleCredential("ak", "sk")), "ak", "sk")
-	ctx := context.Background()
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String("k"),
 		ChecksumAlgorithm: types.ChecksumAlgorithmCrc32})
 	if err != nil {
@@ -35,12 +30,7 @@ func TestPartAlgorithmMismatchWords(t *testing.T) {
 // the part's type is "null"); on a FULL_OBJECT upload the upload's
 // algorithm is computed and reported in the answer.
 func TestPartWithoutChecksum(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	c := sdkClient(url, "ak", "sk")
-	ctx := context.Background()
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	url, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	for _, typ := range []types.ChecksumType{types.ChecksumTypeComposite, types.ChecksumTypeFullObject} {
 		up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String("k"),
 			ChecksumAlgorithm: types.ChecksumAlgorithmCrc32, ChecksumType: typ})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/s3api/sigv4"
 )
 
@@ -37,10 +38,16 @@ func (f *postForm) add(name, value string) {
 	f.order = append(f.order, ln)
 }
 
-func (f *postForm) value(name string) (string, bool) {
+// Value, Names and Spelled are the form as its policy sees it
+// (postpolicy.Form).
+func (f *postForm) Value(name string) (string, bool) {
 	v, ok := f.fields[name]
 	return v, ok
 }
+
+func (f *postForm) Names() []string { return f.order }
+
+func (f *postForm) Spelled(name string) string { return f.names[name] }
 
 func (f *postForm) get(name string) string { return f.fields[name] }
 
@@ -130,7 +137,7 @@ func (s *Server) postNotForm(w http.ResponseWriter, r *http.Request) {
 	if ri := infoFrom(r.Context()); ri != nil {
 		ri.op = "PostObject"
 	}
-	writeError(w, r, withExtra(apiErr("PreconditionFailed", ""),
+	writeError(w, r, withExtra(s3err.New("PreconditionFailed", ""),
 		"Condition", "Bucket POST must be of the enclosure-type multipart/form-data"))
 }
 
@@ -156,7 +163,7 @@ func readPostForm(r *http.Request) (*postForm, *multipart.Part, error) {
 		// The reader also answers a bare io.EOF for a form cut inside a
 		// part's headers: only one that closed is a form without a file.
 		if err == io.EOF && lim.closed {
-			return nil, nil, &APIError{Code: "InvalidArgument", StatusCode: 400, Message: "POST requires exactly one file upload per request."}
+			return nil, nil, &s3err.Error{Code: "InvalidArgument", StatusCode: 400, Message: "POST requires exactly one file upload per request."}
 		}
 		if err != nil {
 			return nil, nil, malformedPOST()
@@ -179,13 +186,13 @@ func readPostForm(r *http.Request) (*postForm, *multipart.Part, error) {
 	}
 }
 
-func malformedPOST() *APIError {
-	return &APIError{Code: "MalformedPOSTRequest", StatusCode: 400,
+func malformedPOST() *s3err.Error {
+	return &s3err.Error{Code: "MalformedPOSTRequest", StatusCode: 400,
 		Message: "The body of your POST request is not well-formed multipart/form-data."}
 }
 
-func preDataTooLarge() *APIError {
-	return &APIError{Code: "MaxPostPreDataLengthExceeded", StatusCode: 400,
+func preDataTooLarge() *s3err.Error {
+	return &s3err.Error{Code: "MaxPostPreDataLengthExceeded", StatusCode: 400,
 		Message: "Your POST request fields preceeding the upload file was too large."}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/s3seal/s3seal/s3api/postpolicy"
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -58,19 +60,19 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	if err := cred.check(accWrite, bucket); err != nil {
 		return err
 	}
-	pol, err := parsePostPolicy(form.get("policy"))
+	pol, err := postpolicy.Parse(form.get("policy"))
 	if err != nil {
 		return err
 	}
-	if !time.Now().Before(pol.expiration) {
-		return policyDenied("Policy expired.")
+	if !time.Now().Before(pol.Expiration) {
+		return postpolicy.Denied("Policy expired.")
 	}
 	form.expandFilename(file)
 	key := form.get("key")
 	if key == "" {
 		return missingPostField("key")
 	}
-	rng, err := pol.check(form, bucket)
+	rng, err := pol.Check(form, bucket)
 	if err != nil {
 		return err
 	}
@@ -99,16 +101,16 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 		return cerr
 	}
 	backendSSE(h, &headers)
-	body := &rangedBody{r: file, max: rng.max}
+	body := &rangedBody{r: file, max: rng.Max}
 	finalize := checks.finalize(nil)
 	info, err := s.store.Put(r.Context(), sealstore.PutInput{
 		Bucket: bucket, Key: key, Body: body, Size: -1,
 		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: cred.KeyID,
 		Observe: checks.hasher, Protect: protect, CustomerKey: ck,
 		Finalize: func() (map[string]string, error) {
-			if body.n < rng.min {
-				return nil, withExtra(apiErr("EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size"),
-					"ProposedSize", itoa(body.n), "MinSizeAllowed", itoa(rng.min))
+			if body.n < rng.Min {
+				return nil, withExtra(s3err.New("EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size"),
+					"ProposedSize", itoa(body.n), "MinSizeAllowed", itoa(rng.Min))
 			}
 			return finalize()
 		},
@@ -176,8 +178,8 @@ func objectURL(r *http.Request, key string) string {
 	return scheme + "://" + r.Host + strings.TrimSuffix(r.URL.EscapedPath(), "/") + "/" + url.PathEscape(key)
 }
 
-func missingPostField(name string) *APIError {
-	return &APIError{Code: "InvalidArgument", StatusCode: 400,
+func missingPostField(name string) *s3err.Error {
+	return &s3err.Error{Code: "InvalidArgument", StatusCode: 400,
 		Message: "Bucket POST must contain a field named '" + name + "'.  If it is specified, please check the order of the fields."}
 }
 
@@ -201,7 +203,7 @@ func (b *rangedBody) Read(p []byte) (int, error) {
 		return k, b.tooLarge()
 	}
 	if err != nil && err != io.EOF {
-		var ae *APIError
+		var ae *s3err.Error
 		if !errors.As(err, &ae) {
 			// The form ended (or the connection broke) inside the file,
 			// before its closing boundary.
@@ -218,8 +220,8 @@ const maxProposedCount = 16 << 20
 // tooLarge is EntityTooLarge for a file past the range's maximum: S3 names
 // the file's size, so the rest of the file part is counted (when it ends
 // cleanly within maxProposedCount) and discarded; nothing of it is kept.
-func (b *rangedBody) tooLarge() *APIError {
-	e := apiErr("EntityTooLarge", "")
+func (b *rangedBody) tooLarge() *s3err.Error {
+	e := s3err.New("EntityTooLarge", "")
 	n, err := io.Copy(io.Discard, io.LimitReader(b.r, maxProposedCount+1))
 	if err == nil && n <= maxProposedCount {
 		withExtra(e, "ProposedSize", itoa(b.n+n))
@@ -228,7 +230,7 @@ func (b *rangedBody) tooLarge() *APIError {
 }
 
 // withExtra returns e with the extra elements name/value pairs appended.
-func withExtra(e *APIError, nameValues ...string) *APIError {
+func withExtra(e *s3err.Error, nameValues ...string) *s3err.Error {
 	for i := 0; i+1 < len(nameValues); i += 2 {
 		e.Fields = append(e.Fields, sigv4.Field{Name: nameValues[i], Value: nameValues[i+1]})
 	}

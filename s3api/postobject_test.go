@@ -433,3 +433,27 @@ func TestPostObjectCutInFields(t *testing.T) {
 		t.Fatalf("cut: %d %s", res.status, res.body)
 	}
 }
+
+// A POST form with both an "acl" and an "x-amz-acl" field (both covered
+// by the policy) gets the same answer every time, whatever Go's map
+// order: a non-admin asking "acl=public-read" with "x-amz-acl=private" is
+// refused (AccessDenied), never stored with the public-read request
+// silently dropped (objectHeader joins both fields in the order sent).
+func TestPostTwoACLFieldsAlwaysRefused(t *testing.T) {
+	url, _ := newPostServer(t)
+	p := postSigner{ak: postAK, sk: postSK, now: time.Now()}
+	b64, sig := p.policy(t, time.Now().Add(time.Hour),
+		map[string]string{"bucket": postBucket}, []any{"starts-with", "$key", "up/"},
+		[]any{"starts-with", "$acl", ""}, []any{"starts-with", "$x-amz-acl", ""})
+	statuses := map[int]int{}
+	for i := range 40 {
+		fields := append(p.fields(b64, sig), [2]string{"key", fmt.Sprintf("up/acl-%d", i)},
+			[2]string{"acl", "public-read"}, [2]string{"x-amz-acl", "private"})
+		ct, body := formBody(t, fields, "f.txt", []byte("data"))
+		statuses[sendPost(t, url, ct, body).status]++
+	}
+	if len(statuses) != 1 || statuses[403] != 40 {
+		t.Fatalf("want every upload asking acl=public-read from a non-admin to be refused (403); got status counts %v "+
+			"(204 = stored, the ACL request silently dropped)", statuses)
+	}
+}

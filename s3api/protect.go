@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -44,11 +45,11 @@ func protectionOf(h http.Header, cred Credential) (backend.Protection, error) {
 	}
 	mode, until := h.Get("X-Amz-Object-Lock-Mode"), h.Get("X-Amz-Object-Lock-Retain-Until-Date")
 	if (mode == "") != (until == "") {
-		return p, apiErr("InvalidArgument", "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied.")
+		return p, s3err.New("InvalidArgument", "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied.")
 	}
 	if mode != "" {
 		if mode != "GOVERNANCE" && mode != "COMPLIANCE" {
-			return p, apiErr("InvalidArgument", "Unknown wormMode directive.")
+			return p, s3err.New("InvalidArgument", "Unknown wormMode directive.")
 		}
 		t, err := parseRetainUntil(until)
 		if err != nil {
@@ -58,7 +59,7 @@ func protectionOf(h http.Header, cred Credential) (backend.Protection, error) {
 	}
 	if v := h.Get("X-Amz-Object-Lock-Legal-Hold"); v != "" {
 		if v != "ON" && v != "OFF" {
-			return p, apiErr("InvalidArgument", "Legal Hold must be either of 'ON' or 'OFF'")
+			return p, s3err.New("InvalidArgument", "Legal Hold must be either of 'ON' or 'OFF'")
 		}
 		p.LegalHold = v
 	}
@@ -76,12 +77,12 @@ func protectionOf(h http.Header, cred Credential) (backend.Protection, error) {
 func parseRetainUntil(v string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		e := apiErr("InvalidArgument", "The retain until date must be provided in ISO 8601 format")
+		e := s3err.New("InvalidArgument", "The retain until date must be provided in ISO 8601 format")
 		e.Fields = []sigv4.Field{{Name: "ArgumentName", Value: "x-amz-object-lock-retain-until-date"}, {Name: "ArgumentValue", Value: v}}
 		return time.Time{}, e
 	}
 	if !t.After(time.Now()) {
-		return time.Time{}, apiErr("InvalidArgument", "The retain until date must be in the future!")
+		return time.Time{}, s3err.New("InvalidArgument", "The retain until date must be in the future!")
 	}
 	return t, nil
 }
@@ -113,11 +114,11 @@ func parseTagHeader(v string) ([]tag, error) {
 		if err1 != nil || err2 != nil || k == "" {
 			// A pair without a key ("=v") is bad encoding, as S3 has
 			// it, not an invalid key.
-			return nil, apiErr("InvalidArgument", "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.")
+			return nil, s3err.New("InvalidArgument", "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.")
 		}
 		for _, t := range tags {
 			if t.Key == dk {
-				return nil, apiErr("InvalidArgument", "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.")
+				return nil, s3err.New("InvalidArgument", "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.")
 			}
 		}
 		tags = append(tags, tag{dk, dv})
@@ -184,8 +185,8 @@ func encodeTags(tags []tag) string {
 }
 
 // err400 is a 400 error with a code s3seal's table does not hold.
-func err400(code, msg string) *APIError {
-	return &APIError{Code: code, StatusCode: http.StatusBadRequest, Message: msg}
+func err400(code, msg string) *s3err.Error {
+	return &s3err.Error{Code: code, StatusCode: http.StatusBadRequest, Message: msg}
 }
 
 // copyProtection is the lock and tags of a copy: the lock headers as
@@ -202,7 +203,7 @@ func (s *Server) copyProtection(req *request, srcBucket, srcKey string) (backend
 		return p, nil
 	case "", "COPY":
 	default:
-		return p, apiErr("InvalidArgument", "Unknown tagging directive.")
+		return p, s3err.New("InvalidArgument", "Unknown tagging directive.")
 	}
 	p.Tagging = ""
 	if s.cfg.Forwarder == nil {
@@ -221,7 +222,7 @@ func (s *Server) copyProtection(req *request, srcBucket, srcKey string) (backend
 	}
 	var t tagging
 	if err := decodeXML(out.Body, &t); err != nil {
-		return p, apiErr("InternalError", "The object store answered ?tagging of the copy source with something other than its tags.")
+		return p, s3err.New("InternalError", "The object store answered ?tagging of the copy source with something other than its tags.")
 	}
 	p.Tagging = encodeTags(t.TagSet.Tags)
 	return p, nil
@@ -251,7 +252,7 @@ func bypassCtx(req *request) (context.Context, error) {
 // credential that is not an admin.
 func checkBypass(req *request) error {
 	if bypassAsked(req.r.Header) && !req.cred.Admin {
-		return apiErr("AccessDenied", "Only credentials marked \"admin\": true may bypass a GOVERNANCE retention (x-amz-bypass-governance-retention).")
+		return s3err.New("AccessDenied", "Only credentials marked \"admin\": true may bypass a GOVERNANCE retention (x-amz-bypass-governance-retention).")
 	}
 	return nil
 }
@@ -270,10 +271,10 @@ func bypassAsked(h http.Header) bool {
 func (s *Server) createLockedBucket(req *request, body []byte) error {
 	h := bucketACL(req.r.Header)
 	if len(h) > 0 && !req.cred.Admin {
-		return apiErr("AccessDenied", "Only credentials marked \"admin\": true may set a bucket's ACL or object ownership (the object store enforces them).")
+		return s3err.New("AccessDenied", "Only credentials marked \"admin\": true may set a bucket's ACL or object ownership (the object store enforces them).")
 	}
 	if s.cfg.Forwarder == nil {
-		return apiErr("NotImplemented", "s3seal does not implement Object Lock or bucket ACLs on this backend.")
+		return s3err.New("NotImplemented", "s3seal does not implement Object Lock or bucket ACLs on this backend.")
 	}
 	if lockEnabled(req.r.Header) {
 		h.Set("X-Amz-Bucket-Object-Lock-Enabled", "true")
@@ -288,15 +289,15 @@ func (s *Server) createLockedBucket(req *request, body []byte) error {
 // lockRefusal passes on the backend's refusals of what s3seal passed on
 // (a lock on a bucket without Object Lock, a malformed tag), which are
 // about the client's request; nil for any other error.
-func lockRefusal(be *backend.Error) *APIError {
+func lockRefusal(be *backend.Error) *s3err.Error {
 	switch be.Code {
 	case "InvalidRequest", "InvalidArgument", "InvalidTag", "MalformedXML", "BadRequest",
 		"InvalidBucketState", "ObjectLockConfigurationNotFoundError", "NoSuchObjectLockConfiguration":
 		if be.StatusCode >= 400 && be.StatusCode < 500 {
-			return &APIError{Code: be.Code, StatusCode: be.StatusCode, Message: lockMessage(be)}
+			return &s3err.Error{Code: be.Code, StatusCode: be.StatusCode, Message: lockMessage(be)}
 		}
 	case "NotImplemented": // the embedded store names its limit
-		return apiErr("NotImplemented", be.Message)
+		return s3err.New("NotImplemented", be.Message)
 	}
 	return nil
 }
@@ -344,7 +345,7 @@ func objectACL(h http.Header, cred Credential) (backend.Protection, error) {
 			continue
 		}
 		if !slices.Contains(objectGrants, suffix) {
-			return p, apiErr("NotImplemented", "s3seal does not implement the header "+http.CanonicalHeaderKey(name)+" on objects")
+			return p, s3err.New("NotImplemented", "s3seal does not implement the header "+http.CanonicalHeaderKey(name)+" on objects")
 		}
 		grants[suffix] = strings.Join(vs, ",")
 	}
@@ -352,13 +353,13 @@ func objectACL(h http.Header, cred Credential) (backend.Protection, error) {
 		return p, nil
 	}
 	if !cred.Admin {
-		return p, apiErr("AccessDenied", "Only credentials marked \"admin\": true may set ACLs (the object store enforces them).")
+		return p, s3err.New("AccessDenied", "Only credentials marked \"admin\": true may set ACLs (the object store enforces them).")
 	}
 	if acl != "" && !slices.Contains(cannedACLs, acl) {
-		return p, apiErr("InvalidArgument", "")
+		return p, s3err.New("InvalidArgument", "")
 	}
 	if acl != "" && len(grants) > 0 {
-		return p, apiErr("InvalidRequest", "Specifying both Canned ACLs and Header Grants is not allowed")
+		return p, s3err.New("InvalidRequest", "Specifying both Canned ACLs and Header Grants is not allowed")
 	}
 	p.ACL = acl
 	if len(grants) > 0 {

@@ -69,12 +69,7 @@ func tagSet(n int, key func(i int) string) *types.Tagging {
 // Lock and tag headers are checked as S3 checks them, before the body is
 // stored: bad ones are S3's 400s and nothing is written.
 func TestProtectionHeadersChecked(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	future, past := time.Now().Add(time.Hour), time.Now().Add(-time.Hour)
 	cases := map[string]struct {
 		f         func(*s3.PutObjectInput)
@@ -210,7 +205,7 @@ func TestSubresourcesForwarded(t *testing.T) {
 	}
 
 	// Retention: checked, the bypass header passed on for an admin (a
-	// writer gets AccessDenied, see TestReviewI10aNonAdminIrreversibleLockConfig).
+	// writer gets AccessDenied, see TestNonAdminLockDecisionsRefused).
 	past := time.Now().Add(-time.Hour)
 	_, err = user.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: aws.String("bkt"), Key: aws.String("k"),
 		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &past}})

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/gorilla/mux"
+
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // plainParams are the query parameters that select no sub-resource: list
@@ -37,6 +39,48 @@ var (
 	serviceSubs = map[string]bool{"max-buckets": true}
 )
 
+// routes is the table of contents of the S3 API: each route names its
+// handler, and the files hold them by subject:
+//
+//	server.go              Config, Server, serve (authentication, slots, the request)
+//	requestshape.go        refusals by the request's shape alone, before authentication
+//	access.go              credentials and what each may read and write
+//	refusals.go            AccessDenied and anonymous refusals, and their log line
+//	headers.go             the headers each operation refuses; expected bucket owner
+//	body.go                reading request bodies and XML; aws-chunked per operation
+//	checksums.go           flexible checksums of a body and in answers
+//	errors.go              any error as the S3 error document (the table: package s3err)
+//	xml.go                 the XML documents of buckets, listings, copies and deletes
+//	bucket.go              bucket names, HeadBucket, DeleteBucket, GetBucketLocation
+//	createbucket.go        CreateBucket with its configuration, lock, ACL and tags
+//	bucketconfig.go        lifecycle rule count and bucket tags, judged as S3 does
+//	bucketpolicy.go        bucket policies, judged before the store sees them
+//	acl.go                 ACLs and ownership controls (admins only)
+//	website.go             website configuration, and absent-document answers
+//	cors.go                CORS preflights, actual-request headers, the rules cache (rules: package cors)
+//	list.go                ListBuckets, ListObjects V1 and V2, DeleteObjects
+//	versions.go            bucket versioning, ListObjectVersions, version ids
+//	object.go              PutObject, GetObject, HeadObject, DeleteObject
+//	copy.go                CopyObject and the copy source
+//	attributes.go          GetObjectAttributes
+//	storageclass.go        x-amz-storage-class and the website redirect header
+//	sse.go                 SSE-C and SSE-KMS headers
+//	protect.go             Object Lock and tag headers of a write
+//	lockcheck.go           Object Lock configurations and per-key locks
+//	lockdoc.go             strict reading of Object Lock documents
+//	subres.go              forwarded sub-resources (?tagging, ?acl, ?cors, ...)
+//	subdocs.go             the documents of forwarded sub-resources
+//	subresversion.go       version answers of object sub-resources
+//	multipart.go           multipart uploads: create, parts, copy parts, complete, list
+//	multipart_args.go      multipart arguments (counts, checksum type), conditional aborts
+//	multipart_complete.go  checks of a completion's parts and checksums
+//	multipart_xml.go       the XML documents of multipart uploads
+//	postform.go            reading a browser POST form (the policy: package postpolicy)
+//	postobject.go          browser POST uploads
+//	keepalive.go           keep-alive of long answers whose status went out early
+//	slowclient.go          the guard against clients that stall a transfer
+//	linger.go              reading a refused request's body so the client sees the refusal
+//	observe.go             metrics observer and per-request info
 func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter().SkipClean(true)
 	r.Path("/healthz").Methods(http.MethodGet, http.MethodHead).MatcherFunc(unsigned).HandlerFunc(s.healthz)
@@ -121,7 +165,7 @@ func (s *Server) routes() *mux.Router {
 	// A multipart parameter anywhere else changes what the request means
 	// and is not ignored.
 	o.MatcherFunc(misplacedMultipart).HandlerFunc(s.serve("InvalidRequest", accService, func(*request) error {
-		return apiErr("InvalidRequest", "This operation does not take the uploads, uploadId or partNumber parameter in this combination.")
+		return s3err.New("InvalidRequest", "This operation does not take the uploads, uploadId or partNumber parameter in this combination.")
 	}))
 	o.Methods(http.MethodPut, http.MethodPost).MatcherFunc(plainWithVersion).HandlerFunc(s.serve("InvalidArgument", accService, versionOnWrite))
 	o.Methods(http.MethodPut).HeadersRegexp("X-Amz-Copy-Source", ".").HandlerFunc(s.serve("CopyObject", accWrite, s.copyObject))
@@ -131,7 +175,7 @@ func (s *Server) routes() *mux.Router {
 	o.Methods(http.MethodDelete).HandlerFunc(s.serve("DeleteObject", accWrite, s.deleteObject))
 
 	r.NotFoundHandler = s.serve("NotImplemented", accService, notImplemented)
-	r.MethodNotAllowedHandler = s.serve("MethodNotAllowed", accService, func(*request) error { return apiErr("MethodNotAllowed", "") })
+	r.MethodNotAllowedHandler = s.serve("MethodNotAllowed", accService, func(*request) error { return s3err.New("MethodNotAllowed", "") })
 	return r
 }
 
@@ -177,7 +221,7 @@ func notImplemented(req *request) error {
 	if len(subs) > 0 {
 		what = req.r.Method + " " + strings.Join(subs, " ")
 	}
-	return apiErr("NotImplemented", "s3seal does not implement "+what+". "+unimplementedHint)
+	return s3err.New("NotImplemented", "s3seal does not implement "+what+". "+unimplementedHint)
 }
 
 // unimplementedHint says what s3seal serves and which client settings

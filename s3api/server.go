@@ -2,6 +2,9 @@
 // and virtual-hosted style), authenticates them (package sigv4), turns them
 // into calls on the encrypting object layer (package sealstore) and renders
 // S3 XML responses and errors. It never touches keys or ciphertext.
+// routes.go is its table of contents. Its self-contained parts are
+// packages of their own: s3err (the error table), cors (CORS rules),
+// postpolicy (the POST policy of browser uploads), sigv4 and checksum.
 package s3api
 
 import (
@@ -18,6 +21,7 @@ import (
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/internal/reqid"
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -91,7 +95,7 @@ type Server struct {
 	slots    chan struct{}            // one token per request in flight
 	keySlots map[string]chan struct{} // the same, per access key
 	lockOps  keyLocks                 // retention and legal-hold changes, per (bucket, key)
-	cors     corsCache                // buckets' CORS rules (corsrules.go)
+	cors     corsCache                // buckets' CORS rules (cors.go)
 	creators bucketCreators           // who created which bucket, while s3seal runs (createbucket.go)
 }
 
@@ -307,7 +311,7 @@ func (s *Server) acquire(r *http.Request, accessKey string) (release func(), err
 		case slots <- struct{}{}:
 			return nil
 		case <-t.C:
-			return apiErr("SlowDown", msg)
+			return s3err.New("SlowDown", msg)
 		case <-r.Context().Done():
 			return r.Context().Err()
 		}

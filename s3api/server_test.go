@@ -13,60 +13,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/sealstore"
 )
-
-// newTestServer runs the S3 front in-process over the embedded store.
-func newTestServer(t *testing.T, creds Credentials) string {
-	return newTestServerWith(t, Config{Credentials: creds}).URL
-}
-
-// newTestServerWith is newTestServer with more of the Config set; Store is
-// filled in.
-func newTestServerWith(t *testing.T, cfg Config) *httptest.Server {
-	return newTestServerOver(t, cfg, nil)
-}
-
-// newTestServerOver is newTestServerWith over the embedded store wrapped
-// by wrap (when not nil), e.g. to make it slow or flaky.
-func newTestServerOver(t *testing.T, cfg Config, wrap func(backend.Store) backend.Store) *httptest.Server {
-	t.Helper()
-	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if wrap != nil {
-		be = wrap(be)
-	}
-	t.Cleanup(func() { closer.Close() })
-	key, _ := crypto.GenerateKey()
-	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
-	cfg.Store, err = sealstore.New(be, kr, sealstore.Options{SpoolDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(New(cfg))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-func sdkClient(endpoint, ak, sk string) *s3.Client {
-	return s3.New(s3.Options{
-		BaseEndpoint: aws.String(endpoint),
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider(ak, sk, ""),
-		UsePathStyle: true,
-		HTTPClient:   http.DefaultClient,
-	})
-}
 
 func apiCode(err error) string {
 	var ae smithy.APIError
@@ -263,12 +216,7 @@ func TestStripAWSChunkedAndCopySource(t *testing.T) {
 }
 
 func TestDeleteObjectsChecksBody(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	if err := put(ctx, c, "bkt", "keep"); err != nil {
 		t.Fatal(err)
 	}
@@ -291,10 +239,7 @@ func TestDeleteObjectsChecksBody(t *testing.T) {
 }
 
 func TestCopyChecksumAlgorithm(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
-	c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")})
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("src"), Body: strings.NewReader("hello"),
 		ChecksumAlgorithm: types.ChecksumAlgorithmSha256}); err != nil {
 		t.Fatal(err)
@@ -328,10 +273,7 @@ func TestCopyChecksumAlgorithm(t *testing.T) {
 }
 
 func TestConditionalAnswersHeaders(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
-	c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")})
+	url, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("gz"), Body: strings.NewReader("x"),
 		ContentEncoding: aws.String("gzip"), Metadata: map[string]string{"m": "1"}})
 	if err != nil {

@@ -61,13 +61,8 @@ func (s *syncBuffer) String() string {
 // like a success to the client (an error status, or fewer bytes than
 // Content-Length) and is logged as an error naming the object.
 func TestShortBackendBodyLogged(t *testing.T) {
-	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { closer.Close() })
-	key, _ := crypto.GenerateKey()
-	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
+	be := embeddedStore(t)
+	kr := testKeyring()
 	ctx := context.Background()
 	whole, _ := sealstore.New(be, kr, sealstore.Options{SpoolDir: t.TempDir()})
 	if err := be.CreateBucket(ctx, "bkt"); err != nil {

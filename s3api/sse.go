@@ -4,11 +4,14 @@ import (
 	"crypto/md5"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -23,15 +26,15 @@ const (
 // and SSE-C (of the object or of a copy source) without its algorithm
 // AES256, without a 256-bit key, or without the key's MD5 or with one
 // that does not match.
-func checkSSEHeaders(h http.Header) *APIError {
+func checkSSEHeaders(h http.Header) *s3err.Error {
 	method := strings.TrimSpace(h.Get("X-Amz-Server-Side-Encryption"))
 	kms := strings.EqualFold(method, "aws:kms") || strings.EqualFold(method, "aws:kms:dsse")
 	if method != "" && !kms && !strings.EqualFold(method, "AES256") {
-		return apiErr("InvalidArgument", "The encryption method specified is not supported.")
+		return s3err.New("InvalidArgument", "The encryption method specified is not supported.")
 	}
 	if !kms && (h.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id") != "" || h.Get("X-Amz-Server-Side-Encryption-Context") != "" ||
 		h.Get("X-Amz-Server-Side-Encryption-Bucket-Key-Enabled") != "") {
-		return apiErr("InvalidArgument", "Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms.")
+		return s3err.New("InvalidArgument", "Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms.")
 	}
 	if e := checkKMSValues(h); e != nil {
 		return e
@@ -41,7 +44,7 @@ func checkSSEHeaders(h http.Header) *APIError {
 		return err
 	}
 	if ck != nil && method != "" {
-		return apiErr("InvalidArgument", "Server Side Encryption with Customer provided key is incompatible with the encryption method specified.")
+		return s3err.New("InvalidArgument", "Server Side Encryption with Customer provided key is incompatible with the encryption method specified.")
 	}
 	_, err = customerKeyFrom(h, copySSECPrefix)
 	return err
@@ -49,31 +52,31 @@ func checkSSEHeaders(h http.Header) *APIError {
 
 // customerKeyFrom reads the SSE-C headers under prefix (the object's or
 // the copy source's): nil when there are none.
-func customerKeyFrom(h http.Header, prefix string) (*crypto.CustomerKey, *APIError) {
+func customerKeyFrom(h http.Header, prefix string) (*crypto.CustomerKey, *s3err.Error) {
 	alg, key, sum := h.Get(prefix+"Algorithm"), h.Get(prefix+"Key"), h.Get(prefix+"Key-Md5")
 	if alg == "" && key == "" && sum == "" {
 		return nil, nil
 	}
 	if !strings.EqualFold(strings.TrimSpace(alg), "AES256") {
-		return nil, apiErr("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide a valid encryption algorithm.")
+		return nil, s3err.New("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide a valid encryption algorithm.")
 	}
 	if key == "" {
-		return nil, apiErr("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide an appropriate secret key.")
+		return nil, s3err.New("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide an appropriate secret key.")
 	}
 	raw, err := base64.StdEncoding.DecodeString(key)
 	if err != nil || len(raw) != crypto.KeySize {
-		return nil, apiErr("InvalidArgument", "The secret key was invalid for the specified algorithm.")
+		return nil, s3err.New("InvalidArgument", "The secret key was invalid for the specified algorithm.")
 	}
 	if sum == "" {
-		return nil, apiErr("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide the client calculated MD5 of the secret key.")
+		return nil, s3err.New("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide the client calculated MD5 of the secret key.")
 	}
 	if d := md5.Sum(raw); subtle.ConstantTimeCompare([]byte(sum), []byte(base64.StdEncoding.EncodeToString(d[:]))) != 1 {
-		return nil, apiErr("InvalidArgument", "The calculated MD5 hash of the key did not match the hash that was provided.")
+		return nil, s3err.New("InvalidArgument", "The calculated MD5 hash of the key did not match the hash that was provided.")
 	}
 	ck, cerr := crypto.NewCustomerKey(raw)
 	clear(raw)
 	if cerr != nil {
-		return nil, apiErr("InvalidArgument", "The secret key was invalid for the specified algorithm.")
+		return nil, s3err.New("InvalidArgument", "The secret key was invalid for the specified algorithm.")
 	}
 	return ck, nil
 }
@@ -148,7 +151,7 @@ func setSSEHeaders(h http.Header, info sealstore.ObjectInfo, ck *crypto.Customer
 // S3 does: an object's SSE-S3 or SSE-KMS is never named to read it.
 func refuseReadSSE(h http.Header) error {
 	if h.Get("X-Amz-Server-Side-Encryption") != "" || h.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id") != "" {
-		return apiErr("InvalidArgument", "x-amz-server-side-encryption header is not supported for this operation.")
+		return s3err.New("InvalidArgument", "x-amz-server-side-encryption header is not supported for this operation.")
 	}
 	return nil
 }
@@ -168,4 +171,61 @@ func addSSEHeaders(ka *keepAlive, info sealstore.ObjectInfo, ck *crypto.Customer
 	for name := range h {
 		ka.extra[name] = h.Get(name)
 	}
+}
+
+// Bounds on the SSE-KMS values a write passes to the store. A KMS key id
+// (key id, ARN, alias or alias ARN) is at most 2048 characters (KMS's
+// KeyId); the encryption context is base64 of a UTF-8 JSON object of
+// string values, and s3seal takes at most 8 KiB of it (the header as
+// sent), S3's whole request header section being 8 KiB. Anything else is
+// the client's bad input: 400 InvalidArgument, never sent on.
+const (
+	maxKMSKeyID      = 2048
+	maxKMSContextB64 = 8 << 10
+)
+
+// checkKMSValues refuses an SSE-KMS key id or encryption context S3 would
+// refuse.
+func checkKMSValues(h http.Header) *s3err.Error {
+	if id := h.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id"); len(id) > maxKMSKeyID {
+		return s3err.New("InvalidArgument", "The x-amz-server-side-encryption-aws-kms-key-id header is longer than a KMS key id may be (2048 characters).")
+	}
+	ctx := h.Get("X-Amz-Server-Side-Encryption-Context")
+	if ctx == "" {
+		return nil
+	}
+	bad := s3err.New("InvalidArgument", "The header 'x-amz-server-side-encryption-context' shall be Base64-encoded UTF-8 string holding JSON which represents a string-string map")
+	if len(ctx) > maxKMSContextB64 {
+		return s3err.New("InvalidArgument", "The x-amz-server-side-encryption-context header is larger than 8 KiB.")
+	}
+	raw, err := base64.StdEncoding.DecodeString(ctx)
+	if err != nil || !utf8.Valid(raw) {
+		return bad
+	}
+	var m map[string]string
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return bad
+	}
+	return nil
+}
+
+// sizeRefusal turns a store's refusal of a request too large for it (its
+// metadata, its headers, its body) into the client's 4xx: the request
+// can never succeed as it is, so it must not read as a server error (a
+// 5xx that SDKs retry). nil for any other error.
+func sizeRefusal(be *backend.Error) *s3err.Error {
+	switch {
+	case be.Code == "MetadataTooLarge":
+		return &s3err.Error{Code: "MetadataTooLarge", StatusCode: 400,
+			Message: "Your metadata headers exceed the maximum allowed metadata size (the object store refused them)."}
+	case be.Code == "RequestHeaderSectionTooLarge" || be.Code == "RequestHeaderFieldsTooLarge" ||
+		be.StatusCode == http.StatusRequestHeaderFieldsTooLarge:
+		return &s3err.Error{Code: "RequestHeaderSectionTooLarge", StatusCode: 400,
+			Message: "Your request header section exceeds the maximum allowed size (the object store refused it)."}
+	case be.Code == "EntityTooLarge" || be.Code == "RequestEntityTooLarge" || be.StatusCode == http.StatusRequestEntityTooLarge:
+		return s3err.New("EntityTooLarge", "")
+	case be.Code == "MaxMessageLengthExceeded":
+		return s3err.New("MaxMessageLengthExceeded", "")
+	}
+	return nil
 }

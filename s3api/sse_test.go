@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -66,12 +65,7 @@ func TestSSEHeadersBadInput(t *testing.T) {
 	}
 
 	// Over the wire: 400, and nothing is written.
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	ctx := context.Background()
-	cl := sdkClient(url, "ak", "sk")
-	if _, err := cl.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, cl := newBucketServer(t, SingleCredential("ak", "sk"))
 	for name, f := range map[string]func(*s3.PutObjectInput){
 		"kms key undeclared": func(in *s3.PutObjectInput) { in.SSEKMSKeyId = aws.String("k") },
 		"sse-c and AES256": func(in *s3.PutObjectInput) {

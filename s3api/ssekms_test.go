@@ -79,3 +79,34 @@ func TestStoreSizeRefusalsAre4xx(t *testing.T) {
 		}
 	}
 }
+
+// An SSE-KMS key id or encryption context the store cannot take (too
+// large for its metadata or headers) is the client's bad input, answered
+// with a 4xx as S3 does (checkKMSValues, and sizeRefusal for a store's
+// size refusal), never a 500 InternalError that SDKs would retry for a
+// request that can never succeed.
+func TestOversizedKMSValuesRefused(t *testing.T) {
+	srv := newTestServerOver(t, Config{Credentials: SingleCredential("ak", "sk")}, nil)
+	ctx := context.Background()
+	c := sdkClient(srv.URL, "ak", "sk")
+	b := aws.String("bkt")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string]*s3.PutObjectInput{
+		"key id 6000 bytes": {SSEKMSKeyId: aws.String(strings.Repeat("k", 6000))},
+		"context 80 KiB":    {SSEKMSEncryptionContext: aws.String(base64.StdEncoding.EncodeToString([]byte(`{"a":"` + strings.Repeat("a", 60000) + `"}`)))},
+	} {
+		in.Bucket, in.Key, in.Body, in.ServerSideEncryption = b, aws.String("k"), strings.NewReader("x"), types.ServerSideEncryptionAwsKms
+		_, err := c.PutObject(ctx, in)
+		var status int
+		var re interface{ HTTPStatusCode() int }
+		if errors.As(err, &re) {
+			status = re.HTTPStatusCode()
+		}
+		t.Logf("%s: %d %v", name, status, err)
+		if status >= 500 {
+			t.Errorf("%s: %d %s, want a 4xx client error", name, status, apiCode(err))
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"context"
 	"io"
 	"strings"
 	"testing"
@@ -15,13 +14,8 @@ import (
 // reported on HEAD, GET and in listings; STANDARD is not reported on
 // HEAD/GET, as S3 omits it.
 func TestStorageClassAndRedirectKept(t *testing.T) {
-	url := newTestServer(t, adminCreds())
-	ctx := context.Background()
-	c := sdkClient(url, "ak", "sk")
+	_, ctx, c := newBucketServer(t, adminCreds())
 	b := aws.String("bkt")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
 	_, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("ia"), Body: strings.NewReader("data"),
 		StorageClass: types.StorageClassStandardIa, WebsiteRedirectLocation: aws.String("/elsewhere")})
 	if err != nil {

@@ -3,6 +3,9 @@ package s3api
 import (
 	"encoding/json"
 	"encoding/xml"
+	"sort"
+
+	"github.com/s3seal/s3seal/s3api/cors"
 )
 
 // The documents of forwarded sub-resources, as s3seal understands them. A
@@ -68,14 +71,7 @@ type ownershipDoc struct {
 type corsDoc struct {
 	XMLName xml.Name `xml:"CORSConfiguration"`
 	docNS
-	Rules []struct {
-		ID             string   `xml:"ID,omitempty"`
-		AllowedHeaders []string `xml:"AllowedHeader"`
-		AllowedMethods []string `xml:"AllowedMethod"`
-		AllowedOrigins []string `xml:"AllowedOrigin"`
-		ExposeHeaders  []string `xml:"ExposeHeader"`
-		MaxAgeSeconds  string   `xml:"MaxAgeSeconds,omitempty"`
-	} `xml:"CORSRule"`
+	Rules []cors.Rule `xml:"CORSRule"`
 }
 
 type aclDoc struct {
@@ -211,3 +207,10 @@ func answerDoc(sr subresource, body []byte, admin bool, caller string) ([]byte, 
 
 // document is what answerDoc decodes into.
 type document interface{ setNS() }
+
+// sortTags orders a tag set by key. A tag set has no order in S3, and
+// stores differ (moto keeps the order written, Ceph RGW sorts by key):
+// s3seal answers by key whatever the store, as RGW does.
+func (t *tagDoc) sortTags() {
+	sort.SliceStable(t.TagSet.Tags, func(i, j int) bool { return t.TagSet.Tags[i].Key < t.TagSet.Tags[j].Key })
+}

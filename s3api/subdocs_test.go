@@ -2,9 +2,14 @@ package s3api
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
@@ -49,5 +54,52 @@ func TestForwardedAnswersReencoded(t *testing.T) {
 	lk, err := c.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: aws.String("bkt")})
 	if err != nil || aws.ToInt32(lk.ObjectLockConfiguration.Rule.DefaultRetention.Days) != 3 {
 		t.Fatalf("lock configuration read back as %+v, %v", lk, err)
+	}
+}
+
+// As s3-tests test_put_obj_with_tags: a tag set comes back ordered by key
+// whatever order the store keeps (moto keeps the order written).
+func TestTagSetSortedByKey(t *testing.T) {
+	fw := &fakeForwarder{body: `<Tagging><TagSet><Tag><Key>foo</Key><Value>bar</Value></Tag><Tag><Key>bar</Key><Value></Value></Tag></TagSet></Tagging>`}
+	creds := Credentials{"user": {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
+	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	c := sdkClient(srv.URL, "user", "us")
+	out, err := c.GetObjectTagging(context.Background(), &s3.GetObjectTaggingInput{Bucket: aws.String("bkt"), Key: aws.String("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.TagSet) != 2 || aws.ToString(out.TagSet[0].Key) != "bar" || aws.ToString(out.TagSet[0].Value) != "" ||
+		aws.ToString(out.TagSet[1].Key) != "foo" {
+		t.Fatalf("tag set %+v, want bar, foo", out.TagSet)
+	}
+}
+
+// A forwarded answer reaches the client as the document s3seal read, so
+// nothing else the backend might say (or hold) leaks through: an element
+// a backend appends (here a stand-in for another object's ciphertext) or
+// a DOCTYPE inside a <Tagging> answer is not relayed.
+func TestForwardedAnswerKeepsOnlyTheDocument(t *testing.T) {
+	smuggled := `<!DOCTYPE Tagging [<!ENTITY a "aaaaaaaa">]><Tagging><TagSet/><Smuggled>U0VBTEVEIENJUEhFUlRFWFQ=</Smuggled></Tagging>`
+	fw := &fakeForwarder{body: smuggled}
+	creds := Credentials{"user": {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
+	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/bkt/k?tagging", nil)
+	const empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+	req.Header.Set("X-Amz-Content-Sha256", empty)
+	if err := v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: "user", SecretAccessKey: "us"},
+		req, empty, "s3", "us-east-1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, raw)
+	}
+	if err == nil && strings.Contains(string(raw), "Smuggled") {
+		t.Errorf("want only the Tagging document to reach the client; it received the backend's extra content verbatim: %s", raw)
 	}
 }

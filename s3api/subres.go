@@ -11,6 +11,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/cors"
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -58,7 +60,7 @@ var subresources = []subresource{
 		headers: []string{"X-Amz-Confirm-Remove-Self-Bucket-Access"}, limit: maxPolicyBody,
 		overLimit: func() error { return malformedPolicy("Policy exceeds the maximum allowed document size.") }},
 	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketCors", doc: func() document { return &corsDoc{} },
-		check: func(b []byte) ([]byte, error) { return nil, checkCORS(b) }, limit: maxCORSBody},
+		check: func(b []byte) ([]byte, error) { return nil, checkCORS(b) }, limit: cors.MaxBody},
 	{name: "lifecycle", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketLifecycle", doc: func() document { return &lifecycleDoc{} },
 		check: func(b []byte) ([]byte, error) { return nil, checkLifecycleRules(b) }},
 	{name: "ownershipControls", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketOwnershipControls", doc: func() document { return &ownershipDoc{} },
@@ -114,11 +116,11 @@ func (s *Server) forward(sr subresource) handler {
 		// A store without these answers 501 to everyone, before the
 		// admin check (backend.SubresourceLimits).
 		if s.cfg.Forwarder == nil {
-			return apiErr("NotImplemented", "s3seal does not implement ?"+sr.name+" on this backend.")
+			return s3err.New("NotImplemented", "s3seal does not implement ?"+sr.name+" on this backend.")
 		}
 		if l, ok := s.cfg.Forwarder.(backend.SubresourceLimits); ok {
 			if msg := l.SubresourceLimit(sr.name); msg != "" {
-				return apiErr("NotImplemented", msg)
+				return s3err.New("NotImplemented", msg)
 			}
 		}
 		// Reading a configuration is open to the bucket's readers (s3cmd
@@ -127,7 +129,7 @@ func (s *Server) forward(sr subresource) handler {
 		// A non-admin's PUT ?acl on an object is decided on its body
 		// (unchangedACL).
 		aclPut := sr.name == "acl" && sr.object && req.r.Method == http.MethodPut && !req.cred.Admin
-		denied := apiErr("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (it is enforced by the object store).")
+		denied := s3err.New("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (it is enforced by the object store).")
 		if sr.admin && !req.cred.Admin && req.r.Method != http.MethodGet && !aclPut {
 			return denied
 		}
@@ -135,10 +137,10 @@ func (s *Server) forward(sr subresource) handler {
 		// and its network (conditions): only admins read it. s3cmd info
 		// prints "Not available" on the 403.
 		if sr.adminGet && !req.cred.Admin {
-			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may read or change ?"+sr.name+" (it names the object store's account).")
+			return s3err.New("AccessDenied", "Only credentials marked \"admin\": true may read or change ?"+sr.name+" (it names the object store's account).")
 		}
 		if sr.adminPut && req.r.Method == http.MethodPut && !req.cred.Admin {
-			return apiErr("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (a default retention cannot be taken back).")
+			return s3err.New("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (a default retention cannot be taken back).")
 		}
 		if sr.object {
 			if err := sealstore.CheckKey(req.key); err != nil {
@@ -147,7 +149,7 @@ func (s *Server) forward(sr subresource) handler {
 		}
 		if acl := strings.TrimSpace(req.r.Header.Get("X-Amz-Acl")); sr.name == "acl" && acl != "" &&
 			!slices.Contains(cannedACLs, acl) && acl != "log-delivery-write" {
-			return apiErr("InvalidArgument", "The canned ACL "+acl+" is not one S3 knows.")
+			return s3err.New("InvalidArgument", "The canned ACL "+acl+" is not one S3 knows.")
 		}
 		if slices.Contains(sr.headers, bypassHeader) {
 			if err := checkBypass(req); err != nil {
@@ -267,7 +269,7 @@ func (s *Server) forward(sr subresource) handler {
 				ok = true
 			}
 			if !ok {
-				return apiErr("InternalError", "The object store answered ?"+sr.name+" with something other than its document; it was not passed on.")
+				return s3err.New("InternalError", "The object store answered ?"+sr.name+" with something other than its document; it was not passed on.")
 			}
 			ct := "application/xml"
 			if sr.doc == nil {
@@ -326,20 +328,20 @@ func forwardErr(err error) error {
 	var be *backend.Error
 	if errors.As(err, &be) && be.Code != "" && be.StatusCode >= 400 && be.StatusCode < 500 {
 		if be.Code == "NotFound" {
-			return apiErr("NoSuchKey", "")
+			return s3err.New("NoSuchKey", "")
 		}
 		if be.Code == "AccessDenied" || be.StatusCode == 401 || be.StatusCode == 403 {
 			// A store's refusal names its own account and policy (AWS:
 			// "User: arn:aws:iam::<account>:... is not authorized"):
 			// the code passes, its words do not.
-			e := apiErr("AccessDenied", "")
+			e := s3err.New("AccessDenied", "")
 			e.Code = be.Code
 			return e
 		}
 		return storeRefusal(be)
 	}
 	if errors.As(err, &be) && be.Code == "NotImplemented" {
-		return apiErr("NotImplemented", be.Message)
+		return s3err.New("NotImplemented", be.Message)
 	}
 	return err
 }
@@ -358,7 +360,7 @@ func checkRetention(body []byte) ([]byte, error) {
 		return encodeLockDoc(doc) // removes a GOVERNANCE retention (with the bypass header)
 	}
 	if mode != "GOVERNANCE" && mode != "COMPLIANCE" {
-		return nil, apiErr("MalformedXML", "")
+		return nil, s3err.New("MalformedXML", "")
 	}
 	until, err := parseRetainUntil(strings.TrimSpace(date))
 	if err != nil {
@@ -376,7 +378,23 @@ func checkLegalHold(body []byte) ([]byte, error) {
 	}
 	status, _ := n.value("Status")
 	if status != "ON" && status != "OFF" {
-		return nil, apiErr("MalformedXML", "")
+		return nil, s3err.New("MalformedXML", "")
 	}
 	return encodeLockDoc(&legalHoldDoc{Status: status})
+}
+
+// missingObject turns a store's failure (5xx) on an object's sub-resource
+// into NoSuchKey when the object is not there: some stores (moto) answer
+// 500 to DELETE ?tagging of a missing key where S3 answers 404 NoSuchKey,
+// and the client's answer must not depend on the store. A version named by
+// versionId is the store's to judge; other errors pass unchanged.
+func (s *Server) missingObject(req *request, sr subresource, in backend.RawRequest, err error) error {
+	var be *backend.Error
+	if !sr.object || in.Query.Has("versionId") || !errors.As(err, &be) || be.StatusCode < 500 {
+		return err
+	}
+	if _, herr := s.store.Backend().HeadObject(req.r.Context(), req.bucket, req.key); backend.IsNotFound(herr) {
+		return s3err.New("NoSuchKey", "")
+	}
+	return err
 }

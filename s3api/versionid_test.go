@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
 	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/retry"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -194,13 +194,9 @@ func TestAttributesOfDeleteMarkerByID(t *testing.T) {
 // it up.
 func newEmbeddedFullServer(t *testing.T) string {
 	t.Helper()
-	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { closer.Close() })
-	key, _ := crypto.GenerateKey()
-	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
+	be := embeddedStore(t)
+	kr := testKeyring()
+	var err error
 	cfg := Config{Credentials: Credentials{"ak": {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true}},
 		Forwarder: be.(backend.Forwarder)}
 	// Wrapped as serve wraps it (its SourceReader reads copy sources).
@@ -210,4 +206,37 @@ func newEmbeddedFullServer(t *testing.T) string {
 	srv := httptest.NewServer(New(cfg))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// TestNullVersionInVersionedBucket: ?versionId=null in a bucket that
+// only ever held versioned writes names no version; s3seal must not answer
+// the current one as "null" (echoVersion).
+func TestNullVersionInVersionedBucket(t *testing.T) {
+	url := newTestServer(t, SingleCredential("ak", "sk"))
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	b := aws.String("vbkt")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("k"), Body: strings.NewReader("v1")}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("k"), VersionId: aws.String("null")})
+	if err == nil {
+		t.Errorf("GET ?versionId=null answered version %q", aws.ToString(g.VersionId))
+	}
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("k"), VersionId: aws.String("null")})
+	if err == nil {
+		t.Errorf("HEAD ?versionId=null answered version %q", aws.ToString(h.VersionId))
+	}
+	if _, err := c.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: b, Key: aws.String("k"), VersionId: aws.String("null"),
+		Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("a"), Value: aws.String("b")}}}}); err == nil {
+		t.Errorf("PUT ?tagging&versionId=null succeeded")
+	}
+	t.Logf("last: %v", err)
 }

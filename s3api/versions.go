@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -57,11 +58,11 @@ func (s *Server) putBucketVersioning(req *request) error {
 	}
 	switch {
 	case vc.Status != "Enabled" && vc.Status != "Suspended":
-		return apiErr("MalformedXML", "")
+		return s3err.New("MalformedXML", "")
 	case vc.MfaDelete == "Enabled":
-		return apiErr("NotImplemented", "s3seal does not implement MFA delete")
+		return s3err.New("NotImplemented", "s3seal does not implement MFA delete")
 	case vc.MfaDelete != "" && vc.MfaDelete != "Disabled":
-		return apiErr("MalformedXML", "")
+		return s3err.New("MalformedXML", "")
 	}
 	if vc.Status == "Suspended" {
 		if err := s.lockForbidsSuspend(req); err != nil {
@@ -87,9 +88,9 @@ func versionErr(err error) error {
 		if be.StatusCode > 0 {
 			return storeRefusal(be)
 		}
-		return apiErr(be.Code, be.Message)
+		return s3err.New(be.Code, be.Message)
 	case "NotImplemented":
-		return apiErr("NotImplemented", be.Message)
+		return s3err.New("NotImplemented", be.Message)
 	}
 	return err
 }
@@ -109,10 +110,10 @@ func versionParam(r *http.Request) (string, error) {
 // backend would answer (moto takes any id for a missing version).
 func checkVersionID(v string) (string, error) {
 	if v == "" {
-		return "", apiErr("InvalidArgument", "Version id cannot be the empty string")
+		return "", s3err.New("InvalidArgument", "Version id cannot be the empty string")
 	}
 	if !backend.WellFormedVersionID(v) {
-		return "", apiErr("InvalidArgument", "Invalid version id specified")
+		return "", s3err.New("InvalidArgument", "Invalid version id specified")
 	}
 	return v, nil
 }
@@ -146,14 +147,14 @@ func readErr(h http.Header, err error, vid string) error {
 		setVersionID(h, be.VersionID)
 		if vid != "" {
 			setVersionID(h, vid)
-			return apiErr("MethodNotAllowed", "The specified method is not allowed against this resource.")
+			return s3err.New("MethodNotAllowed", "The specified method is not allowed against this resource.")
 		}
-		return apiErr("NoSuchKey", "")
+		return s3err.New("NoSuchKey", "")
 	}
 	if vid != "" && backend.ErrorCode(err) == "BadRequest" {
 		// A bare 400 to an id s3seal found well-formed (moto's HEAD of
 		// an id not its own): no such version.
-		return apiErr("NoSuchVersion", "")
+		return s3err.New("NoSuchVersion", "")
 	}
 	return objectErr(versionErr(err))
 }
@@ -169,10 +170,10 @@ func attributesErr(h http.Header, err error, vid string) error {
 		h.Set("x-amz-delete-marker", "true")
 		setVersionID(h, be.VersionID)
 		setVersionID(h, vid)
-		return apiErr("NoSuchKey", "")
+		return s3err.New("NoSuchKey", "")
 	}
 	if vid != "" && errors.As(err, &be) && (be.Code == "NotFound" || be.Code == "NoSuchKey") {
-		return apiErr("NoSuchVersion", "")
+		return s3err.New("NoSuchVersion", "")
 	}
 	return readErr(h, err, vid)
 }
@@ -181,7 +182,7 @@ func attributesErr(h http.Header, err error, vid string) error {
 // for a version asked for by id: NoSuchVersion, as S3 answers it.
 func sourceVersionErr(err error, vid string) error {
 	if vid != "" && vid != "null" && backend.ErrorCode(err) == "NotFound" {
-		return apiErr("NoSuchVersion", "")
+		return s3err.New("NoSuchVersion", "")
 	}
 	return err
 }
@@ -207,13 +208,13 @@ func parseDeleteCondition(ifMatch, size, lastModified string) (*sealstore.Delete
 			}
 		}
 		if c.IfMatch == nil {
-			return nil, apiErr("InvalidArgument", "If-Match must name an ETag or *")
+			return nil, s3err.New("InvalidArgument", "If-Match must name an ETag or *")
 		}
 	}
 	if size != "" {
 		n, err := strconv.ParseInt(size, 10, 64)
 		if err != nil || n < 0 {
-			return nil, apiErr("InvalidArgument", "x-amz-if-match-size must be a non-negative integer")
+			return nil, s3err.New("InvalidArgument", "x-amz-if-match-size must be a non-negative integer")
 		}
 		c.Size = n
 	}
@@ -221,7 +222,7 @@ func parseDeleteCondition(ifMatch, size, lastModified string) (*sealstore.Delete
 		t, err := http.ParseTime(lastModified)
 		if err != nil {
 			if t, err = time.Parse(time.RFC3339Nano, lastModified); err != nil {
-				return nil, apiErr("InvalidArgument", "x-amz-if-match-last-modified-time must be an HTTP date or an ISO 8601 time")
+				return nil, s3err.New("InvalidArgument", "x-amz-if-match-last-modified-time must be an HTTP date or an ISO 8601 time")
 			}
 		}
 		c.LastModified = t
@@ -300,7 +301,7 @@ func (s *Server) listObjectVersions(req *request) error {
 	q := req.r.URL.Query()
 	if n, err := strconv.Atoi(q.Get("max-keys")); err == nil && n < 0 {
 		// S3's words here, unlike the object listings'.
-		return apiErr("InvalidArgument", "max-keys cannot be negative")
+		return s3err.New("InvalidArgument", "max-keys cannot be negative")
 	}
 	li, encode, err := listParams(q)
 	if err != nil {
@@ -309,10 +310,10 @@ func (s *Server) listObjectVersions(req *request) error {
 	in := backend.ListVersionsInput{Bucket: req.bucket, Prefix: li.Prefix, Delimiter: li.Delimiter, MaxKeys: li.MaxKeys,
 		KeyMarker: q.Get("key-marker"), VersionIDMarker: q.Get("version-id-marker")}
 	if q.Has("version-id-marker") && in.VersionIDMarker == "" {
-		return apiErr("InvalidArgument", "A version-id marker cannot be empty.")
+		return s3err.New("InvalidArgument", "A version-id marker cannot be empty.")
 	}
 	if in.VersionIDMarker != "" && in.KeyMarker == "" {
-		return apiErr("InvalidArgument", "A version-id marker cannot be specified without a key marker.")
+		return s3err.New("InvalidArgument", "A version-id marker cannot be specified without a key marker.")
 	}
 	enc := encoder(encode)
 	out := listVersionsResult{Xmlns: s3ns, Name: req.bucket, Prefix: enc(in.Prefix), KeyMarker: enc(in.KeyMarker),
@@ -369,7 +370,7 @@ func hasAny(params ...string) mux.MatcherFunc {
 	}
 }
 
-func methodNotAllowed(*request) error { return apiErr("MethodNotAllowed", "") }
+func methodNotAllowed(*request) error { return s3err.New("MethodNotAllowed", "") }
 
 // plainWithVersion matches a request whose only sub-resource parameter is
 // versionId (a PutObject or copy naming a version; sub-resources such as
@@ -390,5 +391,5 @@ func plainWithVersion(r *http.Request, _ *mux.RouteMatch) bool {
 // versionOnWrite refuses a versionId on a write: a write makes a new
 // version, it cannot name one.
 func versionOnWrite(*request) error {
-	return apiErr("InvalidArgument", "This operation does not accept a version-id.")
+	return s3err.New("InvalidArgument", "This operation does not accept a version-id.")
 }

@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"context"
 	"crypto/md5"
 	"encoding/xml"
 	"fmt"
@@ -18,11 +17,7 @@ import (
 // Conditional deletes are decided on the plaintext ETag and size; a
 // failed condition deletes nothing.
 func TestConditionalDelete(t *testing.T) {
-	c := sdkClient(newTestServer(t, SingleCredential("ak", "sk")), "ak", "sk")
-	ctx := context.Background()
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	for _, k := range []string{"a", "b", "c", "d"} {
 		if err := put(ctx, c, "bkt", k); err != nil {
 			t.Fatal(err)
@@ -87,12 +82,7 @@ func TestConditionalDelete(t *testing.T) {
 // (version "null"); once versioning is enabled, writes make versions that
 // s3seal reads, lists and deletes by id.
 func TestVersionsOnEmbeddedStore(t *testing.T) {
-	url := newTestServer(t, SingleCredential("ak", "sk"))
-	c := sdkClient(url, "ak", "sk")
-	ctx := context.Background()
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
-		t.Fatal(err)
-	}
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	for _, k := range []string{"a", "dir/b"} {
 		if err := put(ctx, c, "bkt", k); err != nil {
 			t.Fatal(err)

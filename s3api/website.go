@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // Bucket website configuration (?website) is kept, not served: s3seal
@@ -61,8 +62,8 @@ func val(p *string) string {
 	return *p
 }
 
-func invalidWebsite(msg string) *APIError {
-	return &APIError{Code: "InvalidRequest", StatusCode: http.StatusBadRequest, Message: msg}
+func invalidWebsite(msg string) *s3err.Error {
+	return &s3err.Error{Code: "InvalidRequest", StatusCode: http.StatusBadRequest, Message: msg}
 }
 
 // checkWebsite judges a WebsiteConfiguration as S3 does and returns it
@@ -72,7 +73,7 @@ func checkWebsite(body []byte) ([]byte, error) {
 	if err := decodeXML(body, doc); err != nil {
 		return nil, err
 	}
-	malformed := apiErr("MalformedXML", "")
+	malformed := s3err.New("MalformedXML", "")
 	if r := doc.RedirectAllRequestsTo; r != nil {
 		// Redirecting every request excludes everything else.
 		if doc.IndexDocument != nil || doc.ErrorDocument != nil || doc.RoutingRules != nil || strings.TrimSpace(val(r.HostName)) == "" {
@@ -87,10 +88,10 @@ func checkWebsite(body []byte) ([]byte, error) {
 		return nil, malformed
 	}
 	if s := val(doc.IndexDocument.Suffix); s == "" || strings.Contains(s, "/") {
-		return nil, apiErr("InvalidArgument", "The IndexDocument Suffix is not well formed")
+		return nil, s3err.New("InvalidArgument", "The IndexDocument Suffix is not well formed")
 	}
 	if e := doc.ErrorDocument; e != nil && val(e.Key) == "" {
-		return nil, apiErr("InvalidArgument", "The ErrorDocument Key is not well formed")
+		return nil, s3err.New("InvalidArgument", "The ErrorDocument Key is not well formed")
 	}
 	if doc.RoutingRules != nil {
 		rules := doc.RoutingRules.Rules
@@ -110,7 +111,7 @@ func checkWebsite(body []byte) ([]byte, error) {
 }
 
 func checkRoutingRule(rule routingRule) error {
-	malformed := apiErr("MalformedXML", "")
+	malformed := s3err.New("MalformedXML", "")
 	rd := rule.Redirect
 	if rd == nil {
 		return malformed
@@ -176,10 +177,10 @@ var absentDocs = map[string]string{
 	"NoSuchWebsiteConfiguration": "The specified bucket does not have a website configuration",
 }
 
-func absentDoc(err error) *APIError {
+func absentDoc(err error) *s3err.Error {
 	code := backend.ErrorCode(err)
 	if msg, ok := absentDocs[code]; ok {
-		return &APIError{Code: code, StatusCode: http.StatusNotFound, Message: msg}
+		return &s3err.Error{Code: code, StatusCode: http.StatusNotFound, Message: msg}
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 
 	"strings"
 	"testing"
+
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 func TestParseDeleteRequest(t *testing.T) {
@@ -91,7 +93,7 @@ func TestBackendCodesPassThrough(t *testing.T) {
 		"BucketNotEmpty", "BucketAlreadyExists", "BucketAlreadyOwnedByYou", "InvalidBucketName",
 		"NoSuchUpload", "SlowDown", "ServiceUnavailable", "AccessDenied", "InvalidRange",
 		"EntityTooSmall", "EntityTooLarge", "ConditionalRequestConflict"} {
-		want, ok := errorTable[code]
+		want, ok := s3err.Lookup(code)
 		if !ok {
 			t.Errorf("%s: not in the error table", code)
 			continue

@@ -1,0 +1,99 @@
+// Package s3err is the table of the S3 errors s3seal answers with: each
+// code's HTTP status and default message (in AWS's words), and the Error
+// that carries a code, its status and its message to the client.
+package s3err
+
+import "github.com/s3seal/s3seal/s3api/sigv4"
+
+// Error is an S3 error as the client sees it: a code, an HTTP status
+// and a message rendered in the S3 XML error body.
+type Error struct {
+	Code       string
+	StatusCode int
+	Message    string
+	Resource   string
+	Fields     []sigv4.Field // extra elements of the body, as S3 adds them
+	// CalculatedDigest is the MD5 (base64) of a body whose Content-MD5
+	// did not match (BadDigest).
+	CalculatedDigest string
+	// Why is the rule that refused the request, for the log only (the
+	// client reads S3's words).
+	Why string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// table holds the status and default message of every code s3seal
+// answers with itself.
+var table = map[string]Error{
+	"AccessDenied":               {StatusCode: 403, Message: "Access Denied."},
+	"BadDigest":                  {StatusCode: 400, Message: "The Content-MD5 you specified did not match what we received."},
+	"BucketAlreadyExists":        {StatusCode: 409, Message: "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again."},
+	"BucketAlreadyOwnedByYou":    {StatusCode: 409, Message: "Your previous request to create the named bucket succeeded and you already own it."},
+	"BucketNotEmpty":             {StatusCode: 409, Message: "The bucket you tried to delete is not empty."},
+	"ConditionalRequestConflict": {StatusCode: 409, Message: "A conflicting operation occurred. If using PutObject you can retry the request. If using multipart upload you should initiate another CreateMultipartUpload request and re-upload each part."},
+	"EntityTooSmall":             {StatusCode: 400, Message: "Your proposed upload is smaller than the minimum allowed object size."},
+	"EntityTooLarge":             {StatusCode: 400, Message: "Your proposed upload exceeds the maximum allowed object size."},
+	"IncompleteBody":             {StatusCode: 400, Message: "You did not provide the number of bytes specified by the Content-Length HTTP header."},
+	"InternalError":              {StatusCode: 500, Message: "We encountered an internal error. Please try again."},
+	"InvalidArgument":            {StatusCode: 400, Message: "Invalid Argument."},
+	"InvalidBucketName":          {StatusCode: 400, Message: "The specified bucket is not valid."},
+	"InvalidDigest":              {StatusCode: 400, Message: "The Content-MD5 you specified was invalid."},
+	"InvalidPart":                {StatusCode: 400, Message: "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag."},
+	"InvalidPartNumber":          {StatusCode: 416, Message: "The requested partnumber is not satisfiable."},
+	"InvalidPartOrder":           {StatusCode: 400, Message: "The list of parts was not in ascending order. Parts must be ordered by part number."},
+	"InvalidRange":               {StatusCode: 416, Message: "The requested range is not satisfiable"},
+	"InvalidRequest":             {StatusCode: 400, Message: "Invalid Request."},
+	"InvalidStorageClass":        {StatusCode: 400, Message: "The storage class you specified is not valid."},
+	"InvalidObjectState":         {StatusCode: 403, Message: "The operation is not valid for the object's storage class."},
+	"KeyTooLongError":            {StatusCode: 400, Message: "Your key is too long."},
+	"MalformedXML":               {StatusCode: 400, Message: "The XML you provided was not well-formed or did not validate against our published schema."},
+	"MetadataTooLarge":           {StatusCode: 400, Message: "Your metadata headers exceed the maximum allowed metadata size."},
+	"MaxMessageLengthExceeded":   {StatusCode: 400, Message: "Your request was too big."},
+	"MethodNotAllowed":           {StatusCode: 405, Message: "The specified method is not allowed against this resource."},
+	"MissingContentLength":       {StatusCode: 411, Message: "You must provide the Content-Length HTTP header."},
+	"NoSuchBucket":               {StatusCode: 404, Message: "The specified bucket does not exist."},
+	"NoSuchKey":                  {StatusCode: 404, Message: "The specified key does not exist."},
+	"NoSuchUpload":               {StatusCode: 404, Message: "The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed."},
+	"NoSuchVersion":              {StatusCode: 404, Message: "The specified version does not exist."},
+	"NotImplemented":             {StatusCode: 501, Message: "A header you provided implies functionality that is not implemented."},
+	"NotModified":                {StatusCode: 304, Message: "Not Modified."},
+	"PreconditionFailed":         {StatusCode: 412, Message: "At least one of the pre-conditions you specified did not hold."},
+	"ServiceUnavailable":         {StatusCode: 503, Message: "Please reduce your request rate."},
+	"RequestTimeout":             {StatusCode: 400, Message: "Your socket connection to the server was not read from or written to within the timeout period."},
+	"SlowDown":                   {StatusCode: 503, Message: "Please reduce your request rate."},
+	// The bucket documents' and Object Lock's own codes, worded as AWS words
+	// them; a store's refusal with one of them reads so, whatever the
+	// store's words (moto's and the embedded store's lack the period).
+	"NoSuchBucketPolicy":             {StatusCode: 404, Message: "The bucket policy does not exist."},
+	"NoSuchTagSet":                   {StatusCode: 404, Message: "The TagSet does not exist."},
+	"OwnershipControlsNotFoundError": {StatusCode: 404, Message: "The bucket ownership controls were not found."},
+	"MalformedACLError":              {StatusCode: 400, Message: "The XML you provided was not well-formed or did not validate against our published schema."},
+	"UnexpectedContent":              {StatusCode: 400, Message: "This request does not support content."},
+	"MissingSecurityHeader":          {StatusCode: 400, Message: "Your request was missing a required header."},
+	"AccessControlListNotSupported":  {StatusCode: 400, Message: "The bucket does not allow ACLs."},
+	// Object Lock's.
+	"ObjectLockConfigurationNotFoundError": {StatusCode: 404, Message: "Object Lock configuration does not exist for this bucket."},
+	"NoSuchObjectLockConfiguration":        {StatusCode: 404, Message: "The specified object does not have a ObjectLock configuration."},
+}
+
+// New builds an Error for a code from the table; msg overrides the
+// default message when not empty. A code the table does not hold gets
+// InternalError's status and message.
+func New(code, msg string) *Error {
+	e, ok := table[code]
+	if !ok {
+		e = table["InternalError"]
+	}
+	e.Code = code
+	if msg != "" {
+		e.Message = msg
+	}
+	return &e
+}
+
+// Lookup is the table's entry for a code: its status and default message.
+func Lookup(code string) (Error, bool) {
+	e, ok := table[code]
+	return e, ok
+}
