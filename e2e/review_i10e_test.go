@@ -84,10 +84,11 @@ func TestReviewI10eVersionIgnoredWithoutEcho(t *testing.T) {
 	moto := startMoto(t)
 	target, _ := url.Parse(moto.Endpoint)
 	var strip atomic.Bool
-	rp := httputil.NewSingleHostReverseProxy(target)
-	inner := rp.Director
-	rp.Director = func(r *http.Request) {
-		inner(r)
+	// To moto, keeping the Host the request came with.
+	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(target)
+		pr.Out.Host = pr.In.Host
+		r := pr.Out
 		if strip.Load() && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 			q := r.URL.Query()
 			if q.Has("versionId") {
@@ -95,7 +96,7 @@ func TestReviewI10eVersionIgnoredWithoutEcho(t *testing.T) {
 				r.URL.RawQuery = q.Encode()
 			}
 		}
-	}
+	}}
 	rp.ModifyResponse = func(resp *http.Response) error {
 		if strip.Load() {
 			resp.Header.Del("X-Amz-Version-Id")

@@ -137,18 +137,19 @@ func TestReviewS11cLockedMultipartSDKRetryUnlockedMoto(t *testing.T) {
 		return c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: up.UploadId,
 			MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: part.ETag}}}})
 	}
-	done, err := complete()
+	_, err = complete()
 	if err == nil {
 		t.Fatal("first completion answered success though its lock step failed")
 	}
 	// newSDKClient has retries off; the SDK's default retryer (and the
 	// aws CLI, rclone, restic) retries a 500 like this one.
 	t.Logf("first completion: %v (retrying, as every client's default retryer does)", err)
-	if done, err = complete(); err == nil {
+	if _, err = complete(); err == nil {
 		t.Fatal("retried completion answered success while the store still refuses the lock")
 	}
 	refuse.Store(false)
-	if done, err = complete(); err != nil {
+	done, err := complete()
+	if err != nil {
 		t.Fatalf("retried completion, the store taking the lock again: %v", err)
 	}
 	vid := aws.ToString(done.VersionId)
