@@ -1,8 +1,5 @@
 package e2e
 
-// Review s11c (r3): the reviewer's proving tests, turned into regression
-// tests of the fixes (issue 10, Object Lock rules in front of any store).
-
 import (
 	"bytes"
 	"context"
@@ -13,8 +10,8 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,88 +77,6 @@ func TestReviewS11cRetentionNamespaceSmuggleMoto(t *testing.T) {
 		}
 	}
 	t.Logf("delete refused as it should be: %v", err)
-}
-
-// TestReviewS11cLockedMultipartSDKRetryUnlockedMoto (fixed: a retry sets
-// the lock its manifest carries, or fails, as here where the store keeps
-// refusing). The
-// end-to-end form of sealstore's TestReviewS11cLockedCompletionRetryUnlockedMoto
-// with the real binary and the Go SDK's own retries. moto drops the lock
-// of CreateMultipartUpload at completion, so s3seal sets it afterwards
-// (PUT ?retention by version id); the store answers that PUT with a 500
-// (every time: s3seal's own backend retries absorb a single one). s3seal
-// answers the completion with an error, the client retries it (503 "Please try again"),
-// the retry goes through the "completed before" recovery and the client
-// gets 200: its backup version is unlocked, and deletable.
-func TestReviewS11cLockedMultipartSDKRetryUnlockedMoto(t *testing.T) {
-	m := startMoto(t)
-	target, _ := url.Parse(m.Endpoint)
-	rp := httputil.NewSingleHostReverseProxy(target)
-	var failed atomic.Int32
-	var refuse atomic.Bool
-	refuse.Store(true)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPut && r.URL.Query().Has("retention") && !strings.HasPrefix(r.URL.Path, "/vault/.s3seal") &&
-			refuse.Load() && failed.Add(1) > 0 {
-			w.WriteHeader(500)
-			_, _ = w.Write([]byte(`<?xml version="1.0"?><Error><Code>InternalError</Code><Message>injected</Message></Error>`))
-			return
-		}
-		r.Host = target.Host
-		rp.ServeHTTP(w, r)
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: "http://" + ln.Addr().String()}})
-	c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
-	ctx := context.Background()
-	b, k := aws.String("vault"), aws.String("backup")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
-	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
-	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k,
-		ObjectLockMode: types.ObjectLockModeCompliance, ObjectLockRetainUntilDate: &until})
-	if err != nil {
-		t.Fatal(err)
-	}
-	part, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: up.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("part")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	complete := func() (*s3.CompleteMultipartUploadOutput, error) {
-		return c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: up.UploadId,
-			MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: part.ETag}}}})
-	}
-	_, err = complete()
-	if err == nil {
-		t.Fatal("first completion answered success though its lock step failed")
-	}
-	// newSDKClient has retries off; the SDK's default retryer (and the
-	// aws CLI, rclone, restic) retries a 500 like this one.
-	t.Logf("first completion: %v (retrying, as every client's default retryer does)", err)
-	if _, err = complete(); err == nil {
-		t.Fatal("retried completion answered success while the store still refuses the lock")
-	}
-	refuse.Store(false)
-	done, err := complete()
-	if err != nil {
-		t.Fatalf("retried completion, the store taking the lock again: %v", err)
-	}
-	vid := aws.ToString(done.VersionId)
-	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k, VersionId: &vid})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("retention PUTs failed: %d; completion OK, version %s: lock mode %q until %v", failed.Load(), vid, h.ObjectLockMode, h.ObjectLockRetainUntilDate)
-	if h.ObjectLockMode != types.ObjectLockModeCompliance {
-		_, derr := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k, VersionId: &vid})
-		t.Fatalf("CompleteMultipartUpload answered 200 but the version has no COMPLIANCE lock; DeleteObject of it through s3seal: err=%v", derr)
-	}
 }
 
 // TestReviewS11cRetentionRaceShortensMoto (fixed: retention and legal-hold
@@ -234,64 +149,113 @@ func TestReviewS11cRetentionRaceShortensMoto(t *testing.T) {
 	}
 }
 
-// TestReviewS11cDefaultRetentionMultipartMoto (fixed: the completion sets
-// the bucket's default retention, on the manifest first). In front
-// of moto, a bucket whose lock configuration has a default retention
-// (GOVERNANCE, 1 day) locks what PutObject writes, but not what a
-// multipart upload writes: moto applies the default only at PutObject and
-// drops locks at completion, and s3seal's lockCompleted restores only the
-// lock given at CreateMultipartUpload, never the bucket's default. Every
-// large file of a backup tool (aws s3 cp, rclone, restic packs over the
-// multipart threshold) is then unlocked, and a writer without the bypass
-// deletes the version. Seen first with aws CLI `s3 cp` of 20 MB, then
-// `s3api delete-objects` as a non-admin answering Deleted.
-func TestReviewS11cDefaultRetentionMultipartMoto(t *testing.T) {
+// TestReviewS11cRetentionDateFormats (fixed: s3seal forwards the date it
+// judged, in UTC, so moto reads it). Retention dates in odd but valid RFC 3339 forms (offsets, fractions,
+// year 9999), set through s3seal: afterwards the object still reads, its
+// retention is reported, it cannot be shortened and a delete of the
+// version is refused, all held. But s3seal forwards the client's date text
+// verbatim (before the fix); moto can parse only ...Z forms when it checks the lock, so a
+// delete of a version whose date has an offset is answered 503
+// ServiceUnavailable "Please try again" instead of 403 AccessDenied.
+func TestReviewS11cRetentionDateFormats(t *testing.T) {
+	for _, store := range []string{"embedded", "moto"} {
+		t.Run(store, func(t *testing.T) {
+			o := sealOpts{DataDir: filepath.Join(t.TempDir(), "d")}
+			if store == "moto" {
+				o.Backend = startMoto(t)
+			}
+			p := startS3seal(t, o)
+			c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
+			ctx := context.Background()
+			b := aws.String("vault")
+			if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+				t.Fatal(err)
+			}
+			rs := newRawSigner(t, p)
+			for i, date := range []string{"2099-01-01T00:00:00+02:00", "2099-01-01T00:00:00.5Z", "2099-01-01T00:00:00.123456789-11:30", "9999-12-31T23:59:59Z"} {
+				key := "k" + string(rune('0'+i))
+				put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String(key), Body: strings.NewReader("data")})
+				if err != nil {
+					t.Fatal(err)
+				}
+				vid := aws.ToString(put.VersionId)
+				body := []byte(`<Retention xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Mode>COMPLIANCE</Mode><RetainUntilDate>` + date + `</RetainUntilDate></Retention>`)
+				sum := sha256.Sum256(body)
+				req, _ := rs.signedPut("/vault/"+key+"?retention=&versionId="+vid, http.Header{"Content-Type": {"application/xml"}}, hex.EncodeToString(sum[:]), int64(len(body)), time.Now())
+				r := rs.send(req, body)
+				if r.Status != 200 {
+					t.Logf("%s: PUT retention %d %s", date, r.Status, r.Body)
+					continue
+				}
+				g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String(key), VersionId: &vid})
+				if err != nil {
+					t.Errorf("%s: GET after retention: %v", date, err)
+				} else {
+					d, _ := io.ReadAll(g.Body)
+					g.Body.Close()
+					t.Logf("%s: GET ok %q mode %s until %v", date, d, g.ObjectLockMode, aws.ToTime(g.ObjectLockRetainUntilDate))
+				}
+				ret, err := c.GetObjectRetention(ctx, &s3.GetObjectRetentionInput{Bucket: b, Key: aws.String(key), VersionId: &vid})
+				if err != nil {
+					t.Errorf("%s: GetObjectRetention: %v", date, err)
+				} else {
+					t.Logf("%s: retention %s %v", date, ret.Retention.Mode, aws.ToTime(ret.Retention.RetainUntilDate))
+				}
+				sooner := time.Now().Add(time.Hour)
+				_, err = c.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: b, Key: aws.String(key), VersionId: &vid,
+					Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeCompliance, RetainUntilDate: &sooner}})
+				if err == nil {
+					t.Errorf("%s: COMPLIANCE shortened to %v", date, sooner)
+				}
+				_, err = c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: aws.String(key), VersionId: &vid})
+				if err == nil {
+					t.Errorf("%s: locked version deleted", date)
+				} else if !strings.Contains(err.Error(), "StatusCode: 403") || !strings.Contains(err.Error(), "AccessDenied") {
+					t.Errorf("%s: delete of the locked version refused with %v; want 403 AccessDenied (a 503 \"Please try again\" makes clients retry a delete that can never succeed)", date, err)
+				}
+			}
+		})
+	}
+}
+
+// TestReviewS11cDefaultRetentionCopyAndMissingMoto (fixed: s3seal answers
+// 404 from its own HEAD). In front of moto with a default retention: a CopyObject's new version
+// gets the default (held); a PutObjectRetention naming a version that does
+// not exist should be NoSuchVersion (404) but was 503 "Please try again"
+// after s3seal's retries: retentionRule's HEAD found nothing and passes
+// the request on "for the store to name what is missing", and moto answers
+// it with a 500.
+func TestReviewS11cDefaultRetentionCopyAndMissingMoto(t *testing.T) {
 	m := startMoto(t)
-	dir := t.TempDir()
-	creds := writeJSON(t, dir, "creds.json", map[string]any{"credentials": []map[string]any{
-		{"access_key": "admin", "secret_key": "admin-secret-key", "read": []string{"*"}, "write": []string{"*"}, "admin": true},
-		{"access_key": "writer", "secret_key": "writer-secret-key", "read": []string{"*"}, "write": []string{"*"}},
-	}})
+	creds := writeJSON(t, t.TempDir(), "creds.json", map[string]any{"credentials": []map[string]any{
+		{"access_key": "admin", "secret_key": "admin-secret-key", "read": []string{"*"}, "write": []string{"*"}, "admin": true}}})
 	p := startS3seal(t, sealOpts{Backend: m, CredentialsFile: creds})
-	admin := newSDKClient(t, p.Endpoint, "admin", "admin-secret-key", true)
-	c := newSDKClient(t, p.Endpoint, "writer", "writer-secret-key", true)
+	c := newSDKClient(t, p.Endpoint, "admin", "admin-secret-key", true)
 	ctx := context.Background()
 	b := aws.String("vault")
-	if _, err := admin.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: b, ObjectLockConfiguration: &types.ObjectLockConfiguration{
+	if _, err := c.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: b, ObjectLockConfiguration: &types.ObjectLockConfiguration{
 		ObjectLockEnabled: types.ObjectLockEnabledEnabled, Rule: &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{
 			Mode: types.ObjectLockRetentionModeGovernance, Days: aws.Int32(1)}}}}); err != nil {
 		t.Fatal(err)
 	}
-	single, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("small"), Body: strings.NewReader("small")})
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("src"), Body: strings.NewReader("small")}); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("dst"), CopySource: aws.String("vault/src")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("small"), VersionId: single.VersionId}); err != nil || h.ObjectLockMode != types.ObjectLockModeGovernance {
-		t.Fatalf("PutObject did not get the default retention: %v %v", h, err)
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("dst"), VersionId: cp.VersionId})
+	if err != nil || h.ObjectLockMode != types.ObjectLockModeGovernance {
+		t.Errorf("copy's version lock %q, %v; want the default GOVERNANCE", h.ObjectLockMode, err)
 	}
-	k := aws.String("pack")
-	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
-	if err != nil {
-		t.Fatal(err)
-	}
-	part, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: up.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("part")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: up.UploadId,
-		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: part.ETag}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k, VersionId: done.VersionId})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.ObjectLockMode != types.ObjectLockModeGovernance {
-		_, derr := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k, VersionId: done.VersionId})
-		t.Fatalf("multipart version in a bucket with default GOVERNANCE retention has lock mode %q; DeleteObject of it by a non-admin writer: err=%v", h.ObjectLockMode, derr)
+	until := time.Now().Add(48 * time.Hour)
+	_, err = c.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: b, Key: aws.String("dst"), VersionId: aws.String("00000000-0000-0000-0000-000000000000"),
+		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeGovernance, RetainUntilDate: &until}})
+	if err == nil || !strings.Contains(err.Error(), "StatusCode: 404") || !strings.Contains(err.Error(), "NoSuchVersion") {
+		t.Errorf("PutObjectRetention of a missing version: %v; want 404 NoSuchVersion", err)
 	}
 }

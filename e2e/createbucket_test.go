@@ -1,9 +1,5 @@
 package e2e
 
-// Review s12 R2 (FAILS on purpose: a finding). CreateBucket of a bucket that exists in the store but
-// that this s3seal process did not create (restart: the creators map is
-// in memory), with tags: the existing bucket's tags must not change.
-
 import (
 	"context"
 	"testing"
@@ -86,5 +82,44 @@ func TestR2FixedRecreateBucketTagFailureDeletesExisting(t *testing.T) {
 	t.Logf("CreateBucket of the existing bucket: %v", cerr)
 	if _, err := c2.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: b}); err != nil {
 		t.Errorf("the bucket that existed before the CreateBucket is gone: HeadBucket %v", err)
+	}
+}
+
+// R3 FINDING (fixed; this test now guards it on the current code): a CreateBucket with
+// tags, of a bucket that already exists on the store (created before this
+// s3seal process, so not in its bucketCreators; moto, like AWS in
+// us-east-1, answers re-creating one's own bucket with 200), puts the
+// tags on the EXISTING bucket, and when the store refuses them s3seal's
+// configureNewBucket deletes that existing bucket ("the new bucket is
+// deleted again"; here the refusal is a flaky 200-with-<Error>, which
+// s3seal itself calls a store failure worth retrying): a CreateBucket destroys a bucket it did not create,
+// with everything configured on it.
+func TestR3CreateBucketTagsRefusedDeletesExistingBucket(t *testing.T) {
+	m := startMoto(t)
+	fp, err := faultproxy.Start(m.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fp.Close() })
+	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}, Args: fastRetries})
+	direct := motoClient(t, m)
+	// (the proxy classifies PUT ?tagging as CreateBucket: attempt 2 is the tags.)
+	// The bucket exists before (another s3seal, a restart, an admin).
+	if _, err := direct.CreateBucket(ctxT(t), &s3.CreateBucketInput{Bucket: aws.String("r3existing")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := direct.PutBucketVersioning(ctxT(t), &s3.PutBucketVersioningInput{Bucket: aws.String("r3existing"),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	c := sdkFor(t, p)
+	fp.Inject(faultproxy.Rule{Op: faultproxy.CreateBucket, Attempt: 2, Fault: faultproxy.ErrorInBody, Code: "InvalidTag", Message: "refused"})
+	_, err = c.CreateBucket(ctxT(t), &s3.CreateBucketInput{Bucket: aws.String("r3existing"),
+		CreateBucketConfiguration: &types.CreateBucketConfiguration{Tags: []types.Tag{{Key: aws.String("k"), Value: aws.String("v")}}}})
+	t.Logf("CreateBucket through s3seal: %v; store saw CreateBucket %d, Other %+v, DeleteBucket %d", err, len(fp.Requests(faultproxy.CreateBucket)), fp.Requests(faultproxy.Other), len(fp.Requests(faultproxy.DeleteBucket)))
+
+	fp.Reset()
+	if _, herr := direct.HeadBucket(ctxT(t), &s3.HeadBucketInput{Bucket: aws.String("r3existing")}); herr != nil {
+		t.Errorf("the pre-existing bucket is gone after a refused CreateBucket: %v", herr)
 	}
 }

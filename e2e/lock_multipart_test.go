@@ -1,0 +1,300 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// FINDING (fixed; this test now guards it): Object Lock on a multipart object does not
+// protect what s3seal needs to read it. A COMPLIANCE retention and a legal
+// hold set through s3seal (PutObjectRetention/PutObjectLegalHold; the same
+// holds for lock headers on CreateMultipartUpload) lock only the backend
+// object; its manifest (.s3seal/manifests/<oid>/<etag>) is written without
+// any lock, so anyone with the backend account (the very party COMPLIANCE
+// mode protects against) can delete the manifest version permanently while
+// the locked data version stays. After that the "immutable" backup can no
+// longer be read: s3seal answers InternalError (integrity) once its manifest
+// cache is gone (restart).
+func TestReviewI10aLockedMultipartManifestUnlocked(t *testing.T) {
+	t.Parallel()
+	m := startMoto(t)
+	dir := t.TempDir()
+	creds := writeJSON(t, dir, "creds.json", map[string]any{"credentials": []map[string]any{
+		{"access_key": "user", "secret_key": "user-secret-key", "read": []string{"*"}, "write": []string{"*"}},
+	}})
+	data := filepath.Join(dir, "data")
+	p := startS3seal(t, sealOpts{Backend: m, CredentialsFile: creds, DataDir: data})
+	user := newSDKClient(t, p.Endpoint, "user", "user-secret-key", true)
+	be := motoClient(t, m)
+	ctx := context.Background()
+	b, k := aws.String("worm"), aws.String("backup.tar")
+	if _, err := user.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	up, err := user.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := bytes.Repeat([]byte("backup-"), (5<<20)/7+200)
+	parts := [][]byte{body[:5<<20], body[5<<20:]}
+	var done []types.CompletedPart
+	for i, pt := range parts {
+		out, err := user.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: up.UploadId,
+			PartNumber: aws.Int32(int32(i + 1)), Body: bytes.NewReader(pt)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done = append(done, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: out.ETag})
+	}
+	if _, err := user.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: up.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: done}}); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second)
+	if _, err := user.PutObjectRetention(ctx, &s3.PutObjectRetentionInput{Bucket: b, Key: k,
+		Retention: &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeCompliance, RetainUntilDate: &until}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := user.PutObjectLegalHold(ctx, &s3.PutObjectLegalHoldInput{Bucket: b, Key: k,
+		LegalHold: &types.ObjectLockLegalHold{Status: types.ObjectLockLegalHoldStatusOn}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The backend account tries to destroy the backup.
+	vs, err := be.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifests int
+	for _, v := range vs.Versions {
+		key := aws.ToString(v.Key)
+		_, derr := be.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: v.Key, VersionId: v.VersionId})
+		switch {
+		case key == *k && derr == nil:
+			t.Fatalf("the locked data version was deleted; the backend does not enforce the lock")
+		case key == *k:
+			t.Logf("data version %s: delete refused as it should be (%v)", aws.ToString(v.VersionId), derr)
+		case strings.HasPrefix(key, ".s3seal/manifests/") && derr == nil:
+			manifests++
+			t.Logf("manifest version %s of the locked object deleted permanently: it carried no lock", key)
+		}
+	}
+
+	// A fresh s3seal (no manifest cache) reads the locked backup.
+	p.Stop()
+	p2 := startS3seal(t, sealOpts{Backend: m, CredentialsFile: creds, DataDir: data, Key: p.Key})
+	user2 := newSDKClient(t, p2.Endpoint, "user", "user-secret-key", true)
+	out, err := user2.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k})
+	if err != nil {
+		t.Fatalf("EXPECTED the COMPLIANCE-locked, legally held multipart object to stay readable; "+
+			"after %d unlocked manifest version(s) were deleted, GET fails: %v", manifests, err)
+	}
+	got, _ := io.ReadAll(out.Body)
+	out.Body.Close()
+	if !bytes.Equal(got, body) {
+		t.Fatalf("read back %d bytes, want %d", len(got), len(body))
+	}
+}
+
+// TestReviewS11cLockedMultipartSDKRetryUnlockedMoto (fixed: a retry sets
+// the lock its manifest carries, or fails, as here where the store keeps
+// refusing). The
+// end-to-end form of sealstore's TestReviewS11cLockedCompletionRetryUnlockedMoto
+// with the real binary and the Go SDK's own retries. moto drops the lock
+// of CreateMultipartUpload at completion, so s3seal sets it afterwards
+// (PUT ?retention by version id); the store answers that PUT with a 500
+// (every time: s3seal's own backend retries absorb a single one). s3seal
+// answers the completion with an error, the client retries it (503 "Please try again"),
+// the retry goes through the "completed before" recovery and the client
+// gets 200: its backup version is unlocked, and deletable.
+func TestReviewS11cLockedMultipartSDKRetryUnlockedMoto(t *testing.T) {
+	m := startMoto(t)
+	target, _ := url.Parse(m.Endpoint)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	var failed atomic.Int32
+	var refuse atomic.Bool
+	refuse.Store(true)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && r.URL.Query().Has("retention") && !strings.HasPrefix(r.URL.Path, "/vault/.s3seal") &&
+			refuse.Load() && failed.Add(1) > 0 {
+			w.WriteHeader(500)
+			_, _ = w.Write([]byte(`<?xml version="1.0"?><Error><Code>InternalError</Code><Message>injected</Message></Error>`))
+			return
+		}
+		r.Host = target.Host
+		rp.ServeHTTP(w, r)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: "http://" + ln.Addr().String()}})
+	c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
+	ctx := context.Background()
+	b, k := aws.String("vault"), aws.String("backup")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k,
+		ObjectLockMode: types.ObjectLockModeCompliance, ObjectLockRetainUntilDate: &until})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: up.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("part")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	complete := func() (*s3.CompleteMultipartUploadOutput, error) {
+		return c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: up.UploadId,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: part.ETag}}}})
+	}
+	_, err = complete()
+	if err == nil {
+		t.Fatal("first completion answered success though its lock step failed")
+	}
+	// newSDKClient has retries off; the SDK's default retryer (and the
+	// aws CLI, rclone, restic) retries a 500 like this one.
+	t.Logf("first completion: %v (retrying, as every client's default retryer does)", err)
+	if _, err = complete(); err == nil {
+		t.Fatal("retried completion answered success while the store still refuses the lock")
+	}
+	refuse.Store(false)
+	done, err := complete()
+	if err != nil {
+		t.Fatalf("retried completion, the store taking the lock again: %v", err)
+	}
+	vid := aws.ToString(done.VersionId)
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k, VersionId: &vid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("retention PUTs failed: %d; completion OK, version %s: lock mode %q until %v", failed.Load(), vid, h.ObjectLockMode, h.ObjectLockRetainUntilDate)
+	if h.ObjectLockMode != types.ObjectLockModeCompliance {
+		_, derr := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k, VersionId: &vid})
+		t.Fatalf("CompleteMultipartUpload answered 200 but the version has no COMPLIANCE lock; DeleteObject of it through s3seal: err=%v", derr)
+	}
+}
+
+// TestReviewS11cDefaultRetentionMultipartMoto (fixed: the completion sets
+// the bucket's default retention, on the manifest first). In front
+// of moto, a bucket whose lock configuration has a default retention
+// (GOVERNANCE, 1 day) locks what PutObject writes, but not what a
+// multipart upload writes: moto applies the default only at PutObject and
+// drops locks at completion, and s3seal's lockCompleted restores only the
+// lock given at CreateMultipartUpload, never the bucket's default. Every
+// large file of a backup tool (aws s3 cp, rclone, restic packs over the
+// multipart threshold) is then unlocked, and a writer without the bypass
+// deletes the version. Seen first with aws CLI `s3 cp` of 20 MB, then
+// `s3api delete-objects` as a non-admin answering Deleted.
+func TestReviewS11cDefaultRetentionMultipartMoto(t *testing.T) {
+	m := startMoto(t)
+	dir := t.TempDir()
+	creds := writeJSON(t, dir, "creds.json", map[string]any{"credentials": []map[string]any{
+		{"access_key": "admin", "secret_key": "admin-secret-key", "read": []string{"*"}, "write": []string{"*"}, "admin": true},
+		{"access_key": "writer", "secret_key": "writer-secret-key", "read": []string{"*"}, "write": []string{"*"}},
+	}})
+	p := startS3seal(t, sealOpts{Backend: m, CredentialsFile: creds})
+	admin := newSDKClient(t, p.Endpoint, "admin", "admin-secret-key", true)
+	c := newSDKClient(t, p.Endpoint, "writer", "writer-secret-key", true)
+	ctx := context.Background()
+	b := aws.String("vault")
+	if _, err := admin.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: b, ObjectLockConfiguration: &types.ObjectLockConfiguration{
+		ObjectLockEnabled: types.ObjectLockEnabledEnabled, Rule: &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{
+			Mode: types.ObjectLockRetentionModeGovernance, Days: aws.Int32(1)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	single, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("small"), Body: strings.NewReader("small")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("small"), VersionId: single.VersionId}); err != nil || h.ObjectLockMode != types.ObjectLockModeGovernance {
+		t.Fatalf("PutObject did not get the default retention: %v %v", h, err)
+	}
+	k := aws.String("pack")
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: up.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("part")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: up.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: part.ETag}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k, VersionId: done.VersionId})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ObjectLockMode != types.ObjectLockModeGovernance {
+		_, derr := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k, VersionId: done.VersionId})
+		t.Fatalf("multipart version in a bucket with default GOVERNANCE retention has lock mode %q; DeleteObject of it by a non-admin writer: err=%v", h.ObjectLockMode, derr)
+	}
+}
+
+// TestReviewS11cLockedUploadAcrossRestartEmbedded (probe): a multipart
+// upload created with COMPLIANCE + legal hold on the embedded default,
+// s3seal restarted with the same data dir before the part and the
+// completion: the completed version is locked, and stays so after another
+// restart.
+func TestReviewS11cLockedUploadAcrossRestartEmbedded(t *testing.T) {
+	opts := sealOpts{DataDir: filepath.Join(t.TempDir(), "d")}
+	p := startS3seal(t, opts)
+	c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
+	ctx := context.Background()
+	b, k := aws.String("vault"), aws.String("pack")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k,
+		ObjectLockMode: types.ObjectLockModeCompliance, ObjectLockRetainUntilDate: &until, ObjectLockLegalHoldStatus: types.ObjectLockLegalHoldStatusOn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stop()
+	p = startS3seal(t, opts)
+	c = newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
+	part, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: up.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("part")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: up.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: part.ETag}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stop()
+	p = startS3seal(t, opts)
+	c = newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k, VersionId: done.VersionId})
+	if err != nil || h.ObjectLockMode != types.ObjectLockModeCompliance || h.ObjectLockLegalHoldStatus != types.ObjectLockLegalHoldStatusOn ||
+		!aws.ToTime(h.ObjectLockRetainUntilDate).Equal(until) {
+		t.Fatalf("after restarts: %+v %v", h, err)
+	}
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k, VersionId: done.VersionId}); err == nil {
+		t.Fatal("locked version deleted")
+	}
+}
