@@ -11,7 +11,11 @@ import (
 	"github.com/s3seal/s3seal/internal/faultproxy"
 )
 
-func TestR2FixedRecreateBucketAfterRestartReplacesTags(t *testing.T) {
+// TestRecreateBucketAfterRestartKeepsTags: a CreateBucket with tags of a
+// bucket that exists in the store but that this s3seal process did not
+// create (a restart: which buckets it created is kept in memory) leaves the
+// existing bucket's tags as they were.
+func TestRecreateBucketAfterRestartKeepsTags(t *testing.T) {
 	m := startMoto(t)
 	o := sealOpts{Backend: m, Key: randomKey(t)}
 	ctx := context.Background()
@@ -20,7 +24,7 @@ func TestR2FixedRecreateBucketAfterRestartReplacesTags(t *testing.T) {
 	}
 	p1 := startS3seal(t, o)
 	c1 := sdkFor(t, p1)
-	b := aws.String("r2-recreate")
+	b := aws.String("recreate-tags")
 	if _, err := c1.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, CreateBucketConfiguration: tags("first")}); err != nil {
 		t.Fatal(err)
 	}
@@ -43,12 +47,13 @@ func TestR2FixedRecreateBucketAfterRestartReplacesTags(t *testing.T) {
 	}
 }
 
-// TestR2FixedRecreateBucketTagFailureDeletesExisting: the same CreateBucket
+// TestRecreateBucketTagFailureKeepsBucket: the same CreateBucket
 // of an existing (empty) bucket after a restart, when the store fails the
-// PUT ?tagging (503 SlowDown here, every attempt, through the fault proxy): configureNewBucket
-// takes the bucket for the one it just made and DELETES it. Expected: the
-// bucket, which existed before the request, still exists.
-func TestR2FixedRecreateBucketTagFailureDeletesExisting(t *testing.T) {
+// PUT ?tagging (503 SlowDown here, every attempt, through the fault
+// proxy): the bucket, which existed before the request, still exists
+// (configureNewBucket must not take it for the one it just made and
+// delete it).
+func TestRecreateBucketTagFailureKeepsBucket(t *testing.T) {
 	m := startMoto(t)
 	fp, err := faultproxy.Start(m.Endpoint)
 	if err != nil {
@@ -59,7 +64,7 @@ func TestR2FixedRecreateBucketTagFailureDeletesExisting(t *testing.T) {
 	ctx := context.Background()
 	p1 := startS3seal(t, o)
 	c1 := sdkFor(t, p1)
-	b := aws.String("r2-victim")
+	b := aws.String("recreate-victim")
 	if _, err := c1.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
 		t.Fatal(err)
 	}
@@ -85,16 +90,14 @@ func TestR2FixedRecreateBucketTagFailureDeletesExisting(t *testing.T) {
 	}
 }
 
-// R3 FINDING (fixed; this test now guards it on the current code): a CreateBucket with
+// TestCreateExistingBucketTagsRefusedKeepsBucket: a CreateBucket with
 // tags, of a bucket that already exists on the store (created before this
 // s3seal process, so not in its bucketCreators; moto, like AWS in
-// us-east-1, answers re-creating one's own bucket with 200), puts the
-// tags on the EXISTING bucket, and when the store refuses them s3seal's
-// configureNewBucket deletes that existing bucket ("the new bucket is
-// deleted again"; here the refusal is a flaky 200-with-<Error>, which
-// s3seal itself calls a store failure worth retrying): a CreateBucket destroys a bucket it did not create,
-// with everything configured on it.
-func TestR3CreateBucketTagsRefusedDeletesExistingBucket(t *testing.T) {
+// us-east-1, answers re-creating one's own bucket with 200), when the
+// store refuses the tags (a flaky 200-with-<Error>, which s3seal itself
+// calls a store failure worth retrying): the existing bucket, with
+// everything configured on it, is not deleted as if it were new.
+func TestCreateExistingBucketTagsRefusedKeepsBucket(t *testing.T) {
 	m := startMoto(t)
 	fp, err := faultproxy.Start(m.Endpoint)
 	if err != nil {
@@ -105,21 +108,21 @@ func TestR3CreateBucketTagsRefusedDeletesExistingBucket(t *testing.T) {
 	direct := motoClient(t, m)
 	// (the proxy classifies PUT ?tagging as CreateBucket: attempt 2 is the tags.)
 	// The bucket exists before (another s3seal, a restart, an admin).
-	if _, err := direct.CreateBucket(ctxT(t), &s3.CreateBucketInput{Bucket: aws.String("r3existing")}); err != nil {
+	if _, err := direct.CreateBucket(ctxT(t), &s3.CreateBucketInput{Bucket: aws.String("existing-tagged")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := direct.PutBucketVersioning(ctxT(t), &s3.PutBucketVersioningInput{Bucket: aws.String("r3existing"),
+	if _, err := direct.PutBucketVersioning(ctxT(t), &s3.PutBucketVersioningInput{Bucket: aws.String("existing-tagged"),
 		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
 		t.Fatal(err)
 	}
 	c := sdkFor(t, p)
 	fp.Inject(faultproxy.Rule{Op: faultproxy.CreateBucket, Attempt: 2, Fault: faultproxy.ErrorInBody, Code: "InvalidTag", Message: "refused"})
-	_, err = c.CreateBucket(ctxT(t), &s3.CreateBucketInput{Bucket: aws.String("r3existing"),
+	_, err = c.CreateBucket(ctxT(t), &s3.CreateBucketInput{Bucket: aws.String("existing-tagged"),
 		CreateBucketConfiguration: &types.CreateBucketConfiguration{Tags: []types.Tag{{Key: aws.String("k"), Value: aws.String("v")}}}})
 	t.Logf("CreateBucket through s3seal: %v; store saw CreateBucket %d, Other %+v, DeleteBucket %d", err, len(fp.Requests(faultproxy.CreateBucket)), fp.Requests(faultproxy.Other), len(fp.Requests(faultproxy.DeleteBucket)))
 
 	fp.Reset()
-	if _, herr := direct.HeadBucket(ctxT(t), &s3.HeadBucketInput{Bucket: aws.String("r3existing")}); herr != nil {
+	if _, herr := direct.HeadBucket(ctxT(t), &s3.HeadBucketInput{Bucket: aws.String("existing-tagged")}); herr != nil {
 		t.Errorf("the pre-existing bucket is gone after a refused CreateBucket: %v", herr)
 	}
 }

@@ -14,13 +14,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// TestReviewI10eListError200 (PASSES: held up; kept as a regression test):
-// a flaky store answers ListObjectVersions (and ListObjectsV2) with
-// 200 and an <Error> body ("The server did not respond in time", as RGW
-// does on a timeout). Expected: an error the client retries. A listing
-// with no entries and IsTruncated false tells a sync or prune tool that
-// the bucket is empty.
-func TestReviewI10eListError200(t *testing.T) {
+// TestListingError200: a flaky store answers ListObjectVersions (and
+// ListObjectsV2) with 200 and an <Error> body ("The server did not respond
+// in time", as RGW does on a timeout). The client gets an error it
+// retries, never a listing with no entries and IsTruncated false, which
+// would tell a sync or prune tool that the bucket is empty.
+func TestListingError200(t *testing.T) {
 	t.Parallel()
 	m := startMoto(t)
 	fp, err := faultproxy.Start(m.Endpoint)
@@ -80,13 +79,13 @@ func TestReviewI10eListError200(t *testing.T) {
 	}
 }
 
-// TestReviewI10eForwardedPutError200 (failed before its fix): a flaky store answers a
-// forwarded PUT ?retention, ?legal-hold or ?tagging with 200 and an
-// <Error> body without doing it (RGW's "did not respond in time" on a
-// timeout). s3seal's raw Forward takes any 2xx as success, so the client
-// is told the retention / hold / tags were set: a backup tool believes its
-// object is locked when it is not. Expected: an error the client retries.
-func TestReviewI10eForwardedPutError200(t *testing.T) {
+// TestForwardedPutError200: a flaky store answers a forwarded PUT
+// ?retention, ?legal-hold or ?tagging with 200 and an <Error> body without
+// doing it (RGW's "did not respond in time" on a timeout). The client gets
+// an error it retries, not a success that would have a backup tool believe
+// its object locked when it is not (as a Forward taking any 2xx for
+// success would).
+func TestForwardedPutError200(t *testing.T) {
 	t.Parallel()
 	m := startMoto(t)
 	fp, err := faultproxy.Start(m.Endpoint)
@@ -139,12 +138,12 @@ func TestReviewI10eForwardedPutError200(t *testing.T) {
 	}
 }
 
-// TestReviewI10eDeleteVersionError200 (probe): a flaky store answers the
-// DELETE ?versionId of an old multipart version with 200 and an <Error>
-// body, without deleting. Expected: an error, or a success only if the
+// TestDeleteVersionError200: a flaky store answers the DELETE ?versionId
+// of an old multipart version with 200 and an <Error> body, without
+// deleting. The client gets an error, or a success only if the
 // version is gone; never a version the store still has left unreadable
 // (its manifest removed by s3seal).
-func TestReviewI10eDeleteVersionError200(t *testing.T) {
+func TestDeleteVersionError200(t *testing.T) {
 	t.Parallel()
 	m := startMoto(t)
 	fp, err := faultproxy.Start(m.Endpoint)

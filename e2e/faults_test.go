@@ -89,14 +89,14 @@ func TestFaultsGiveUpIsTransient(t *testing.T) {
 	}
 }
 
-// TestReviewI10eCutRangedOldMultipartVersion: a store that cuts its GET
+// TestCutRangedReadOfOldMultipartVersion: a store that cuts its GET
 // answers mid-body while a client reads a range across the part boundary
 // of an OLD multipart version (the current one is a small single PUT).
 // Never wrong bytes. One cut of the first backend GET, before s3seal sent
-// anything, used to be a 500 integrity failure (crypto takes a truncated
-// stream as damage); sealstore now reads a first block that fails to
-// verify once more. A store that cuts every answer still gets an error.
-func TestReviewI10eCutRangedOldMultipartVersion(t *testing.T) {
+// anything, is not a 500 integrity failure (crypto takes a truncated
+// stream as damage): sealstore reads a first block that fails to verify
+// once more. A store that cuts every answer still gets an error.
+func TestCutRangedReadOfOldMultipartVersion(t *testing.T) {
 	t.Parallel()
 	m := startMoto(t)
 	fp, err := faultproxy.Start(m.Endpoint)

@@ -1,6 +1,6 @@
 package e2e
 
-// From the s13-R1 review (they held): every listing's
+// Every listing's
 // ChecksumAlgorithm/ChecksumType agrees with HEAD (checksum mode) after
 // overwrites, copies onto the same key with another algorithm, deletes and
 // re-creates, multipart completions (repeated), versions, and a second

@@ -19,17 +19,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// FINDING (fixed; this test now guards it): Object Lock on a multipart object does not
-// protect what s3seal needs to read it. A COMPLIANCE retention and a legal
-// hold set through s3seal (PutObjectRetention/PutObjectLegalHold; the same
-// holds for lock headers on CreateMultipartUpload) lock only the backend
-// object; its manifest (.s3seal/manifests/<oid>/<etag>) is written without
-// any lock, so anyone with the backend account (the very party COMPLIANCE
-// mode protects against) can delete the manifest version permanently while
-// the locked data version stays. After that the "immutable" backup can no
-// longer be read: s3seal answers InternalError (integrity) once its manifest
-// cache is gone (restart).
-func TestReviewI10aLockedMultipartManifestUnlocked(t *testing.T) {
+// TestLockedMultipartManifestSurvivesBackendDelete: Object Lock on a
+// multipart object protects what s3seal needs to read it. A COMPLIANCE
+// retention and a legal hold set through s3seal
+// (PutObjectRetention/PutObjectLegalHold; the same holds for lock headers
+// on CreateMultipartUpload) must lock its manifest
+// (.s3seal/manifests/<oid>/<etag>) as well as the data: otherwise anyone
+// with the backend account (the very party COMPLIANCE mode protects
+// against) could delete the manifest version permanently while the locked
+// data version stays, and the "immutable" backup would no longer read
+// (InternalError, integrity) once s3seal's manifest cache is gone. The
+// backend account deletes every version it can; a fresh s3seal still
+// reads the object.
+func TestLockedMultipartManifestSurvivesBackendDelete(t *testing.T) {
 	t.Parallel()
 	m := startMoto(t)
 	dir := t.TempDir()
@@ -100,7 +102,7 @@ func TestReviewI10aLockedMultipartManifestUnlocked(t *testing.T) {
 	user2 := newSDKClient(t, p2.Endpoint, "user", "user-secret-key", true)
 	out, err := user2.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k})
 	if err != nil {
-		t.Fatalf("EXPECTED the COMPLIANCE-locked, legally held multipart object to stay readable; "+
+		t.Fatalf("the COMPLIANCE-locked, legally held multipart object does not stay readable: "+
 			"after %d unlocked manifest version(s) were deleted, GET fails: %v", manifests, err)
 	}
 	got, _ := io.ReadAll(out.Body)
@@ -110,18 +112,18 @@ func TestReviewI10aLockedMultipartManifestUnlocked(t *testing.T) {
 	}
 }
 
-// TestReviewS11cLockedMultipartSDKRetryUnlockedMoto (fixed: a retry sets
-// the lock its manifest carries, or fails, as here where the store keeps
-// refusing). The
-// end-to-end form of sealstore's TestReviewS11cLockedCompletionRetryUnlockedMoto
-// with the real binary and the Go SDK's own retries. moto drops the lock
-// of CreateMultipartUpload at completion, so s3seal sets it afterwards
-// (PUT ?retention by version id); the store answers that PUT with a 500
-// (every time: s3seal's own backend retries absorb a single one). s3seal
-// answers the completion with an error, the client retries it (503 "Please try again"),
-// the retry goes through the "completed before" recovery and the client
-// gets 200: its backup version is unlocked, and deletable.
-func TestReviewS11cLockedMultipartSDKRetryUnlockedMoto(t *testing.T) {
+// TestLockedMultipartCompletionRetryMoto: a retried completion sets the
+// lock its manifest carries, or fails. The end-to-end form of sealstore's
+// test of a locked completion retried, with the real binary. moto drops
+// the lock of CreateMultipartUpload at completion, so s3seal sets it
+// afterwards (PUT ?retention by version id); the store answers that PUT
+// with a 500 (every time: s3seal's own backend retries absorb a single
+// one). s3seal answers the completion with an error, and a retry (503
+// "Please try again", as every client's retryer sends it) that goes
+// through the "completed before" recovery must not answer 200 for an
+// unlocked, deletable version: it fails while the store refuses the
+// lock, and once the store takes it again the version is locked.
+func TestLockedMultipartCompletionRetryMoto(t *testing.T) {
 	m := startMoto(t)
 	target, _ := url.Parse(m.Endpoint)
 	rp := httputil.NewSingleHostReverseProxy(target)
@@ -192,18 +194,16 @@ func TestReviewS11cLockedMultipartSDKRetryUnlockedMoto(t *testing.T) {
 	}
 }
 
-// TestReviewS11cDefaultRetentionMultipartMoto (fixed: the completion sets
-// the bucket's default retention, on the manifest first). In front
-// of moto, a bucket whose lock configuration has a default retention
-// (GOVERNANCE, 1 day) locks what PutObject writes, but not what a
-// multipart upload writes: moto applies the default only at PutObject and
-// drops locks at completion, and s3seal's lockCompleted restores only the
-// lock given at CreateMultipartUpload, never the bucket's default. Every
-// large file of a backup tool (aws s3 cp, rclone, restic packs over the
-// multipart threshold) is then unlocked, and a writer without the bypass
-// deletes the version. Seen first with aws CLI `s3 cp` of 20 MB, then
-// `s3api delete-objects` as a non-admin answering Deleted.
-func TestReviewS11cDefaultRetentionMultipartMoto(t *testing.T) {
+// TestDefaultRetentionLocksMultipartMoto: the completion of a multipart
+// upload sets the bucket's default retention, on the manifest first. In
+// front of moto, which applies a bucket's default retention (GOVERNANCE,
+// 1 day here) only at PutObject and drops locks at completion, what a
+// multipart upload writes must be locked as what PutObject writes is:
+// otherwise every large file of a backup tool (aws s3 cp, rclone, restic
+// packs over the multipart threshold) is unlocked, and a writer without
+// the bypass deletes the version (aws CLI `s3 cp` of 20 MB, then
+// `s3api delete-objects` as a non-admin).
+func TestDefaultRetentionLocksMultipartMoto(t *testing.T) {
 	m := startMoto(t)
 	dir := t.TempDir()
 	creds := writeJSON(t, dir, "creds.json", map[string]any{"credentials": []map[string]any{
@@ -254,12 +254,12 @@ func TestReviewS11cDefaultRetentionMultipartMoto(t *testing.T) {
 	}
 }
 
-// TestReviewS11cLockedUploadAcrossRestartEmbedded (probe): a multipart
+// TestLockedUploadAcrossRestartEmbedded: a multipart
 // upload created with COMPLIANCE + legal hold on the embedded default,
 // s3seal restarted with the same data dir before the part and the
 // completion: the completed version is locked, and stays so after another
 // restart.
-func TestReviewS11cLockedUploadAcrossRestartEmbedded(t *testing.T) {
+func TestLockedUploadAcrossRestartEmbedded(t *testing.T) {
 	opts := sealOpts{DataDir: filepath.Join(t.TempDir(), "d")}
 	p := startS3seal(t, opts)
 	c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)

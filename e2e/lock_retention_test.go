@@ -20,18 +20,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// TestReviewS11cRetentionNamespaceSmuggleMoto (fixed: the document is
-// refused as MalformedXML; what s3seal forwards is what it judged). In front
-// of moto (which checks no retention rule; s3seal's retentionRule is the
-// only guard) a client with mere write access shortens an unexpired
-// COMPLIANCE retention to the past and then deletes the locked version.
-// The PutObjectRetention body carries RetainUntilDate twice: a plain one
-// in the past and a namespaced one (x:RetainUntilDate) far in the future.
-// Go's encoding/xml (checkRetention, retentionRule) matches by local name
-// and keeps the last, so s3seal judges an extension and allows it; the
-// body is forwarded untouched and moto (xmltodict, qualified names) keeps
-// the plain, past date.
-func TestReviewS11cRetentionNamespaceSmuggleMoto(t *testing.T) {
+// TestRetentionNamespacedDateMoto: a PutObjectRetention body that carries
+// RetainUntilDate twice, a plain one in the past and a namespaced one
+// (x:RetainUntilDate) far in the future, is refused as MalformedXML, and
+// what s3seal forwards is what it judged. In front of moto (which checks
+// no retention rule; s3seal's retentionRule is the only guard), Go's
+// encoding/xml matches by local name and keeps the last while moto
+// (xmltodict, qualified names) keeps the plain, past date: were the body
+// judged one way and forwarded untouched, a client with mere write access
+// could shorten an unexpired COMPLIANCE retention to the past and delete
+// the locked version.
+func TestRetentionNamespacedDateMoto(t *testing.T) {
 	m := startMoto(t)
 	p := startS3seal(t, sealOpts{Backend: m})
 	c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
@@ -79,15 +78,14 @@ func TestReviewS11cRetentionNamespaceSmuggleMoto(t *testing.T) {
 	t.Logf("delete refused as it should be: %v", err)
 }
 
-// TestReviewS11cRetentionRaceShortensMoto (fixed: retention and legal-hold
-// changes of one key are serialized within the process). Two
-// PutObjectRetention calls on one COMPLIANCE version at once, in front of
-// moto. retentionRule judges each against a HEAD taken before either lands
-// (both are extensions then) and moto applies both, last one wins: the
-// client that set ten years got 200, and the version ends up retained for
-// two hours. The store's answer that the PUT is delayed stands for any
-// slow network; the delay is only to make the order deterministic.
-func TestReviewS11cRetentionRaceShortensMoto(t *testing.T) {
+// TestRetentionRaceMoto: retention and legal-hold changes of one key are
+// serialized within the process. Two PutObjectRetention calls on one
+// COMPLIANCE version at once, in front of moto: were each judged against a
+// HEAD taken before either lands (both extensions then), moto would apply
+// both, last one wins, and the client that set ten years would get 200
+// for a version retained for two hours. The store's delay of the short
+// PUT stands for any slow network; it only makes the order deterministic.
+func TestRetentionRaceMoto(t *testing.T) {
 	m := startMoto(t)
 	target, _ := url.Parse(m.Endpoint)
 	rp := httputil.NewSingleHostReverseProxy(target)
@@ -149,15 +147,14 @@ func TestReviewS11cRetentionRaceShortensMoto(t *testing.T) {
 	}
 }
 
-// TestReviewS11cRetentionDateFormats (fixed: s3seal forwards the date it
-// judged, in UTC, so moto reads it). Retention dates in odd but valid RFC 3339 forms (offsets, fractions,
-// year 9999), set through s3seal: afterwards the object still reads, its
-// retention is reported, it cannot be shortened and a delete of the
-// version is refused, all held. But s3seal forwards the client's date text
-// verbatim (before the fix); moto can parse only ...Z forms when it checks the lock, so a
-// delete of a version whose date has an offset is answered 503
-// ServiceUnavailable "Please try again" instead of 403 AccessDenied.
-func TestReviewS11cRetentionDateFormats(t *testing.T) {
+// TestRetentionDateFormats: retention dates in odd but valid RFC 3339
+// forms (offsets, fractions, year 9999), set through s3seal: afterwards
+// the object still reads, its retention is reported, it cannot be
+// shortened and a delete of the version is refused with 403 AccessDenied.
+// s3seal forwards the date it judged, in UTC: moto parses only ...Z forms
+// when it checks the lock, and the client's text forwarded verbatim made
+// such a delete a 503 ServiceUnavailable "Please try again".
+func TestRetentionDateFormats(t *testing.T) {
 	for _, store := range []string{"embedded", "moto"} {
 		t.Run(store, func(t *testing.T) {
 			o := sealOpts{DataDir: filepath.Join(t.TempDir(), "d")}
@@ -218,14 +215,13 @@ func TestReviewS11cRetentionDateFormats(t *testing.T) {
 	}
 }
 
-// TestReviewS11cDefaultRetentionCopyAndMissingMoto (fixed: s3seal answers
-// 404 from its own HEAD). In front of moto with a default retention: a CopyObject's new version
-// gets the default (held); a PutObjectRetention naming a version that does
-// not exist should be NoSuchVersion (404) but was 503 "Please try again"
-// after s3seal's retries: retentionRule's HEAD found nothing and passes
-// the request on "for the store to name what is missing", and moto answers
-// it with a 500.
-func TestReviewS11cDefaultRetentionCopyAndMissingMoto(t *testing.T) {
+// TestDefaultRetentionCopyAndMissingVersionMoto: in front of moto with a
+// default retention, a CopyObject's new version gets the default; a
+// PutObjectRetention naming a version that does not exist is NoSuchVersion
+// (404), answered from s3seal's own HEAD (passed on "for the store to name
+// what is missing", moto answers it with a 500, and the client would get
+// 503 "Please try again" after s3seal's retries).
+func TestDefaultRetentionCopyAndMissingVersionMoto(t *testing.T) {
 	m := startMoto(t)
 	creds := writeJSON(t, t.TempDir(), "creds.json", map[string]any{"credentials": []map[string]any{
 		{"access_key": "admin", "secret_key": "admin-secret-key", "read": []string{"*"}, "write": []string{"*"}, "admin": true}}})

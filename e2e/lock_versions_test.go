@@ -269,11 +269,11 @@ func TestLockCallsByVersion(t *testing.T) {
 	}
 }
 
-// TestReviewS11cConditionalDeleteLocked (probe): conditional deletes
+// TestConditionalDeleteOfLockedVersion: conditional deletes
 // (If-Match on DeleteObject, ETag in DeleteObjects) of a COMPLIANCE
 // version whose ETag matches are refused, on both stores, and the version
 // stays; a conditional delete of a missing version answers success.
-func TestReviewS11cConditionalDeleteLocked(t *testing.T) {
+func TestConditionalDeleteOfLockedVersion(t *testing.T) {
 	for _, store := range []string{"embedded", "moto"} {
 		t.Run(store, func(t *testing.T) {
 			o := sealOpts{DataDir: filepath.Join(t.TempDir(), "d")}

@@ -16,41 +16,40 @@ import (
 	"github.com/s3seal/s3seal/internal/faultproxy"
 )
 
-// R3 FINDING (fixed; this test now guards it on the current code): AbortMultipartUpload
-// with x-amz-if-match-initiated-time fails OPEN. s3seal checks the time
-// by listing the uploads (s3api/mp_args.go abortCondition) and, when that
-// listing fails, returns nil and aborts anyway: an abort whose
-// precondition does not hold destroys the upload when the store's listing
-// errs (here: one AccessDenied answer for every ListMultipartUploads).
-func TestR3AbortIfMatchInitiatedTimeFailsOpen(t *testing.T) {
+// TestAbortIfMatchInitiatedTimeListingFails: AbortMultipartUpload with
+// x-amz-if-match-initiated-time fails closed. s3seal checks the time by
+// listing the uploads (s3api's abortCondition); when that listing fails
+// (here: AccessDenied for every ListMultipartUploads) the abort fails and
+// the upload stays, instead of an abort whose precondition was never
+// checked destroying it.
+func TestAbortIfMatchInitiatedTimeListingFails(t *testing.T) {
 	p, fp := startFaultyOn(t, "moto")
 	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "r3abort")
-	cr, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("r3abort"), Key: aws.String("k")})
+	mustCreateBucket(t, c, "abort-cond")
+	cr, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("abort-cond"), Key: aws.String("k")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fp.Inject(faultproxy.Rule{Op: faultproxy.ListMultipartUploads, Fault: faultproxy.ErrorInBody, Code: "AccessDenied", Message: "Access Denied"})
 	wrong := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC) // not the upload's initiation time
-	_, err = c.AbortMultipartUpload(ctxT(t), &s3.AbortMultipartUploadInput{Bucket: aws.String("r3abort"), Key: aws.String("k"),
+	_, err = c.AbortMultipartUpload(ctxT(t), &s3.AbortMultipartUploadInput{Bucket: aws.String("abort-cond"), Key: aws.String("k"),
 		UploadId: cr.UploadId, IfMatchInitiatedTime: aws.Time(wrong)})
 	if err == nil {
 		t.Errorf("abort with a wrong x-amz-if-match-initiated-time succeeded while the condition could not be checked")
 	}
 	fp.Reset()
-	if _, err := c.ListParts(ctxT(t), &s3.ListPartsInput{Bucket: aws.String("r3abort"), Key: aws.String("k"), UploadId: cr.UploadId}); err != nil {
+	if _, err := c.ListParts(ctxT(t), &s3.ListPartsInput{Bucket: aws.String("abort-cond"), Key: aws.String("k"), UploadId: cr.UploadId}); err != nil {
 		wantStatus(t, "upload after the refused conditional abort (want it still there)", err, http.StatusOK, "")
 	}
 }
 
-// R3 FINDING (fixed; this test now guards it on the current code): a hostile (or
-// buggy) store whose ListMultipartUploads always answers IsTruncated with
-// the same NextKeyMarker keeps s3seal's AbortMultipartUpload
-// x-amz-if-match-initiated-time check (s3api/mp_args.go abortCondition,
-// `for {}` with no bound and no progress check) listing for as long as
-// the client waits: one client request, an unbounded number of backend
-// requests. Here: a 3 s client timeout.
-func TestR3AbortConditionLoopsOnHostileListing(t *testing.T) {
+// TestAbortConditionHostileListing: a hostile (or buggy) store whose
+// ListMultipartUploads always answers IsTruncated with the same
+// NextKeyMarker must not keep s3seal's AbortMultipartUpload
+// x-amz-if-match-initiated-time check (s3api's abortCondition) listing for
+// as long as the client waits: one client request (here with a 3 s
+// timeout) makes a bounded number of backend requests.
+func TestAbortConditionHostileListing(t *testing.T) {
 	m := startMoto(t)
 	target, _ := url.Parse(m.Endpoint)
 	rp := httputil.NewSingleHostReverseProxy(target)
@@ -60,7 +59,7 @@ func TestR3AbortConditionLoopsOnHostileListing(t *testing.T) {
 			lists.Add(1)
 			w.Header().Set("Content-Type", "application/xml")
 			w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">` +
-				`<Bucket>r3loop</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker><NextKeyMarker>k</NextKeyMarker>` +
+				`<Bucket>abort-loop</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker><NextKeyMarker>k</NextKeyMarker>` +
 				`<NextUploadIdMarker>x</NextUploadIdMarker><MaxUploads>1000</MaxUploads><IsTruncated>true</IsTruncated></ListMultipartUploadsResult>`))
 			return
 		}
@@ -69,15 +68,15 @@ func TestR3AbortConditionLoopsOnHostileListing(t *testing.T) {
 	t.Cleanup(hostile.Close)
 	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: hostile.URL}, Args: fastRetries})
 	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "r3loop")
-	cr, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("r3loop"), Key: aws.String("k")})
+	mustCreateBucket(t, c, "abort-loop")
+	cr, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("abort-loop"), Key: aws.String("k")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err = c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String("r3loop"), Key: aws.String("k"),
+	_, err = c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String("abort-loop"), Key: aws.String("k"),
 		UploadId: cr.UploadId, IfMatchInitiatedTime: aws.Time(time.Now().Add(-time.Hour))})
 	n := lists.Load()
 	t.Logf("abort: %v after %v; backend ListMultipartUploads requests: %d", err, time.Since(start).Round(time.Millisecond), n)

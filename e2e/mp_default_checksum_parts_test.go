@@ -15,7 +15,7 @@ import (
 	"github.com/s3seal/s3seal/s3api/checksum"
 )
 
-// TestReviewS13R2DefaultChecksumEveryMix: one upload created without an
+// TestMultipartDefaultChecksumEveryMix: one upload created without an
 // algorithm whose parts are every kind at once: a part sent twice (CRC32,
 // then again with other bytes and no checksum, the backend storing the
 // first try and answering 200 <Error>), a CRC32C part whose backend answer
@@ -26,7 +26,7 @@ import (
 // embedded store then answers NoSuchUpload: recovery). The object's
 // CRC64NVME must be that of the plaintext GET returns, on HEAD, GET (the
 // SDK validating) and GetObjectAttributes.
-func TestReviewS13R2DefaultChecksumEveryMix(t *testing.T) {
+func TestMultipartDefaultChecksumEveryMix(t *testing.T) {
 	t.Parallel()
 	for _, be := range []string{"embedded", "moto"} {
 		t.Run(be, func(t *testing.T) {
@@ -40,7 +40,7 @@ func defaultChecksumEveryMix(t *testing.T, be string) {
 	p, fp := startFaultyOn(t, be)
 	c := sdkFor(t, p)
 	ctx := ctxT(t)
-	b := "r2mix"
+	b := "defsum-mix"
 	mustCreateBucket(t, c, b)
 	// A multipart source (created without an algorithm, parts 5 MiB + 3 MiB)
 	// and a single-PUT source.
@@ -170,17 +170,17 @@ func defaultChecksumEveryMix(t *testing.T, be string) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// TestReviewS13R2CopySourceCut: UploadPartCopy (ranged, from a multipart
+// TestMultipartDefaultChecksumCopySourceCut: UploadPartCopy (ranged, from a multipart
 // source) while the store cuts the first answer to each source GET; a
 // 0-byte last part with a CRC32; the completion sent twice (the second
 // after the upload is gone). The object's CRC64NVME stays that of its
 // plaintext.
-func TestReviewS13R2CopySourceCut(t *testing.T) {
+func TestMultipartDefaultChecksumCopySourceCut(t *testing.T) {
 	t.Parallel()
 	p, fp := startFaultyOn(t, "embedded")
 	c := sdkFor(t, p)
 	ctx := ctxT(t)
-	b := "r2cut"
+	b := "defsum-cut"
 	mustCreateBucket(t, c, b)
 	srcParts := []mpPart{{1, patternBytes(301, 5*mib)}, {2, patternBytes(302, 3*mib)}}
 	mpUpload(t, c, b, "mpsrc", srcParts)
@@ -244,17 +244,17 @@ func TestReviewS13R2CopySourceCut(t *testing.T) {
 	}
 }
 
-// TestReviewS13R2RacingPartWriters: two clients send part 1 of an upload
+// TestMultipartDefaultChecksumRacingPartWriters: two clients send part 1 of an upload
 // created without an algorithm at once, with other bytes and other
 // checksums (CRC32 by the SDK's default, SHA-256); the completion names
 // the part ListParts shows. Whatever won, the object's CRC64NVME is that
 // of the bytes GET returns, and a CopyObject of it keeps the right one.
-func TestReviewS13R2RacingPartWriters(t *testing.T) {
+func TestMultipartDefaultChecksumRacingPartWriters(t *testing.T) {
 	t.Parallel()
 	onEachStore(t, func(t *testing.T, p *sealProc) {
 		c := sdkFor(t, p)
 		ctx := ctxT(t)
-		b := "r2race"
+		b := "defsum-race"
 		mustCreateBucket(t, c, b)
 		for round := 0; round < 3; round++ {
 			k := aws.String("obj" + itoa(round))

@@ -13,21 +13,21 @@ import (
 	"github.com/s3seal/s3seal/s3api/checksum"
 )
 
-// TestReviewS13R2StoreStripsUploadAlgorithm: the review found the upload
-// state's checksum algorithm and type in plain user metadata of
+// TestMultipartStoreStripsUploadAlgorithm: the upload state's checksum
+// algorithm and type also stand in plain user metadata of
 // .s3seal/uploads/<u>/info, bound to nothing. A store that drops them (a
 // CopyObject of info onto itself) must not turn an upload the client
 // created with SHA-256 into one without an algorithm: s3seal reads the
 // sealed settings, so a second s3seal (or the same after a restart) still
 // wants SHA-256 parts, lists the upload with SHA-256 and completes a
 // COMPOSITE SHA-256 object.
-func TestReviewS13R2StoreStripsUploadAlgorithm(t *testing.T) {
+func TestMultipartStoreStripsUploadAlgorithm(t *testing.T) {
 	t.Parallel()
 	m := startMoto(t)
 	pa := startS3seal(t, sealOpts{Backend: m})
 	c := sdkFor(t, pa)
 	ctx := ctxT(t)
-	b := "r2strip"
+	b := "defsum-strip"
 	mustCreateBucket(t, c, b)
 	k := aws.String("obj")
 	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k,
@@ -93,19 +93,19 @@ func TestReviewS13R2StoreStripsUploadAlgorithm(t *testing.T) {
 		aws.ToString(hd.ChecksumSHA256), aws.ToString(hd.ChecksumCRC64NVME), hd.ChecksumType)
 }
 
-// TestReviewS13R2StoreAddsUploadAlgorithm: the store adds
+// TestMultipartStoreAddsUploadAlgorithm: the store adds
 // checksum-algorithm: crc32 and checksum-type: COMPOSITE to the state of
 // an upload created without an algorithm, whose parts the SDK sent with
 // its default CRC32. A fresh s3seal still completes it into the
 // FULL_OBJECT CRC64NVME every upload created without an algorithm gets
 // (the plain entries are not what s3seal reads).
-func TestReviewS13R2StoreAddsUploadAlgorithm(t *testing.T) {
+func TestMultipartStoreAddsUploadAlgorithm(t *testing.T) {
 	t.Parallel()
 	m := startMoto(t)
 	pa := startS3seal(t, sealOpts{Backend: m})
 	c := sdkFor(t, pa)
 	ctx := ctxT(t)
-	b := "r2add"
+	b := "defsum-add"
 	mustCreateBucket(t, c, b)
 	k := aws.String("obj")
 	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k})
@@ -143,12 +143,12 @@ func TestReviewS13R2StoreAddsUploadAlgorithm(t *testing.T) {
 	}
 }
 
-// TestReviewS13R2RecordPutFaults: the PUT of a part's record (the
+// TestMultipartDefaultChecksumRecordPutFaults: the PUT of a part's record (the
 // two-checksum record of a part with the SDK's CRC32 in an upload created
 // without an algorithm) is answered 200 <Error> without or after storing
 // it, or cut; the client retries what fails. The object's CRC64NVME is
 // that of its plaintext.
-func TestReviewS13R2RecordPutFaults(t *testing.T) {
+func TestMultipartDefaultChecksumRecordPutFaults(t *testing.T) {
 	t.Parallel()
 	for _, f := range []faultproxy.Fault{faultproxy.ErrorInBody, faultproxy.ForwardThenErrorInBody, faultproxy.ForwardThenCut} {
 		t.Run(itoa(int(f)), func(t *testing.T) {
@@ -156,7 +156,7 @@ func TestReviewS13R2RecordPutFaults(t *testing.T) {
 			p, fp := startFaultyOn(t, "embedded")
 			c := sdkFor(t, p)
 			ctx := ctxT(t)
-			b := "r2rec"
+			b := "defsum-rec"
 			mustCreateBucket(t, c, b)
 			k := aws.String("obj")
 			cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k})

@@ -124,18 +124,18 @@ func TestMultipartDefaultChecksumWithClientChecksums(t *testing.T) {
 	})
 }
 
-// TestReviewS13R2NewAlgorithmsBesideDefault: parts of an upload created
+// TestMultipartNewAlgorithmsBesideDefault: parts of an upload created
 // without an algorithm with each of the newer checksums (SHA512, MD5,
 // XXHASH64, XXHASH3, XXHASH128: the longest part records, SHA-512's cut in
 // its key), on moto and the embedded store: UploadPart and ListParts give
 // the client's checksum alone, the object gets the CRC64NVME of its
 // plaintext, ObjectParts each part's CRC64NVME.
-func TestReviewS13R2NewAlgorithmsBesideDefault(t *testing.T) {
+func TestMultipartNewAlgorithmsBesideDefault(t *testing.T) {
 	t.Parallel()
 	onEachStore(t, func(t *testing.T, p *sealProc) {
 		c := sdkFor(t, p)
 		ctx := ctxT(t)
-		b := "r2newalgs"
+		b := "defsum-newalgs"
 		mustCreateBucket(t, c, b)
 		k := aws.String("obj")
 		cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k})

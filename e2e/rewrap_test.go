@@ -69,16 +69,15 @@ func TestRewrapCommandOnMoto(t *testing.T) {
 	}
 }
 
-// TestReviewI10cTwoRewrapsThenDeleteOldVersions (FAILS on purpose), with
-// the real binary in front of moto: a multipart object (Go SDK) in a
-// versioned bucket, `s3seal rewrap` run twice (two key rotations), then
-// the noncurrent versions deleted by id with the aws CLI, as one cleans up
-// after a rotation. The two rewraps give the object the same backend ETag,
-// so their versions share one manifest, which the delete of the older one
-// takes away: the current object no longer reads (500) in any s3seal
-// process that has not cached the manifest (after a restart, on another
-// replica).
-func TestReviewI10cTwoRewrapsThenDeleteOldVersions(t *testing.T) {
+// TestTwoRewrapsThenDeleteOldVersions, with the real binary in front of
+// moto: a multipart object (Go SDK) in a versioned bucket, `s3seal rewrap`
+// run twice (two key rotations), then the noncurrent versions deleted by
+// id with the aws CLI, as one cleans up after a rotation. The two rewraps
+// give the object the same backend ETag, so their versions share one
+// manifest; the delete of the older one must not take it away: the
+// current object still reads in an s3seal process that has not cached the
+// manifest (after a restart, on another replica).
+func TestTwoRewrapsThenDeleteOldVersions(t *testing.T) {
 	moto := startMoto(t)
 	k1, k2, k3 := randomKey(t), randomKey(t), randomKey(t)
 	dir := t.TempDir()
@@ -155,6 +154,6 @@ func TestReviewI10cTwoRewrapsThenDeleteOldVersions(t *testing.T) {
 		out.Body.Close()
 	}
 	if err != nil || !bytes.Equal(got, body) {
-		t.Fatalf("FINDING: after two rewraps and deleting the noncurrent versions, the current object does not read: %d bytes, %v", len(got), err)
+		t.Fatalf("after two rewraps and deleting the noncurrent versions, the current object does not read: %d bytes, %v", len(got), err)
 	}
 }

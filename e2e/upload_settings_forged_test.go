@@ -10,8 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// TestForgedUploadStateAlgorithmAWSCLI (from the s13-R1 review, which
-// found the listing reporting it): the store, here a write to moto behind
+// TestForgedUploadStateAlgorithmAWSCLI: the store, here a write to moto behind
 // s3seal's back, adds checksum-algorithm=sha1 to the plain metadata of the
 // state of an upload created without an algorithm. `aws s3api
 // list-multipart-uploads` through s3seal must still list none: s3seal

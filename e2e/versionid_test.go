@@ -17,17 +17,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// DELETE ?versionId= (empty) is refused by s3seal with 400
-// InvalidArgument "Version id cannot be the empty string", but the same
-// empty version id in a DeleteObjects entry (<VersionId></VersionId>) is
-// taken for "no version": in a versioned bucket the entry makes a delete
-// marker that hides the object, reported as deleted. Expected: that
-// entry's error (InvalidArgument), the object still current.
-func TestReviewI10bDeleteObjectsEmptyVersionID(t *testing.T) {
+// TestDeleteObjectsEmptyVersionID: DELETE ?versionId= (empty) is refused
+// by s3seal with 400 InvalidArgument "Version id cannot be the empty
+// string", and so is the same empty version id in a DeleteObjects entry
+// (<VersionId></VersionId>): taken for "no version", it would make a
+// delete marker in a versioned bucket that hides the object. The object
+// stays current.
+func TestDeleteObjectsEmptyVersionID(t *testing.T) {
 	p := startS3seal(t, sealOpts{Backend: startMoto(t)})
 	c := sdkFor(t, p)
 	ctx := ctxT(t)
-	const b = "review-empty-vid"
+	const b = "empty-vid"
 	mustCreateBucket(t, c, b)
 	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
 		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
@@ -54,20 +54,19 @@ func TestReviewI10bDeleteObjectsEmptyVersionID(t *testing.T) {
 	}
 }
 
-// TestR2FixedDeleteObjectsBlankVersionID: a DeleteObjects entry whose
-// <VersionId> is blank but not empty ("   ") is not checked the way
-// DeleteObject's ?versionId is (checkVersionID / WellFormedVersionID):
-// list.go refuses only "" and forwards the rest. It names no version, so S3
-// answers that entry NoSuchVersion (or InvalidArgument) and nothing is
-// deleted. Expected: an error entry, the object intact, no delete marker.
-func TestR2FixedDeleteObjectsBlankVersionID(t *testing.T) {
+// TestDeleteObjectsBlankVersionID: a DeleteObjects entry whose
+// <VersionId> is blank but not empty ("   ") is checked the way
+// DeleteObject's ?versionId is: it names no version, so the entry gets an
+// error (NoSuchVersion or InvalidArgument), the object stays intact and
+// no delete marker is made.
+func TestDeleteObjectsBlankVersionID(t *testing.T) {
 	onEachStore(t, func(t *testing.T, p *sealProc) {
 		ctx := context.Background()
 		c := sdkFor(t, p)
 		for _, versioned := range []bool{false, true} {
-			b := aws.String("r2-blank-plain")
+			b := aws.String("blank-vid-plain")
 			if versioned {
-				b = aws.String("r2-blank-versioned")
+				b = aws.String("blank-vid-versioned")
 			}
 			if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
 				t.Fatal(err)
@@ -103,15 +102,15 @@ func TestR2FixedDeleteObjectsBlankVersionID(t *testing.T) {
 	})
 }
 
-// TestR2HeldDeleteObjectsPaddedVersionID: the same gap with a real id
+// TestDeleteObjectsPaddedVersionID: the same gap with a real id
 // padded with blanks (" <id> "): DeleteObject refuses it, DeleteObjects
-// forwards it. Held: neither store deletes version <id> (moto answers the
-// entry Deleted, version " <id> ", which s3seal passes on: low).
-func TestR2HeldDeleteObjectsPaddedVersionID(t *testing.T) {
+// forwards it. Neither store deletes version <id> (moto answers the
+// entry Deleted, version " <id> ", which s3seal passes on).
+func TestDeleteObjectsPaddedVersionID(t *testing.T) {
 	onEachStore(t, func(t *testing.T, p *sealProc) {
 		ctx := context.Background()
 		c := sdkFor(t, p)
-		b := aws.String("r2-padded")
+		b := aws.String("padded-vid")
 		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
 			t.Fatal(err)
 		}
@@ -144,11 +143,14 @@ func TestR2HeldDeleteObjectsPaddedVersionID(t *testing.T) {
 	})
 }
 
-func TestR2HeldNullVersionEcho(t *testing.T) {
+// TestNullVersionIDNotCurrent: ?versionId=null in a versioned bucket
+// without a null version, on moto and the embedded store, is never
+// answered with the current version relabelled "null".
+func TestNullVersionIDNotCurrent(t *testing.T) {
 	onEachStore(t, func(t *testing.T, p *sealProc) {
 		ctx := context.Background()
 		c := sdkFor(t, p)
-		b := aws.String("r2-null")
+		b := aws.String("null-vid")
 		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
 			t.Fatal(err)
 		}
@@ -171,14 +173,13 @@ func TestR2HeldNullVersionEcho(t *testing.T) {
 	})
 }
 
-// TestReviewI10eAttributesOfVersion (failed before its fix): in a versioned bucket in front
-// of moto, GetObjectAttributes (aws s3api get-object-attributes
-// --version-id, the SDK's GetObjectAttributes with VersionId) of an older
-// version is refused 501 "s3seal does not implement object versions",
-// while GET/HEAD/copy/tagging by version id all work; and without a
-// version id the answer carries no x-amz-version-id, so the client cannot
-// tell which version the attributes describe.
-func TestReviewI10eAttributesOfVersion(t *testing.T) {
+// TestObjectAttributesOfVersion: in a versioned bucket in front of moto,
+// GetObjectAttributes (aws s3api get-object-attributes --version-id, the
+// SDK's GetObjectAttributes with VersionId) of an older version answers
+// that version's attributes, as GET/HEAD/copy/tagging by version id do;
+// and without a version id the answer carries x-amz-version-id, so the
+// client can tell which version the attributes describe.
+func TestObjectAttributesOfVersion(t *testing.T) {
 	t.Parallel()
 	p := startS3seal(t, sealOpts{Backend: startMoto(t)})
 	c := sdkFor(t, p)
@@ -218,17 +219,15 @@ func TestReviewI10eAttributesOfVersion(t *testing.T) {
 	}
 }
 
-// TestReviewI10eVersionIgnoredWithoutEcho (failed before its fix): a hostile store that
-// ignores ?versionId on GET and HEAD and simply does not echo
-// x-amz-version-id serves the CURRENT version's (authentic) bytes under an
-// OLDER version id. DESIGN.md says a read by version id whose answer names
-// another version is refused as a store fault, "without this check a store
-// that ignores ?versionId (or rolled a version back) would have the wrong
-// version served under the id asked for"; but an answer naming no version
-// is taken, so the store defeats the check by dropping one header. A client
-// restoring a known-good old version (after a bad overwrite) gets the bad
-// current one, with 200 and the old id in x-amz-version-id.
-func TestReviewI10eVersionIgnoredWithoutEcho(t *testing.T) {
+// TestStoreIgnoringVersionIDWithoutEcho: a hostile store that ignores
+// ?versionId on GET and HEAD and simply does not echo x-amz-version-id
+// would serve the CURRENT version's (authentic) bytes under an OLDER
+// version id. DESIGN.md refuses a read by version id whose answer names
+// another version as a store fault; an answer naming no version must not
+// get past that check, or a client restoring a known-good old version
+// (after a bad overwrite) gets the bad current one, with 200 and the old
+// id in x-amz-version-id.
+func TestStoreIgnoringVersionIDWithoutEcho(t *testing.T) {
 	t.Parallel()
 	moto := startMoto(t)
 	target, _ := url.Parse(moto.Endpoint)
