@@ -39,9 +39,7 @@ func TestCORSAndWebsite(t *testing.T) {
 			c := newSDKClient(t, p.Endpoint, "admin", "admin-secret-key", true)
 			ctx := context.Background()
 			b := aws.String("site")
-			if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-				t.Fatal(err)
-			}
+			mustCreateBucket(t, c, *b)
 			preflight := func(bucket, origin, method string) *http.Response {
 				t.Helper()
 				req, _ := http.NewRequest(http.MethodOptions, p.Endpoint+"/"+bucket+"/index.html", nil)

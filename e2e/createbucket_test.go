@@ -54,24 +54,13 @@ func TestRecreateBucketAfterRestartKeepsTags(t *testing.T) {
 // (configureNewBucket must not take it for the one it just made and
 // delete it).
 func TestRecreateBucketTagFailureKeepsBucket(t *testing.T) {
-	m := startMoto(t)
-	fp, err := faultproxy.Start(m.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fp.Close() })
+	_, fp := motoBehindProxy(t)
 	o := sealOpts{Backend: &motoServer{Endpoint: fp.URL()}, Key: randomKey(t)}
 	ctx := context.Background()
 	p1 := startS3seal(t, o)
 	c1 := sdkFor(t, p1)
 	b := aws.String("recreate-victim")
-	if _, err := c1.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c1.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateVersionedBucket(t, c1, *b)
 	p1.Stop()
 	p2 := startS3seal(t, o)
 	c2 := sdkFor(t, p2)
@@ -98,26 +87,15 @@ func TestRecreateBucketTagFailureKeepsBucket(t *testing.T) {
 // calls a store failure worth retrying): the existing bucket, with
 // everything configured on it, is not deleted as if it were new.
 func TestCreateExistingBucketTagsRefusedKeepsBucket(t *testing.T) {
-	m := startMoto(t)
-	fp, err := faultproxy.Start(m.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fp.Close() })
+	m, fp := motoBehindProxy(t)
 	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}, Args: fastRetries})
 	direct := motoClient(t, m)
 	// (the proxy classifies PUT ?tagging as CreateBucket: attempt 2 is the tags.)
 	// The bucket exists before (another s3seal, a restart, an admin).
-	if _, err := direct.CreateBucket(ctxT(t), &s3.CreateBucketInput{Bucket: aws.String("existing-tagged")}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := direct.PutBucketVersioning(ctxT(t), &s3.PutBucketVersioningInput{Bucket: aws.String("existing-tagged"),
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateVersionedBucket(t, direct, "existing-tagged")
 	c := sdkFor(t, p)
 	fp.Inject(faultproxy.Rule{Op: faultproxy.CreateBucket, Attempt: 2, Fault: faultproxy.ErrorInBody, Code: "InvalidTag", Message: "refused"})
-	_, err = c.CreateBucket(ctxT(t), &s3.CreateBucketInput{Bucket: aws.String("existing-tagged"),
+	_, err := c.CreateBucket(ctxT(t), &s3.CreateBucketInput{Bucket: aws.String("existing-tagged"),
 		CreateBucketConfiguration: &types.CreateBucketConfiguration{Tags: []types.Tag{{Key: aws.String("k"), Value: aws.String("v")}}}})
 	t.Logf("CreateBucket through s3seal: %v; store saw CreateBucket %d, Other %+v, DeleteBucket %d", err, len(fp.Requests(faultproxy.CreateBucket)), fp.Requests(faultproxy.Other), len(fp.Requests(faultproxy.DeleteBucket)))
 

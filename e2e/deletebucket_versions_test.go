@@ -54,11 +54,7 @@ func TestDeleteVersionedBucket(t *testing.T) {
 		c := sdkFor(t, p)
 		ctx := ctxT(t)
 		const b = "versioned-drop"
-		mustCreateBucket(t, c, b)
-		if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
-			VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-			t.Fatal(err)
-		}
+		mustCreateVersionedBucket(t, c, b)
 		multipart := func(key string, data []byte, complete bool) string {
 			cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String(key)})
 			if err != nil {
@@ -134,11 +130,7 @@ func TestRewrapVersionedBucket(t *testing.T) {
 	c := sdkFor(t, p)
 	ctx := ctxT(t)
 	const b = "rot-versions"
-	mustCreateBucket(t, c, b)
-	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateVersionedBucket(t, c, b)
 	v1, v2 := patternBytes(81, 1000), patternBytes(82, 70000)
 	o1, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("obj"), Body: bytes.NewReader(v1)})
 	if err != nil {

@@ -21,21 +21,12 @@ import (
 // would tell a sync or prune tool that the bucket is empty.
 func TestListingError200(t *testing.T) {
 	t.Parallel()
-	m := startMoto(t)
-	fp, err := faultproxy.Start(m.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fp.Close() })
+	_, fp := motoBehindProxy(t)
 	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}})
 	c := sdkFor(t, p)
 	ctx := ctxT(t)
 	const b = "listerr200"
-	mustCreateBucket(t, c, b)
-	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateVersionedBucket(t, c, b)
 	for _, k := range []string{"a", "b", "a"} {
 		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String(k), Body: bytes.NewReader([]byte("x" + k))}); err != nil {
 			t.Fatal(err)
@@ -87,19 +78,12 @@ func TestListingError200(t *testing.T) {
 // success would).
 func TestForwardedPutError200(t *testing.T) {
 	t.Parallel()
-	m := startMoto(t)
-	fp, err := faultproxy.Start(m.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fp.Close() })
+	_, fp := motoBehindProxy(t)
 	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}})
 	c := sdkFor(t, p)
 	ctx := ctxT(t)
 	const b = "fwderr200"
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(b), ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, c, b)
 	put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: bytes.NewReader([]byte("data"))})
 	if err != nil {
 		t.Fatal(err)
@@ -145,21 +129,12 @@ func TestForwardedPutError200(t *testing.T) {
 // (its manifest removed by s3seal).
 func TestDeleteVersionError200(t *testing.T) {
 	t.Parallel()
-	m := startMoto(t)
-	fp, err := faultproxy.Start(m.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fp.Close() })
+	_, fp := motoBehindProxy(t)
 	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}})
 	c := sdkFor(t, p)
 	ctx := ctxT(t)
 	const b = "delver200"
-	mustCreateBucket(t, c, b)
-	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateVersionedBucket(t, c, b)
 	data := bytes.Repeat([]byte("m"), 5<<20+10)
 	cm, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("k")})
 	if err != nil {

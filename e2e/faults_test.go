@@ -33,6 +33,19 @@ func embeddedBehindProxy(t *testing.T) (backend.S3Config, *faultproxy.Proxy) {
 	return emb.Config(), fp
 }
 
+// motoBehindProxy starts moto and a fault proxy in front of it; it
+// returns both, the proxy's URL being the endpoint to give s3seal.
+func motoBehindProxy(t *testing.T) (*motoServer, *faultproxy.Proxy) {
+	t.Helper()
+	m := startMoto(t)
+	fp, err := faultproxy.Start(m.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fp.Close() })
+	return m, fp
+}
+
 // startFaulty runs s3seal against an embedded store in the test process
 // behind a fault proxy, and returns both.
 func startFaulty(t *testing.T) (*sealProc, *faultproxy.Proxy) {
@@ -98,21 +111,12 @@ func TestFaultsGiveUpIsTransient(t *testing.T) {
 // once more. A store that cuts every answer still gets an error.
 func TestCutRangedReadOfOldMultipartVersion(t *testing.T) {
 	t.Parallel()
-	m := startMoto(t)
-	fp, err := faultproxy.Start(m.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fp.Close() })
+	_, fp := motoBehindProxy(t)
 	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}})
 	c := sdkFor(t, p)
 	ctx := ctxT(t)
 	const b = "cutoldmp"
-	mustCreateBucket(t, c, b)
-	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateVersionedBucket(t, c, b)
 	p1 := make([]byte, 5<<20)
 	for i := range p1 {
 		p1[i] = byte(i * 7)

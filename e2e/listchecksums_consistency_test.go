@@ -88,7 +88,7 @@ func TestListChecksumsStayCurrent(t *testing.T) {
 		p := startS3seal(t, o)
 		c := sdkFor(t, p)
 		ctx := ctxT(t)
-		const b = "r1-current"
+		const b = "listsum-current"
 		mustCreateBucket(t, c, b)
 		put := func(k string, alg types.ChecksumAlgorithm, body []byte) {
 			t.Helper()
@@ -156,7 +156,7 @@ func TestListChecksumsTwoProcesses(t *testing.T) {
 	p1 := startS3seal(t, sealOpts{Backend: m, Key: key})
 	p2 := startS3seal(t, sealOpts{Backend: m, Key: key})
 	c1, c2 := sdkFor(t, p1), sdkFor(t, p2)
-	const b = "r1-two"
+	const b = "listsum-two"
 	mustCreateBucket(t, c1, b)
 	body := patternBytes(11, 100)
 	for _, alg := range []types.ChecksumAlgorithm{types.ChecksumAlgorithmCrc32, types.ChecksumAlgorithmSha256} {
@@ -172,12 +172,8 @@ func TestListVersionsChecksumsCurrent(t *testing.T) {
 	onEachStoreOpts(t, func(t *testing.T, o sealOpts) {
 		p := startS3seal(t, o)
 		c := sdkFor(t, p)
-		const b = "r1-vers"
-		mustCreateBucket(t, c, b)
-		if _, err := c.PutBucketVersioning(ctxT(t), &s3.PutBucketVersioningInput{Bucket: aws.String(b),
-			VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-			t.Fatal(err)
-		}
+		const b = "listsum-vers"
+		mustCreateVersionedBucket(t, c, b)
 		body := patternBytes(12, 100)
 		for _, alg := range []types.ChecksumAlgorithm{types.ChecksumAlgorithmCrc32, types.ChecksumAlgorithmSha256, types.ChecksumAlgorithmSha1} {
 			if _, err := c.PutObject(ctxT(t), &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: bytes.NewReader(body), ChecksumAlgorithm: alg}); err != nil {

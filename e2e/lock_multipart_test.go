@@ -44,9 +44,7 @@ func TestLockedMultipartManifestSurvivesBackendDelete(t *testing.T) {
 	be := motoClient(t, m)
 	ctx := context.Background()
 	b, k := aws.String("worm"), aws.String("backup.tar")
-	if _, err := user.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, user, *b)
 	up, err := user.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
 	if err != nil {
 		t.Fatal(err)
@@ -150,9 +148,7 @@ func TestLockedMultipartCompletionRetryMoto(t *testing.T) {
 	c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
 	ctx := context.Background()
 	b, k := aws.String("vault"), aws.String("backup")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, c, *b)
 	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k,
 		ObjectLockMode: types.ObjectLockModeCompliance, ObjectLockRetainUntilDate: &until})
@@ -215,9 +211,7 @@ func TestDefaultRetentionLocksMultipartMoto(t *testing.T) {
 	c := newSDKClient(t, p.Endpoint, "writer", "writer-secret-key", true)
 	ctx := context.Background()
 	b := aws.String("vault")
-	if _, err := admin.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, admin, *b)
 	if _, err := admin.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: b, ObjectLockConfiguration: &types.ObjectLockConfiguration{
 		ObjectLockEnabled: types.ObjectLockEnabledEnabled, Rule: &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{
 			Mode: types.ObjectLockRetentionModeGovernance, Days: aws.Int32(1)}}}}); err != nil {
@@ -265,9 +259,7 @@ func TestLockedUploadAcrossRestartEmbedded(t *testing.T) {
 	c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
 	ctx := context.Background()
 	b, k := aws.String("vault"), aws.String("pack")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, c, *b)
 	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k,
 		ObjectLockMode: types.ObjectLockModeCompliance, ObjectLockRetainUntilDate: &until, ObjectLockLegalHoldStatus: types.ObjectLockLegalHoldStatusOn})

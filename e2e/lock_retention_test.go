@@ -36,9 +36,7 @@ func TestRetentionNamespacedDateMoto(t *testing.T) {
 	c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
 	ctx := context.Background()
 	b := aws.String("vault")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, c, *b)
 	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("backup"), Body: strings.NewReader("precious"),
 		ObjectLockMode: types.ObjectLockModeCompliance, ObjectLockRetainUntilDate: &until})
@@ -110,9 +108,7 @@ func TestRetentionRaceMoto(t *testing.T) {
 	c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
 	ctx := context.Background()
 	b, k := aws.String("vault"), aws.String("backup")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, c, *b)
 	now := time.Now().UTC()
 	until := now.Add(time.Hour).Truncate(time.Second)
 	put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("precious"),
@@ -165,9 +161,7 @@ func TestRetentionDateFormats(t *testing.T) {
 			c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
 			ctx := context.Background()
 			b := aws.String("vault")
-			if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-				t.Fatal(err)
-			}
+			mustCreateLockedBucket(t, c, *b)
 			rs := newRawSigner(t, p)
 			for i, date := range []string{"2099-01-01T00:00:00+02:00", "2099-01-01T00:00:00.5Z", "2099-01-01T00:00:00.123456789-11:30", "9999-12-31T23:59:59Z"} {
 				key := "k" + string(rune('0'+i))
@@ -229,9 +223,7 @@ func TestDefaultRetentionCopyAndMissingVersionMoto(t *testing.T) {
 	c := newSDKClient(t, p.Endpoint, "admin", "admin-secret-key", true)
 	ctx := context.Background()
 	b := aws.String("vault")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, c, *b)
 	if _, err := c.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: b, ObjectLockConfiguration: &types.ObjectLockConfiguration{
 		ObjectLockEnabled: types.ObjectLockEnabledEnabled, Rule: &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{
 			Mode: types.ObjectLockRetentionModeGovernance, Days: aws.Int32(1)}}}}); err != nil {

@@ -42,9 +42,7 @@ func TestLockedVersionDeletes(t *testing.T) {
 	ctx := context.Background()
 	const bucket = "gov"
 	b := aws.String(bucket)
-	if _, err := admin.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, admin, *b)
 	want := map[string][]byte{} // version id -> plaintext
 	key := map[string]string{}  // version id -> key
 	put := func(k string, body []byte, mode types.ObjectLockMode) string {
@@ -187,9 +185,7 @@ func TestLockCallsByVersion(t *testing.T) {
 	ctx := context.Background()
 	const bucket = "byversion"
 	b, k := aws.String(bucket), aws.String("k")
-	if _, err := user.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, user, *b)
 	v1 := putLocked(t, user, bucket, "k", []byte("old"), "")
 	v2 := putLocked(t, user, bucket, "k", []byte("new"), "")
 	until := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
@@ -284,9 +280,7 @@ func TestConditionalDeleteOfLockedVersion(t *testing.T) {
 			c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
 			ctx := context.Background()
 			b, k := aws.String("vault"), aws.String("k")
-			if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-				t.Fatal(err)
-			}
+			mustCreateLockedBucket(t, c, *b)
 			until := time.Now().Add(time.Hour)
 			put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("data"),
 				ObjectLockMode: types.ObjectLockModeCompliance, ObjectLockRetainUntilDate: &until})

@@ -34,9 +34,7 @@ func TestMetricsReadyzAndJSONLogs(t *testing.T) {
 	p := startS3seal(t, sealOpts{Args: []string{"--log-format", "json", "--log-level", "debug"}})
 	c := sdkFor(t, p)
 	ctx := ctxT(t)
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("obs")}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateBucket(t, c, "obs")
 	out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("obs"), Key: aws.String("k"),
 		Body: strings.NewReader(strings.Repeat("x", 4000))})
 	if err != nil {

@@ -89,11 +89,7 @@ func TestTwoRewrapsThenDeleteOldVersions(t *testing.T) {
 	c := sdkFor(t, p)
 	ctx := ctxT(t)
 	const b = "rot2"
-	mustCreateBucket(t, c, b)
-	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateVersionedBucket(t, c, b)
 	body := patternBytes(93, 6<<20+5)
 	mp, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("backup.tar")})
 	if err != nil {

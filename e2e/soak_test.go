@@ -194,12 +194,7 @@ func TestSoak(t *testing.T) {
 	t.Logf("soak: seed %d, duration %v, fault rate %.2f, stalls %v (replay: scripts/soak.sh --seed %d --duration %v)",
 		cfg.seed, cfg.duration, cfg.rate, cfg.stalls, cfg.seed, cfg.duration)
 
-	moto := startMoto(t)
-	fp, err := faultproxy.Start(moto.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fp.Close() })
+	moto, fp := motoBehindProxy(t)
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "soak"))
 	if err != nil {
 		t.Fatal(err)

@@ -19,16 +19,16 @@ func TestForgedUploadStateAlgorithmAWSCLI(t *testing.T) {
 	m := startMoto(t)
 	p := startS3seal(t, sealOpts{Backend: m})
 	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "r1forge")
-	if _, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("r1forge"), Key: aws.String("plain")}); err != nil {
+	mustCreateBucket(t, c, "forged-state")
+	if _, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("forged-state"), Key: aws.String("plain")}); err != nil {
 		t.Fatal(err)
 	}
 	// The hostile store: rewrite the state object's user metadata.
-	rewriteUploadState(ctxT(t), t, motoClient(t, m), "r1forge", func(meta map[string]string) {
+	rewriteUploadState(ctxT(t), t, motoClient(t, m), "forged-state", func(meta map[string]string) {
 		meta["checksum-algorithm"], meta["checksum-type"] = "sha1", "COMPOSITE"
 	})
 	a := newAWSCLI(t, p)
-	out := a.run("s3api", "list-multipart-uploads", "--bucket", "r1forge")
+	out := a.run("s3api", "list-multipart-uploads", "--bucket", "forged-state")
 	if strings.Contains(out, "SHA1") {
 		t.Errorf("aws s3api list-multipart-uploads lists the store's forged algorithm for an upload created without one:\n%s", out)
 	}

@@ -28,11 +28,7 @@ func TestDeleteObjectsEmptyVersionID(t *testing.T) {
 	c := sdkFor(t, p)
 	ctx := ctxT(t)
 	const b = "empty-vid"
-	mustCreateBucket(t, c, b)
-	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateVersionedBucket(t, c, b)
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: strings.NewReader("keep me")}); err != nil {
 		t.Fatal(err)
 	}
@@ -68,14 +64,9 @@ func TestDeleteObjectsBlankVersionID(t *testing.T) {
 			if versioned {
 				b = aws.String("blank-vid-versioned")
 			}
-			if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-				t.Fatal(err)
-			}
+			mustCreateBucket(t, c, *b)
 			if versioned {
-				if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
-					VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-					t.Fatal(err)
-				}
+				mustEnableVersioning(t, c, *b)
 			}
 			for _, blank := range []string{" ", "   ", "\t", "\n"} {
 				k := aws.String("k")
@@ -111,13 +102,7 @@ func TestDeleteObjectsPaddedVersionID(t *testing.T) {
 		ctx := context.Background()
 		c := sdkFor(t, p)
 		b := aws.String("padded-vid")
-		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
-			VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-			t.Fatal(err)
-		}
+		mustCreateVersionedBucket(t, c, *b)
 		k := aws.String("k")
 		out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("v1")})
 		if err != nil {
@@ -151,13 +136,7 @@ func TestNullVersionIDNotCurrent(t *testing.T) {
 		ctx := context.Background()
 		c := sdkFor(t, p)
 		b := aws.String("null-vid")
-		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
-			VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-			t.Fatal(err)
-		}
+		mustCreateVersionedBucket(t, c, *b)
 		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("k"), Body: strings.NewReader("v1")}); err != nil {
 			t.Fatal(err)
 		}
@@ -185,11 +164,7 @@ func TestObjectAttributesOfVersion(t *testing.T) {
 	c := sdkFor(t, p)
 	ctx := ctxT(t)
 	const b = "attrversions"
-	mustCreateBucket(t, c, b)
-	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateVersionedBucket(t, c, b)
 	v1, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: bytes.NewReader([]byte("one"))})
 	if err != nil {
 		t.Fatal(err)
@@ -263,11 +238,7 @@ func TestStoreIgnoringVersionIDWithoutEcho(t *testing.T) {
 	c := sdkFor(t, p)
 	ctx := ctxT(t)
 	const b = "hostileversions"
-	mustCreateBucket(t, c, b)
-	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateVersionedBucket(t, c, b)
 	good, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: bytes.NewReader([]byte("known good"))})
 	if err != nil {
 		t.Fatal(err)
