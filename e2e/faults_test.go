@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -44,6 +48,28 @@ func motoBehindProxy(t *testing.T) (*motoServer, *faultproxy.Proxy) {
 	}
 	t.Cleanup(func() { fp.Close() })
 	return m, fp
+}
+
+// motoBehindHandler serves h in front of m on a loopback port: h sees
+// each request first and calls forward to pass it on to moto (with moto's
+// Host), or answers it itself. It returns the store to give s3seal.
+func motoBehindHandler(t *testing.T, m *motoServer, h func(w http.ResponseWriter, r *http.Request, forward func())) *motoServer {
+	t.Helper()
+	target, _ := url.Parse(m.Endpoint)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h(w, r, func() {
+			r.Host = target.Host
+			rp.ServeHTTP(w, r)
+		})
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return &motoServer{Endpoint: "http://" + ln.Addr().String()}
 }
 
 // startFaulty runs s3seal against an embedded store in the test process

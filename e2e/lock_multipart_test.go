@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -122,29 +119,19 @@ func TestLockedMultipartManifestSurvivesBackendDelete(t *testing.T) {
 // unlocked, deletable version: it fails while the store refuses the
 // lock, and once the store takes it again the version is locked.
 func TestLockedMultipartCompletionRetryMoto(t *testing.T) {
-	m := startMoto(t)
-	target, _ := url.Parse(m.Endpoint)
-	rp := httputil.NewSingleHostReverseProxy(target)
 	var failed atomic.Int32
 	var refuse atomic.Bool
 	refuse.Store(true)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	store := motoBehindHandler(t, startMoto(t), func(w http.ResponseWriter, r *http.Request, forward func()) {
 		if r.Method == http.MethodPut && r.URL.Query().Has("retention") && !strings.HasPrefix(r.URL.Path, "/vault/.s3seal") &&
 			refuse.Load() && failed.Add(1) > 0 {
 			w.WriteHeader(500)
 			_, _ = w.Write([]byte(`<?xml version="1.0"?><Error><Code>InternalError</Code><Message>injected</Message></Error>`))
 			return
 		}
-		r.Host = target.Host
-		rp.ServeHTTP(w, r)
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: "http://" + ln.Addr().String()}})
+		forward()
+	})
+	p := startS3seal(t, sealOpts{Backend: store})
 	c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
 	ctx := context.Background()
 	b, k := aws.String("vault"), aws.String("backup")

@@ -6,10 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,14 +81,7 @@ func TestRetentionNamespacedDateMoto(t *testing.T) {
 // for a version retained for two hours. The store's delay of the short
 // PUT stands for any slow network; it only makes the order deterministic.
 func TestRetentionRaceMoto(t *testing.T) {
-	m := startMoto(t)
-	target, _ := url.Parse(m.Endpoint)
-	rp := httputil.NewSingleHostReverseProxy(target)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	store := motoBehindHandler(t, startMoto(t), func(w http.ResponseWriter, r *http.Request, forward func()) {
 		if r.Method == http.MethodPut && r.URL.Query().Has("retention") && !strings.HasPrefix(r.URL.Path, "/vault/.s3seal") {
 			body, _ := io.ReadAll(r.Body)
 			if strings.Contains(string(body), "T23:59:58") { // the short one: delayed
@@ -99,12 +89,9 @@ func TestRetentionRaceMoto(t *testing.T) {
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
-		r.Host = target.Host
-		rp.ServeHTTP(w, r)
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: "http://" + ln.Addr().String()}})
+		forward()
+	})
+	p := startS3seal(t, sealOpts{Backend: store})
 	c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
 	ctx := context.Background()
 	b, k := aws.String("vault"), aws.String("backup")
