@@ -22,11 +22,9 @@ import (
 func TestListingError200(t *testing.T) {
 	t.Parallel()
 	_, fp := motoBehindProxy(t)
-	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}})
-	c := sdkFor(t, p)
-	ctx := ctxT(t)
 	const b = "listerr200"
-	mustCreateVersionedBucket(t, c, b)
+	_, c := startWithBucket(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}}, mustCreateVersionedBucket, b)
+	ctx := ctxT(t)
 	for _, k := range []string{"a", "b", "a"} {
 		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String(k), Body: bytes.NewReader([]byte("x" + k))}); err != nil {
 			t.Fatal(err)
@@ -79,11 +77,9 @@ func TestListingError200(t *testing.T) {
 func TestForwardedPutError200(t *testing.T) {
 	t.Parallel()
 	_, fp := motoBehindProxy(t)
-	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}})
-	c := sdkFor(t, p)
-	ctx := ctxT(t)
 	const b = "fwderr200"
-	mustCreateLockedBucket(t, c, b)
+	_, c := startWithBucket(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}}, mustCreateLockedBucket, b)
+	ctx := ctxT(t)
 	put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: bytes.NewReader([]byte("data"))})
 	if err != nil {
 		t.Fatal(err)
@@ -130,11 +126,9 @@ func TestForwardedPutError200(t *testing.T) {
 func TestDeleteVersionError200(t *testing.T) {
 	t.Parallel()
 	_, fp := motoBehindProxy(t)
-	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}})
-	c := sdkFor(t, p)
-	ctx := ctxT(t)
 	const b = "delver200"
-	mustCreateVersionedBucket(t, c, b)
+	_, c := startWithBucket(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}}, mustCreateVersionedBucket, b)
+	ctx := ctxT(t)
 	data := bytes.Repeat([]byte("m"), 5<<20+10)
 	cm, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("k")})
 	if err != nil {

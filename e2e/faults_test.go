@@ -138,11 +138,9 @@ func TestFaultsGiveUpIsTransient(t *testing.T) {
 func TestCutRangedReadOfOldMultipartVersion(t *testing.T) {
 	t.Parallel()
 	_, fp := motoBehindProxy(t)
-	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}})
-	c := sdkFor(t, p)
-	ctx := ctxT(t)
 	const b = "cutoldmp"
-	mustCreateVersionedBucket(t, c, b)
+	_, c := startWithBucket(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}}, mustCreateVersionedBucket, b)
+	ctx := ctxT(t)
 	p1 := make([]byte, 5<<20)
 	for i := range p1 {
 		p1[i] = byte(i * 7)

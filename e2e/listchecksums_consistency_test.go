@@ -85,11 +85,9 @@ func checkListAgrees(t *testing.T, what string, lister, header *s3.Client, b str
 
 func TestListChecksumsStayCurrent(t *testing.T) {
 	onEachStoreOpts(t, func(t *testing.T, o sealOpts) {
-		p := startS3seal(t, o)
-		c := sdkFor(t, p)
-		ctx := ctxT(t)
 		const b = "listsum-current"
-		mustCreateBucket(t, c, b)
+		_, c := startWithBucket(t, o, mustCreateBucket, b)
+		ctx := ctxT(t)
 		put := func(k string, alg types.ChecksumAlgorithm, body []byte) {
 			t.Helper()
 			if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String(k), Body: bytes.NewReader(body), ChecksumAlgorithm: alg}); err != nil {
@@ -170,10 +168,8 @@ func TestListChecksumsTwoProcesses(t *testing.T) {
 // Versions: each version lists its own algorithm.
 func TestListVersionsChecksumsCurrent(t *testing.T) {
 	onEachStoreOpts(t, func(t *testing.T, o sealOpts) {
-		p := startS3seal(t, o)
-		c := sdkFor(t, p)
 		const b = "listsum-vers"
-		mustCreateVersionedBucket(t, c, b)
+		_, c := startWithBucket(t, o, mustCreateVersionedBucket, b)
 		body := patternBytes(12, 100)
 		for _, alg := range []types.ChecksumAlgorithm{types.ChecksumAlgorithmCrc32, types.ChecksumAlgorithmSha256, types.ChecksumAlgorithmSha1} {
 			if _, err := c.PutObject(ctxT(t), &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: bytes.NewReader(body), ChecksumAlgorithm: alg}); err != nil {

@@ -43,9 +43,7 @@ func TestThrottledStateHeadsListMultipartUploadsAWSCLI(t *testing.T) {
 // "a/" must not roll its keys up into "a/" again, or botocore's paginator
 // stops with "The same next token was received twice".
 func TestListUploadsDelimiterPagingAWSCLI(t *testing.T) {
-	p := startS3seal(t, sealOpts{Backend: startMoto(t)})
-	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "uploads-paging")
+	p, c := startWithBucket(t, sealOpts{Backend: startMoto(t)}, mustCreateBucket, "uploads-paging")
 	for _, k := range []string{"a/1", "a/2", "b"} {
 		if _, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("uploads-paging"), Key: aws.String(k)}); err != nil {
 			t.Fatal(err)

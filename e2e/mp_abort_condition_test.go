@@ -66,9 +66,7 @@ func TestAbortConditionHostileListing(t *testing.T) {
 		rp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hostile.Close)
-	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: hostile.URL}, Args: fastRetries})
-	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "abort-loop")
+	_, c := startWithBucket(t, sealOpts{Backend: &motoServer{Endpoint: hostile.URL}, Args: fastRetries}, mustCreateBucket, "abort-loop")
 	cr, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("abort-loop"), Key: aws.String("k")})
 	if err != nil {
 		t.Fatal(err)

@@ -24,11 +24,9 @@ import (
 func TestMultipartStoreStripsUploadAlgorithm(t *testing.T) {
 	t.Parallel()
 	m := startMoto(t)
-	pa := startS3seal(t, sealOpts{Backend: m})
-	c := sdkFor(t, pa)
-	ctx := ctxT(t)
 	b := "defsum-strip"
-	mustCreateBucket(t, c, b)
+	pa, c := startWithBucket(t, sealOpts{Backend: m}, mustCreateBucket, b)
+	ctx := ctxT(t)
 	k := aws.String("obj")
 	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k,
 		ChecksumAlgorithm: types.ChecksumAlgorithmSha256})
@@ -102,11 +100,9 @@ func TestMultipartStoreStripsUploadAlgorithm(t *testing.T) {
 func TestMultipartStoreAddsUploadAlgorithm(t *testing.T) {
 	t.Parallel()
 	m := startMoto(t)
-	pa := startS3seal(t, sealOpts{Backend: m})
-	c := sdkFor(t, pa)
-	ctx := ctxT(t)
 	b := "defsum-add"
-	mustCreateBucket(t, c, b)
+	pa, c := startWithBucket(t, sealOpts{Backend: m}, mustCreateBucket, b)
+	ctx := ctxT(t)
 	k := aws.String("obj")
 	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k})
 	if err != nil {

@@ -257,10 +257,8 @@ func crc32Base64(b []byte) string {
 // with the CRC32 of the plaintext; a wrong stated final CRC32 is refused
 // and leaves no object.
 func TestFullObjectChecksumWithCopiedPart(t *testing.T) {
-	p := startS3seal(t, sealOpts{Backend: startMoto(t)})
-	c := sdkFor(t, p)
+	_, c := startWithBucket(t, sealOpts{Backend: startMoto(t)}, mustCreateBucket, "fullcrc")
 	ctx := ctxT(t)
-	mustCreateBucket(t, c, "fullcrc")
 	src := patternBytes(91, 6*mib)
 	putObj(t, c, "fullcrc", "src", src)
 	part2 := patternBytes(92, 1000)

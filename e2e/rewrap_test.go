@@ -31,9 +31,7 @@ func TestRewrapCommandOnMoto(t *testing.T) {
 	onlyOld := writeFile(t, t.TempDir(), "old.json", []byte(fmt.Sprintf(`{"primary": "old", "keys": {"old": %q}}`, oldKey)))
 	onlyNew := writeFile(t, t.TempDir(), "new.json", []byte(fmt.Sprintf(`{"primary": "new", "keys": {"new": %q}}`, newKey)))
 
-	p := startS3seal(t, sealOpts{Backend: moto, KeysFile: onlyOld})
-	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "rot")
+	p, c := startWithBucket(t, sealOpts{Backend: moto, KeysFile: onlyOld}, mustCreateBucket, "rot")
 	body := patternBytes(7, 100000)
 	putObj(t, c, "rot", "obj", body)
 	p.Stop()
@@ -85,11 +83,9 @@ func TestTwoRewrapsThenDeleteOldVersions(t *testing.T) {
 	to2 := writeFile(t, dir, "k2.json", []byte(fmt.Sprintf(`{"primary": "k2", "keys": {"k1": %q, "k2": %q}}`, k1, k2)))
 	to3 := writeFile(t, dir, "k3.json", []byte(fmt.Sprintf(`{"primary": "k3", "keys": {"k1": %q, "k2": %q, "k3": %q}}`, k1, k2, k3)))
 
-	p := startS3seal(t, sealOpts{Backend: moto, KeysFile: only1})
-	c := sdkFor(t, p)
-	ctx := ctxT(t)
 	const b = "rot2"
-	mustCreateVersionedBucket(t, c, b)
+	p, c := startWithBucket(t, sealOpts{Backend: moto, KeysFile: only1}, mustCreateVersionedBucket, b)
+	ctx := ctxT(t)
 	body := patternBytes(93, 6<<20+5)
 	mp, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String("backup.tar")})
 	if err != nil {

@@ -213,11 +213,9 @@ func testListV2(t *testing.T, c *s3.Client) {
 // well is only logged. (moto's quirk, but moto is the versioned backend
 // s3seal documents and tests with.)
 func TestListObjectsV1PercentPrefixesMoto(t *testing.T) {
-	p := startS3seal(t, sealOpts{Backend: startMoto(t)})
-	c := sdkFor(t, p)
-	ctx := ctxT(t)
 	const b = "pct-prefixes"
-	mustCreateBucket(t, c, b)
+	_, c := startWithBucket(t, sealOpts{Backend: startMoto(t)}, mustCreateBucket, b)
+	ctx := ctxT(t)
 	for _, k := range []string{"a+b/1", "a%2Bb/3"} {
 		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String(k), Body: strings.NewReader("x")}); err != nil {
 			t.Fatal(err)

@@ -135,6 +135,18 @@ func mustCreateBucket(t *testing.T, c *s3.Client, bucket string) {
 	}
 }
 
+// startWithBucket starts s3seal with o and makes bucket through it with
+// create (mustCreateBucket, mustCreateVersionedBucket or
+// mustCreateLockedBucket); it returns the process and its path-style
+// client.
+func startWithBucket(t *testing.T, o sealOpts, create func(*testing.T, *s3.Client, string), bucket string) (*sealProc, *s3.Client) {
+	t.Helper()
+	p := startS3seal(t, o)
+	c := sdkFor(t, p)
+	create(t, c, bucket)
+	return p, c
+}
+
 // mustCreateLockedBucket creates bucket with Object Lock enabled (which
 // turns its versioning on).
 func mustCreateLockedBucket(t *testing.T, c *s3.Client, bucket string) {

@@ -17,9 +17,7 @@ import (
 // reads the upload's sealed settings.
 func TestForgedUploadStateAlgorithmAWSCLI(t *testing.T) {
 	m := startMoto(t)
-	p := startS3seal(t, sealOpts{Backend: m})
-	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "forged-state")
+	p, c := startWithBucket(t, sealOpts{Backend: m}, mustCreateBucket, "forged-state")
 	if _, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("forged-state"), Key: aws.String("plain")}); err != nil {
 		t.Fatal(err)
 	}

@@ -24,11 +24,9 @@ import (
 // delete marker in a versioned bucket that hides the object. The object
 // stays current.
 func TestDeleteObjectsEmptyVersionID(t *testing.T) {
-	p := startS3seal(t, sealOpts{Backend: startMoto(t)})
-	c := sdkFor(t, p)
-	ctx := ctxT(t)
 	const b = "empty-vid"
-	mustCreateVersionedBucket(t, c, b)
+	_, c := startWithBucket(t, sealOpts{Backend: startMoto(t)}, mustCreateVersionedBucket, b)
+	ctx := ctxT(t)
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: strings.NewReader("keep me")}); err != nil {
 		t.Fatal(err)
 	}
@@ -160,11 +158,9 @@ func TestNullVersionIDNotCurrent(t *testing.T) {
 // client can tell which version the attributes describe.
 func TestObjectAttributesOfVersion(t *testing.T) {
 	t.Parallel()
-	p := startS3seal(t, sealOpts{Backend: startMoto(t)})
-	c := sdkFor(t, p)
-	ctx := ctxT(t)
 	const b = "attrversions"
-	mustCreateVersionedBucket(t, c, b)
+	_, c := startWithBucket(t, sealOpts{Backend: startMoto(t)}, mustCreateVersionedBucket, b)
+	ctx := ctxT(t)
 	v1, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: bytes.NewReader([]byte("one"))})
 	if err != nil {
 		t.Fatal(err)
@@ -234,11 +230,9 @@ func TestStoreIgnoringVersionIDWithoutEcho(t *testing.T) {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 
-	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: "http://" + ln.Addr().String()}})
-	c := sdkFor(t, p)
-	ctx := ctxT(t)
 	const b = "hostileversions"
-	mustCreateVersionedBucket(t, c, b)
+	_, c := startWithBucket(t, sealOpts{Backend: &motoServer{Endpoint: "http://" + ln.Addr().String()}}, mustCreateVersionedBucket, b)
+	ctx := ctxT(t)
 	good, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: bytes.NewReader([]byte("known good"))})
 	if err != nil {
 		t.Fatal(err)
