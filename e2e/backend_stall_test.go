@@ -29,12 +29,7 @@ const stallAnswerWithin = 5*stallBound/2 + 4*time.Second
 // timeouts of stallBound and the extra flags.
 func startStalling(t *testing.T, extra ...string) (*sealProc, *faultproxy.Proxy) {
 	t.Helper()
-	m := startMoto(t)
-	fp, err := faultproxy.Start(m.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fp.Close() })
+	_, fp := motoBehindProxy(t)
 	args := append([]string{"--backend-response-timeout", stallBound.String(), "--backend-idle-timeout", stallBound.String()}, fastRetries...)
 	return startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}, Args: append(args, extra...)}), fp
 }

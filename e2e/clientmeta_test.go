@@ -187,9 +187,7 @@ func TestClientMetaSealedRestic(t *testing.T) {
 	bin := requireTool(t, resticBin)
 	m := startMoto(t)
 	p := startS3seal(t, sealOpts{Backend: m})
-	if _, err := sdkFor(t, p).CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("restic-meta")}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateBucket(t, sdkFor(t, p), "restic-meta")
 	env := cleanEnv([]string{"AWS_CA_BUNDLE"},
 		"RESTIC_REPOSITORY=s3:"+p.Endpoint+"/restic-meta/repo",
 		"RESTIC_PASSWORD=correct horse battery staple",

@@ -2,9 +2,16 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -32,9 +39,7 @@ func TestCORSAndWebsite(t *testing.T) {
 			c := newSDKClient(t, p.Endpoint, "admin", "admin-secret-key", true)
 			ctx := context.Background()
 			b := aws.String("site")
-			if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-				t.Fatal(err)
-			}
+			mustCreateBucket(t, c, *b)
 			preflight := func(bucket, origin, method string) *http.Response {
 				t.Helper()
 				req, _ := http.NewRequest(http.MethodOptions, p.Endpoint+"/"+bucket+"/index.html", nil)
@@ -88,5 +93,62 @@ func TestCORSAndWebsite(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestCORSAnonymousRequestsNoBackendFanout, with the real binary in front
+// of a slow moto: anonymous requests with an Origin header (preflights,
+// GETs, /healthz) must not each make s3seal send a signed GET ?cors to the
+// object store before authentication and outside --max-requests: at most
+// one such read, never more at once than --max-requests.
+func TestCORSAnonymousRequestsNoBackendFanout(t *testing.T) {
+	moto := startMoto(t)
+	target, _ := url.Parse(moto.Endpoint)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	var cors, inFlight, peak atomic.Int64
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has("cors") {
+			cors.Add(1)
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			time.Sleep(300 * time.Millisecond) // a slow store
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	p := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: proxy.URL}, Args: []string{"--max-requests", "1"}})
+	const n = 40
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			method, path := http.MethodOptions, fmt.Sprintf("/anon-%d/k", i)
+			switch i % 4 {
+			case 1:
+				method = http.MethodGet
+			case 2:
+				method, path = http.MethodGet, "/healthz"
+			}
+			req, _ := http.NewRequest(method, p.Endpoint+path, nil)
+			req.Header.Set("Origin", "http://evil.example")
+			req.Header.Set("Access-Control-Request-Method", "GET")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+		}(i)
+	}
+	wg.Wait()
+	t.Logf("%d anonymous requests -> %d signed GET ?cors to the store, %d at once (--max-requests 1)", n, cors.Load(), peak.Load())
+	// Fixed by decision: only preflights (unsigned by design) read rules,
+	// only of buckets some credential may use, one read per bucket at a
+	// time, never more at once than --max-requests.
+	if cors.Load() > 1 || peak.Load() > 1 {
+		t.Errorf("anonymous requests drove %d backend GET ?cors (peak %d concurrent, --max-requests 1)", cors.Load(), peak.Load())
 	}
 }

@@ -50,15 +50,9 @@ func emptyVersions(t *testing.T, c *s3.Client, bucket string, keep func(key stri
 func TestDeleteVersionedBucket(t *testing.T) {
 	t.Parallel()
 	onEachStoreOpts(t, func(t *testing.T, o sealOpts) {
-		p := startS3seal(t, o)
-		c := sdkFor(t, p)
-		ctx := ctxT(t)
 		const b = "versioned-drop"
-		mustCreateBucket(t, c, b)
-		if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
-			VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-			t.Fatal(err)
-		}
+		p, c := startWithBucket(t, o, mustCreateVersionedBucket, b)
+		ctx := ctxT(t)
 		multipart := func(key string, data []byte, complete bool) string {
 			cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: aws.String(key)})
 			if err != nil {
@@ -130,15 +124,9 @@ func TestRewrapVersionedBucket(t *testing.T) {
 	onlyOld := writeFile(t, t.TempDir(), "old.json", []byte(fmt.Sprintf(`{"primary": "old", "keys": {"old": %q}}`, oldKey)))
 	onlyNew := writeFile(t, t.TempDir(), "new.json", []byte(fmt.Sprintf(`{"primary": "new", "keys": {"new": %q}}`, newKey)))
 
-	p := startS3seal(t, sealOpts{Backend: moto, KeysFile: onlyOld})
-	c := sdkFor(t, p)
-	ctx := ctxT(t)
 	const b = "rot-versions"
-	mustCreateBucket(t, c, b)
-	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
-		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-		t.Fatal(err)
-	}
+	p, c := startWithBucket(t, sealOpts{Backend: moto, KeysFile: onlyOld}, mustCreateVersionedBucket, b)
+	ctx := ctxT(t)
 	v1, v2 := patternBytes(81, 1000), patternBytes(82, 70000)
 	o1, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("obj"), Body: bytes.NewReader(v1)})
 	if err != nil {

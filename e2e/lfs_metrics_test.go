@@ -12,7 +12,7 @@ import (
 )
 
 // TestLFSMetricsServed: the LFS listener serves the module's metrics on
-// /metrics in Prometheus format (a review found them served nowhere):
+// /metrics in Prometheus format:
 // after a produce, uploads, bytes and requests by topic show.
 func TestLFSMetricsServed(t *testing.T) {
 	kafka := fmt.Sprintf("127.0.0.1:%d", freePort(t))

@@ -29,11 +29,9 @@ func TestListChecksumsSDK(t *testing.T) {
 	onEachStoreOpts(t, func(t *testing.T, o sealOpts) {
 		o.DataDir = t.TempDir()
 		o.Key = randomKey(t) // the same after the restart
-		p := startS3seal(t, o)
-		c := sdkFor(t, p)
-		ctx := ctxT(t)
 		const b = "list-sums"
-		mustCreateBucket(t, c, b)
+		p, c := startWithBucket(t, o, mustCreateBucket, b)
+		ctx := ctxT(t)
 		want := map[string]listedSum{}
 		body := patternBytes(3, 1000)
 		for _, a := range []checksum.Algorithm{checksum.CRC32, checksum.SHA256, checksum.XXHASH3, checksum.MD5} {

@@ -1,6 +1,6 @@
 package e2e
 
-// From the s13-R1 review (they held): every listing's
+// Every listing's
 // ChecksumAlgorithm/ChecksumType agrees with HEAD (checksum mode) after
 // overwrites, copies onto the same key with another algorithm, deletes and
 // re-creates, multipart completions (repeated), versions, and a second
@@ -85,11 +85,9 @@ func checkListAgrees(t *testing.T, what string, lister, header *s3.Client, b str
 
 func TestListChecksumsStayCurrent(t *testing.T) {
 	onEachStoreOpts(t, func(t *testing.T, o sealOpts) {
-		p := startS3seal(t, o)
-		c := sdkFor(t, p)
+		const b = "listsum-current"
+		_, c := startWithBucket(t, o, mustCreateBucket, b)
 		ctx := ctxT(t)
-		const b = "r1-current"
-		mustCreateBucket(t, c, b)
 		put := func(k string, alg types.ChecksumAlgorithm, body []byte) {
 			t.Helper()
 			if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String(k), Body: bytes.NewReader(body), ChecksumAlgorithm: alg}); err != nil {
@@ -156,7 +154,7 @@ func TestListChecksumsTwoProcesses(t *testing.T) {
 	p1 := startS3seal(t, sealOpts{Backend: m, Key: key})
 	p2 := startS3seal(t, sealOpts{Backend: m, Key: key})
 	c1, c2 := sdkFor(t, p1), sdkFor(t, p2)
-	const b = "r1-two"
+	const b = "listsum-two"
 	mustCreateBucket(t, c1, b)
 	body := patternBytes(11, 100)
 	for _, alg := range []types.ChecksumAlgorithm{types.ChecksumAlgorithmCrc32, types.ChecksumAlgorithmSha256} {
@@ -170,14 +168,8 @@ func TestListChecksumsTwoProcesses(t *testing.T) {
 // Versions: each version lists its own algorithm.
 func TestListVersionsChecksumsCurrent(t *testing.T) {
 	onEachStoreOpts(t, func(t *testing.T, o sealOpts) {
-		p := startS3seal(t, o)
-		c := sdkFor(t, p)
-		const b = "r1-vers"
-		mustCreateBucket(t, c, b)
-		if _, err := c.PutBucketVersioning(ctxT(t), &s3.PutBucketVersioningInput{Bucket: aws.String(b),
-			VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-			t.Fatal(err)
-		}
+		const b = "listsum-vers"
+		_, c := startWithBucket(t, o, mustCreateVersionedBucket, b)
 		body := patternBytes(12, 100)
 		for _, alg := range []types.ChecksumAlgorithm{types.ChecksumAlgorithmCrc32, types.ChecksumAlgorithmSha256, types.ChecksumAlgorithmSha1} {
 			if _, err := c.PutObject(ctxT(t), &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("k"), Body: bytes.NewReader(body), ChecksumAlgorithm: alg}); err != nil {

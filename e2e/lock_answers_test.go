@@ -44,9 +44,7 @@ func TestLockAnswersAsAWS(t *testing.T) {
 		ctx := ctxT(t)
 		plain, locked := aws.String("plain"), aws.String("locked")
 		mustCreateBucket(t, c, "plain")
-		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: locked, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-			t.Fatal(err)
-		}
+		mustCreateLockedBucket(t, c, *locked)
 		until := time.Now().Add(time.Hour)
 		retention := &types.ObjectLockRetention{Mode: types.ObjectLockRetentionModeCompliance, RetainUntilDate: &until}
 		on := &types.ObjectLockLegalHold{Status: types.ObjectLockLegalHoldStatusOn}

@@ -18,9 +18,7 @@ import (
 func lockedBackupBucket(t *testing.T, c *s3.Client, bucket string) {
 	t.Helper()
 	ctx := ctxT(t)
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket), ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, c, bucket)
 	if _, err := c.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: aws.String(bucket),
 		ObjectLockConfiguration: &types.ObjectLockConfiguration{ObjectLockEnabled: types.ObjectLockEnabledEnabled,
 			Rule: &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{Mode: types.ObjectLockRetentionModeGovernance, Days: aws.Int32(1)}}}}); err != nil {

@@ -21,9 +21,7 @@ func TestCopyObjectLockHeaders(t *testing.T) {
 	be := motoClient(t, m)
 	ctx := context.Background()
 	b := aws.String("vault")
-	if _, err := user.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, user, *b)
 	if _, err := user.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("src"), Body: strings.NewReader("precious")}); err != nil {
 		t.Fatal(err)
 	}

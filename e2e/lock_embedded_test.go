@@ -27,9 +27,7 @@ func TestEmbeddedLockTagsSDK(t *testing.T) {
 	c := newSDKClient(t, p.Endpoint, "admin", "admin-secret-key", true)
 	ctx := context.Background()
 	b := aws.String("vault")
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, c, *b)
 	_, err := c.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: b, ObjectLockConfiguration: &types.ObjectLockConfiguration{
 		ObjectLockEnabled: types.ObjectLockEnabledEnabled, Rule: &types.ObjectLockRule{DefaultRetention: &types.DefaultRetention{
 			Mode: types.ObjectLockRetentionModeGovernance, Days: aws.Int32(1), Years: aws.Int32(1)}}}})

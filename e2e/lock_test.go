@@ -39,9 +39,7 @@ func TestObjectLockAndTagsSDK(t *testing.T) {
 	be := motoClient(t, m)
 	ctx := context.Background()
 	b := aws.String("vault")
-	if _, err := user.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, user, *b)
 	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	if _, err := user.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("backup"), Body: strings.NewReader("precious"),
 		ObjectLockMode: types.ObjectLockModeGovernance, ObjectLockRetainUntilDate: &until, Tagging: aws.String("tier=gold&kind=db")}); err != nil {
@@ -194,9 +192,7 @@ func TestObjectLockAndTagsSDK(t *testing.T) {
 
 	// Object lock configuration round-trips (moto wants an empty bucket).
 	b = aws.String("vault2")
-	if _, err := user.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, user, *b)
 	// A default retention cannot be taken back: admins only.
 	lockCfg := &s3.PutObjectLockConfigurationInput{Bucket: b, ObjectLockConfiguration: &types.ObjectLockConfiguration{
 		ObjectLockEnabled: types.ObjectLockEnabledEnabled,

@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,9 +42,7 @@ func TestLockedVersionDeletes(t *testing.T) {
 	ctx := context.Background()
 	const bucket = "gov"
 	b := aws.String(bucket)
-	if _, err := admin.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, admin, *b)
 	want := map[string][]byte{} // version id -> plaintext
 	key := map[string]string{}  // version id -> key
 	put := func(k string, body []byte, mode types.ObjectLockMode) string {
@@ -185,9 +185,7 @@ func TestLockCallsByVersion(t *testing.T) {
 	ctx := context.Background()
 	const bucket = "byversion"
 	b, k := aws.String(bucket), aws.String("k")
-	if _, err := user.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateLockedBucket(t, user, *b)
 	v1 := putLocked(t, user, bucket, "k", []byte("old"), "")
 	v2 := putLocked(t, user, bucket, "k", []byte("new"), "")
 	until := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
@@ -264,5 +262,45 @@ func TestLockCallsByVersion(t *testing.T) {
 	wantStatus(t, "DELETE of the held version", err, 403, "AccessDenied")
 	if got, err := getVersion(t, user, bucket, "k", v1); err != nil || string(got) != "old" {
 		t.Fatalf("v1 after the refused delete: %q, %v", got, err)
+	}
+}
+
+// TestConditionalDeleteOfLockedVersion: conditional deletes
+// (If-Match on DeleteObject, ETag in DeleteObjects) of a COMPLIANCE
+// version whose ETag matches are refused, on both stores, and the version
+// stays; a conditional delete of a missing version answers success.
+func TestConditionalDeleteOfLockedVersion(t *testing.T) {
+	for _, store := range []string{"embedded", "moto"} {
+		t.Run(store, func(t *testing.T) {
+			o := sealOpts{DataDir: filepath.Join(t.TempDir(), "d")}
+			if store == "moto" {
+				o.Backend = startMoto(t)
+			}
+			p := startS3seal(t, o)
+			c := newSDKClient(t, p.Endpoint, p.AccessKey, p.SecretKey, true)
+			ctx := context.Background()
+			b, k := aws.String("vault"), aws.String("k")
+			mustCreateLockedBucket(t, c, *b)
+			until := time.Now().Add(time.Hour)
+			put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("data"),
+				ObjectLockMode: types.ObjectLockModeCompliance, ObjectLockRetainUntilDate: &until})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k, VersionId: put.VersionId, IfMatch: put.ETag})
+			if err == nil {
+				t.Errorf("conditional DeleteObject of a locked version succeeded")
+			}
+			out, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: b, Delete: &types.Delete{Objects: []types.ObjectIdentifier{
+				{Key: k, VersionId: put.VersionId, ETag: put.ETag}}}})
+			if err != nil || len(out.Deleted) != 0 || len(out.Errors) != 1 {
+				t.Errorf("conditional DeleteObjects of a locked version: %+v %v", out, err)
+			}
+			if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k, VersionId: put.VersionId}); err != nil {
+				t.Errorf("locked version gone: %v", err)
+			}
+			_, err = c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: aws.String("missing"), IfMatch: aws.String("*")})
+			t.Logf("conditional delete of a missing key: %v", err)
+		})
 	}
 }

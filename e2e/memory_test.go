@@ -114,9 +114,7 @@ func TestMemoryBigObject(t *testing.T) {
 	if testing.Short() {
 		t.Skip("2 GiB streaming test skipped with -short")
 	}
-	p := startS3seal(t, sealOpts{})
-	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "big")
+	p, c := startWithBucket(t, sealOpts{}, mustCreateBucket, "big")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 

@@ -123,3 +123,94 @@ func TestMultipartDefaultChecksumWithClientChecksums(t *testing.T) {
 		}
 	})
 }
+
+// TestMultipartNewAlgorithmsBesideDefault: parts of an upload created
+// without an algorithm with each of the newer checksums (SHA512, MD5,
+// XXHASH64, XXHASH3, XXHASH128: the longest part records, SHA-512's cut in
+// its key), on moto and the embedded store: UploadPart and ListParts give
+// the client's checksum alone, the object gets the CRC64NVME of its
+// plaintext, ObjectParts each part's CRC64NVME.
+func TestMultipartNewAlgorithmsBesideDefault(t *testing.T) {
+	t.Parallel()
+	onEachStore(t, func(t *testing.T, p *sealProc) {
+		c := sdkFor(t, p)
+		ctx := ctxT(t)
+		b := "defsum-newalgs"
+		mustCreateBucket(t, c, b)
+		k := aws.String("obj")
+		cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		algs := []types.ChecksumAlgorithm{types.ChecksumAlgorithmSha512, types.ChecksumAlgorithmMd5, types.ChecksumAlgorithmXxhash64,
+			types.ChecksumAlgorithmXxhash3, types.ChecksumAlgorithmXxhash128, types.ChecksumAlgorithmSha512}
+		var datas [][]byte
+		var cps []types.CompletedPart
+		for i, a := range algs {
+			n := 5 * mib
+			if i == len(algs)-1 {
+				n = 999
+			}
+			d := patternBytes(uint64(700+i), n)
+			datas = append(datas, d)
+			in := &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(int32(i + 1)),
+				Body: bytes.NewReader(d)}
+			v := aws.String(algSum(checksum.Algorithm(a), d)) // the value in its header: the SDK computes SHA512 alone
+			switch a {
+			case types.ChecksumAlgorithmSha512:
+				in.ChecksumSHA512 = v
+			case types.ChecksumAlgorithmMd5:
+				in.ChecksumMD5 = v
+			case types.ChecksumAlgorithmXxhash64:
+				in.ChecksumXXHASH64 = v
+			case types.ChecksumAlgorithmXxhash3:
+				in.ChecksumXXHASH3 = v
+			case types.ChecksumAlgorithmXxhash128:
+				in.ChecksumXXHASH128 = v
+			}
+			u, err := c.UploadPart(ctx, in)
+			if err != nil {
+				t.Fatalf("part %d (%s): %v", i+1, a, err)
+			}
+			if u.ChecksumCRC64NVME != nil {
+				t.Errorf("UploadPart %d answers a CRC64NVME beside its %s", i+1, a)
+			}
+			cps = append(cps, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: u.ETag})
+		}
+		lp, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId})
+		if err != nil || len(lp.Parts) != len(algs) {
+			t.Fatalf("ListParts: %v", err)
+		}
+		for i, pt := range lp.Parts {
+			if pt.ChecksumCRC64NVME != nil {
+				t.Errorf("ListParts part %d shows a CRC64NVME beside its %s", i+1, algs[i])
+			}
+			want := algSum(checksum.Algorithm(algs[i]), datas[i])
+			got := map[types.ChecksumAlgorithm]*string{types.ChecksumAlgorithmSha512: pt.ChecksumSHA512, types.ChecksumAlgorithmMd5: pt.ChecksumMD5,
+				types.ChecksumAlgorithmXxhash64: pt.ChecksumXXHASH64, types.ChecksumAlgorithmXxhash3: pt.ChecksumXXHASH3,
+				types.ChecksumAlgorithmXxhash128: pt.ChecksumXXHASH128}[algs[i]]
+			if aws.ToString(got) != want {
+				t.Errorf("ListParts part %d %s %q, want %q", i+1, algs[i], aws.ToString(got), want)
+			}
+		}
+		res, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: cps}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := algSum(checksum.CRC64NVME, bytes.Join(datas, nil))
+		if got := aws.ToString(res.ChecksumCRC64NVME); got != want {
+			t.Errorf("completion CRC64NVME %q, want %q", got, want)
+		}
+		ga, err := c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: aws.String(b), Key: k,
+			ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesObjectParts}})
+		if err != nil || ga.ObjectParts == nil {
+			t.Fatalf("GetObjectAttributes: %v", err)
+		}
+		for i, pt := range ga.ObjectParts.Parts {
+			if got := aws.ToString(pt.ChecksumCRC64NVME); got != algSum(checksum.CRC64NVME, datas[i]) || pt.ChecksumSHA512 != nil || pt.ChecksumMD5 != nil {
+				t.Errorf("ObjectParts part %d: CRC64NVME %q SHA512 %v MD5 %v, want the part's CRC64NVME alone", i+1, got, pt.ChecksumSHA512, pt.ChecksumMD5)
+			}
+		}
+	})
+}

@@ -163,7 +163,9 @@ func TestMultipartSDKManager(t *testing.T) {
 			c := sdkFor(t, startBackend(t, be))
 			mustCreateBucket(t, c, "mpmgr")
 			data := patternBytes(800, 40*mib+123)
+			//lint:ignore SA1019 users still run the SDK's feature/s3/manager; this test covers them, not its successor
 			up := manager.NewUploader(c, func(u *manager.Uploader) { u.PartSize = 5 * mib; u.Concurrency = 3 })
+			//lint:ignore SA1019 users still run the SDK's feature/s3/manager; this test covers them, not its successor
 			out, err := up.Upload(ctxT(t), &s3.PutObjectInput{Bucket: aws.String("mpmgr"), Key: aws.String("obj"), Body: bytes.NewReader(data)})
 			if err != nil {
 				t.Fatalf("upload manager: %v", err)
@@ -172,8 +174,10 @@ func TestMultipartSDKManager(t *testing.T) {
 			if unquote(out.ETag) != want || out.UploadID == "" {
 				t.Errorf("upload manager: ETag %s upload id %q, want %s after a multipart upload", unquote(out.ETag), out.UploadID, want)
 			}
+			//lint:ignore SA1019 users still run the SDK's feature/s3/manager; this test covers them, not its successor
 			down := manager.NewDownloader(c, func(d *manager.Downloader) { d.PartSize = 5 * mib; d.Concurrency = 3 })
 			buf := manager.NewWriteAtBuffer(make([]byte, 0, len(data)))
+			//lint:ignore SA1019 users still run the SDK's feature/s3/manager; this test covers them, not its successor
 			n, err := down.Download(ctxT(t), buf, &s3.GetObjectInput{Bucket: aws.String("mpmgr"), Key: aws.String("obj")})
 			if err != nil || n != int64(len(data)) || !bytes.Equal(buf.Bytes(), data) {
 				t.Errorf("downloader: err %v, %d bytes, want %d identical", err, n, len(data))

@@ -29,12 +29,7 @@ func startFaultyOn(t *testing.T, be string) (*sealProc, *faultproxy.Proxy) {
 		return startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()},
 			Args: append([]string{"--backend-access-key", cfg.AccessKey, "--backend-secret-key", cfg.SecretKey}, fastRetries...)}), fp
 	}
-	m := startMoto(t)
-	fp, err := faultproxy.Start(m.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fp.Close() })
+	_, fp := motoBehindProxy(t)
 	return startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}, Args: fastRetries}), fp
 }
 

@@ -94,9 +94,7 @@ func TestMultipartTwoProcesses(t *testing.T) {
 // on the same data directory it takes the remaining parts and completes.
 func TestMultipartRestartDefaultStore(t *testing.T) {
 	t.Parallel()
-	p := startS3seal(t, sealOpts{})
-	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "mprestart")
+	p, c := startWithBucket(t, sealOpts{}, mustCreateBucket, "mprestart")
 	cr, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("mprestart"), Key: aws.String("obj")})
 	if err != nil {
 		t.Fatal(err)

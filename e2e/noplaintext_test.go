@@ -134,9 +134,7 @@ func TestNoPlaintextInBackend(t *testing.T) {
 
 func TestNoPlaintextInDataDir(t *testing.T) {
 	t.Parallel()
-	p := startS3seal(t, sealOpts{})
-	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "noplain")
+	p, c := startWithBucket(t, sealOpts{}, mustCreateBucket, "noplain")
 	plain := canary(200000)
 	putObj(t, c, "noplain", "canary", plain)
 	putObj(t, c, "noplain", "small", canary(40))

@@ -31,12 +31,8 @@ func httpGet(t *testing.T, url string) (int, string) {
 // /readyz beside the S3 API, unauthenticated, and logs JSON whose
 // request_id is the S3 x-amz-request-id of the request.
 func TestMetricsReadyzAndJSONLogs(t *testing.T) {
-	p := startS3seal(t, sealOpts{Args: []string{"--log-format", "json", "--log-level", "debug"}})
-	c := sdkFor(t, p)
+	p, c := startWithBucket(t, sealOpts{Args: []string{"--log-format", "json", "--log-level", "debug"}}, mustCreateBucket, "obs")
 	ctx := ctxT(t)
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("obs")}); err != nil {
-		t.Fatal(err)
-	}
 	out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("obs"), Key: aws.String("k"),
 		Body: strings.NewReader(strings.Repeat("x", 4000))})
 	if err != nil {

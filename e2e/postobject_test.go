@@ -108,9 +108,7 @@ func TestPostObjectBoto3(t *testing.T) {
 			if backend == "moto" {
 				m = startMoto(t)
 			}
-			p := startS3seal(t, sealOpts{Backend: m})
-			c := sdkFor(t, p)
-			mustCreateBucket(t, c, "forms")
+			p, c := startWithBucket(t, sealOpts{Backend: m}, mustCreateBucket, "forms")
 			ok, expired, tagged := boto3PostForms(t, p, "forms")
 			data := patternBytes(7, 50000)
 

@@ -234,9 +234,7 @@ func roundTripPresigned(t *testing.T, c *s3.Client, set presignSet, bucket, key 
 // upload (a presigned PUT with a body).
 func TestPresignedRoundTrip(t *testing.T) {
 	t.Parallel()
-	p := startS3seal(t, sealOpts{})
-	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "presign")
+	p, c := startWithBucket(t, sealOpts{}, mustCreateBucket, "presign")
 	for i, tc := range []struct {
 		name    string
 		boto    bool
@@ -274,9 +272,7 @@ func TestPresignedRoundTrip(t *testing.T) {
 // match a signed payload hash, or be accepted in Signature Version 2.
 func TestPresignedRefused(t *testing.T) {
 	t.Parallel()
-	p := startS3seal(t, sealOpts{})
-	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "refuse")
+	p, c := startWithBucket(t, sealOpts{}, mustCreateBucket, "refuse")
 	original := []byte("the original object, which must survive every refused request")
 	putObj(t, c, "refuse", "kept", original)
 	wantKept := func(what string) {

@@ -30,12 +30,7 @@ import (
 // the fix the retry answered 404 NoSuchUpload.
 func TestCompletionRetriedAfterReplicaDied(t *testing.T) {
 	t.Parallel()
-	m := startMoto(t)
-	fp, err := faultproxy.Start(m.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fp.Close() })
+	m, fp := motoBehindProxy(t)
 	key := randomKey(t)
 	a := startS3seal(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}, Key: key})
 	b := startS3seal(t, sealOpts{Backend: m, Key: key})

@@ -18,9 +18,7 @@ func TestS3cmdInfoReader(t *testing.T) {
 	requireTool(t, "s3cmd")
 	_, p, user, admin := lockSetup(t)
 	ctx := context.Background()
-	if _, err := user.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("infobkt")}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateBucket(t, user, "infobkt")
 	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::infobkt/nothing"}]}`
 	if _, err := admin.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("infobkt"), Policy: &policy}); err != nil {
 		t.Fatal(err)

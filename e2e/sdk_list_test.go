@@ -3,6 +3,7 @@ package e2e
 import (
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -201,4 +202,42 @@ func testListV2(t *testing.T, c *s3.Client) {
 	for _, o := range out.Contents {
 		checkListed(t, bodies, aws.ToString(o.Key), o.Size, o.ETag)
 	}
+}
+
+// TestListObjectsV1PercentPrefixesMoto: in front of moto, a ListObjects
+// (V1) with a delimiter over keys with '%' in their first segment lists
+// the prefixes "a%2Bb/" and "a+b/" exactly once each. s3seal asks the
+// backend for encoding-type=url and decodes the answer, but moto's V1
+// answer leaves CommonPrefixes unencoded (its V2 encodes them): decoded
+// again, "a%2Bb/" would become "a+b/", listed twice. A prefix "a%b/" as
+// well is only logged. (moto's quirk, but moto is the versioned backend
+// s3seal documents and tests with.)
+func TestListObjectsV1PercentPrefixesMoto(t *testing.T) {
+	const b = "pct-prefixes"
+	_, c := startWithBucket(t, sealOpts{Backend: startMoto(t)}, mustCreateBucket, b)
+	ctx := ctxT(t)
+	for _, k := range []string{"a+b/1", "a%2Bb/3"} {
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String(k), Body: strings.NewReader("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func() []string {
+		out, err := c.ListObjects(ctx, &s3.ListObjectsInput{Bucket: aws.String(b), Delimiter: aws.String("/")})
+		if err != nil {
+			t.Errorf("ListObjects: %v", err)
+			return nil
+		}
+		var ps []string
+		for _, p := range out.CommonPrefixes {
+			ps = append(ps, aws.ToString(p.Prefix))
+		}
+		return ps
+	}
+	if got := list(); len(got) != 2 || got[0] != "a%2Bb/" || got[1] != "a+b/" {
+		t.Errorf("prefixes %q, want [\"a%%2Bb/\" \"a+b/\"]", got)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b), Key: aws.String("a%b/4"), Body: strings.NewReader("x")}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("with a%%b/4 too: %q", list())
 }

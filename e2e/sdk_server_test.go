@@ -91,9 +91,7 @@ func TestAuthRejected(t *testing.T) {
 
 func TestRestartKeepsObjects(t *testing.T) {
 	t.Parallel()
-	p := startS3seal(t, sealOpts{})
-	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "keep")
+	p, c := startWithBucket(t, sealOpts{}, mustCreateBucket, "keep")
 	bodies := map[string][]byte{"small": []byte("hello"), "big": patternBytes(31, 300000), "empty": {}}
 	for k, b := range bodies {
 		putObj(t, c, "keep", k, b)
@@ -160,9 +158,7 @@ func TestRealBackendNeedsKeyAndCredentials(t *testing.T) {
 // ten threads); no request may hang or fail.
 func TestConcurrentPuts(t *testing.T) {
 	t.Parallel()
-	p := startS3seal(t, sealOpts{})
-	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "conc")
+	_, c := startWithBucket(t, sealOpts{}, mustCreateBucket, "conc")
 	const workers, perWorker = 10, 4
 	errs := make(chan error, workers*perWorker)
 	var wg sync.WaitGroup

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 )
 
@@ -132,6 +133,43 @@ func mustCreateBucket(t *testing.T, c *s3.Client, bucket string) {
 	if _, err := c.CreateBucket(ctxT(t), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatalf("CreateBucket %s: %v", bucket, err)
 	}
+}
+
+// startWithBucket starts s3seal with o and makes bucket through it with
+// create (mustCreateBucket, mustCreateVersionedBucket or
+// mustCreateLockedBucket); it returns the process and its path-style
+// client.
+func startWithBucket(t *testing.T, o sealOpts, create func(*testing.T, *s3.Client, string), bucket string) (*sealProc, *s3.Client) {
+	t.Helper()
+	p := startS3seal(t, o)
+	c := sdkFor(t, p)
+	create(t, c, bucket)
+	return p, c
+}
+
+// mustCreateLockedBucket creates bucket with Object Lock enabled (which
+// turns its versioning on).
+func mustCreateLockedBucket(t *testing.T, c *s3.Client, bucket string) {
+	t.Helper()
+	if _, err := c.CreateBucket(ctxT(t), &s3.CreateBucketInput{Bucket: aws.String(bucket), ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatalf("CreateBucket %s with Object Lock: %v", bucket, err)
+	}
+}
+
+// mustEnableVersioning turns bucket's versioning on.
+func mustEnableVersioning(t *testing.T, c *s3.Client, bucket string) {
+	t.Helper()
+	if _, err := c.PutBucketVersioning(ctxT(t), &s3.PutBucketVersioningInput{Bucket: aws.String(bucket),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatalf("PutBucketVersioning %s Enabled: %v", bucket, err)
+	}
+}
+
+// mustCreateVersionedBucket creates bucket and turns its versioning on.
+func mustCreateVersionedBucket(t *testing.T, c *s3.Client, bucket string) {
+	t.Helper()
+	mustCreateBucket(t, c, bucket)
+	mustEnableVersioning(t, c, bucket)
 }
 
 // putObj PUTs body and checks that the returned ETag is its hex MD5.

@@ -24,10 +24,8 @@ import (
 func TestShutdownDrainsUploadInFlight(t *testing.T) {
 	t.Parallel()
 	const delay, timeout = 2 * time.Second, 20 * time.Second
-	p := startS3seal(t, sealOpts{Args: []string{"--shutdown-delay", delay.String(), "--shutdown-timeout", timeout.String()}})
-	c := sdkFor(t, p)
+	p, c := startWithBucket(t, sealOpts{Args: []string{"--shutdown-delay", delay.String(), "--shutdown-timeout", timeout.String()}}, mustCreateBucket, "drain")
 	ctx := ctxT(t)
-	mustCreateBucket(t, c, "drain")
 	u, err := s3.NewPresignClient(c).PresignPutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("drain"), Key: aws.String("slow")})
 	if err != nil {
 		t.Fatal(err)

@@ -21,10 +21,8 @@ import (
 // RequestTimeout after --transfer-timeout, and other clients are served.
 func TestStalledPresignedPutsAreCut(t *testing.T) {
 	t.Parallel()
-	p := startS3seal(t, sealOpts{Args: []string{"--max-requests", "2", "--max-requests-per-key", "2", "--transfer-timeout", "1s", "--transfer-min-bytes", "1024"}})
-	c := sdkFor(t, p)
+	p, c := startWithBucket(t, sealOpts{Args: []string{"--max-requests", "2", "--max-requests-per-key", "2", "--transfer-timeout", "1s", "--transfer-min-bytes", "1024"}}, mustCreateBucket, "slow")
 	ctx := ctxT(t)
-	mustCreateBucket(t, c, "slow")
 	pc := s3.NewPresignClient(c)
 	var conns []net.Conn
 	for i := range 2 {

@@ -10,26 +10,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// TestForgedUploadStateAlgorithmAWSCLI (from the s13-R1 review, which
-// found the listing reporting it): the store, here a write to moto behind
+// TestForgedUploadStateAlgorithmAWSCLI: the store, here a write to moto behind
 // s3seal's back, adds checksum-algorithm=sha1 to the plain metadata of the
 // state of an upload created without an algorithm. `aws s3api
 // list-multipart-uploads` through s3seal must still list none: s3seal
 // reads the upload's sealed settings.
 func TestForgedUploadStateAlgorithmAWSCLI(t *testing.T) {
 	m := startMoto(t)
-	p := startS3seal(t, sealOpts{Backend: m})
-	c := sdkFor(t, p)
-	mustCreateBucket(t, c, "r1forge")
-	if _, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("r1forge"), Key: aws.String("plain")}); err != nil {
+	p, c := startWithBucket(t, sealOpts{Backend: m}, mustCreateBucket, "forged-state")
+	if _, err := c.CreateMultipartUpload(ctxT(t), &s3.CreateMultipartUploadInput{Bucket: aws.String("forged-state"), Key: aws.String("plain")}); err != nil {
 		t.Fatal(err)
 	}
 	// The hostile store: rewrite the state object's user metadata.
-	rewriteUploadState(ctxT(t), t, motoClient(t, m), "r1forge", func(meta map[string]string) {
+	rewriteUploadState(ctxT(t), t, motoClient(t, m), "forged-state", func(meta map[string]string) {
 		meta["checksum-algorithm"], meta["checksum-type"] = "sha1", "COMPOSITE"
 	})
 	a := newAWSCLI(t, p)
-	out := a.run("s3api", "list-multipart-uploads", "--bucket", "r1forge")
+	out := a.run("s3api", "list-multipart-uploads", "--bucket", "forged-state")
 	if strings.Contains(out, "SHA1") {
 		t.Errorf("aws s3api list-multipart-uploads lists the store's forged algorithm for an upload created without one:\n%s", out)
 	}

@@ -6,10 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // TestVersionsRclone: rclone 1.60 lists the versions of a versioned
@@ -21,11 +17,7 @@ func TestVersionsRclone(t *testing.T) {
 	requireRclone(t)
 	onEachStore(t, func(t *testing.T, p *sealProc) {
 		c := sdkFor(t, p)
-		mustCreateBucket(t, c, "rclone-versions")
-		if _, err := c.PutBucketVersioning(ctxT(t), &s3.PutBucketVersioningInput{Bucket: aws.String("rclone-versions"),
-			VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-			t.Fatal(err)
-		}
+		mustCreateVersionedBucket(t, c, "rclone-versions")
 		env := rcloneEnv(t, p)
 		rc := func(args ...string) string {
 			t.Helper()

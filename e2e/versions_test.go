@@ -35,11 +35,7 @@ func TestVersionsSDK(t *testing.T) {
 		c := sdkFor(t, p)
 		ctx := ctxT(t)
 		const b = "versioned"
-		mustCreateBucket(t, c, b)
-		if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String(b),
-			VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-			t.Fatal(err)
-		}
+		mustCreateVersionedBucket(t, c, b)
 		if gv, err := c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String(b)}); err != nil || gv.Status != types.BucketVersioningStatusEnabled {
 			t.Fatalf("GetBucketVersioning = %v, %v", gv, err)
 		}

@@ -34,10 +34,7 @@ func TestVersionAnswersOnEachStore(t *testing.T) {
 		if status(err) != 404 {
 			t.Errorf("HEAD of a missing version, bucket never versioned: %v, want 404", err)
 		}
-		if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
-			VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
-			t.Fatal(err)
-		}
+		mustEnableVersioning(t, c, *b)
 		g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k, VersionId: aws.String("null")})
 		if err != nil || aws.ToString(g.VersionId) != "null" {
 			t.Errorf("GET ?versionId=null: %v, version %q", err, aws.ToString(g.VersionId))

@@ -2,13 +2,18 @@ package lfs
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api"
 )
 
@@ -125,4 +130,71 @@ func TestDownloadPresignToOwnS3API(t *testing.T) {
 	if resp.StatusCode != 200 || !bytes.Equal(got, data) {
 		t.Fatalf("presigned GET: %d, %d bytes", resp.StatusCode, len(got))
 	}
+}
+
+// TestSwappedOrTamperedBlobNeverClean: a hostile backend swaps blob
+// ciphertexts (with their metadata) between two keys, or flips a byte;
+// stream download of blobs just under and over the 64 KiB hold-back is
+// never a clean success with Go's client.
+func TestSwappedOrTamperedBlobNeverClean(t *testing.T) {
+	for _, size := range []int{holdBack - 1, holdBack, holdBack + 1, 3*holdBack + 5} {
+		for _, attack := range []string{"swap", "flip-last", "flip-first", "truncate"} {
+			t.Run(fmt.Sprintf("%d/%s", size, attack), func(t *testing.T) {
+				e := newEnv(t)
+				_, srv := e.replica(nil)
+				d1, d2 := randBytes(size, 1), randBytes(size, 2)
+				k1 := envelopeOf(t, produce(t, srv.URL, "orders", d1, nil)).Key
+				k2 := envelopeOf(t, produce(t, srv.URL, "orders", d2, nil)).Key
+				ctx := context.Background()
+				get := func(k string) ([]byte, backend.ObjectInfo) {
+					o, err := e.be.GetObject(ctx, backend.GetInput{Bucket: testBucket, Key: k})
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, _ := io.ReadAll(o.Body)
+					o.Body.Close()
+					return b, o.Info
+				}
+				raw, info := get(k2)
+				switch attack {
+				case "flip-last":
+					raw, info = get(k1)
+					raw[len(raw)-20] ^= 1
+				case "flip-first":
+					raw, info = get(k1)
+					raw[40] ^= 1
+				case "truncate":
+					raw, info = get(k1)
+					raw = raw[:len(raw)-100]
+				}
+				if _, err := e.be.PutObject(ctx, backend.PutInput{Bucket: testBucket, Key: k1, Body: bytes.NewReader(raw),
+					Size: int64(len(raw)), Meta: info.Meta, Headers: info.Headers}); err != nil {
+					t.Fatal(err)
+				}
+				sum := sha256.Sum256(d1)
+				for _, integ := range []map[string]any{nil, {"sha256": hex.EncodeToString(sum[:]), "size": size}} {
+					body := map[string]any{"bucket": testBucket, "key": k1, "mode": "stream"}
+					if integ != nil {
+						body["integrity"] = integ
+					}
+					b, _ := jsonBody(body)
+					resp, err := http.Post(srv.URL+"/lfs/download", "application/json", b)
+					if err != nil {
+						continue
+					}
+					got, rerr := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode == 200 && rerr == nil {
+						t.Fatalf("tampered blob (%s) served as a clean 200 of %d bytes (equal to d1: %v, d2: %v)", attack, len(got),
+							bytes.Equal(got, d1), bytes.Equal(got, d2))
+					}
+				}
+			})
+		}
+	}
+}
+
+func jsonBody(v any) (io.Reader, error) {
+	b, err := json.Marshal(v)
+	return bytes.NewReader(b), err
 }

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/lfs/brokers"
+	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 var keyRE = regexp.MustCompile(`^default/orders/lfs/\d{4}/\d{2}/\d{2}/obj-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
@@ -246,5 +248,32 @@ func TestProduceRequestErrors(t *testing.T) {
 	}
 	if _, ups := e.objects(); len(ups) != 0 {
 		t.Fatalf("uploads left: %v", ups)
+	}
+}
+
+// TestBadPartitionDeletesBlob: X-Kafka-Partition naming a partition the
+// topic does not have fails in brokers.Session.Produce's route() before
+// anything is sent (its doc: "Other errors (unknown topic, partition out
+// of range) mean nothing was sent"), so publish must not take it for
+// "sent then failed" (keep the blob, count an orphan, answer 502 "the
+// record may exist"): the blob is deleted and no orphan is counted.
+func TestBadPartitionDeletesBlob(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	d, err := brokers.New(context.Background(), brokers.Config{Static: c.ListenAddrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	e := newEnv(t)
+	h, srv := e.replica(func(cfg *Config) { cfg.Producer = FromDiscovery(d) })
+	a := produce(t, srv.URL, "orders", randBytes(5000, 52), map[string]string{"X-Kafka-Partition": "7"})
+	t.Logf("answer %d %s; orphans %v; blobs %v", a.status, a.body, value(h.metrics.orphans), e.blobs())
+	if len(e.blobs()) != 0 || value(h.metrics.orphans) != 0 {
+		t.Fatalf("a produce to a partition that does not exist (nothing sent) left blob(s) %v and %v orphan(s); answer %d %s",
+			e.blobs(), value(h.metrics.orphans), a.status, a.code(t))
 	}
 }

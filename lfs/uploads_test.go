@@ -7,12 +7,16 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -231,4 +235,80 @@ func TestMultipartErrors(t *testing.T) {
 		t.Fatalf("%d %s", a.status, a.body)
 	}
 	e.assertEmpty()
+}
+
+// gateBE holds every CompleteMultipartUpload until two are waiting, so two
+// replicas' completions of one session really overlap.
+type gateBE struct {
+	backend.Store
+	arrived atomic.Int32
+	both    chan struct{}
+	once    sync.Once
+}
+
+func (g *gateBE) CompleteMultipartUpload(ctx context.Context, in backend.CompleteMultipartInput) (backend.CompleteMultipartOutput, error) {
+	if g.arrived.Add(1) == 2 {
+		g.once.Do(func() { close(g.both) })
+	}
+	select {
+	case <-g.both:
+	case <-time.After(5 * time.Second):
+	}
+	return g.Store.CompleteMultipartUpload(ctx, in)
+}
+
+// TestConcurrentCompletionsOneOwner: two replicas complete one session at
+// once (a client retrying a slow completion at another replica), one of
+// them with a broken broker. The one whose backend completion made the
+// object owns it (were both to take it for their own, B would delete the
+// blob A had published); the other answers 409
+// upload_completed and touches nothing. Whoever wins: a 200 means the
+// blob is there and its envelope produced once; no 200 means no record.
+func TestConcurrentCompletionsOneOwner(t *testing.T) {
+	e := newEnv(t)
+	g := &gateBE{Store: e.be, both: make(chan struct{})}
+	mk := func(p *fakeProducer) func(*Config) {
+		return func(c *Config) {
+			st, err := sealstore.New(g, e.kr, sealstore.Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Store, c.Producer = st, p
+		}
+	}
+	prodA := &fakeProducer{}
+	prodB := &fakeProducer{checkErr: fmt.Errorf("%w: broker went away", ErrNoBroker)}
+	_, a := e.replica(mk(prodA))
+	_, b := e.replica(mk(prodB))
+
+	data := randBytes(1000, 51)
+	in := initUpload(t, a.URL, map[string]any{"topic": "orders", "size_bytes": len(data)})
+	pa := putPart(t, a.URL, in.UploadID, 1, data)
+	if pa.status != 200 {
+		t.Fatalf("part: %d %s", pa.status, pa.body)
+	}
+	etag := strings.Split(strings.Split(string(pa.body), `"etag":"`)[1], `"`)[0]
+	body := map[string]any{"parts": []map[string]any{{"part_number": 1, "etag": etag}}}
+	var wg sync.WaitGroup
+	var ra, rb answer
+	wg.Add(2)
+	go func() { defer wg.Done(); ra = doJSON(t, "POST", a.URL+"/lfs/uploads/"+in.UploadID+"/complete", body) }()
+	go func() { defer wg.Done(); rb = doJSON(t, "POST", b.URL+"/lfs/uploads/"+in.UploadID+"/complete", body) }()
+	wg.Wait()
+	t.Logf("replica A: %d %s", ra.status, ra.body)
+	t.Logf("replica B: %d %s", rb.status, rb.body)
+	if (ra.status == 409) == (rb.status == 409) {
+		t.Fatalf("want exactly one owner and one 409: A %d, B %d", ra.status, rb.status)
+	}
+	records := len(prodA.got()) + len(prodB.got())
+	switch {
+	case ra.status == 200 || rb.status == 200:
+		if records != 1 || len(e.blobs()) != 1 {
+			t.Fatalf("a 200 with %d records produced and %d blobs stored", records, len(e.blobs()))
+		}
+	default:
+		if records != 0 || len(e.blobs()) != 0 {
+			t.Fatalf("no 200, yet %d records and %d blobs", records, len(e.blobs()))
+		}
+	}
 }

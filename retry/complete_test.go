@@ -12,7 +12,7 @@ import (
 
 // runComplete drives Complete over the fake's completion; the recovery
 // check answers whether the fake assembled the object.
-func runComplete(t *testing.T, p Policy, f *fakeMultipart) (err error, checks int) {
+func runComplete(t *testing.T, p Policy, f *fakeMultipart) (checks int, err error) {
 	t.Helper()
 	complete := func(int) error {
 		_, err := f.CompleteMultipartUpload(context.Background(), backend.CompleteMultipartInput{})
@@ -24,12 +24,12 @@ func runComplete(t *testing.T, p Policy, f *fakeMultipart) (err error, checks in
 	}
 	err = Complete(context.Background(), p, Call{Operation: "CompleteMultipartUpload", Bucket: "b", Key: "k", UploadID: "u1"},
 		complete, recovered)
-	return err, checks
+	return checks, err
 }
 
 func TestCompleteTransientInternalErrorRetried(t *testing.T) {
 	f := &fakeMultipart{completeErrs: []error{errInternal200, errInternal200}}
-	err, checks := runComplete(t, fast, f)
+	checks, err := runComplete(t, fast, f)
 	if err != nil || f.completes != 3 || checks != 0 {
 		t.Fatalf("err=%v completes=%d checks=%d, want success on the 3rd attempt without a check", err, f.completes, checks)
 	}
@@ -37,7 +37,7 @@ func TestCompleteTransientInternalErrorRetried(t *testing.T) {
 
 func TestCompleteAccessDeniedNotRetried(t *testing.T) {
 	f := &fakeMultipart{completeErrs: []error{errAccessDenied}}
-	err, checks := runComplete(t, fast, f)
+	checks, err := runComplete(t, fast, f)
 	if !errors.Is(err, errAccessDenied) || f.completes != 1 || checks != 0 {
 		t.Fatalf("err=%v completes=%d checks=%d", err, f.completes, checks)
 	}
@@ -48,7 +48,7 @@ func TestCompleteNoSuchUploadAfterAssemblyRecovered(t *testing.T) {
 	// <Error>; attempt 2 finds the upload gone.
 	f := &fakeMultipart{completeErrs: []error{errInternal200, errNoSuchUpload}, assembled: []bool{true}}
 	var buf bytes.Buffer
-	err, checks := runComplete(t, logTo(&buf), f)
+	checks, err := runComplete(t, logTo(&buf), f)
 	if err != nil || f.completes != 2 || checks != 1 {
 		t.Fatalf("err=%v completes=%d checks=%d, want recovered", err, f.completes, checks)
 	}
@@ -59,7 +59,7 @@ func TestCompleteNoSuchUploadAfterAssemblyRecovered(t *testing.T) {
 
 func TestCompleteNoSuchUploadWithoutAssemblyFails(t *testing.T) {
 	f := &fakeMultipart{completeErrs: []error{errInternal200, errNoSuchUpload}}
-	err, checks := runComplete(t, fast, f)
+	checks, err := runComplete(t, fast, f)
 	if !errors.Is(err, errNoSuchUpload) || f.completes != 2 || checks != 1 {
 		t.Fatalf("err=%v completes=%d checks=%d, want NoSuchUpload after one check", err, f.completes, checks)
 	}
@@ -69,7 +69,7 @@ func TestCompleteNoSuchUploadOnFirstAttemptNotRecovered(t *testing.T) {
 	// Nothing was sent before: even an object at the key (someone else's,
 	// or an older one) is not this upload's.
 	f := &fakeMultipart{completeErrs: []error{errNoSuchUpload}, object: true}
-	err, checks := runComplete(t, fast, f)
+	checks, err := runComplete(t, fast, f)
 	if !errors.Is(err, errNoSuchUpload) || f.completes != 1 || checks != 0 {
 		t.Fatalf("err=%v completes=%d checks=%d", err, f.completes, checks)
 	}
@@ -78,19 +78,19 @@ func TestCompleteNoSuchUploadOnFirstAttemptNotRecovered(t *testing.T) {
 func TestCompleteInProgressRecoveredOrRetried(t *testing.T) {
 	// Hetzner: the retry runs while attempt 1 still assembles.
 	f := &fakeMultipart{completeErrs: []error{errInternal200, errInProgress}, assembled: []bool{true}}
-	if err, checks := runComplete(t, fast, f); err != nil || checks != 1 || f.completes != 2 {
+	if checks, err := runComplete(t, fast, f); err != nil || checks != 1 || f.completes != 2 {
 		t.Fatalf("assembled: err=%v checks=%d completes=%d", err, checks, f.completes)
 	}
 	// Not assembled yet: still transient, so the next attempt runs.
 	f = &fakeMultipart{completeErrs: []error{errInternal200, errInProgress}}
-	if err, checks := runComplete(t, fast, f); err != nil || checks != 1 || f.completes != 3 {
+	if checks, err := runComplete(t, fast, f); err != nil || checks != 1 || f.completes != 3 {
 		t.Fatalf("not yet assembled: err=%v checks=%d completes=%d", err, checks, f.completes)
 	}
 }
 
 func TestCompleteRetriesRunOutWithTransientError(t *testing.T) {
 	f := &fakeMultipart{completeErrs: []error{errInternal200, errInternal200, errInternal200, errInternal200, nil}}
-	err, _ := runComplete(t, fast, f)
+	_, err := runComplete(t, fast, f)
 	if err == nil || !Retryable(err) || backend.ErrorCode(err) != "InternalError" || f.completes != fast.Attempts {
 		t.Fatalf("err=%v completes=%d, want a transient InternalError after %d attempts", err, f.completes, fast.Attempts)
 	}
@@ -119,13 +119,13 @@ func TestCompleteNoSuchUploadAfterStallIsUnknown(t *testing.T) {
 	stall := &backend.Error{Op: "CompleteMultipartUpload", Err: &backend.StallError{Phase: "response headers"}}
 	// The object shows up only after the third attempt's check.
 	f := &fakeMultipart{completeErrs: []error{stall, errNoSuchUpload, errNoSuchUpload, errNoSuchUpload}, assembled: []bool{false, false, true}}
-	err, checks := runComplete(t, fast, f)
+	checks, err := runComplete(t, fast, f)
 	if err != nil || f.completes != 3 || checks != 2 {
 		t.Fatalf("err=%v completes=%d checks=%d, want recovered at the 3rd attempt", err, f.completes, checks)
 	}
 	// Never there: a transient error when attempts run out, not NoSuchUpload.
 	f = &fakeMultipart{completeErrs: []error{stall, errNoSuchUpload, errNoSuchUpload, errNoSuchUpload}}
-	err, _ = runComplete(t, fast, f)
+	_, err = runComplete(t, fast, f)
 	if err == nil || errors.Is(err, errNoSuchUpload) && backend.ErrorCode(err) == "NoSuchUpload" || !Retryable(err) {
 		t.Fatalf("err=%v, want a transient outcome-unknown error", err)
 	}

@@ -34,9 +34,8 @@ func newFlaky(t *testing.T, faults int) (*flakyStore, backend.Store) {
 	}
 	t.Cleanup(func() { emb.Close() })
 	target, _ := url.Parse(emb.Endpoint())
-	rp := httputil.NewSingleHostReverseProxy(target)
-	direct := rp.Director
-	rp.Director = func(r *http.Request) { direct(r); r.Host = target.Host }
+	// SetURL sends the request to target with target's Host.
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }}
 	f := &flakyStore{faults: faults}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		isObjectPut := r.Method == http.MethodPut && bytes.Count([]byte(r.URL.Path), []byte("/")) >= 2

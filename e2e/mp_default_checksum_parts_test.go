@@ -1,9 +1,5 @@
 package e2e
 
-// Review s13-R2: attacks on the multipart default checksum (an upload
-// created without an algorithm gets a FULL_OBJECT CRC64NVME combined from
-// parts that keep s3seal's CRC64NVME beside the client's checksum).
-
 import (
 	"bytes"
 	"io"
@@ -19,7 +15,7 @@ import (
 	"github.com/s3seal/s3seal/s3api/checksum"
 )
 
-// TestReviewS13R2DefaultChecksumEveryMix: one upload created without an
+// TestMultipartDefaultChecksumEveryMix: one upload created without an
 // algorithm whose parts are every kind at once: a part sent twice (CRC32,
 // then again with other bytes and no checksum, the backend storing the
 // first try and answering 200 <Error>), a CRC32C part whose backend answer
@@ -30,7 +26,7 @@ import (
 // embedded store then answers NoSuchUpload: recovery). The object's
 // CRC64NVME must be that of the plaintext GET returns, on HEAD, GET (the
 // SDK validating) and GetObjectAttributes.
-func TestReviewS13R2DefaultChecksumEveryMix(t *testing.T) {
+func TestMultipartDefaultChecksumEveryMix(t *testing.T) {
 	t.Parallel()
 	for _, be := range []string{"embedded", "moto"} {
 		t.Run(be, func(t *testing.T) {
@@ -44,7 +40,7 @@ func defaultChecksumEveryMix(t *testing.T, be string) {
 	p, fp := startFaultyOn(t, be)
 	c := sdkFor(t, p)
 	ctx := ctxT(t)
-	b := "r2mix"
+	b := "defsum-mix"
 	mustCreateBucket(t, c, b)
 	// A multipart source (created without an algorithm, parts 5 MiB + 3 MiB)
 	// and a single-PUT source.
@@ -174,17 +170,17 @@ func defaultChecksumEveryMix(t *testing.T, be string) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// TestReviewS13R2CopySourceCut: UploadPartCopy (ranged, from a multipart
+// TestMultipartDefaultChecksumCopySourceCut: UploadPartCopy (ranged, from a multipart
 // source) while the store cuts the first answer to each source GET; a
 // 0-byte last part with a CRC32; the completion sent twice (the second
 // after the upload is gone). The object's CRC64NVME stays that of its
 // plaintext.
-func TestReviewS13R2CopySourceCut(t *testing.T) {
+func TestMultipartDefaultChecksumCopySourceCut(t *testing.T) {
 	t.Parallel()
 	p, fp := startFaultyOn(t, "embedded")
 	c := sdkFor(t, p)
 	ctx := ctxT(t)
-	b := "r2cut"
+	b := "defsum-cut"
 	mustCreateBucket(t, c, b)
 	srcParts := []mpPart{{1, patternBytes(301, 5*mib)}, {2, patternBytes(302, 3*mib)}}
 	mpUpload(t, c, b, "mpsrc", srcParts)
@@ -248,97 +244,17 @@ func TestReviewS13R2CopySourceCut(t *testing.T) {
 	}
 }
 
-// TestReviewS13R2StoreStripsUploadAlgorithm: the review found the upload
-// state's checksum algorithm and type in plain user metadata of
-// .s3seal/uploads/<u>/info, bound to nothing. A store that drops them (a
-// CopyObject of info onto itself) must not turn an upload the client
-// created with SHA-256 into one without an algorithm: s3seal reads the
-// sealed settings, so a second s3seal (or the same after a restart) still
-// wants SHA-256 parts, lists the upload with SHA-256 and completes a
-// COMPOSITE SHA-256 object.
-func TestReviewS13R2StoreStripsUploadAlgorithm(t *testing.T) {
-	t.Parallel()
-	m := startMoto(t)
-	pa := startS3seal(t, sealOpts{Backend: m})
-	c := sdkFor(t, pa)
-	ctx := ctxT(t)
-	b := "r2strip"
-	mustCreateBucket(t, c, b)
-	k := aws.String("obj")
-	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k,
-		ChecksumAlgorithm: types.ChecksumAlgorithmSha256})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := cr.UploadId
-	p1 := patternBytes(401, 5*mib)
-	u1, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(1),
-		Body: bytes.NewReader(p1), ChecksumAlgorithm: types.ChecksumAlgorithmSha256})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// The store rewrites the upload state's metadata without the algorithm.
-	rewriteUploadState(ctx, t, motoClient(t, m), b, func(meta map[string]string) {
-		n := len(meta)
-		for mk := range meta {
-			if strings.HasPrefix(strings.ToLower(mk), "checksum-") {
-				delete(meta, mk)
-			}
-		}
-		if len(meta) == n {
-			t.Fatalf("info metadata has no checksum-* entry: %v", meta)
-		}
-	})
-
-	// Another s3seal process with the same key (no cached upload state).
-	pb := startS3seal(t, sealOpts{Backend: m, Key: pa.Key})
-	cb := sdkFor(t, pb)
-	lu, err := cb.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(b)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(lu.Uploads) != 1 || lu.Uploads[0].ChecksumAlgorithm != types.ChecksumAlgorithmSha256 {
-		t.Errorf("ListMultipartUploads after the store dropped the algorithm: %+v, want the upload with SHA256 (or a refusal)", lu.Uploads)
-	}
-	p2 := patternBytes(402, 1000)
-	u2, err := cb.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: id, PartNumber: aws.Int32(2),
-		Body: bytes.NewReader(p2)})
-	if err == nil {
-		t.Errorf("UploadPart without a SHA-256 to an upload created with SHA256 was accepted (the store dropped the algorithm)")
-	} else {
-		t.Logf("UploadPart without SHA-256: %v", err)
-		return
-	}
-	res, err := cb.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: k, UploadId: id,
-		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{
-			{PartNumber: aws.Int32(1), ETag: u1.ETag, ChecksumSHA256: u1.ChecksumSHA256},
-			{PartNumber: aws.Int32(2), ETag: u2.ETag},
-		}}})
-	if err != nil {
-		t.Logf("completion refused: %v", err)
-		return
-	}
-	hd, err := cb.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(b), Key: k, ChecksumMode: types.ChecksumModeEnabled})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Errorf("completion succeeded: answer SHA256 %q CRC64NVME %q type %q; HEAD SHA256 %q CRC64NVME %q type %q; want the upload's SHA256 COMPOSITE (or a refusal)",
-		aws.ToString(res.ChecksumSHA256), aws.ToString(res.ChecksumCRC64NVME), res.ChecksumType,
-		aws.ToString(hd.ChecksumSHA256), aws.ToString(hd.ChecksumCRC64NVME), hd.ChecksumType)
-}
-
-// TestReviewS13R2RacingPartWriters: two clients send part 1 of an upload
+// TestMultipartDefaultChecksumRacingPartWriters: two clients send part 1 of an upload
 // created without an algorithm at once, with other bytes and other
 // checksums (CRC32 by the SDK's default, SHA-256); the completion names
 // the part ListParts shows. Whatever won, the object's CRC64NVME is that
 // of the bytes GET returns, and a CopyObject of it keeps the right one.
-func TestReviewS13R2RacingPartWriters(t *testing.T) {
+func TestMultipartDefaultChecksumRacingPartWriters(t *testing.T) {
 	t.Parallel()
 	onEachStore(t, func(t *testing.T, p *sealProc) {
 		c := sdkFor(t, p)
 		ctx := ctxT(t)
-		b := "r2race"
+		b := "defsum-race"
 		mustCreateBucket(t, c, b)
 		for round := 0; round < 3; round++ {
 			k := aws.String("obj" + itoa(round))
@@ -411,200 +327,4 @@ func TestReviewS13R2RacingPartWriters(t *testing.T) {
 			}
 		}
 	})
-}
-
-// TestReviewS13R2NewAlgorithmsBesideDefault: parts of an upload created
-// without an algorithm with each of the newer checksums (SHA512, MD5,
-// XXHASH64, XXHASH3, XXHASH128: the longest part records, SHA-512's cut in
-// its key), on moto and the embedded store: UploadPart and ListParts give
-// the client's checksum alone, the object gets the CRC64NVME of its
-// plaintext, ObjectParts each part's CRC64NVME.
-func TestReviewS13R2NewAlgorithmsBesideDefault(t *testing.T) {
-	t.Parallel()
-	onEachStore(t, func(t *testing.T, p *sealProc) {
-		c := sdkFor(t, p)
-		ctx := ctxT(t)
-		b := "r2newalgs"
-		mustCreateBucket(t, c, b)
-		k := aws.String("obj")
-		cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k})
-		if err != nil {
-			t.Fatal(err)
-		}
-		algs := []types.ChecksumAlgorithm{types.ChecksumAlgorithmSha512, types.ChecksumAlgorithmMd5, types.ChecksumAlgorithmXxhash64,
-			types.ChecksumAlgorithmXxhash3, types.ChecksumAlgorithmXxhash128, types.ChecksumAlgorithmSha512}
-		var datas [][]byte
-		var cps []types.CompletedPart
-		for i, a := range algs {
-			n := 5 * mib
-			if i == len(algs)-1 {
-				n = 999
-			}
-			d := patternBytes(uint64(700+i), n)
-			datas = append(datas, d)
-			in := &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(int32(i + 1)),
-				Body: bytes.NewReader(d)}
-			v := aws.String(algSum(checksum.Algorithm(a), d)) // the value in its header: the SDK computes SHA512 alone
-			switch a {
-			case types.ChecksumAlgorithmSha512:
-				in.ChecksumSHA512 = v
-			case types.ChecksumAlgorithmMd5:
-				in.ChecksumMD5 = v
-			case types.ChecksumAlgorithmXxhash64:
-				in.ChecksumXXHASH64 = v
-			case types.ChecksumAlgorithmXxhash3:
-				in.ChecksumXXHASH3 = v
-			case types.ChecksumAlgorithmXxhash128:
-				in.ChecksumXXHASH128 = v
-			}
-			u, err := c.UploadPart(ctx, in)
-			if err != nil {
-				t.Fatalf("part %d (%s): %v", i+1, a, err)
-			}
-			if u.ChecksumCRC64NVME != nil {
-				t.Errorf("UploadPart %d answers a CRC64NVME beside its %s", i+1, a)
-			}
-			cps = append(cps, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: u.ETag})
-		}
-		lp, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId})
-		if err != nil || len(lp.Parts) != len(algs) {
-			t.Fatalf("ListParts: %v", err)
-		}
-		for i, pt := range lp.Parts {
-			if pt.ChecksumCRC64NVME != nil {
-				t.Errorf("ListParts part %d shows a CRC64NVME beside its %s", i+1, algs[i])
-			}
-			want := algSum(checksum.Algorithm(algs[i]), datas[i])
-			got := map[types.ChecksumAlgorithm]*string{types.ChecksumAlgorithmSha512: pt.ChecksumSHA512, types.ChecksumAlgorithmMd5: pt.ChecksumMD5,
-				types.ChecksumAlgorithmXxhash64: pt.ChecksumXXHASH64, types.ChecksumAlgorithmXxhash3: pt.ChecksumXXHASH3,
-				types.ChecksumAlgorithmXxhash128: pt.ChecksumXXHASH128}[algs[i]]
-			if aws.ToString(got) != want {
-				t.Errorf("ListParts part %d %s %q, want %q", i+1, algs[i], aws.ToString(got), want)
-			}
-		}
-		res, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId,
-			MultipartUpload: &types.CompletedMultipartUpload{Parts: cps}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := algSum(checksum.CRC64NVME, bytes.Join(datas, nil))
-		if got := aws.ToString(res.ChecksumCRC64NVME); got != want {
-			t.Errorf("completion CRC64NVME %q, want %q", got, want)
-		}
-		ga, err := c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: aws.String(b), Key: k,
-			ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesObjectParts}})
-		if err != nil || ga.ObjectParts == nil {
-			t.Fatalf("GetObjectAttributes: %v", err)
-		}
-		for i, pt := range ga.ObjectParts.Parts {
-			if got := aws.ToString(pt.ChecksumCRC64NVME); got != algSum(checksum.CRC64NVME, datas[i]) || pt.ChecksumSHA512 != nil || pt.ChecksumMD5 != nil {
-				t.Errorf("ObjectParts part %d: CRC64NVME %q SHA512 %v MD5 %v, want the part's CRC64NVME alone", i+1, got, pt.ChecksumSHA512, pt.ChecksumMD5)
-			}
-		}
-	})
-}
-
-// TestReviewS13R2StoreAddsUploadAlgorithm: the store adds
-// checksum-algorithm: crc32 and checksum-type: COMPOSITE to the state of
-// an upload created without an algorithm, whose parts the SDK sent with
-// its default CRC32. A fresh s3seal still completes it into the
-// FULL_OBJECT CRC64NVME every upload created without an algorithm gets
-// (the plain entries are not what s3seal reads).
-func TestReviewS13R2StoreAddsUploadAlgorithm(t *testing.T) {
-	t.Parallel()
-	m := startMoto(t)
-	pa := startS3seal(t, sealOpts{Backend: m})
-	c := sdkFor(t, pa)
-	ctx := ctxT(t)
-	b := "r2add"
-	mustCreateBucket(t, c, b)
-	k := aws.String("obj")
-	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k})
-	if err != nil {
-		t.Fatal(err)
-	}
-	withCRC32 := func(o *s3.Options) { o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported }
-	p1, p2 := patternBytes(451, 5*mib), patternBytes(452, 100)
-	u1, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(1),
-		Body: bytes.NewReader(p1)}, withCRC32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u2, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(2),
-		Body: bytes.NewReader(p2)}, withCRC32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rewriteUploadState(ctx, t, motoClient(t, m), b, func(meta map[string]string) {
-		meta["checksum-algorithm"], meta["checksum-type"] = "crc32", "COMPOSITE"
-	})
-	cb := sdkFor(t, startS3seal(t, sealOpts{Backend: m, Key: pa.Key}))
-	res, err := cb.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId,
-		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{
-			{PartNumber: aws.Int32(1), ETag: u1.ETag, ChecksumCRC32: u1.ChecksumCRC32},
-			{PartNumber: aws.Int32(2), ETag: u2.ETag, ChecksumCRC32: u2.ChecksumCRC32}}}})
-	if err != nil {
-		t.Logf("completion refused: %v", err)
-		return
-	}
-	want := algSum(checksum.CRC64NVME, append(append([]byte{}, p1...), p2...))
-	if got := aws.ToString(res.ChecksumCRC64NVME); got != want || res.ChecksumType != types.ChecksumTypeFullObject {
-		t.Errorf("completion: CRC64NVME %q CRC32 %q type %s; want CRC64NVME %q FULL_OBJECT (the store chose the object's checksum algorithm)",
-			got, aws.ToString(res.ChecksumCRC32), res.ChecksumType, want)
-	}
-}
-
-// TestReviewS13R2RecordPutFaults: the PUT of a part's record (the
-// two-checksum record of a part with the SDK's CRC32 in an upload created
-// without an algorithm) is answered 200 <Error> without or after storing
-// it, or cut; the client retries what fails. The object's CRC64NVME is
-// that of its plaintext.
-func TestReviewS13R2RecordPutFaults(t *testing.T) {
-	t.Parallel()
-	for _, f := range []faultproxy.Fault{faultproxy.ErrorInBody, faultproxy.ForwardThenErrorInBody, faultproxy.ForwardThenCut} {
-		t.Run(itoa(int(f)), func(t *testing.T) {
-			t.Parallel()
-			p, fp := startFaultyOn(t, "embedded")
-			c := sdkFor(t, p)
-			ctx := ctxT(t)
-			b := "r2rec"
-			mustCreateBucket(t, c, b)
-			k := aws.String("obj")
-			cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(b), Key: k})
-			if err != nil {
-				t.Fatal(err)
-			}
-			withCRC32 := func(o *s3.Options) { o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenSupported }
-			datas := [][]byte{patternBytes(801, 5*mib), patternBytes(802, 333)}
-			var cps []types.CompletedPart
-			for i, d := range datas {
-				fp.Reset()
-				fp.Inject(faultproxy.Rule{Op: faultproxy.PutObject, Attempt: 1, Fault: f})
-				var u *s3.UploadPartOutput
-				for try := 0; try < 3; try++ {
-					u, err = c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(int32(i + 1)),
-						Body: bytes.NewReader(d)}, withCRC32)
-					if err == nil {
-						break
-					}
-					t.Logf("part %d try %d: %v", i+1, try+1, err)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("part %d: store saw %d PutObjects", i+1, len(fp.Requests(faultproxy.PutObject)))
-				cps = append(cps, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: u.ETag, ChecksumCRC32: u.ChecksumCRC32})
-			}
-			fp.Reset()
-			res, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(b), Key: k, UploadId: cr.UploadId,
-				MultipartUpload: &types.CompletedMultipartUpload{Parts: cps}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := algSum(checksum.CRC64NVME, bytes.Join(datas, nil))
-			if got := aws.ToString(res.ChecksumCRC64NVME); got != want {
-				t.Errorf("completion CRC64NVME %q, want %q", got, want)
-			}
-		})
-	}
 }
