@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/s3api/checksum"
 	"github.com/s3seal/s3seal/sealstore"
@@ -64,7 +64,7 @@ func BenchmarkPartChecksums(b *testing.B) {
 // benchUpload starts an upload without an algorithm on a fresh embedded
 // store.
 func benchUpload(b *testing.B) (*sealstore.Store, string) {
-	be, closer, err := backend.NewEmbeddedStore(b.TempDir())
+	be, closer, err := embedded.NewStore(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}

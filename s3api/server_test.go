@@ -20,6 +20,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -39,7 +40,7 @@ func newTestServerWith(t *testing.T, cfg Config) *httptest.Server {
 // by wrap (when not nil), e.g. to make it slow or flaky.
 func newTestServerOver(t *testing.T, cfg Config, wrap func(backend.Store) backend.Store) *httptest.Server {
 	t.Helper()
-	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
+	be, closer, err := embedded.NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -61,7 +62,7 @@ func (s *syncBuffer) String() string {
 // like a success to the client (an error status, or fewer bytes than
 // Content-Length) and is logged as an error naming the object.
 func TestShortBackendBodyLogged(t *testing.T) {
-	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
+	be, closer, err := embedded.NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/retry"
 	"github.com/s3seal/s3seal/sealstore"
@@ -194,7 +195,7 @@ func TestAttributesOfDeleteMarkerByID(t *testing.T) {
 // it up.
 func newEmbeddedFullServer(t *testing.T) string {
 	t.Helper()
-	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
+	be, closer, err := embedded.NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

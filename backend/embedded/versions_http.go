@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ func (b *fixedBackend) serveVersions(w http.ResponseWriter, r *http.Request, buc
 		if !done {
 			return false
 		}
-	// queryError (embedded_query.go) let through only the parameters an
+	// queryError (query.go) let through only the parameters an
 	// object's DELETE or PUT takes; uploads and sub-resources are taken
 	// before this.
 	case key != "" && r.Method == http.MethodDelete && !q.Has("uploadId") && !q.Has("tagging") &&

@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"hash/fnv"
@@ -50,7 +50,7 @@ func keptMeta(k string) bool {
 		return true
 	}
 	return strings.HasPrefix(k, "X-Amz-Meta-") || strings.HasPrefix(k, stdHeaderPrefix) || k == etagMetaKey ||
-		embeddedSSEHeader(k)
+		sseHeader(k)
 }
 
 // fixedBackend corrects the gofakes3 afero backend where s3seal needs S3's
@@ -63,11 +63,11 @@ func keptMeta(k string) bool {
 //     matching keys are listed in full and paged in S3 order.
 //   - PutObject: s3afero writes the body straight over the old object and
 //     merges the old object's metadata into the new one; here a staged
-//     body and its metadata replace it by rename (embedded_put.go).
+//     body and its metadata replace it by rename (put.go).
 //   - Metadata files: s3afero names them after the whole key, too long a
-//     name for keys over 222 bytes; metaNameFs (embedded_meta.go) gives
+//     name for keys over 222 bytes; metaNameFs (meta.go) gives
 //     those a hashed name, so every key up to 1024 bytes can be stored.
-//   - Keys map onto files as embedded_keys.go says: directory markers
+//   - Keys map onto files as keys.go says: directory markers
 //     (a trailing "/") are kept in a marker file; keys the file system
 //     cannot hold faithfully (empty, ".", ".." or over-long segments, an
 //     object beside keys under its name) are refused on PUT with a 4xx
@@ -79,7 +79,7 @@ func keptMeta(k string) bool {
 //   - DeleteObject: empty parent directories are pruned, so that "a/b"
 //     followed by deleting it does not block a later PUT of "a".
 //   - Versions: a write in a bucket with versioning keeps what it
-//     replaces (embedded_versions.go); the version requests themselves
+//     replaces (versions.go); the version requests themselves
 //     are answered by serveVersions and serveRead.
 type fixedBackend struct {
 	*s3afero.MultiBucketBackend
@@ -96,7 +96,7 @@ type fixedBackend struct {
 	// step for that key.
 	keyLocks [64]sync.Mutex
 	staging  string   // directory for bodies in flight
-	vs       verState // versioning (embedded_versions.go)
+	vs       verState // versioning (versions.go)
 }
 
 // newFixedBackend serves the directory root; bodies in flight are staged in

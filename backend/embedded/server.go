@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/johannesboyne/gofakes3"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
 // embeddedSecretKey signs requests to the embedded store. gofakes3 verifies
@@ -24,13 +26,13 @@ import (
 // local process that finds the loopback port still cannot use the store.
 const embeddedSecretKey = "s3seal-embedded-secret"
 
-// Embedded is a gofakes3 S3 server over the local file system: objects live
+// Server is a gofakes3 S3 server over the local file system: objects live
 // in <dataDir>/objects (s3afero layout: buckets/<bucket>/<key> and
 // metadata/; older versions and delete markers in versions/, see
-// embedded_versions.go), multipart uploads in progress in <dataDir>/multipart (see
+// versions.go), multipart uploads in progress in <dataDir>/multipart (see
 // mpStore), so both survive a restart. It is meant for one s3seal process;
 // two processes over one data directory are not coordinated.
-type Embedded struct {
+type Server struct {
 	srv          *http.Server
 	endpoint     string
 	accessKey    string // random per start; the only key the store accepts
@@ -41,49 +43,49 @@ type Embedded struct {
 	closeErr error
 }
 
-// EmbeddedOption configures StartEmbedded.
-type EmbeddedOption func(*embeddedConfig)
+// Option configures Start.
+type Option func(*config)
 
-type embeddedConfig struct {
+type config struct {
 	addr         string
 	errorLog     *log.Logger
 	closeTimeout time.Duration
 	minPartSize  int64
 }
 
-// WithEmbeddedAddr sets the listen address. Default "127.0.0.1:0" (a random
+// WithAddr sets the listen address. Default "127.0.0.1:0" (a random
 // free port). Anything but a loopback address exposes an unauthenticated
 // store.
-func WithEmbeddedAddr(addr string) EmbeddedOption {
-	return func(c *embeddedConfig) { c.addr = addr }
+func WithAddr(addr string) Option {
+	return func(c *config) { c.addr = addr }
 }
 
-// WithEmbeddedErrorLog sets the http.Server's error log. Default: the log
+// WithErrorLog sets the http.Server's error log. Default: the log
 // package's standard logger.
-func WithEmbeddedErrorLog(l *log.Logger) EmbeddedOption {
-	return func(c *embeddedConfig) { c.errorLog = l }
+func WithErrorLog(l *log.Logger) Option {
+	return func(c *config) { c.errorLog = l }
 }
 
-// WithEmbeddedCloseTimeout bounds how long Close waits for requests in
+// WithCloseTimeout bounds how long Close waits for requests in
 // flight before cutting connections. Default 10s.
-func WithEmbeddedCloseTimeout(d time.Duration) EmbeddedOption {
-	return func(c *embeddedConfig) { c.closeTimeout = d }
+func WithCloseTimeout(d time.Duration) Option {
+	return func(c *config) { c.closeTimeout = d }
 }
 
-// WithEmbeddedMinPartSize sets the smallest part but the last that a
+// WithMinPartSize sets the smallest part but the last that a
 // completion takes, S3's 5 MiB by default: for tests of uploads of many
 // parts, which would take 5 MiB each.
-func WithEmbeddedMinPartSize(n int64) EmbeddedOption {
-	return func(c *embeddedConfig) { c.minPartSize = n }
+func WithMinPartSize(n int64) Option {
+	return func(c *config) { c.minPartSize = n }
 }
 
-// StartEmbedded creates <dataDir>/objects and <dataDir>/multipart (mode
+// Start creates <dataDir>/objects and <dataDir>/multipart (mode
 // 0700) if needed and serves
 // the store from it on a new listener. It fails if the directory cannot be
 // created or the address cannot be bound; on success the server runs until
 // Close.
-func StartEmbedded(dataDir string, opts ...EmbeddedOption) (*Embedded, error) {
-	cfg := embeddedConfig{addr: "127.0.0.1:0", closeTimeout: 10 * time.Second, minPartSize: minPartSize}
+func Start(dataDir string, opts ...Option) (*Server, error) {
+	cfg := config{addr: "127.0.0.1:0", closeTimeout: 10 * time.Second, minPartSize: minPartSize}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -127,7 +129,7 @@ func StartEmbedded(dataDir string, opts ...EmbeddedOption) (*Embedded, error) {
 	// store keep.
 	faker := gofakes3.New(fb, gofakes3.WithAutoBucket(false), gofakes3.WithMetadataSizeLimit(8<<10))
 	host := ln.Addr().String()
-	e := &Embedded{
+	e := &Server{
 		accessKey: "s3seal-" + hex.EncodeToString(token[:]),
 		srv: &http.Server{
 			ReadHeaderTimeout: 30 * time.Second,
@@ -144,24 +146,23 @@ func StartEmbedded(dataDir string, opts ...EmbeddedOption) (*Embedded, error) {
 }
 
 // Endpoint is the store's base URL, "http://127.0.0.1:<port>".
-func (e *Embedded) Endpoint() string { return e.endpoint }
+func (e *Server) Endpoint() string { return e.endpoint }
 
 // Config returns an S3Config that reaches this store (path style, this
 // start's access key, default region).
-func (e *Embedded) Config() S3Config {
-	return S3Config{
+func (e *Server) Config() backend.S3Config {
+	return backend.S3Config{
 		Endpoint:  e.endpoint,
 		AccessKey: e.accessKey,
 		SecretKey: embeddedSecretKey,
 		PathStyle: true,
-		Embedded:  true,
 	}
 }
 
 // Close stops accepting connections and waits for requests in flight, up
 // to the close timeout, after which remaining connections are cut and the
 // timeout is reported. Later calls return the first result.
-func (e *Embedded) Close() error {
+func (e *Server) Close() error {
 	e.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), e.closeTimeout)
 		defer cancel()
@@ -178,15 +179,15 @@ func (e *Embedded) Close() error {
 	return e.closeErr
 }
 
-// NewEmbeddedStore starts an embedded store on dataDir (see StartEmbedded)
+// NewStore starts an embedded store on dataDir (see Start)
 // and returns an S3 Store pointed at it, with the io.Closer that stops the
-// server. It fails as StartEmbedded does.
-func NewEmbeddedStore(dataDir string, opts ...EmbeddedOption) (Store, io.Closer, error) {
-	e, err := StartEmbedded(dataDir, opts...)
+// server. It fails as Start does.
+func NewStore(dataDir string, opts ...Option) (backend.Store, io.Closer, error) {
+	e, err := Start(dataDir, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := NewS3(e.Config())
+	st, err := backend.NewS3(e.Config())
 	if err != nil {
 		e.Close()
 		return nil, nil, err

@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"crypto/subtle"
@@ -15,7 +15,7 @@ import (
 //     rebinding, cross-origin fetches to 127.0.0.1) away from it.
 //   - A query that names no operation the store implements, or carries a
 //     parameter that operation does not take, is refused (queryError,
-//     embedded_query.go) before any layer acts on it.
+//     query.go) before any layer acts on it.
 //   - Requests not signed with accessKey (random per start) are refused with
 //     403, so other local processes cannot use the store either. The
 //     signature itself is not checked: the key acts as a bearer token that
@@ -28,7 +28,7 @@ import (
 //     PreconditionFailed before any byte of the object is written.
 //   - Multipart requests are answered by mp, with parts on disk.
 //   - Requests about versions are answered by the store itself
-//     (serveVersions, serveRead: embedded_versions_http.go).
+//     (serveVersions, serveRead: versions_http.go).
 //   - Objects assembled from parts get their multipart ETag (etagMetaKey)
 //     on GET and HEAD in place of gofakes3's MD5 of the body.
 func embeddedHandler(host, accessKey string, mp *mpStore, attrs *attrStore, next http.Handler) http.Handler {
@@ -48,10 +48,6 @@ func embeddedHandler(host, accessKey string, mp *mpStore, attrs *attrStore, next
 		}
 		if err := queryError(r); err != nil {
 			writeMPError(w, r, err)
-			return
-		}
-		if msg := embeddedLimit(r); msg != "" {
-			writeS3Error(w, r, http.StatusNotImplemented, "NotImplemented", msg)
 			return
 		}
 		served.ServeHTTP(w, r)

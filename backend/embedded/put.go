@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"crypto/md5"
@@ -83,7 +83,7 @@ func (b *fixedBackend) putObject(bucket, key string, meta map[string]string, inp
 		return none, err
 	}
 	// The version is decided under the key's lock: the versioning
-	// status, and what the write replaces (embedded_versions.go).
+	// status, and what the write replaces (versions.go).
 	status := b.versioning(bucket)
 	if status != "" {
 		id := nullID

@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"crypto/sha256"
@@ -39,15 +39,15 @@ type attrStore struct {
 type objAttrs struct {
 	Key         string    `json:"key"`
 	VersionID   string    `json:"versionId,omitempty"`
-	Tags        []Tag     `json:"tags,omitempty"`
+	Tags        []tag     `json:"tags,omitempty"`
 	Mode        string    `json:"mode,omitempty"` // GOVERNANCE or COMPLIANCE
 	RetainUntil time.Time `json:"retainUntil,omitzero"`
 	LegalHold   string    `json:"legalHold,omitempty"` // ON, OFF or ""
 	ACL         *aclState `json:"acl,omitempty"`
 }
 
-// Tag is one tag, in the order it was given.
-type Tag struct {
+// tag is one tag, in the order it was given.
+type tag struct {
 	Key   string `json:"k" xml:"Key"`
 	Value string `json:"v" xml:"Value"`
 }
@@ -58,7 +58,7 @@ type Tag struct {
 type bucketAttrs struct {
 	LockEnabled bool              `json:"lockEnabled,omitempty"`
 	Lock        *lockRule         `json:"lock,omitempty"` // default retention
-	Tags        []Tag             `json:"tags,omitempty"`
+	Tags        []tag             `json:"tags,omitempty"`
 	Docs        map[string][]byte `json:"docs,omitempty"`
 	ACL         *aclState         `json:"acl,omitempty"`
 }

@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"encoding/xml"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/johannesboyne/gofakes3"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
 const s3XMLNS = "http://s3.amazonaws.com/doc/2006-03-01/"
@@ -108,9 +110,9 @@ func (m *mpStore) serveComplete(w http.ResponseWriter, r *http.Request, bucket, 
 	if err := xml.NewDecoder(io.LimitReader(r.Body, maxCompleteBody)).Decode(&in); err != nil {
 		return &mpError{http.StatusBadRequest, "MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema."}
 	}
-	named := make([]CompletedPart, len(in.Parts))
+	named := make([]backend.CompletedPart, len(in.Parts))
 	for i, p := range in.Parts {
-		named[i] = CompletedPart{PartNumber: p.PartNumber, ETag: p.ETag}
+		named[i] = backend.CompletedPart{PartNumber: p.PartNumber, ETag: p.ETag}
 	}
 	etag, vid, err := m.complete(bucket, key, id, named, r.Header.Get("If-Match"), r.Header.Get("If-None-Match"), r.Header.Get(wantVersionKey))
 	if err != nil {

@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"crypto/rand"
@@ -17,6 +17,8 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/spf13/afero"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
 // Versions on the embedded store (layout in docs/DESIGN.md, "Embedded
@@ -436,7 +438,7 @@ func (b *fixedBackend) versionedDelete(bucket, key, id, ifMatch string) (gofakes
 	if ok, err := b.BucketExists(bucket); err != nil || !ok {
 		return res, gofakes3.BucketNotFound(bucket)
 	}
-	if id != "" && !WellFormedVersionID(id) {
+	if id != "" && !backend.WellFormedVersionID(id) {
 		return res, errInvalidVersion()
 	}
 	if id != "" && !validVersionID(id) {

@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"encoding/xml"
@@ -12,7 +12,7 @@ import (
 // x-amz-bucket-object-lock-enabled keeps its configuration (and default
 // retention) in its sidecar record, each version its retention and legal
 // hold in its own; deletes are refused here while they hold
-// (embedded_attrs_write.go).
+// (attrs_write.go).
 
 // maxSubBody bounds a sub-resource request body (S3's documents are far
 // smaller; a policy is at most 20 KB).

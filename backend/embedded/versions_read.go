@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"io"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/spf13/afero"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
 // errMarker is a version asked for by id that is a delete marker.
@@ -26,7 +28,7 @@ func (b *fixedBackend) getVersion(bucket, key, id string, rng *gofakes3.ObjectRa
 	if id == "" {
 		return b.GetObject(bucket, key, rng)
 	}
-	if !WellFormedVersionID(id) {
+	if !backend.WellFormedVersionID(id) {
 		return nil, errInvalidVersion()
 	}
 	if ok, err := b.BucketExists(bucket); err != nil || !ok {

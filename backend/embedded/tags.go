@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"encoding/xml"
@@ -27,8 +27,8 @@ func errInvalidTag(msg string) error {
 
 // checkTags applies S3's limits and sorts tags by key, the order S3
 // answers them in (s3-tests test_put_obj_with_tags).
-func checkTags(tags []Tag, limit int) error {
-	slices.SortStableFunc(tags, func(a, b Tag) int { return strings.Compare(a.Key, b.Key) })
+func checkTags(tags []tag, limit int) error {
+	slices.SortStableFunc(tags, func(a, b tag) int { return strings.Compare(a.Key, b.Key) })
 	if len(tags) > limit {
 		return errInvalidTag("Object tags cannot be greater than " + itoa(limit))
 	}
@@ -49,8 +49,8 @@ func checkTags(tags []Tag, limit int) error {
 }
 
 // parseTagQuery reads x-amz-tagging ("k1=v1&k2=v2", URL-encoded).
-func parseTagQuery(v string) ([]Tag, error) {
-	var tags []Tag
+func parseTagQuery(v string) ([]tag, error) {
+	var tags []tag
 	for _, part := range strings.Split(v, "&") {
 		if part == "" {
 			continue
@@ -61,7 +61,7 @@ func parseTagQuery(v string) ([]Tag, error) {
 		if err1 != nil || err2 != nil {
 			return nil, &mpError{http.StatusBadRequest, "InvalidArgument", "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates."}
 		}
-		tags = append(tags, Tag{Key: uk, Value: uv})
+		tags = append(tags, tag{Key: uk, Value: uv})
 	}
 	return tags, checkTags(tags, maxObjTags)
 }
@@ -69,10 +69,10 @@ func parseTagQuery(v string) ([]Tag, error) {
 type taggingDoc struct {
 	XMLName xml.Name `xml:"Tagging"`
 	NS      string   `xml:"xmlns,attr,omitempty"`
-	Tags    []Tag    `xml:"TagSet>Tag"`
+	Tags    []tag    `xml:"TagSet>tag"`
 }
 
-func parseTagDoc(r *http.Request, limit int) ([]Tag, error) {
+func parseTagDoc(r *http.Request, limit int) ([]tag, error) {
 	body, err := readSubBody(r, maxSubBody)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
 // The embedded store's sidecar (attrStore) is served here, in front of the
@@ -148,7 +150,7 @@ func (rc *answerRecorder) ok() bool {
 	if rc.status/100 != 2 {
 		return false
 	}
-	_, _, isErr := errorBody200(rc.body.Bytes())
+	_, _, isErr := backend.ErrorDocument(rc.body.Bytes())
 	return !isErr
 }
 
@@ -192,7 +194,7 @@ func (h *attrsHandler) headVersion(r *http.Request, bucket, key string) (string,
 		if vid == "" {
 			return "", false, &mpError{http.StatusBadRequest, "InvalidArgument", "Version id cannot be the empty string"}
 		}
-		if !WellFormedVersionID(vid) {
+		if !backend.WellFormedVersionID(vid) {
 			return "", false, errInvalidVersion() // a HEAD's 400 says no more
 		}
 		q.Set("versionId", vid)

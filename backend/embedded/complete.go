@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"crypto/md5"
@@ -10,9 +10,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/johannesboyne/gofakes3"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
 // complete assembles the named parts, in order, into bucket/key and ends
@@ -26,7 +29,7 @@ import (
 // ETag is S3's: hex MD5 of the parts' binary MD5s, "-", the part count.
 // want is the version id it gets in a bucket with versioning enabled, when
 // set (wantVersionKey).
-func (m *mpStore) complete(bucket, key, id string, named []CompletedPart, ifMatch, ifNoneMatch, want string) (etag, versionID string, err error) {
+func (m *mpStore) complete(bucket, key, id string, named []backend.CompletedPart, ifMatch, ifNoneMatch, want string) (etag, versionID string, err error) {
 	if ifNoneMatch != "" && ifNoneMatch != "*" {
 		return "", "", &mpError{http.StatusNotImplemented, "NotImplemented", "If-None-Match is supported with '*' only."}
 	}
@@ -57,7 +60,7 @@ func (m *mpStore) complete(bucket, key, id string, named []CompletedPart, ifMatc
 				"The list of parts was not in ascending order. Parts must be ordered by part number."}
 		}
 		p, ok := byNum[np.PartNumber]
-		if !ok || unquote(np.ETag) != p.MD5 {
+		if !ok || strings.Trim(np.ETag, `"`) != p.MD5 {
 			return "", "", &mpError{http.StatusBadRequest, "InvalidPart", fmt.Sprintf(
 				"Part %d could not be found or its ETag does not match the part uploaded.", np.PartNumber)}
 		}

@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"bytes"
@@ -152,7 +152,7 @@ func (h *attrsHandler) recordFirst(r *http.Request, bucket string, o objAttrs) (
 }
 
 // sourceTags are the tags of a copy's source version.
-func (h *attrsHandler) sourceTags(r *http.Request, src string) ([]Tag, error) {
+func (h *attrsHandler) sourceTags(r *http.Request, src string) ([]tag, error) {
 	p, rawQ, _ := strings.Cut(src, "?")
 	if u, err := url.PathUnescape(p); err == nil {
 		p = u
