@@ -69,7 +69,7 @@ func parseTagQuery(v string) ([]tag, error) {
 type taggingDoc struct {
 	XMLName xml.Name `xml:"Tagging"`
 	NS      string   `xml:"xmlns,attr,omitempty"`
-	Tags    []tag    `xml:"TagSet>tag"`
+	Tags    []tag    `xml:"TagSet>Tag"`
 }
 
 func parseTagDoc(r *http.Request, limit int) ([]tag, error) {

@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"bytes"
@@ -11,6 +11,9 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/internal/storetest"
 )
 
 // TestEmbeddedMultipartStreams uploads 3 parts of 64 MiB and completes
@@ -23,14 +26,14 @@ func TestEmbeddedMultipartStreams(t *testing.T) {
 	}
 	ctx := context.Background()
 	_, st := startEmbedded(t, t.TempDir())
-	must(t, st.CreateBucket(ctx, "big"))
+	storetest.Must(t, st.CreateBucket(ctx, "big"))
 
 	const partSize, parts = 64 << 20, 3
 	f, err := os.Create(filepath.Join(t.TempDir(), "part.bin"))
-	must(t, err)
+	storetest.Must(t, err)
 	defer f.Close()
 	h := md5.New()
-	chunk := randBytes(t, 1<<20)
+	chunk := storetest.RandBytes(t, 1<<20)
 	for range partSize >> 20 {
 		f.Write(chunk)
 		h.Write(chunk)
@@ -40,19 +43,19 @@ func TestEmbeddedMultipartStreams(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	id, err := st.CreateMultipartUpload(ctx, CreateMultipartInput{Bucket: "big", Key: "blob"})
-	must(t, err)
-	var named []CompletedPart
+	id, err := st.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: "big", Key: "blob"})
+	storetest.Must(t, err)
+	var named []backend.CompletedPart
 	for n := int32(1); n <= parts; n++ {
-		etag, err := st.UploadPart(ctx, UploadPartInput{Bucket: "big", Key: "blob", UploadID: id, PartNumber: n,
+		etag, err := st.UploadPart(ctx, backend.UploadPartInput{Bucket: "big", Key: "blob", UploadID: id, PartNumber: n,
 			Body: io.NewSectionReader(f, 0, partSize), Size: partSize})
-		must(t, err)
-		named = append(named, CompletedPart{PartNumber: n, ETag: etag})
+		storetest.Must(t, err)
+		named = append(named, backend.CompletedPart{PartNumber: n, ETag: etag})
 	}
-	out, err := st.CompleteMultipartUpload(ctx, CompleteMultipartInput{Bucket: "big", Key: "blob", UploadID: id, Parts: named})
-	must(t, err)
+	out, err := st.CompleteMultipartUpload(ctx, backend.CompleteMultipartInput{Bucket: "big", Key: "blob", UploadID: id, Parts: named})
+	storetest.Must(t, err)
 	runtime.ReadMemStats(&after)
-	if want := multipartETag([]string{partMD5, partMD5, partMD5}); out.ETag != want {
+	if want := storetest.MultipartETag([]string{partMD5, partMD5, partMD5}); out.ETag != want {
 		t.Errorf("ETag %s, want %s", out.ETag, want)
 	}
 	alloc := after.TotalAlloc - before.TotalAlloc
@@ -61,7 +64,7 @@ func TestEmbeddedMultipartStreams(t *testing.T) {
 		t.Errorf("multipart upload of %d MiB allocated %d bytes: parts are buffered somewhere", parts*partSize>>20, alloc)
 	}
 	info, err := st.HeadObject(ctx, "big", "blob")
-	must(t, err)
+	storetest.Must(t, err)
 	if info.Size != parts*partSize || info.ETag != out.ETag {
 		t.Errorf("HEAD = size %d ETag %s", info.Size, info.ETag)
 	}
@@ -72,27 +75,27 @@ func TestEmbeddedMultipartSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	e, st := startEmbedded(t, dir)
-	must(t, st.CreateBucket(ctx, "keep"))
-	id, err := st.CreateMultipartUpload(ctx, CreateMultipartInput{Bucket: "keep", Key: "k",
-		Meta: map[string]string{"a": "b"}, Headers: Headers{ContentType: "text/x-kept", Expires: "Thu, 01 Dec 2044 16:00:00 GMT"}})
-	must(t, err)
-	p1, p2 := randBytes(t, mib5), []byte("tail")
-	e1 := uploadPart(ctx, t, st, "keep", "k", id, 1, p1)
-	must(t, e.Close())
+	storetest.Must(t, st.CreateBucket(ctx, "keep"))
+	id, err := st.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: "keep", Key: "k",
+		Meta: map[string]string{"a": "b"}, Headers: backend.Headers{ContentType: "text/x-kept", Expires: "Thu, 01 Dec 2044 16:00:00 GMT"}})
+	storetest.Must(t, err)
+	p1, p2 := storetest.RandBytes(t, minPartSize), []byte("tail")
+	e1 := storetest.UploadPart(ctx, t, st, "keep", "k", id, 1, p1)
+	storetest.Must(t, e.Close())
 
 	_, st = startEmbedded(t, dir)
-	lp, err := st.ListParts(ctx, ListPartsInput{Bucket: "keep", Key: "k", UploadID: id})
-	must(t, err)
-	if len(lp.Parts) != 1 || lp.Parts[0].ETag != e1 || lp.Parts[0].Size != mib5 {
+	lp, err := st.ListParts(ctx, backend.ListPartsInput{Bucket: "keep", Key: "k", UploadID: id})
+	storetest.Must(t, err)
+	if len(lp.Parts) != 1 || lp.Parts[0].ETag != e1 || lp.Parts[0].Size != minPartSize {
 		t.Fatalf("parts after restart = %+v", lp.Parts)
 	}
-	e2 := uploadPart(ctx, t, st, "keep", "k", id, 2, p2)
-	_, err = st.CompleteMultipartUpload(ctx, CompleteMultipartInput{Bucket: "keep", Key: "k", UploadID: id,
-		Parts: []CompletedPart{{1, e1}, {2, e2}}})
-	must(t, err)
-	obj, err := st.GetObject(ctx, GetInput{Bucket: "keep", Key: "k"})
-	must(t, err)
-	if got := readAll(t, obj.Body); !bytes.Equal(got, append(p1, p2...)) {
+	e2 := storetest.UploadPart(ctx, t, st, "keep", "k", id, 2, p2)
+	_, err = st.CompleteMultipartUpload(ctx, backend.CompleteMultipartInput{Bucket: "keep", Key: "k", UploadID: id,
+		Parts: []backend.CompletedPart{{PartNumber: 1, ETag: e1}, {PartNumber: 2, ETag: e2}}})
+	storetest.Must(t, err)
+	obj, err := st.GetObject(ctx, backend.GetInput{Bucket: "keep", Key: "k"})
+	storetest.Must(t, err)
+	if got := storetest.ReadAll(t, obj.Body); !bytes.Equal(got, append(p1, p2...)) {
 		t.Errorf("object after restart differs (%d bytes)", len(got))
 	}
 	if obj.Info.Meta["a"] != "b" || obj.Info.Headers.ContentType != "text/x-kept" || obj.Info.Headers.Expires != "Thu, 01 Dec 2044 16:00:00 GMT" {
@@ -109,49 +112,49 @@ func TestEmbeddedMultipartSurvivesRestart(t *testing.T) {
 func TestEmbeddedCompleteConditions(t *testing.T) {
 	ctx := context.Background()
 	_, st := startEmbedded(t, t.TempDir())
-	must(t, st.CreateBucket(ctx, "cnd"))
-	oneUpload := func(key string) CompleteMultipartInput {
+	storetest.Must(t, st.CreateBucket(ctx, "cnd"))
+	oneUpload := func(key string) backend.CompleteMultipartInput {
 		t.Helper()
-		id, err := st.CreateMultipartUpload(ctx, CreateMultipartInput{Bucket: "cnd", Key: key})
-		must(t, err)
-		e := uploadPart(ctx, t, st, "cnd", key, id, 1, []byte("body of "+id))
-		return CompleteMultipartInput{Bucket: "cnd", Key: key, UploadID: id, Parts: []CompletedPart{{1, e}}}
+		id, err := st.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: "cnd", Key: key})
+		storetest.Must(t, err)
+		e := storetest.UploadPart(ctx, t, st, "cnd", key, id, 1, []byte("body of "+id))
+		return backend.CompleteMultipartInput{Bucket: "cnd", Key: key, UploadID: id, Parts: []backend.CompletedPart{{PartNumber: 1, ETag: e}}}
 	}
 
 	in := oneUpload("k")
 	in.IfMatch = "0123456789abcdef0123456789abcdef"
 	_, err := st.CompleteMultipartUpload(ctx, in)
-	wantCode(t, err, "NoSuchKey", 404)
+	storetest.WantCode(t, err, "NoSuchKey", 404)
 	in.IfMatch, in.IfNoneMatch = "", "*"
 	first, err := st.CompleteMultipartUpload(ctx, in)
-	must(t, err)
+	storetest.Must(t, err)
 
 	in = oneUpload("k")
 	in.IfNoneMatch = "*"
 	_, err = st.CompleteMultipartUpload(ctx, in)
-	wantCode(t, err, "PreconditionFailed", 412)
+	storetest.WantCode(t, err, "PreconditionFailed", 412)
 	in.IfNoneMatch, in.IfMatch = "", "0123456789abcdef0123456789abcdef"
 	_, err = st.CompleteMultipartUpload(ctx, in)
-	wantCode(t, err, "PreconditionFailed", 412)
+	storetest.WantCode(t, err, "PreconditionFailed", 412)
 	in.IfMatch = first.ETag // the upload is still there after failed checks
 	second, err := st.CompleteMultipartUpload(ctx, in)
-	must(t, err)
+	storetest.Must(t, err)
 	if info, err := st.HeadObject(ctx, "cnd", "k"); err != nil || info.ETag != second.ETag {
 		t.Errorf("HEAD after If-Match completion: %+v %v, want ETag %s", info, err, second.ETag)
 	}
 	// A plain PUT's ETag works for If-Match too, and a multipart ETag
 	// does not survive an overwrite.
-	putOut := put(ctx, t, st, "cnd", "k", []byte("plain"), nil, Headers{})
+	putOut := storetest.Put(ctx, t, st, "cnd", "k", []byte("plain"), nil, backend.Headers{})
 	if info, _ := st.HeadObject(ctx, "cnd", "k"); info.ETag != putOut.ETag {
 		t.Errorf("HEAD after PUT: ETag %s, want %s", info.ETag, putOut.ETag)
 	}
 	in = oneUpload("k")
 	in.IfMatch = putOut.ETag
 	_, err = st.CompleteMultipartUpload(ctx, in)
-	must(t, err)
+	storetest.Must(t, err)
 
 	const racers = 8
-	ins := make([]CompleteMultipartInput, racers)
+	ins := make([]backend.CompleteMultipartInput, racers)
 	for i := range ins {
 		ins[i] = oneUpload("race")
 		ins[i].IfNoneMatch = "*"
@@ -167,7 +170,7 @@ func TestEmbeddedCompleteConditions(t *testing.T) {
 	for _, err := range errs {
 		if err == nil {
 			won++
-		} else if ErrorCode(err) != "PreconditionFailed" {
+		} else if backend.ErrorCode(err) != "PreconditionFailed" {
 			t.Errorf("racing completion: %v", err)
 		}
 	}
@@ -181,30 +184,30 @@ func TestEmbeddedCompleteConditions(t *testing.T) {
 func TestEmbeddedPartChecks(t *testing.T) {
 	ctx := context.Background()
 	_, st := startEmbedded(t, t.TempDir())
-	must(t, st.CreateBucket(ctx, "prt"))
-	id, err := st.CreateMultipartUpload(ctx, CreateMultipartInput{Bucket: "prt", Key: "k"})
-	must(t, err)
+	storetest.Must(t, st.CreateBucket(ctx, "prt"))
+	id, err := st.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: "prt", Key: "k"})
+	storetest.Must(t, err)
 	for _, n := range []int32{0, 10001} {
-		_, err := st.UploadPart(ctx, UploadPartInput{Bucket: "prt", Key: "k", UploadID: id, PartNumber: n, Body: bytes.NewReader([]byte("x")), Size: 1})
-		wantCode(t, err, "InvalidArgument", 400)
+		_, err := st.UploadPart(ctx, backend.UploadPartInput{Bucket: "prt", Key: "k", UploadID: id, PartNumber: n, Body: bytes.NewReader([]byte("x")), Size: 1})
+		storetest.WantCode(t, err, "InvalidArgument", 400)
 	}
-	good := uploadPart(ctx, t, st, "prt", "k", id, 10000, []byte("good"))
-	_, err = st.UploadPart(ctx, UploadPartInput{Bucket: "prt", Key: "k", UploadID: id, PartNumber: 10000,
-		Body: bytes.NewReader([]byte("evil")), Size: 4, ContentMD5: md5b64([]byte("good"))})
-	wantCode(t, err, "BadDigest", 400)
-	lp, err := st.ListParts(ctx, ListPartsInput{Bucket: "prt", Key: "k", UploadID: id})
-	must(t, err)
+	good := storetest.UploadPart(ctx, t, st, "prt", "k", id, 10000, []byte("good"))
+	_, err = st.UploadPart(ctx, backend.UploadPartInput{Bucket: "prt", Key: "k", UploadID: id, PartNumber: 10000,
+		Body: bytes.NewReader([]byte("evil")), Size: 4, ContentMD5: storetest.MD5Base64([]byte("good"))})
+	storetest.WantCode(t, err, "BadDigest", 400)
+	lp, err := st.ListParts(ctx, backend.ListPartsInput{Bucket: "prt", Key: "k", UploadID: id})
+	storetest.Must(t, err)
 	if len(lp.Parts) != 1 || lp.Parts[0].ETag != good {
 		t.Errorf("parts = %+v, want only the good part 10000", lp.Parts)
 	}
 	// An upload id is bound to its key; unknown ids are NoSuchUpload.
-	_, err = st.ListParts(ctx, ListPartsInput{Bucket: "prt", Key: "other", UploadID: id})
-	wantCode(t, err, "NoSuchUpload", 404)
-	wantCode(t, st.AbortMultipartUpload(ctx, "prt", "k", "../../objects"), "NoSuchUpload", 404)
-	_, err = st.CreateMultipartUpload(ctx, CreateMultipartInput{Bucket: "missing", Key: "k"})
-	wantCode(t, err, "NoSuchBucket", 404)
-	must(t, st.AbortMultipartUpload(ctx, "prt", "k", id))
-	wantCode(t, st.AbortMultipartUpload(ctx, "prt", "k", id), "NoSuchUpload", 404)
+	_, err = st.ListParts(ctx, backend.ListPartsInput{Bucket: "prt", Key: "other", UploadID: id})
+	storetest.WantCode(t, err, "NoSuchUpload", 404)
+	storetest.WantCode(t, st.AbortMultipartUpload(ctx, "prt", "k", "../../objects"), "NoSuchUpload", 404)
+	_, err = st.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: "missing", Key: "k"})
+	storetest.WantCode(t, err, "NoSuchBucket", 404)
+	storetest.Must(t, st.AbortMultipartUpload(ctx, "prt", "k", id))
+	storetest.WantCode(t, st.AbortMultipartUpload(ctx, "prt", "k", id), "NoSuchUpload", 404)
 }
 
 // Deleting a bucket drops its uploads in progress: a new bucket of the
@@ -212,17 +215,17 @@ func TestEmbeddedPartChecks(t *testing.T) {
 func TestEmbeddedDeleteBucketDropsUploads(t *testing.T) {
 	ctx := context.Background()
 	_, st := startEmbedded(t, t.TempDir())
-	must(t, st.CreateBucket(ctx, "gone"))
-	id, err := st.CreateMultipartUpload(ctx, CreateMultipartInput{Bucket: "gone", Key: "k"})
-	must(t, err)
-	uploadPart(ctx, t, st, "gone", "k", id, 1, []byte("part"))
-	must(t, st.DeleteBucket(ctx, "gone"))
-	must(t, st.CreateBucket(ctx, "gone"))
-	lu, err := st.ListMultipartUploads(ctx, ListUploadsInput{Bucket: "gone"})
-	must(t, err)
+	storetest.Must(t, st.CreateBucket(ctx, "gone"))
+	id, err := st.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: "gone", Key: "k"})
+	storetest.Must(t, err)
+	storetest.UploadPart(ctx, t, st, "gone", "k", id, 1, []byte("part"))
+	storetest.Must(t, st.DeleteBucket(ctx, "gone"))
+	storetest.Must(t, st.CreateBucket(ctx, "gone"))
+	lu, err := st.ListMultipartUploads(ctx, backend.ListUploadsInput{Bucket: "gone"})
+	storetest.Must(t, err)
 	if len(lu.Uploads) != 0 {
 		t.Errorf("uploads of the deleted bucket survive: %+v", lu.Uploads)
 	}
-	_, err = st.ListParts(ctx, ListPartsInput{Bucket: "gone", Key: "k", UploadID: id})
-	wantCode(t, err, "NoSuchUpload", 404)
+	_, err = st.ListParts(ctx, backend.ListPartsInput{Bucket: "gone", Key: "k", UploadID: id})
+	storetest.WantCode(t, err, "NoSuchUpload", 404)
 }

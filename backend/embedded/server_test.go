@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"bytes"
@@ -16,38 +16,36 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/internal/storetest"
 )
 
-func startEmbedded(t *testing.T, dir string) (*Embedded, *S3) {
+func startEmbedded(t *testing.T, dir string) (*Server, *backend.S3) {
 	t.Helper()
-	e, err := StartEmbedded(dir)
-	must(t, err)
+	e, err := Start(dir)
+	storetest.Must(t, err)
 	t.Cleanup(func() { e.Close() })
-	st, err := NewS3(e.Config())
-	must(t, err)
+	st, err := backend.NewS3(e.Config())
+	storetest.Must(t, err)
 	return e, st
-}
-
-func TestEmbeddedContract(t *testing.T) {
-	_, st := startEmbedded(t, t.TempDir())
-	testStore(t, st)
 }
 
 func TestEmbeddedSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	e, st := startEmbedded(t, dir)
-	must(t, st.CreateBucket(ctx, "keep"))
-	out := put(ctx, t, st, "keep", "a/b", []byte("persistent"), map[string]string{"k": "v"}, Headers{CacheControl: "no-store"})
-	must(t, e.Close())
+	storetest.Must(t, st.CreateBucket(ctx, "keep"))
+	out := storetest.Put(ctx, t, st, "keep", "a/b", []byte("persistent"), map[string]string{"k": "v"}, backend.Headers{CacheControl: "no-store"})
+	storetest.Must(t, e.Close())
 	if _, err := st.HeadObject(ctx, "keep", "a/b"); err == nil {
 		t.Fatal("store still answers after Close")
 	}
 
 	_, st = startEmbedded(t, dir)
-	obj, err := st.GetObject(ctx, GetInput{Bucket: "keep", Key: "a/b"})
-	must(t, err)
-	if got := string(readAll(t, obj.Body)); got != "persistent" {
+	obj, err := st.GetObject(ctx, backend.GetInput{Bucket: "keep", Key: "a/b"})
+	storetest.Must(t, err)
+	if got := string(storetest.ReadAll(t, obj.Body)); got != "persistent" {
 		t.Errorf("body after restart = %q", got)
 	}
 	if obj.Info.ETag != out.ETag || obj.Info.Meta["k"] != "v" || obj.Info.Headers.CacheControl != "no-store" {
@@ -64,14 +62,14 @@ func TestEmbeddedPutStreams(t *testing.T) {
 	}
 	ctx := context.Background()
 	_, st := startEmbedded(t, t.TempDir())
-	must(t, st.CreateBucket(ctx, "big"))
+	storetest.Must(t, st.CreateBucket(ctx, "big"))
 
 	const size = 64 << 20
 	f, err := os.Create(filepath.Join(t.TempDir(), "big.bin"))
-	must(t, err)
+	storetest.Must(t, err)
 	defer f.Close()
 	h := md5.New()
-	chunk := randBytes(t, 1<<20)
+	chunk := storetest.RandBytes(t, 1<<20)
 	for range size >> 20 {
 		f.Write(chunk)
 		h.Write(chunk)
@@ -81,11 +79,11 @@ func TestEmbeddedPutStreams(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	out, err := st.PutObject(ctx, PutInput{
+	out, err := st.PutObject(ctx, backend.PutInput{
 		Bucket: "big", Key: "blob", Body: f, Size: size,
 		ContentMD5: base64.StdEncoding.EncodeToString(sum),
 	})
-	must(t, err)
+	storetest.Must(t, err)
 	runtime.ReadMemStats(&after)
 	if out.ETag != hex.EncodeToString(sum) {
 		t.Errorf("ETag %s, want %x", out.ETag, sum)
@@ -100,35 +98,35 @@ func TestEmbeddedPutStreams(t *testing.T) {
 func TestEmbeddedKeysAndCleanup(t *testing.T) {
 	ctx := context.Background()
 	_, st := startEmbedded(t, t.TempDir())
-	must(t, st.CreateBucket(ctx, "keys"))
-	must(t, st.CreateBucket(ctx, "other"))
-	put(ctx, t, st, "other", "x", []byte("victim"), nil, Headers{})
+	storetest.Must(t, st.CreateBucket(ctx, "keys"))
+	storetest.Must(t, st.CreateBucket(ctx, "other"))
+	storetest.Put(ctx, t, st, "other", "x", []byte("victim"), nil, backend.Headers{})
 
 	// Keys that would alias other paths are refused, not written elsewhere.
 	for _, k := range []string{"../other/x", "a/../x", "a/./b/", "a//b", "./a"} {
-		_, err := st.PutObject(ctx, PutInput{Bucket: "keys", Key: k, Body: bytes.NewReader([]byte("evil")), Size: 4})
-		wantCode(t, err, "InvalidArgument", 400)
+		_, err := st.PutObject(ctx, backend.PutInput{Bucket: "keys", Key: k, Body: bytes.NewReader([]byte("evil")), Size: 4})
+		storetest.WantCode(t, err, "InvalidArgument", 400)
 		_, err = st.HeadObject(ctx, "keys", k)
-		wantCode(t, err, "NotFound", 404)
-		must(t, st.DeleteObject(ctx, "keys", k))
+		storetest.WantCode(t, err, "NotFound", 404)
+		storetest.Must(t, st.DeleteObject(ctx, "keys", k))
 	}
-	obj, err := st.GetObject(ctx, GetInput{Bucket: "other", Key: "x"})
-	must(t, err)
-	if got := string(readAll(t, obj.Body)); got != "victim" {
+	obj, err := st.GetObject(ctx, backend.GetInput{Bucket: "other", Key: "x"})
+	storetest.Must(t, err)
+	if got := string(storetest.ReadAll(t, obj.Body)); got != "victim" {
 		t.Errorf("other/x = %q", got)
 	}
 
 	// Deleting a/b leaves no directory "a" behind that would block key "a".
-	put(ctx, t, st, "keys", "a/b/c", []byte("1"), nil, Headers{})
+	storetest.Put(ctx, t, st, "keys", "a/b/c", []byte("1"), nil, backend.Headers{})
 	res, err := st.DeleteObjects(ctx, "keys", []string{"a/b/c"})
-	must(t, err)
+	storetest.Must(t, err)
 	if len(res) != 1 || res[0].Code != "" {
 		t.Fatalf("DeleteObjects = %+v", res)
 	}
-	put(ctx, t, st, "keys", "a", []byte("2"), nil, Headers{})
-	page, err := st.ListObjects(ctx, ListInput{Bucket: "keys", Delimiter: "/"})
-	must(t, err)
-	if got := entryKeys(page.Entries); !slices.Equal(got, []string{"a"}) || len(page.CommonPrefixes) != 0 {
+	storetest.Put(ctx, t, st, "keys", "a", []byte("2"), nil, backend.Headers{})
+	page, err := st.ListObjects(ctx, backend.ListInput{Bucket: "keys", Delimiter: "/"})
+	storetest.Must(t, err)
+	if got := storetest.EntryKeys(page.Entries); !slices.Equal(got, []string{"a"}) || len(page.CommonPrefixes) != 0 {
 		t.Errorf("listing = %v %v", got, page.CommonPrefixes)
 	}
 }
@@ -138,20 +136,20 @@ func TestEmbeddedKeysAndCleanup(t *testing.T) {
 func TestEmbeddedInterruptedPutKeepsObject(t *testing.T) {
 	ctx := context.Background()
 	e, st := startEmbedded(t, t.TempDir())
-	must(t, st.CreateBucket(ctx, "cut"))
-	out := put(ctx, t, st, "cut", "k", []byte("original"), map[string]string{"v": "1"}, Headers{})
+	storetest.Must(t, st.CreateBucket(ctx, "cut"))
+	out := storetest.Put(ctx, t, st, "cut", "k", []byte("original"), map[string]string{"v": "1"}, backend.Headers{})
 
 	conn, err := net.Dial("tcp", strings.TrimPrefix(e.Endpoint(), "http://"))
-	must(t, err)
+	storetest.Must(t, err)
 	fmt.Fprintf(conn, "PUT /cut/k HTTP/1.1\r\nHost: %s\r\nContent-Length: 1000\r\n\r\npartial", strings.TrimPrefix(e.Endpoint(), "http://"))
 	time.Sleep(100 * time.Millisecond) // let the server start consuming the body
 	conn.Close()
 
 	deadline := time.Now().Add(1500 * time.Millisecond)
 	for {
-		obj, err := st.GetObject(ctx, GetInput{Bucket: "cut", Key: "k"})
-		must(t, err)
-		got := string(readAll(t, obj.Body))
+		obj, err := st.GetObject(ctx, backend.GetInput{Bucket: "cut", Key: "k"})
+		storetest.Must(t, err)
+		got := string(storetest.ReadAll(t, obj.Body))
 		if got != "original" || obj.Info.ETag != out.ETag || obj.Info.Meta["v"] != "1" {
 			t.Fatalf("after cut PUT: %q etag %s meta %v", got, obj.Info.ETag, obj.Info.Meta)
 		}
@@ -165,8 +163,8 @@ func TestEmbeddedInterruptedPutKeepsObject(t *testing.T) {
 func TestEmbeddedHTTPGuards(t *testing.T) {
 	ctx := context.Background()
 	e, st := startEmbedded(t, t.TempDir())
-	must(t, st.CreateBucket(ctx, "guard"))
-	put(ctx, t, st, "guard", "k", []byte("x"), map[string]string{"m": "1"}, Headers{})
+	storetest.Must(t, st.CreateBucket(ctx, "guard"))
+	storetest.Put(ctx, t, st, "guard", "k", []byte("x"), map[string]string{"m": "1"}, backend.Headers{})
 
 	do := func(mod func(*http.Request)) *http.Response {
 		req, _ := http.NewRequest(http.MethodHead, e.Endpoint()+"/guard/k", nil)
@@ -174,7 +172,7 @@ func TestEmbeddedHTTPGuards(t *testing.T) {
 			"/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=00")
 		mod(req)
 		resp, err := http.DefaultClient.Do(req)
-		must(t, err)
+		storetest.Must(t, err)
 		resp.Body.Close()
 		return resp
 	}

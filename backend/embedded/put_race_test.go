@@ -1,8 +1,4 @@
-package backend
-
-// Review i10b (branch review-i10b): proving tests. Tests named
-// TestReviewI10b* are EXPECTED TO FAIL against the current code: each
-// demonstrates a finding.
+package embedded
 
 import (
 	"bytes"
@@ -17,12 +13,12 @@ import (
 // The embedded store refuses an object beside keys under its name, the
 // later PUT being refused. An overwrite of an existing object "k" races a
 // PUT of "k/x": the overwrite unlinks the old "k" first (putObject's
-// DeleteObject), then writes the new file; a PUT of "k/x" that runs its
-// conflict check and writes in between makes "k" a directory, the
-// overwrite then fails (pathClash) and the old "k" is gone although its
-// writer got an error. Expected: "k" keeps its old or new body and "k/x"
-// is refused (k existed first). Actual: see the failures.
-func TestReviewI10bEmbeddedOverwriteRaceLosesObject(t *testing.T) {
+// DeleteObject), then writes the new file; a PUT of "k/x" that ran its
+// conflict check and wrote in between could make "k" a directory, the
+// overwrite then failed (pathClash) and the old "k" was gone although its
+// writer got an error. This checks that "k" keeps its old or new body
+// (and "k/x" is refused, k having existed first).
+func TestEmbeddedOverwriteRaceKeepsObject(t *testing.T) {
 	b, err := newFixedBackend(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

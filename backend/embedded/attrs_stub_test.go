@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"encoding/xml"
@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/internal/storetest"
 )
 
 // versionStub is an inner store for the sidecar's tests that keeps
@@ -210,14 +213,14 @@ func (s *versionStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // startAttrs serves a sidecar in dir in front of a versionStub, and
 // returns a client of it (versions on) and the stub.
-func startAttrs(t *testing.T, dir string, noVersioning bool) (*S3, *versionStub) {
+func startAttrs(t *testing.T, dir string, noVersioning bool) (*backend.S3, *versionStub) {
 	t.Helper()
 	a, err := newAttrStore(dir)
-	must(t, err)
+	storetest.Must(t, err)
 	stub := &versionStub{buckets: map[string]*stubBucket{}, noVersioning: noVersioning}
 	srv := httptest.NewServer(newAttrsHandler(a, stub))
 	t.Cleanup(srv.Close)
-	st, err := NewS3(S3Config{Endpoint: srv.URL, AccessKey: "a", SecretKey: "s", PathStyle: true, MaxAttempts: 1})
-	must(t, err)
+	st, err := backend.NewS3(backend.S3Config{Endpoint: srv.URL, AccessKey: "a", SecretKey: "s", PathStyle: true, MaxAttempts: 1})
+	storetest.Must(t, err)
 	return st, stub
 }

@@ -1,41 +1,33 @@
-package backend
+package storetest
 
 import (
 	"context"
 	"io"
 	"testing"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
-// TestMotoVersions: version ids from every write, reads and copies of a
-// version, delete markers as GET reports them, conditional deletes, and
-// ListObjectVersions in S3's order with paging.
-func TestMotoVersions(t *testing.T) {
-	endpoint := startMoto(t)
-	st, err := NewS3(S3Config{Endpoint: endpoint, AccessKey: "test", SecretKey: "test", PathStyle: true})
-	must(t, err)
-	testVersions(t, st)
-}
-
-// testVersions is the versions contract every store s3seal runs on keeps.
-func testVersions(t *testing.T, st Store) {
+// Versions is the versions contract every store s3seal runs on keeps.
+func Versions(t *testing.T, st backend.Store) {
 	t.Helper()
 	ctx := context.Background()
 	const b = "versions"
-	must(t, st.CreateBucket(ctx, b))
+	Must(t, st.CreateBucket(ctx, b))
 	if s, err := st.GetBucketVersioning(ctx, b); err != nil || s != "" {
 		t.Fatalf("new bucket versioning = %q, %v", s, err)
 	}
-	must(t, st.PutBucketVersioning(ctx, b, "Enabled"))
+	Must(t, st.PutBucketVersioning(ctx, b, "Enabled"))
 	if s, err := st.GetBucketVersioning(ctx, b); err != nil || s != "Enabled" {
 		t.Fatalf("versioning = %q, %v", s, err)
 	}
-	v1 := put(ctx, t, st, b, "k", []byte("one"), nil, Headers{})
-	v2 := put(ctx, t, st, b, "k", []byte("two"), nil, Headers{})
+	v1 := Put(ctx, t, st, b, "k", []byte("one"), nil, backend.Headers{})
+	v2 := Put(ctx, t, st, b, "k", []byte("two"), nil, backend.Headers{})
 	if v1.VersionID == "" || v1.VersionID == v2.VersionID {
 		t.Fatalf("version ids %q %q", v1.VersionID, v2.VersionID)
 	}
-	obj, err := st.GetObject(ctx, GetInput{Bucket: b, Key: "k", VersionID: v1.VersionID})
-	must(t, err)
+	obj, err := st.GetObject(ctx, backend.GetInput{Bucket: b, Key: "k", VersionID: v1.VersionID})
+	Must(t, err)
 	body, _ := io.ReadAll(obj.Body)
 	obj.Body.Close()
 	if string(body) != "one" || obj.Info.VersionID != v1.VersionID {
@@ -44,36 +36,36 @@ func testVersions(t *testing.T, st Store) {
 	if hi, err := st.HeadObjectVersion(ctx, b, "k", v1.VersionID); err != nil || hi.ETag != v1.ETag || hi.VersionID != v1.VersionID {
 		t.Fatalf("HEAD v1 = %+v, %v", hi, err)
 	}
-	cp, err := st.CopyObject(ctx, CopyInput{SrcBucket: b, SrcKey: "k", SrcVersionID: v1.VersionID, Bucket: b, Key: "c"})
-	must(t, err)
+	cp, err := st.CopyObject(ctx, backend.CopyInput{SrcBucket: b, SrcKey: "k", SrcVersionID: v1.VersionID, Bucket: b, Key: "c"})
+	Must(t, err)
 	if cp.VersionID == "" || cp.ETag != v1.ETag {
 		t.Fatalf("copy of v1 = %+v", cp)
 	}
 
 	// Conditional delete: the backend decides If-Match itself.
-	if _, err := st.DeleteObjectVersion(ctx, DeleteInput{Bucket: b, Key: "k", IfMatch: v1.ETag}); ErrorCode(err) != "PreconditionFailed" {
+	if _, err := st.DeleteObjectVersion(ctx, backend.DeleteInput{Bucket: b, Key: "k", IfMatch: v1.ETag}); backend.ErrorCode(err) != "PreconditionFailed" {
 		t.Fatalf("delete with a stale If-Match: %v", err)
 	}
-	del, err := st.DeleteObjectVersion(ctx, DeleteInput{Bucket: b, Key: "k", IfMatch: v2.ETag})
+	del, err := st.DeleteObjectVersion(ctx, backend.DeleteInput{Bucket: b, Key: "k", IfMatch: v2.ETag})
 	if err != nil || !del.DeleteMarker || del.VersionID == "" {
 		t.Fatalf("delete = %+v, %v; want a marker", del, err)
 	}
 	// (moto says so on HEAD only; AWS on GET too.)
 	_, err = st.HeadObject(ctx, b, "k")
-	if e, ok := err.(*Error); !ok || !e.DeleteMarker || e.VersionID != del.VersionID || !IsNotFound(err) {
+	if e, ok := err.(*backend.Error); !ok || !e.DeleteMarker || e.VersionID != del.VersionID || !backend.IsNotFound(err) {
 		t.Fatalf("HEAD of a delete marker: %#v", err)
 	}
 	_, err = st.HeadObjectVersion(ctx, b, "k", del.VersionID)
-	if e, ok := err.(*Error); !ok || !e.DeleteMarker || e.StatusCode != 405 {
+	if e, ok := err.(*backend.Error); !ok || !e.DeleteMarker || e.StatusCode != 405 {
 		t.Fatalf("HEAD of a delete marker by id: %#v", err)
 	}
 
 	// Listing: marker first, then newest first; one entry per page.
-	var got []VersionEntry
-	in := ListVersionsInput{Bucket: b, Prefix: "k", MaxKeys: 1}
+	var got []backend.VersionEntry
+	in := backend.ListVersionsInput{Bucket: b, Prefix: "k", MaxKeys: 1}
 	for i := 0; i < 10; i++ {
 		out, err := st.ListObjectVersions(ctx, in)
-		must(t, err)
+		Must(t, err)
 		got = append(got, out.Entries...)
 		if !out.IsTruncated {
 			break
@@ -94,8 +86,8 @@ func testVersions(t *testing.T, st Store) {
 	}
 
 	// DeleteVersions: a version by id, and a marker for a key.
-	res, err := st.DeleteVersions(ctx, b, []ObjectID{{Key: "k", VersionID: v1.VersionID}, {Key: "c"}})
-	must(t, err)
+	res, err := st.DeleteVersions(ctx, b, []backend.ObjectID{{Key: "k", VersionID: v1.VersionID}, {Key: "c"}})
+	Must(t, err)
 	if len(res) != 2 || res[0].Code != "" || res[0].VersionID != v1.VersionID || res[1].Code != "" || !res[1].DeleteMarker || res[1].DeleteMarkerVersionID == "" {
 		t.Fatalf("DeleteVersions = %+v", res)
 	}

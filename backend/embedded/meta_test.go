@@ -1,4 +1,4 @@
-package backend
+package embedded
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3afero"
 	"github.com/spf13/afero"
+
+	"github.com/s3seal/s3seal/backend/internal/storetest"
 )
 
 // flatMetaName and the rename commit must keep plain gofakes3's layout:
@@ -20,8 +22,8 @@ import (
 func TestMetaNameMatchesS3afero(t *testing.T) {
 	root := t.TempDir()
 	plain, err := s3afero.MultiBucket(afero.NewBasePathFs(afero.NewOsFs(), root))
-	must(t, err)
-	must(t, plain.CreateBucket("bkt"))
+	storetest.Must(t, err)
+	storetest.Must(t, plain.CreateBucket("bkt"))
 	for _, k := range []string{"one", `a/b\c d`, "x/y/"} {
 		if _, err := plain.PutObject("bkt", k, map[string]string{}, strings.NewReader("v"), 1, nil); err != nil {
 			t.Fatal(err)
@@ -32,13 +34,13 @@ func TestMetaNameMatchesS3afero(t *testing.T) {
 	}
 
 	fb, err := newFixedBackend(root)
-	must(t, err)
+	storetest.Must(t, err)
 	meta := map[string]string{"X-Amz-Meta-Color": "blue", "Content-Type": "text/x"}
 	if _, err := fb.PutObject("bkt", "dir/obj", meta, strings.NewReader("body"), 4, nil); err != nil {
 		t.Fatal(err)
 	}
 	obj, err := plain.HeadObject("bkt", "dir/obj")
-	must(t, err)
+	storetest.Must(t, err)
 	if obj.Metadata["X-Amz-Meta-Color"] != "blue" || obj.Metadata["Content-Type"] != "text/x" || obj.Size != 4 {
 		t.Errorf("plain s3afero reads %v, size %d", obj.Metadata, obj.Size)
 	}
@@ -50,8 +52,8 @@ func TestMetaNameMatchesS3afero(t *testing.T) {
 func TestEmbeddedLongKeys(t *testing.T) {
 	root := t.TempDir()
 	b, err := newFixedBackend(root)
-	must(t, err)
-	must(t, b.CreateBucket("bkt"))
+	storetest.Must(t, err)
+	storetest.Must(t, b.CreateBucket("bkt"))
 	long := strings.Repeat("seg/", 255) + "last" // 1024 bytes
 	marker := strings.Repeat("d/", 300)          // 600 bytes, a directory marker
 	keys := []string{long, marker, strings.Repeat("abcdefghi/", 23) + "z"}
@@ -76,7 +78,7 @@ func TestEmbeddedLongKeys(t *testing.T) {
 		}
 	}
 	l, err := b.ListBucket("bkt", nil, gofakes3.ListBucketPage{MaxKeys: 100})
-	must(t, err)
+	storetest.Must(t, err)
 	if len(l.Contents) != len(keys) {
 		t.Errorf("listed %d keys, want %d", len(l.Contents), len(keys))
 	}
@@ -104,8 +106,8 @@ func TestEmbeddedLongKeys(t *testing.T) {
 func TestEmbeddedRefusedPutLeavesNothing(t *testing.T) {
 	root := t.TempDir()
 	b, err := newFixedBackend(root)
-	must(t, err)
-	must(t, b.CreateBucket("bkt"))
+	storetest.Must(t, err)
+	storetest.Must(t, b.CreateBucket("bkt"))
 	if _, err := b.PutObject("bkt", "a", map[string]string{}, bytes.NewReader(nil), 0, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +120,7 @@ func TestEmbeddedRefusedPutLeavesNothing(t *testing.T) {
 	if _, err := b.DeleteObject("bkt", "a"); err != nil {
 		t.Fatal(err)
 	}
-	must(t, b.DeleteBucket("bkt"))
+	storetest.Must(t, b.DeleteBucket("bkt"))
 	if err := b.commit("bkt", "k/x", "k/x", "staging/none", "staging/none", func() error { return nil }); !gofakes3.HasErrorCode(err, gofakes3.ErrNoSuchBucket) {
 		t.Errorf("commit into a deleted bucket: %v", err)
 	}
