@@ -13,7 +13,7 @@ import (
 // reports an upload's class in ListMultipartUploads (moto 5 says STANDARD).
 func ClassRedirect(t *testing.T, st backend.Store, uploadClass bool) {
 	ctx := context.Background()
-	bucket := "class-" + RandHex(t, 4)
+	bucket := "class-" + randHex(t, 4)
 	Must(t, st.CreateBucket(ctx, bucket))
 	Put(ctx, t, st, bucket, "ia", []byte("x"), nil, backend.Headers{StorageClass: "STANDARD_IA", WebsiteRedirectLocation: "/to"})
 	info, err := st.HeadObject(ctx, bucket, "ia")

@@ -19,7 +19,7 @@ func testConditional(ctx context.Context, t *testing.T, st backend.Store, bucket
 	Must(t, err)
 	_, err = cput("cond", []byte("two"), "", true)
 	WantCode(t, err, "PreconditionFailed", 412)
-	_, err = cput("cond", []byte("two"), MD5Hex([]byte("other")), false)
+	_, err = cput("cond", []byte("two"), md5hex([]byte("other")), false)
 	WantCode(t, err, "PreconditionFailed", 412)
 	_, err = cput("missing", []byte("two"), first.ETag, false)
 	WantCode(t, err, "NoSuchKey", 404)

@@ -39,7 +39,7 @@ func ContractWith(t *testing.T, st backend.Store, q Quirks) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	bucket := "contract-" + RandHex(t, 6)
+	bucket := "contract-" + randHex(t, 6)
 
 	t.Run("buckets", func(t *testing.T) { testBuckets(ctx, t, st, bucket) })
 	t.Run("object", func(t *testing.T) { testObject(ctx, t, st, bucket) })
@@ -83,7 +83,7 @@ func testObject(ctx context.Context, t *testing.T, st backend.Store, bucket stri
 	}
 	meta := map[string]string{"mixedCase": "Value One", "s3seal-v": "1"}
 	out := Put(ctx, t, st, bucket, "dir/obj.bin", data, meta, hdr)
-	if want := MD5Hex(data); out.ETag != want {
+	if want := md5hex(data); out.ETag != want {
 		t.Errorf("PutObject ETag = %q, want %q", out.ETag, want)
 	}
 	wantMeta := map[string]string{"mixedcase": "Value One", "s3seal-v": "1"}
@@ -151,9 +151,9 @@ func testObjectErrors(ctx context.Context, t *testing.T, st backend.Store, bucke
 	data := []byte("precondition data")
 	out := Put(ctx, t, st, bucket, "pre", data, nil, backend.Headers{})
 
-	_, err := st.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: "pre", IfMatch: MD5Hex([]byte("other"))})
+	_, err := st.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: "pre", IfMatch: md5hex([]byte("other"))})
 	WantCode(t, err, "PreconditionFailed", 412)
-	_, err = st.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: "pre", IfMatch: MD5Hex([]byte("other")), Range: &backend.ByteRange{Off: 0, Len: 4}})
+	_, err = st.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: "pre", IfMatch: md5hex([]byte("other")), Range: &backend.ByteRange{Off: 0, Len: 4}})
 	WantCode(t, err, "PreconditionFailed", 412)
 	_, err = st.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: "pre", Range: &backend.ByteRange{Off: 100, Len: 4}})
 	WantCode(t, err, "InvalidRange", 416)
@@ -207,12 +207,12 @@ func testList(ctx context.Context, t *testing.T, st backend.Store, bucket string
 
 	for _, v2 := range []bool{false, true} {
 		name := map[bool]string{false: "V1", true: "V2"}[v2]
-		keys, prefixes, pages := ListAll(ctx, t, st, backend.ListInput{Bucket: bucket, V2: v2, Prefix: "many/", MaxKeys: 5}, q)
+		keys, prefixes, pages := listAll(ctx, t, st, backend.ListInput{Bucket: bucket, V2: v2, Prefix: "many/", MaxKeys: 5}, q)
 		if !slices.Equal(keys, many) || len(prefixes) != 0 || pages != 5 {
 			t.Errorf("%s many/ by 5: %d pages, keys %v prefixes %v", name, pages, keys, prefixes)
 		}
 		// V1 is asked as V2 (moto's own V1 delimited paging is broken).
-		keys, prefixes, _ = ListAll(ctx, t, st, backend.ListInput{Bucket: bucket, V2: v2, Prefix: "tree/", Delimiter: "/", MaxKeys: 2}, q)
+		keys, prefixes, _ = listAll(ctx, t, st, backend.ListInput{Bucket: bucket, V2: v2, Prefix: "tree/", Delimiter: "/", MaxKeys: 2}, q)
 		if want := []string{"tree/a", "tree/c", "tree/e", "tree/e-f"}; !slices.Equal(keys, want) {
 			t.Errorf("%s tree/ delimited: keys %v, want %v", name, keys, want)
 		}
@@ -220,13 +220,13 @@ func testList(ctx context.Context, t *testing.T, st backend.Store, bucket string
 			t.Errorf("%s tree/ delimited: prefixes %v, want %v", name, prefixes, want)
 		}
 		// A delimiter other than "/".
-		keys, prefixes, _ = ListAll(ctx, t, st, backend.ListInput{Bucket: bucket, V2: v2, Prefix: "tree/", Delimiter: "-"}, q)
+		keys, prefixes, _ = listAll(ctx, t, st, backend.ListInput{Bucket: bucket, V2: v2, Prefix: "tree/", Delimiter: "-"}, q)
 		if len(keys) != 6 || !slices.Equal(prefixes, []string{"tree/e-"}) {
 			t.Errorf("%s tree/ by '-': keys %v prefixes %v", name, keys, prefixes)
 		}
 		// Whole bucket, delimited at the top ("empty" and dir/ come from
 		// the object subtest).
-		keys, prefixes, _ = ListAll(ctx, t, st, backend.ListInput{Bucket: bucket, V2: v2, Delimiter: "/"}, q)
+		keys, prefixes, _ = listAll(ctx, t, st, backend.ListInput{Bucket: bucket, V2: v2, Delimiter: "/"}, q)
 		if !slices.Equal(keys, []string{"empty"}) || !slices.Equal(prefixes, []string{"dir/", "many/", "tree/"}) {
 			t.Errorf("%s root delimited: keys %v prefixes %v", name, keys, prefixes)
 		}
@@ -247,7 +247,7 @@ func testList(ctx context.Context, t *testing.T, st backend.Store, bucket string
 	if len(page.Entries) != 1 {
 		t.Fatalf("many/k00 listing: %+v", page.Entries)
 	}
-	if e := page.Entries[0]; e.Size != 8 || e.ETag != MD5Hex([]byte("many/k00")) || e.LastModified.IsZero() {
+	if e := page.Entries[0]; e.Size != 8 || e.ETag != md5hex([]byte("many/k00")) || e.LastModified.IsZero() {
 		t.Errorf("entry = %+v", e)
 	}
 }
@@ -285,9 +285,9 @@ func testDelete(ctx context.Context, t *testing.T, st backend.Store, bucket stri
 	WantCode(t, st.DeleteBucket(ctx, bucket), "NoSuchBucket", 404)
 }
 
-// ListAll pages through a listing the way s3seal will: V1 by NextMarker (or
+// listAll pages through a listing the way s3seal will: V1 by NextMarker (or
 // the last key or prefix when the backend sends none), V2 by token.
-func ListAll(ctx context.Context, t *testing.T, st backend.Store, in backend.ListInput, q Quirks) (keys, prefixes []string, pages int) {
+func listAll(ctx context.Context, t *testing.T, st backend.Store, in backend.ListInput, q Quirks) (keys, prefixes []string, pages int) {
 	t.Helper()
 	for {
 		page, err := st.ListObjects(ctx, in)

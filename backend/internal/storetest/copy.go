@@ -20,8 +20,8 @@ func testCopy(ctx context.Context, t *testing.T, st backend.Store, bucket string
 		out, err := st.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: key, Bucket: bucket, Key: key, SrcIfMatch: pw.ETag,
 			Meta: map[string]string{"v": "2", "keep": "x"}, Headers: backend.Headers{ContentType: "text/new", CacheControl: "no-cache"}})
 		Must(t, err)
-		if out.ETag != MD5Hex(data) {
-			t.Errorf("%s: copy ETag %q, want %q", key, out.ETag, MD5Hex(data))
+		if out.ETag != md5hex(data) {
+			t.Errorf("%s: copy ETag %q, want %q", key, out.ETag, md5hex(data))
 		}
 		obj, err := st.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key})
 		Must(t, err)
@@ -35,7 +35,7 @@ func testCopy(ctx context.Context, t *testing.T, st backend.Store, bucket string
 			Must(t, st.DeleteObject(ctx, bucket, key))
 			continue
 		}
-		_, err = st.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: key, Bucket: bucket, Key: key, SrcIfMatch: MD5Hex([]byte("other")),
+		_, err = st.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: key, Bucket: bucket, Key: key, SrcIfMatch: md5hex([]byte("other")),
 			Meta: map[string]string{"v": "3"}})
 		WantCode(t, err, "PreconditionFailed", 412)
 		hi, err := st.HeadObject(ctx, bucket, key)
@@ -60,7 +60,7 @@ func testPartCopy(ctx context.Context, t *testing.T, st backend.Store, bucket st
 	Must(t, err)
 	if !q.NoCopySourceIfMatch {
 		_, err = st.UploadPartCopy(ctx, backend.UploadPartCopyInput{Bucket: bucket, Key: key, UploadID: id, PartNumber: 1,
-			SrcBucket: bucket, SrcKey: key, SrcIfMatch: MD5Hex([]byte("other")), First: 0, Last: mib5 - 1})
+			SrcBucket: bucket, SrcKey: key, SrcIfMatch: md5hex([]byte("other")), First: 0, Last: mib5 - 1})
 		WantCode(t, err, "PreconditionFailed", 412)
 	}
 	ranges := [][2]int64{{0, mib5 - 1}, {mib5, int64(len(data)) - 1}}
@@ -69,7 +69,7 @@ func testPartCopy(ctx context.Context, t *testing.T, st backend.Store, bucket st
 		e, err := st.UploadPartCopy(ctx, backend.UploadPartCopyInput{Bucket: bucket, Key: key, UploadID: id, PartNumber: int32(i + 1),
 			SrcBucket: bucket, SrcKey: key, SrcIfMatch: pw.ETag, First: r[0], Last: r[1]})
 		Must(t, err)
-		if e != MD5Hex(data[r[0]:r[1]+1]) {
+		if e != md5hex(data[r[0]:r[1]+1]) {
 			t.Errorf("part %d ETag %q, want the MD5 of its range", i+1, e)
 		}
 		parts = append(parts, backend.CompletedPart{PartNumber: int32(i + 1), ETag: e})

@@ -14,6 +14,8 @@ import (
 	"github.com/s3seal/s3seal/backend"
 )
 
+// Put writes data at bucket/key with its Content-MD5 and fails the test
+// on an error.
 func Put(ctx context.Context, t *testing.T, st backend.Store, bucket, key string, data []byte, meta map[string]string, hdr backend.Headers) backend.PutOutput {
 	t.Helper()
 	out, err := st.PutObject(ctx, backend.PutInput{
@@ -39,6 +41,7 @@ func WantCode(t *testing.T, err error, code string, status int) {
 	}
 }
 
+// Must fails the test on an error.
 func Must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
@@ -46,6 +49,7 @@ func Must(t *testing.T, err error) {
 	}
 }
 
+// EntryKeys are the keys of a listing's entries.
 func EntryKeys(es []backend.ListEntry) []string {
 	out := make([]string, len(es))
 	for i, e := range es {
@@ -61,6 +65,7 @@ func lastOr(s []string) string {
 	return s[len(s)-1]
 }
 
+// ReadAll reads and closes rc.
 func ReadAll(t *testing.T, rc io.ReadCloser) []byte {
 	t.Helper()
 	defer rc.Close()
@@ -69,6 +74,7 @@ func ReadAll(t *testing.T, rc io.ReadCloser) []byte {
 	return b
 }
 
+// RandBytes are n random bytes.
 func RandBytes(t *testing.T, n int) []byte {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
@@ -77,8 +83,11 @@ func RandBytes(t *testing.T, n int) []byte {
 	return b
 }
 
-func RandHex(t *testing.T, n int) string { return hex.EncodeToString(RandBytes(t, n)) }
+// randHex is n random bytes in hex.
+func randHex(t *testing.T, n int) string { return hex.EncodeToString(RandBytes(t, n)) }
 
-func MD5Hex(b []byte) string { s := md5.Sum(b); return hex.EncodeToString(s[:]) }
+// md5hex is b's MD5 in hex (an S3 ETag of a single-part object).
+func md5hex(b []byte) string { s := md5.Sum(b); return hex.EncodeToString(s[:]) }
 
+// MD5Base64 is b's MD5 in base64 (a Content-MD5 header).
 func MD5Base64(b []byte) string { s := md5.Sum(b); return base64.StdEncoding.EncodeToString(s[:]) }

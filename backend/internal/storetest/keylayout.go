@@ -18,7 +18,7 @@ import (
 // in files named dirMarker; other stores take it.
 func KeyLayouts(t *testing.T, st backend.Store, limited bool, dirMarker string) {
 	ctx := context.Background()
-	bucket := "keys-" + RandHex(t, 4)
+	bucket := "keys-" + randHex(t, 4)
 	Must(t, st.CreateBucket(ctx, bucket))
 	Put(ctx, t, st, bucket, "dir/", nil, nil, backend.Headers{})
 	Put(ctx, t, st, bucket, "dir/sub/file", []byte("f"), nil, backend.Headers{})

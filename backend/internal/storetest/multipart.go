@@ -26,8 +26,8 @@ func testMultipart(ctx context.Context, t *testing.T, st backend.Store, bucket s
 	etags := make([]string, len(parts))
 	for i, p := range parts {
 		etags[i] = UploadPart(ctx, t, st, bucket, "mp/obj", id, int32(i+1), p)
-		if etags[i] != MD5Hex(p) {
-			t.Errorf("part %d ETag = %q, want %q", i+1, etags[i], MD5Hex(p))
+		if etags[i] != md5hex(p) {
+			t.Errorf("part %d ETag = %q, want %q", i+1, etags[i], md5hex(p))
 		}
 	}
 	// A part uploaded again replaces the earlier one.
@@ -167,6 +167,7 @@ func testMultipart(ctx context.Context, t *testing.T, st backend.Store, bucket s
 	Must(t, st.DeleteObject(ctx, bucket, "mp/small"))
 }
 
+// UploadPart uploads data as part n of upload id and returns its ETag.
 func UploadPart(ctx context.Context, t *testing.T, st backend.Store, bucket, key, id string, n int32, data []byte) string {
 	t.Helper()
 	etag, err := st.UploadPart(ctx, backend.UploadPartInput{Bucket: bucket, Key: key, UploadID: id, PartNumber: n,
