@@ -22,7 +22,7 @@ type aclState struct {
 	Grants map[string]string `json:"grants,omitempty"`
 }
 
-const embeddedOwner = "s3seal"
+const ownerID = "s3seal"
 
 var cannedACLList = []string{"private", "public-read", "public-read-write", "authenticated-read",
 	"aws-exec-read", "bucket-owner-read", "bucket-owner-full-control", "log-delivery-write"}
@@ -117,8 +117,8 @@ func policyOf(st *aclState) []byte {
 		return st.Doc
 	}
 	p := aclPolicy{NS: s3XMLNS}
-	p.Owner.ID, p.Owner.DisplayName = embeddedOwner, embeddedOwner
-	p.Grants = []aclGrant{{Grantee: aclGrantee{XMLNSXsi: xsi, Type: "CanonicalUser", ID: embeddedOwner, DisplayName: embeddedOwner}, Permission: "FULL_CONTROL"}}
+	p.Owner.ID, p.Owner.DisplayName = ownerID, ownerID
+	p.Grants = []aclGrant{{Grantee: aclGrantee{XMLNSXsi: xsi, Type: "CanonicalUser", ID: ownerID, DisplayName: ownerID}, Permission: "FULL_CONTROL"}}
 	if st != nil {
 		switch st.Canned {
 		case "public-read":

@@ -20,11 +20,11 @@ import (
 const (
 	// stdHeaderPrefix smuggles the standard headers gofakes3 does not keep
 	// (Cache-Control, Content-Language, Expires) through its metadata; see
-	// embeddedHandler.
+	// newHandler.
 	stdHeaderPrefix = "X-Amz-S3seal-Std-"
 	// etagMetaKey holds the S3 ETag of an object assembled from parts
 	// ("<md5 of part md5s>-<parts>"), which gofakes3 cannot express (it
-	// derives ETags from the body's MD5); embeddedHandler and ListBucket
+	// derives ETags from the body's MD5); newHandler and ListBucket
 	// put it in place of gofakes3's.
 	etagMetaKey = "X-Amz-S3seal-Etag"
 	// privateHeaderPrefix covers every header name s3seal's embedded

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// embeddedHandler wraps the gofakes3 handler with the request and response
+// newHandler wraps the gofakes3 handler with the request and response
 // fixes that need HTTP headers (fixedBackend covers the rest):
 //
 //   - Requests whose Host is not the listener's address, or which carry an
@@ -31,8 +31,8 @@ import (
 //     (serveVersions, serveRead: versions_http.go).
 //   - Objects assembled from parts get their multipart ETag (etagMetaKey)
 //     on GET and HEAD in place of gofakes3's MD5 of the body.
-func embeddedHandler(host, accessKey string, mp *mpStore, attrs *attrStore, next http.Handler) http.Handler {
-	var served http.Handler = embeddedBase(mp, next)
+func newHandler(host, accessKey string, mp *mpStore, attrs *attrStore, next http.Handler) http.Handler {
+	var served http.Handler = baseHandler(mp, next)
 	if attrs != nil {
 		served = newAttrsHandler(attrs, served) // tags, lock, documents (embedded_attrs*.go)
 	}
@@ -54,9 +54,9 @@ func embeddedHandler(host, accessKey string, mp *mpStore, attrs *attrStore, next
 	})
 }
 
-// embeddedBase serves an authenticated request: multipart uploads from
+// baseHandler serves an authenticated request: multipart uploads from
 // mp, the rest by next (gofakes3) with the fixes above.
-func embeddedBase(mp *mpStore, next http.Handler) http.Handler {
+func baseHandler(mp *mpStore, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		bucket, key, isObject := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 		if !isObject {

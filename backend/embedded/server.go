@@ -20,11 +20,11 @@ import (
 	"github.com/s3seal/s3seal/backend"
 )
 
-// embeddedSecretKey signs requests to the embedded store. gofakes3 verifies
+// secretKey signs requests to the embedded store. gofakes3 verifies
 // no signature, so the secret grants nothing; what does is the access key,
-// drawn at random on every start and checked by embeddedHandler: another
+// drawn at random on every start and checked by newHandler: another
 // local process that finds the loopback port still cannot use the store.
-const embeddedSecretKey = "s3seal-embedded-secret"
+const secretKey = "s3seal-embedded-secret"
 
 // Server is a gofakes3 S3 server over the local file system: objects live
 // in <dataDir>/objects (s3afero layout: buckets/<bucket>/<key> and
@@ -139,7 +139,7 @@ func Start(dataDir string, opts ...Option) (*Server, error) {
 		endpoint: "http://" + host,
 		served:   make(chan error, 1),
 	}
-	e.srv.Handler = embeddedHandler(host, e.accessKey, mp, attrs, faker.Server())
+	e.srv.Handler = newHandler(host, e.accessKey, mp, attrs, faker.Server())
 	e.closeTimeout = cfg.closeTimeout
 	go func() { e.served <- e.srv.Serve(ln) }()
 	return e, nil
@@ -154,7 +154,7 @@ func (e *Server) Config() backend.S3Config {
 	return backend.S3Config{
 		Endpoint:  e.endpoint,
 		AccessKey: e.accessKey,
-		SecretKey: embeddedSecretKey,
+		SecretKey: secretKey,
 		PathStyle: true,
 	}
 }
