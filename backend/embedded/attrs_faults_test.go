@@ -41,12 +41,14 @@ func TestEmbeddedLockedWriteRecordFirst(t *testing.T) {
 	t.Logf("copy: %d %s", resp.StatusCode, cb)
 	exec.Command("chattr", "-i", odir).Run()
 	_, ub := s.do("POST", "/lkb/k", url.Values{"uploads": {""}}, lockH, nil)
-	var up struct{ UploadId string }
+	var up struct {
+		UploadID string `xml:"UploadId"`
+	}
 	xml.Unmarshal(ub, &up)
-	presp, _ := s.do("PUT", "/lkb/k", url.Values{"uploadId": {up.UploadId}, "partNumber": {"1"}}, nil, []byte("part"))
+	presp, _ := s.do("PUT", "/lkb/k", url.Values{"uploadId": {up.UploadID}, "partNumber": {"1"}}, nil, []byte("part"))
 	exec.Command("chattr", "+i", odir).Run()
 	done := `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>` + presp.Header.Get("ETag") + `</ETag></Part></CompleteMultipartUpload>`
-	resp, db := s.do("POST", "/lkb/k", url.Values{"uploadId": {up.UploadId}}, nil, []byte(done))
+	resp, db := s.do("POST", "/lkb/k", url.Values{"uploadId": {up.UploadID}}, nil, []byte(done))
 	t.Logf("complete: %d %s", resp.StatusCode, db)
 	if resp.StatusCode == 200 && !bytes.Contains(db, []byte("<Error>")) {
 		t.Errorf("the completion succeeded although its record could not be written")

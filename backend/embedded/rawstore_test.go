@@ -75,12 +75,15 @@ func (s *rawStore) versionIDs(bucket string) []string {
 		s.t.Fatalf("list versions: %d %s", resp.StatusCode, b)
 	}
 	var out struct {
-		V []struct{ Key, VersionId string } `xml:"Version"`
+		V []struct {
+			Key       string
+			VersionID string `xml:"VersionId"`
+		} `xml:"Version"`
 	}
 	xml.Unmarshal(b, &out)
 	var ids []string
 	for _, v := range out.V {
-		ids = append(ids, v.Key+"@"+v.VersionId)
+		ids = append(ids, v.Key+"@"+v.VersionID)
 	}
 	return ids
 }

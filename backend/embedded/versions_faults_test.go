@@ -157,14 +157,14 @@ func TestEmbeddedRaceWritersDeletes(t *testing.T) {
 	resp, b := s.do("GET", "/lkb", url.Values{"versions": {""}}, nil, nil)
 	var out struct {
 		V []struct {
-			VersionId string
+			VersionID string `xml:"VersionId"`
 			IsLatest  bool
 		} `xml:"Version"`
 	}
 	xml.Unmarshal(b, &out)
 	seen, latest := map[string]int{}, 0
 	for _, v := range out.V {
-		seen[v.VersionId]++
+		seen[v.VersionID]++
 		if v.IsLatest {
 			latest++
 		}
@@ -263,11 +263,11 @@ func TestEmbeddedListVersionsPagingVsMoto(t *testing.T) {
 						var out struct {
 							IsTruncated         bool
 							NextKeyMarker       string
-							NextVersionIdMarker string
+							NextVersionIDMarker string `xml:"NextVersionIdMarker"`
 							Items               []struct {
 								XMLName   xml.Name
 								Key       string
-								VersionId string
+								VersionID string `xml:"VersionId"`
 								IsLatest  bool
 							} `xml:",any"`
 							CommonPrefixes []struct{ Prefix string }
@@ -276,7 +276,7 @@ func TestEmbeddedListVersionsPagingVsMoto(t *testing.T) {
 						line := "p=" + prefix + " d=" + delim + " mk=" + itoa(mk) + ":"
 						for _, it := range out.Items {
 							if it.XMLName.Local == "Version" || it.XMLName.Local == "DeleteMarker" {
-								line += " " + it.XMLName.Local[:1] + ":" + names[it.VersionId]
+								line += " " + it.XMLName.Local[:1] + ":" + names[it.VersionID]
 								if it.IsLatest {
 									line += "*"
 								}
@@ -289,7 +289,7 @@ func TestEmbeddedListVersionsPagingVsMoto(t *testing.T) {
 						if !out.IsTruncated {
 							break
 						}
-						km, vm = out.NextKeyMarker, out.NextVersionIdMarker
+						km, vm = out.NextKeyMarker, out.NextVersionIDMarker
 					}
 					sort.Strings(combo)
 					log = append(log, "p="+prefix+" d="+delim+" mk="+itoa(mk)+": "+strings.Join(combo, " "))

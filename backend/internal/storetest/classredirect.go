@@ -7,9 +7,9 @@ import (
 	"github.com/s3seal/s3seal/backend"
 )
 
-// ClassRedirect: the storage class and website redirect location of a
-// PUT and of CreateMultipartUpload are kept and reported by HEAD, GET and
-// (the class) listings, on every store. uploadClass says whether the store
+// ClassRedirect checks that the storage class and website redirect
+// location of a PUT and of CreateMultipartUpload are kept and reported by
+// HEAD, GET and (the class) listings, on every store. uploadClass says whether the store
 // reports an upload's class in ListMultipartUploads (moto 5 says STANDARD).
 func ClassRedirect(t *testing.T, st backend.Store, uploadClass bool) {
 	ctx := context.Background()

@@ -11,9 +11,9 @@ import (
 	"github.com/s3seal/s3seal/backend"
 )
 
-// KeyLayouts: directory markers (keys ending in "/") are objects, and
-// a key under an object ("obj/x" beside "obj") is simply missing, on every
-// store. limited is the embedded store, which refuses (with a 4xx naming
+// KeyLayouts checks that directory markers (keys ending in "/") are
+// objects, and that a key under an object ("obj/x" beside "obj") is simply
+// missing, on every store. limited is the embedded store, which refuses (with a 4xx naming
 // the limit) what a file system cannot hold, and keeps directory markers
 // in files named dirMarker; other stores take it.
 func KeyLayouts(t *testing.T, st backend.Store, limited bool, dirMarker string) {
