@@ -1,6 +1,6 @@
-// Package backend reaches the object store that holds s3seal's ciphertext:
-// any S3 API through aws-sdk-go-v2, or an embedded gofakes3 store kept on
-// disk for the zero-setup default. It knows nothing of encryption or of the
+// Package backend is the S3 client that reaches the object store holding
+// s3seal's ciphertext: any S3 API through aws-sdk-go-v2 (the embedded store
+// of backend/embedded included). It knows nothing of encryption or of the
 // client-facing HTTP API: it moves bytes and metadata and reports errors as
 // *Error values with the backend's S3 code.
 package backend

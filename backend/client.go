@@ -45,19 +45,15 @@ type S3Config struct {
 	// MaxAttempts bounds the SDK's standard retryer (attempts, not retries).
 	// Default 0 means the SDK default (3). 1 disables retries.
 	MaxAttempts int
-	// Embedded says the store is the embedded one, whose missing
-	// sub-resources (SubresourceLimit) are known without asking it.
-	Embedded bool
 }
 
 // S3 is a Store over any S3 API, built on aws-sdk-go-v2. It is safe for
 // concurrent use.
 type S3 struct {
-	api      *s3.Client
-	raw      rawTarget // for Forward
-	embedded bool
-	noCRC    atomic.Bool // the store refused or ignored x-amz-checksum-crc32c (integrity.go)
-	crcOK    atomic.Bool // the store confirmed x-amz-checksum-crc32c
+	api   *s3.Client
+	raw   rawTarget   // for Forward
+	noCRC atomic.Bool // the store refused or ignored x-amz-checksum-crc32c (integrity.go)
+	crcOK atomic.Bool // the store confirmed x-amz-checksum-crc32c
 }
 
 var _ Store = (*S3)(nil)
@@ -110,7 +106,7 @@ func newS3(cfg S3Config, extra ...func(*s3.Options)) (*S3, error) {
 		o.APIOptions = append(o.APIOptions, addError200)
 	}}, extra...)
 	api := s3.NewFromConfig(awsCfg, optFns...)
-	return &S3{api: api, raw: rawTarget{cfg: cfg, http: awsCfg.HTTPClient, creds: awsCfg.Credentials}, embedded: cfg.Embedded}, nil
+	return &S3{api: api, raw: rawTarget{cfg: cfg, http: awsCfg.HTTPClient, creds: awsCfg.Credentials}}, nil
 }
 
 // ListBuckets lists the buckets the credentials own.

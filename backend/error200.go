@@ -81,10 +81,11 @@ func peekError200(resp *smithyhttp.Response) (code, msg string, isErr bool, err 
 	return code, msg, isErr, err
 }
 
-// errorBody200 reports whether a whole 2xx answer body is an S3 <Error>
+// ErrorDocument reports whether a whole 2xx answer body is an S3 <Error>
 // document, and its Code and Message if so: the same judgement as
-// peekError200, for answers already read (Forward).
-func errorBody200(body []byte) (code, msg string, isErr bool) {
+// peekError200, for answers already read (Forward, and the embedded
+// store's look at its own answers).
+func ErrorDocument(body []byte) (code, msg string, isErr bool) {
 	code, msg, isErr, _, err := peekErrorRoot(io.NopCloser(bytes.NewReader(body)))
 	return code, msg, isErr && err == nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"github.com/s3seal/s3seal/backend/internal/moto"
 )
 
 // moto's V1 answer says EncodingType=url but leaves CommonPrefixes raw: a
@@ -11,7 +13,7 @@ import (
 // give each prefix as written (no 503 for "a%b/", no "a%2Bb/" read as
 // "a+b/"), with paging by marker exact.
 func TestMotoV1ListingPercentPrefixes(t *testing.T) {
-	st, err := NewS3(S3Config{Endpoint: startMoto(t), AccessKey: "test", SecretKey: "test", PathStyle: true})
+	st, err := NewS3(S3Config{Endpoint: moto.Start(t), AccessKey: "test", SecretKey: "test", PathStyle: true})
 	must(t, err)
 	ctx := context.Background()
 	must(t, st.CreateBucket(ctx, "pct"))

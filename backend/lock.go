@@ -77,9 +77,6 @@ func (d DefaultRetention) Until(t time.Time) time.Time {
 // ?object-lock). A bucket without an Object Lock configuration, or a store
 // without Object Lock (NotImplemented), has none.
 func (c *S3) BucketDefaultRetention(ctx context.Context, bucket string) (DefaultRetention, error) {
-	if c.SubresourceLimit("object-lock") != "" {
-		return DefaultRetention{}, nil
-	}
 	out, err := c.Forward(ctx, RawRequest{Method: http.MethodGet, Bucket: bucket,
 		Query: url.Values{"object-lock": {""}}, Header: http.Header{}})
 	switch ErrorCode(err) {

@@ -1,78 +1,49 @@
-package backend
+package backend_test
 
 import (
 	"context"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"strconv"
 	"testing"
-	"time"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/internal/moto"
+	"github.com/s3seal/s3seal/backend/internal/storetest"
 )
 
-// startMoto runs moto_server on a free loopback port for the test. It skips
-// when moto_server is not installed, unless CI=true, where that fails.
-func startMoto(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("moto_server not found (required under CI=true): %v", err)
-		}
-		t.Skip("moto_server not installed")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
-	cmd.Stdout, cmd.Stderr = nil, nil
-	must(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
-
-	endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
-	deadline := time.Now().Add(30 * time.Second)
-	client := &http.Client{Timeout: time.Second}
-	for {
-		select {
-		case err := <-exited:
-			t.Fatalf("moto_server exited early: %v", err)
-		default:
-		}
-		resp, err := client.Get(endpoint + "/")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return endpoint
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("moto_server not ready on %s: %v", endpoint, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 func TestMotoContract(t *testing.T) {
-	endpoint := startMoto(t)
-	st, err := NewS3(S3Config{Endpoint: endpoint, AccessKey: "test", SecretKey: "test", PathStyle: true})
-	must(t, err)
-	testStoreWith(t, st, quirks{noMD5Check: true, laxMultipart: true, noCopySourceIfMatch: true})
+	endpoint := moto.Start(t)
+	st, err := backend.NewS3(backend.S3Config{Endpoint: endpoint, AccessKey: "test", SecretKey: "test", PathStyle: true})
+	storetest.Must(t, err)
+	storetest.ContractWith(t, st, storetest.Quirks{NoMD5Check: true, LaxMultipart: true, NoCopySourceIfMatch: true})
 
 	// V2 with FetchOwner carries the owner (moto, like AWS, sends it).
 	ctx := context.Background()
-	must(t, st.CreateBucket(ctx, "owner-test"))
-	put(ctx, t, st, "owner-test", "k", []byte("x"), nil, Headers{})
-	page, err := st.ListObjects(ctx, ListInput{Bucket: "owner-test", V2: true, FetchOwner: true})
-	must(t, err)
+	storetest.Must(t, st.CreateBucket(ctx, "owner-test"))
+	storetest.Put(ctx, t, st, "owner-test", "k", []byte("x"), nil, backend.Headers{})
+	page, err := st.ListObjects(ctx, backend.ListInput{Bucket: "owner-test", V2: true, FetchOwner: true})
+	storetest.Must(t, err)
 	if len(page.Entries) != 1 || page.Entries[0].OwnerID == "" {
 		t.Errorf("FetchOwner listing = %+v, want an owner", page.Entries)
 	}
+}
+
+func TestMotoClassRedirect(t *testing.T) {
+	st, err := backend.NewS3(backend.S3Config{Endpoint: moto.Start(t), AccessKey: "test", SecretKey: "test", PathStyle: true})
+	storetest.Must(t, err)
+	storetest.ClassRedirect(t, st, false)
+}
+
+func TestMotoKeyLayouts(t *testing.T) {
+	st, err := backend.NewS3(backend.S3Config{Endpoint: moto.Start(t), AccessKey: "test", SecretKey: "test", PathStyle: true})
+	storetest.Must(t, err)
+	storetest.KeyLayouts(t, st, false, "")
+}
+
+// TestMotoVersions: version ids from every write, reads and copies of a
+// version, delete markers as GET reports them, conditional deletes, and
+// ListObjectVersions in S3's order with paging.
+func TestMotoVersions(t *testing.T) {
+	endpoint := moto.Start(t)
+	st, err := backend.NewS3(backend.S3Config{Endpoint: endpoint, AccessKey: "test", SecretKey: "test", PathStyle: true})
+	storetest.Must(t, err)
+	storetest.Versions(t, st)
 }

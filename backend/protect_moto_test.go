@@ -11,13 +11,15 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/s3seal/s3seal/backend/internal/moto"
 )
 
 // A bucket with Object Lock on moto: Protection reaches the object (PUT
 // and multipart), the lock holds against this very credential, the
 // governance bypass passes on, and Forward reads and writes sub-resources.
 func TestMotoObjectLock(t *testing.T) {
-	endpoint := startMoto(t)
+	endpoint := moto.Start(t)
 	st, err := NewS3(S3Config{Endpoint: endpoint, AccessKey: "test", SecretKey: "test", PathStyle: true})
 	must(t, err)
 	ctx := context.Background()
@@ -98,7 +100,7 @@ func TestMotoObjectLock(t *testing.T) {
 // the store's AccessDenied (moto names only the key of a refusal), the
 // others are deleted; with the governance bypass all go.
 func TestMotoDeleteVersionsLocked(t *testing.T) {
-	endpoint := startMoto(t)
+	endpoint := moto.Start(t)
 	st, err := NewS3(S3Config{Endpoint: endpoint, AccessKey: "test", SecretKey: "test", PathStyle: true})
 	must(t, err)
 	ctx := context.Background()

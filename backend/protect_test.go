@@ -34,14 +34,6 @@ func TestPutSendsMD5OfSmallBodies(t *testing.T) {
 	}
 }
 
-func asErr(err error, e **Error) bool {
-	x, ok := err.(*Error)
-	if ok {
-		*e = x
-	}
-	return ok
-}
-
 // A store that demands Content-MD5 (AWS, for PUTs and parts in a bucket
 // with Object Lock, default retention included) gets it on a second
 // attempt, for bodies the caller sent without one.

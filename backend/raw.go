@@ -141,7 +141,7 @@ func (c *S3) Forward(ctx context.Context, in RawRequest) (*RawResponse, error) {
 		return nil, &Error{Op: op, Code: e.Code, StatusCode: resp.StatusCode, Message: e.Message,
 			Err: fmt.Errorf("status %d", resp.StatusCode)}
 	}
-	if code, msg, isErr := errorBody200(body); isErr {
+	if code, msg, isErr := ErrorDocument(body); isErr {
 		// A 2xx whose body is an S3 <Error> (RGW's "did not respond in
 		// time") did not do what was asked: it is that error, as a 5xx,
 		// as error200Middleware makes it for the SDK operations.

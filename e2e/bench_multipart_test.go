@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 )
 
 // BenchmarkMultipartUploads sends N concurrent multipart uploads of SIZE
@@ -32,7 +32,7 @@ func BenchmarkMultipartUploads(b *testing.B) {
 	size := int64(envInt("S3SEAL_BENCH_UPLOAD_MIB", 1024)) << 20
 	const partSize = 16 << 20
 
-	emb, err := backend.StartEmbedded(b.TempDir())
+	emb, err := embedded.Start(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/internal/faultproxy"
 )
 
@@ -24,7 +25,7 @@ import (
 // its credentials) and the proxy.
 func embeddedBehindProxy(t *testing.T) (backend.S3Config, *faultproxy.Proxy) {
 	t.Helper()
-	emb, err := backend.StartEmbedded(t.TempDir())
+	emb, err := embedded.Start(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

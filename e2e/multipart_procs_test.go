@@ -6,7 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 )
 
 // sharedBackend returns a function that starts s3seal processes sharing
@@ -25,7 +25,7 @@ func sharedBackend(t *testing.T, be string) func() *sealProc {
 		m := startMoto(t)
 		return func() *sealProc { return start(sealOpts{Backend: m}) }
 	}
-	emb, err := backend.StartEmbedded(t.TempDir())
+	emb, err := embedded.Start(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 )
 
 const (
@@ -135,7 +135,7 @@ func sendAll(ctx context.Context, c *s3.Client, bucket, uploadID string, loads [
 // as empty afterwards as before.
 func TestSpoolDiskBounded(t *testing.T) {
 	dir := mountTmpfs(t, spoolDiskSize)
-	emb, err := backend.StartEmbedded(t.TempDir())
+	emb, err := embedded.Start(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

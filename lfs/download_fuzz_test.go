@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -20,7 +20,7 @@ import (
 // fuzzHandler is a Handler over an embedded store, without a network.
 func fuzzHandler(f *testing.F) (*Handler, *sealstore.Store) {
 	f.Helper()
-	be, closer, err := backend.NewEmbeddedStore(f.TempDir())
+	be, closer, err := embedded.NewStore(f.TempDir())
 	if err != nil {
 		f.Fatal(err)
 	}

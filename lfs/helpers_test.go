@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -90,7 +91,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
+	be, closer, err := embedded.NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

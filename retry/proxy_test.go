@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/internal/faultproxy"
 )
 
@@ -15,7 +16,7 @@ import (
 // timeouts) to the embedded store through a fault proxy, and the proxy.
 func proxied(t *testing.T, timeouts ...backend.Timeouts) (*faultproxy.Proxy, *backend.S3) {
 	t.Helper()
-	emb, err := backend.StartEmbedded(t.TempDir())
+	emb, err := embedded.Start(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 )
 
 // flakyStore puts a proxy in front of the embedded store that answers the
@@ -28,7 +29,7 @@ const errorBody200 = `<?xml version="1.0" encoding="UTF-8"?>
 
 func newFlaky(t *testing.T, faults int) (*flakyStore, backend.Store) {
 	t.Helper()
-	emb, err := backend.StartEmbedded(t.TempDir())
+	emb, err := embedded.Start(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

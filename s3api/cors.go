@@ -263,9 +263,6 @@ func fetchCORS(ctx context.Context, f backend.Forwarder, bucket string) (*corsDo
 	if f == nil {
 		return nil, nil
 	}
-	if l, ok := f.(backend.SubresourceLimits); ok && l.SubresourceLimit("cors") != "" {
-		return nil, nil
-	}
 	out, err := f.Forward(ctx, backend.RawRequest{Method: http.MethodGet, Bucket: bucket,
 		Query: url.Values{"cors": {""}}, Header: http.Header{}})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -23,7 +24,7 @@ import (
 // ends.
 func embeddedStore(tb testing.TB) backend.Store {
 	tb.Helper()
-	be, closer, err := backend.NewEmbeddedStore(tb.TempDir())
+	be, closer, err := embedded.NewStore(tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -263,9 +263,6 @@ func (s *Server) lockForbidsSuspend(req *request) error {
 	if s.cfg.Forwarder == nil {
 		return nil
 	}
-	if l, ok := s.cfg.Forwarder.(backend.SubresourceLimits); ok && l.SubresourceLimit("object-lock") != "" {
-		return nil
-	}
 	if on, err := s.bucketLockOn(req); err != nil || !on {
 		return nil
 	}

@@ -113,15 +113,10 @@ func onlySub(name string, object bool) mux.MatcherFunc {
 // forward passes one sub-resource request to the backend.
 func (s *Server) forward(sr subresource) handler {
 	return func(req *request) error {
-		// A store without these answers 501 to everyone, before the
-		// admin check (backend.SubresourceLimits).
+		// Without a store to forward to, 501 to everyone, before the
+		// admin check.
 		if s.cfg.Forwarder == nil {
 			return s3err.New("NotImplemented", "s3seal does not implement ?"+sr.name+" on this backend.")
-		}
-		if l, ok := s.cfg.Forwarder.(backend.SubresourceLimits); ok {
-			if msg := l.SubresourceLimit(sr.name); msg != "" {
-				return s3err.New("NotImplemented", msg)
-			}
 		}
 		// Reading a configuration is open to the bucket's readers (s3cmd
 		// info, the console and SDK tools ask for it); changing it is for

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 )
 
@@ -21,7 +22,7 @@ import (
 // header (a store that ignores ranges answers 200 with the whole object).
 func reshapingStore(t *testing.T, chunked, noRange bool) (direct, shaped backend.Store, kr *crypto.Keyring) {
 	t.Helper()
-	e, err := backend.StartEmbedded(t.TempDir())
+	e, err := embedded.Start(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

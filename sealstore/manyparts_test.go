@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 )
 
@@ -19,7 +20,7 @@ import (
 // that take parts of any size: 10,000 parts of S3's 5 MiB would be 50 GB.
 func newTinyPartsFixture(t *testing.T) *fixture {
 	t.Helper()
-	return newFixtureWith(t, Options{minPartSize: 1}, backend.WithEmbeddedMinPartSize(1))
+	return newFixtureWith(t, Options{minPartSize: 1}, embedded.WithMinPartSize(1))
 }
 
 // peakHeap samples the live heap until stop is called, which returns the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 )
 
@@ -37,7 +38,7 @@ func (g *slowGets) GetObject(ctx context.Context, in backend.GetInput) (*backend
 // the store, its GET counter, the upload id and the parts' MD5 ETags.
 func sha512Upload(t *testing.T, n int) (*Store, *slowGets, string, []string) {
 	t.Helper()
-	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
+	be, closer, err := embedded.NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

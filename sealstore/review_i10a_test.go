@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 )
 
@@ -100,7 +101,7 @@ func (g *getCounter) GetObject(ctx context.Context, in backend.GetInput) (*backe
 // the client's timeout). The same upload with CRC32 costs none.
 func TestReviewI10aLongRecordsOneGetPerPartPerPage(t *testing.T) {
 	for _, alg := range []string{"crc32", "sha512"} {
-		be, closer, err := backend.NewEmbeddedStore(t.TempDir())
+		be, closer, err := embedded.NewStore(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 )
 
@@ -56,9 +57,9 @@ func newFixture(t testing.TB) *fixture {
 
 // newFixtureWith is newFixture with the Store's options opt (a spool in a
 // fresh directory unless given) and the embedded store's beOpts.
-func newFixtureWith(t testing.TB, opt Options, beOpts ...backend.EmbeddedOption) *fixture {
+func newFixtureWith(t testing.TB, opt Options, beOpts ...embedded.Option) *fixture {
 	t.Helper()
-	be, closer, err := backend.NewEmbeddedStore(t.TempDir(), beOpts...)
+	be, closer, err := embedded.NewStore(t.TempDir(), beOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -17,7 +18,7 @@ import (
 // nothing, --delete removes them, and a last run finds nothing.
 func TestGCCommand(t *testing.T) {
 	dir := t.TempDir()
-	emb, err := backend.StartEmbedded(dir)
+	emb, err := embedded.Start(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/metrics"
 	"github.com/s3seal/s3seal/retry"
@@ -236,7 +237,7 @@ func openRawBackend(cfg *config) (backend.Store, func(), string, error) {
 	var s3cfg backend.S3Config
 	closeFn, name := func() {}, cfg.BackendEndpoint
 	if cfg.embedded() {
-		emb, err := backend.StartEmbedded(cfg.DataDir)
+		emb, err := embedded.Start(cfg.DataDir)
 		if err != nil {
 			return nil, nil, "", err // "backend: embedded store: ..."
 		}

@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
-	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/s3api"
 	"github.com/s3seal/s3seal/sealstore"
@@ -31,7 +31,7 @@ import (
 // opens a connection per request.
 func loadServer(t *testing.T, headerTimeout, transferTimeout time.Duration) (string, *atomic.Int64, *http.Client) {
 	t.Helper()
-	be, closer, err := backend.NewEmbeddedStore(t.TempDir())
+	be, closer, err := embedded.NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func frontGoroutines() int {
 	stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
 	store := map[string]bool{}
 	for _, st := range stacks {
-		if strings.Contains(st, "backend.StartEmbedded") && strings.Contains(st, "(*Server).Serve(") {
+		if strings.Contains(st, "embedded.Start") && strings.Contains(st, "(*Server).Serve(") {
 			id, _, _ := strings.Cut(strings.TrimPrefix(st, "goroutine "), " ")
 			store["created by net/http.(*Server).Serve in goroutine "+id] = true
 		}
@@ -113,7 +113,7 @@ func frontGoroutines() int {
 	for _, st := range stacks {
 		_, created, _ := strings.Cut(st, "created by ")
 		created, _, _ = strings.Cut("created by "+created, "\n")
-		if !strings.Contains(st, "persistConn") && !store[created] && !strings.Contains(st, "backend.StartEmbedded") {
+		if !strings.Contains(st, "persistConn") && !store[created] && !strings.Contains(st, "embedded.Start") {
 			n++
 		}
 	}

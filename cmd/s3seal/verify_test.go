@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -19,7 +20,7 @@ import (
 func toolFixture(t *testing.T, fill func(ctx context.Context, be backend.Store, st *sealstore.Store)) (dir string, env func(string) string) {
 	t.Helper()
 	dir = t.TempDir()
-	emb, err := backend.StartEmbedded(dir)
+	emb, err := embedded.Start(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
