@@ -50,7 +50,9 @@ func TestLockWorkflowAWSCLI(t *testing.T) {
 	}
 
 	body := writeFile(t, dir, "dump.sql", []byte("precious backup\n"))
-	var put struct{ VersionId string }
+	var put struct {
+		VersionID string `json:"VersionId"`
+	}
 	mustJSON(t, user.run("s3api", "put-object", "--bucket", "vault", "--key", "db/dump.sql", "--body", body), &put)
 	// A client's copy into the bucket: the default retention locks it.
 	user.run("s3api", "copy-object", "--bucket", "vault", "--key", "db/copy.sql", "--copy-source", "vault/db/dump.sql")
@@ -86,13 +88,16 @@ func TestLockWorkflowAWSCLI(t *testing.T) {
 	}
 
 	var lv struct {
-		Versions []struct{ Key, VersionId string }
+		Versions []struct {
+			Key       string
+			VersionID string `json:"VersionId"`
+		}
 	}
 	mustJSON(t, user.run("s3api", "list-object-versions", "--bucket", "vault", "--prefix", "db/"), &lv)
-	if len(lv.Versions) != 2 || lv.Versions[1].Key != "db/dump.sql" || lv.Versions[1].VersionId != put.VersionId {
-		t.Fatalf("versions: %+v, want db/copy.sql and db/dump.sql %s", lv.Versions, put.VersionId)
+	if len(lv.Versions) != 2 || lv.Versions[1].Key != "db/dump.sql" || lv.Versions[1].VersionID != put.VersionID {
+		t.Fatalf("versions: %+v, want db/copy.sql and db/dump.sql %s", lv.Versions, put.VersionID)
 	}
-	del := []string{"s3api", "delete-object", "--bucket", "vault", "--key", "db/dump.sql", "--version-id", put.VersionId}
+	del := []string{"s3api", "delete-object", "--bucket", "vault", "--key", "db/dump.sql", "--version-id", put.VersionID}
 	bypass := append(append([]string{}, del...), "--bypass-governance-retention")
 	user.fails("AccessDenied", del...)
 	if msg := user.fails("AccessDenied", bypass...); !strings.Contains(msg, `"admin": true`) {

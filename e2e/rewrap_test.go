@@ -123,7 +123,7 @@ func TestTwoRewrapsThenDeleteOldVersions(t *testing.T) {
 	a := newAWSCLI(t, p)
 	var lv struct {
 		Versions []struct {
-			VersionId string
+			VersionID string `json:"VersionId"`
 			IsLatest  bool
 		}
 	}
@@ -132,7 +132,7 @@ func TestTwoRewrapsThenDeleteOldVersions(t *testing.T) {
 	}
 	for _, v := range lv.Versions {
 		if !v.IsLatest {
-			a.run("s3api", "delete-object", "--bucket", b, "--key", "backup.tar", "--version-id", v.VersionId)
+			a.run("s3api", "delete-object", "--bucket", b, "--key", "backup.tar", "--version-id", v.VersionID)
 		}
 	}
 	// A fresh process (a restart, another replica): the running one may

@@ -114,7 +114,10 @@ func TestDownloadPresignToOwnS3API(t *testing.T) {
 	data := randBytes(70_000, 8)
 	env := envelopeOf(t, produce(t, srv.URL, "orders", data, nil))
 	a := doJSON(t, "POST", srv.URL+"/lfs/download", map[string]any{"bucket": env.Bucket, "key": env.Key, "mode": "presign", "expires_seconds": 60})
-	var out struct{ Mode, URL, Expires_At string }
+	var out struct {
+		Mode, URL string
+		ExpiresAt string `json:"expires_at"`
+	}
 	if err := json.Unmarshal(a.body, &out); err != nil || a.status != 200 || out.Mode != "presign" || !strings.HasPrefix(out.URL, s3srv.URL+"/lfs/") {
 		t.Fatalf("%d %s", a.status, a.body)
 	}

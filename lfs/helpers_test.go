@@ -199,7 +199,7 @@ type answer struct {
 
 func (a answer) code(t *testing.T) string {
 	t.Helper()
-	var e struct{ Code, Message, Request_ID string }
+	var e struct{ Code, Message string }
 	_ = json.Unmarshal(a.body, &e)
 	return e.Code
 }

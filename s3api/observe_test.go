@@ -204,7 +204,7 @@ func TestObserverTimesRequestsToTheirEnd(t *testing.T) {
 
 func TestReadyzFollowsReadiness(t *testing.T) {
 	var mu sync.Mutex
-	var fail error = errors.New("backend: connection refused")
+	fail := errors.New("backend: connection refused")
 	srv := newTestServerWith(t, Config{Credentials: SingleCredential("ak", "sk"), Readiness: func(context.Context) error {
 		mu.Lock()
 		defer mu.Unlock()
