@@ -17,6 +17,9 @@ source scripts/test-tools.sh
 echo "test.sh: go vet ./..."
 go vet ./...
 
+# staticcheck, every check (staticcheck.conf), at a pinned version.
+bash scripts/lint-go.sh
+
 # Unit packages with the race detector, which needs cgo; the e2e package
 # (s3seal as a subprocess driven by real clients) without it.
 [[ $(go env CGO_ENABLED) == 1 ]] || die "go test -race needs cgo: go env CGO_ENABLED is $(go env CGO_ENABLED) (a C compiler on PATH, CGO_ENABLED unset or 1)"
