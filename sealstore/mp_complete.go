@@ -48,7 +48,7 @@ type CompleteInput struct {
 // completes the backend upload. A completion that the backend performed but
 // whose answer was lost (a retry then answers NoSuchUpload) is recovered
 // when the object now at the key is the one this completion asked for (see
-// completedByUs).
+// completedDespiteStoreAnswer).
 func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (ObjectInfo, error) {
 	if len(in.Parts) == 0 {
 		return ObjectInfo{}, errorf("MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema.")
@@ -60,9 +60,9 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	}
 	u, err := s.loadUpload(ctx, in.Bucket, in.Key, in.UploadID)
 	if isCode(err, "NoSuchUpload") {
-		if info, ok, err := s.completedBefore(ctx, in); ok {
+		if info, ok, err := s.completedBeforeRequest(ctx, in); ok {
 			if err == nil {
-				s.dropUploadState(context.WithoutCancel(ctx), in)
+				s.dropLeftoverState(context.WithoutCancel(ctx), in)
 			}
 			return info, err
 		}
@@ -89,11 +89,11 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		// process that completed the upload at the store and died before
 		// (or while) removing the state. A client retrying that completion
 		// gets its success, as from S3, when the object at the key is
-		// this upload's, made of these parts (completedBefore).
+		// this upload's, made of these parts (completedBeforeRequest).
 		s.forgetUpload(uploadKey{in.Bucket, in.Key, in.UploadID})
-		if info, ok, err := s.completedBefore(ctx, in); ok {
+		if info, ok, err := s.completedBeforeRequest(ctx, in); ok {
 			if err == nil {
-				s.dropUploadState(context.WithoutCancel(ctx), in)
+				s.dropLeftoverState(context.WithoutCancel(ctx), in)
 			}
 			return info, err
 		}
@@ -105,7 +105,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	if isCode(err, "InvalidPart") {
 		// Parts without their records: another completion of the upload
 		// may have finished meanwhile and removed the upload state.
-		if info, ok, err := s.finishedElsewhere(ctx, u, in.Parts); ok {
+		if info, ok, err := s.completedWhileChecking(ctx, u, in.Parts); ok {
 			return info, err
 		}
 	}
@@ -144,7 +144,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		// store never answered (it stalled, or failed, on every attempt)
 		// and may have completed it all the same. If the object at the key
 		// is the one this completion asks for, that is its success.
-		if o, ok, cerr := s.completedByUs(ctx, u, m, name); cerr == nil && ok {
+		if o, ok, cerr := s.completedDespiteStoreAnswer(ctx, u, m, name); cerr == nil && ok {
 			out, err, elsewhere = o, nil, true
 		}
 	}
@@ -170,7 +170,7 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		ours := false
 		if !standardETag(betag) || !standardETag(name) {
 			var o backend.CompleteMultipartOutput
-			o, ours, err = s.completedByUs(ctx, u, m, name)
+			o, ours, err = s.completedDespiteStoreAnswer(ctx, u, m, name)
 			if err != nil {
 				return ObjectInfo{}, fmt.Errorf("multipart completion: the object the store made cannot be checked: %w", err)
 			}
@@ -236,7 +236,7 @@ func (s *Store) completeBackend(ctx context.Context, in backend.CompleteMultipar
 		return s.be.CompleteMultipartUpload(ctx, in)
 	}
 	return rc.CompleteMultipartUploadRecovering(ctx, in, func(ctx context.Context) (backend.CompleteMultipartOutput, bool, error) {
-		return s.completedByUs(ctx, u, m, name)
+		return s.completedDespiteStoreAnswer(ctx, u, m, name)
 	})
 }
 

@@ -4,7 +4,7 @@ package sealstore
 // not S3's, a completion with other parts used to be told success, store or
 // cache the wrong manifest, and let gc delete the right one; and gc could
 // delete the manifest of an object completed between its two checks. A
-// completion now checks the object is made of its parts (madeOfParts)
+// completion now checks the object is made of its parts (objectMadeOfManifest)
 // before it takes a store's answer, and gc asks whether the upload is over
 // before it looks at the key.
 

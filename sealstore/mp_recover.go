@@ -11,19 +11,42 @@ import (
 	"github.com/s3seal/s3seal/crypto"
 )
 
-// completedBefore reports, for a completion whose upload state is gone,
-// whether the upload was completed before with exactly these parts and its
-// object is still the one at the key: S3 answers such a repeat (a client
-// that lost the first answer) with the object, not NoSuchUpload. The
-// object's manifest names the upload id it was completed from (in its
-// metadata, as gc reads it) and its parts (sealed); both must match.
-func (s *Store) completedBefore(ctx context.Context, in CompleteInput) (ObjectInfo, bool, error) {
+// A completion can find its upload already completed in three situations,
+// each recognised by its own function (the overview in mp.go tells the
+// whole story):
+//
+//   - completedBeforeRequest: the upload was completed before this request
+//     came (a client repeating a completion whose answer it lost), so its
+//     state or its backend upload is gone from the start;
+//   - completedWhileChecking: another completion of the upload (a retry sent
+//     to another replica) finished while this request checked its parts,
+//     and removed the part records it needed;
+//   - completedDespiteStoreAnswer: this request's own completion at the
+//     store answered a failure (NoSuchUpload, no answer, 5xx) or an ETag
+//     that does not tell, yet the object at the key is the one it asked for.
+//
+// The first two answer at once with the object found (CompletedElsewhere)
+// and give it the lock its manifest carries (lockAsManifest). The third
+// lets the completion go on with the object found (CompletedElsewhere too
+// when the store's answer was a failure): its state is dropped and the
+// object locked (lockCompleted) as after a plain success.
+
+// completedBeforeRequest applies when the upload's state, or its backend
+// upload, is gone before this completion could use it.
+//
+// It reports whether the upload was completed before with exactly these
+// parts and its object is still the one at the key: S3 answers such a
+// repeat (a client that lost the first answer) with the object, not
+// NoSuchUpload. The object's manifest names the upload id it was completed
+// from (in its metadata, as gc reads it) and its parts (sealed); both must
+// match.
+func (s *Store) completedBeforeRequest(ctx context.Context, in CompleteInput) (ObjectInfo, bool, error) {
 	bi, err := s.be.HeadObject(ctx, in.Bucket, in.Key)
 	if err != nil {
 		return ObjectInfo{}, false, nil
 	}
 	info, _, err := s.describe(ctx, in.Bucket, bi, false)
-	if err != nil || info.manifest == nil || !madeOf(*info.manifest, in.Parts) {
+	if err != nil || info.manifest == nil || !manifestHasParts(*info.manifest, in.Parts) {
 		return ObjectInfo{}, false, nil
 	}
 	mi, err := s.be.HeadObject(ctx, in.Bucket, manifestKey(info.env.OID, info.backendETag))
@@ -43,11 +66,11 @@ func (s *Store) completedBefore(ctx context.Context, in CompleteInput) (ObjectIn
 	return info, true, nil
 }
 
-// dropUploadState removes, best effort, what state a completed upload left
-// (its completing process died before or while removing it), once a
-// repeated completion found the object that upload made; gc removes what
+// dropLeftoverState applies once completedBeforeRequest found the object:
+// it removes, best effort, what state the completed upload left (its
+// completing process died before or while removing it); gc removes what
 // stays.
-func (s *Store) dropUploadState(ctx context.Context, in CompleteInput) {
+func (s *Store) dropLeftoverState(ctx context.Context, in CompleteInput) {
 	var keys []string
 	err := s.listAll(ctx, in.Bucket, uploadPrefix(in.Bucket, in.Key, in.UploadID), func(e backend.ListEntry) error {
 		keys = append(keys, e.Key)
@@ -61,12 +84,16 @@ func (s *Store) dropUploadState(ctx context.Context, in CompleteInput) {
 	s.dropKeys(ctx, in.Bucket, keys)
 }
 
-// finishedElsewhere reports, when the upload is over, whether the object
-// at its key is the one this completion asks for: it carries the upload's
-// oid and its manifest names exactly these parts (numbers and ETags).
-// That is the success of another completion of the same upload (a retry
-// sent elsewhere, a replica) that removed the upload state in between.
-func (s *Store) finishedElsewhere(ctx context.Context, u *upload, parts []CompletePart) (ObjectInfo, bool, error) {
+// completedWhileChecking applies when the upload's state was loaded but the
+// named parts have no records (InvalidPart): another completion may have
+// finished and removed them in between.
+//
+// It reports, when the upload is over, whether the object at its key is the
+// one this completion asks for: it carries the upload's oid and its
+// manifest names exactly these parts (numbers and ETags). That is the
+// success of another completion of the same upload (a retry sent
+// elsewhere, a replica) that removed the upload state in between.
+func (s *Store) completedWhileChecking(ctx context.Context, u *upload, parts []CompletePart) (ObjectInfo, bool, error) {
 	_, err := s.be.ListParts(ctx, backend.ListPartsInput{Bucket: u.bucket, Key: u.key, UploadID: u.id, MaxParts: 1})
 	if backend.ErrorCode(err) != "NoSuchUpload" {
 		return ObjectInfo{}, false, nil
@@ -76,7 +103,7 @@ func (s *Store) finishedElsewhere(ctx context.Context, u *upload, parts []Comple
 		return ObjectInfo{}, false, nil
 	}
 	info, _, err := s.describe(ctx, u.bucket, bi, false)
-	if err != nil || info.manifest == nil || info.env.OID != u.env.OID || !madeOf(*info.manifest, parts) {
+	if err != nil || info.manifest == nil || info.env.OID != u.env.OID || !manifestHasParts(*info.manifest, parts) {
 		return ObjectInfo{}, false, nil
 	}
 	mi, err := s.be.HeadObject(ctx, u.bucket, manifestKey(info.env.OID, info.backendETag))
@@ -91,15 +118,22 @@ func (s *Store) finishedElsewhere(ctx context.Context, u *upload, parts []Comple
 	return info, true, nil
 }
 
-// completedByUs reports whether the object now at the upload's key is the
-// one this completion asked for: it carries the upload's oid (written with
+// completedDespiteStoreAnswer applies after this completion's own call to
+// the store: when it failed with NoSuchUpload or an unknown outcome, when
+// the retry package's retried attempt found the upload gone
+// (completeBackend), and when the store answered an ETag s3seal cannot
+// compare with the one it predicted.
+//
+// It reports whether the object now at the upload's key is the one this
+// completion asked for (made by this call, or by another completion of the
+// same upload with the same parts): it carries the upload's oid (written with
 // the upload, random per upload), has the size the manifest implies, and,
 // where the backend gives S3's multipart ETags (name is one), has the ETag
 // of these very parts, so a completion of the same upload with other parts
 // of the same size is not taken for this one. Nothing else is accepted as
 // a recovery: not merely an object of the right size. It fails when it
 // cannot tell.
-func (s *Store) completedByUs(ctx context.Context, u *upload, m crypto.Manifest, name string) (backend.CompleteMultipartOutput, bool, error) {
+func (s *Store) completedDespiteStoreAnswer(ctx context.Context, u *upload, m crypto.Manifest, name string) (backend.CompleteMultipartOutput, bool, error) {
 	bi, err := s.be.HeadObject(ctx, u.bucket, u.key)
 	if backend.IsNotFound(err) {
 		return backend.CompleteMultipartOutput{}, false, nil
@@ -116,7 +150,7 @@ func (s *Store) completedByUs(ctx context.Context, u *upload, m crypto.Manifest,
 		if etag != name {
 			return backend.CompleteMultipartOutput{}, false, nil
 		}
-	} else if ours, err := s.madeOfParts(ctx, u, m, etag); err != nil || !ours {
+	} else if ours, err := s.objectMadeOfManifest(ctx, u, m, etag); err != nil || !ours {
 		return backend.CompleteMultipartOutput{}, false, err
 	}
 	s.log.Info("multipart: completion recovered: the object at the key is this completion's",
@@ -124,9 +158,10 @@ func (s *Store) completedByUs(ctx context.Context, u *upload, m crypto.Manifest,
 	return backend.CompleteMultipartOutput{ETag: etag, VersionID: bi.VersionID}, true, nil
 }
 
-// madeOf tells whether the manifest is made of exactly the named parts
-// (numbers and plaintext ETags, in order).
-func madeOf(m crypto.Manifest, parts []CompletePart) bool {
+// manifestHasParts tells whether the manifest is made of exactly the named
+// parts (numbers and plaintext ETags, in order); completedBeforeRequest and
+// completedWhileChecking compare the object's manifest with the request.
+func manifestHasParts(m crypto.Manifest, parts []CompletePart) bool {
 	if len(m.Parts) != len(parts) {
 		return false
 	}
@@ -138,14 +173,14 @@ func madeOf(m crypto.Manifest, parts []CompletePart) bool {
 	return true
 }
 
-// madeOfParts tells, on a store whose ETags are not S3's, whether the
-// object (of the upload's oid and the manifest's size) is made of m's
-// parts. Every completion writes its manifest before it completes, so the
+// objectMadeOfManifest tells, for completedDespiteStoreAnswer on a store
+// whose ETags are not S3's, whether the object (of the upload's oid and the
+// manifest's size) is made of m's parts. Every completion writes its manifest before it completes, so the
 // upload's other manifests are all the part lists the object could be
 // made of: where none of the same size differs from m, it is m's;
 // otherwise the first segment of each part where they differ must
 // decrypt as m's stream.
-func (s *Store) madeOfParts(ctx context.Context, u *upload, m crypto.Manifest, etag string) (bool, error) {
+func (s *Store) objectMadeOfManifest(ctx context.Context, u *upload, m crypto.Manifest, etag string) (bool, error) {
 	cands := []crypto.Manifest{m}
 	err := s.listAll(ctx, u.bucket, manifestDir(u.env.OID), func(e backend.ListEntry) error {
 		o, err := s.readManifest(ctx, u.bucket, u.key, u.dk, e.Key)
