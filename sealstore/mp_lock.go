@@ -95,7 +95,7 @@ func (s *Store) lockCompleted(ctx context.Context, u *upload, versionID, mname s
 }
 
 // lockAsManifest gives a version that a completion answers from recovery
-// (completed before, or by another completion) the lock its manifest
+// (completedBeforeRequest, completedWhileChecking) the lock its manifest
 // carries: the upload's lock, or the default retention, which the first
 // completion set there before the object. What that completion may have
 // failed to set on the object is set now, or the completion fails.

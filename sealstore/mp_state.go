@@ -104,7 +104,7 @@ func uploadSettings(dk *crypto.DataKey, meta map[string]string, uploadID string)
 	return set[metaChecksumAlg], set[metaChecksumType], nil
 }
 
-// uploadKey checks the customer key of a part (or a completion) against
+// contentKey checks the customer key of a part (or a completion) against
 // the upload's: an upload created with one needs that very key with each
 // part, one created without refuses a key.
 func (u *upload) contentKey(ck *crypto.CustomerKey) (*crypto.DataKey, error) {
