@@ -160,3 +160,36 @@ func TestDeleteBucketWriteBeforeBackendRefusal(t *testing.T) {
 		t.Errorf("backend DeleteBucket asked %d times, want 1", ws.calls)
 	}
 }
+
+// protectedBucketStore refuses DeleteBucket as a store does for a bucket
+// whose policy denies s3:DeleteBucket (a common guard), or when s3seal's
+// backend credentials lack that permission.
+type protectedBucketStore struct{ backend.Store }
+
+func (protectedBucketStore) DeleteBucket(context.Context, string) error {
+	return &backend.Error{Op: "DeleteBucket", Code: "AccessDenied", StatusCode: 403, Message: "Access Denied"}
+}
+
+// DeleteBucket of a client-empty bucket that the store refuses to delete
+// (AccessDenied): the client is told AccessDenied and the bucket stays,
+// but s3seal has already aborted every multipart upload in progress in it
+// (and removed their state). Expected: a refused DeleteBucket leaves the
+// uploads alone (S3 discards them only with the bucket). Actual: see
+// the failure.
+func TestRefusedDeleteBucketKeepsUploads(t *testing.T) {
+	f := newFixture(t)
+	st, err := New(protectedBucketStore{f.be}, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := f.create(t, "inprogress")
+	f.part(t, f.st, "inprogress", live, 1, randBytes(10, 2))
+	err = st.DeleteBucket(f.ctx, bucket)
+	t.Logf("DeleteBucket: %v", err)
+	if err == nil {
+		t.Fatal("DeleteBucket succeeded")
+	}
+	if _, err := f.be.ListParts(f.ctx, backend.ListPartsInput{Bucket: bucket, Key: "inprogress", UploadID: live}); err != nil {
+		t.Errorf("upload after a DeleteBucket the store refused: %v, want it alive", err)
+	}
+}

@@ -2,6 +2,7 @@ package sealstore
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"errors"
 	"fmt"
@@ -227,4 +228,47 @@ func errorCode(err error) string {
 		return e.Code
 	}
 	return backend.ErrorCode(err)
+}
+
+// swapVersionStore answers a GET of version asked with version served
+// (the same key's other, authentic version), headers included, as a
+// store that rolls one version back to another, or one that ignores
+// ?versionId, would.
+type swapVersionStore struct {
+	backend.Store
+	asked, served string
+}
+
+func (s *swapVersionStore) GetObject(ctx context.Context, in backend.GetInput) (*backend.Object, error) {
+	if in.VersionID == s.asked {
+		in.VersionID = s.served
+	}
+	return s.Store.GetObject(ctx, in)
+}
+
+// A GET of version A answered with version B of the same key (B's own
+// x-amz-version-id in the answer): s3seal serves B's bytes for the
+// request naming A and reports version B, without noticing that the
+// answer names another version than the one asked for (a check that
+// costs nothing). Expected: the answer refused (the store did not give
+// the version asked for). Actual: B's bytes served.
+func TestGetVersionRefusesAnotherVersion(t *testing.T) {
+	f := motoFixture(t)
+	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
+		t.Fatal(err)
+	}
+	a := f.put(t, "k", []byte("version A"))
+	b := f.put(t, "k", []byte("version B, current"))
+	st, err := New(&swapVersionStore{Store: f.be, asked: a.VersionID, served: b.VersionID}, f.kr, Options{SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, rd, err := st.GetVersion(f.ctx, bucket, "k", a.VersionID, nil)
+	if err != nil {
+		t.Logf("refused: %v", err)
+		return
+	}
+	defer rd.Close()
+	got, _ := io.ReadAll(rd)
+	t.Errorf("GET version %s answered %q with version id %q; want the answer refused (another version than asked)", a.VersionID, got, info.VersionID)
 }

@@ -1,0 +1,71 @@
+package sealstore
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// FINDING (fixed; this test now guards it): DESIGN.md ("Rewrap and locks") says "Tags
+// are copied by the store" when s3seal rewrap rewrites an object. That
+// holds for the single CopyObject path only. An object larger than
+// MaxCopySize (5 GiB in production; lowered here) is rewritten by
+// copyOntoItselfByParts (CreateMultipartUpload + UploadPartCopy), which
+// passes no tags (nor ACL): after a key rotation the object has lost all
+// its tags. The small-object control keeps them.
+func TestRewrapByPartsKeepsTags(t *testing.T) {
+	ep := startMotoLoopback(t)
+	be, err := backend.NewS3(backend.S3Config{Endpoint: ep, AccessKey: "a", SecretKey: "b", PathStyle: true, HTTPClient: http.DefaultClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := be.CreateBucket(ctx, bucket); err != nil {
+		t.Fatal(err)
+	}
+	k1, k2 := mustKey(t), mustKey(t)
+	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
+	st, err := New(be, kr, Options{SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, size := range map[string]int{"small": 1000, "big": 6 << 20} {
+		data := randBytes(size, 3)
+		if _, err := st.Put(ctx, PutInput{Bucket: bucket, Key: key, Body: bytes.NewReader(data), Size: int64(len(data)),
+			Protect: backend.Protection{Tagging: "tier=gold&kind=db"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tags := func(key string) string {
+		out, err := be.Forward(ctx, backend.RawRequest{Method: http.MethodGet, Bucket: bucket, Key: key, Query: url.Values{"tagging": {""}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out.Body)
+	}
+	for _, key := range []string{"small", "big"} {
+		if !strings.Contains(tags(key), "tier") {
+			t.Fatalf("%s: no tags before the rewrap: %s", key, tags(key))
+		}
+	}
+	var res []RewrapResult
+	if err := st.Rewrap(ctx, bucket, RewrapOptions{To: "k2", NoWriters: true, MaxCopySize: 5 << 20}, func(r RewrapResult) { res = append(res, r) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Status != RewrapDone {
+			t.Fatalf("rewrap %+v", r)
+		}
+	}
+	if !strings.Contains(tags("small"), "tier") {
+		t.Errorf("control: the small object lost its tags too: %s", tags("small"))
+	}
+	if got := tags("big"); !strings.Contains(got, "tier") {
+		t.Errorf("EXPECTED the rewrapped large object to keep its tags (DESIGN: \"Tags are copied by the store\"); after the rewrap by parts: %s", got)
+	}
+}
