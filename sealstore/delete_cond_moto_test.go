@@ -22,9 +22,9 @@ func (s *racingDeleteStore) DeleteObjectVersion(ctx context.Context, in backend.
 	return s.Store.(backend.Versions).DeleteObjectVersion(ctx, in)
 }
 
-// Held up (passes on moto): a conditional delete whose condition held at
-// its HEAD, raced by an overwrite, fails 412 and leaves the new object,
-// in an unversioned and a versioned bucket.
+// TestConditionalDeleteRacedByOverwrite: a conditional delete whose
+// condition held at its HEAD, raced by an overwrite, fails 412 and leaves
+// the new object, in an unversioned and a versioned bucket (moto).
 func TestConditionalDeleteRacedByOverwrite(t *testing.T) {
 	for _, versioned := range []bool{false, true} {
 		f := motoFixture(t)

@@ -9,14 +9,12 @@ import (
 	"github.com/s3seal/s3seal/backend"
 )
 
-// TestDeleteLockedBucketKeepsUploads (FAILS on purpose): in
-// a bucket with Object Lock and a default retention (which locks s3seal's
-// upload state too, DESIGN), holding no client object but another
-// client's upload in progress, DeleteBucket aborts every upload first,
-// then cannot remove the locked upload state and answers with the
-// backend's refusal: the bucket stays, and the upload in progress is
-// destroyed by a request that failed. S3's DeleteBucket either deletes
-// the bucket or changes nothing.
+// TestDeleteLockedBucketKeepsUploads: in a bucket with Object Lock and a
+// default retention (which locks s3seal's upload state too, DESIGN),
+// holding no client object but another client's upload in progress: when
+// DeleteBucket fails (it cannot remove the locked upload state), the
+// bucket stays, and so does the upload in progress (S3's DeleteBucket
+// either deletes the bucket or changes nothing).
 func TestDeleteLockedBucketKeepsUploads(t *testing.T) {
 	f := motoFixture(t)
 	s3be := f.be.Store.(*backend.S3)
@@ -47,6 +45,6 @@ func TestDeleteLockedBucketKeepsUploads(t *testing.T) {
 		t.Fatalf("bucket gone after a failed DeleteBucket? %v", err)
 	}
 	if _, err := f.st.ListParts(f.ctx, lb, "big-backup", id, 0, 1000); err != nil {
-		t.Fatalf("FINDING: DeleteBucket failed (%v) and the bucket stays, but the upload in progress was aborted: ListParts: %v", derr, err)
+		t.Fatalf("DeleteBucket failed (%v) and the bucket stays, but the upload in progress was aborted: ListParts: %v", derr, err)
 	}
 }

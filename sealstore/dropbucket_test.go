@@ -170,12 +170,10 @@ func (protectedBucketStore) DeleteBucket(context.Context, string) error {
 	return &backend.Error{Op: "DeleteBucket", Code: "AccessDenied", StatusCode: 403, Message: "Access Denied"}
 }
 
-// DeleteBucket of a client-empty bucket that the store refuses to delete
-// (AccessDenied): the client is told AccessDenied and the bucket stays,
-// but s3seal has already aborted every multipart upload in progress in it
-// (and removed their state). Expected: a refused DeleteBucket leaves the
-// uploads alone (S3 discards them only with the bucket). Actual: see
-// the failure.
+// TestRefusedDeleteBucketKeepsUploads: DeleteBucket of a client-empty
+// bucket that the store refuses to delete (AccessDenied) answers
+// AccessDenied, and the multipart upload in progress in it stays alive
+// (S3 discards uploads only with their bucket).
 func TestRefusedDeleteBucketKeepsUploads(t *testing.T) {
 	f := newFixture(t)
 	st, err := New(protectedBucketStore{f.be}, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})

@@ -269,13 +269,11 @@ func (l *lockedVersion) DeleteVersions(ctx context.Context, bucket string, objs 
 	return append(out, res...), err
 }
 
-// In a versioned bucket whose only client content is an old version
-// behind a delete marker (S3 counts both: the bucket is not empty),
-// DeleteBucket must answer BucketNotEmpty and touch nothing, as it does
-// in an unversioned bucket with a client object left. Actual: it aborts
-// every multipart upload in progress (and deletes upload state) before
-// the backend refuses the deletion, so the client gets BucketNotEmpty
-// and has lost its uploads.
+// TestDeleteVersionedBucketNotEmptyKeepsUploads: in a versioned bucket whose
+// only client content is an old version behind a delete marker (S3 counts
+// both: the bucket is not empty), DeleteBucket answers BucketNotEmpty and
+// touches nothing, as in an unversioned bucket with a client object left:
+// the multipart upload in progress stays alive and takes parts.
 func TestDeleteVersionedBucketNotEmptyKeepsUploads(t *testing.T) {
 	f := motoFixture(t)
 	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
@@ -304,12 +302,11 @@ func TestDeleteVersionedBucketNotEmptyKeepsUploads(t *testing.T) {
 	}
 }
 
-// A versioned bucket that ever held a multipart object can never be
-// deleted through s3seal, even after the client removed every version
-// and delete marker it can see: s3seal's manifest (and its upload state)
-// leave versions under .s3seal/ that listings hide and CheckKey forbids
-// the client to delete, and DeleteBucket only deletes them without a
-// version id (making more delete markers).
+// TestDeleteVersionedBucketAfterMultipart: a versioned bucket that held a
+// multipart object can be deleted through s3seal once the client removed
+// every version and delete marker it can see: the versions s3seal's
+// manifest and upload state left under .s3seal/ (hidden from listings,
+// refused to the client by CheckKey) go with it.
 func TestDeleteVersionedBucketAfterMultipart(t *testing.T) {
 	f := motoFixture(t)
 	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {

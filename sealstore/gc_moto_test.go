@@ -169,10 +169,10 @@ func TestGCKeepsOldVersionManifestOfMangledKey(t *testing.T) {
 	}
 }
 
-// Held up (passes): a store that answers gc's ListObjectVersions with 200
-// and an <Error> body does not make gc take "no version has its ETag" for
-// certain: the SDK refuses the body and retries, and the manifest an older
-// multipart version needs stays.
+// TestGCErrorInBodyListingKeepsOldVersionManifest: a store that answers
+// gc's ListObjectVersions with 200 and an <Error> body does not make gc
+// take "no version has its ETag" for certain: the SDK refuses the body and
+// retries, and the manifest an older multipart version needs stays.
 func TestGCErrorInBodyListingKeepsOldVersionManifest(t *testing.T) {
 	ep := startMotoLoopback(t)
 	px, err := faultproxy.Start(ep)
@@ -218,13 +218,12 @@ func TestGCErrorInBodyListingKeepsOldVersionManifest(t *testing.T) {
 	}
 }
 
-// gc keeps a manifest while a version of its key has its ETag, found by
-// ListObjectVersions and compared by key. moto lists versions without
-// url-encoding (no EncodingType in its answer), so a key with a carriage
-// return comes back "\n" (XML end-of-line normalisation) and never equals
-// the key: gc removes the manifest of the key's older multipart version,
-// which is then unreadable for good. (gc goes by upload id elsewhere for
-// exactly this reason.) Expected: the old version still reads after gc.
+// TestGCKeepsOldVersionManifestOfKeyWithCR: gc keeps a manifest while a
+// version of its key has its ETag, found by ListObjectVersions and compared
+// by key. moto lists versions without url-encoding (no EncodingType in its
+// answer), so a key with a carriage return comes back "\n" (XML
+// end-of-line normalisation); the key's older multipart version still
+// reads after gc.
 func TestGCKeepsOldVersionManifestOfKeyWithCR(t *testing.T) {
 	f := motoFixture(t)
 	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {

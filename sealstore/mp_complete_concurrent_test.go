@@ -1,6 +1,8 @@
 package sealstore
 
-// Regression tests for findings of a hostile review of multipart.
+// Completions of one upload that overlap, with the same or other parts,
+// and one that another completion finished in between: each keeps the
+// manifest its object needs.
 
 import (
 	"bytes"

@@ -33,12 +33,11 @@ func TestListUploadsPagingOnMoto(t *testing.T) {
 	}
 }
 
-// R3 FINDING (fixed; this test now guards it on the current code): paging
-// ListMultipartUploads with a delimiter on a backend that ignores markers
-// and delimiter (moto) never ends. A page cut at a common prefix answers
-// NextKeyMarker "a/"; the next page, asked with key-marker "a/", rolls
-// "a/1" (> "a/") up into "a/" again and answers the same page, forever.
-// S3 answers "b" on the second page.
+// TestListUploadsDelimiterPagingEndsOnMoto: paging ListMultipartUploads
+// with a delimiter on a backend that ignores markers and delimiter (moto)
+// ends, as on S3: a page cut at the common prefix "a/" answers
+// NextKeyMarker "a/", and the next page, asked with key-marker "a/",
+// answers "b" (not "a/1" rolled up into "a/" again, forever).
 func TestListUploadsDelimiterPagingEndsOnMoto(t *testing.T) {
 	f := motoFixture(t)
 	for _, k := range []string{"a/1", "a/2", "b"} {

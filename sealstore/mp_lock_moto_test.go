@@ -127,16 +127,13 @@ func (l *lockFailsOnce) PutObjectLock(ctx context.Context, in backend.ObjectLock
 	return l.Store.PutObjectLock(ctx, in)
 }
 
-// TestLockedCompletionRetryLocksMoto (fixed: the retry sets
-// the lock its manifest carries, or fails). A
-// multipart upload created with COMPLIANCE retention + legal hold in a
-// lock-enabled bucket in front of moto (which drops the lock at
-// completion). The post-completion lock step fails once; the completion
-// is answered with an error (as designed). The client retries the
-// completion (every SDK does on a 5xx): s3seal answers success through
-// the "completed before" recovery path, which never runs the lock step,
-// so the client believes its backup is locked while the version is
-// unlocked and deletable by anyone with write access.
+// TestLockedCompletionRetryLocksMoto: a multipart upload created with
+// COMPLIANCE retention and a legal hold, in a lock-enabled bucket in front
+// of moto (which drops the lock at completion). The lock step after the
+// completion fails once, and the completion answers an error. The
+// client's retry (every SDK retries a 5xx) is answered from recovery
+// (completedBeforeRequest), which sets the lock the manifest carries
+// (lockAsManifest) or fails: never a success for an unlocked version.
 func TestLockedCompletionRetryLocksMoto(t *testing.T) {
 	f := motoFixture(t)
 	s3be := f.be.Store.(*backend.S3)

@@ -1,12 +1,11 @@
 package sealstore
 
-// Regression tests from a fourth hostile review: on a store whose ETags are
-// not S3's, a completion with other parts used to be told success, store or
-// cache the wrong manifest, and let gc delete the right one; and gc could
-// delete the manifest of an object completed between its two checks. A
-// completion now checks the object is made of its parts (objectMadeOfManifest)
-// before it takes a store's answer, and gc asks whether the upload is over
-// before it looks at the key.
+// Completions on a store whose ETags are not S3's: a completion with other
+// parts is not told success, nor stores or caches the wrong manifest, nor
+// lets gc delete the right one, since it checks the object is made of its
+// parts (objectMadeOfManifest) before it takes a store's answer; and gc
+// keeps the manifest of an object completed between its two checks, since
+// it asks whether the upload is over before it looks at the key.
 
 import (
 	"bytes"

@@ -1,10 +1,11 @@
 package sealstore
 
-// Regression tests from a second hostile review of multipart completions:
-// each reproduced a way to leave an object whose manifest was missing or
-// described other parts, or to tell a client success for parts the object
-// does not hold. Each manifest is now named by the ETag of the object its
-// part list makes, so completions never overwrite each other's.
+// Races of multipart completions (failed, retried, with other parts, on a
+// store that ignores If-None-Match) against each other and gc: none leaves
+// an object whose manifest is missing or describes other parts, nor tells
+// a client success for parts the object does not hold. Each manifest is
+// named by the ETag of the object its part list makes, so completions never
+// overwrite each other's.
 
 import (
 	"bytes"

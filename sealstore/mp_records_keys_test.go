@@ -229,14 +229,11 @@ func (g *getCounter) GetObject(ctx context.Context, in backend.GetInput) (*backe
 	return g.Store.GetObject(ctx, in)
 }
 
-// FINDING (reliability, fixed; this test now guards it): a part record too long for a
-// key (SHA512 or XXHASH128 part checksums) is kept in an object's body and
-// read back with one backend GET, one after another, by currentParts on
-// EVERY ListParts page and on completion. Listing one page of 10 parts of
-// an upload with N such parts costs N sequential GETs; listing a
-// 10,000-part upload page by page costs 10,000 x 10 = 100,000 GETs, and
-// completing it 10,000 sequential GETs (minutes on a real store, against
-// the client's timeout). The same upload with CRC32 costs none.
+// TestLongRecordsReadOncePerPage: a part record too long for a key (SHA512
+// or XXHASH128 part checksums) is kept in an object's body and read with a
+// backend GET; a ListParts page of 10 parts costs at most 10 GETs (the
+// records of its own parts), not one per part of the whole upload. An
+// upload with CRC32 records (in the keys) is the control.
 func TestLongRecordsReadOncePerPage(t *testing.T) {
 	for _, alg := range []string{"crc32", "sha512"} {
 		be, closer, err := backend.NewEmbeddedStore(t.TempDir())

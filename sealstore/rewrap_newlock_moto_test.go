@@ -215,12 +215,11 @@ func (s *lockRaceStore) CompleteMultipartUpload(ctx context.Context, in backend.
 	return s.Store.CompleteMultipartUpload(ctx, in)
 }
 
-// TestRewrapKeepsConcurrentLock (FAILS on purpose): a client
-// extends an object's retention and puts a legal hold on it (both 200)
-// while rewrap runs; rewrap's CopyObject carries the lock its HEAD read
-// before, so the new current version has the shorter retention and no
-// legal hold. The copy is conditional on the ETag only, which a lock
-// change does not move.
+// TestRewrapKeepsConcurrentLock: a client extends an object's retention and
+// puts a legal hold on it (both answered 200) while rewrap runs, between
+// its HEAD and its CopyObject (conditional on the ETag only, which a lock
+// change does not move); the new current version has the longer retention
+// and the legal hold all the same.
 func TestRewrapKeepsConcurrentLock(t *testing.T) {
 	ep := startMotoLoopback(t)
 	s3be, err := backend.NewS3(backend.S3Config{Endpoint: ep, AccessKey: "a", SecretKey: "b", PathStyle: true, HTTPClient: http.DefaultClient})
@@ -271,6 +270,6 @@ func TestRewrapKeepsConcurrentLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bi.Lock.RetainUntil.Equal(long) || bi.Lock.LegalHold != "ON" {
-		t.Fatalf("FINDING: after the rewrap the current version's lock is %+v; the client had set retention until %v and a legal hold ON (both answered 200) during the rewrap", bi.Lock, long)
+		t.Fatalf("after the rewrap the current version's lock is %+v; the client had set retention until %v and a legal hold ON (both answered 200) during the rewrap", bi.Lock, long)
 	}
 }

@@ -11,13 +11,11 @@ import (
 	"github.com/s3seal/s3seal/crypto"
 )
 
-// FINDING (fixed; this test now guards it): DESIGN.md ("Rewrap and locks") says "Tags
-// are copied by the store" when s3seal rewrap rewrites an object. That
-// holds for the single CopyObject path only. An object larger than
-// MaxCopySize (5 GiB in production; lowered here) is rewritten by
-// copyOntoItselfByParts (CreateMultipartUpload + UploadPartCopy), which
-// passes no tags (nor ACL): after a key rotation the object has lost all
-// its tags. The small-object control keeps them.
+// TestRewrapByPartsKeepsTags: an object larger than MaxCopySize (5 GiB in
+// production; lowered here) is rewrapped by copyOntoItselfByParts
+// (CreateMultipartUpload + UploadPartCopy), and keeps its tags as the
+// single CopyObject path does (DESIGN.md, "Rewrap and locks": tags are
+// copied); the small object, rewrapped by one copy, is the control.
 func TestRewrapByPartsKeepsTags(t *testing.T) {
 	ep := startMotoLoopback(t)
 	be, err := backend.NewS3(backend.S3Config{Endpoint: ep, AccessKey: "a", SecretKey: "b", PathStyle: true, HTTPClient: http.DefaultClient})

@@ -124,7 +124,7 @@ func mustKey(t *testing.T) []byte {
 // reported as in progress (its object will carry the old key: a backend
 // upload's metadata cannot change), so the operator completes or aborts it
 // and runs again before removing the old key; once completed, the next run
-// rewraps its object. (A review found such uploads silently skipped.)
+// rewraps its object; none is silently skipped.
 func TestRewrapUploadsInProgress(t *testing.T) {
 	f := newFixture(t)
 	k1, _ := crypto.GenerateKey()
@@ -179,8 +179,8 @@ func (c *completingCopier) CopyObject(ctx context.Context, in backend.CopyInput)
 
 // TestRewrapUploadCompletedDuringRun: an upload under the old key that a
 // client completes while rewrap runs, after the listing passed its key,
-// is rewrapped at the end of the run (review R7: it was reported nowhere,
-// the run exited 0 and dropping the old key lost the object).
+// is rewrapped at the end of the run, not left unreported (a run that
+// exits 0 must leave nothing under the old key).
 func TestRewrapUploadCompletedDuringRun(t *testing.T) {
 	f := newFixture(t)
 	k1, k2 := mustKey(t), mustKey(t)
@@ -235,8 +235,8 @@ func (l *lax) CompleteMultipartUpload(ctx context.Context, in backend.CompleteMu
 
 // TestRewrapProbesTheMultipartCopy: a store that honours the condition of
 // a CopyObject but ignores that of UploadPartCopy, or the If-Match of the
-// completion, would let a by-parts rewrap lose an object written meanwhile
-// (review R7); rewrap refuses it and changes nothing.
+// completion, would let a by-parts rewrap lose an object written
+// meanwhile; rewrap refuses it and changes nothing.
 func TestRewrapProbesTheMultipartCopy(t *testing.T) {
 	for _, c := range []lax{{partCopy: true}, {complete: true}} {
 		f := newFixture(t)

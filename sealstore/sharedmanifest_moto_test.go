@@ -62,13 +62,12 @@ func TestDeleteEntriesKeepsSharedManifest(t *testing.T) {
 	}
 }
 
-// TestRewrapByPartsSharedManifestSurvivesDelete (FAILS on purpose):
-// a multipart object whose backend parts the rewrap's copy by parts cuts
-// the same way (here one part, below copyPartSize; in production parts of
-// exactly 1 GiB) keeps its backend ETag, so rewrapManifest copies nothing
-// and the old and the new version share one manifest key. Deleting the
-// new version by id then drops that manifest (a delete marker in a
-// versioned bucket): the older version, current again, no longer reads.
+// TestRewrapByPartsSharedManifestSurvivesDelete: a multipart object whose
+// backend parts the rewrap's copy by parts cuts the same way (here one
+// part, below copyPartSize; in production parts of exactly 1 GiB) keeps
+// its backend ETag, so the old and the new version share one manifest
+// key. Deleting the new version by id (a delete marker in a versioned
+// bucket) keeps that manifest: the older version, current again, reads.
 func TestRewrapByPartsSharedManifestSurvivesDelete(t *testing.T) {
 	f := motoFixture(t)
 	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
@@ -106,18 +105,16 @@ func TestRewrapByPartsSharedManifestSurvivesDelete(t *testing.T) {
 	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir()}) // nothing cached
 	got, err := f.readVersion(t, "mp", before.VersionID)
 	if err != nil || !bytes.Equal(got, data) {
-		t.Fatalf("FINDING: the version before the rewrap no longer reads after the rewrapped version was deleted: %d bytes, %v", len(got), err)
+		t.Fatalf("the version before the rewrap no longer reads after the rewrapped version was deleted: %d bytes, %v", len(got), err)
 	}
 }
 
-// TestSecondRewrapSharedManifestSurvivesDelete (FAILS on purpose): in a
-// versioned bucket a multipart object rewrapped twice by the ordinary
-// single CopyObject (any object up to 5 GiB) gets the same backend ETag
-// both times (the MD5 of the unchanged ciphertext), so the second run's
-// rewrapManifest sees newETag == oldETag and copies nothing: the versions
-// of the two runs share one manifest version. Deleting the noncurrent
-// versions by id (cleaning up versions under the retired keys) drops
-// that manifest too, and the CURRENT version no longer reads.
+// TestSecondRewrapSharedManifestSurvivesDelete: in a versioned bucket a
+// multipart object rewrapped twice by the single CopyObject (any object up
+// to 5 GiB) gets the same backend ETag both times (the MD5 of the
+// unchanged ciphertext), so the versions of the two runs share one
+// manifest. Deleting the noncurrent versions by id (cleaning up versions
+// under the retired keys) keeps it: the current version reads.
 func TestSecondRewrapSharedManifestSurvivesDelete(t *testing.T) {
 	f := motoFixture(t)
 	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
@@ -157,6 +154,6 @@ func TestSecondRewrapSharedManifestSurvivesDelete(t *testing.T) {
 	f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir()}) // nothing cached
 	_, got, err := f.get(t, "mp", nil)
 	if err != nil || !bytes.Equal(got, data) {
-		t.Fatalf("FINDING: after deleting the noncurrent versions, the current version %s no longer reads: %d bytes, %v", vids[1], len(got), err)
+		t.Fatalf("after deleting the noncurrent versions, the current version %s no longer reads: %d bytes, %v", vids[1], len(got), err)
 	}
 }

@@ -293,6 +293,9 @@ func TestUploadReportsBackendEncryption(t *testing.T) {
 	}
 }
 
+// TestHostileStoreOnSSEC: whatever a hostile store does to an SSE-C
+// object's metadata or bodies, s3seal never serves bytes without the right
+// customer key and never serves wrong bytes.
 func TestHostileStoreOnSSEC(t *testing.T) {
 	f := newFixture(t)
 	ckA, ckB := customerKeyOf(t, 0xA), customerKeyOf(t, 0xB)

@@ -246,12 +246,9 @@ func (s *swapVersionStore) GetObject(ctx context.Context, in backend.GetInput) (
 	return s.Store.GetObject(ctx, in)
 }
 
-// A GET of version A answered with version B of the same key (B's own
-// x-amz-version-id in the answer): s3seal serves B's bytes for the
-// request naming A and reports version B, without noticing that the
-// answer names another version than the one asked for (a check that
-// costs nothing). Expected: the answer refused (the store did not give
-// the version asked for). Actual: B's bytes served.
+// TestGetVersionRefusesAnotherVersion: a GET of version A that the store
+// answers with version B of the same key (B's own x-amz-version-id in the
+// answer) is refused: s3seal never serves B's bytes for a request naming A.
 func TestGetVersionRefusesAnotherVersion(t *testing.T) {
 	f := motoFixture(t)
 	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
