@@ -244,8 +244,7 @@ func testBackendIgnoringIfNoneMatch(t *testing.T, f *fixture) {
 	// of a manifest until both arrived.
 	var wg sync.WaitGroup
 	wg.Add(2)
-	var order sync.Mutex
-	order.Lock()
+	release := make(chan struct{}) // closed to let the second completion through
 	first := true
 	w.set(func(s *faultyCompleteStore) {
 		s.beforePut = func(in backend.PutInput) {
@@ -260,8 +259,7 @@ func testBackendIgnoringIfNoneMatch(t *testing.T, f *fixture) {
 			first = false
 			s.mu.Unlock()
 			if !me {
-				order.Lock() // second waits for the first's completion
-				order.Unlock()
+				<-release // second waits for the first's completion
 			}
 		}
 	})
@@ -283,7 +281,7 @@ func testBackendIgnoringIfNoneMatch(t *testing.T, f *fixture) {
 	}
 	// let the first backend completion through, then the second
 	time.Sleep(500 * time.Millisecond)
-	order.Unlock()
+	close(release)
 	r1, r2 := <-ch, <-ch
 	t.Logf("completions: (%s, %v) (%s, %v)", r1.info.ETag, r1.err, r2.info.ETag, r2.err)
 	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
