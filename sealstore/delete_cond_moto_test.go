@@ -29,9 +29,7 @@ func TestConditionalDeleteRacedByOverwrite(t *testing.T) {
 	for _, versioned := range []bool{false, true} {
 		f := motoFixture(t)
 		if versioned {
-			if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-				t.Fatal(err)
-			}
+			f.enableVersioning(t)
 		}
 		old := f.put(t, "k", []byte("old"))
 		rs := &racingDeleteStore{Store: f.be}

@@ -19,10 +19,7 @@ func TestDeleteLockedBucketKeepsUploads(t *testing.T) {
 	f := motoFixture(t)
 	s3be := f.be.Store.(*backend.S3)
 	const lb = "worm"
-	if _, err := s3be.Forward(f.ctx, backend.RawRequest{Method: http.MethodPut, Bucket: lb, Query: url.Values{},
-		Header: http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}}); err != nil {
-		t.Fatal(err)
-	}
+	createLockBucket(f.ctx, t, s3be, lb)
 	cfg := `<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>GOVERNANCE</Mode><Days>1</Days></DefaultRetention></Rule></ObjectLockConfiguration>`
 	if _, err := s3be.Forward(f.ctx, backend.RawRequest{Method: http.MethodPut, Bucket: lb, Query: url.Values{"object-lock": {""}},
 		Header: http.Header{}, Body: []byte(cfg)}); err != nil {

@@ -70,9 +70,7 @@ func (f *fixture) deleteClientVersions(t *testing.T, keep func(backend.VersionEn
 // s3seal's deletes left under .s3seal/ and the bucket goes.
 func TestDeleteVersionedBucketOnMoto(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	data := randBytes(70000, 31)
 	f.completeSmall(t, "mp", data)
 	f.completeSmall(t, "gone", randBytes(1000, 32))
@@ -131,9 +129,7 @@ func TestDeleteVersionedBucketOnMoto(t *testing.T) {
 // marker) still needs is kept with all its versions.
 func TestGCVersionedBucketOnMoto(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	kept := randBytes(1000, 41)
 	f.completeSmall(t, "kept", kept)
 	keptManifest := f.reservedKeys(t, manifestsPrefix)
@@ -209,9 +205,7 @@ func TestGCVersionedBucketOnMoto(t *testing.T) {
 // BucketNotEmpty, as S3 does for a bucket holding locked versions.
 func TestLockedInternalVersionsOnMoto(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	f.completeSmall(t, "mp", randBytes(1000, 51))
 	locked := f.reservedKeys(t, manifestsPrefix)[0]
 	f.deleteClientVersions(t, nil) // takes the manifest: a marker over its version
@@ -276,9 +270,7 @@ func (l *lockedVersion) DeleteVersions(ctx context.Context, bucket string, objs 
 // the multipart upload in progress stays alive and takes parts.
 func TestDeleteVersionedBucketNotEmptyKeepsUploads(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	f.put(t, "old", []byte("an old version the client keeps"))
 	if err := f.st.Delete(f.ctx, bucket, "old"); err != nil { // a delete marker
 		t.Fatal(err)
@@ -309,9 +301,7 @@ func TestDeleteVersionedBucketNotEmptyKeepsUploads(t *testing.T) {
 // refused to the client by CheckKey) go with it.
 func TestDeleteVersionedBucketAfterMultipart(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	f.completeSmall(t, "mp", randBytes(1000, 1))
 	// The client removes every version and marker it can list.
 	for {

@@ -3,12 +3,8 @@ package sealstore
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -17,37 +13,6 @@ import (
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/internal/faultproxy"
 )
-
-// startMotoLoopback starts moto_server on a free loopback port.
-func startMotoLoopback(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		t.Skip("moto_server not installed")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	ep := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for i := 0; i < 300; i++ {
-		if resp, err := http.Get(ep + "/"); err == nil {
-			resp.Body.Close()
-			return ep
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatal("moto_server did not start")
-	return ""
-}
 
 // TestGCKeepsLiveUploadOfKeyWithCR: s3seal gc looks up each backend
 // upload's state under a hash of the key as ListMultipartUploads returns
@@ -112,9 +77,7 @@ func (s replacingVersionsStore) ListObjectVersions(ctx context.Context, in backe
 // manifest no version needs still goes.
 func TestGCKeepsOldVersionManifestOfMangledKey(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	st, err := New(replacingVersionsStore{f.be}, f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -193,9 +156,7 @@ func TestGCErrorInBodyListingKeepsOldVersionManifest(t *testing.T) {
 	if err := be.CreateBucket(f.ctx, bucket); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	data := randBytes(1000, 7)
 	f.completeSmall(t, "k", data)
 	old, err := f.st.Head(f.ctx, bucket, "k")
@@ -226,9 +187,7 @@ func TestGCErrorInBodyListingKeepsOldVersionManifest(t *testing.T) {
 // reads after gc.
 func TestGCKeepsOldVersionManifestOfKeyWithCR(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	const key = "cr\rkey"
 	data := randBytes(1000, 9)
 	f.completeSmall(t, key, data)

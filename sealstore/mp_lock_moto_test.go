@@ -3,7 +3,6 @@ package sealstore
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,10 +22,7 @@ func TestManifestLockedWithUploadMoto(t *testing.T) {
 	f := motoFixture(t)
 	s3be := f.be.Store.(*backend.S3)
 	const lb = "worm"
-	if _, err := s3be.Forward(f.ctx, backend.RawRequest{Method: http.MethodPut, Bucket: lb,
-		Header: http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}}); err != nil {
-		t.Fatal(err)
-	}
+	createLockBucket(f.ctx, t, s3be, lb)
 	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	id, err := f.st.CreateMultipart(f.ctx, CreateMultipartInput{Bucket: lb, Key: "backup",
 		Protect: backend.Protection{LockMode: "COMPLIANCE", RetainUntil: until, LegalHold: "ON"}})
@@ -138,10 +134,7 @@ func TestLockedCompletionRetryLocksMoto(t *testing.T) {
 	f := motoFixture(t)
 	s3be := f.be.Store.(*backend.S3)
 	const lb = "worm"
-	if _, err := s3be.Forward(f.ctx, backend.RawRequest{Method: http.MethodPut, Bucket: lb,
-		Header: http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}}); err != nil {
-		t.Fatal(err)
-	}
+	createLockBucket(f.ctx, t, s3be, lb)
 	lf := &lockFailsOnce{Store: f.be}
 	st, err := New(lf, f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {

@@ -11,14 +11,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/crypto"
 )
 
 // faultyCompleteStore wraps the backend: it can make completions fail (the backend
@@ -337,23 +335,4 @@ func testFailedCompletionBlocksOtherPartsForAnHour(t *testing.T, f *fixture) {
 	if err != nil {
 		t.Fatalf("completion after a failed one and a re-uploaded part: %v (S3 completes)", err)
 	}
-}
-
-// motoFixture is newFixture over a moto_server started for the test.
-func motoFixture(t *testing.T) *fixture {
-	ep := startMotoLoopback(t)
-	be, err := backend.NewS3(backend.S3Config{Endpoint: ep, AccessKey: "a", SecretKey: "b", PathStyle: true, HTTPClient: http.DefaultClient})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{be: &countingStore{Store: be}, ctx: t.Context()}
-	key, _ := crypto.GenerateKey()
-	f.kr, _ = crypto.NewKeyring("k1", map[string][]byte{"k1": key})
-	if f.st, err = New(f.be, f.kr, Options{SpoolDir: t.TempDir()}); err != nil {
-		t.Fatal(err)
-	}
-	if err := be.CreateBucket(f.ctx, bucket); err != nil {
-		t.Fatal(err)
-	}
-	return f
 }

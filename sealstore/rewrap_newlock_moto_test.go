@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/crypto"
 )
 
 // partLockRaceStore runs hook once, before the first UploadPartCopy of a
@@ -34,17 +33,10 @@ func (s *partLockRaceStore) UploadPartCopy(ctx context.Context, in backend.Uploa
 // the rewrap's HEAD; a retention extended and a legal hold taken off
 // meanwhile end up on the new current version all the same.
 func TestRewrapByPartsKeepsNewerLock(t *testing.T) {
-	ep := startMotoLoopback(t)
-	s3be, err := backend.NewS3(backend.S3Config{Endpoint: ep, AccessKey: "a", SecretKey: "b", PathStyle: true, HTTPClient: http.DefaultClient})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s3be := motoS3(t)
 	ctx := t.Context()
-	if _, err := s3be.Forward(ctx, backend.RawRequest{Method: http.MethodPut, Bucket: bucket, Query: url.Values{},
-		Header: http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}}); err != nil {
-		t.Fatal(err)
-	}
-	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
+	createLockBucket(ctx, t, s3be, bucket)
+	kr := rotationKeyring(t)
 	short := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
 	long := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
 	rs := &partLockRaceStore{lockRaceStore: &lockRaceStore{Store: s3be, done: true}}
@@ -93,17 +85,10 @@ func TestRewrapByPartsKeepsNewerLock(t *testing.T) {
 // lock a client set during the rewrap reaches the new version's manifest
 // too (the manifest is copied after the new version got it).
 func TestRewrapMultipartManifestKeepsNewerLock(t *testing.T) {
-	ep := startMotoLoopback(t)
-	s3be, err := backend.NewS3(backend.S3Config{Endpoint: ep, AccessKey: "a", SecretKey: "b", PathStyle: true, HTTPClient: http.DefaultClient})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s3be := motoS3(t)
 	ctx := t.Context()
-	if _, err := s3be.Forward(ctx, backend.RawRequest{Method: http.MethodPut, Bucket: bucket, Query: url.Values{},
-		Header: http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}}); err != nil {
-		t.Fatal(err)
-	}
-	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
+	createLockBucket(ctx, t, s3be, bucket)
+	kr := rotationKeyring(t)
 	until := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second)
 	rs := &lockRaceStore{Store: s3be}
 	rs.hook = func(ctx context.Context) {
@@ -221,17 +206,10 @@ func (s *lockRaceStore) CompleteMultipartUpload(ctx context.Context, in backend.
 // change does not move); the new current version has the longer retention
 // and the legal hold all the same.
 func TestRewrapKeepsConcurrentLock(t *testing.T) {
-	ep := startMotoLoopback(t)
-	s3be, err := backend.NewS3(backend.S3Config{Endpoint: ep, AccessKey: "a", SecretKey: "b", PathStyle: true, HTTPClient: http.DefaultClient})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s3be := motoS3(t)
 	ctx := t.Context()
-	if _, err := s3be.Forward(ctx, backend.RawRequest{Method: http.MethodPut, Bucket: bucket, Query: url.Values{},
-		Header: http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}}); err != nil {
-		t.Fatal(err)
-	}
-	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
+	createLockBucket(ctx, t, s3be, bucket)
+	kr := rotationKeyring(t)
 	short := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
 	long := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second)
 	rs := &lockRaceStore{Store: s3be}

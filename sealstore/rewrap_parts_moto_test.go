@@ -17,11 +17,7 @@ import (
 // single CopyObject path does (DESIGN.md, "Rewrap and locks": tags are
 // copied); the small object, rewrapped by one copy, is the control.
 func TestRewrapByPartsKeepsTags(t *testing.T) {
-	ep := startMotoLoopback(t)
-	be, err := backend.NewS3(backend.S3Config{Endpoint: ep, AccessKey: "a", SecretKey: "b", PathStyle: true, HTTPClient: http.DefaultClient})
-	if err != nil {
-		t.Fatal(err)
-	}
+	be := motoS3(t)
 	ctx := t.Context()
 	if err := be.CreateBucket(ctx, bucket); err != nil {
 		t.Fatal(err)

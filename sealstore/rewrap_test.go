@@ -112,14 +112,6 @@ func TestRewrap(t *testing.T) {
 	}
 }
 
-func mustKey(t *testing.T) []byte {
-	k, err := crypto.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
 // TestRewrapUploadsInProgress: an upload started under the old key is
 // reported as in progress (its object will carry the old key: a backend
 // upload's metadata cannot change), so the operator completes or aborts it
@@ -240,7 +232,7 @@ func (l *lax) CompleteMultipartUpload(ctx context.Context, in backend.CompleteMu
 func TestRewrapProbesTheMultipartCopy(t *testing.T) {
 	for _, c := range []lax{{partCopy: true}, {complete: true}} {
 		f := newFixture(t)
-		kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
+		kr := rotationKeyring(t)
 		f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 		f.put(t, "obj", []byte("data"))
 		c.Store = f.be

@@ -15,9 +15,7 @@ import (
 // version that uses it removes it.
 func TestDeleteEntriesKeepsSharedManifest(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	keys := map[string][]byte{"k1": mustKey(t), "k2": mustKey(t), "k3": mustKey(t)}
 	kr, _ := crypto.NewKeyring("k1", keys)
 	f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir()})
@@ -70,9 +68,7 @@ func TestDeleteEntriesKeepsSharedManifest(t *testing.T) {
 // bucket) keeps that manifest: the older version, current again, reads.
 func TestRewrapByPartsSharedManifestSurvivesDelete(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	k1, k2 := mustKey(t), mustKey(t)
 	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
 	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir()})
@@ -117,9 +113,7 @@ func TestRewrapByPartsSharedManifestSurvivesDelete(t *testing.T) {
 // under the retired keys) keeps it: the current version reads.
 func TestSecondRewrapSharedManifestSurvivesDelete(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	keys := map[string][]byte{"k1": mustKey(t), "k2": mustKey(t), "k3": mustKey(t)}
 	kr, _ := crypto.NewKeyring("k1", keys)
 	f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir()})

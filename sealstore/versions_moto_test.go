@@ -30,9 +30,7 @@ func (f *fixture) readVersion(t *testing.T, key, vid string) ([]byte, error) {
 // permanent deletion removes it.
 func TestVersionedBucketOnMoto(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	manifests := func() int { return len(f.reservedKeys(t, manifestsPrefix)) }
 	d1, d2, d3 := []byte("version one"), randBytes(70000, 21), []byte("version three!")
 	i1 := f.put(t, "k", d1)
@@ -145,9 +143,7 @@ func TestVersionedBucketOnMoto(t *testing.T) {
 // only those take their manifests along.
 func TestVersionedDeleteObjectsOnMoto(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	manifests := func() int { return len(f.reservedKeys(t, manifestsPrefix)) }
 	f.completeSmall(t, "a", randBytes(100, 1))
 	f.completeSmall(t, "b", randBytes(100, 2))
@@ -173,9 +169,7 @@ func TestVersionedDeleteObjectsOnMoto(t *testing.T) {
 // name binding every version carries.
 func TestSwappedVersionRefused(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	ia := f.put(t, "a", []byte("secret of a"))
 	f.put(t, "a", []byte("newer a"))
 	obj, err := f.be.GetObject(f.ctx, backend.GetInput{Bucket: bucket, Key: "a", VersionID: ia.VersionID})
@@ -251,9 +245,7 @@ func (s *swapVersionStore) GetObject(ctx context.Context, in backend.GetInput) (
 // answer) is refused: s3seal never serves B's bytes for a request naming A.
 func TestGetVersionRefusesAnotherVersion(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	a := f.put(t, "k", []byte("version A"))
 	b := f.put(t, "k", []byte("version B, current"))
 	st, err := New(&swapVersionStore{Store: f.be, asked: a.VersionID, served: b.VersionID}, f.kr, Options{SpoolDir: t.TempDir()})
