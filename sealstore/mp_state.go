@@ -178,23 +178,3 @@ func (s *Store) missingUpload(ctx context.Context, bucket string, err error) err
 func noSuchUpload() error {
 	return errorf("NoSuchUpload", "The specified multipart upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.")
 }
-
-// dropKeys deletes state objects, 1000 a request, best effort: what is
-// left is found by gc.
-func (s *Store) dropKeys(ctx context.Context, bucket string, keys []string) {
-	for len(keys) > 0 {
-		n := min(len(keys), 1000)
-		res, err := s.be.DeleteObjects(ctx, bucket, keys[:n])
-		if err != nil {
-			s.log.Warn("multipart: could not delete upload state; s3seal gc removes it", "bucket", bucket, "keys", n, "err", err)
-		}
-		for _, r := range res {
-			// A key the store keeps (Object Lock, a policy) stays for gc,
-			// which retries; the client's operation has succeeded.
-			if r.Code != "" {
-				s.log.Warn("multipart: the store kept s3seal's own object; s3seal gc retries", "bucket", bucket, "key", r.Key, "code", r.Code)
-			}
-		}
-		keys = keys[n:]
-	}
-}

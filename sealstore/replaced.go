@@ -7,6 +7,11 @@ import (
 	"github.com/s3seal/s3seal/crypto"
 )
 
+// What a write (a PUT, a copy, a completion) or a delete replaces: the
+// object it found at the key, learnt before (peekManifest), and the
+// manifest that object leaves behind once it is gone for good
+// (dropManifest).
+
 // prior is what a write or delete found at the key before it: the
 // manifest of a multipart object there ("" for none) and its version id.
 type prior struct {
@@ -92,4 +97,24 @@ func (s *Store) dropManifest(ctx context.Context, bucket, key string, pr prior, 
 		}
 	}
 	s.dropKeys(ctx, bucket, []string{pr.manifest})
+}
+
+// dropKeys deletes s3seal's own objects (upload state, manifests), 1000 a
+// request, best effort: what is left is found by gc.
+func (s *Store) dropKeys(ctx context.Context, bucket string, keys []string) {
+	for len(keys) > 0 {
+		n := min(len(keys), 1000)
+		res, err := s.be.DeleteObjects(ctx, bucket, keys[:n])
+		if err != nil {
+			s.log.Warn("multipart: could not delete upload state; s3seal gc removes it", "bucket", bucket, "keys", n, "err", err)
+		}
+		for _, r := range res {
+			// A key the store keeps (Object Lock, a policy) stays for gc,
+			// which retries; the client's operation has succeeded.
+			if r.Code != "" {
+				s.log.Warn("multipart: the store kept s3seal's own object; s3seal gc retries", "bucket", bucket, "key", r.Key, "code", r.Code)
+			}
+		}
+		keys = keys[n:]
+	}
 }
