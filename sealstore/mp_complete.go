@@ -61,9 +61,6 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 	u, err := s.loadUpload(ctx, in.Bucket, in.Key, in.UploadID)
 	if isCode(err, "NoSuchUpload") {
 		if info, ok, err := s.completedBeforeRequest(ctx, in); ok {
-			if err == nil {
-				s.dropLeftoverState(context.WithoutCancel(ctx), in)
-			}
 			return info, err
 		}
 	}
@@ -92,9 +89,6 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		// this upload's, made of these parts (completedBeforeRequest).
 		s.forgetUpload(uploadKey{in.Bucket, in.Key, in.UploadID})
 		if info, ok, err := s.completedBeforeRequest(ctx, in); ok {
-			if err == nil {
-				s.dropLeftoverState(context.WithoutCancel(ctx), in)
-			}
 			return info, err
 		}
 	}

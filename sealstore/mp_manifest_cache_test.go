@@ -12,8 +12,8 @@ import (
 
 // TestManifestCacheMemory: the manifests of 10,000-part objects (a 50 GB
 // object in 5 MiB parts, with CRC64NVME part checksums) are cached within
-// the cache's part budget, whatever the number of objects read: a review
-// found each one pinned 4 MB (a map per part) with room for 4096 of them.
+// the cache's part budget, whatever the number of objects read, without
+// the per-part checksum maps (4 MB for each such manifest).
 // The objects are crafted at the backend (empty parts, so the test stays
 // small); the manifests are those a real upload produces.
 func TestManifestCacheMemory(t *testing.T) {

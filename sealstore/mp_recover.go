@@ -39,7 +39,8 @@ import (
 // repeat (a client that lost the first answer) with the object, not
 // NoSuchUpload. The object's manifest names the upload id it was completed
 // from (in its metadata, as gc reads it) and its parts (sealed); both must
-// match.
+// match. Once the object is found (and locked), the state the upload left
+// is dropped (dropLeftoverState).
 func (s *Store) completedBeforeRequest(ctx context.Context, in CompleteInput) (ObjectInfo, bool, error) {
 	bi, err := s.be.HeadObject(ctx, in.Bucket, in.Key)
 	if err != nil {
@@ -63,13 +64,14 @@ func (s *Store) completedBeforeRequest(ctx context.Context, in CompleteInput) (O
 		return ObjectInfo{}, true, err
 	}
 	info.CompletedElsewhere = true
+	s.dropLeftoverState(context.WithoutCancel(ctx), in)
 	return info, true, nil
 }
 
-// dropLeftoverState applies once completedBeforeRequest found the object:
-// it removes, best effort, what state the completed upload left (its
-// completing process died before or while removing it); gc removes what
-// stays.
+// dropLeftoverState applies once completedBeforeRequest found the object
+// (and locked it): it removes, best effort, what state the completed
+// upload left (its completing process died before or while removing it);
+// gc removes what stays.
 func (s *Store) dropLeftoverState(ctx context.Context, in CompleteInput) {
 	var keys []string
 	err := s.listAll(ctx, in.Bucket, uploadPrefix(in.Bucket, in.Key, in.UploadID), func(e backend.ListEntry) error {
