@@ -72,9 +72,7 @@ func TestLongPartChecksumsAndAttributes(t *testing.T) {
 // by id is the backend's delete-marker error.
 func TestAttributesOfVersion(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	v1 := f.put(t, "k", []byte("one"))
 	v2 := f.put(t, "k", []byte("twotwo"))
 	for _, c := range []struct {

@@ -26,9 +26,7 @@ func TestConditionalDeleteMissingOnMoto(t *testing.T) {
 		t.Errorf("missing bucket: %v, want NoSuchBucket", err)
 	}
 
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	info := f.put(t, "k", []byte("data"))
 	in := DeleteInput{Bucket: bucket, Key: "k", VersionID: info.VersionID, Cond: &DeleteCondition{Size: 4}}
 	if _, err := f.st.DeleteVersion(f.ctx, in); err != nil {

@@ -160,3 +160,34 @@ func TestDeleteBucketWriteBeforeBackendRefusal(t *testing.T) {
 		t.Errorf("backend DeleteBucket asked %d times, want 1", ws.calls)
 	}
 }
+
+// protectedBucketStore refuses DeleteBucket as a store does for a bucket
+// whose policy denies s3:DeleteBucket (a common guard), or when s3seal's
+// backend credentials lack that permission.
+type protectedBucketStore struct{ backend.Store }
+
+func (protectedBucketStore) DeleteBucket(context.Context, string) error {
+	return &backend.Error{Op: "DeleteBucket", Code: "AccessDenied", StatusCode: 403, Message: "Access Denied"}
+}
+
+// TestRefusedDeleteBucketKeepsUploads: DeleteBucket of a client-empty
+// bucket that the store refuses to delete (AccessDenied) answers
+// AccessDenied, and the multipart upload in progress in it stays alive
+// (S3 discards uploads only with their bucket).
+func TestRefusedDeleteBucketKeepsUploads(t *testing.T) {
+	f := newFixture(t)
+	st, err := New(protectedBucketStore{f.be}, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := f.create(t, "inprogress")
+	f.part(t, f.st, "inprogress", live, 1, randBytes(10, 2))
+	err = st.DeleteBucket(f.ctx, bucket)
+	t.Logf("DeleteBucket: %v", err)
+	if err == nil {
+		t.Fatal("DeleteBucket succeeded")
+	}
+	if _, err := f.be.ListParts(f.ctx, backend.ListPartsInput{Bucket: bucket, Key: "inprogress", UploadID: live}); err != nil {
+		t.Errorf("upload after a DeleteBucket the store refused: %v, want it alive", err)
+	}
+}

@@ -70,9 +70,7 @@ func (f *fixture) deleteClientVersions(t *testing.T, keep func(backend.VersionEn
 // s3seal's deletes left under .s3seal/ and the bucket goes.
 func TestDeleteVersionedBucketOnMoto(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	data := randBytes(70000, 31)
 	f.completeSmall(t, "mp", data)
 	f.completeSmall(t, "gone", randBytes(1000, 32))
@@ -131,9 +129,7 @@ func TestDeleteVersionedBucketOnMoto(t *testing.T) {
 // marker) still needs is kept with all its versions.
 func TestGCVersionedBucketOnMoto(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	kept := randBytes(1000, 41)
 	f.completeSmall(t, "kept", kept)
 	keptManifest := f.reservedKeys(t, manifestsPrefix)
@@ -209,9 +205,7 @@ func TestGCVersionedBucketOnMoto(t *testing.T) {
 // BucketNotEmpty, as S3 does for a bucket holding locked versions.
 func TestLockedInternalVersionsOnMoto(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	f.completeSmall(t, "mp", randBytes(1000, 51))
 	locked := f.reservedKeys(t, manifestsPrefix)[0]
 	f.deleteClientVersions(t, nil) // takes the manifest: a marker over its version
@@ -267,4 +261,69 @@ func (l *lockedVersion) DeleteVersions(ctx context.Context, bucket string, objs 
 	}
 	res, err := l.countingStore.DeleteVersions(ctx, bucket, rest)
 	return append(out, res...), err
+}
+
+// TestDeleteVersionedBucketNotEmptyKeepsUploads: in a versioned bucket whose
+// only client content is an old version behind a delete marker (S3 counts
+// both: the bucket is not empty), DeleteBucket answers BucketNotEmpty and
+// touches nothing, as in an unversioned bucket with a client object left:
+// the multipart upload in progress stays alive and takes parts.
+func TestDeleteVersionedBucketNotEmptyKeepsUploads(t *testing.T) {
+	f := motoFixture(t)
+	f.enableVersioning(t)
+	f.put(t, "old", []byte("an old version the client keeps"))
+	if err := f.st.Delete(f.ctx, bucket, "old"); err != nil { // a delete marker
+		t.Fatal(err)
+	}
+	live := f.create(t, "inprogress")
+	f.part(t, f.st, "inprogress", live, 1, randBytes(10, 2))
+
+	err := f.st.DeleteBucket(f.ctx, bucket)
+	t.Logf("DeleteBucket: %v", err)
+	if backend.ErrorCode(err) != "BucketNotEmpty" {
+		if se, ok := err.(*Error); !ok || se.Code != "BucketNotEmpty" {
+			t.Fatalf("DeleteBucket of a bucket with a version left: %v, want BucketNotEmpty", err)
+		}
+	}
+	if _, err := f.be.ListParts(f.ctx, backend.ListPartsInput{Bucket: bucket, Key: "inprogress", UploadID: live}); err != nil {
+		t.Errorf("the client's upload after a refused DeleteBucket: %v, want it alive", err)
+	}
+	if _, err := f.st.UploadPart(f.ctx, UploadPartInput{Bucket: bucket, Key: "inprogress", UploadID: live, PartNumber: 2,
+		Body: bytes.NewReader([]byte("more")), Size: 4}); err != nil {
+		t.Errorf("UploadPart after a refused DeleteBucket: %v", err)
+	}
+}
+
+// TestDeleteVersionedBucketAfterMultipart: a versioned bucket that held a
+// multipart object can be deleted through s3seal once the client removed
+// every version and delete marker it can see: the versions s3seal's
+// manifest and upload state left under .s3seal/ (hidden from listings,
+// refused to the client by CheckKey) go with it.
+func TestDeleteVersionedBucketAfterMultipart(t *testing.T) {
+	f := motoFixture(t)
+	f.enableVersioning(t)
+	f.completeSmall(t, "mp", randBytes(1000, 1))
+	// The client removes every version and marker it can list.
+	for {
+		page, err := f.st.ListVersions(f.ctx, backend.ListVersionsInput{Bucket: bucket})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Entries) == 0 {
+			break
+		}
+		for _, e := range page.Entries {
+			if _, err := f.st.DeleteVersion(f.ctx, DeleteInput{Bucket: bucket, Key: e.Key, VersionID: e.VersionID}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := 0; i < 2; i++ {
+		err := f.st.DeleteBucket(f.ctx, bucket)
+		t.Logf("DeleteBucket #%d of a bucket with no client version left: %v", i+1, err)
+		if err == nil {
+			return
+		}
+	}
+	t.Errorf("a versioned bucket emptied of every client version stays undeletable through s3seal")
 }

@@ -105,7 +105,7 @@ func readAllClose(t *testing.T, obj *backend.Object) []byte {
 // TestGCRemovesRewrapProbeLeftovers: a rewrap killed during its probe (or
 // whose clean-up failed) leaves a scratch object and an upload under
 // probePrefix; gc removes both once older than MinAge, and nothing else
-// under the reserved prefix (review R8).
+// under the reserved prefix.
 func TestGCRemovesRewrapProbeLeftovers(t *testing.T) {
 	f := newFixture(t)
 	probe := probePrefix + "0123456789abcdef"

@@ -35,7 +35,11 @@ func reshapingStore(t *testing.T, chunked, noRange bool) (direct, shaped backend
 		t.Fatal(err)
 	}
 	u, _ := url.Parse(e.Config().Endpoint)
-	rp := httputil.NewSingleHostReverseProxy(u)
+	// The proxy forwards the signed request as is (same Host header).
+	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(u)
+		pr.Out.Host = u.Host
+	}}
 	rp.ModifyResponse = func(resp *http.Response) error {
 		if chunked && resp.Request.Method == http.MethodGet && resp.StatusCode/100 == 2 {
 			resp.Header.Del("Content-Length")
@@ -49,10 +53,6 @@ func reshapingStore(t *testing.T, chunked, noRange bool) (direct, shaped backend
 		}
 		rp.ServeHTTP(w, r)
 	})
-	// The proxy forwards the signed request as is (same Host header).
-	rp.Director = func(r *http.Request) {
-		r.URL.Scheme, r.URL.Host, r.Host = u.Scheme, u.Host, u.Host
-	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	cfg := e.Config()

@@ -42,9 +42,7 @@ func TestListingHidesReservedRange(t *testing.T) {
 			var f *fixture
 			if name == "moto" {
 				f = motoFixture(t)
-				if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-					t.Fatal(err)
-				}
+				f.enableVersioning(t)
 			} else {
 				f = newFixture(t)
 			}

@@ -47,7 +47,7 @@ func TestMultipartCutAtPartBoundaries(t *testing.T) {
 					}
 				}
 				if err == nil && (need < 0 || keep < need) {
-					t.Errorf("FINDING: cut at %d (%v), range %+v: read succeeded", keep, end, rng)
+					t.Errorf("cut at %d (%v), range %+v: read succeeded", keep, end, rng)
 				}
 				if err != nil && !errors.Is(err, ErrIntegrity) && !errors.Is(err, crypto.ErrCorrupt) && !errors.Is(err, io.ErrUnexpectedEOF) {
 					t.Logf("cut at %d, range %+v: %v", keep, rng, err)

@@ -1,12 +1,11 @@
 package sealstore
 
-// Regression tests from a fourth hostile review: on a store whose ETags are
-// not S3's, a completion with other parts used to be told success, store or
-// cache the wrong manifest, and let gc delete the right one; and gc could
-// delete the manifest of an object completed between its two checks. A
-// completion now checks the object is made of its parts (madeOfParts)
-// before it takes a store's answer, and gc asks whether the upload is over
-// before it looks at the key.
+// Completions on a store whose ETags are not S3's: a completion with other
+// parts is not told success, nor stores or caches the wrong manifest, nor
+// lets gc delete the right one, since it checks the object is made of its
+// parts (objectMadeOfManifest) before it takes a store's answer; and gc
+// keeps the manifest of an object completed between its two checks, since
+// it asks whether the upload is over before it looks at the key.
 
 import (
 	"bytes"
@@ -134,14 +133,14 @@ func (f *fixture) manifestNames(t *testing.T) []string {
 	return names
 }
 
-// r4RaceOtherParts: on a store whose ETags are not S3's, completion B
+// testRaceOtherParts: on a store whose ETags are not S3's, completion B
 // (parts {1,3}) passes its checks, then completion A (parts {1,2}, part 3
 // the size of part 2) completes the upload first. B must be told
 // NoSuchUpload (its recovery used to accept A's object: same oid and size)
 // and every reader must read A's object. With crashA, A stops between its
 // backend completion and its copy of the manifest under the store's ETag
 // (B used to store its own there).
-func r4RaceOtherParts(t *testing.T, f *fixture, crashA bool, p3size int) {
+func testRaceOtherParts(t *testing.T, f *fixture, crashA bool, p3size int) {
 	w := &nmStore{Store: f.be}
 	stA, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	stB, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
@@ -232,24 +231,24 @@ func (f *fixture) getWith(st *Store, key string) (ObjectInfo, []byte, error) {
 }
 
 // TestNonS3ETagsRaceOtherParts: both completions finish normally.
-func TestNonS3ETagsRaceOtherParts(t *testing.T) { r4RaceOtherParts(t, newFixture(t), false, 1000) }
+func TestNonS3ETagsRaceOtherParts(t *testing.T) { testRaceOtherParts(t, newFixture(t), false, 1000) }
 
 // TestNonS3ETagsRaceOtherPartsCrash: A stops before its manifest copy.
 func TestNonS3ETagsRaceOtherPartsCrash(t *testing.T) {
-	r4RaceOtherParts(t, newFixture(t), true, 1000)
+	testRaceOtherParts(t, newFixture(t), true, 1000)
 }
 
 // TestNonS3ETagsRaceOtherPartsMoto: on moto_server, which answers a
 // completion of an upload completed before with the first object's ETag,
 // completion B used to be taken for done even with parts of another size.
 func TestNonS3ETagsRaceOtherPartsMoto(t *testing.T) {
-	r4RaceOtherParts(t, motoFixture(t), false, 3000)
+	testRaceOtherParts(t, motoFixture(t), false, 3000)
 }
 
 // TestNonS3ETagsRaceOtherPartsMotoCrash: the same, A stops before its
 // manifest copy.
 func TestNonS3ETagsRaceOtherPartsMotoCrash(t *testing.T) {
-	r4RaceOtherParts(t, motoFixture(t), true, 3000)
+	testRaceOtherParts(t, motoFixture(t), true, 3000)
 }
 
 var _ = context.Background
@@ -257,7 +256,7 @@ var _ = context.Background
 // lpHookStore runs a hook once before the ListParts that gc sends
 // (MaxParts 1), after gc has looked at the object key.
 type lpHookStore struct {
-	r3Store
+	faultyCompleteStore
 	hook func()
 }
 
@@ -273,7 +272,7 @@ func (s *lpHookStore) ListParts(ctx context.Context, in backend.ListPartsInput) 
 	if h != nil {
 		h()
 	}
-	return s.r3Store.ListParts(ctx, in)
+	return s.faultyCompleteStore.ListParts(ctx, in)
 }
 
 // TestGCKeepsManifestOfCompletionBetweenItsChecks: a completion failed
@@ -284,18 +283,18 @@ func (s *lpHookStore) ListParts(ctx context.Context, in backend.ListPartsInput) 
 // retry had just published.
 func TestGCKeepsManifestOfCompletionBetweenItsChecks(t *testing.T) {
 	f := newFixture(t)
-	w := &lpHookStore{r3Store: r3Store{Store: f.be}}
+	w := &lpHookStore{faultyCompleteStore: faultyCompleteStore{Store: f.be}}
 	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	data := randBytes(100_000, 3)
 	id := f.create(t, "obj")
 	e := f.part(t, st, "obj", id, 1, data)
 	in := CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "obj", UploadID: id, Parts: completeParts([]int{1}, []string{e.ETag})}
-	w.set(func(s *r3Store) { s.failComplete = true })
+	w.set(func(s *faultyCompleteStore) { s.failComplete = true })
 	if _, err := st.CompleteMultipart(f.ctx, in); err == nil {
 		t.Fatal("first completion should fail")
 	}
-	w.set(func(s *r3Store) { s.failComplete = false })
+	w.set(func(s *faultyCompleteStore) { s.failComplete = false })
 	var retryErr error
 	w.mu.Lock()
 	w.hook = func() { _, retryErr = st.CompleteMultipart(f.ctx, in) }

@@ -1,31 +1,30 @@
 package sealstore
 
-// Regression tests from a second hostile review of multipart completions:
-// each reproduced a way to leave an object whose manifest was missing or
-// described other parts, or to tell a client success for parts the object
-// does not hold. Each manifest is now named by the ETag of the object its
-// part list makes, so completions never overwrite each other's.
+// Races of multipart completions (failed, retried, with other parts, on a
+// store that ignores If-None-Match) against each other and gc: none leaves
+// an object whose manifest is missing or describes other parts, nor tells
+// a client success for parts the object does not hold. Each manifest is
+// named by the ETag of the object its part list makes, so completions never
+// overwrite each other's.
 
 import (
 	"bytes"
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/crypto"
 )
 
-// r3Store wraps the backend: it can make completions fail (the backend
+// faultyCompleteStore wraps the backend: it can make completions fail (the backend
 // did not assemble: a transient error after retries), age manifests (the
 // LastModified a GET of a manifest reports, as if written long ago), hold
 // completions at a gate, drop If-None-Match/If-Match on PutObject (a
 // backend that ignores them), and run a hook before ListMultipartUploads.
-type r3Store struct {
+type faultyCompleteStore struct {
 	backend.Store
 	mu            sync.Mutex
 	failComplete  bool
@@ -36,7 +35,7 @@ type r3Store struct {
 	beforePut     func(in backend.PutInput)
 }
 
-func (s *r3Store) CompleteMultipartUpload(ctx context.Context, in backend.CompleteMultipartInput) (backend.CompleteMultipartOutput, error) {
+func (s *faultyCompleteStore) CompleteMultipartUpload(ctx context.Context, in backend.CompleteMultipartInput) (backend.CompleteMultipartOutput, error) {
 	s.mu.Lock()
 	fail, gate := s.failComplete, s.gate
 	s.mu.Unlock()
@@ -49,7 +48,7 @@ func (s *r3Store) CompleteMultipartUpload(ctx context.Context, in backend.Comple
 	return s.Store.CompleteMultipartUpload(ctx, in)
 }
 
-func (s *r3Store) GetObject(ctx context.Context, in backend.GetInput) (*backend.Object, error) {
+func (s *faultyCompleteStore) GetObject(ctx context.Context, in backend.GetInput) (*backend.Object, error) {
 	o, err := s.Store.GetObject(ctx, in)
 	s.mu.Lock()
 	age := s.age
@@ -60,7 +59,7 @@ func (s *r3Store) GetObject(ctx context.Context, in backend.GetInput) (*backend.
 	return o, err
 }
 
-func (s *r3Store) PutObject(ctx context.Context, in backend.PutInput) (backend.PutOutput, error) {
+func (s *faultyCompleteStore) PutObject(ctx context.Context, in backend.PutInput) (backend.PutOutput, error) {
 	s.mu.Lock()
 	drop, hook := s.dropCond, s.beforePut
 	s.mu.Unlock()
@@ -73,7 +72,7 @@ func (s *r3Store) PutObject(ctx context.Context, in backend.PutInput) (backend.P
 	return s.Store.PutObject(ctx, in)
 }
 
-func (s *r3Store) ListMultipartUploads(ctx context.Context, in backend.ListUploadsInput) (backend.ListUploadsOutput, error) {
+func (s *faultyCompleteStore) ListMultipartUploads(ctx context.Context, in backend.ListUploadsInput) (backend.ListUploadsOutput, error) {
 	s.mu.Lock()
 	hook := s.beforeListMPU
 	s.beforeListMPU = nil
@@ -84,7 +83,7 @@ func (s *r3Store) ListMultipartUploads(ctx context.Context, in backend.ListUploa
 	return s.Store.ListMultipartUploads(ctx, in)
 }
 
-func (s *r3Store) set(f func(s *r3Store)) { s.mu.Lock(); f(s); s.mu.Unlock() }
+func (s *faultyCompleteStore) set(f func(s *faultyCompleteStore)) { s.mu.Lock(); f(s); s.mu.Unlock() }
 
 // TestGCKeepsManifestOfRetriedCompletion: a completion fails at the
 // backend (500 after retries); its manifest stays. The client retries a
@@ -93,16 +92,16 @@ func (s *r3Store) set(f func(s *r3Store)) { s.mu.Lock(); f(s); s.mu.Unlock() }
 // delete it after the retry had published the object; now a manifest
 // whose upload still exists is never garbage.
 func TestGCKeepsManifestOfRetriedCompletion(t *testing.T) {
-	r3GCDeletesManifestOfRetriedCompletion(t, newFixture(t))
+	testGCDeletesManifestOfRetriedCompletion(t, newFixture(t))
 }
 
 // TestGCKeepsManifestOfRetriedCompletionMoto runs it against moto_server.
 func TestGCKeepsManifestOfRetriedCompletionMoto(t *testing.T) {
-	r3GCDeletesManifestOfRetriedCompletion(t, motoFixture(t))
+	testGCDeletesManifestOfRetriedCompletion(t, motoFixture(t))
 }
 
-func r3GCDeletesManifestOfRetriedCompletion(t *testing.T, f *fixture) {
-	w := &r3Store{Store: f.be}
+func testGCDeletesManifestOfRetriedCompletion(t *testing.T, f *fixture) {
+	w := &faultyCompleteStore{Store: f.be}
 	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	data := randBytes(100_000, 3)
@@ -110,16 +109,16 @@ func r3GCDeletesManifestOfRetriedCompletion(t *testing.T, f *fixture) {
 	e := f.part(t, st, "obj", id, 1, data)
 	in := CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "obj", UploadID: id, Parts: completeParts([]int{1}, []string{e.ETag})}
 
-	w.set(func(s *r3Store) { s.failComplete = true })
+	w.set(func(s *faultyCompleteStore) { s.failComplete = true })
 	if _, err := st.CompleteMultipart(f.ctx, in); err == nil {
 		t.Fatal("first completion should fail")
 	}
-	w.set(func(s *r3Store) { s.failComplete = false })
+	w.set(func(s *faultyCompleteStore) { s.failComplete = false })
 
 	// A day later: gc (default min-age) runs while the client retries.
 	later := time.Now().Add(25 * time.Hour)
 	var retryErr error
-	w.set(func(s *r3Store) {
+	w.set(func(s *faultyCompleteStore) {
 		s.beforeListMPU = func() { _, retryErr = st.CompleteMultipart(f.ctx, in) }
 	})
 	found, err := st.GC(f.ctx, bucket, GCOptions{MinAge: 24 * time.Hour, Delete: true, Now: func() time.Time { return later }})
@@ -142,16 +141,16 @@ func r3GCDeletesManifestOfRetriedCompletion(t *testing.T, f *fixture) {
 // clients were told success for an object under the wrong manifest. Now
 // exactly one succeeds and the object reads back as its parts.
 func TestOldFailedCompletionAndRacingLists(t *testing.T) {
-	r3StaleManifestReplacedUnderEqualRetry(t, newFixture(t))
+	testStaleManifestReplacedUnderEqualRetry(t, newFixture(t))
 }
 
 // TestOldFailedCompletionAndRacingListsMoto runs it against moto_server.
 func TestOldFailedCompletionAndRacingListsMoto(t *testing.T) {
-	r3StaleManifestReplacedUnderEqualRetry(t, motoFixture(t))
+	testStaleManifestReplacedUnderEqualRetry(t, motoFixture(t))
 }
 
-func r3StaleManifestReplacedUnderEqualRetry(t *testing.T, f *fixture) {
-	w := &r3Store{Store: f.be}
+func testStaleManifestReplacedUnderEqualRetry(t *testing.T, f *fixture) {
+	w := &faultyCompleteStore{Store: f.be}
 	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	st2, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
@@ -161,16 +160,16 @@ func r3StaleManifestReplacedUnderEqualRetry(t *testing.T, f *fixture) {
 	a := CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "obj", UploadID: id, Parts: completeParts([]int{1, 2}, []string{e1.ETag, e2.ETag})}
 	b := CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "obj", UploadID: id, Parts: completeParts([]int{1, 3}, []string{e1.ETag, e3.ETag})}
 
-	w.set(func(s *r3Store) { s.failComplete = true })
+	w.set(func(s *faultyCompleteStore) { s.failComplete = true })
 	if _, err := st.CompleteMultipart(f.ctx, a); err == nil {
 		t.Fatal("first completion should fail")
 	}
 	// More than staleManifest later.
-	w.set(func(s *r3Store) { s.failComplete = false; s.age = 2 * time.Hour })
+	w.set(func(s *faultyCompleteStore) { s.failComplete = false; s.age = 2 * time.Hour })
 
 	aAt, releaseA := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	w.set(func(s *r3Store) {
+	w.set(func(s *faultyCompleteStore) {
 		s.gate = func(in backend.CompleteMultipartInput) {
 			if in.Parts[1].PartNumber == 2 {
 				once.Do(func() { close(aAt) })
@@ -186,7 +185,7 @@ func r3StaleManifestReplacedUnderEqualRetry(t *testing.T, f *fixture) {
 	go func() { i, err := st.CompleteMultipart(f.ctx, a); aDone <- res{i, err} }()
 	<-aAt // the retry kept the equal manifest and is at the backend
 	bDone := make(chan res)
-	w.set(func(s *r3Store) {
+	w.set(func(s *faultyCompleteStore) {
 		s.gate = func(in backend.CompleteMultipartInput) {
 			if in.Parts[1].PartNumber == 3 {
 				close(releaseA)
@@ -221,16 +220,16 @@ func r3StaleManifestReplacedUnderEqualRetry(t *testing.T, f *fixture) {
 // completion of a completed upload answers success with the first
 // object's ETag; s3seal answers NoSuchUpload then.)
 func TestCompletionsOnBackendIgnoringConditions(t *testing.T) {
-	r3BackendIgnoringIfNoneMatch(t, newFixture(t))
+	testBackendIgnoringIfNoneMatch(t, newFixture(t))
 }
 
 // TestCompletionsOnBackendIgnoringConditionsMoto runs it against moto_server.
 func TestCompletionsOnBackendIgnoringConditionsMoto(t *testing.T) {
-	r3BackendIgnoringIfNoneMatch(t, motoFixture(t))
+	testBackendIgnoringIfNoneMatch(t, motoFixture(t))
 }
 
-func r3BackendIgnoringIfNoneMatch(t *testing.T, f *fixture) {
-	w := &r3Store{Store: f.be, dropCond: true}
+func testBackendIgnoringIfNoneMatch(t *testing.T, f *fixture) {
+	w := &faultyCompleteStore{Store: f.be, dropCond: true}
 	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	st2, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
@@ -243,10 +242,9 @@ func r3BackendIgnoringIfNoneMatch(t *testing.T, f *fixture) {
 	// of a manifest until both arrived.
 	var wg sync.WaitGroup
 	wg.Add(2)
-	var order sync.Mutex
-	order.Lock()
+	release := make(chan struct{}) // closed to let the second completion through
 	first := true
-	w.set(func(s *r3Store) {
+	w.set(func(s *faultyCompleteStore) {
 		s.beforePut = func(in backend.PutInput) {
 			if strings.HasPrefix(in.Key, manifestsPrefix) {
 				wg.Done()
@@ -259,8 +257,7 @@ func r3BackendIgnoringIfNoneMatch(t *testing.T, f *fixture) {
 			first = false
 			s.mu.Unlock()
 			if !me {
-				order.Lock() // second waits for the first's completion
-				order.Unlock()
+				<-release // second waits for the first's completion
 			}
 		}
 	})
@@ -282,7 +279,7 @@ func r3BackendIgnoringIfNoneMatch(t *testing.T, f *fixture) {
 	}
 	// let the first backend completion through, then the second
 	time.Sleep(500 * time.Millisecond)
-	order.Unlock()
+	close(release)
 	r1, r2 := <-ch, <-ch
 	t.Logf("completions: (%s, %v) (%s, %v)", r1.info.ETag, r1.err, r2.info.ETag, r2.err)
 	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
@@ -310,27 +307,27 @@ func r3BackendIgnoringIfNoneMatch(t *testing.T, f *fixture) {
 // ConditionalRequestConflict for an hour, taking the failed completion's
 // manifest for one under way.
 func TestCompletionAfterFailedOneWithOtherParts(t *testing.T) {
-	r3FailedCompletionBlocksOtherPartsForAnHour(t, newFixture(t))
+	testFailedCompletionBlocksOtherPartsForAnHour(t, newFixture(t))
 }
 
 // TestCompletionAfterFailedOneWithOtherPartsMoto runs it against moto_server.
 func TestCompletionAfterFailedOneWithOtherPartsMoto(t *testing.T) {
-	r3FailedCompletionBlocksOtherPartsForAnHour(t, motoFixture(t))
+	testFailedCompletionBlocksOtherPartsForAnHour(t, motoFixture(t))
 }
 
-func r3FailedCompletionBlocksOtherPartsForAnHour(t *testing.T, f *fixture) {
-	w := &r3Store{Store: f.be}
+func testFailedCompletionBlocksOtherPartsForAnHour(t *testing.T, f *fixture) {
+	w := &faultyCompleteStore{Store: f.be}
 	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	p1, p2 := randBytes(5*mib, 1), randBytes(1000, 2)
 	id := f.create(t, "obj")
 	e1, e2 := f.part(t, st, "obj", id, 1, p1), f.part(t, st, "obj", id, 2, p2)
-	w.set(func(s *r3Store) { s.failComplete = true })
+	w.set(func(s *faultyCompleteStore) { s.failComplete = true })
 	if _, err := st.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "obj", UploadID: id,
 		Parts: completeParts([]int{1, 2}, []string{e1.ETag, e2.ETag})}); err == nil {
 		t.Fatal("first completion should fail")
 	}
-	w.set(func(s *r3Store) { s.failComplete = false })
+	w.set(func(s *faultyCompleteStore) { s.failComplete = false })
 	p2b := randBytes(1000, 22)
 	e2b := f.part(t, st, "obj", id, 2, p2b)
 	_, err := st.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "obj", UploadID: id,
@@ -338,23 +335,4 @@ func r3FailedCompletionBlocksOtherPartsForAnHour(t *testing.T, f *fixture) {
 	if err != nil {
 		t.Fatalf("completion after a failed one and a re-uploaded part: %v (S3 completes)", err)
 	}
-}
-
-// motoFixture is newFixture over a moto_server started for the test.
-func motoFixture(t *testing.T) *fixture {
-	ep := startMotoLoopback(t)
-	be, err := backend.NewS3(backend.S3Config{Endpoint: ep, AccessKey: "a", SecretKey: "b", PathStyle: true, HTTPClient: http.DefaultClient})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{be: &countingStore{Store: be}, ctx: t.Context()}
-	key, _ := crypto.GenerateKey()
-	f.kr, _ = crypto.NewKeyring("k1", map[string][]byte{"k1": key})
-	if f.st, err = New(f.be, f.kr, Options{SpoolDir: t.TempDir()}); err != nil {
-		t.Fatal(err)
-	}
-	if err := be.CreateBucket(f.ctx, bucket); err != nil {
-		t.Fatal(err)
-	}
-	return f
 }

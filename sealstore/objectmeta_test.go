@@ -100,7 +100,7 @@ func wantClientView(t *testing.T, what string, info ObjectInfo, meta map[string]
 // back exactly what they wrote, with the storage class the store keeps.
 func TestObjectMetaSealed(t *testing.T) {
 	f := newFixture(t)
-	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
+	kr := rotationKeyring(t)
 	st, _ := New(f.be, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	ck := customerKeyOf(t, 3)
@@ -291,7 +291,7 @@ func (f *fixture) putFormat1(t *testing.T, key string, data []byte, meta map[str
 // format 2. Its sealed entries, altered, still fail the integrity check.
 func TestFormat1ObjectsStillRead(t *testing.T) {
 	f := newFixture(t)
-	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
+	kr := rotationKeyring(t)
 	st, _ := New(f.be, kr, Options{SpoolDir: t.TempDir()})
 	f.kr, f.st = kr, st
 	meta, h := clientMeta(), clientHeaders()

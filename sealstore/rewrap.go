@@ -86,7 +86,7 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 		}
 	}
 	// Uploads under the old key, listed before the objects: one completed
-	// while the listing runs could otherwise pass unseen (review R7).
+	// while the listing runs could otherwise pass unseen.
 	before, err := s.oldUploads(ctx, bucket, opt)
 	if err != nil {
 		return err

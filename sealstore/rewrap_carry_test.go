@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/crypto"
 )
 
 // lockedHeads reports a lock on every HEAD of key (as a store with Object
@@ -60,7 +59,7 @@ func (l *lockedHeads) CreateMultipartUpload(ctx context.Context, in backend.Crea
 // returns what the copy's upload was created with, and the results.
 func rewrapLocked(t *testing.T, lock backend.Protection, tagErr error) ([]backend.CreateMultipartInput, []RewrapResult) {
 	f := newFixture(t)
-	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
+	kr := rotationKeyring(t)
 	lh := &lockedHeads{Store: f.be, key: "big", lock: lock, tags: "tier=gold&note=a%20b", tagErr: tagErr}
 	st, _ := New(lh, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	h := backend.Headers{ContentType: "text/x-big", CacheControl: "no-cache", ContentDisposition: "inline",
@@ -150,7 +149,7 @@ func TestRewrapSingleCopyCarriesLock(t *testing.T) {
 		{"expired", backend.Protection{LockMode: "GOVERNANCE", RetainUntil: time.Now().Add(-time.Hour), LegalHold: "OFF"}, backend.Protection{}},
 	} {
 		f := newFixture(t)
-		kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
+		kr := rotationKeyring(t)
 		lh := &lockedHeads{Store: f.be, key: "small", lock: tc.lock}
 		st, _ := New(lh, kr, Options{SpoolDir: t.TempDir()})
 		data := randBytes(1000, 6)

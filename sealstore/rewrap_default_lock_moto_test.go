@@ -22,17 +22,10 @@ import (
 // succeeds, as does a client's copy, and everything reads back under the
 // new key.
 func TestMotoDefaultRetentionCopies(t *testing.T) {
-	ep := startMotoLoopback(t)
-	be, err := backend.NewS3(backend.S3Config{Endpoint: ep, AccessKey: "a", SecretKey: "b", PathStyle: true, HTTPClient: http.DefaultClient})
-	if err != nil {
-		t.Fatal(err)
-	}
+	be := motoS3(t)
 	ctx := t.Context()
-	if _, err := be.Forward(ctx, backend.RawRequest{Method: http.MethodPut, Bucket: bucket, Query: url.Values{},
-		Header: http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}}); err != nil {
-		t.Fatal(err)
-	}
-	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
+	createLockBucket(ctx, t, be, bucket)
+	kr := rotationKeyring(t)
 	st, err := New(be, kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package sealstore
 
 import (
 	"bytes"
-	"net/http"
-	"net/url"
 	"testing"
 	"time"
 
@@ -18,17 +16,10 @@ import (
 // retention that has expired is not set again, and the object is still
 // rewrapped.
 func TestMotoRewrapSingleCopyKeepsLock(t *testing.T) {
-	ep := startMotoLoopback(t)
-	be, err := backend.NewS3(backend.S3Config{Endpoint: ep, AccessKey: "a", SecretKey: "b", PathStyle: true, HTTPClient: http.DefaultClient})
-	if err != nil {
-		t.Fatal(err)
-	}
+	be := motoS3(t)
 	ctx := t.Context()
-	if _, err := be.Forward(ctx, backend.RawRequest{Method: http.MethodPut, Bucket: bucket, Query: url.Values{},
-		Header: http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}}); err != nil {
-		t.Fatal(err)
-	}
-	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
+	createLockBucket(ctx, t, be, bucket)
+	kr := rotationKeyring(t)
 	st, err := New(be, kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -56,9 +56,9 @@ func TestRewrapMultipartMoto(t *testing.T) {
 
 // TestRewrapRefusesStoreIgnoringCopyCondition: moto ignores
 // x-amz-copy-source-if-match, so a client PUT landing between rewrap's HEAD
-// and its copy would get the old object's wrapped key and be lost (a
-// review proved it). Rewrap finds that out first and refuses unless told
-// no client writes meanwhile; nothing is changed.
+// and its copy would get the old object's wrapped key and be lost. Rewrap
+// finds that out first and refuses unless told no client writes
+// meanwhile; nothing is changed.
 func TestRewrapRefusesStoreIgnoringCopyCondition(t *testing.T) {
 	f := motoFixture(t)
 	k1, _ := crypto.GenerateKey()

@@ -112,19 +112,11 @@ func TestRewrap(t *testing.T) {
 	}
 }
 
-func mustKey(t *testing.T) []byte {
-	k, err := crypto.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
 // TestRewrapUploadsInProgress: an upload started under the old key is
 // reported as in progress (its object will carry the old key: a backend
 // upload's metadata cannot change), so the operator completes or aborts it
 // and runs again before removing the old key; once completed, the next run
-// rewraps its object. (A review found such uploads silently skipped.)
+// rewraps its object; none is silently skipped.
 func TestRewrapUploadsInProgress(t *testing.T) {
 	f := newFixture(t)
 	k1, _ := crypto.GenerateKey()
@@ -179,8 +171,8 @@ func (c *completingCopier) CopyObject(ctx context.Context, in backend.CopyInput)
 
 // TestRewrapUploadCompletedDuringRun: an upload under the old key that a
 // client completes while rewrap runs, after the listing passed its key,
-// is rewrapped at the end of the run (review R7: it was reported nowhere,
-// the run exited 0 and dropping the old key lost the object).
+// is rewrapped at the end of the run, not left unreported (a run that
+// exits 0 must leave nothing under the old key).
 func TestRewrapUploadCompletedDuringRun(t *testing.T) {
 	f := newFixture(t)
 	k1, k2 := mustKey(t), mustKey(t)
@@ -235,12 +227,12 @@ func (l *lax) CompleteMultipartUpload(ctx context.Context, in backend.CompleteMu
 
 // TestRewrapProbesTheMultipartCopy: a store that honours the condition of
 // a CopyObject but ignores that of UploadPartCopy, or the If-Match of the
-// completion, would let a by-parts rewrap lose an object written meanwhile
-// (review R7); rewrap refuses it and changes nothing.
+// completion, would let a by-parts rewrap lose an object written
+// meanwhile; rewrap refuses it and changes nothing.
 func TestRewrapProbesTheMultipartCopy(t *testing.T) {
 	for _, c := range []lax{{partCopy: true}, {complete: true}} {
 		f := newFixture(t)
-		kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": mustKey(t)})
+		kr := rotationKeyring(t)
 		f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 		f.put(t, "obj", []byte("data"))
 		c.Store = f.be

@@ -22,9 +22,7 @@ import (
 // README says: keep the old key while older versions must stay readable).
 func TestRewrapLeavesOlderVersionsOnMoto(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	k1, k2 := mustKey(t), mustKey(t)
 	only1, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1})
 	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})

@@ -10,111 +10,12 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"math/rand/v2"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 )
-
-// countingStore counts HEADs, to see the listing cache work.
-type countingStore struct {
-	backend.Store
-	heads   atomic.Int64
-	lastMD  atomic.Value // ContentMD5 of the last PutObject
-	lastCRC atomic.Value // ContentCRC32C of the last PutObject
-}
-
-func (c *countingStore) PutObject(ctx context.Context, in backend.PutInput) (backend.PutOutput, error) {
-	c.lastMD.Store(in.ContentMD5)
-	c.lastCRC.Store(in.ContentCRC32C)
-	return c.Store.PutObject(ctx, in)
-}
-
-func (c *countingStore) HeadObject(ctx context.Context, bucket, key string) (backend.ObjectInfo, error) {
-	c.heads.Add(1)
-	return c.Store.HeadObject(ctx, bucket, key)
-}
-
-type fixture struct {
-	st  *Store
-	be  *countingStore
-	kr  *crypto.Keyring
-	ctx context.Context
-}
-
-const bucket = "bkt"
-
-func newFixture(t testing.TB) *fixture {
-	t.Helper()
-	// As serve does over plain HTTP: the backend gets a checksum of every
-	// body.
-	return newFixtureWith(t, Options{BackendChecksum: true})
-}
-
-// newFixtureWith is newFixture with the Store's options opt (a spool in a
-// fresh directory unless given) and the embedded store's beOpts.
-func newFixtureWith(t testing.TB, opt Options, beOpts ...embedded.Option) *fixture {
-	t.Helper()
-	be, closer, err := embedded.NewStore(t.TempDir(), beOpts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { closer.Close() })
-	key, _ := crypto.GenerateKey()
-	kr, err := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := &countingStore{Store: be}
-	if opt.SpoolDir == "" {
-		opt.SpoolDir = t.TempDir()
-	}
-	st, err := New(cs, kr, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := be.CreateBucket(ctx, bucket); err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{st: st, be: cs, kr: kr, ctx: ctx}
-}
-
-func randBytes(n int, seed uint64) []byte {
-	r := rand.New(rand.NewPCG(seed, 7))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
-}
-
-func (f *fixture) put(t *testing.T, key string, data []byte) ObjectInfo {
-	t.Helper()
-	info, err := f.st.Put(f.ctx, PutInput{Bucket: bucket, Key: key, Body: bytes.NewReader(data), Size: int64(len(data)),
-		Meta: map[string]string{"color": "blue"}, Headers: backend.Headers{ContentType: "text/x-test"}})
-	if err != nil {
-		t.Fatalf("put %s: %v", key, err)
-	}
-	return info
-}
-
-func (f *fixture) get(t *testing.T, key string, rng *Range) (ObjectInfo, []byte, error) {
-	t.Helper()
-	info, rd, err := f.st.Get(f.ctx, bucket, key, rng)
-	if err != nil {
-		return info, nil, err
-	}
-	defer rd.Close()
-	data, err := io.ReadAll(io.LimitReader(rd, rd.Len))
-	return info, data, err
-}
-
-func md5hex(b []byte) string { return fmt.Sprintf("%x", md5.Sum(b)) }
 
 func TestPutGetRoundTrip(t *testing.T) {
 	f := newFixture(t)

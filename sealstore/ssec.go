@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
 )
 
@@ -100,50 +99,4 @@ func (s *Store) Stat(ctx context.Context, in ReadInput) (ObjectInfo, error) {
 	}
 	_, err = contentKey(info, dk, in.CustomerKey)
 	return info, err
-}
-
-// uploadKey checks the customer key of a part (or a completion) against
-// the upload's: an upload created with one needs that very key with each
-// part, one created without refuses a key.
-func (u *upload) contentKey(ck *crypto.CustomerKey) (*crypto.DataKey, error) {
-	keyed := u.env.CustomerCheck != nil
-	switch {
-	case keyed && ck == nil:
-		return nil, errorf("InvalidRequest", "The multipart upload initiate requested encryption. Subsequent part requests must include the appropriate encryption parameters.")
-	case !keyed && ck != nil:
-		return nil, errorf("InvalidRequest", "The multipart upload initiate did not request encryption. Subsequent part requests must not include encryption parameters.")
-	case ck == nil:
-		return u.dk, nil
-	}
-	c, err := u.dk.ForCustomer(ck, u.env.CustomerCheck)
-	if errors.Is(err, crypto.ErrCustomerKey) {
-		return nil, customerKeyMismatch()
-	}
-	return c, err
-}
-
-// Upload-level backend encryption kept beside the envelope in the upload
-// state's metadata (not secret: the backend reports it), so parts and the
-// completion report it as S3 does.
-const (
-	metaSSE          = "sse"
-	metaSSEKMSKeyID  = "sse-kms-key-id"
-	metaSSEBucketKey = "sse-bucket-key"
-)
-
-func sseMeta(state map[string]string, h backend.Headers) {
-	if h.SSE == "" {
-		return
-	}
-	state[metaSSE] = h.SSE
-	if h.SSEKMSKeyID != "" {
-		state[metaSSEKMSKeyID] = h.SSEKMSKeyID
-	}
-	if h.SSEBucketKey {
-		state[metaSSEBucketKey] = "true"
-	}
-}
-
-func sseOfMeta(meta map[string]string) backend.Headers {
-	return backend.Headers{SSE: meta[metaSSE], SSEKMSKeyID: meta[metaSSEKMSKeyID], SSEBucketKey: meta[metaSSEBucketKey] == "true"}
 }

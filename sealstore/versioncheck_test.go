@@ -28,9 +28,7 @@ func (s *swapAllStore) HeadObjectVersion(ctx context.Context, bucket, key, versi
 // version and version B itself still read.
 func TestVersionMismatchRefused(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	a := f.put(t, "k", []byte("version A"))
 	b := f.put(t, "k", []byte("version B, current"))
 	sw := &swapAllStore{swapVersionStore{Store: f.be, asked: a.VersionID, served: b.VersionID}}
@@ -98,9 +96,7 @@ func (s *echolessStore) HeadObjectVersion(ctx context.Context, bucket, key, vers
 // ranged GET, copy and part-copy sources.
 func TestVersionNotEchoedRefused(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	a := f.put(t, "k", []byte("version A"))
 	f.put(t, "k", []byte("version B, current"))
 	st, err := New(&echolessStore{f.be}, f.kr, Options{SpoolDir: t.TempDir()})

@@ -28,9 +28,7 @@ func (s silentVersions) DeleteObjectVersion(ctx context.Context, in backend.Dele
 // delete over it says: its manifest stays and it stays readable.
 func TestSilentVersionAnswersKeepManifestsOnMoto(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	data := randBytes(100, 5)
 	f.completeSmall(t, "k", data)
 	f.completeSmall(t, "d", data)
@@ -88,9 +86,7 @@ func (s lockedVersions) DeleteVersions(ctx context.Context, bucket string, objs 
 // beside it, alone or in DeleteObjects.
 func TestRefusedVersionDeleteKeepsManifestOnMoto(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	data := randBytes(100, 6)
 	f.completeSmall(t, "k", data)
 	info, err := f.st.Head(f.ctx, bucket, "k")

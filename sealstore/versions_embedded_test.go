@@ -10,9 +10,7 @@ import (
 // fails on an existing version is still 412 and deletes nothing.
 func TestConditionalDeleteOfGoneVersion(t *testing.T) {
 	f := newFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	v := f.put(t, "k", []byte("data"))
 	bad := &DeleteCondition{Size: 9999}
 	if _, err := f.st.DeleteVersion(f.ctx, DeleteInput{Bucket: bucket, Key: "k", VersionID: v.VersionID, Cond: bad}); errorCode(err) != "PreconditionFailed" {

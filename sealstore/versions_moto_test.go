@@ -2,6 +2,7 @@ package sealstore
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"errors"
 	"fmt"
@@ -29,9 +30,7 @@ func (f *fixture) readVersion(t *testing.T, key, vid string) ([]byte, error) {
 // permanent deletion removes it.
 func TestVersionedBucketOnMoto(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	manifests := func() int { return len(f.reservedKeys(t, manifestsPrefix)) }
 	d1, d2, d3 := []byte("version one"), randBytes(70000, 21), []byte("version three!")
 	i1 := f.put(t, "k", d1)
@@ -144,9 +143,7 @@ func TestVersionedBucketOnMoto(t *testing.T) {
 // only those take their manifests along.
 func TestVersionedDeleteObjectsOnMoto(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	manifests := func() int { return len(f.reservedKeys(t, manifestsPrefix)) }
 	f.completeSmall(t, "a", randBytes(100, 1))
 	f.completeSmall(t, "b", randBytes(100, 2))
@@ -172,9 +169,7 @@ func TestVersionedDeleteObjectsOnMoto(t *testing.T) {
 // name binding every version carries.
 func TestSwappedVersionRefused(t *testing.T) {
 	f := motoFixture(t)
-	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	f.enableVersioning(t)
 	ia := f.put(t, "a", []byte("secret of a"))
 	f.put(t, "a", []byte("newer a"))
 	obj, err := f.be.GetObject(f.ctx, backend.GetInput{Bucket: bucket, Key: "a", VersionID: ia.VersionID})
@@ -227,4 +222,42 @@ func errorCode(err error) string {
 		return e.Code
 	}
 	return backend.ErrorCode(err)
+}
+
+// swapVersionStore answers a GET of version asked with version served
+// (the same key's other, authentic version), headers included, as a
+// store that rolls one version back to another, or one that ignores
+// ?versionId, would.
+type swapVersionStore struct {
+	backend.Store
+	asked, served string
+}
+
+func (s *swapVersionStore) GetObject(ctx context.Context, in backend.GetInput) (*backend.Object, error) {
+	if in.VersionID == s.asked {
+		in.VersionID = s.served
+	}
+	return s.Store.GetObject(ctx, in)
+}
+
+// TestGetVersionRefusesAnotherVersion: a GET of version A that the store
+// answers with version B of the same key (B's own x-amz-version-id in the
+// answer) is refused: s3seal never serves B's bytes for a request naming A.
+func TestGetVersionRefusesAnotherVersion(t *testing.T) {
+	f := motoFixture(t)
+	f.enableVersioning(t)
+	a := f.put(t, "k", []byte("version A"))
+	b := f.put(t, "k", []byte("version B, current"))
+	st, err := New(&swapVersionStore{Store: f.be, asked: a.VersionID, served: b.VersionID}, f.kr, Options{SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, rd, err := st.GetVersion(f.ctx, bucket, "k", a.VersionID, nil)
+	if err != nil {
+		t.Logf("refused: %v", err)
+		return
+	}
+	defer rd.Close()
+	got, _ := io.ReadAll(rd)
+	t.Errorf("GET version %s answered %q with version id %q; want the answer refused (another version than asked)", a.VersionID, got, info.VersionID)
 }

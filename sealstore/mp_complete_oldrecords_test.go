@@ -22,7 +22,7 @@ func defaultObjectChecksums(alg, typ string, parts []crypto.ManifestPart) (map[s
 // An upload created without an algorithm whose first part was recorded by
 // the previous release (the client's CRC32 only, no CRC64NVME) completes
 // whatever checksum type the client states: for such an upload a stated
-// type, like a stated checksum, is ignored (review s13-R2-2).
+// type, like a stated checksum, is ignored.
 func TestCompleteOldRecordsIgnoresStatedType(t *testing.T) {
 	for _, typ := range []string{"FULL_OBJECT", "COMPOSITE"} {
 		t.Run(typ, func(t *testing.T) {

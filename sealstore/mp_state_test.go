@@ -1,7 +1,8 @@
 package sealstore
 
-// From the s13-R3 review: the upload listing's caches and the states a
-// store may put in place of an upload's.
+// The upload state as listings cache it, and the states a store may put in
+// place of an upload's: another upload's, another bucket's, an earlier
+// release's.
 
 import (
 	"context"

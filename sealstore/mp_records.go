@@ -2,8 +2,9 @@ package sealstore
 
 import (
 	"context"
+	"fmt"
 	"io"
-	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -12,6 +13,75 @@ import (
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
 )
+
+// recordKey names the record of one uploaded part: the part number, five
+// digits (so records list in part order), then the sealed record in
+// base64url, cut by "/" so that no segment of the key is longer than
+// maxKeySegment (a record with a SHA-512 checksum is about 260 bytes). A
+// record that fits in one segment has none: older s3seal versions read it.
+func recordKey(prefix string, part uint32, sealed []byte) string {
+	enc := b64url.EncodeToString(sealed)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s%05d.", prefix, part)
+	room := maxKeySegment - len("00000.")
+	for len(enc) > room {
+		b.WriteString(enc[:room])
+		b.WriteByte('/')
+		enc, room = enc[room:], maxKeySegment
+	}
+	b.WriteString(enc)
+	return b.String()
+}
+
+const (
+	// maxRecordKey is the longest record key s3seal writes: S3's limit
+	// on keys, which every backend takes (the embedded store too, since
+	// it names long metadata files by a hash).
+	maxRecordKey = 1024
+	// maxKeySegment is the longest "/"-separated segment of a record
+	// key: the embedded store (as a file-system store such as MinIO)
+	// keeps each segment as a file or directory name, at most 255 bytes.
+	maxKeySegment = 255
+)
+
+// recordObject returns the key and body of the object that keeps one part
+// record: the record in the key (an empty body) when the key fits in
+// maxRecordKey, else in the body under "<part>.~<nonce>" ("~" is not
+// base64url; the record's nonce makes the key unique), read back with one
+// GET at completion and ListParts. Only a record with several long
+// checksums and a long backend ETag (over about 700 bytes sealed) goes
+// there. Earlier s3seal, which kept record keys to 222 bytes, also put
+// there every record with a SHA-512 or XXHASH128 checksum; those are read
+// as before.
+func recordObject(prefix string, part uint32, sealed []byte) (key string, body []byte) {
+	if key = recordKey(prefix, part, sealed); len(key) <= maxRecordKey {
+		return key, nil
+	}
+	return fmt.Sprintf("%s%05d.~%s", prefix, part, b64url.EncodeToString(sealed[:min(len(sealed), 12)])), sealed
+}
+
+// parseRecordKey splits a record key below prefix; ok is false for the info
+// object and anything else that is not a record. inBody says the record is
+// the object's body (see recordObject); sealed is then nil.
+func parseRecordKey(prefix, key string) (part uint32, sealed []byte, inBody, ok bool) {
+	rest, found := strings.CutPrefix(key, prefix)
+	num, enc, found2 := strings.Cut(rest, ".")
+	if !found || !found2 || len(num) != 5 {
+		return 0, nil, false, false
+	}
+	n, err := strconv.ParseUint(num, 10, 32)
+	if err != nil || n == 0 || n > crypto.MaxParts {
+		return 0, nil, false, false
+	}
+	if strings.HasPrefix(enc, "~") {
+		return uint32(n), nil, true, true
+	}
+	b, err := b64url.DecodeString(strings.ReplaceAll(enc, "/", ""))
+	if err != nil {
+		return 0, nil, false, false
+	}
+	return uint32(n), b, false, true
+}
 
 // recordRef is one part record object a listing of the upload state found:
 // the record itself when it is in the key, or only the key of the object
@@ -104,6 +174,26 @@ func (s *Store) recordBody(ctx context.Context, bucket, key string) ([]byte, err
 	return io.ReadAll(io.LimitReader(obj.Body, maxRecordBody))
 }
 
+// backendParts lists every part the backend holds for the upload.
+func (s *Store) backendParts(ctx context.Context, u *upload) ([]backend.Part, error) {
+	var parts []backend.Part
+	in := backend.ListPartsInput{Bucket: u.bucket, Key: u.key, UploadID: u.id}
+	for {
+		out, err := s.be.ListParts(ctx, in)
+		if backend.ErrorCode(err) == "NoSuchUpload" {
+			return nil, noSuchUpload()
+		}
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, out.Parts...)
+		if !out.IsTruncated || out.NextMarker <= in.Marker {
+			return parts, nil
+		}
+		in.Marker = out.NextMarker
+	}
+}
+
 // pairRecords adds to cur, for each of parts (the backend's), its record:
 // the one whose backend ETag and size are those of the part the backend
 // kept. A part without a matching record (its UploadPart never answered) is
@@ -143,47 +233,4 @@ func (s *Store) currentParts(ctx context.Context, u *upload, want []uint32) (map
 	cur := make(map[uint32]crypto.PartRecord, len(want))
 	pairRecords(cur, parts, recs)
 	return cur, parts, keys, nil
-}
-
-// partsPage pairs the parts of one ListParts page: the backend's parts
-// after marker that have a record, in order, reading the records of at most
-// maxParts parts at a time (more only when a part's records turn out not
-// to match it), never the whole upload's. more says whether a part with a
-// record follows the page.
-func (s *Store) partsPage(ctx context.Context, u *upload, marker, maxParts int) (cur map[uint32]crypto.PartRecord, parts []backend.Part, more bool, err error) {
-	all, err := s.backendParts(ctx, u)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	refs, _, err := s.listRecords(ctx, u)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	var todo []backend.Part
-	for _, p := range all {
-		if int(p.PartNumber) > marker && len(refs[uint32(p.PartNumber)]) > 0 {
-			todo = append(todo, p)
-		}
-	}
-	slices.SortFunc(todo, func(a, b backend.Part) int { return int(a.PartNumber - b.PartNumber) })
-	cur = map[uint32]crypto.PartRecord{}
-	for len(todo) > 0 && len(parts) < maxParts {
-		batch := todo[:min(len(todo), maxParts-len(parts))]
-		todo = todo[len(batch):]
-		nums := make([]uint32, len(batch))
-		for i, p := range batch {
-			nums[i] = uint32(p.PartNumber)
-		}
-		recs, err := s.openRecords(ctx, u, refs, nums)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		pairRecords(cur, batch, recs)
-		for _, p := range batch {
-			if _, ok := cur[uint32(p.PartNumber)]; ok {
-				parts = append(parts, p)
-			}
-		}
-	}
-	return cur, parts, len(todo) > 0, nil
 }

@@ -2,8 +2,9 @@ package sealstore
 
 import (
 	"context"
-	"net/http"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,10 +22,7 @@ func TestManifestLockedWithUploadMoto(t *testing.T) {
 	f := motoFixture(t)
 	s3be := f.be.Store.(*backend.S3)
 	const lb = "worm"
-	if _, err := s3be.Forward(f.ctx, backend.RawRequest{Method: http.MethodPut, Bucket: lb,
-		Header: http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}}); err != nil {
-		t.Fatal(err)
-	}
+	createLockBucket(f.ctx, t, s3be, lb)
 	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	id, err := f.st.CreateMultipart(f.ctx, CreateMultipartInput{Bucket: lb, Key: "backup",
 		Protect: backend.Protection{LockMode: "COMPLIANCE", RetainUntil: until, LegalHold: "ON"}})
@@ -108,5 +106,71 @@ func TestRewrapManifestCopyLockedMoto(t *testing.T) {
 	}
 	if len(ls.copies) != 1 || ls.copies[0].LockMode != "COMPLIANCE" || !ls.copies[0].RetainUntil.Equal(until) || ls.copies[0].LegalHold != "ON" {
 		t.Fatalf("manifest copies made with locks %+v, want one with the version's COMPLIANCE lock and legal hold", ls.copies)
+	}
+}
+
+// lockFailsOnce fails the first PutObjectLock (a store that answers the
+// retention PUT after a completion with a 500, a cut, ...).
+type lockFailsOnce struct {
+	backend.Store
+	n atomic.Int32
+}
+
+func (l *lockFailsOnce) PutObjectLock(ctx context.Context, in backend.ObjectLockInput) error {
+	if l.n.Add(1) == 1 {
+		return errors.New("injected: connection reset while setting the retention")
+	}
+	return l.Store.PutObjectLock(ctx, in)
+}
+
+// TestLockedCompletionRetryLocksMoto: a multipart upload created with
+// COMPLIANCE retention and a legal hold, in a lock-enabled bucket in front
+// of moto (which drops the lock at completion). The lock step after the
+// completion fails once, and the completion answers an error. The
+// client's retry (every SDK retries a 5xx) is answered from recovery
+// (completedBeforeRequest), which sets the lock the manifest carries
+// (lockAsManifest) or fails: never a success for an unlocked version.
+func TestLockedCompletionRetryLocksMoto(t *testing.T) {
+	f := motoFixture(t)
+	s3be := f.be.Store.(*backend.S3)
+	const lb = "worm"
+	createLockBucket(f.ctx, t, s3be, lb)
+	lf := &lockFailsOnce{Store: f.be}
+	st, err := New(lf, f.kr, Options{SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	id, err := st.CreateMultipart(f.ctx, CreateMultipartInput{Bucket: lb, Key: "backup",
+		Protect: backend.Protection{LockMode: "COMPLIANCE", RetainUntil: until, LegalHold: "ON"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pi, err := st.UploadPart(f.ctx, UploadPartInput{Bucket: lb, Key: "backup", UploadID: id, PartNumber: 1,
+		Body: strings.NewReader("data"), Size: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := CompleteInput{ExpectSize: -1, Bucket: lb, Key: "backup", UploadID: id, Parts: completeParts([]int{1}, []string{pi.ETag})}
+	if _, err := st.CompleteMultipart(f.ctx, in); err == nil {
+		t.Fatal("first completion: the lock step failed but the completion succeeded")
+	} else {
+		t.Logf("first completion (lock step failed): %v", err)
+	}
+	// The client's retry of the same completion.
+	info, err := st.CompleteMultipart(f.ctx, in)
+	t.Logf("retried completion: err=%v version=%q", err, info.VersionID)
+	bi, herr := f.be.HeadObject(f.ctx, lb, "backup")
+	if herr != nil {
+		t.Fatal(herr)
+	}
+	t.Logf("object version %s lock now: %+v (lock calls: %d)", bi.VersionID, bi.Lock, lf.n.Load())
+	if err != nil {
+		t.Fatalf("retried completion: %v (the lock can be set now)", err)
+	}
+	if bi.Lock.LockMode != "COMPLIANCE" || !bi.Lock.RetainUntil.Equal(until) || bi.Lock.LegalHold != "ON" {
+		// Show it is really deletable.
+		_, derr := f.be.DeleteObjectVersion(f.ctx, backend.DeleteInput{Bucket: lb, Key: "backup", VersionID: bi.VersionID})
+		t.Fatalf("retried completion answered success but the version is unlocked (%+v); backend delete of it: err=%v", bi.Lock, derr)
 	}
 }

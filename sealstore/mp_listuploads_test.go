@@ -47,3 +47,13 @@ func TestPageUploads(t *testing.T) {
 		t.Errorf("honoured markers: %v", keys(got))
 	}
 }
+
+// Same without moto: pageUploads itself, given a backend answer that
+// ignored the markers.
+func TestPageUploadsCommonPrefixMarker(t *testing.T) {
+	all := backend.ListUploadsOutput{Uploads: []backend.Upload{{Key: "a/1", UploadID: "u1"}, {Key: "a/2", UploadID: "u2"}, {Key: "b", UploadID: "u3"}}}
+	got := pageUploads(backend.ListUploadsInput{Delimiter: "/", KeyMarker: "a/", MaxUploads: 1}, all)
+	if len(got.CommonPrefixes) != 0 || len(got.Uploads) != 1 || got.Uploads[0].Key != "b" {
+		t.Errorf("page after key-marker a/: prefixes %q uploads %+v truncated %v next %q, want just b", got.CommonPrefixes, got.Uploads, got.IsTruncated, got.NextKeyMarker)
+	}
+}

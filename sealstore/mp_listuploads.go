@@ -11,6 +11,30 @@ import (
 	"github.com/s3seal/s3seal/backend"
 )
 
+// ListUploads lists the uploads in progress, as the backend has them, less
+// anything under ReservedPrefix.
+func (s *Store) ListUploads(ctx context.Context, in backend.ListUploadsInput) (backend.ListUploadsOutput, error) {
+	out, err := s.be.ListMultipartUploads(ctx, in)
+	if err != nil {
+		return out, err
+	}
+	ups := out.Uploads[:0]
+	for _, u := range out.Uploads {
+		if !strings.HasPrefix(u.Key, ReservedPrefix) {
+			ups = append(ups, u)
+		}
+	}
+	out.Uploads = ups
+	cps := out.CommonPrefixes[:0]
+	for _, p := range out.CommonPrefixes {
+		if !strings.HasPrefix(p, ReservedPrefix) {
+			cps = append(cps, p)
+		}
+	}
+	out.CommonPrefixes = cps
+	return pageUploads(in, out), nil
+}
+
 // UploadChecksum is the checksum algorithm (lower case) and type
 // (COMPOSITE or FULL_OBJECT) an upload was created with; both "" when it
 // was created without one.

@@ -28,7 +28,7 @@ func (s *failingHeads) HeadObject(ctx context.Context, b, key string) (backend.O
 
 // One state whose HEAD fails (throttled, refused, timed out) lists its
 // upload without a checksum; the others keep theirs and the listing
-// succeeds (review s13-R1-2).
+// succeeds.
 func TestUploadChecksumsOneFailingStateHead(t *testing.T) {
 	f := newFixture(t)
 	var victim string
@@ -84,7 +84,7 @@ func TestUploadChecksumsOneFailingStateHead(t *testing.T) {
 
 // A listing of more uploads than the upload cache holds neither HEADs every
 // state again at the next listing nor evicts (or adds to) the states that
-// part uploads loaded (review s13-R1-3). The upload cache is shrunk to 16
+// part uploads loaded. The upload cache is shrunk to 16
 // entries so that a few dozen uploads exceed it.
 func TestUploadChecksumsBeyondUploadCache(t *testing.T) {
 	f := newFixture(t)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
 )
 
@@ -215,5 +216,70 @@ func TestRecordObjectLimits(t *testing.T) {
 	const longest = 12 + 16 + crypto.StreamIDSize + 8 + 16 + 1 + crypto.MaxETagLen + 1 + crypto.MaxChecksums*(1+16+1+crypto.MaxChecksumValue)
 	if k, body := recordObject(prefix, 1, make([]byte, longest)); body == nil {
 		t.Fatalf("the longest record (%d bytes) in a key of %d bytes", longest, len(k))
+	}
+}
+
+// getCounter counts backend GETs.
+type getCounter struct {
+	backend.Store
+	gets atomic.Int64
+}
+
+func (g *getCounter) GetObject(ctx context.Context, in backend.GetInput) (*backend.Object, error) {
+	g.gets.Add(1)
+	return g.Store.GetObject(ctx, in)
+}
+
+// TestLongRecordsReadOncePerPage: a part record too long for a key (SHA512
+// or XXHASH128 part checksums) is kept in an object's body and read with a
+// backend GET; a ListParts page of 10 parts costs at most 10 GETs (the
+// records of its own parts), not one per part of the whole upload. An
+// upload with CRC32 records (in the keys) is the control.
+func TestLongRecordsReadOncePerPage(t *testing.T) {
+	for _, alg := range []string{"crc32", "sha512"} {
+		be, closer, err := embedded.NewStore(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closer.Close()
+		g := &getCounter{Store: be}
+		key, _ := crypto.GenerateKey()
+		kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
+		st, err := New(g, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		if err := be.CreateBucket(ctx, bucket); err != nil {
+			t.Fatal(err)
+		}
+		id, err := st.CreateMultipart(ctx, CreateMultipartInput{Bucket: bucket, Key: "k", ChecksumAlgorithm: alg, ChecksumType: "COMPOSITE"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 60
+		for i := 1; i <= n; i++ {
+			data := []byte(fmt.Sprintf("part %d", i))
+			sum := sha512.Sum512(data)
+			val := base64.StdEncoding.EncodeToString(sum[:])
+			if alg == "crc32" {
+				val = "AAAAAA=="
+			}
+			if _, err := st.UploadPart(ctx, UploadPartInput{Bucket: bucket, Key: "k", UploadID: id, PartNumber: i,
+				Body: bytes.NewReader(data), Size: int64(len(data)),
+				Finalize: func() (map[string]string, error) { return map[string]string{alg: val}, nil }}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := g.gets.Load()
+		page, err := st.ListParts(ctx, bucket, "k", id, 0, 10)
+		if err != nil || len(page.Parts) != 10 {
+			t.Fatalf("%s: ListParts %d parts, %v", alg, len(page.Parts), err)
+		}
+		gets := g.gets.Load() - before
+		t.Logf("%s: one ListParts page of 10 (upload of %d parts) made %d backend GETs", alg, n, gets)
+		if gets > 10 {
+			t.Errorf("EXPECTED a page of 10 parts to cost at most 10 backend reads; %s upload of %d parts: %d sequential GETs", alg, n, gets)
+		}
 	}
 }

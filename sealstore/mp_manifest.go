@@ -1,69 +1,102 @@
 package sealstore
 
 import (
+	"bytes"
 	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"sync/atomic"
-
-	lru "github.com/hashicorp/golang-lru/v2"
+	"reflect"
+	"strconv"
+	"strings"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
 )
 
+// manifestName names the manifest of a completion with these backend
+// parts: the ETag S3 gives the object they make (the MD5 of the parts'
+// binary MD5s, "-" and their number), which AWS, Ceph RGW, MinIO and the
+// embedded store compute so, and which a reader learns from a HEAD. When a
+// part ETag is not an MD5 (the backend hashes otherwise) it is "l-" and a
+// hash of the part list, and the completion also stores the manifest under
+// the ETag the backend answers.
+func manifestName(parts []backend.CompletedPart) string {
+	h := md5.New()
+	for _, p := range parts {
+		sum, err := hex.DecodeString(strings.Trim(p.ETag, `"`))
+		if err != nil || len(sum) != md5.Size {
+			l := sha256.New()
+			for _, p := range parts {
+				fmt.Fprintf(l, "%d:%s\n", p.PartNumber, strings.Trim(p.ETag, `"`))
+			}
+			return "l-" + hex.EncodeToString(l.Sum(nil)[:16])
+		}
+		h.Write(sum)
+	}
+	return fmt.Sprintf("%x-%d", h.Sum(nil), len(parts))
+}
+
+// standardETag reports whether etag has the form of an S3 multipart ETag.
+func standardETag(etag string) bool {
+	hexPart, n, ok := strings.Cut(strings.Trim(etag, `"`), "-")
+	_, err := hex.DecodeString(hexPart)
+	_, nerr := strconv.Atoi(n)
+	return ok && len(hexPart) == 2*md5.Size && err == nil && nerr == nil
+}
+
+// putManifest stores the manifest of a completion of the upload under
+// name. Completions with the same parts write the same manifest under the
+// same name; completions with other parts write theirs under another name:
+// none ever replaces a manifest another completion may need. The manifest
+// records the object key and upload id, for gc.
+func (s *Store) putManifest(ctx context.Context, u *upload, m crypto.Manifest, name string) error {
+	return s.writeManifest(ctx, u, m, name, false)
+}
+
+// putManifestAs stores the manifest under the ETag a backend whose ETags
+// are not S3's gave the completed object, unless a manifest is there.
+func (s *Store) putManifestAs(ctx context.Context, u *upload, m crypto.Manifest, etag string) error {
+	return s.writeManifest(ctx, u, m, etag, true)
+}
+
+func (s *Store) writeManifest(ctx context.Context, u *upload, m crypto.Manifest, name string, ifNone bool) error {
+	if ifNone {
+		if have, err := s.readManifest(ctx, u.bucket, u.key, u.dk, manifestKey(u.env.OID, name)); err == nil {
+			if !reflect.DeepEqual(have, m) {
+				return fmt.Errorf("another manifest is stored under %s", name)
+			}
+			return nil
+		}
+	}
+	sealed, err := crypto.SealManifest(u.dk, m)
+	if err != nil {
+		return fmt.Errorf("seal manifest: %w", err)
+	}
+	// The manifest carries the upload's lock in its own PUT: there is no
+	// moment at which the object is locked and its manifest is not.
+	in := backend.PutInput{Bucket: u.bucket, Key: manifestKey(u.env.OID, name),
+		Body: bytes.NewReader(sealed), Size: int64(len(sealed)), IfNoneMatch: ifNone, Protect: liveLock(u.lock),
+		Meta: map[string]string{metaKey: b64url.EncodeToString([]byte(u.key)), metaUploadID: b64url.EncodeToString([]byte(u.id))}}
+	_, err = s.be.PutObject(ctx, in)
+	if err != nil && in.Protect.Locks() && backend.ErrorCode(err) == "InvalidRequest" {
+		// A store that took the lock on the upload but refuses it on a PUT
+		// into the same bucket (no Object Lock there; moto) locks neither:
+		// the manifest goes without, as the object does.
+		s.log.Warn("multipart: the store refused the upload's lock on its manifest; stored without it",
+			"bucket", u.bucket, "key", u.key, "upload_id", u.id, "err", err)
+		in.Protect, in.Body = backend.Protection{}, bytes.NewReader(sealed)
+		_, err = s.be.PutObject(ctx, in)
+	}
+	return err
+}
+
 // maxManifestSize bounds what s3seal reads as a manifest (10,000 parts with
 // a checksum each take under 1 MiB).
 const maxManifestSize = 8 << 20
-
-// manifestID names one manifest: the upload's oid and the backend ETag of
-// the object it describes. Neither ever changes for an object.
-type manifestID struct {
-	oid  [crypto.OIDSize]byte
-	etag string
-}
-
-// manifestCache holds opened manifests by manifestID. It is bounded by the parts its manifests
-// hold in all (a 10,000-part manifest weighs ~500 kB, a one-part one ~100
-// bytes), and keeps no per-part checksums: reads do not need them.
-type manifestCache struct {
-	lru      *lru.Cache[manifestID, crypto.Manifest]
-	parts    atomic.Int64
-	maxParts int64
-}
-
-func newManifestCache(maxParts int) (*manifestCache, error) {
-	c := &manifestCache{maxParts: int64(maxParts)}
-	l, err := lru.NewWithEvict(1<<20, func(_ manifestID, m crypto.Manifest) { c.parts.Add(-int64(len(m.Parts))) })
-	c.lru = l
-	return c, err
-}
-
-func (c *manifestCache) Get(id manifestID) (crypto.Manifest, bool) { return c.lru.Get(id) }
-
-// Add caches m (without its per-part checksums) and evicts the least
-// recently used manifests until the parts fit.
-func (c *manifestCache) Add(id manifestID, m crypto.Manifest) {
-	if int64(len(m.Parts)) > c.maxParts {
-		return
-	}
-	slim := crypto.Manifest{Parts: make([]crypto.ManifestPart, len(m.Parts)), Checksums: m.Checksums}
-	for i, p := range m.Parts {
-		p.Checksums = nil
-		slim.Parts[i] = p
-	}
-	if c.lru.Contains(id) {
-		return
-	}
-	c.parts.Add(int64(len(slim.Parts)))
-	c.lru.Add(id, slim)
-	for c.parts.Load() > c.maxParts {
-		if _, _, ok := c.lru.RemoveOldest(); !ok {
-			return
-		}
-	}
-}
 
 // manifest returns the manifest of the multipart object with data key dk,
 // backend ETag etag and backend size size, from the cache or from the
@@ -173,83 +206,4 @@ func (s *Store) partsOpen(ctx context.Context, bucket, key string, dk *crypto.Da
 		cstart += crypto.CiphertextSize(p.PlainSize)
 	}
 	return true
-}
-
-// partsReader reads a plaintext range of a multipart object from src,
-// which holds exactly the ciphertext of that range (m.CipherRange, or the
-// whole object): each part the range touches is opened as its own sealed
-// stream, and after the last one src must be at its end.
-type partsReader struct {
-	src   io.Reader
-	dk    *crypto.DataKey
-	parts []partRange
-	cur   io.Reader
-	err   error
-}
-
-// partRange is the piece [off, off+n) of one part that a read covers.
-type partRange struct {
-	part   crypto.ManifestPart
-	off, n int64
-}
-
-// newPartsReader reads [off, off+n) of the object; whole means the whole
-// object (every part, the empty ones too, is authenticated).
-func newPartsReader(src io.Reader, dk *crypto.DataKey, m crypto.Manifest, off, n int64, whole bool) *partsReader {
-	r := &partsReader{src: src, dk: dk}
-	var start int64
-	for _, p := range m.Parts {
-		lo, hi := max(off, start), min(off+n, start+p.PlainSize)
-		switch {
-		case whole:
-			r.parts = append(r.parts, partRange{p, 0, p.PlainSize})
-		case hi > lo:
-			r.parts = append(r.parts, partRange{p, lo - start, hi - lo})
-		}
-		start += p.PlainSize
-	}
-	return r
-}
-
-func (r *partsReader) Read(p []byte) (int, error) {
-	for r.err == nil {
-		if r.cur == nil {
-			if r.err = r.openNext(); r.err != nil {
-				break
-			}
-		}
-		n, err := r.cur.Read(p)
-		if err == io.EOF {
-			r.cur = nil
-			err = nil
-		}
-		r.err = err
-		if n > 0 {
-			return n, nil
-		}
-	}
-	return 0, r.err
-}
-
-// openNext opens the next part of the read or, after the last, checks that
-// src ended and reports io.EOF.
-func (r *partsReader) openNext() error {
-	if len(r.parts) == 0 {
-		var one [1]byte
-		if n, err := io.ReadFull(r.src, one[:]); n > 0 {
-			return fmt.Errorf("%w: data after the last part", crypto.ErrCorrupt)
-		} else if err != io.EOF {
-			return err
-		}
-		return io.EOF
-	}
-	pr := r.parts[0]
-	r.parts = r.parts[1:]
-	_, cLen := crypto.CipherRange(pr.part.PlainSize, pr.off, pr.n)
-	cur, err := crypto.NewReader(io.LimitReader(r.src, cLen), r.dk, pr.part.Stream, pr.part.PlainSize, pr.off, pr.n)
-	if err != nil {
-		return err
-	}
-	r.cur = cur
-	return nil
 }
