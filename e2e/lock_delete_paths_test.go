@@ -13,14 +13,15 @@ import (
 // the retention, an overwrite, a copy and a multipart upload onto the key,
 // a delete marker and deleting the bucket. After each it prints "HOLDS
 // name: answer" when the locked version still reads back whole, "BROKEN
-// name: answer" otherwise.
+// name: answer" otherwise; then whether the version's retention is still
+// COMPLIANCE until the date it was given, and versioning still Enabled.
 const lockDeletePathsScript = `
 import sys, datetime, boto3
 from botocore.config import Config
 s = boto3.client('s3', endpoint_url=sys.argv[1], aws_access_key_id='admin', aws_secret_access_key='admin-secret-key',
                  region_name='us-east-1', config=Config(s3={'addressing_style': 'path'}, retries={'max_attempts': 1}))
 s.create_bucket(Bucket='lkb', ObjectLockEnabledForBucket=True)
-until = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
+until = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)).replace(microsecond=0)
 v = s.put_object(Bucket='lkb', Key='k', Body=b'locked', ObjectLockMode='COMPLIANCE', ObjectLockRetainUntilDate=until)['VersionId']
 def alive():
     try:
@@ -51,11 +52,17 @@ def mpu():
 attempt('multipart onto', mpu)
 attempt('DELETE (marker)', lambda: s.delete_object(Bucket='lkb', Key='k'))
 attempt('DeleteBucket', lambda: s.delete_bucket(Bucket='lkb'))
+r = s.get_object_retention(Bucket='lkb', Key='k', VersionId=v)['Retention']
+kept = r['Mode'] == 'COMPLIANCE' and r['RetainUntilDate'] >= until - datetime.timedelta(seconds=1)
+print(('HOLDS ' if kept else 'BROKEN ') + 'retention: ' + str(r))
+st = s.get_bucket_versioning(Bucket='lkb').get('Status')
+print(('HOLDS ' if st == 'Enabled' else 'BROKEN ') + 'versioning: ' + str(st))
 `
 
 // TestLockedVersionSurvivesEveryDeletePath runs lockDeletePathsScript
 // against s3seal on its embedded default, as an admin: the locked version
-// reads back after every one of the 11 paths.
+// reads back after every one of the 11 paths, and keeps its retention
+// and its bucket's versioning.
 func TestLockedVersionSurvivesEveryDeletePath(t *testing.T) {
 	t.Parallel()
 	py := requireBoto3(t)
@@ -73,7 +80,7 @@ func TestLockedVersionSurvivesEveryDeletePath(t *testing.T) {
 			t.Errorf("boto3: %s", line)
 		}
 	}
-	if len(lines) != 11 {
-		t.Fatalf("boto3 tried %d paths, want 11:\n%s", len(lines), out)
+	if len(lines) != 13 {
+		t.Fatalf("boto3 tried %d paths, want 13:\n%s", len(lines), out)
 	}
 }

@@ -2,10 +2,13 @@ package s3api
 
 import (
 	"bytes"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/s3seal/s3seal/s3api/postpolicy"
 )
 
 // FuzzReadPostForm: a browser POST body, under any Content-Type, never
@@ -78,5 +81,44 @@ func FuzzReadPostForm(f *testing.F) {
 			}
 		}
 		_, _ = io.Copy(io.Discard, io.LimitReader(file, 1<<20))
+	})
+}
+
+// FuzzPostPolicyCheck: a form, as s3api's reader keeps it, checked against
+// any policy never panics; the check refuses with AccessDenied only, and
+// an accepted form gets a size range with min >= 0 and max either -1 (no
+// limit) or >= 0. fields is one name=value a line, a name sent twice
+// joined as the reader joins it.
+func FuzzPostPolicyCheck(f *testing.F) {
+	for _, p := range []string{
+		`{"expiration":"2030-01-01T00:00:00Z","conditions":[{"bucket":"b"},["starts-with","$key","up/"],["content-length-range",1,"10"]]}`,
+		`{"expiration":"2030-01-01T00:00:00.000Z","conditions":[["eq","$Content-Type","text/plain"],{"acl":"private"}]}`,
+		`{"expiration":"2030-01-01T00:00:00Z","conditions":[["content-length-range",0,5]]}`,
+		`{"expiration":"2030-01-01T00:00:00Z","conditions":[["STARTS-WITH","key",""]]}`,
+		`{"expiration":"2030-01-01T00:00:00Z","conditions":[]}`,
+	} {
+		f.Add(p, "key=up/a.txt\nContent-Type=text/plain\nx-ignore-x=1\nbucket=b\nKey=twice", "b")
+	}
+	f.Fuzz(func(t *testing.T, policy, fields, bucket string) {
+		p, err := postpolicy.Parse(base64.StdEncoding.EncodeToString([]byte(policy)))
+		if err != nil {
+			return // the parser's refusals: postpolicy's FuzzPostPolicy
+		}
+		fm := &postForm{fields: map[string]string{}, names: map[string]string{}}
+		for line := range strings.SplitSeq(fields, "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok && k != "" {
+				fm.add(k, v)
+			}
+		}
+		rng, err := p.Check(fm, bucket)
+		if err != nil {
+			if ae := toAPIError(err); ae.Code != "AccessDenied" || ae.StatusCode != 403 {
+				t.Fatalf("%.80q: unexpected check error %v", policy, err)
+			}
+			return
+		}
+		if rng.Min < 0 || rng.Max < -1 {
+			t.Fatalf("%.80q: size range %+v", policy, rng)
+		}
 	})
 }

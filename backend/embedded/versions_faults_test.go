@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/s3seal/s3seal/backend/internal/moto"
 )
 
 // DeleteObjects' per-entry <ETag> (a conditional
@@ -184,20 +186,16 @@ func TestEmbeddedRaceWritersDeletes(t *testing.T) {
 
 // Compare ListObjectVersions paging (max-keys 1..5, prefixes, delimiter)
 // of the embedded store with moto_server's for one sequence of writes and
-// deletes. Version ids are replaced by the key's write order. Needs
-// moto_server on S3SEAL_TEST_MOTO (e.g. http://127.0.0.1:50911).
+// deletes. Version ids are replaced by the key's write order.
 func TestEmbeddedListVersionsPagingVsMoto(t *testing.T) {
-	moto := os.Getenv("S3SEAL_TEST_MOTO")
-	if moto == "" {
-		t.Skip("S3SEAL_TEST_MOTO not set")
-	}
+	motoURL := moto.Start(t)
 	s := startRaw(t)
 	type target struct {
 		name string
 		do   func(method, p string, q url.Values, body []byte) (*http.Response, []byte)
 	}
 	motoDo := func(method, p string, q url.Values, body []byte) (*http.Response, []byte) {
-		u := moto + p
+		u := motoURL + p
 		if q != nil {
 			u += "?" + strings.ReplaceAll(q.Encode(), "=&", "&")
 			u = strings.TrimSuffix(u, "=")
