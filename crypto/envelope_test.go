@@ -321,3 +321,35 @@ func lp(name, val string) []byte {
 	b = append(b, byte(len(val)))
 	return append(b, val...)
 }
+
+// TestUnwrapRefusesBytesAfterPayload: a wrapped payload that opens under
+// the right key but holds one byte more than the sealed fields (after the
+// checksum block of a single stream, after the DEK of a multipart object)
+// is ErrCorrupt, not a key with the byte ignored.
+func TestUnwrapRefusesBytesAfterPayload(t *testing.T) {
+	kr := testKeyring(t, "k1", "k1")
+	dk := testDataKey(t, "trailing")
+	for _, b := range []Binding{
+		{Version: FormatV2, PlainSize: 7, Checksums: map[string]string{"crc32": "AAAAAA=="}},
+		{Version: FormatV2, PlainSize: 7},
+		{Version: FormatV2, Multipart: true},
+	} {
+		env, err := kr.Wrap(dk, "k1", testName, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := kr.Unwrap(env, testName); err != nil {
+			t.Fatalf("%+v: the exact payload: %v", b, err)
+		}
+		aead, err := wrapAEAD(kr.keys["k1"], dk.oid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload := append(wrapPayload(dk.dek[:], b), 0)
+		nonce := env.Wrapped[:nonceSize]
+		env.Wrapped = aead.Seal(bytes.Clone(nonce), nonce, payload, wrapAAD(env, testName))
+		if _, _, err := kr.Unwrap(env, testName); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%+v: one byte after the payload: %v, want ErrCorrupt", b, err)
+		}
+	}
+}
