@@ -177,6 +177,17 @@ func TestPolicyDefaults(t *testing.T) {
 	}
 }
 
+// A MaxBackoff below Backoff does not shorten the first wait: the cap is
+// raised to Backoff, and every ceiling is Backoff.
+func TestMaxBackoffBelowBackoffIsRaised(t *testing.T) {
+	p := Policy{Backoff: 200 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}.withDefaults()
+	for _, attempt := range []int{1, 2, 5} {
+		if got := p.ceiling(attempt); got != 200*time.Millisecond {
+			t.Errorf("ceiling(%d) = %v, want 200ms", attempt, got)
+		}
+	}
+}
+
 func TestBackoffIsFullJitterUnderACappedCeiling(t *testing.T) {
 	p := Policy{Backoff: 100 * time.Millisecond, MaxBackoff: 300 * time.Millisecond}.withDefaults()
 	for attempt, want := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 3: 300 * time.Millisecond, 9: 300 * time.Millisecond} {
