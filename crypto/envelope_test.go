@@ -395,8 +395,9 @@ func TestUnwrapRefusesSingleStreamWithoutMD5(t *testing.T) {
 }
 
 // TestUnwrapRefusesOutOfRangeFields: an envelope whose plaintext size or
-// customer key check is out of range is ErrCorrupt (malformed), not
-// ErrAuth (a wrong key or a changed binding).
+// customer key check is out of range is malformed (ErrCorrupt), refused
+// before the key is tried, not an authentication failure (ErrAuth, a
+// wrong key or a changed binding).
 func TestUnwrapRefusesOutOfRangeFields(t *testing.T) {
 	kr := testKeyring(t, "k1", "k1")
 	env, err := kr.Wrap(testDataKey(t, "range"), "k1", testName, Binding{PlainSize: 7})
@@ -411,8 +412,8 @@ func TestUnwrapRefusesOutOfRangeFields(t *testing.T) {
 	} {
 		e := env
 		change(&e)
-		if _, _, err := kr.Unwrap(e, testName); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		if _, _, err := kr.Unwrap(e, testName); !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrAuth) {
+			t.Errorf("%s: %v, want ErrCorrupt without ErrAuth", name, err)
 		}
 	}
 }
