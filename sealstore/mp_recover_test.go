@@ -112,3 +112,37 @@ func TestCompletedDespiteStoreAnswerRefusesOtherPartsETag(t *testing.T) {
 		t.Fatalf("parts 1,2: %+v, %v, %v; want not this completion's object (its ETag is %s, these parts give %s)", out, ok, err, name13, name12)
 	}
 }
+
+// A completion that finds no records of its parts (InvalidPart) and its
+// upload gone at the store is told success only for its own upload's
+// object: here the upload was aborted between its listings and another
+// upload completed the key with the very same part (same number, same
+// plaintext ETag). That object carries another object id: not this
+// completion's.
+func TestCompletionWithoutRecordsIsNotAnotherUploadsObject(t *testing.T) {
+	f := newFixture(t)
+	data := randBytes(1000, 41)
+	mine, other := f.create(t, "obj"), f.create(t, "obj")
+	e := f.part(t, f.st, "obj", mine, 1, data)
+	o := f.part(t, f.st, "obj", other, 1, data)
+	if e.ETag != o.ETag {
+		t.Fatalf("set-up: the same part has ETags %s and %s", e.ETag, o.ETag)
+	}
+	var hookErr error
+	hb := &hookList{Store: f.be, hook: func() {
+		if hookErr = f.st.AbortMultipart(f.ctx, bucket, "obj", mine); hookErr != nil {
+			return
+		}
+		_, hookErr = f.st.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "obj", UploadID: other,
+			Parts: completeParts([]int{1}, []string{o.ETag})})
+	}}
+	pb, _ := New(hb, f.kr, Options{SpoolDir: t.TempDir()})
+	info, err := pb.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "obj", UploadID: mine,
+		Parts: completeParts([]int{1}, []string{e.ETag})})
+	if hookErr != nil {
+		t.Fatalf("abort, then the other upload's completion: %v", hookErr)
+	}
+	if err == nil || info.CompletedElsewhere {
+		t.Fatalf("completion of the aborted upload: ETag %q, %v; want a refusal (the object at the key is the other upload's)", info.ETag, err)
+	}
+}
