@@ -7,6 +7,7 @@ package sealstore
 import (
 	"bytes"
 	"context"
+	"io"
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
@@ -144,5 +145,50 @@ func TestCompletionWithoutRecordsIsNotAnotherUploadsObject(t *testing.T) {
 	}
 	if err == nil || info.CompletedElsewhere {
 		t.Fatalf("completion of the aborted upload: ETag %q, %v; want a refusal (the object at the key is the other upload's)", info.ETag, err)
+	}
+}
+
+// completionAnswerLost completes uploads, then answers the completion with a
+// set error, as when the store's answer is lost after it did the work.
+type completionAnswerLost struct {
+	backend.Store
+	err error
+}
+
+func (s *completionAnswerLost) CompleteMultipartUpload(ctx context.Context, in backend.CompleteMultipartInput) (backend.CompleteMultipartOutput, error) {
+	if _, err := s.Store.CompleteMultipartUpload(ctx, in); err != nil {
+		return backend.CompleteMultipartOutput{}, err
+	}
+	return backend.CompleteMultipartOutput{}, s.err
+}
+
+// A completion the store performed but answered with a 500, or whose
+// answer never came, is the completion's success: the object at the key
+// is this upload's, made of its parts.
+func TestCompletionWithLostAnswerSucceeds(t *testing.T) {
+	for name, lost := range map[string]error{
+		"500":       &backend.Error{Op: "CompleteMultipartUpload", Code: "InternalError", StatusCode: 500, Message: "We encountered an internal error. Please try again."},
+		"no answer": io.ErrUnexpectedEOF,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			st, err := New(&completionAnswerLost{Store: f.be, err: lost}, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.st = st
+			p1, p2 := randBytes(5*mib, 1), randBytes(1000, 2)
+			id := f.create(t, "obj")
+			e1, e2 := f.part(t, st, "obj", id, 1, p1), f.part(t, st, "obj", id, 2, p2)
+			info, err := st.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "obj", UploadID: id,
+				Parts: completeParts([]int{1, 2}, []string{e1.ETag, e2.ETag})})
+			if err != nil || info.ETag != mpETag(p1, p2) {
+				t.Fatalf("completion: ETag %q, %v; want %s (the store completed the upload)", info.ETag, err, mpETag(p1, p2))
+			}
+			fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+			if _, got, err := f.getWith(fresh, "obj"); err != nil || !bytes.Equal(got, append(p1, p2...)) {
+				t.Fatalf("the object does not read back: %v", errStr(err))
+			}
+		})
 	}
 }
