@@ -1,6 +1,7 @@
 package lfs
 
 import (
+	"net"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -56,4 +57,45 @@ func TestProduceRefusalOfPartitionZeroIs404(t *testing.T) {
 		wantError(t, a, tc.status, tc.api)
 		e.checkStorage(h, 0)
 	}
+}
+
+// A broker whose metadata lists the topic but not partition 0 (not Kafka's
+// way, but a proxy or another implementation may answer so): the topic
+// exists, so a record for partition 0 is 400 invalid_partition, not 404
+// unknown_topic, with nothing stored; a partition it lists is served.
+func TestListedTopicWithoutThePartitionIs400(t *testing.T) {
+	c := autoCluster(t, kfake.SeedTopics(2, "odd"))
+	host, port, err := net.SplitHostPort(c.ListenAddrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pn, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ControlKey(kmsg.Metadata.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		r := req.(*kmsg.MetadataRequest)
+		if len(r.Topics) != 1 || r.Topics[0].Topic == nil || *r.Topics[0].Topic != "odd" {
+			return nil, nil, false
+		}
+		resp := r.ResponseKind().(*kmsg.MetadataResponse)
+		b := kmsg.NewMetadataResponseBroker()
+		b.NodeID, b.Host, b.Port = 0, host, int32(pn)
+		resp.Brokers = append(resp.Brokers, b)
+		st := kmsg.NewMetadataResponseTopic()
+		st.Topic = r.Topics[0].Topic
+		sp := kmsg.NewMetadataResponseTopicPartition()
+		sp.Partition, sp.Leader = 1, 0
+		st.Partitions = append(st.Partitions, sp)
+		resp.Topics = append(resp.Topics, st)
+		return resp, nil, true
+	})
+	d := itDiscovery(t, brokers.Config{Static: c.ListenAddrs()})
+	e := newEnv(t)
+	h, url := e.itServe(d, nil)
+	wantError(t, produce(t, url, "odd", randBytes(2000, 8), map[string]string{"X-Kafka-Partition": "0"}), 400, "invalid_partition")
+	e.checkStorage(h, 0)
+	env := envelopeOf(t, produce(t, url, "odd", randBytes(2000, 9), map[string]string{"X-Kafka-Partition": "1"}))
+	e.checkStorage(h, 0, env.Key)
 }
