@@ -321,3 +321,99 @@ func lp(name, val string) []byte {
 	b = append(b, byte(len(val)))
 	return append(b, val...)
 }
+
+// TestUnwrapRefusesBytesAfterPayload: a wrapped payload that opens under
+// the right key but holds one byte more than the sealed fields (after the
+// checksum block of a single stream, after the DEK of a multipart object)
+// is ErrCorrupt, not a key with the byte ignored.
+func TestUnwrapRefusesBytesAfterPayload(t *testing.T) {
+	kr := testKeyring(t, "k1", "k1")
+	dk := testDataKey(t, "trailing")
+	for _, b := range []Binding{
+		{Version: FormatV2, PlainSize: 7, Checksums: map[string]string{"crc32": "AAAAAA=="}},
+		{Version: FormatV2, PlainSize: 7},
+		{Version: FormatV2, Multipart: true},
+	} {
+		env, err := kr.Wrap(dk, "k1", testName, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := kr.Unwrap(env, testName); err != nil {
+			t.Fatalf("%+v: the exact payload: %v", b, err)
+		}
+		aead, err := wrapAEAD(kr.keys["k1"], dk.oid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload := append(wrapPayload(dk.dek[:], b), 0)
+		nonce := env.Wrapped[:nonceSize]
+		env.Wrapped = aead.Seal(bytes.Clone(nonce), nonce, payload, wrapAAD(env, testName))
+		if _, _, err := kr.Unwrap(env, testName); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%+v: one byte after the payload: %v, want ErrCorrupt", b, err)
+		}
+	}
+}
+
+// TestUnwrapRefusesUnknownVersion: an envelope whose format is neither v1
+// nor v2 is ErrVersion, before any key is tried.
+func TestUnwrapRefusesUnknownVersion(t *testing.T) {
+	kr := testKeyring(t, "k1", "k1")
+	env, err := kr.Wrap(testDataKey(t, "version"), "k1", testName, Binding{PlainSize: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []int{0, FormatV2 + 1, 255} {
+		e := env
+		e.Version = v
+		if _, _, err := kr.Unwrap(e, testName); !errors.Is(err, ErrVersion) {
+			t.Errorf("version %d: %v, want ErrVersion", v, err)
+		}
+	}
+}
+
+// TestUnwrapRefusesSingleStreamWithoutMD5: a single-stream envelope whose
+// sealed payload is the DEK alone (a multipart payload) is ErrCorrupt.
+func TestUnwrapRefusesSingleStreamWithoutMD5(t *testing.T) {
+	kr := testKeyring(t, "k1", "k1")
+	dk := testDataKey(t, "short")
+	env, err := kr.Wrap(dk, "k1", testName, Binding{PlainSize: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aead, err := wrapAEAD(kr.keys["k1"], dk.oid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 15} {
+		payload := append(bytes.Clone(dk.dek[:]), make([]byte, n)...)
+		nonce := env.Wrapped[:nonceSize]
+		env.Wrapped = aead.Seal(bytes.Clone(nonce), nonce, payload, wrapAAD(env, testName))
+		if _, _, err := kr.Unwrap(env, testName); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("payload of the DEK and %d bytes: %v, want ErrCorrupt", n, err)
+		}
+	}
+}
+
+// TestUnwrapRefusesOutOfRangeFields: an envelope whose plaintext size or
+// customer key check is out of range is malformed (ErrCorrupt), refused
+// before the key is tried, not an authentication failure (ErrAuth, a
+// wrong key or a changed binding).
+func TestUnwrapRefusesOutOfRangeFields(t *testing.T) {
+	kr := testKeyring(t, "k1", "k1")
+	env, err := kr.Wrap(testDataKey(t, "range"), "k1", testName, Binding{PlainSize: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, change := range map[string]func(*Envelope){
+		"negative size":            func(e *Envelope) { e.PlainSize = -1 },
+		"size past the maximum":    func(e *Envelope) { e.PlainSize = MaxPlainSize + 1 },
+		"short customer key check": func(e *Envelope) { e.CustomerCheck = make([]byte, CheckSize-1) },
+		"long customer key check":  func(e *Envelope) { e.CustomerCheck = make([]byte, CheckSize+1) },
+	} {
+		e := env
+		change(&e)
+		if _, _, err := kr.Unwrap(e, testName); !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrAuth) {
+			t.Errorf("%s: %v, want ErrCorrupt without ErrAuth", name, err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/s3seal/s3seal/lfs/brokers"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -45,9 +46,17 @@ func (h *Handler) connectFor(ctx context.Context, topic string, partition int32)
 
 // topicRefusal is the answer to the broker's refusal of a topic or
 // partition (nil for other errors); done says what happened to the blob.
+// A broker answers UNKNOWN_TOPIC_OR_PARTITION both for a topic and for a
+// partition it does not have. Where its metadata listed the topic without
+// the partition (brokers.ErrNoPartition) it is the partition (400
+// invalid_partition). Otherwise, since every Kafka topic has a partition
+// 0, for a record without a partition or for partition 0 it means the
+// topic does not exist (404 unknown_topic); for a higher partition, the
+// partition.
 func topicRefusal(err error, topic string, partition int32, done string) *apiError {
 	switch {
-	case errors.Is(err, kerr.UnknownTopicOrPartition) && partition >= 0:
+	case errors.Is(err, brokers.ErrNoPartition),
+		errors.Is(err, kerr.UnknownTopicOrPartition) && partition > 0:
 		return errf(http.StatusBadRequest, "invalid_partition", "topic %s has no partition %d; %s", topic, partition, done)
 	case errors.Is(err, kerr.UnknownTopicOrPartition):
 		return errf(http.StatusNotFound, "unknown_topic", "topic %s does not exist and the Kafka broker did not create it (auto.create.topics.enable is off); create the topic first; %s", topic, done)

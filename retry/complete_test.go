@@ -88,6 +88,19 @@ func TestCompleteInProgressRecoveredOrRetried(t *testing.T) {
 	}
 }
 
+// Only Hetzner's InternalError says a completion is in progress: a
+// refusal with another code is not recovered, whatever its message, even
+// with an object at the key.
+func TestCompleteInProgressMessageUnderAnotherCodeNotRecovered(t *testing.T) {
+	denied := &backend.Error{Op: "CompleteMultipartUpload", Code: "AccessDenied", StatusCode: 403,
+		Message: "This multipart completion is already in progress"}
+	f := &fakeMultipart{completeErrs: []error{errInternal200, denied}, assembled: []bool{true}}
+	checks, err := runComplete(t, fast, f)
+	if !errors.Is(err, denied) || checks != 0 || f.completes != 2 {
+		t.Fatalf("err=%v checks=%d completes=%d, want AccessDenied without a check", err, checks, f.completes)
+	}
+}
+
 func TestCompleteRetriesRunOutWithTransientError(t *testing.T) {
 	f := &fakeMultipart{completeErrs: []error{errInternal200, errInternal200, errInternal200, errInternal200, nil}}
 	_, err := runComplete(t, fast, f)

@@ -63,6 +63,26 @@ func TestObserverCountsRetriesAndGiveUpsByCause(t *testing.T) {
 	}
 }
 
+// A refusal that ends a call whose client has gone is counted as
+// "canceled", not as the refusal's outcome: the client leaving is not a
+// backend failure for the error rate.
+func TestObserverCountsRefusalAfterCancelAsCanceled(t *testing.T) {
+	rec := &recorder{}
+	p := Policy{Attempts: 3, Backoff: time.Millisecond, Observer: rec}
+	ctx, cancel := context.WithCancel(context.Background())
+	denied := &backend.Error{Op: "PutObject", Code: "AccessDenied", StatusCode: 403}
+	err := DoCall(ctx, p, Call{Operation: "PutObject"}, func(int) error {
+		cancel()
+		return denied
+	})
+	if err != denied {
+		t.Fatalf("DoCall returned %v", err)
+	}
+	if want := []string{"attempt PutObject canceled"}; !slices.Equal(rec.events, want) {
+		t.Fatalf("events %q, want %q", rec.events, want)
+	}
+}
+
 // TestObserverCountsAnswersApartFromErrors: a 404 (a HEAD of a key not
 // there yet, before a write) and a conditional request whose condition
 // does not hold (304, 412) are answers of normal traffic, not failures:

@@ -3,6 +3,7 @@ package retry
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -39,6 +40,9 @@ func TestRetryable(t *testing.T) {
 		{"504 unknown code", &backend.Error{Code: "Whatever", StatusCode: 504}, true},
 		{"500 unknown code", &backend.Error{Code: "Whatever", StatusCode: 500}, true},
 		{"429", &backend.Error{Code: "TooManyRequests", StatusCode: 429}, true},
+		// The status decides alone: a code in neither list.
+		{"429 unknown code", &backend.Error{Code: "Whatever", StatusCode: 429}, true},
+		{"429 without code", &backend.Error{StatusCode: 429}, true},
 		{"in progress", &backend.Error{Code: "InternalError", StatusCode: 200, Message: "This multipart completion is already in progress"}, true},
 		// Permanent S3 answers, whatever the status line said.
 		{"AccessDenied", &backend.Error{Code: "AccessDenied", StatusCode: 403}, false},
@@ -74,6 +78,29 @@ func TestRetryable(t *testing.T) {
 	for _, c := range cases {
 		if got := Retryable(c.err); got != c.want {
 			t.Errorf("%s: Retryable = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// A failed certificate check is not retried even where the error chain
+// also holds a network operation error, which alone would be transient (a
+// dialer or proxy that does the TLS handshake reports it so): each kind of
+// certificate failure on its own decides.
+func TestRetryableCertificateFailureInNetworkError(t *testing.T) {
+	dial := func(err error) error {
+		return &backend.Error{Op: "PutObject", Err: &url.Error{Op: "Put", URL: "https://x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: err}}}
+	}
+	if !Retryable(dial(errors.New("handshake interrupted"))) {
+		t.Fatal("a dial error without a certificate failure is not transient")
+	}
+	for name, err := range map[string]error{
+		"unknown authority":   x509.UnknownAuthorityError{},
+		"invalid certificate": x509.CertificateInvalidError{Reason: x509.Expired},
+		"hostname mismatch":   x509.HostnameError{Certificate: &x509.Certificate{}, Host: "s3.example"},
+		"verification failed": &tls.CertificateVerificationError{Err: errors.New("chain rejected")},
+	} {
+		if Retryable(dial(err)) {
+			t.Errorf("%s: Retryable = true, want false", name)
 		}
 	}
 }
@@ -147,6 +174,17 @@ func TestPolicyDefaults(t *testing.T) {
 	p := Policy{}.withDefaults()
 	if p.Attempts != 4 || p.Backoff != 500*time.Millisecond || p.MaxBackoff != 8*time.Second {
 		t.Fatalf("defaults = %+v", p)
+	}
+}
+
+// A MaxBackoff below Backoff does not shorten the first wait: the cap is
+// raised to Backoff, and every ceiling is Backoff.
+func TestMaxBackoffBelowBackoffIsRaised(t *testing.T) {
+	p := Policy{Backoff: 200 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}.withDefaults()
+	for _, attempt := range []int{1, 2, 5} {
+		if got := p.ceiling(attempt); got != 200*time.Millisecond {
+			t.Errorf("ceiling(%d) = %v, want 200ms", attempt, got)
+		}
 	}
 }
 

@@ -42,3 +42,13 @@ func TestParseCredentialsErrorsQuoteNoSecret(t *testing.T) {
 		}
 	}
 }
+
+// An access key listed twice is refused, whichever entry comes last: the
+// document does not say which secret and grants it has.
+func TestParseCredentialsRefusesRepeatedAccessKey(t *testing.T) {
+	doc := `{"credentials": [{"access_key": "a", "secret_key": "one", "read": ["*"]},
+		{"access_key": "a", "secret_key": "two", "write": ["*"]}]}`
+	if c, err := ParseCredentials([]byte(doc)); err == nil || !strings.Contains(err.Error(), "appears twice") {
+		t.Fatalf("got %v, %v; want an error naming the repeated key", c, err)
+	}
+}

@@ -65,6 +65,10 @@ func TestAccessPerCredential(t *testing.T) {
 	if err := put(ctx, team, "team", "n"); err != nil {
 		t.Fatalf("team writes its bucket: %v", err)
 	}
+	// Write access implies read access.
+	if err := get(ctx, team, "team", "o"); err != nil {
+		t.Fatalf("team reads the bucket it may write: %v", err)
+	}
 	// Copy needs read access to the source as well as write to the target.
 	_, err = team.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("team"), Key: aws.String("stolen"), CopySource: aws.String("private/o")})
 	if apiCode(err) != "AccessDenied" {

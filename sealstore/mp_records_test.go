@@ -137,3 +137,28 @@ func TestCompleteReadsRecordsOfListedPartsInParallel(t *testing.T) {
 		t.Errorf("completing 1 part of an upload of 30 made %d backend GETs, want at most 1", n)
 	}
 }
+
+// A part uploaded twice at the same size leaves two records; the part the
+// store kept pairs with the record of its own backend ETag, whichever
+// record comes first. A record of the kept ETag with another size (not
+// what the store holds) pairs with nothing.
+func TestPairRecordsTakesTheKeptBodysRecord(t *testing.T) {
+	const n = 1000
+	kept := crypto.PartRecord{Stream: crypto.Stream{Part: 1}, PlainSize: n, PlainMD5: [16]byte{1}, BackendETag: "kept"}
+	earlier := crypto.PartRecord{Stream: crypto.Stream{Part: 1}, PlainSize: n, PlainMD5: [16]byte{2}, BackendETag: "earlier"}
+	parts := []backend.Part{{PartNumber: 1, ETag: `"kept"`, Size: crypto.CiphertextSize(n)}}
+	for _, recs := range [][]crypto.PartRecord{{kept, earlier}, {earlier, kept}} {
+		cur := map[uint32]crypto.PartRecord{}
+		pairRecords(cur, parts, map[uint32][]crypto.PartRecord{1: recs})
+		if got, ok := cur[1]; !ok || got.BackendETag != "kept" {
+			t.Fatalf("records %s, %s: part 1 paired with %+v (%v), want the record of ETag kept", recs[0].BackendETag, recs[1].BackendETag, got, ok)
+		}
+	}
+	other := kept
+	other.PlainSize = n + 1
+	cur := map[uint32]crypto.PartRecord{}
+	pairRecords(cur, parts, map[uint32][]crypto.PartRecord{1: {other}})
+	if got, ok := cur[1]; ok {
+		t.Fatalf("a record of another size paired: %+v", got)
+	}
+}

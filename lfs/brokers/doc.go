@@ -41,7 +41,12 @@
 // auth.go) when that is set.
 package brokers
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
 
 // ErrNoBroker means no broker can be reached (or etcd lists none, or the cache
 // TTL passed), or no broker accepted the record as partition owner. Nothing
@@ -53,3 +58,10 @@ var ErrNoBroker = errors.New("no broker available")
 // broker may have written the record, so the object is kept and counted as
 // an orphan. Match with errors.Is.
 var ErrSentThenFailed = errors.New("produce sent, then failed")
+
+// ErrNoPartition means the broker lists the topic but not the partition
+// asked for: the topic exists, the partition does not. It wraps
+// kerr.UnknownTopicOrPartition, the code a broker gives for both, so that
+// a caller can tell this case from a missing topic, which a broker's
+// answer alone cannot.
+var ErrNoPartition = fmt.Errorf("the topic has no such partition: %w", kerr.UnknownTopicOrPartition)

@@ -110,7 +110,7 @@ func (s *Session) CheckTopic(ctx context.Context, topic string, partition int32)
 			return nil
 		}
 	}
-	return fmt.Errorf("lfs brokers: %s/%d: %w", topic, partition, kerr.UnknownTopicOrPartition)
+	return fmt.Errorf("lfs brokers: %s/%d: %w", topic, partition, ErrNoPartition)
 }
 
 // Close closes the session's connection. Safe to call twice.
@@ -323,7 +323,7 @@ func (s *Session) route(ctx context.Context, v view, topic string, partition int
 		p = s.anyPartition(leaders, n)
 	}
 	if _, ok := leaders[p]; !ok {
-		return nil, 0, fmt.Errorf("lfs brokers: %s/%d: %w", topic, p, kerr.UnknownTopicOrPartition)
+		return nil, 0, fmt.Errorf("lfs brokers: %s/%d: %w", topic, p, ErrNoPartition)
 	}
 
 	// With etcd unreadable (cached view) the lease cannot be read either:
