@@ -310,3 +310,51 @@ func TestGCKeepsManifestOfCompletionBetweenItsChecks(t *testing.T) {
 		t.Fatalf("object whose completion was told success is unreadable after gc (default min-age): %v", errStr(err))
 	}
 }
+
+// A reader that finds no manifest under the object's ETag looks among the
+// upload's manifests for the one that fits. When two fit (here a
+// byte-identical copy of the object's manifest under another name), it
+// cannot tell which is the object's and refuses the read rather than take
+// the first.
+func TestReadRefusedWhenTwoManifestsFit(t *testing.T) {
+	f := newFixture(t)
+	w := &nmStore{Store: f.be}
+	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	f.st = st
+	p1, p2 := randBytes(5*mib, 1), randBytes(1000, 2)
+	id := f.create(t, "obj")
+	e1, e2 := f.part(t, st, "obj", id, 1, p1), f.part(t, st, "obj", id, 2, p2)
+	if _, err := st.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "obj", UploadID: id,
+		Parts: completeParts([]int{1, 2}, []string{e1.ETag, e2.ETag})}); err != nil {
+		t.Fatalf("completion: %v", err)
+	}
+	var kept string
+	for _, k := range f.reservedKeys(t, manifestsPrefix) {
+		if _, name, _ := strings.Cut(strings.TrimPrefix(k, manifestsPrefix), "/"); strings.HasPrefix(name, "l-") {
+			kept = k
+		} else if err := f.be.DeleteObject(f.ctx, bucket, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if kept == "" {
+		t.Fatalf("set-up: no l- manifest among %v", f.manifestNames(t))
+	}
+	obj, err := f.be.GetObject(f.ctx, backend.GetInput{Bucket: bucket, Key: kept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := io.ReadAll(obj.Body)
+	obj.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyKey := kept[:strings.LastIndex(kept, "/")+1] + "l-copy"
+	if _, err := f.be.PutObject(f.ctx, backend.PutInput{Bucket: bucket, Key: copyKey, Body: bytes.NewReader(sealed), Size: int64(len(sealed))}); err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := New(w, f.kr, Options{SpoolDir: t.TempDir()})
+	_, _, err = f.getWith(fresh, "obj")
+	if !isCode(err, "InternalError") || !strings.Contains(err.Error(), "(2 candidates fit)") {
+		t.Fatalf("read with two fitting manifests %v: %v; want InternalError, 2 candidates fit", f.manifestNames(t), err)
+	}
+}
