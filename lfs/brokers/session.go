@@ -323,6 +323,11 @@ func (s *Session) route(ctx context.Context, v view, topic string, partition int
 		p = s.anyPartition(leaders, n)
 	}
 	if _, ok := leaders[p]; !ok {
+		if partition < 0 {
+			// s3seal chose p from the partition count: the broker lists
+			// partitions with gaps, which says nothing of the client's.
+			return nil, 0, fmt.Errorf("lfs brokers: %s/%d: %w", topic, p, kerr.UnknownTopicOrPartition)
+		}
 		return nil, 0, fmt.Errorf("lfs brokers: %s/%d: %w", topic, p, ErrNoPartition)
 	}
 
