@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"testing"
 )
 
@@ -67,7 +66,7 @@ func TestBoto3AWSAnswers(t *testing.T) {
 	p := startS3seal(t, sealOpts{})
 	dir := t.TempDir()
 	script := writeFile(t, dir, "answers.py", []byte(boto3AnswersScript))
-	env := cleanEnv([]string{"AWS_CA_BUNDLE"}, "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "none"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "none"))
+	env := isolatedPythonEnv(dir)
 	raw := runTool(t, env, py, script, p.Endpoint, p.AccessKey, p.SecretKey)
 	var got map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(raw), &got); err != nil {

@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -265,8 +264,7 @@ func TestChecksumAlgorithmsBoto3(t *testing.T) {
 			}
 			dir := t.TempDir()
 			script := writeFile(t, dir, "boto3_algs.py", []byte(boto3AlgsScript))
-			env := cleanEnv([]string{"AWS_CA_BUNDLE"}, "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "none"),
-				"AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "none"), "AWS_EC2_METADATA_DISABLED=true")
+			env := isolatedPythonEnv(dir, "AWS_EC2_METADATA_DISABLED=true")
 			out := runTool(t, env, py, script, p.Endpoint, p.AccessKey, p.SecretKey, ca, "boto-algs-"+name, string(arg))
 			var res struct {
 				Puts []struct {

@@ -77,6 +77,15 @@ func requireTool(t testing.TB, name string) string {
 	return ""
 }
 
+// isolatedPythonEnv is the environment for a boto3 script run in dir:
+// plain HTTP without AWS_CA_BUNDLE (which breaks boto3 over it), and no
+// AWS configuration or credentials of the machine's (HOME and both files
+// point into dir); extra is added.
+func isolatedPythonEnv(dir string, extra ...string) []string {
+	return cleanEnv([]string{"AWS_CA_BUNDLE"}, append([]string{"HOME=" + dir,
+		"AWS_CONFIG_FILE=" + filepath.Join(dir, "none"), "AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(dir, "none")}, extra...)...)
+}
+
 // requireBoto3 returns the path of python3 once it imports boto3 (the
 // tests' scripts do); without it the test fails under CI and is skipped
 // elsewhere, naming what is missing, as requireTool does.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -179,8 +178,7 @@ func TestListChecksumsBoto3(t *testing.T) {
 	onEachStore(t, func(t *testing.T, p *sealProc) {
 		dir := t.TempDir()
 		script := writeFile(t, dir, "list_sums.py", []byte(boto3ListSumsScript))
-		env := cleanEnv([]string{"AWS_CA_BUNDLE"}, "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "none"),
-			"AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "none"), "AWS_EC2_METADATA_DISABLED=true")
+		env := isolatedPythonEnv(dir, "AWS_EC2_METADATA_DISABLED=true")
 		out := runTool(t, env, py, script, p.Endpoint, p.AccessKey, p.SecretKey, "boto3-list-sums")
 		var got struct {
 			V1, V2, Uploads map[string][2]string

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -80,7 +79,7 @@ func TestObjectLockAndTagsBoto3(t *testing.T) {
 	m, p, _, _ := lockSetup(t)
 	dir := t.TempDir()
 	script := writeFile(t, dir, "lock.py", []byte(boto3LockScript))
-	env := cleanEnv([]string{"AWS_CA_BUNDLE"}, "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "none"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "none"))
+	env := isolatedPythonEnv(dir)
 	out := runTool(t, env, py, script, p.Endpoint, m.Endpoint)
 	checks := 0
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {

@@ -72,7 +72,7 @@ func TestLockedVersionSurvivesEveryDeletePath(t *testing.T) {
 	}})
 	p := startS3seal(t, sealOpts{CredentialsFile: creds, DataDir: filepath.Join(dir, "data")})
 	script := writeFile(t, dir, "lockpaths.py", []byte(lockDeletePathsScript))
-	env := cleanEnv([]string{"AWS_CA_BUNDLE"}, "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "none"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "none"))
+	env := isolatedPythonEnv(dir)
 	out := runTool(t, env, py, script, p.Endpoint)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	for _, line := range lines {

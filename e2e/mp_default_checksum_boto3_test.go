@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"testing"
 
 	"github.com/s3seal/s3seal/s3api/checksum"
@@ -51,8 +50,7 @@ func TestMultipartDefaultChecksumBoto3(t *testing.T) {
 	want := algSum(checksum.CRC64NVME, append(append([]byte{}, parts[0]...), parts[1]...))
 	dir := t.TempDir()
 	script := writeFile(t, dir, "boto3_defsum.py", []byte(boto3DefaultSumScript))
-	env := cleanEnv([]string{"AWS_CA_BUNDLE"}, "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "none"),
-		"AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "none"), "AWS_EC2_METADATA_DISABLED=true")
+	env := isolatedPythonEnv(dir, "AWS_EC2_METADATA_DISABLED=true")
 	out := runTool(t, env, py, script, p.Endpoint, p.AccessKey, p.SecretKey, "boto-defsum")
 	var res struct {
 		Answered, Listed []string

@@ -8,7 +8,6 @@ import (
 	"io"
 	"mime/multipart"
 	"net"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -52,7 +51,7 @@ func boto3PostForms(t *testing.T, p *sealProc, bucket string) (ok, expired, tagg
 	py := requireBoto3(t)
 	dir := t.TempDir()
 	script := writeFile(t, dir, "post.py", []byte(boto3PostScript))
-	env := cleanEnv([]string{"AWS_CA_BUNDLE"}, "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "none"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "none"))
+	env := isolatedPythonEnv(dir)
 	out := runTool(t, env, py, script, p.Endpoint, p.AccessKey, p.SecretKey, bucket)
 	var forms map[string]postForm
 	if err := json.Unmarshal([]byte(out), &forms); err != nil {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -117,7 +116,7 @@ func runSSEScript(t *testing.T, p *sealProc, backend string) {
 	py := requireBoto3(t)
 	dir := t.TempDir()
 	script := writeFile(t, dir, "sse.py", []byte(boto3SSEScript))
-	env := cleanEnv([]string{"AWS_CA_BUNDLE"}, "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "none"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "none"))
+	env := isolatedPythonEnv(dir)
 	args := []string{script, p.Endpoint, p.AccessKey, p.SecretKey}
 	want := 27
 	if backend != "" {

@@ -403,7 +403,7 @@ func TestTLSBoto3(t *testing.T) {
 	p := startTLSS3seal(t, tt, sealOpts{})
 	dir := t.TempDir()
 	script := writeFile(t, dir, "boto3_tls.py", []byte(boto3TLSScript))
-	env := cleanEnv([]string{"AWS_CA_BUNDLE"}, "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "none"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "none"), "AWS_EC2_METADATA_DISABLED=true")
+	env := isolatedPythonEnv(dir, "AWS_EC2_METADATA_DISABLED=true")
 	out := runTool(t, env, py, script, p.Endpoint, p.AccessKey, p.SecretKey, tt.CAFile, "boto-tls")
 	var res []struct {
 		Size        int    `json:"size"`

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"path/filepath"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -215,7 +214,7 @@ func TestVersionsBoto3(t *testing.T) {
 	onEachStore(t, func(t *testing.T, p *sealProc) {
 		dir := t.TempDir()
 		script := writeFile(t, dir, "versions.py", []byte(boto3VersionsScript))
-		env := cleanEnv([]string{"AWS_CA_BUNDLE"}, "HOME="+dir, "AWS_CONFIG_FILE="+filepath.Join(dir, "none"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "none"))
+		env := isolatedPythonEnv(dir)
 		out := runTool(t, env, py, script, p.Endpoint, p.AccessKey, p.SecretKey, "boto3-versions")
 		var got struct {
 			IDs         []string `json:"ids"`
