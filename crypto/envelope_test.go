@@ -322,6 +322,19 @@ func lp(name, val string) []byte {
 	return append(b, val...)
 }
 
+// resealPayload is env's wrapped key with payload sealed in place of the
+// one Wrap sealed, under the right key, nonce and AAD: what only a
+// holder of the master key could write.
+func resealPayload(t *testing.T, kr *Keyring, dk *DataKey, env Envelope, payload []byte) []byte {
+	t.Helper()
+	aead, err := wrapAEAD(kr.keys["k1"], dk.oid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonce := env.Wrapped[:nonceSize]
+	return aead.Seal(bytes.Clone(nonce), nonce, payload, wrapAAD(env, testName))
+}
+
 // TestUnwrapRefusesBytesAfterPayload: a wrapped payload that opens under
 // the right key but holds one byte more than the sealed fields (after the
 // checksum block of a single stream, after the DEK of a multipart object)
@@ -341,13 +354,7 @@ func TestUnwrapRefusesBytesAfterPayload(t *testing.T) {
 		if _, _, err := kr.Unwrap(env, testName); err != nil {
 			t.Fatalf("%+v: the exact payload: %v", b, err)
 		}
-		aead, err := wrapAEAD(kr.keys["k1"], dk.oid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		payload := append(wrapPayload(dk.dek[:], b), 0)
-		nonce := env.Wrapped[:nonceSize]
-		env.Wrapped = aead.Seal(bytes.Clone(nonce), nonce, payload, wrapAAD(env, testName))
+		env.Wrapped = resealPayload(t, kr, dk, env, append(wrapPayload(dk.dek[:], b), 0))
 		if _, _, err := kr.Unwrap(env, testName); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%+v: one byte after the payload: %v, want ErrCorrupt", b, err)
 		}
@@ -380,14 +387,8 @@ func TestUnwrapRefusesSingleStreamWithoutMD5(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	aead, err := wrapAEAD(kr.keys["k1"], dk.oid)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, n := range []int{0, 15} {
-		payload := append(bytes.Clone(dk.dek[:]), make([]byte, n)...)
-		nonce := env.Wrapped[:nonceSize]
-		env.Wrapped = aead.Seal(bytes.Clone(nonce), nonce, payload, wrapAAD(env, testName))
+		env.Wrapped = resealPayload(t, kr, dk, env, append(bytes.Clone(dk.dek[:]), make([]byte, n)...))
 		if _, _, err := kr.Unwrap(env, testName); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("payload of the DEK and %d bytes: %v, want ErrCorrupt", n, err)
 		}
