@@ -23,6 +23,8 @@ type ReadInput struct {
 	// CustomerKey is the client's SSE-C key: required for an object sealed
 	// with one, refused for any other object.
 	CustomerKey *crypto.CustomerKey
+	// own reads one of s3seal's own objects, under ReservedPrefix.
+	own bool
 }
 
 func customerKeyMissing() error {
