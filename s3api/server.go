@@ -288,6 +288,10 @@ func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
 			writeError(w, r, err)
 			return
 		}
+		if err := s.authorize(req, op); err != nil {
+			writeError(w, r, err)
+			return
+		}
 		if err := h(req); err != nil {
 			writeError(w, r, err)
 		}
