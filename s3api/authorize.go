@@ -1,6 +1,8 @@
 package s3api
 
 import (
+	"encoding/xml"
+
 	"github.com/s3seal/s3seal/backend"
 )
 
@@ -55,4 +57,39 @@ func (s *Server) authorize(req *request, op string) error {
 		return nil
 	}
 	return refusedBy("neither the bucket's owner, nor allowed by its policy or ACL")
+}
+
+// The names of the documents s3seal keeps per bucket (sealstore.BucketDocs).
+const (
+	docOwner             = "owner"               // who created the bucket (owner.go)
+	docACL               = "acl"                 // the bucket's ACL (AccessControlPolicy XML)
+	docPolicy            = "policy"              // the bucket policy (JSON, as the client sent it)
+	docPublicAccessBlock = "public-access-block" // PublicAccessBlockConfiguration XML
+	docOwnership         = "ownership-controls"  // OwnershipControls XML
+	docEncryption        = "encryption"          // ServerSideEncryptionConfiguration XML
+	docLogging           = "logging"             // BucketLoggingStatus XML
+)
+
+// publicAccessBlock is a bucket's public access block, all false when it
+// has none.
+type publicAccessBlock struct {
+	BlockPublicAcls       bool `xml:"BlockPublicAcls"`
+	IgnorePublicAcls      bool `xml:"IgnorePublicAcls"`
+	BlockPublicPolicy     bool `xml:"BlockPublicPolicy"`
+	RestrictPublicBuckets bool `xml:"RestrictPublicBuckets"`
+}
+
+// publicAccessBlockOf reads the bucket's public access block from its
+// documents. A document that does not parse blocks everything: it was
+// s3seal's own, checked when it was put.
+func publicAccessBlockOf(docs map[string][]byte) publicAccessBlock {
+	d, ok := docs[docPublicAccessBlock]
+	if !ok {
+		return publicAccessBlock{}
+	}
+	var pab publicAccessBlock
+	if xml.Unmarshal(d, &pab) != nil {
+		return publicAccessBlock{true, true, true, true}
+	}
+	return pab
 }
