@@ -5,9 +5,6 @@ package s3api
 // (ACLs and owners). Until then every bucket is decided by the
 // credential's lists alone, as before.
 
-// policyDecision is what the bucket's policy says of req.
-func (s *Server) policyDecision(*request, string, map[string][]byte) decision { return decideNone }
-
 // aclDecision is what the bucket's (and the object's) ACL grants say of req.
 func (s *Server) aclDecision(*request, string, map[string][]byte) decision { return decideNone }
 

@@ -22,7 +22,7 @@ func (s *Server) copyObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	srcBucket, srcKey, srcVersion, err := copySource(req)
+	srcBucket, srcKey, srcVersion, err := s.copySource(req)
 	if err != nil {
 		return err
 	}
@@ -112,12 +112,16 @@ func copyChecksum(src sealstore.ObjectInfo) checksum.Algorithm {
 }
 
 // copySource is the request's x-amz-copy-source, which the caller's
-// credential must be allowed to read.
-func copySource(req *request) (bucket, key, versionID string, err error) {
+// credential must be allowed to read, and the source bucket's documents
+// allow it to read (copysource.go).
+func (s *Server) copySource(req *request) (bucket, key, versionID string, err error) {
 	if bucket, key, versionID, err = parseCopySource(req.r.Header.Get("X-Amz-Copy-Source")); err != nil {
 		return "", "", "", err
 	}
 	if err := req.cred.check(accRead, bucket); err != nil {
+		return "", "", "", err
+	}
+	if err := s.authorizeCopySource(req, bucket, key, versionID); err != nil {
 		return "", "", "", err
 	}
 	return bucket, key, versionID, nil

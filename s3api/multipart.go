@@ -193,7 +193,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 	if err != nil {
 		return err
 	}
-	srcBucket, srcKey, srcVersion, err := copySource(req)
+	srcBucket, srcKey, srcVersion, err := s.copySource(req)
 	if err != nil {
 		// S3 names a missing destination bucket before a bad source.
 		if be := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); backend.IsNotFound(be) {

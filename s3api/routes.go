@@ -54,7 +54,9 @@ var (
 //	bucket.go              bucket names, HeadBucket, DeleteBucket, GetBucketLocation
 //	createbucket.go        CreateBucket with its configuration, lock, ACL and tags
 //	bucketconfig.go        lifecycle rule count and bucket tags, judged as S3 does
-//	bucketpolicy.go        bucket policies, judged before the store sees them
+//	bucketpolicy.go        bucket policies, judged as S3 judges them when put
+//	policydoc.go           PUT, GET, DELETE ?policy and GET ?policyStatus (kept by s3seal)
+//	policydecide.go        what a bucket policy says of a request (engine: package policy)
 //	acl.go                 ACLs and ownership controls (admins only)
 //	website.go             website configuration, and absent-document answers
 //	cors.go                CORS preflights, actual-request headers, the rules cache (rules: package cors)
@@ -134,6 +136,7 @@ func (s *Server) routes() *mux.Router {
 
 	b := r.MatcherFunc(level(1)).Subrouter()
 	s.addSubresources(b, false)
+	s.addPolicyRoutes(b) // policydoc.go
 	b.MatcherFunc(unknownSub(bucketSubs)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
 	b.Methods(http.MethodGet).MatcherFunc(has("location")).HandlerFunc(s.serve("GetBucketLocation", accRead, s.getBucketLocation))
 	b.Methods(http.MethodGet).MatcherFunc(has("uploads")).HandlerFunc(s.serve("ListMultipartUploads", accWrite, s.listMultipartUploads))

@@ -19,8 +19,7 @@ import (
 // A subresource is a bucket's or an object's configuration that the
 // backend enforces and s3seal passes on (backend.Forwarder): Object Lock,
 // retention, legal hold, tags, and, changed by admin credentials only,
-// bucket policy (read by admins only too), CORS, lifecycle, ownership
-// controls and ACLs (redacted for readers, subdocs.go). None carries
+// CORS, lifecycle, ownership controls and ACLs (redacted for readers, subdocs.go). None carries
 // object bytes. Request bodies are read and verified like every XML body
 // (signature, Content-MD5, size); a GET's answer is decoded into the
 // operation's document and encoded anew (subdocs.go), so the client gets
@@ -56,9 +55,6 @@ var subresources = []subresource{
 		check: func(b []byte) ([]byte, error) { _, err := parseBucketTagBody(b); return nil, err }},
 	{name: "object-lock", adminPut: true, methods: []string{"GET", "PUT"}, op: "ObjectLockConfiguration", doc: func() document { return &lockConfigDoc{} },
 		headers: []string{"X-Amz-Bucket-Object-Lock-Token"}, check: checkLockConfig},
-	{name: "policy", admin: true, adminGet: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketPolicy",
-		headers: []string{"X-Amz-Confirm-Remove-Self-Bucket-Access"}, limit: maxPolicyBody,
-		overLimit: func() error { return malformedPolicy("Policy exceeds the maximum allowed document size.") }},
 	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketCors", doc: func() document { return &corsDoc{} },
 		check: func(b []byte) ([]byte, error) { return nil, checkCORS(b) }, limit: cors.MaxBody},
 	{name: "lifecycle", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketLifecycle", doc: func() document { return &lifecycleDoc{} },
@@ -196,11 +192,6 @@ func (s *Server) forward(sr subresource) handler {
 				}
 			}
 			in.Body = body
-			if sr.name == "policy" {
-				if err := s.judgePolicy(req, body); err != nil {
-					return err
-				}
-			}
 			if sr.name == "acl" && !sr.object && req.cred.Admin {
 				if err := s.judgeBucketACL(req, body); err != nil {
 					return err

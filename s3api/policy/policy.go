@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -218,10 +219,11 @@ func parsePrincipals(raw json.RawMessage) (*Principals, error) {
 	bad := malformed("Invalid principal in policy")
 	p := &Principals{}
 	if list, ok := stringOrList(raw); ok {
-		if len(list) != 1 || list[0] != "*" {
-			return nil, bad
+		// "*", or names as an "AWS" principal gives them.
+		p.Everyone = slices.Contains(list, "*")
+		if !p.Everyone {
+			p.AWS = list
 		}
-		p.Everyone = true
 		return p, nil
 	}
 	var byType map[string]json.RawMessage
@@ -235,7 +237,7 @@ func parsePrincipals(raw json.RawMessage) (*Principals, error) {
 		}
 		switch typ {
 		case "AWS":
-			if len(list) == 1 && list[0] == "*" {
+			if slices.Contains(list, "*") {
 				p.Everyone = true
 				continue
 			}

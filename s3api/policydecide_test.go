@@ -1,0 +1,200 @@
+package s3api
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// policyCreds are two credentials with the same lists: "ak" (an admin,
+// who puts the policies) and "alt".
+var policyCreds = Credentials{
+	"ak":  {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true},
+	"alt": {AccessKey: "alt", SecretKey: "altsk", Read: []string{"*"}, Write: []string{"*"}},
+}
+
+func putPolicy(t *testing.T, c *s3.Client, bucket, doc string) {
+	t.Helper()
+	if _, err := c.PutBucketPolicy(context.Background(), &s3.PutBucketPolicyInput{Bucket: aws.String(bucket), Policy: aws.String(doc)}); err != nil {
+		t.Fatalf("PutBucketPolicy: %v", err)
+	}
+}
+
+// TestBucketPolicyDenies: s3seal evaluates the bucket policy it keeps: a
+// Deny refuses the actions, resources and principals it names, by the
+// request's condition values, and nothing else.
+func TestBucketPolicyDenies(t *testing.T) {
+	url, ctx, c := newBucketServer(t, policyCreds)
+	alt := sdkClient(url, "alt", "altsk")
+	for _, k := range []string{"public", "private"} {
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String(k), Body: strings.NewReader(k),
+			Tagging: aws.String("security=" + k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	putPolicy(t, c, "bkt", `{"Version":"2012-10-17","Statement":[
+		{"Effect":"Deny","Principal":{"AWS":"*"},"Action":"s3:ListBucket","Resource":"arn:aws:s3:::bkt"},
+		{"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::bkt/*","Condition":{"StringEquals":{"s3:ExistingObjectTag/security":"private"}}},
+		{"Effect":"Deny","Principal":{"AWS":"alt"},"Action":"s3:PutObject","Resource":"arn:aws:s3:::bkt/*","Condition":{"StringNotEquals":{"s3:RequestObjectTag/security":"public"}}}]}`)
+	denied := func(what string, err error) {
+		t.Helper()
+		if apiCode(err) != "AccessDenied" || httpStatus(err) != 403 {
+			t.Errorf("%s: %v, want AccessDenied", what, err)
+		}
+	}
+	allowed := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Errorf("%s: %v, want it allowed", what, err)
+		}
+	}
+	_, err := alt.ListObjects(ctx, &s3.ListObjectsInput{Bucket: aws.String("bkt")})
+	denied("ListObjects", err)
+	_, err = alt.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("bkt")})
+	denied("ListObjectsV2", err)
+	_, err = alt.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("private")})
+	denied("GetObject of an object tagged private", err)
+	_, err = alt.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("public")})
+	allowed("GetObject of an object tagged public", err)
+	_, err = alt.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("new"), Body: strings.NewReader("x")})
+	denied("alt's PutObject without the tag", err)
+	_, err = alt.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("new"), Body: strings.NewReader("x"), Tagging: aws.String("security=public")})
+	allowed("alt's PutObject with the tag", err)
+	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("new"), Body: strings.NewReader("x")})
+	allowed("ak's PutObject without the tag (the statement names alt)", err)
+
+	// A copy reads its source as a GetObject, decided by the source
+	// bucket's policy.
+	if _, err := alt.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("dst")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = alt.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("dst"), Key: aws.String("c"), CopySource: aws.String("bkt/private")})
+	denied("CopyObject from a source the policy denies", err)
+	_, err = alt.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("dst"), Key: aws.String("c"), CopySource: aws.String("bkt/public")})
+	allowed("CopyObject from a source the policy does not deny", err)
+}
+
+// TestBucketPolicyOpsStayTheOwners: a policy that denies everything to
+// everyone still lets the bucket's owner read, replace and delete it, as
+// S3 lets the owner's account, so that it can be taken back.
+func TestBucketPolicyOpsStayTheOwners(t *testing.T) {
+	_, ctx, c := newBucketServer(t, policyCreds)
+	deny := `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:*","Resource":["arn:aws:s3:::bkt","arn:aws:s3:::bkt/*"]}]}`
+	putPolicy(t, c, "bkt", deny)
+	if _, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("bkt")}); apiCode(err) != "AccessDenied" {
+		t.Fatalf("ListObjectsV2 under a policy denying s3:*: %v", err)
+	}
+	got, err := c.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: aws.String("bkt")})
+	if err != nil || aws.ToString(got.Policy) != deny {
+		t.Fatalf("GetBucketPolicy: %v", err)
+	}
+	putPolicy(t, c, "bkt", deny)
+	if _, err := c.DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatalf("DeleteBucketPolicy: %v", err)
+	}
+	if _, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatalf("ListObjectsV2 once the policy is gone: %v", err)
+	}
+	_, err = c.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: aws.String("bkt")})
+	if apiCode(err) != "NoSuchBucketPolicy" || httpStatus(err) != 404 {
+		t.Fatalf("GetBucketPolicy without one: %v", err)
+	}
+}
+
+// TestBucketPolicyStatus: GetBucketPolicyStatus says whether the policy
+// grants to everyone, as S3 judges it; no policy, no status.
+func TestBucketPolicyStatus(t *testing.T) {
+	_, ctx, c := newBucketServer(t, policyCreds)
+	_, err := c.GetBucketPolicyStatus(ctx, &s3.GetBucketPolicyStatusInput{Bucket: aws.String("bkt")})
+	if apiCode(err) != "NoSuchBucketPolicy" {
+		t.Fatalf("without a policy: %v", err)
+	}
+	for _, tc := range []struct {
+		cond string
+		want bool
+	}{
+		{``, true},
+		{`,"Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/32"}}`, false},
+		{`,"Condition":{"StringLike":{"s3:prefix":"public/*"}}`, true},
+	} {
+		putPolicy(t, c, "bkt", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"s3:ListBucket","Resource":"arn:aws:s3:::bkt"`+tc.cond+`}]}`)
+		out, err := c.GetBucketPolicyStatus(ctx, &s3.GetBucketPolicyStatusInput{Bucket: aws.String("bkt")})
+		if err != nil || aws.ToBool(out.PolicyStatus.IsPublic) != tc.want {
+			t.Errorf("%q: %v %v, want IsPublic %v", tc.cond, err, out, tc.want)
+		}
+	}
+	putPolicy(t, c, "bkt", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::s3tenant1:root"},"Action":"s3:ListBucket","Resource":"arn:aws:s3:::bkt"}]}`)
+	out, err := c.GetBucketPolicyStatus(ctx, &s3.GetBucketPolicyStatusInput{Bucket: aws.String("bkt")})
+	if err != nil || aws.ToBool(out.PolicyStatus.IsPublic) {
+		t.Errorf("a policy naming one account: %v %v, want not public", err, out)
+	}
+}
+
+// TestBlockPublicPolicy: with BlockPublicPolicy, a public policy is
+// refused with S3's AccessDenied; one naming a principal is kept.
+func TestBlockPublicPolicy(t *testing.T) {
+	srv := newTestServerWith(t, Config{Credentials: policyCreds})
+	ctx := context.Background()
+	c := sdkClient(srv.URL, "ak", "sk")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatal(err)
+	}
+	s := srv.Config.Handler.(*Server)
+	pab := `<PublicAccessBlockConfiguration><BlockPublicPolicy>true</BlockPublicPolicy></PublicAccessBlockConfiguration>`
+	if err := s.store.PutBucketDoc(ctx, "bkt", docPublicAccessBlock, []byte(pab)); err != nil {
+		t.Fatal(err)
+	}
+	public := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::bkt/*"}]}`
+	_, err := c.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("bkt"), Policy: aws.String(public)})
+	if apiCode(err) != "AccessDenied" || !strings.Contains(apiMessage(err), "BlockPublicPolicy") {
+		t.Fatalf("a public policy under BlockPublicPolicy: %v", err)
+	}
+	putPolicy(t, c, "bkt", strings.Replace(public, `"*"`, `"arn:aws:iam::s3tenant1:root"`, 1))
+}
+
+// TestRestrictPublicBuckets: with RestrictPublicBuckets, a public
+// policy's grants reach no one outside the owner's account (here: an
+// anonymous caller); its Denies still apply.
+func TestRestrictPublicBuckets(t *testing.T) {
+	srv := newTestServerWith(t, Config{Credentials: policyCreds})
+	s := srv.Config.Handler.(*Server)
+	req := &request{r: httptest.NewRequest("GET", "/bkt/k", nil), bucket: "bkt", key: "k"}
+	docs := map[string][]byte{docPolicy: []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::bkt/*"}]}`)}
+	if got := s.policyDecision(req, "GetObject", docs); got != decideAllow {
+		t.Fatalf("a public policy without a block: %v", got)
+	}
+	docs[docPublicAccessBlock] = []byte(`<PublicAccessBlockConfiguration><RestrictPublicBuckets>true</RestrictPublicBuckets></PublicAccessBlockConfiguration>`)
+	if got := s.policyDecision(req, "GetObject", docs); got != decideNone {
+		t.Fatalf("a public policy under RestrictPublicBuckets, for an anonymous caller: %v", got)
+	}
+}
+
+// TestPolicyActions: s3seal's operations are S3's actions on S3's
+// resources, on a version where the request names one.
+func TestPolicyActions(t *testing.T) {
+	for _, tc := range []struct{ op, target, action, resource string }{
+		{"ListObjectsV2", "/bkt?list-type=2", "s3:ListBucket", "arn:aws:s3:::bkt"},
+		{"ListObjectVersions", "/bkt?versions", "s3:ListBucketVersions", "arn:aws:s3:::bkt"},
+		{"GetObject", "/bkt/a/b", "s3:GetObject", "arn:aws:s3:::bkt/a/b"},
+		{"GetObject", "/bkt/k?versionId=v1", "s3:GetObjectVersion", "arn:aws:s3:::bkt/k"},
+		{"HeadObject", "/bkt/k", "s3:GetObject", "arn:aws:s3:::bkt/k"},
+		{"DeleteObject", "/bkt/k?versionId=v1", "s3:DeleteObjectVersion", "arn:aws:s3:::bkt/k"},
+		{"PutObjectTagging", "/bkt/k?tagging", "s3:PutObjectTagging", "arn:aws:s3:::bkt/k"},
+		{"GetObjectAcl", "/bkt/k?acl&versionId=v", "s3:GetObjectVersionAcl", "arn:aws:s3:::bkt/k"},
+		{"CreateMultipartUpload", "/bkt/k?uploads", "s3:PutObject", "arn:aws:s3:::bkt/k"},
+		{"DeleteBucketCors", "/bkt?cors", "s3:PutBucketCORS", "arn:aws:s3:::bkt"},
+		{"GetPublicAccessBlock", "/bkt?publicAccessBlock", "s3:GetBucketPublicAccessBlock", "arn:aws:s3:::bkt"},
+		{"NotImplemented", "/bkt?x", "", ""},
+	} {
+		bucket, key, _ := strings.Cut(strings.SplitN(strings.TrimPrefix(tc.target, "/"), "?", 2)[0], "/")
+		req := &request{r: httptest.NewRequest("GET", tc.target, nil), bucket: bucket, key: key}
+		if a, r := policyActionOf(req, tc.op); a != tc.action || r != tc.resource {
+			t.Errorf("%s %s: %s on %s, want %s on %s", tc.op, tc.target, a, r, tc.action, tc.resource)
+		}
+	}
+}
+
