@@ -197,4 +197,3 @@ func TestPolicyActions(t *testing.T) {
 		}
 	}
 }
-
