@@ -197,3 +197,29 @@ func TestPolicyActions(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingKeyNeedsListBucket: a read of a missing key is 404 only to a
+// caller that may list the bucket for that key (s3:prefix); to others it
+// is 403, as S3 answers.
+func TestMissingKeyNeedsListBucket(t *testing.T) {
+	url, ctx, c := newBucketServer(t, policyCreds)
+	alt := sdkClient(url, "alt", "altsk")
+	putPolicy(t, c, "bkt", `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":{"AWS":"alt"},"Action":"s3:ListBucket",`+
+		`"Resource":"arn:aws:s3:::bkt","Condition":{"StringNotLike":{"s3:prefix":"public/*"}}}]}`)
+	_, err := alt.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("public/missing")})
+	if httpStatus(err) != 404 {
+		t.Errorf("HEAD of a missing key the caller may list: %v, want 404", err)
+	}
+	_, err = alt.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("private/missing")})
+	if httpStatus(err) != 403 {
+		t.Errorf("HEAD of a missing key the caller may not list: %v, want 403", err)
+	}
+	_, err = alt.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("private/missing")})
+	if apiCode(err) != "AccessDenied" {
+		t.Errorf("GET of a missing key the caller may not list: %v, want AccessDenied", err)
+	}
+	_, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("private/missing")})
+	if apiCode(err) != "NoSuchKey" {
+		t.Errorf("GET of a missing key by a caller the policy does not name: %v, want NoSuchKey", err)
+	}
+}

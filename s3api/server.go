@@ -294,7 +294,7 @@ func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
 			return
 		}
 		if err := h(req); err != nil {
-			writeError(w, r, err)
+			writeError(w, r, s.missingKeyErr(req, op, err))
 		}
 	}
 }
