@@ -222,4 +222,19 @@ func TestMissingKeyNeedsListBucket(t *testing.T) {
 	if apiCode(err) != "NoSuchKey" {
 		t.Errorf("GET of a missing key by a caller the policy does not name: %v, want NoSuchKey", err)
 	}
+
+	// A caller refused the read is still told a key it may list is
+	// missing; of a key that exists, it learns nothing.
+	putPolicy(t, c, "bkt", `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":{"AWS":"alt"},"Action":"s3:GetObject",`+
+		`"Resource":"arn:aws:s3:::bkt/*"},{"Effect":"Deny","Principal":{"AWS":"alt"},"Action":"s3:ListBucket",`+
+		`"Resource":"arn:aws:s3:::bkt","Condition":{"StringNotLike":{"s3:prefix":"public/*"}}}]}`)
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("public/here"), Body: strings.NewReader("x")}); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]int{"public/missing": 404, "public/here": 403, "private/missing": 403} {
+		_, err = alt.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String(key)})
+		if httpStatus(err) != want {
+			t.Errorf("HEAD %s by a caller refused GetObject: %v, want %d", key, err, want)
+		}
+	}
 }

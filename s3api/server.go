@@ -290,7 +290,7 @@ func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
 			return
 		}
 		if err := s.authorize(req, op); err != nil {
-			writeError(w, r, err)
+			writeError(w, r, s.refusedReadErr(req, op, err))
 			return
 		}
 		if err := h(req); err != nil {
