@@ -216,6 +216,12 @@ func (s *Server) deleteObjects(req *request) error {
 			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: vid, Code: ae.Code, Message: ae.Message})
 			continue
 		}
+		if err := s.authorizeKey(req, "DeleteObject", req.bucket, o.Key, vid); err != nil {
+			// Each key is decided as its own DeleteObject (keyauth.go).
+			ae := toAPIError(err)
+			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: vid, Code: ae.Code, Message: ae.Message})
+			continue
+		}
 		if o.VersionID != nil && vid == "" {
 			// An empty <VersionId> names the version "", which does not
 			// exist: S3 answers that entry NoSuchVersion. Taken for "no

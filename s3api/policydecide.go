@@ -96,7 +96,8 @@ func policyActionOf(req *request, op string) (action, resource string) {
 			}
 		}
 	} else if op == "DeleteObjects" {
-		// One decision for the whole request, on the bucket's objects.
+		// One decision for the whole request, on the bucket's objects;
+		// each key is then decided as its own DeleteObject (keyauth.go).
 		resource += "/*"
 	}
 	return action, resource

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // policyCreds are two credentials with the same lists: "ak" (an admin,
@@ -236,5 +237,30 @@ func TestMissingKeyNeedsListBucket(t *testing.T) {
 		if httpStatus(err) != want {
 			t.Errorf("HEAD %s by a caller refused GetObject: %v, want %d", key, err, want)
 		}
+	}
+}
+
+// TestDeleteObjectsDecidedPerKey: DeleteObjects is decided key by key as
+// DeleteObject: a policy denying some keys refuses those (AccessDenied in
+// the answer) and deletes the others.
+func TestDeleteObjectsDecidedPerKey(t *testing.T) {
+	_, ctx, c := newBucketServer(t, policyCreds)
+	for _, k := range []string{"keep/a", "other"} {
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String(k), Body: strings.NewReader(k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	putPolicy(t, c, "bkt", `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:DeleteObject","Resource":"arn:aws:s3:::bkt/keep/*"}]}`)
+	out, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String("bkt"), Delete: &types.Delete{
+		Objects: []types.ObjectIdentifier{{Key: aws.String("keep/a")}, {Key: aws.String("other")}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Errors) != 1 || aws.ToString(out.Errors[0].Key) != "keep/a" || aws.ToString(out.Errors[0].Code) != "AccessDenied" ||
+		len(out.Deleted) != 1 || aws.ToString(out.Deleted[0].Key) != "other" {
+		t.Fatalf("DeleteObjects: errors %+v, deleted %+v", out.Errors, out.Deleted)
+	}
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("keep/a")}); err != nil {
+		t.Fatalf("the denied key is gone: %v", err)
 	}
 }
