@@ -244,6 +244,10 @@ func (s *Server) policyValues(req *request) s3policy.Values {
 			}
 			return keys, true
 		}
+		if name, ok := strings.CutPrefix(key, "s3:object-lock-"); ok {
+			// s3:object-lock-mode, -retain-until-date, -legal-hold.
+			return header("X-Amz-Object-Lock-" + name)
+		}
 		if name, ok := strings.CutPrefix(key, "s3:x-amz-"); ok {
 			return header("X-Amz-" + name)
 		}

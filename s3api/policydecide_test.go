@@ -264,3 +264,29 @@ func TestDeleteObjectsDecidedPerKey(t *testing.T) {
 		t.Fatalf("the denied key is gone: %v", err)
 	}
 }
+
+// TestPolicyValuesFromHeaders: the s3:x-amz-... and s3:object-lock-...
+// keys read the request's header of that name; tags come from
+// x-amz-tagging; list keys from the query.
+func TestPolicyValuesFromHeaders(t *testing.T) {
+	r := httptest.NewRequest("PUT", "/bkt/k?prefix=p%2F&max-keys=5", nil)
+	r.Header.Set("X-Amz-Server-Side-Encryption", "AES256")
+	r.Header.Set("X-Amz-Object-Lock-Mode", "GOVERNANCE")
+	r.Header.Set("X-Amz-Tagging", "security=public&b=2")
+	r.Header.Set("X-Amz-Copy-Source", "/src/a%20b")
+	values := (&Server{}).policyValues(&request{r: r, bucket: "bkt", key: "k", who: Credential{AccessKey: "ak"}.principal()})
+	for key, want := range map[string]string{
+		"s3:x-amz-server-side-encryption": "AES256", "s3:object-lock-mode": "GOVERNANCE",
+		"s3:requestobjecttag/security": "public", "s3:prefix": "p/", "s3:max-keys": "5",
+		"s3:x-amz-copy-source": "src/a b", "aws:username": "ak", "aws:securetransport": "false",
+	} {
+		if got, ok := values(key); !ok || len(got) != 1 || got[0] != want {
+			t.Errorf("%s: %v %v, want %q", key, got, ok, want)
+		}
+	}
+	for _, key := range []string{"s3:x-amz-acl", "s3:delimiter", "s3:versionid", "aws:unknown"} {
+		if got, ok := values(key); ok {
+			t.Errorf("%s: %v, want absent", key, got)
+		}
+	}
+}
