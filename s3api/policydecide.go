@@ -80,7 +80,9 @@ var notActions = map[string]bool{"NotImplemented": true, "MethodNotAllowed": tru
 // policyActionOf is the S3 action and resource ARN of operation op on
 // req's bucket and key; "" when op is no action a policy names.
 func policyActionOf(req *request, op string) (action, resource string) {
-	if notActions[op] || op == "" {
+	if notActions[op] || op == "" || op == "DeleteObjects" {
+		// DeleteObjects is no action of its own: each key it lists is
+		// decided as its own DeleteObject (keyauth.go), as S3 decides it.
 		return "", ""
 	}
 	action = policyActions[op]
@@ -95,10 +97,6 @@ func policyActionOf(req *request, op string) (action, resource string) {
 				action = v
 			}
 		}
-	} else if op == "DeleteObjects" {
-		// One decision for the whole request, on the bucket's objects;
-		// each key is then decided as its own DeleteObject (keyauth.go).
-		resource += "/*"
 	}
 	return action, resource
 }

@@ -190,6 +190,7 @@ func TestPolicyActions(t *testing.T) {
 		{"DeleteBucketCors", "/bkt?cors", "s3:PutBucketCORS", "arn:aws:s3:::bkt"},
 		{"GetPublicAccessBlock", "/bkt?publicAccessBlock", "s3:GetBucketPublicAccessBlock", "arn:aws:s3:::bkt"},
 		{"NotImplemented", "/bkt?x", "", ""},
+		{"DeleteObjects", "/bkt?delete", "", ""},
 	} {
 		bucket, key, _ := strings.Cut(strings.SplitN(strings.TrimPrefix(tc.target, "/"), "?", 2)[0], "/")
 		req := &request{r: httptest.NewRequest("GET", tc.target, nil), bucket: bucket, key: key}
