@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -288,6 +289,26 @@ func TestPolicyValuesFromHeaders(t *testing.T) {
 	for _, key := range []string{"s3:x-amz-acl", "s3:delimiter", "s3:versionid", "aws:unknown"} {
 		if got, ok := values(key); ok {
 			t.Errorf("%s: %v, want absent", key, got)
+		}
+	}
+}
+
+// TestPostObjectDecidedByPolicy: a browser POST upload is the PutObject of
+// the key its form names, and the bucket policy decides it as one.
+func TestPostObjectDecidedByPolicy(t *testing.T) {
+	creds := Credentials{postAK: {AccessKey: postAK, SecretKey: postSK, Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
+	url := newTestServer(t, creds)
+	c := sdkClient(url, postAK, postSK)
+	if _, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(postBucket)}); err != nil {
+		t.Fatal(err)
+	}
+	putPolicy(t, c, postBucket, `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::forms/secret/*"}]}`)
+	p := postSigner{ak: postAK, sk: postSK, now: time.Now()}
+	b64, sig := p.policy(t, time.Now().Add(time.Hour), map[string]string{"bucket": postBucket}, []any{"starts-with", "$key", ""})
+	for key, want := range map[string]int{"secret/x": 403, "open/x": 204} {
+		ct, body := formBody(t, append(p.fields(b64, sig), [2]string{"key", key}), "f.txt", []byte("data"))
+		if res := sendPost(t, url, ct, body); res.status != want {
+			t.Errorf("POST %s: %d %s, want %d", key, res.status, res.body, want)
 		}
 	}
 }

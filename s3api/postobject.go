@@ -80,6 +80,9 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	if err := postTagging(form, h); err != nil {
 		return err
 	}
+	if err := s.authorizePost(r, res, cred, bucket, key, h); err != nil {
+		return err
+	}
 	if err := writePolicy.check(h); err != nil {
 		return err
 	}
