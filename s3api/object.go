@@ -100,7 +100,7 @@ func (s *Server) getObject(req *request) error {
 		return err
 	}
 	info, rd, err := s.store.Read(req.r.Context(), sealstore.ReadInput{Bucket: req.bucket, Key: req.key,
-		VersionID: vid, Range: rng, CustomerKey: ck})
+		VersionID: vid, Range: rng, CustomerKey: ck, PartChecksums: wantsChecksums(req.r)})
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)
 	}
@@ -117,6 +117,9 @@ func (s *Server) getObject(req *request) error {
 	if rd.Partial && rd.Len > 0 {
 		status = http.StatusPartialContent
 		h.Set("Content-Range", contentRange(rd.Off, rd.Len, info.Size))
+		if rng != nil && rng.Part > 0 && wantsChecksums(req.r) {
+			setPartChecksumHeaders(h, info)
+		}
 	} else if wantsChecksums(req.r) {
 		setChecksumHeaders(h, info)
 	}
@@ -150,7 +153,8 @@ func (s *Server) headObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	info, err := s.store.Stat(req.r.Context(), sealstore.ReadInput{Bucket: req.bucket, Key: req.key, VersionID: vid, CustomerKey: ck})
+	info, err := s.store.Stat(req.r.Context(), sealstore.ReadInput{Bucket: req.bucket, Key: req.key, VersionID: vid, CustomerKey: ck,
+		Range: rng, PartChecksums: wantsChecksums(req.r)})
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)
 	}
@@ -178,6 +182,8 @@ func (s *Server) headObject(req *request) error {
 		// The whole object, as GET answers it: an empty one asked for
 		// by partNumber=1 or a suffix range included.
 		setChecksumHeaders(h, info)
+	} else if rng != nil && rng.Part > 0 && wantsChecksums(req.r) {
+		setPartChecksumHeaders(h, info)
 	}
 	h.Set("Content-Length", strconv.FormatInt(length, 10))
 	req.w.WriteHeader(status)

@@ -194,6 +194,10 @@ type ObjectInfo struct {
 	// Checksums are the flexible checksums of the plaintext kept with the
 	// object: lower-case algorithm name ("crc32", "sha256", ...) -> value.
 	Checksums map[string]string
+	// PartChecksums are the kept checksums of the part a read by part
+	// number selected, when ReadInput.PartChecksums asked for them (of a
+	// single-PUT object's part 1, its Checksums).
+	PartChecksums map[string]string
 
 	// VersionID is the backend's version id of the object ("" in a bucket
 	// that never had versioning).
