@@ -117,8 +117,8 @@ func (s *Server) getObject(req *request) error {
 	if rd.Partial && rd.Len > 0 {
 		status = http.StatusPartialContent
 		h.Set("Content-Range", contentRange(rd.Off, rd.Len, info.Size))
-		if rng != nil && rng.Part > 0 && wantsChecksums(req.r) {
-			setPartChecksumHeaders(h, info)
+		if wantsChecksums(req.r) {
+			setRangeChecksumHeaders(h, info, rng, rd.Len)
 		}
 	} else if wantsChecksums(req.r) {
 		setChecksumHeaders(h, info)
@@ -182,8 +182,8 @@ func (s *Server) headObject(req *request) error {
 		// The whole object, as GET answers it: an empty one asked for
 		// by partNumber=1 or a suffix range included.
 		setChecksumHeaders(h, info)
-	} else if rng != nil && rng.Part > 0 && wantsChecksums(req.r) {
-		setPartChecksumHeaders(h, info)
+	} else if wantsChecksums(req.r) {
+		setRangeChecksumHeaders(h, info, rng, length)
 	}
 	h.Set("Content-Length", strconv.FormatInt(length, 10))
 	req.w.WriteHeader(status)

@@ -2,6 +2,7 @@ package s3api
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,77 +12,106 @@ import (
 	"github.com/s3seal/s3seal/s3api/checksum"
 )
 
-// TestPartReadChecksums: a GET or HEAD by partNumber with checksum mode
-// ENABLED reports the selected part's checksum and the object's checksum
-// type (FULL_OBJECT CRC32 and COMPOSITE SHA-256 uploads; the second read
-// of a part finds the manifest cached without part checksums); without
-// checksum mode it reports none; part 1 of a single-PUT object reports the
-// object's own checksum.
+// uploadParts completes a multipart upload of parts under key with the
+// checksum algorithm alg and type typ, and returns the completion.
+func uploadParts(ctx context.Context, t *testing.T, c *s3.Client, key string, alg types.ChecksumAlgorithm, typ types.ChecksumType, parts [][]byte) *s3.CompleteMultipartUploadOutput {
+	t.Helper()
+	b, k := aws.String("bkt"), aws.String(key)
+	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k, ChecksumAlgorithm: alg, ChecksumType: typ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var done []types.CompletedPart
+	for i, p := range parts {
+		out, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: cr.UploadId,
+			PartNumber: aws.Int32(int32(i + 1)), Body: bytes.NewReader(p), ChecksumAlgorithm: alg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done = append(done, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: out.ETag,
+			ChecksumCRC32: out.ChecksumCRC32, ChecksumSHA256: out.ChecksumSHA256})
+	}
+	comp, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId,
+		ChecksumType: typ, MultipartUpload: &types.CompletedMultipartUpload{Parts: done}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return comp
+}
+
+// TestPartReadChecksums: with checksum mode ENABLED, a GET or HEAD by
+// partNumber of a COMPOSITE multipart object reports the part's checksum
+// and type COMPOSITE (also on a second read, which finds the manifest
+// cached without part checksums); a part of a FULL_OBJECT object of
+// several parts, and a range short of the whole object, report none; a
+// part or range that is the whole object (part 1 of a single PUT, a
+// FULL_OBJECT upload of one part, bytes=0-) reports the object's
+// checksum; without checksum mode nothing is reported.
 func TestPartReadChecksums(t *testing.T) {
 	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
 	b := aws.String("bkt")
 	parts := [][]byte{bytes.Repeat([]byte("a"), 5<<20), []byte("the last part")}
-	for _, tc := range []struct {
-		alg checksum.Algorithm
-		sdk types.ChecksumAlgorithm
-		typ types.ChecksumType
-		get func(o *s3.GetObjectOutput) string
-		hd  func(o *s3.HeadObjectOutput) string
-	}{
-		{checksum.CRC32, types.ChecksumAlgorithmCrc32, types.ChecksumTypeFullObject,
-			func(o *s3.GetObjectOutput) string { return aws.ToString(o.ChecksumCRC32) },
-			func(o *s3.HeadObjectOutput) string { return aws.ToString(o.ChecksumCRC32) }},
-		{checksum.SHA256, types.ChecksumAlgorithmSha256, types.ChecksumTypeComposite,
-			func(o *s3.GetObjectOutput) string { return aws.ToString(o.ChecksumSHA256) },
-			func(o *s3.HeadObjectOutput) string { return aws.ToString(o.ChecksumSHA256) }},
-	} {
-		key := aws.String("multi-" + string(tc.alg))
-		cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: key,
-			ChecksumAlgorithm: tc.sdk, ChecksumType: tc.typ})
+	get := func(key string, part int32, rng string) (string, string, types.ChecksumType) {
+		t.Helper()
+		in := &s3.GetObjectInput{Bucket: b, Key: aws.String(key), ChecksumMode: types.ChecksumModeEnabled}
+		if part > 0 {
+			in.PartNumber = aws.Int32(part)
+		}
+		if rng != "" {
+			in.Range = aws.String(rng)
+		}
+		g, err := c.GetObject(ctx, in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var done []types.CompletedPart
+		g.Body.Close()
+		return aws.ToString(g.ChecksumSHA256), aws.ToString(g.ChecksumCRC32), g.ChecksumType
+	}
+	head := func(key string, part int32, mode types.ChecksumMode) (string, string, types.ChecksumType) {
+		t.Helper()
+		h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String(key), PartNumber: aws.Int32(part), ChecksumMode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return aws.ToString(h.ChecksumSHA256), aws.ToString(h.ChecksumCRC32), h.ChecksumType
+	}
+
+	uploadParts(ctx, t, c, "composite", types.ChecksumAlgorithmSha256, types.ChecksumTypeComposite, parts)
+	for round := 0; round < 2; round++ { // the second finds the manifest cached
 		for i, p := range parts {
-			out, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: key, UploadId: cr.UploadId,
-				PartNumber: aws.Int32(int32(i + 1)), Body: bytes.NewReader(p), ChecksumAlgorithm: tc.sdk})
-			if err != nil {
-				t.Fatal(err)
+			want := b64sum(checksum.SHA256, p)
+			if sha, _, typ := get("composite", int32(i+1), ""); sha != want || typ != types.ChecksumTypeComposite {
+				t.Fatalf("GET composite part %d: %q %q, want %q COMPOSITE", i+1, sha, typ, want)
 			}
-			done = append(done, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: out.ETag,
-				ChecksumCRC32: out.ChecksumCRC32, ChecksumSHA256: out.ChecksumSHA256})
-		}
-		if _, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: key, UploadId: cr.UploadId,
-			ChecksumType: tc.typ, MultipartUpload: &types.CompletedMultipartUpload{Parts: done}}); err != nil {
-			t.Fatal(err)
-		}
-		for round := 0; round < 2; round++ { // the second finds the manifest cached
-			for i, p := range parts {
-				n := aws.Int32(int32(i + 1))
-				g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: key, PartNumber: n, ChecksumMode: types.ChecksumModeEnabled})
-				if err != nil {
-					t.Fatal(err)
-				}
-				g.Body.Close()
-				if got, want := tc.get(g), b64sum(tc.alg, p); got != want || g.ChecksumType != tc.typ {
-					t.Fatalf("%s GET part %d: checksum %q type %q, want %q %q", tc.alg, i+1, got, g.ChecksumType, want, tc.typ)
-				}
-				h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: key, PartNumber: n, ChecksumMode: types.ChecksumModeEnabled})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got, want := tc.hd(h), b64sum(tc.alg, p); got != want || h.ChecksumType != tc.typ {
-					t.Fatalf("%s HEAD part %d: checksum %q type %q, want %q %q", tc.alg, i+1, got, h.ChecksumType, want, tc.typ)
-				}
+			if sha, _, typ := head("composite", int32(i+1), types.ChecksumModeEnabled); sha != want || typ != types.ChecksumTypeComposite {
+				t.Fatalf("HEAD composite part %d: %q %q, want %q COMPOSITE", i+1, sha, typ, want)
 			}
 		}
-		h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: key, PartNumber: aws.Int32(1)})
-		if err != nil {
-			t.Fatal(err)
+	}
+	if sha, _, typ := head("composite", 1, ""); sha != "" || typ != "" {
+		t.Fatalf("HEAD composite part 1 without checksum mode: %q %q", sha, typ)
+	}
+
+	uploadParts(ctx, t, c, "full", types.ChecksumAlgorithmCrc32, types.ChecksumTypeFullObject, parts)
+	for i := range parts {
+		if _, crc, typ := get("full", int32(i+1), ""); crc != "" || typ != "" {
+			t.Fatalf("GET full-object part %d: %q %q, want none", i+1, crc, typ)
 		}
-		if tc.hd(h) != "" || h.ChecksumType != "" {
-			t.Fatalf("%s HEAD part 1 without checksum mode: %q %q", tc.alg, tc.hd(h), h.ChecksumType)
+		if _, crc, typ := head("full", int32(i+1), types.ChecksumModeEnabled); crc != "" || typ != "" {
+			t.Fatalf("HEAD full-object part %d: %q %q, want none", i+1, crc, typ)
 		}
+	}
+	whole := b64sum(checksum.CRC32, append(append([]byte{}, parts[0]...), parts[1]...))
+	if _, crc, typ := get("full", 0, "bytes=0-"); crc != whole || typ != types.ChecksumTypeFullObject {
+		t.Fatalf("GET full-object bytes=0-: %q %q, want %q FULL_OBJECT", crc, typ, whole)
+	}
+	if _, crc, typ := get("full", 0, "bytes=0-9"); crc != "" || typ != "" {
+		t.Fatalf("GET full-object bytes=0-9: %q %q, want none", crc, typ)
+	}
+
+	uploadParts(ctx, t, c, "one", types.ChecksumAlgorithmCrc32, types.ChecksumTypeFullObject, parts[1:])
+	if _, crc, typ := head("one", 1, types.ChecksumModeEnabled); crc != b64sum(checksum.CRC32, parts[1]) || typ != types.ChecksumTypeFullObject {
+		t.Fatalf("HEAD one-part full-object part 1: %q %q", crc, typ)
 	}
 
 	data := []byte("one PUT")
@@ -89,12 +119,7 @@ func TestPartReadChecksums(t *testing.T) {
 		ChecksumAlgorithm: types.ChecksumAlgorithmCrc32}); err != nil {
 		t.Fatal(err)
 	}
-	g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("single"), PartNumber: aws.Int32(1), ChecksumMode: types.ChecksumModeEnabled})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.Body.Close()
-	if aws.ToString(g.ChecksumCRC32) != b64sum(checksum.CRC32, data) || g.ChecksumType != types.ChecksumTypeFullObject {
-		t.Fatalf("single part 1: %q %q", aws.ToString(g.ChecksumCRC32), g.ChecksumType)
+	if _, crc, typ := get("single", 1, ""); crc != b64sum(checksum.CRC32, data) || typ != types.ChecksumTypeFullObject {
+		t.Fatalf("GET single part 1: %q %q", crc, typ)
 	}
 }

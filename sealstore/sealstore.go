@@ -195,8 +195,8 @@ type ObjectInfo struct {
 	// object: lower-case algorithm name ("crc32", "sha256", ...) -> value.
 	Checksums map[string]string
 	// PartChecksums are the kept checksums of the part a read by part
-	// number selected, when ReadInput.PartChecksums asked for them (of a
-	// single-PUT object's part 1, its Checksums).
+	// number selected, when ReadInput.PartChecksums asked for them and
+	// the object's checksum is COMPOSITE.
 	PartChecksums map[string]string
 
 	// VersionID is the backend's version id of the object ("" in a bucket
