@@ -3,6 +3,7 @@ package s3api
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -121,5 +122,32 @@ func TestPartReadChecksums(t *testing.T) {
 	}
 	if _, crc, typ := get("single", 1, ""); crc != b64sum(checksum.CRC32, data) || typ != types.ChecksumTypeFullObject {
 		t.Fatalf("GET single part 1: %q %q", crc, typ)
+	}
+}
+
+// TestPartNumberNotSatisfiable: a part number beyond the object's parts is
+// 416 InvalidPartNumber in S3's words (no period), naming the part asked
+// for (PartNumberRequested) and the parts there are (ActualPartCount; 1
+// for a single PUT).
+func TestPartNumberNotSatisfiable(t *testing.T) {
+	url, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
+	uploadParts(ctx, t, c, "multi", types.ChecksumAlgorithmCrc32, types.ChecksumTypeFullObject,
+		[][]byte{bytes.Repeat([]byte("a"), 5<<20), []byte("last")})
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("single"), Body: bytes.NewReader([]byte("x"))}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		key          string
+		part, actual string
+	}{{"multi", "3", "2"}, {"single", "2", "1"}} {
+		status, body := rawDo(t, "GET", url+"/bkt/"+tc.key+"?partNumber="+tc.part, "")
+		want := "<Code>InvalidPartNumber</Code><Message>The requested partnumber is not satisfiable</Message>" +
+			"<PartNumberRequested>" + tc.part + "</PartNumberRequested><ActualPartCount>" + tc.actual + "</ActualPartCount>"
+		if status != 416 || !strings.Contains(body, want) {
+			t.Fatalf("%s partNumber=%s: %d %s", tc.key, tc.part, status, body)
+		}
+		if status, _ := rawDo(t, "HEAD", url+"/bkt/"+tc.key+"?partNumber="+tc.part, ""); status != 416 {
+			t.Fatalf("HEAD %s partNumber=%s: %d", tc.key, tc.part, status)
+		}
 	}
 }

@@ -228,6 +228,10 @@ type Error struct {
 	// CalculatedDigest is the base64 MD5 of what was received, on a
 	// BadDigest for Content-MD5 (S3 names it in its answer).
 	CalculatedDigest string
+	// Fields are extra elements S3 adds to this error's document, in
+	// order, as name/value pairs (InvalidPartNumber's PartNumberRequested
+	// and ActualPartCount).
+	Fields [][2]string
 }
 
 func (e *Error) Error() string {
