@@ -23,6 +23,12 @@ type Credential struct {
 	// bucket (policy, CORS, lifecycle, ownership controls, ACLs, the
 	// Object Lock configuration) and bypass GOVERNANCE retention.
 	Admin bool `json:"admin,omitempty"`
+	// CanonicalID, DisplayName, Account and Email name the credential as
+	// a principal (principal.go); each has a default but Email.
+	CanonicalID string `json:"canonical_id,omitempty"`
+	DisplayName string `json:"display_name,omitempty"`
+	Account     string `json:"account,omitempty"`
+	Email       string `json:"email,omitempty"`
 }
 
 // Credentials is the set of clients s3seal accepts, by access key. It

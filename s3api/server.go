@@ -230,6 +230,7 @@ type request struct {
 	bucket, key string
 	auth        *sigv4.Result
 	cred        Credential
+	who         principal // whom the request acts as (anonymous when unsigned)
 }
 
 // access is what an operation needs of its bucket.
@@ -283,8 +284,12 @@ func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
 			writeError(w, r, err)
 			return
 		}
-		req := &request{w: w, r: r, bucket: bucket, key: key, auth: res, cred: cred}
+		req := &request{w: w, r: r, bucket: bucket, key: key, auth: res, cred: cred, who: cred.principal()}
 		if err := checkExpectedOwner(r, res.AccessKey); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		if err := s.authorize(req, op); err != nil {
 			writeError(w, r, err)
 			return
 		}

@@ -29,13 +29,20 @@ func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 		return s.notEmpty(ctx, bucket)
 	}
 	err = s.be.DeleteBucket(ctx, bucket)
+	if err == nil {
+		s.bucketDocs.forget(bucket)
+	}
 	if backend.ErrorCode(err) != "BucketNotEmpty" {
 		return err
 	}
 	if err := s.cleanBucket(ctx, bucket); err != nil {
 		return err
 	}
-	return s.be.DeleteBucket(ctx, bucket)
+	err = s.be.DeleteBucket(ctx, bucket)
+	if err == nil {
+		s.bucketDocs.forget(bucket)
+	}
+	return err
 }
 
 // notEmpty is DeleteBucket's refusal of a bucket with client content, in
@@ -103,7 +110,7 @@ func (s *Store) cleanBucket(ctx context.Context, bucket string) error {
 	// above keep whatever a live upload or object still needs. A cutoff in
 	// the future also takes objects the store stamped ahead of our clock.
 	cutoff := time.Now().Add(24 * time.Hour)
-	steps := []gcStep{s.gcManifests, s.gcUploadState, s.gcProbes}
+	steps := []gcStep{s.gcManifests, s.gcUploadState, s.gcProbes, s.gcBucketDocs}
 	if versioned {
 		steps = append(steps, s.gcHidden)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
@@ -148,7 +149,7 @@ func (s *Store) Read(ctx context.Context, in ReadInput) (ObjectInfo, *Reader, er
 
 func (s *Store) getVersion(ctx context.Context, in ReadInput) (ObjectInfo, *Reader, error) {
 	bucket, key, versionID, rng := in.Bucket, in.Key, in.VersionID, in.Range
-	if err := CheckKey(key); err != nil {
+	if err := CheckKey(key); err != nil && !(in.own && strings.HasPrefix(key, ReservedPrefix)) {
 		return ObjectInfo{}, nil, err
 	}
 	if rng == nil {

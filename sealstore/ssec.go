@@ -28,6 +28,8 @@ type ReadInput struct {
 	// ObjectInfo.PartChecksums (x-amz-checksum-mode ENABLED on a GET or
 	// HEAD with ?partNumber=).
 	PartChecksums bool
+	// own reads one of s3seal's own objects, under ReservedPrefix.
+	own bool
 }
 
 func customerKeyMissing() error {
