@@ -59,6 +59,8 @@ func (s *Server) putObject(req *request) error {
 	// The kept checksum (the client's algorithm, else the default
 	// CRC64NVME) and its type, as S3 answers a PutObject.
 	setChecksumHeaders(req.w.Header(), info)
+	putTags, _ := parseTagHeader(req.r.Header.Get("X-Amz-Tagging"))
+	s.setExpiration(req, info, append([]tag{}, putTags...))
 	req.w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -120,6 +122,7 @@ func (s *Server) getObject(req *request) error {
 	} else if wantsChecksums(req.r) {
 		setChecksumHeaders(h, info)
 	}
+	s.setExpiration(req, info, nil)
 	req.w.WriteHeader(status)
 	if _, err := rd.WriteTo(req.w); err != nil {
 		// Headers are gone: the only honest signal left is to cut the
@@ -180,6 +183,7 @@ func (s *Server) headObject(req *request) error {
 		setChecksumHeaders(h, info)
 	}
 	h.Set("Content-Length", strconv.FormatInt(length, 10))
+	s.setExpiration(req, info, nil)
 	req.w.WriteHeader(status)
 	return nil
 }
