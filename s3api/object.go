@@ -3,12 +3,14 @@ package s3api
 import (
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -25,7 +27,7 @@ func (s *Server) putObject(req *request) error {
 	}
 	size := req.auth.DecodedLength
 	if size < 0 {
-		return s3err.New("MissingContentLength", "")
+		return noLength(req.r)
 	}
 	meta, headers, err := objectHeaders(req.r.Header)
 	if err != nil {
@@ -63,6 +65,20 @@ func (s *Server) putObject(req *request) error {
 	s.setExpiration(req, info, append([]tag{}, putTags...))
 	req.w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// noLength is S3's answer to a PUT whose body has no length it can read
+// before the body (Content-Length, or x-amz-decoded-content-length of an
+// aws-chunked body): 501 NotImplemented naming Transfer-Encoding for an
+// HTTP-chunked body, which S3 does not take, else 411
+// MissingContentLength.
+func noLength(r *http.Request) error {
+	if slices.Contains(r.TransferEncoding, "chunked") {
+		e := s3err.New("NotImplemented", "A header you provided implies functionality that is not implemented")
+		e.Fields = append(e.Fields, sigv4.Field{Name: "Header", Value: "Transfer-Encoding"})
+		return e
+	}
+	return s3err.New("MissingContentLength", "")
 }
 
 // objectRange is the part of an object a GET or HEAD asks for: a Range
