@@ -138,7 +138,9 @@ func (s *Server) getObject(req *request) error {
 	} else if wantsChecksums(req.r) {
 		setChecksumHeaders(h, info)
 	}
-	s.setExpiration(req, info, nil)
+	if vid == "" {
+		s.setExpiration(req, info, nil) // a named version may be noncurrent: Expiration is not its rule
+	}
 	req.w.WriteHeader(status)
 	if _, err := rd.WriteTo(req.w); err != nil {
 		// Headers are gone: the only honest signal left is to cut the
@@ -199,7 +201,9 @@ func (s *Server) headObject(req *request) error {
 		setChecksumHeaders(h, info)
 	}
 	h.Set("Content-Length", strconv.FormatInt(length, 10))
-	s.setExpiration(req, info, nil)
+	if vid == "" {
+		s.setExpiration(req, info, nil) // a named version may be noncurrent: Expiration is not its rule
+	}
 	req.w.WriteHeader(status)
 	return nil
 }
