@@ -205,3 +205,40 @@ func rawHeader(md middleware.Metadata) http.Header {
 	}
 	return http.Header{}
 }
+
+// Which rule names an object's expiry: enabled rules only, every tag of
+// an And filter, size bounds exclusive, the earliest expiry among those
+// that match (a Date, or Days from the last modification rounded up to
+// midnight UTC).
+func TestLifecycleExpiryOfRules(t *testing.T) {
+	doc := `<LifecycleConfiguration>
+<Rule><ID>off</ID><Filter><Prefix></Prefix></Filter><Status>Disabled</Status><Expiration><Days>1</Days></Expiration></Rule>
+<Rule><ID>tags</ID><Filter><And><Prefix>a/</Prefix><Tag><Key>k1</Key><Value>v1</Value></Tag><Tag><Key>k2</Key><Value>v2</Value></Tag></And></Filter><Status>Enabled</Status><Expiration><Days>2</Days></Expiration></Rule>
+<Rule><ID>big</ID><Filter><ObjectSizeGreaterThan>100</ObjectSizeGreaterThan></Filter><Status>Enabled</Status><Expiration><Days>5</Days></Expiration></Rule>
+<Rule><ID>date</ID><Prefix>d/</Prefix><Status>Enabled</Status><Expiration><Date>2030-01-01T00:00:00Z</Date></Expiration></Rule>
+</LifecycleConfiguration>`
+	_, rules, err := parseLifecycle([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC)
+	both := []tag{{"k1", "v1"}, {"k2", "v2"}}
+	for _, tc := range []struct {
+		name, key string
+		size      int64
+		tags      []tag
+		want      string
+	}{
+		{"no rule", "x", 1, nil, ""},
+		{"one tag of two", "a/x", 1, []tag{{"k1", "v1"}}, ""},
+		{"both tags", "a/x", 1, both, `expiry-date="Sat, 05 Dec 2026 00:00:00 GMT", rule-id="tags"`},
+		{"size at the bound", "x", 100, nil, ""},
+		{"size past the bound", "x", 101, nil, `expiry-date="Tue, 08 Dec 2026 00:00:00 GMT", rule-id="big"`},
+		{"the earliest of two", "a/x", 101, both, `expiry-date="Sat, 05 Dec 2026 00:00:00 GMT", rule-id="tags"`},
+		{"a date", "d/x", 1, nil, `expiry-date="Tue, 01 Jan 2030 00:00:00 GMT", rule-id="date"`},
+	} {
+		if got := expirationHeader(rules, tc.key, tc.size, mod, func() []tag { return tc.tags }); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
