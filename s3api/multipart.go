@@ -94,7 +94,7 @@ func (s *Server) uploadPart(req *request) error {
 	}
 	size := req.auth.DecodedLength
 	if size < 0 {
-		return s3err.New("MissingContentLength", "")
+		return noLength(req.r)
 	}
 	checks, err := newBodyChecks(req.r.Header)
 	if err != nil {

@@ -3,12 +3,14 @@ package s3api
 import (
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -25,7 +27,7 @@ func (s *Server) putObject(req *request) error {
 	}
 	size := req.auth.DecodedLength
 	if size < 0 {
-		return s3err.New("MissingContentLength", "")
+		return noLength(req.r)
 	}
 	meta, headers, err := objectHeaders(req.r.Header)
 	if err != nil {
@@ -59,8 +61,24 @@ func (s *Server) putObject(req *request) error {
 	// The kept checksum (the client's algorithm, else the default
 	// CRC64NVME) and its type, as S3 answers a PutObject.
 	setChecksumHeaders(req.w.Header(), info)
+	putTags, _ := parseTagHeader(req.r.Header.Get("X-Amz-Tagging"))
+	s.setExpiration(req, info, append([]tag{}, putTags...))
 	req.w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// noLength is S3's answer to a PUT whose body has no length it can read
+// before the body (Content-Length, or x-amz-decoded-content-length of an
+// aws-chunked body): 501 NotImplemented naming Transfer-Encoding for an
+// HTTP-chunked body, which S3 does not take, else 411
+// MissingContentLength.
+func noLength(r *http.Request) error {
+	if slices.Contains(r.TransferEncoding, "chunked") {
+		e := s3err.New("NotImplemented", "A header you provided implies functionality that is not implemented")
+		e.Fields = append(e.Fields, sigv4.Field{Name: "Header", Value: "Transfer-Encoding"})
+		return e
+	}
+	return s3err.New("MissingContentLength", "")
 }
 
 // objectRange is the part of an object a GET or HEAD asks for: a Range
@@ -122,6 +140,9 @@ func (s *Server) getObject(req *request) error {
 		}
 	} else if wantsChecksums(req.r) {
 		setChecksumHeaders(h, info)
+	}
+	if vid == "" {
+		s.setExpiration(req, info, nil) // a named version may be noncurrent: Expiration is not its rule
 	}
 	req.w.WriteHeader(status)
 	if _, err := rd.WriteTo(req.w); err != nil {
@@ -186,6 +207,9 @@ func (s *Server) headObject(req *request) error {
 		setRangeChecksumHeaders(h, info, rng, length)
 	}
 	h.Set("Content-Length", strconv.FormatInt(length, 10))
+	if vid == "" {
+		s.setExpiration(req, info, nil) // a named version may be noncurrent: Expiration is not its rule
+	}
 	req.w.WriteHeader(status)
 	return nil
 }

@@ -54,6 +54,7 @@ var (
 //	bucket.go              bucket names, HeadBucket, DeleteBucket, GetBucketLocation
 //	createbucket.go        CreateBucket with its configuration, lock, ACL and tags
 //	bucketconfig.go        lifecycle rule count and bucket tags, judged as S3 does
+//	lifecycle.go           lifecycle rules judged as S3 does; x-amz-expiration (lifecycle_cache.go: the rules read back)
 //	bucketpolicy.go        bucket policies, judged before the store sees them
 //	acl.go                 ACLs and ownership controls (admins only)
 //	website.go             website configuration, and absent-document answers
