@@ -81,6 +81,9 @@ func (s *Server) copyObject(req *request) error {
 		return err
 	}
 	backendSSE(req.r.Header, &in.Headers)
+	if err := s.bucketDefaultSSE(req.r.Context(), req.bucket, &in.Headers, in.CustomerKey); err != nil {
+		return err
+	}
 	ka := s.startKeepAlive(req)
 	info, err := s.store.Copy(req.r.Context(), in)
 	if err != nil {
