@@ -85,15 +85,18 @@ func checkEncryptionConfig(body []byte) ([]byte, error) {
 	return encodeDoc(doc)
 }
 
-// addBucketDocRoutes registers the bucket configurations s3seal keeps as
-// its own documents (?encryption, ?logging) on the bucket router, before
-// its catch-all for unknown parameters.
+// addBucketDocRoutes registers the bucket configurations s3seal answers
+// itself (?encryption and ?logging, kept as its documents;
+// ?requestPayment, requestpayment.go) on the bucket router, before its
+// catch-all for unknown parameters.
 func (s *Server) addBucketDocRoutes(b *mux.Router) {
 	b.Methods(http.MethodGet).MatcherFunc(onlySub("encryption", false)).HandlerFunc(s.serve("GetBucketEncryption", accRead, s.getBucketEncryption))
 	b.Methods(http.MethodPut).MatcherFunc(onlySub("encryption", false)).HandlerFunc(s.serve("PutBucketEncryption", accWrite, s.putBucketEncryption))
 	b.Methods(http.MethodDelete).MatcherFunc(onlySub("encryption", false)).HandlerFunc(s.serve("DeleteBucketEncryption", accWrite, s.deleteBucketEncryption))
 	b.Methods(http.MethodGet).MatcherFunc(onlySub("logging", false)).HandlerFunc(s.serve("GetBucketLogging", accRead, s.getBucketLogging))
 	b.Methods(http.MethodPut).MatcherFunc(onlySub("logging", false)).HandlerFunc(s.serve("PutBucketLogging", accWrite, s.putBucketLogging))
+	b.Methods(http.MethodGet).MatcherFunc(onlySub("requestPayment", false)).HandlerFunc(s.serve("GetBucketRequestPayment", accRead, s.getBucketRequestPayment))
+	b.Methods(http.MethodPut).MatcherFunc(onlySub("requestPayment", false)).HandlerFunc(s.serve("PutBucketRequestPayment", accWrite, s.putBucketRequestPayment))
 }
 
 func errNoEncryptionConfig() error {

@@ -229,8 +229,8 @@ func notImplemented(req *request) error {
 // stay within it.
 const unimplementedHint = "It serves buckets, objects, copies, multipart uploads, listings, versions, " +
 	"tags and Object Lock (where the object store has them), SSE-C and SSE-KMS, and bucket policies, CORS, lifecycle, website configuration (kept, not served), ownership and ACLs " +
-	"(admin credentials only), default encryption, and logging (kept, no logs delivered); other bucket configurations (notifications, replication, " +
-	"inventory, analytics, accelerate, request payment) are not served: " +
+	"(admin credentials only), default encryption, logging (kept, no logs delivered) and request payment (bucket owner only); " +
+	"other bucket configurations (notifications, replication, inventory, analytics, accelerate) are not served: " +
 	"leave those off in the client."
 
 // misplacedMultipart matches object requests that carry a multipart
