@@ -178,3 +178,29 @@ func TestBucketEncryptionRefusals(t *testing.T) {
 		t.Fatalf("after refusals: %v", err)
 	}
 }
+
+// TestBucketEncryptionCopyOntoItself: on a bucket with a default
+// encryption, copying an object onto itself without a change is refused
+// as on any bucket when the object already has the default's encryption,
+// and allowed when it was stored with another (the copy then takes the
+// default).
+func TestBucketEncryptionCopyOntoItself(t *testing.T) {
+	_, ctx, c := newBucketServer(t, SingleCredential("ak", "sk"))
+	b := aws.String("bkt")
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("before"), Body: strings.NewReader("data")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := putEncryption(ctx, c, "bkt", sseRule(types.ServerSideEncryptionAes256, "", false)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("after"), Body: strings.NewReader("data")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("after"), CopySource: aws.String("bkt/after")}); apiCode(err) != "InvalidRequest" {
+		t.Fatalf("copy onto itself, same encryption: %v", err)
+	}
+	cp, err := c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("before"), CopySource: aws.String("bkt/before")})
+	if err != nil || cp.ServerSideEncryption != types.ServerSideEncryptionAes256 {
+		t.Fatalf("copy onto itself taking the default: %v %+v", err, cp)
+	}
+}
