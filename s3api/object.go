@@ -103,7 +103,7 @@ func (s *Server) getObject(req *request) error {
 		return err
 	}
 	info, rd, err := s.store.Read(req.r.Context(), sealstore.ReadInput{Bucket: req.bucket, Key: req.key,
-		VersionID: vid, Range: rng, CustomerKey: ck})
+		VersionID: vid, Range: rng, CustomerKey: ck, PartChecksums: wantsChecksums(req.r)})
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)
 	}
@@ -120,6 +120,9 @@ func (s *Server) getObject(req *request) error {
 	if rd.Partial && rd.Len > 0 {
 		status = http.StatusPartialContent
 		h.Set("Content-Range", contentRange(rd.Off, rd.Len, info.Size))
+		if wantsChecksums(req.r) {
+			setRangeChecksumHeaders(h, info, rng, rd.Len)
+		}
 	} else if wantsChecksums(req.r) {
 		setChecksumHeaders(h, info)
 	}
@@ -153,7 +156,8 @@ func (s *Server) headObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	info, err := s.store.Stat(req.r.Context(), sealstore.ReadInput{Bucket: req.bucket, Key: req.key, VersionID: vid, CustomerKey: ck})
+	info, err := s.store.Stat(req.r.Context(), sealstore.ReadInput{Bucket: req.bucket, Key: req.key, VersionID: vid, CustomerKey: ck,
+		Range: rng, PartChecksums: wantsChecksums(req.r)})
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)
 	}
@@ -181,6 +185,8 @@ func (s *Server) headObject(req *request) error {
 		// The whole object, as GET answers it: an empty one asked for
 		// by partNumber=1 or a suffix range included.
 		setChecksumHeaders(h, info)
+	} else if wantsChecksums(req.r) {
+		setRangeChecksumHeaders(h, info, rng, length)
 	}
 	h.Set("Content-Length", strconv.FormatInt(length, 10))
 	req.w.WriteHeader(status)

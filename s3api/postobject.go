@@ -46,6 +46,9 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	}
 	if ri != nil { // the access key the form names, verified or not
 		ri.accessKey, _, _ = strings.Cut(form.get("x-amz-credential"), "/")
+		if ri.accessKey == "" {
+			ri.accessKey = form.get("awsaccesskeyid")
+		}
 	}
 	res, err := s.verifier.VerifyPOST(form.auth())
 	if err != nil {
@@ -99,6 +102,12 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	ck, cerr := customerKeyFrom(h, ssecPrefix)
 	if cerr != nil {
 		return cerr
+	}
+	if res.SignatureV2 {
+		// Every check S3 makes before storing has passed: only now is
+		// the signature scheme refused, so that a wrong signature or an
+		// expired or violated policy gets S3's 403 (sigv4.VerifyPOST).
+		return sigv4.ErrPOSTSignatureV2()
 	}
 	backendSSE(h, &headers)
 	if err := s.bucketDefaultSSE(r.Context(), bucket, &headers, ck); err != nil {
