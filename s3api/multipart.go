@@ -38,6 +38,9 @@ func (s *Server) createMultipartUpload(req *request) error {
 		return err
 	}
 	backendSSE(req.r.Header, &in.Headers)
+	if err := s.bucketDefaultSSE(req.r.Context(), req.bucket, &in.Headers, in.CustomerKey); err != nil {
+		return err
+	}
 	typ, err := uploadChecksumType(req.r.Header.Get("X-Amz-Checksum-Type"))
 	if err != nil {
 		return err

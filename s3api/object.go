@@ -46,6 +46,9 @@ func (s *Server) putObject(req *request) error {
 		return err
 	}
 	backendSSE(req.r.Header, &headers)
+	if err := s.bucketDefaultSSE(req.r.Context(), req.bucket, &headers, ck); err != nil {
+		return err
+	}
 	info, err := s.store.Put(req.r.Context(), sealstore.PutInput{
 		Bucket: req.bucket, Key: req.key, Body: req.r.Body, Size: size,
 		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: req.cred.KeyID,

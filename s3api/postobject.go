@@ -110,6 +110,9 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 		return sigv4.ErrPOSTSignatureV2()
 	}
 	backendSSE(h, &headers)
+	if err := s.bucketDefaultSSE(r.Context(), bucket, &headers, ck); err != nil {
+		return err
+	}
 	body := &rangedBody{r: file, max: rng.Max}
 	finalize := checks.finalize(nil)
 	info, err := s.store.Put(r.Context(), sealstore.PutInput{
@@ -127,6 +130,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	setSSEHeaders(w.Header(), info, ck) // the object's encryption, as on a PUT
 	postAnswer(w, r, form, bucket, key, info)
 	return nil
 }
