@@ -81,6 +81,11 @@ func (s *Server) copyObject(req *request) error {
 		return err
 	}
 	backendSSE(req.r.Header, &in.Headers)
+	sseAsked := in.Headers.SSE != ""
+	if err := s.bucketDefaultSSE(req.r.Context(), req.bucket, &in.Headers, in.CustomerKey); err != nil {
+		return err
+	}
+	in.DefaultSSE = !sseAsked && in.Headers.SSE != ""
 	ka := s.startKeepAlive(req)
 	info, err := s.store.Copy(req.r.Context(), in)
 	if err != nil {

@@ -38,6 +38,9 @@ func (s *Server) createMultipartUpload(req *request) error {
 		return err
 	}
 	backendSSE(req.r.Header, &in.Headers)
+	if err := s.bucketDefaultSSE(req.r.Context(), req.bucket, &in.Headers, in.CustomerKey); err != nil {
+		return err
+	}
 	typ, err := uploadChecksumType(req.r.Header.Get("X-Amz-Checksum-Type"))
 	if err != nil {
 		return err
@@ -94,7 +97,7 @@ func (s *Server) uploadPart(req *request) error {
 	}
 	size := req.auth.DecodedLength
 	if size < 0 {
-		return s3err.New("MissingContentLength", "")
+		return noLength(req.r)
 	}
 	checks, err := newBodyChecks(req.r.Header)
 	if err != nil {

@@ -46,6 +46,9 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	}
 	if ri != nil { // the access key the form names, verified or not
 		ri.accessKey, _, _ = strings.Cut(form.get("x-amz-credential"), "/")
+		if ri.accessKey == "" {
+			ri.accessKey = form.get("awsaccesskeyid")
+		}
 	}
 	res, err := s.verifier.VerifyPOST(form.auth())
 	if err != nil {
@@ -103,7 +106,16 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	if cerr != nil {
 		return cerr
 	}
+	if res.SignatureV2 {
+		// Every check S3 makes before storing has passed: only now is
+		// the signature scheme refused, so that a wrong signature or an
+		// expired or violated policy gets S3's 403 (sigv4.VerifyPOST).
+		return sigv4.ErrPOSTSignatureV2()
+	}
 	backendSSE(h, &headers)
+	if err := s.bucketDefaultSSE(r.Context(), bucket, &headers, ck); err != nil {
+		return err
+	}
 	body := &rangedBody{r: file, max: rng.Max}
 	finalize := checks.finalize(nil)
 	info, err := s.store.Put(r.Context(), sealstore.PutInput{
@@ -121,6 +133,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	setSSEHeaders(w.Header(), info, ck) // the object's encryption, as on a PUT
 	postAnswer(w, r, form, bucket, key, info)
 	return nil
 }

@@ -262,7 +262,7 @@ func TestPostObjectRefusals(t *testing.T) {
 			"Bucket POST must contain a field named 'x-amz-signature'.  If it is specified, please check the order of the fields."},
 		{"missing key", signed(hour, base), file, 400, "InvalidArgument", "Bucket POST must contain a field named 'key'."},
 		{"no file", signed(hour, base, key), nil, 400, "InvalidArgument", "POST requires exactly one file upload per request."},
-		{"signature v2", [][2]string{{"AWSAccessKeyId", postAK}, {"policy", "e30="}, {"signature", "x"}, key}, file, 400, "SignatureVersionNotSupported", ""},
+		{"signature v2, wrong", [][2]string{{"AWSAccessKeyId", postAK}, {"policy", "e30="}, {"signature", "x"}, key}, file, 403, "SignatureDoesNotMatch", ""},
 		{"anonymous", [][2]string{key}, file, 403, "AccessDenied", "Access Denied."},
 		{"bad base64", append(p.fields("%%%", p.sign("%%%")), key), file, 400, "InvalidPolicyDocument", "Invalid Policy: invalid Base64 encoding."},
 		{"bad json", rawPolicy(`{"expiration": `), file, 400, "InvalidPolicyDocument", "Invalid Policy: Invalid JSON."},

@@ -54,6 +54,7 @@ var (
 //	bucket.go              bucket names, HeadBucket, DeleteBucket, GetBucketLocation
 //	createbucket.go        CreateBucket with its configuration, lock, ACL and tags
 //	bucketconfig.go        lifecycle rule count and bucket tags, judged as S3 does
+//	lifecycle.go           lifecycle rules judged as S3 does; x-amz-expiration (lifecycle_cache.go: the rules read back)
 //	bucketpolicy.go        bucket policies, judged as S3 judges them when put
 //	policydoc.go           PUT, GET, DELETE ?policy and GET ?policyStatus (kept by s3seal)
 //	policydecide.go        what a bucket policy says of a request (engine: package policy)
@@ -136,7 +137,8 @@ func (s *Server) routes() *mux.Router {
 
 	b := r.MatcherFunc(level(1)).Subrouter()
 	s.addSubresources(b, false)
-	s.addPolicyRoutes(b) // policydoc.go
+	s.addBucketDocRoutes(b) // bucketencryption.go
+	s.addPolicyRoutes(b)    // policydoc.go
 	b.MatcherFunc(unknownSub(bucketSubs)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
 	b.Methods(http.MethodGet).MatcherFunc(has("location")).HandlerFunc(s.serve("GetBucketLocation", accRead, s.getBucketLocation))
 	b.Methods(http.MethodGet).MatcherFunc(has("uploads")).HandlerFunc(s.serve("ListMultipartUploads", accWrite, s.listMultipartUploads))
@@ -231,8 +233,8 @@ func notImplemented(req *request) error {
 // stay within it.
 const unimplementedHint = "It serves buckets, objects, copies, multipart uploads, listings, versions, " +
 	"tags and Object Lock (where the object store has them), SSE-C and SSE-KMS, and bucket policies, CORS, lifecycle, website configuration (kept, not served), ownership and ACLs " +
-	"(admin credentials only); other bucket configurations (logging, notifications, replication, " +
-	"inventory, analytics, encryption, accelerate, request payment) are not served: " +
+	"(admin credentials only), default encryption, logging (kept, no logs delivered) and request payment (bucket owner only); " +
+	"other bucket configurations (notifications, replication, inventory, analytics, accelerate) are not served: " +
 	"leave those off in the client."
 
 // misplacedMultipart matches object requests that carry a multipart

@@ -88,15 +88,16 @@ type Config struct {
 
 // Server is the HTTP handler for the S3 API.
 type Server struct {
-	cfg      Config
-	store    *sealstore.Store
-	verifier *sigv4.Verifier
-	router   *mux.Router
-	slots    chan struct{}            // one token per request in flight
-	keySlots map[string]chan struct{} // the same, per access key
-	lockOps  keyLocks                 // retention and legal-hold changes, per (bucket, key)
-	cors     corsCache                // buckets' CORS rules (cors.go)
-	creators bucketCreators           // who created which bucket, while s3seal runs (createbucket.go)
+	cfg       Config
+	store     *sealstore.Store
+	verifier  *sigv4.Verifier
+	router    *mux.Router
+	slots     chan struct{}            // one token per request in flight
+	keySlots  map[string]chan struct{} // the same, per access key
+	lockOps   keyLocks                 // retention and legal-hold changes, per (bucket, key)
+	cors      corsCache                // buckets' CORS rules (cors.go)
+	lifecycle lifecycleCache           // buckets' lifecycle rules (lifecycle_cache.go)
+	creators  bucketCreators           // who created which bucket, while s3seal runs (createbucket.go)
 }
 
 // New builds the handler.

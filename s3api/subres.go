@@ -58,7 +58,7 @@ var subresources = []subresource{
 	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketCors", doc: func() document { return &corsDoc{} },
 		check: func(b []byte) ([]byte, error) { return nil, checkCORS(b) }, limit: cors.MaxBody},
 	{name: "lifecycle", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketLifecycle", doc: func() document { return &lifecycleDoc{} },
-		check: func(b []byte) ([]byte, error) { return nil, checkLifecycleRules(b) }},
+		check: checkLifecycle},
 	{name: "ownershipControls", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketOwnershipControls", doc: func() document { return &ownershipDoc{} },
 		check: checkOwnershipControls},
 	{name: "acl", admin: true, methods: []string{"GET", "PUT"}, op: "BucketAcl", doc: func() document { return &aclDoc{} }, headers: aclHeaders},
@@ -227,6 +227,9 @@ func (s *Server) forward(sr subresource) handler {
 		out, err := s.cfg.Forwarder.Forward(req.r.Context(), in)
 		if sr.name == "cors" && req.r.Method != http.MethodGet {
 			s.cors.forget(req.bucket) // cors.go: the next request reads the new rules
+		}
+		if sr.name == "lifecycle" && req.r.Method != http.MethodGet {
+			s.lifecycle.forget(req.bucket) // lifecycle_cache.go: likewise
 		}
 		if err != nil {
 			if manifest != "" {

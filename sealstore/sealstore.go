@@ -202,6 +202,10 @@ type ObjectInfo struct {
 	// Checksums are the flexible checksums of the plaintext kept with the
 	// object: lower-case algorithm name ("crc32", "sha256", ...) -> value.
 	Checksums map[string]string
+	// PartChecksums are the kept checksums of the part a read by part
+	// number selected, when ReadInput.PartChecksums asked for them and
+	// the object's checksum is COMPOSITE.
+	PartChecksums map[string]string
 
 	// VersionID is the backend's version id of the object ("" in a bucket
 	// that never had versioning).
@@ -232,6 +236,10 @@ type Error struct {
 	// CalculatedDigest is the base64 MD5 of what was received, on a
 	// BadDigest for Content-MD5 (S3 names it in its answer).
 	CalculatedDigest string
+	// Fields are extra elements S3 adds to this error's document, in
+	// order, as name/value pairs (InvalidPartNumber's PartNumberRequested
+	// and ActualPartCount).
+	Fields [][2]string
 }
 
 func (e *Error) Error() string {

@@ -235,10 +235,11 @@ func condText(items ...any) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-// postExempt are the fields no condition needs to cover.
+// postExempt are the fields no condition needs to cover (AWS's list for
+// SigV4, and for Signature Version 2 its awsaccesskeyid and signature).
 func postExempt(name string) bool {
 	switch name {
-	case "x-amz-signature", "file", "policy":
+	case "x-amz-signature", "file", "policy", "awsaccesskeyid", "signature":
 		return true
 	}
 	return strings.HasPrefix(name, "x-ignore-")

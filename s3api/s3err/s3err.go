@@ -40,7 +40,7 @@ var table = map[string]Error{
 	"InvalidBucketName":          {StatusCode: 400, Message: "The specified bucket is not valid."},
 	"InvalidDigest":              {StatusCode: 400, Message: "The Content-MD5 you specified was invalid."},
 	"InvalidPart":                {StatusCode: 400, Message: "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag."},
-	"InvalidPartNumber":          {StatusCode: 416, Message: "The requested partnumber is not satisfiable."},
+	"InvalidPartNumber":          {StatusCode: 416, Message: "The requested partnumber is not satisfiable"},
 	"InvalidPartOrder":           {StatusCode: 400, Message: "The list of parts was not in ascending order. Parts must be ordered by part number."},
 	"InvalidRange":               {StatusCode: 416, Message: "The requested range is not satisfiable"},
 	"InvalidRequest":             {StatusCode: 400, Message: "Invalid Request."},

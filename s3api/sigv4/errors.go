@@ -76,6 +76,14 @@ func errMalformed(format string, args ...any) *Error {
 	return newErr(CodeAuthorizationHeaderMalformed, http.StatusBadRequest, format, args...)
 }
 
+// errExpiresRange is S3's answer to a presigned URL whose X-Amz-Expires
+// is a number out of range (negative, or past a week): the code and
+// words of a malformed query, but 403, as S3 answers an expired URL; a
+// value that is no number is 400.
+func errExpiresRange(msg string) *Error {
+	return newErr(CodeAuthorizationQueryParametersErr, http.StatusForbidden, "%s", msg)
+}
+
 func errQueryMalformed(format string, args ...any) *Error {
 	return newErr(CodeAuthorizationQueryParametersErr, http.StatusBadRequest, format, args...)
 }
