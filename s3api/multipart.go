@@ -201,6 +201,9 @@ func (s *Server) uploadPartCopy(req *request) error {
 		}
 		return err
 	}
+	if err := s.authorizeSource(req, srcBucket, srcKey); err != nil {
+		return err
+	}
 	var rng *sealstore.Range
 	if v := req.r.Header.Get("X-Amz-Copy-Source-Range"); v != "" {
 		if rng, err = parseCopySourceRange(v); err != nil {

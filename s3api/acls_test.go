@@ -1,0 +1,311 @@
+package s3api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// aclCreds are two accounts that may both reach every bucket by their
+// lists, and a third whose lists reach only "other".
+func aclCreds() Credentials {
+	return Credentials{
+		"alice": {AccessKey: "alice", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"},
+			CanonicalID: "a11ce", DisplayName: "Alice", Email: "alice@example.com"},
+		"bob": {AccessKey: "bob", SecretKey: "bs", Read: []string{"*"}, Write: []string{"*"},
+			CanonicalID: "b0b", DisplayName: "Bob", Email: "bob@example.com"},
+		"carol": {AccessKey: "carol", SecretKey: "cs", Read: []string{"other"}, Write: []string{"other"}},
+	}
+}
+
+func errCode(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// recordCounter counts the store requests for object records.
+type recordCounter struct {
+	backend.Store
+	n atomic.Int64
+}
+
+func (c *recordCounter) note(key string) {
+	if strings.HasPrefix(key, sealstore.ObjectRecordPrefix) {
+		c.n.Add(1)
+	}
+}
+
+func (c *recordCounter) GetObject(ctx context.Context, in backend.GetInput) (*backend.Object, error) {
+	c.note(in.Key)
+	return c.Store.GetObject(ctx, in)
+}
+
+func (c *recordCounter) PutObject(ctx context.Context, in backend.PutInput) (backend.PutOutput, error) {
+	c.note(in.Key)
+	return c.Store.PutObject(ctx, in)
+}
+
+func (c *recordCounter) DeleteObject(ctx context.Context, bucket, key string) error {
+	c.note(key)
+	return c.Store.DeleteObject(ctx, bucket, key)
+}
+
+// TestBucketOwnerDecides: the creator of a bucket owns it; another
+// account the lists allow is refused its objects and listing, and
+// CreateBucket tells the two apart (BucketAlreadyOwnedByYou,
+// BucketAlreadyExists).
+func TestBucketOwnerDecides(t *testing.T) {
+	url := newTestServer(t, aclCreds())
+	ctx := context.Background()
+	alice, bob := sdkClient(url, "alice", "as"), sdkClient(url, "bob", "bs")
+	b := aws.String("bkt")
+	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("k"), Body: strings.NewReader("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String("k")}); errCode(err) != "AccessDenied" {
+		t.Errorf("another account's GetObject: %v, want AccessDenied", err)
+	}
+	if _, err := bob.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: b}); errCode(err) != "AccessDenied" {
+		t.Errorf("another account's ListObjectsV2: %v, want AccessDenied", err)
+	}
+	if _, err := bob.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("k2"), Body: strings.NewReader("x")}); errCode(err) != "AccessDenied" {
+		t.Errorf("another account's PutObject: %v, want AccessDenied", err)
+	}
+	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); errCode(err) != "BucketAlreadyOwnedByYou" {
+		t.Errorf("owner re-creates: %v, want BucketAlreadyOwnedByYou", err)
+	}
+	if _, err := bob.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); errCode(err) != "BucketAlreadyExists" {
+		t.Errorf("another creates: %v, want BucketAlreadyExists", err)
+	}
+	out, err := alice.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: b, FetchOwner: aws.Bool(true)})
+	if err != nil || len(out.Contents) != 1 || aws.ToString(out.Contents[0].Owner.ID) != "a11ce" || aws.ToString(out.Contents[0].Owner.DisplayName) != "Alice" {
+		t.Errorf("owner's listing: %+v, %v; want the object owned by a11ce (Alice)", out, err)
+	}
+	lb, err := bob.ListBuckets(ctx, &s3.ListBucketsInput{})
+	if err != nil || aws.ToString(lb.Owner.ID) != "b0b" || aws.ToString(lb.Owner.DisplayName) != "Bob" {
+		t.Errorf("ListBuckets owner: %+v, %v; want b0b (Bob)", lb.Owner, err)
+	}
+}
+
+// TestBucketACLGrants: a bucket's ACL, kept by s3seal, grants another
+// account what it names (canned on CreateBucket, by header, by e-mail),
+// shows every grantee field, and never reaches past the lists.
+func TestBucketACLGrants(t *testing.T) {
+	url := newTestServer(t, aclCreds())
+	ctx := context.Background()
+	alice, bob, carol := sdkClient(url, "alice", "as"), sdkClient(url, "bob", "bs"), sdkClient(url, "carol", "cs")
+	b := aws.String("bkt")
+	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ACL: types.BucketCannedACLPublicReadWrite}); err != nil {
+		t.Fatal(err)
+	}
+	acl, err := alice.GetBucketAcl(ctx, &s3.GetBucketAclInput{Bucket: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aws.ToString(acl.Owner.ID) != "a11ce" || len(acl.Grants) != 3 || aws.ToString(acl.Grants[0].Grantee.DisplayName) != "Alice" ||
+		aws.ToString(acl.Grants[1].Grantee.URI) != groupAllUsers || acl.Grants[2].Permission != types.PermissionWrite {
+		t.Errorf("public-read-write ACL: owner %+v grants %+v", acl.Owner, acl.Grants)
+	}
+	if _, err := bob.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("k"), Body: strings.NewReader("x")}); err != nil {
+		t.Errorf("WRITE to all users, another account's PutObject: %v", err)
+	}
+	if _, err := bob.ListObjects(ctx, &s3.ListObjectsInput{Bucket: b}); err != nil {
+		t.Errorf("READ to all users, another account's ListObjects: %v", err)
+	}
+	if _, err := carol.ListObjects(ctx, &s3.ListObjectsInput{Bucket: b}); errCode(err) != "AccessDenied" {
+		t.Errorf("a credential whose lists do not reach the bucket: %v, want AccessDenied whatever the ACL", err)
+	}
+	// The object bob wrote is bob's: its ACL names him, alice may read it
+	// as the bucket's owner, and its listing shows him.
+	oacl, err := bob.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: b, Key: aws.String("k")})
+	if err != nil || aws.ToString(oacl.Owner.ID) != "b0b" {
+		t.Errorf("object ACL of bob's object: %+v, %v", oacl, err)
+	}
+	v1, err := alice.ListObjects(ctx, &s3.ListObjectsInput{Bucket: b})
+	if err != nil || len(v1.Contents) != 1 || aws.ToString(v1.Contents[0].Owner.ID) != "b0b" {
+		t.Errorf("listing of bob's object: %+v, %v; want owner b0b", v1, err)
+	}
+	// Grants by header and by e-mail address.
+	if _, err := alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, GrantRead: aws.String(`emailAddress="bob@example.com"`)}); err != nil {
+		t.Fatal(err)
+	}
+	acl, err = alice.GetBucketAcl(ctx, &s3.GetBucketAclInput{Bucket: b})
+	if err != nil || len(acl.Grants) != 1 || aws.ToString(acl.Grants[0].Grantee.ID) != "b0b" || aws.ToString(acl.Grants[0].Grantee.DisplayName) != "Bob" {
+		t.Errorf("grant by e-mail: %+v, %v; want READ to b0b (Bob)", acl, err)
+	}
+	if _, err := bob.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("k2"), Body: strings.NewReader("x")}); errCode(err) != "AccessDenied" {
+		t.Errorf("READ only, another account's PutObject: %v, want AccessDenied", err)
+	}
+	if _, err := alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, GrantRead: aws.String(`emailAddress="nobody@example.com"`)}); errCode(err) != "UnresolvableGrantByEmailAddress" {
+		t.Errorf("grant to an unknown e-mail: %v, want UnresolvableGrantByEmailAddress", err)
+	}
+	if _, err := alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, GrantRead: aws.String(`id="_foo"`)}); errCode(err) != "InvalidArgument" {
+		t.Errorf("grant to an unknown id: %v, want InvalidArgument", err)
+	}
+	if _, err := bob.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, ACL: types.BucketCannedACLPrivate}); errCode(err) != "AccessDenied" {
+		t.Errorf("another account's PutBucketAcl without WRITE_ACP: %v, want AccessDenied", err)
+	}
+}
+
+// TestObjectACLCostsNothingByDefault: in a bucket whose owner writes
+// objects with the default ACL, no request goes to object records; a
+// public-read object gets one, and anonymous requests (when served) read
+// it while a private object stays refused.
+func TestObjectACLCostsNothingByDefault(t *testing.T) {
+	var rc *recordCounter
+	srv := newTestServerOver(t, Config{Credentials: aclCreds(), AllowAnonymous: true}, func(s backend.Store) backend.Store {
+		rc = &recordCounter{Store: s}
+		return rc
+	})
+	ctx := context.Background()
+	alice := sdkClient(srv.URL, "alice", "as")
+	b := aws.String("bkt")
+	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b"} {
+		if _, err := alice.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String(k), Body: strings.NewReader("x")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := alice.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: aws.String(k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := rc.n.Load(); n != 0 {
+		t.Errorf("%d store requests for object records in a bucket of default ACLs, want 0", n)
+	}
+	get := func(key string) int {
+		resp, err := http.Get(srv.URL + "/bkt/" + key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := get("a"); st != http.StatusForbidden {
+		t.Errorf("anonymous GET of a private object: %d, want 403", st)
+	}
+	if _, err := alice.PutObjectAcl(ctx, &s3.PutObjectAclInput{Bucket: b, Key: aws.String("a"), ACL: types.ObjectCannedACLPublicRead}); err != nil {
+		t.Fatal(err)
+	}
+	if st := get("a"); st != http.StatusOK {
+		t.Errorf("anonymous GET of a public-read object: %d, want 200", st)
+	}
+	if st := get("b"); st != http.StatusForbidden {
+		t.Errorf("anonymous GET of a private object beside a public one: %d, want 403", st)
+	}
+	if rc.n.Load() == 0 {
+		t.Errorf("no object record kept for a public-read object")
+	}
+	// Back to private: the record goes.
+	if _, err := alice.PutObjectAcl(ctx, &s3.PutObjectAclInput{Bucket: b, Key: aws.String("a"), ACL: types.ObjectCannedACLPrivate}); err != nil {
+		t.Fatal(err)
+	}
+	if st := get("a"); st != http.StatusForbidden {
+		t.Errorf("anonymous GET once private again: %d, want 403", st)
+	}
+}
+
+// TestAnonymousOffByDefault: without AllowAnonymous, an unsigned request
+// is refused even where the bucket's ACL grants everyone.
+func TestAnonymousOffByDefault(t *testing.T) {
+	url := newTestServer(t, aclCreds())
+	ctx := context.Background()
+	alice := sdkClient(url, "alice", "as")
+	b := aws.String("bkt")
+	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ACL: types.BucketCannedACLPublicRead}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(url + "/bkt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("anonymous list of a public-read bucket, anonymous off: %d, want 403", resp.StatusCode)
+	}
+}
+
+// TestPublicAccessBlock: kept per bucket; BlockPublicAcls refuses a
+// public ACL, IgnorePublicAcls makes one grant nothing.
+func TestPublicAccessBlock(t *testing.T) {
+	srv := newTestServerWith(t, Config{Credentials: aclCreds(), AllowAnonymous: true})
+	ctx := context.Background()
+	alice := sdkClient(srv.URL, "alice", "as")
+	b := aws.String("bkt")
+	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ACL: types.BucketCannedACLPublicRead}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.GetPublicAccessBlock(ctx, &s3.GetPublicAccessBlockInput{Bucket: b}); errCode(err) != "NoSuchPublicAccessBlockConfiguration" {
+		t.Errorf("GetPublicAccessBlock with none: %v", err)
+	}
+	list := func() int {
+		resp, err := http.Get(srv.URL + "/bkt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := list(); st != http.StatusOK {
+		t.Errorf("anonymous list of a public-read bucket: %d", st)
+	}
+	_, err := alice.PutPublicAccessBlock(ctx, &s3.PutPublicAccessBlockInput{Bucket: b, PublicAccessBlockConfiguration: &types.PublicAccessBlockConfiguration{
+		BlockPublicAcls: aws.Bool(true), IgnorePublicAcls: aws.Bool(true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := alice.GetPublicAccessBlock(ctx, &s3.GetPublicAccessBlockInput{Bucket: b})
+	if err != nil || !aws.ToBool(got.PublicAccessBlockConfiguration.BlockPublicAcls) || aws.ToBool(got.PublicAccessBlockConfiguration.BlockPublicPolicy) {
+		t.Errorf("GetPublicAccessBlock: %+v, %v", got, err)
+	}
+	if st := list(); st != http.StatusForbidden {
+		t.Errorf("anonymous list with IgnorePublicAcls: %d, want 403", st)
+	}
+	if _, err := alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, ACL: types.BucketCannedACLPublicReadWrite}); errCode(err) != "AccessDenied" {
+		t.Errorf("public ACL with BlockPublicAcls: %v, want AccessDenied", err)
+	}
+	if _, err := alice.DeletePublicAccessBlock(ctx, &s3.DeletePublicAccessBlockInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	if st := list(); st != http.StatusOK {
+		t.Errorf("anonymous list once the block is gone: %d", st)
+	}
+}
+
+// TestCredentialPrincipalsUnique: two credentials may not share a
+// canonical id or an e-mail address.
+func TestCredentialPrincipalsUnique(t *testing.T) {
+	for _, doc := range []string{
+		`{"credentials": [{"access_key": "a", "secret_key": "s", "canonical_id": "x"}, {"access_key": "b", "secret_key": "s", "canonical_id": "x"}]}`,
+		`{"credentials": [{"access_key": "a", "secret_key": "s", "email": "x@y"}, {"access_key": "b", "secret_key": "s", "email": "X@y"}]}`,
+		`{"credentials": [{"access_key": "a", "secret_key": "s", "canonical_id": "a b"}]}`,
+		`{"credentials": [{"access_key": "a", "secret_key": "s", "account": "12"}]}`,
+	} {
+		if _, err := ParseCredentials([]byte(doc)); err == nil {
+			t.Errorf("%s: accepted", doc)
+		}
+	}
+}
