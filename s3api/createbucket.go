@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	
+
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
 )

@@ -349,4 +349,3 @@ func objectACL(h http.Header, _ Credential) (backend.Protection, error) {
 	}
 	return p, nil
 }
-
