@@ -48,11 +48,12 @@ func newACL(ownerID string, grants ...aclGrant) aclDoc {
 	return a
 }
 
-// cannedGrants expands a canned ACL as S3 writes it: the owner's
-// FULL_CONTROL first, then what the name adds. bucketOwnerID is the
-// bucket's owner, which the bucket-owner-* ACLs of an object name.
+// cannedGrants expands a canned ACL as S3 writes it: what the name
+// grants groups first, then the owner's FULL_CONTROL, then what it grants
+// the bucket's owner (bucketOwnerID, which the bucket-owner-* ACLs of an
+// object name).
 func cannedGrants(canned, ownerID, bucketOwnerID string) []aclGrant {
-	g := []aclGrant{userGrant(ownerID, "FULL_CONTROL")}
+	var g []aclGrant
 	switch canned {
 	case "public-read":
 		g = append(g, groupGrant(groupAllUsers, "READ"))
@@ -60,6 +61,11 @@ func cannedGrants(canned, ownerID, bucketOwnerID string) []aclGrant {
 		g = append(g, groupGrant(groupAllUsers, "READ"), groupGrant(groupAllUsers, "WRITE"))
 	case "authenticated-read":
 		g = append(g, groupGrant(groupAuthUsers, "READ"))
+	case "log-delivery-write":
+		g = append(g, groupGrant(groupLogDelivery, "WRITE"), groupGrant(groupLogDelivery, "READ_ACP"))
+	}
+	g = append(g, userGrant(ownerID, "FULL_CONTROL"))
+	switch canned {
 	case "bucket-owner-read":
 		if bucketOwnerID != "" && bucketOwnerID != ownerID {
 			g = append(g, userGrant(bucketOwnerID, "READ"))
@@ -68,8 +74,6 @@ func cannedGrants(canned, ownerID, bucketOwnerID string) []aclGrant {
 		if bucketOwnerID != "" && bucketOwnerID != ownerID {
 			g = append(g, userGrant(bucketOwnerID, "FULL_CONTROL"))
 		}
-	case "log-delivery-write":
-		g = append(g, groupGrant(groupLogDelivery, "WRITE"), groupGrant(groupLogDelivery, "READ_ACP"))
 	}
 	return g
 }

@@ -224,10 +224,15 @@ func (s *Server) putOwnershipControls(req *request) error {
 	}
 	var doc ownershipDoc
 	_ = decodeXML(body, &doc)
-	if _, err := s.store.BucketDocs(req.r.Context(), req.bucket); err != nil {
+	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
+	if err != nil {
 		return bucketErr(err)
 	}
-	if err := s.keepOwnership(req, strings.TrimSpace(doc.Rules[0].ObjectOwnership)); err != nil {
+	setting := strings.TrimSpace(doc.Rules[0].ObjectOwnership)
+	if a, ok := decodeStoredACL(docs[docACL]); setting == "BucketOwnerEnforced" && ok && !ownerOnlyGrants(a) {
+		return errACLWithEnforced()
+	}
+	if err := s.keepOwnership(req, setting); err != nil {
 		return err
 	}
 	req.w.WriteHeader(http.StatusOK)

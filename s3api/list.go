@@ -269,8 +269,9 @@ const maxBuckets = 10000
 // max-buckets (1 to 10000) and continuation-token, over the buckets the
 // caller may read, in name order. The continuation token is the last name
 // of the page (opaque to clients, as S3's; versitygw's suite expects the
-// name). Each bucket is in the store's region. The owner is the caller:
-// its access key id as ID and DisplayName.
+// name). Each bucket is in the store's region. The owner is the caller
+// (its canonical id and display name), and the buckets listed are those
+// it owns (ownsListed).
 func (s *Server) listBuckets(req *request) error {
 	q := req.r.URL.Query()
 	prefix := q.Get("prefix")
@@ -296,7 +297,7 @@ func (s *Server) listBuckets(req *request) error {
 	sort.Slice(buckets, func(i, j int) bool { return buckets[i].Name < buckets[j].Name })
 	out := listAllMyBucketsResult{Xmlns: s3ns, Owner: owner{ID: req.who.CanonicalID, DisplayName: req.who.DisplayName}, Prefix: prefix}
 	for _, b := range buckets {
-		if !req.cred.canRead(b.Name) || !strings.HasPrefix(b.Name, prefix) || b.Name <= after {
+		if !req.cred.canRead(b.Name) || !strings.HasPrefix(b.Name, prefix) || b.Name <= after || !s.ownsListed(req, b.Name) {
 			continue
 		}
 		if len(out.Buckets) == limit {

@@ -47,6 +47,12 @@ type objectACLWrite struct {
 // objectACLOfWrite reads the ACL a write gives its object: x-amz-acl or
 // x-amz-grant-*, owned by the writer. Checked before the write.
 func (s *Server) objectACLOfWrite(req *request) (*objectACLWrite, error) {
+	return s.objectACLOf(req, req.r.Header)
+}
+
+// objectACLOf is objectACLOfWrite of the ACL headers in h (a POST form's
+// fields).
+func (s *Server) objectACLOf(req *request, h http.Header) (*objectACLWrite, error) {
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
 	if err != nil {
 		return nil, bucketErr(err)
@@ -56,7 +62,7 @@ func (s *Server) objectACLOfWrite(req *request) (*objectACLWrite, error) {
 	if req.who.isAnonymous() {
 		writer = bo.ID // what nobody writes, the bucket's owner owns
 	}
-	a, set, err := s.aclOfRequest(req.r.Header, nil, writer, bo.ID, objectCannedACLs)
+	a, set, err := s.aclOfRequest(h, nil, writer, bo.ID, objectCannedACLs)
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ func (s *Server) existingBucket(req *request, plain bool) error {
 	if !ok {
 		return nil
 	}
-	if plain && o.ID == req.who.CanonicalID {
+	if _, acl := docs[docACL]; plain && !acl && o.ID == req.who.CanonicalID {
 		return s3err.New("BucketAlreadyOwnedByYou", "")
 	}
 	return s3err.New("BucketAlreadyExists", "")
@@ -167,4 +167,16 @@ func (s *Server) objectOwners(req *request) func(key string) owner {
 		}
 		return s.ownerOf(ownerDoc{ID: a.Owner.ID})
 	}
+}
+
+// ownsListed reports whether ListBuckets shows bucket to req's caller:
+// S3 lists the buckets the caller owns; a bucket without an owner
+// document is listed to every credential whose lists reach it, as before.
+func (s *Server) ownsListed(req *request, bucket string) bool {
+	docs, err := s.store.BucketDocs(req.r.Context(), bucket)
+	if err != nil {
+		return true // listed as before; any request to it is decided then
+	}
+	o, ok := bucketOwnerOf(docs)
+	return !ok || o.ID == req.who.CanonicalID
 }
