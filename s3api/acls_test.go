@@ -309,3 +309,39 @@ func TestCredentialPrincipalsUnique(t *testing.T) {
 		}
 	}
 }
+
+// TestMultipartUploadACL: the ACL given at CreateMultipartUpload is the
+// completed object's.
+func TestMultipartUploadACL(t *testing.T) {
+	srv := newTestServerWith(t, Config{Credentials: aclCreds(), AllowAnonymous: true})
+	ctx := context.Background()
+	alice := sdkClient(srv.URL, "alice", "as")
+	b, k := aws.String("bkt"), aws.String("mp")
+	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	up, err := alice.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k, ACL: types.ObjectCannedACLPublicRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := alice.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: up.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("data")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: up.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{ETag: part.ETag, PartNumber: aws.Int32(1)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	acl, err := alice.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: b, Key: k})
+	if err != nil || len(acl.Grants) != 2 || aws.ToString(acl.Grants[0].Grantee.URI) != groupAllUsers {
+		t.Errorf("the completed object's ACL: %+v, %v; want public-read", acl, err)
+	}
+	resp, err := http.Get(srv.URL + "/bkt/mp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("anonymous GET of a public-read multipart object: %d", resp.StatusCode)
+	}
+}

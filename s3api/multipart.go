@@ -34,6 +34,10 @@ func (s *Server) createMultipartUpload(req *request) error {
 	if err := s.uploadLockAllowed(req, in.Protect); err != nil {
 		return err
 	}
+	aclWrite, err := s.objectACLOfWrite(req)
+	if err != nil {
+		return err
+	}
 	if in.CustomerKey, err = customerKey(req.r); err != nil {
 		return err
 	}
@@ -61,6 +65,9 @@ func (s *Server) createMultipartUpload(req *request) error {
 	}
 	id, err := s.store.CreateMultipart(req.r.Context(), in)
 	if err != nil {
+		return err
+	}
+	if err := s.keepUploadACL(req, aclWrite, id); err != nil {
 		return err
 	}
 	setSSEHeaders(req.w.Header(), sealstore.ObjectInfo{Headers: in.Headers, CustomerKeyed: in.CustomerKey != nil}, in.CustomerKey)
@@ -313,6 +320,9 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	if err != nil {
 		return ka.finish(nil, err)
 	}
+	if err := s.completeUploadACL(req, in.UploadID); err != nil {
+		return ka.finish(nil, err)
+	}
 	if vid := writtenVersion(info.VersionID); vid != "" {
 		ka.extra = map[string]string{"x-amz-version-id": vid}
 	}
@@ -364,6 +374,9 @@ func (s *Server) abortMultipartUpload(req *request) error {
 		return err
 	}
 	if err := s.store.AbortMultipart(req.r.Context(), req.bucket, req.key, req.r.URL.Query().Get("uploadId")); err != nil {
+		return err
+	}
+	if err := s.dropUploadACL(req, req.r.URL.Query().Get("uploadId")); err != nil {
 		return err
 	}
 	req.w.WriteHeader(http.StatusNoContent)

@@ -62,6 +62,9 @@ func (s *Server) objectACLOf(req *request, h http.Header) (*objectACLWrite, erro
 	if req.who.isAnonymous() {
 		writer = bo.ID // what nobody writes, the bucket's owner owns
 	}
+	if h == nil {
+		h = http.Header{}
+	}
 	a, set, err := s.aclOfRequest(h, nil, writer, bo.ID, objectCannedACLs)
 	if err != nil {
 		return nil, err
