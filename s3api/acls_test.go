@@ -123,8 +123,9 @@ func TestBucketACLGrants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if aws.ToString(acl.Owner.ID) != "a11ce" || len(acl.Grants) != 3 || aws.ToString(acl.Grants[0].Grantee.DisplayName) != "Alice" ||
-		aws.ToString(acl.Grants[1].Grantee.URI) != groupAllUsers || acl.Grants[2].Permission != types.PermissionWrite {
+	// S3's order: the groups' grants, then the owner's.
+	if aws.ToString(acl.Owner.ID) != "a11ce" || len(acl.Grants) != 3 || aws.ToString(acl.Grants[2].Grantee.DisplayName) != "Alice" ||
+		aws.ToString(acl.Grants[0].Grantee.URI) != groupAllUsers || acl.Grants[1].Permission != types.PermissionWrite {
 		t.Errorf("public-read-write ACL: owner %+v grants %+v", acl.Owner, acl.Grants)
 	}
 	if _, err := bob.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("k"), Body: strings.NewReader("x")}); err != nil {
@@ -343,5 +344,68 @@ func TestMultipartUploadACL(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("anonymous GET of a public-read multipart object: %d", resp.StatusCode)
+	}
+}
+
+// TestOwnershipControlsKept: ownership controls are s3seal's; with
+// BucketOwnerEnforced a write takes no ACL but bucket-owner-full-control
+// and the bucket's owner owns what another account writes; with
+// BucketOwnerPreferred, bucket-owner-full-control hands the object over.
+// A multipart upload lists its initiator.
+func TestOwnershipControlsKept(t *testing.T) {
+	url := newTestServer(t, aclCreds())
+	ctx := context.Background()
+	alice, bob := sdkClient(url, "alice", "as"), sdkClient(url, "bob", "bs")
+	b := aws.String("bkt")
+	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectOwnership: types.ObjectOwnershipBucketOwnerEnforced}); err != nil {
+		t.Fatal(err)
+	}
+	oc, err := alice.GetBucketOwnershipControls(ctx, &s3.GetBucketOwnershipControlsInput{Bucket: b})
+	if err != nil || oc.OwnershipControls.Rules[0].ObjectOwnership != types.ObjectOwnershipBucketOwnerEnforced {
+		t.Fatalf("ownership controls: %+v, %v", oc, err)
+	}
+	if _, err := alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, GrantWrite: aws.String(`id="b0b"`)}); errCode(err) != "AccessControlListNotSupported" {
+		t.Errorf("PutBucketAcl granting another, enforced: %v", err)
+	}
+	if _, err := alice.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("k"), Body: strings.NewReader("x"), ACL: types.ObjectCannedACLPrivate}); errCode(err) != "AccessControlListNotSupported" {
+		t.Errorf("PutObject with ACL private, enforced: %v", err)
+	}
+	if _, err := alice.DeleteBucketOwnershipControls(ctx, &s3.DeleteBucketOwnershipControlsInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, ACL: types.BucketCannedACLPublicReadWrite}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = alice.PutBucketOwnershipControls(ctx, &s3.PutBucketOwnershipControlsInput{Bucket: b, OwnershipControls: &types.OwnershipControls{
+		Rules: []types.OwnershipControlsRule{{ObjectOwnership: types.ObjectOwnershipBucketOwnerEnforced}}}})
+	if errCode(err) != "InvalidBucketAclWithObjectOwnership" {
+		t.Errorf("enforcing ownership over a public ACL: %v", err)
+	}
+	_, err = alice.PutBucketOwnershipControls(ctx, &s3.PutBucketOwnershipControlsInput{Bucket: b, OwnershipControls: &types.OwnershipControls{
+		Rules: []types.OwnershipControlsRule{{ObjectOwnership: types.ObjectOwnershipBucketOwnerPreferred}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, acl := range map[string]types.ObjectCannedACL{"mine": "", "theirs": types.ObjectCannedACLBucketOwnerFullControl} {
+		if _, err := bob.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String(key), Body: strings.NewReader("x"), ACL: acl}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]string{"mine": "b0b", "theirs": "a11ce"}
+	v1, err := alice.ListObjects(ctx, &s3.ListObjectsInput{Bucket: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range v1.Contents {
+		if got := aws.ToString(o.Owner.ID); got != want[aws.ToString(o.Key)] {
+			t.Errorf("%s owned by %s, want %s", aws.ToString(o.Key), got, want[aws.ToString(o.Key)])
+		}
+	}
+	if _, err := bob.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String("up")}); err != nil {
+		t.Fatal(err)
+	}
+	ups, err := alice.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: b})
+	if err != nil || len(ups.Uploads) != 1 || aws.ToString(ups.Uploads[0].Initiator.ID) != "b0b" || aws.ToString(ups.Uploads[0].Owner.DisplayName) != "Bob" {
+		t.Errorf("upload listing: %+v, %v; want bob's upload", ups, err)
 	}
 }

@@ -107,20 +107,22 @@ func (s *Server) keepBucketACL(req *request, a aclDoc) error {
 // ownershipEnforcedIn reports whether the bucket's ownership controls
 // (document docOwnership) are BucketOwnerEnforced.
 func ownershipEnforcedIn(docs map[string][]byte) bool {
+	return ownershipOf(docs) == "BucketOwnerEnforced"
+}
+
+// ownershipOf is the bucket's object ownership setting, "" without
+// ownership controls; a document that does not parse (it was s3seal's
+// own) is BucketOwnerEnforced, which grants least.
+func ownershipOf(docs map[string][]byte) string {
 	d, ok := docs[docOwnership]
 	if !ok {
-		return false
+		return ""
 	}
 	var doc ownershipDoc
-	if xml.Unmarshal(d, &doc) != nil {
-		return true
+	if xml.Unmarshal(d, &doc) != nil || len(doc.Rules) == 0 {
+		return "BucketOwnerEnforced"
 	}
-	for _, r := range doc.Rules {
-		if strings.TrimSpace(r.ObjectOwnership) == "BucketOwnerEnforced" {
-			return true
-		}
-	}
-	return false
+	return strings.TrimSpace(doc.Rules[0].ObjectOwnership)
 }
 
 // publicAccessBlockDoc is the document PutPublicAccessBlock takes.

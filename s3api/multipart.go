@@ -398,8 +398,9 @@ func (s *Server) listParts(req *request) error {
 	if err != nil {
 		return err
 	}
+	initiator := s.objectOwners(req)(uploadACLKey(q.Get("uploadId")))
 	out := listPartsResult{Xmlns: s3ns, Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"),
-		Initiator: s3Owner(), Owner: s3Owner(), StorageClass: "STANDARD", PartNumberMarker: marker,
+		Initiator: initiator, Owner: initiator, StorageClass: "STANDARD", PartNumberMarker: marker,
 		NextPartNumberMarker: page.NextMarker, MaxParts: maxParts, IsTruncated: page.IsTruncated,
 		ChecksumType: page.ChecksumType}
 	if page.ChecksumAlgorithm != "" {
@@ -451,13 +452,14 @@ func (s *Server) listMultipartUploads(req *request) error {
 	if err != nil {
 		return bucketErr(err)
 	}
+	owners := s.objectOwners(req)
 	for i, u := range out.Uploads {
 		class := u.StorageClass
 		if class == "" {
 			class = "STANDARD"
 		}
-		res.Uploads = append(res.Uploads, listedUpload{Key: enc(u.Key), UploadID: u.UploadID, Initiator: s3Owner(),
-			Owner: s3Owner(), StorageClass: class, Initiated: s3Time(u.Initiated),
+		res.Uploads = append(res.Uploads, listedUpload{Key: enc(u.Key), UploadID: u.UploadID, Initiator: owners(uploadACLKey(u.UploadID)),
+			Owner: owners(uploadACLKey(u.UploadID)), StorageClass: class, Initiated: s3Time(u.Initiated),
 			ChecksumAlgorithm: strings.ToUpper(sums[i].Algorithm), ChecksumType: sums[i].Type})
 	}
 	for _, p := range out.CommonPrefixes {

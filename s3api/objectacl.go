@@ -3,6 +3,7 @@ package s3api
 import (
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
@@ -69,8 +70,15 @@ func (s *Server) objectACLOf(req *request, h http.Header) (*objectACLWrite, erro
 	if err != nil {
 		return nil, err
 	}
-	if set && ownershipEnforcedIn(docs) && !ownerOnlyGrants(a) && !bucketOwnerFull(a, bo.ID) {
+	canned := strings.TrimSpace(h.Get("X-Amz-Acl"))
+	switch ownership := ownershipOf(docs); {
+	case ownership == "BucketOwnerEnforced" && set && canned != "bucket-owner-full-control":
+		// S3 takes no ACL on a write but the one that changes nothing.
 		return nil, s3err.New("AccessControlListNotSupported", "")
+	case ownership == "BucketOwnerPreferred" && canned == "bucket-owner-full-control" && hasOwner:
+		// The writer hands the object to the bucket's owner.
+		writer = bo.ID
+		a = newACL(writer, userGrant(writer, "FULL_CONTROL"))
 	}
 	if set && isPublicACL(a) && publicAccessBlockOf(docs).BlockPublicAcls {
 		return nil, refusedBy("the bucket's public access block blocks public ACLs")
@@ -81,7 +89,7 @@ func (s *Server) objectACLOf(req *request, h http.Header) (*objectACLWrite, erro
 	_, flagged := docs[docObjectACLs]
 	w := &objectACLWrite{acl: a, flagged: flagged}
 	w.keep = !ownerOnlyGrants(a) || hasOwner && writer != bo.ID
-	if ownershipEnforcedIn(docs) {
+	if ownershipOf(docs) == "BucketOwnerEnforced" {
 		w.keep = false // the bucket's owner owns every object, with the default ACL
 	}
 	return w, nil
