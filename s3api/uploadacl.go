@@ -1,5 +1,7 @@
 package s3api
 
+import "github.com/s3seal/s3seal/sealstore"
+
 // A multipart upload's ACL (x-amz-acl, x-amz-grant-* on
 // CreateMultipartUpload) and its initiator's ownership are kept, when not
 // the default, as the object record of a name no client key can have
@@ -7,9 +9,10 @@ package s3api
 // completes; an abort drops them. An upload with the default ACL, by the
 // bucket's owner, keeps nothing.
 
-// uploadACLKey is the record name of an upload's pending ACL: a key that
-// begins with NUL, which no client key does (CheckKey).
-func uploadACLKey(uploadID string) string { return "\x00upload\x00" + uploadID }
+// uploadACLKey is the name whose record is an upload's pending ACL: a
+// name under sealstore.ReservedPrefix, which no client key can be
+// (sealstore.CheckKey), so no client's PutObjectAcl reaches it.
+func uploadACLKey(uploadID string) string { return sealstore.ReservedPrefix + "upload-acl/" + uploadID }
 
 // keepUploadACL keeps the ACL of a new upload (CreateMultipartUpload).
 func (s *Server) keepUploadACL(req *request, w *objectACLWrite, uploadID string) error {
