@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/s3seal/s3seal/backend"
 )
 
@@ -42,27 +44,31 @@ type bucketDocEntry struct {
 	at   time.Time
 }
 
-// bucketDocCache holds every bucket's documents as last read, one fetch
-// per bucket at a time.
+// bucketDocCache holds the documents of the bucketDocEntries most
+// recently used buckets as last read, one fetch per bucket at a time.
 type bucketDocCache struct {
 	mu      sync.Mutex
-	entries map[string]bucketDocEntry
-	// gen counts changes per bucket, so that a fetch that raced a change
-	// does not cache what it read before the change.
-	gen      map[string]uint64
+	entries *lru.Cache[string, bucketDocEntry]
+	// gen counts changes, so that a fetch that raced a change does not
+	// cache what it read before the change.
+	gen      uint64
 	fetching map[string]chan struct{}
 }
 
+// bucketDocEntries bounds the cache: at most this many buckets' documents
+// (each at most a few of MaxBucketDoc) are held.
+const bucketDocEntries = 1024
+
 func newBucketDocCache() *bucketDocCache {
-	return &bucketDocCache{entries: map[string]bucketDocEntry{}, gen: map[string]uint64{},
-		fetching: map[string]chan struct{}{}}
+	entries, _ := lru.New[string, bucketDocEntry](bucketDocEntries)
+	return &bucketDocCache{entries: entries, fetching: map[string]chan struct{}{}}
 }
 
 // forget drops bucket's cached documents after a change.
 func (c *bucketDocCache) forget(bucket string) {
 	c.mu.Lock()
-	delete(c.entries, bucket)
-	c.gen[bucket]++
+	c.entries.Remove(bucket)
+	c.gen++
 	c.mu.Unlock()
 }
 
@@ -74,7 +80,7 @@ func (s *Store) BucketDocs(ctx context.Context, bucket string) (map[string][]byt
 	c := s.bucketDocs
 	for {
 		c.mu.Lock()
-		if e, ok := c.entries[bucket]; ok && time.Since(e.at) < s.opt.BucketDocTTL {
+		if e, ok := c.entries.Get(bucket); ok && time.Since(e.at) < s.opt.BucketDocTTL {
 			c.mu.Unlock()
 			return e.docs, nil
 		}
@@ -82,14 +88,14 @@ func (s *Store) BucketDocs(ctx context.Context, bucket string) (map[string][]byt
 		if !busy {
 			done := make(chan struct{})
 			c.fetching[bucket] = done
-			gen := c.gen[bucket]
+			gen := c.gen
 			c.mu.Unlock()
 			docs, err := s.readBucketDocs(ctx, bucket)
 			c.mu.Lock()
 			delete(c.fetching, bucket)
 			close(done)
-			if err == nil && c.gen[bucket] == gen {
-				c.entries[bucket] = bucketDocEntry{docs: docs, at: time.Now()}
+			if err == nil && c.gen == gen {
+				c.entries.Add(bucket, bucketDocEntry{docs: docs, at: time.Now()})
 			}
 			c.mu.Unlock()
 			return docs, err
