@@ -409,3 +409,36 @@ func TestOwnershipControlsKept(t *testing.T) {
 		t.Errorf("upload listing: %+v, %v; want bob's upload", ups, err)
 	}
 }
+
+// oneAccount puts every credential of creds in one account: S3's IAM
+// users of the account that owns the buckets, decided by their own
+// permissions (here, their lists), as every credential was before buckets
+// had owners.
+func oneAccount(creds Credentials) Credentials {
+	for k, c := range creds {
+		c.Account = "111111111111"
+		creds[k] = c
+	}
+	return creds
+}
+
+// TestOwnerlessBucketNotClaimed: a bucket without an owner document (made
+// before owners, or by another client of the store) is decided by the
+// lists alone, and a CreateBucket of it does not make its caller the
+// owner.
+func TestOwnerlessBucketNotClaimed(t *testing.T) {
+	var be backend.Store
+	srv := newTestServerOver(t, Config{Credentials: aclCreds()}, func(s backend.Store) backend.Store { be = s; return s })
+	ctx := context.Background()
+	if err := be.CreateBucket(ctx, "legacy"); err != nil {
+		t.Fatal(err)
+	}
+	alice, bob := sdkClient(srv.URL, "alice", "as"), sdkClient(srv.URL, "bob", "bs")
+	_, _ = bob.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("legacy")})
+	if _, err := alice.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("legacy"), Key: aws.String("k"), Body: strings.NewReader("x")}); err != nil {
+		t.Errorf("a credential the lists allow, in an ownerless bucket another re-created: %v", err)
+	}
+	if _, err := bob.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("legacy"), Key: aws.String("k")}); err != nil {
+		t.Errorf("another credential the lists allow: %v", err)
+	}
+}

@@ -67,18 +67,23 @@ func (s *Server) putBucketACL(req *request) error {
 	if err != nil {
 		return bucketErr(err)
 	}
+	enforced := ownershipEnforcedIn(docs)
+	if canned := strings.TrimSpace(req.r.Header.Get("X-Amz-Acl")); enforced && (hasGrantHeader(req.r.Header) ||
+		canned != "" && canned != "private" && canned != "bucket-owner-full-control") {
+		return s3err.New("AccessControlListNotSupported", "")
+	}
 	bo, err := s.bucketOwner(req)
 	if err != nil {
 		return err
 	}
-	a, set, err := s.aclOfRequest(req.r.Header, body, bo.ID, bo.ID, bucketCannedACLs)
+	a, set, err := s.aclOfRequest(req.r.Header, body, bo.ID, bo.ID, append(bucketCannedACLs, "bucket-owner-full-control"))
 	if err != nil {
 		return err
 	}
 	if !set {
 		return s3err.New("MissingSecurityHeader", "")
 	}
-	if ownershipEnforcedIn(docs) && !ownerOnlyGrants(a) {
+	if enforced && !ownerOnlyGrants(a) {
 		return s3err.New("AccessControlListNotSupported", "")
 	}
 	if isPublicACL(a) && publicAccessBlockOf(docs).BlockPublicAcls {

@@ -91,7 +91,8 @@ func (s *Server) createBucket(req *request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.existingBucket(req, plain); err != nil {
+	existed, err := s.existingBucket(req, plain)
+	if err != nil {
 		return err
 	}
 	// What follows the create (tags, ownership controls) is undone by
@@ -126,13 +127,26 @@ func (s *Server) createBucket(req *request) error {
 			return err
 		}
 	}
+	if existed {
+		// The store took a re-create of a bucket without an owner:
+		// nothing of it changes (no owner, ACL or ownership is kept).
+		req.w.Header().Set("Location", "/"+req.bucket)
+		req.w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	if err := s.recordOwner(req); err != nil {
+		// A bucket without its owner would be open to every credential
+		// its lists reach: it goes again.
+		if derr := s.store.Backend().DeleteBucket(req.r.Context(), req.bucket); derr != nil {
+			slog.WarnContext(req.r.Context(), "CreateBucket: the owner could not be kept and the new bucket could not be deleted",
+				"bucket", req.bucket, "err", derr)
+		}
+		return err
+	}
 	if own != "" {
 		if err := s.keepOwnership(req, own); err != nil {
 			return err
 		}
-	}
-	if err := s.recordOwner(req); err != nil {
-		return err
 	}
 	if setACL {
 		if err := s.keepBucketACL(req, newACL); err != nil {

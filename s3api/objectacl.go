@@ -60,8 +60,10 @@ func (s *Server) objectACLOf(req *request, h http.Header) (*objectACLWrite, erro
 	}
 	bo, hasOwner := bucketOwnerOf(docs)
 	writer := req.who.CanonicalID
-	if req.who.isAnonymous() {
-		writer = bo.ID // what nobody writes, the bucket's owner owns
+	if req.who.isAnonymous() || hasOwner && ownedBy(bo, req.who) {
+		// What nobody writes, and what a credential of the owner's
+		// account writes, the bucket's owner owns.
+		writer = bo.ID
 	}
 	if h == nil {
 		h = http.Header{}

@@ -22,6 +22,19 @@ import (
 type ownerDoc struct {
 	ID          string `json:"id"`
 	DisplayName string `json:"display_name,omitempty"`
+	// Account is the owner's account: every credential of the account
+	// acts as the owner (S3's IAM users of the owning account, whose own
+	// permissions here are their lists).
+	Account string `json:"account,omitempty"`
+}
+
+// ownedBy reports whether who acts as the owner o: the owner itself, or
+// a credential of its account.
+func ownedBy(o ownerDoc, who principal) bool {
+	if who.isAnonymous() {
+		return false
+	}
+	return o.ID == who.CanonicalID || o.Account != "" && o.Account == who.Account
 }
 
 // bucketOwnerOf reads the owner from a bucket's documents; ok is false
@@ -45,7 +58,7 @@ func (s *Server) ownerDecision(req *request, _ string, docs map[string][]byte) d
 	switch {
 	case !ok && !req.who.isAnonymous():
 		return decideAllow
-	case ok && !req.who.isAnonymous() && o.ID == req.who.CanonicalID:
+	case ok && ownedBy(o, req.who):
 		return decideAllow
 	}
 	return decideNone
@@ -53,7 +66,7 @@ func (s *Server) ownerDecision(req *request, _ string, docs map[string][]byte) d
 
 // recordOwner keeps the caller as the owner of the bucket it created.
 func (s *Server) recordOwner(req *request) error {
-	b, err := json.Marshal(ownerDoc{ID: req.who.CanonicalID, DisplayName: req.who.DisplayName})
+	b, err := json.Marshal(ownerDoc{ID: req.who.CanonicalID, DisplayName: req.who.DisplayName, Account: req.who.Account})
 	if err != nil {
 		return err
 	}
@@ -65,24 +78,29 @@ func (s *Server) recordOwner(req *request) error {
 // default ACL, BucketAlreadyExists to anyone else (and to an owner asking
 // for another ACL, which S3 would not apply). nil when the bucket is not
 // there or has no owner (the store answers, as before).
-func (s *Server) existingBucket(req *request, plain bool) error {
+//
+// existed reports a bucket that is there without an owner: the store
+// answers its CreateBucket as before, and it gets no owner (a store that
+// answers 200 to a re-create must not let any credential claim a bucket
+// others use).
+func (s *Server) existingBucket(req *request, plain bool) (existed bool, err error) {
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
 	switch {
 	case backend.ErrorCode(err) == "NoSuchBucket" || backend.IsNotFound(err):
-		return nil
+		return false, nil
 	case backend.ErrorCode(err) == "AccessDenied" || backend.ErrorCode(err) == "Forbidden":
-		return s3err.New("BucketAlreadyExists", "")
+		return false, s3err.New("BucketAlreadyExists", "")
 	case err != nil:
-		return err
+		return false, err
 	}
 	o, ok := bucketOwnerOf(docs)
 	if !ok {
-		return nil
+		return true, nil
 	}
-	if _, acl := docs[docACL]; plain && !acl && o.ID == req.who.CanonicalID {
-		return s3err.New("BucketAlreadyOwnedByYou", "")
+	if _, acl := docs[docACL]; plain && !acl && ownedBy(o, req.who) {
+		return true, s3err.New("BucketAlreadyOwnedByYou", "")
 	}
-	return s3err.New("BucketAlreadyExists", "")
+	return true, s3err.New("BucketAlreadyExists", "")
 }
 
 // ownerOf is the owner as answers show it: the display name of the
@@ -91,7 +109,7 @@ func (s *Server) ownerOf(o ownerDoc) owner {
 	if p, ok := s.principalByID(o.ID); ok {
 		return owner{ID: p.CanonicalID, DisplayName: p.DisplayName}
 	}
-	return owner(o)
+	return owner{ID: o.ID, DisplayName: o.DisplayName}
 }
 
 // principalByID is the credential whose canonical id is id.
@@ -170,7 +188,7 @@ func (s *Server) objectOwners(req *request) func(key string) owner {
 }
 
 // ownsListed reports whether ListBuckets shows bucket to req's caller:
-// S3 lists the buckets the caller owns; a bucket without an owner
+// S3 lists the buckets the caller's account owns; a bucket without an owner
 // document is listed to every credential whose lists reach it, as before.
 func (s *Server) ownsListed(req *request, bucket string) bool {
 	docs, err := s.store.BucketDocs(req.r.Context(), bucket)
@@ -178,5 +196,5 @@ func (s *Server) ownsListed(req *request, bucket string) bool {
 		return true // listed as before; any request to it is decided then
 	}
 	o, ok := bucketOwnerOf(docs)
-	return !ok || o.ID == req.who.CanonicalID
+	return !ok || ownedBy(o, req.who)
 }
