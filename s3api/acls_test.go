@@ -453,3 +453,28 @@ func TestOwnerlessBucketNotClaimed(t *testing.T) {
 		t.Errorf("another credential the lists allow: %v", err)
 	}
 }
+
+// TestACLDocumentGroupsFirst: an ACL document's grants are kept with the
+// group grants first, as S3 writes canned ACLs.
+func TestACLDocumentGroupsFirst(t *testing.T) {
+	url := newTestServer(t, aclCreds())
+	ctx := context.Background()
+	alice := sdkClient(url, "alice", "as")
+	b := aws.String("bkt")
+	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, AccessControlPolicy: &types.AccessControlPolicy{
+		Owner: &types.Owner{ID: aws.String("a11ce")},
+		Grants: []types.Grant{
+			{Grantee: &types.Grantee{Type: types.TypeCanonicalUser, ID: aws.String("a11ce")}, Permission: types.PermissionFullControl},
+			{Grantee: &types.Grantee{Type: types.TypeGroup, URI: aws.String(groupAllUsers)}, Permission: types.PermissionRead},
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acl, err := alice.GetBucketAcl(ctx, &s3.GetBucketAclInput{Bucket: b})
+	if err != nil || len(acl.Grants) != 2 || acl.Grants[0].Grantee.Type != types.TypeGroup || aws.ToString(acl.Grants[1].Grantee.ID) != "a11ce" {
+		t.Errorf("grants %+v, %v; want the group's first", acl, err)
+	}
+}
