@@ -55,7 +55,14 @@ var (
 //	createbucket.go        CreateBucket with its configuration, lock, ACL and tags
 //	bucketconfig.go        lifecycle rule count and bucket tags, judged as S3 does
 //	bucketpolicy.go        bucket policies, judged before the store sees them
-//	acl.go                 ACLs and ownership controls (admins only)
+//	acl.go                 what S3 takes in ACL and ownership controls documents
+//	owner.go               bucket owners (ownerDecision), principals by id and e-mail
+//	acls.go                ACLs kept by s3seal: canned, grant headers, documents, answers
+//	acldecision.go         aclDecision: ACL permissions per operation
+//	bucketacl.go           ?acl, ?publicAccessBlock and ?ownershipControls of buckets
+//	objectacl.go           object ACLs and owners (object records), ?acl of objects
+//	uploadacl.go           a multipart upload's ACL until it completes
+//	anonymous.go           unsigned requests (--allow-anonymous)
 //	website.go             website configuration, and absent-document answers
 //	cors.go                CORS preflights, actual-request headers, the rules cache (rules: package cors)
 //	list.go                ListBuckets, ListObjects V1 and V2, DeleteObjects
