@@ -20,8 +20,8 @@ func lockSetup(t *testing.T) (m *motoServer, p *sealProc, user, admin *s3.Client
 	m = startMoto(t)
 	dir := t.TempDir()
 	creds := writeJSON(t, dir, "creds.json", map[string]any{"credentials": []map[string]any{
-		{"access_key": "user", "secret_key": "user-secret-key", "read": []string{"*"}, "write": []string{"*"}},
-		{"access_key": "admin", "secret_key": "admin-secret-key", "read": []string{"*"}, "write": []string{"*"}, "admin": true},
+		{"account": "111111111111", "access_key": "user", "secret_key": "user-secret-key", "read": []string{"*"}, "write": []string{"*"}},
+		{"account": "111111111111", "access_key": "admin", "secret_key": "admin-secret-key", "read": []string{"*"}, "write": []string{"*"}, "admin": true},
 	}})
 	p = startS3seal(t, sealOpts{Backend: m, CredentialsFile: creds, DataDir: filepath.Join(dir, "data")})
 	user = newSDKClient(t, p.Endpoint, "user", "user-secret-key", true)

@@ -51,7 +51,6 @@ func (s *Server) deleteBucket(req *request) error {
 	if err := s.store.DeleteBucket(req.r.Context(), req.bucket); err != nil {
 		return bucketErr(err)
 	}
-	s.creators.forget(req.bucket)
 	req.w.WriteHeader(http.StatusNoContent)
 	return nil
 }

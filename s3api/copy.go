@@ -26,6 +26,10 @@ func (s *Server) copyObject(req *request) error {
 	if err != nil {
 		return err
 	}
+	aclWrite, err := s.objectACLOfWrite(req)
+	if err != nil {
+		return err
+	}
 	// The copy gets the algorithm the client asks for (x-amz-checksum-
 	// algorithm), else the source's, else the default, computed afresh over
 	// the plaintext as it is copied.
@@ -90,6 +94,9 @@ func (s *Server) copyObject(req *request) error {
 	info, err := s.store.Copy(req.r.Context(), in)
 	if err != nil {
 		return ka.finish(nil, objectErr(versionErr(err)))
+	}
+	if err := aclWrite.commit(s, req, req.key); err != nil {
+		return ka.finish(nil, err)
 	}
 	ka.extra = map[string]string{}
 	if vid := writtenVersion(info.VersionID); vid != "" {

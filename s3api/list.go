@@ -65,7 +65,7 @@ func (s *Server) listObjectsV1(req *request) error {
 	if page.IsTruncated {
 		out.NextMarker = enc(page.NextMarker)
 	}
-	fillEntries(&out, page, enc, true)
+	fillEntries(&out, page, enc, s.objectOwners(req))
 	if encode {
 		out.EncodingType = "url"
 	}
@@ -101,7 +101,11 @@ func (s *Server) listObjectsV2(req *request) error {
 		sa := enc(in.StartAfter)
 		out.StartAfter = &sa
 	}
-	fillEntries(&out, page, enc, in.FetchOwner)
+	var owners func(string) owner
+	if in.FetchOwner {
+		owners = s.objectOwners(req)
+	}
+	fillEntries(&out, page, enc, owners)
 	n := len(out.Contents) + len(out.CommonPrefixes)
 	out.KeyCount = &n
 	if encode {
@@ -119,7 +123,9 @@ func (s *Server) list(req *request, in backend.ListInput) (sealstore.ListPage, e
 	return page, bucketErr(err)
 }
 
-func fillEntries(out *listBucketResult, page sealstore.ListPage, enc func(string) string, withOwner bool) {
+// fillEntries fills a listing's page in; owners, when not nil, gives each
+// entry's owner.
+func fillEntries(out *listBucketResult, page sealstore.ListPage, enc func(string) string, owners func(string) owner) {
 	for _, e := range page.Entries {
 		le := listEntry{Key: enc(e.Key), LastModified: s3Time(e.LastModified), ETag: quote(e.ETag),
 			Size: e.Size, StorageClass: e.StorageClass}
@@ -127,8 +133,8 @@ func fillEntries(out *listBucketResult, page sealstore.ListPage, enc func(string
 		if le.StorageClass == "" {
 			le.StorageClass = "STANDARD"
 		}
-		if withOwner {
-			o := s3Owner()
+		if owners != nil {
+			o := owners(e.Key)
 			le.Owner = &o
 		}
 		out.Contents = append(out.Contents, le)
@@ -269,8 +275,9 @@ const maxBuckets = 10000
 // max-buckets (1 to 10000) and continuation-token, over the buckets the
 // caller may read, in name order. The continuation token is the last name
 // of the page (opaque to clients, as S3's; versitygw's suite expects the
-// name). Each bucket is in the store's region. The owner is the caller:
-// its access key id as ID and DisplayName.
+// name). Each bucket is in the store's region. The owner is the caller
+// (its canonical id and display name), and the buckets listed are those
+// it owns (ownsListed).
 func (s *Server) listBuckets(req *request) error {
 	q := req.r.URL.Query()
 	prefix := q.Get("prefix")
@@ -294,9 +301,9 @@ func (s *Server) listBuckets(req *request) error {
 		return err
 	}
 	sort.Slice(buckets, func(i, j int) bool { return buckets[i].Name < buckets[j].Name })
-	out := listAllMyBucketsResult{Xmlns: s3ns, Owner: owner{ID: req.auth.AccessKey, DisplayName: req.auth.AccessKey}, Prefix: prefix}
+	out := listAllMyBucketsResult{Xmlns: s3ns, Owner: owner{ID: req.who.CanonicalID, DisplayName: req.who.DisplayName}, Prefix: prefix}
 	for _, b := range buckets {
-		if !req.cred.canRead(b.Name) || !strings.HasPrefix(b.Name, prefix) || b.Name <= after {
+		if !req.cred.canRead(b.Name) || !strings.HasPrefix(b.Name, prefix) || b.Name <= after || !s.ownsListed(req, b.Name) {
 			continue
 		}
 		if len(out.Buckets) == limit {

@@ -41,6 +41,10 @@ func (s *Server) putObject(req *request) error {
 	if err != nil {
 		return err
 	}
+	aclWrite, err := s.objectACLOfWrite(req)
+	if err != nil {
+		return err
+	}
 	ck, err := customerKey(req.r)
 	if err != nil {
 		return err
@@ -56,6 +60,9 @@ func (s *Server) putObject(req *request) error {
 		CustomerKey: ck,
 	})
 	if err != nil {
+		return err
+	}
+	if err := aclWrite.commit(s, req, req.key); err != nil {
 		return err
 	}
 	req.w.Header().Set("ETag", quote(info.ETag))

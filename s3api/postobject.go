@@ -50,9 +50,15 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 			ri.accessKey = form.get("awsaccesskeyid")
 		}
 	}
-	res, err := s.verifier.VerifyPOST(form.auth())
-	if err != nil {
-		return err
+	// An unsigned form (no signature field, no policy) is an anonymous
+	// upload (anonymous.go): served only with AllowAnonymous, and only
+	// where the bucket grants everyone WRITE.
+	anon := s.cfg.AllowAnonymous && anonymousForm(form)
+	res := &sigv4.Result{}
+	if !anon {
+		if res, err = s.verifier.VerifyPOST(form.auth()); err != nil {
+			return err
+		}
 	}
 	release, err := s.acquire(r, res.AccessKey)
 	if err != nil {
@@ -60,23 +66,36 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer release()
 	cred := s.cfg.Credentials[res.AccessKey]
-	if err := cred.check(accWrite, bucket); err != nil {
-		return err
+	if !anon {
+		if err := cred.check(accWrite, bucket); err != nil {
+			return err
+		}
 	}
-	pol, err := postpolicy.Parse(form.get("policy"))
-	if err != nil {
-		return err
+	rng := postpolicy.SizeRange{Max: -1}
+	if !anon {
+		pol, err := postpolicy.Parse(form.get("policy"))
+		if err != nil {
+			return err
+		}
+		if !time.Now().Before(pol.Expiration) {
+			return postpolicy.Denied("Policy expired.")
+		}
+		form.expandFilename(file)
+		if rng, err = pol.Check(form, bucket); err != nil {
+			return err
+		}
+	} else {
+		form.expandFilename(file)
 	}
-	if !time.Now().Before(pol.Expiration) {
-		return postpolicy.Denied("Policy expired.")
-	}
-	form.expandFilename(file)
 	key := form.get("key")
 	if key == "" {
 		return missingPostField("key")
 	}
-	rng, err := pol.Check(form, bucket)
-	if err != nil {
+	req := &request{w: w, r: r, bucket: bucket, key: key, auth: res, cred: cred}
+	if !anon {
+		req.who = cred.principal()
+	}
+	if err := s.authorize(req, "PutObject"); err != nil {
 		return err
 	}
 	h := form.objectHeader()
@@ -94,6 +113,10 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	protect, err := protectionOf(h, cred)
+	if err != nil {
+		return err
+	}
+	aclWrite, err := s.objectACLOf(req, h)
 	if err != nil {
 		return err
 	}
@@ -131,6 +154,9 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 		},
 	})
 	if err != nil {
+		return err
+	}
+	if err := aclWrite.commit(s, req, key); err != nil {
 		return err
 	}
 	setSSEHeaders(w.Header(), info, ck) // the object's encryption, as on a PUT
@@ -275,4 +301,14 @@ func postTagging(form *postForm, h http.Header) error {
 	}
 	h.Set("X-Amz-Tagging", enc)
 	return nil
+}
+
+// anonymousForm reports whether a POST form carries no signature at all.
+func anonymousForm(f *postForm) bool {
+	for _, n := range []string{"policy", "x-amz-signature", "x-amz-credential", "x-amz-algorithm", "awsaccesskeyid", "signature"} {
+		if _, ok := f.fields[n]; ok {
+			return false
+		}
+	}
+	return true
 }

@@ -58,7 +58,14 @@ var (
 //	bucketpolicy.go        bucket policies, judged as S3 judges them when put
 //	policydoc.go           PUT, GET, DELETE ?policy and GET ?policyStatus (kept by s3seal)
 //	policydecide.go        what a bucket policy says of a request (engine: package policy)
-//	acl.go                 ACLs and ownership controls (admins only)
+//	acl.go                 what S3 takes in ACL and ownership controls documents
+//	owner.go               bucket owners (ownerDecision), principals by id and e-mail
+//	acls.go                ACLs kept by s3seal: canned, grant headers, documents, answers
+//	acldecision.go         aclDecision: ACL permissions per operation
+//	bucketacl.go           ?acl, ?publicAccessBlock and ?ownershipControls of buckets
+//	objectacl.go           object ACLs and owners (object records), ?acl of objects
+//	uploadacl.go           a multipart upload's ACL until it completes
+//	anonymous.go           unsigned requests (--allow-anonymous)
 //	website.go             website configuration, and absent-document answers
 //	cors.go                CORS preflights, actual-request headers, the rules cache (rules: package cors)
 //	list.go                ListBuckets, ListObjects V1 and V2, DeleteObjects

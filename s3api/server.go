@@ -32,6 +32,10 @@ type Config struct {
 	Store *sealstore.Store
 	// Credentials are the clients s3seal accepts and what each may access.
 	Credentials Credentials
+	// AllowAnonymous serves unsigned requests as nobody (anonymous.go):
+	// allowed only what a bucket's public ACL grants or its policy allows
+	// everyone. Off, they are refused (AccessDenied).
+	AllowAnonymous bool
 	// Domains are the host names under which virtual-hosted-style requests
 	// arrive: Host "photos.s3.example.com" with domain "s3.example.com"
 	// addresses bucket "photos". Default: ["localhost"]. Any other Host is
@@ -97,7 +101,6 @@ type Server struct {
 	lockOps   keyLocks                 // retention and legal-hold changes, per (bucket, key)
 	cors      corsCache                // buckets' CORS rules (cors.go)
 	lifecycle lifecycleCache           // buckets' lifecycle rules (lifecycle_cache.go)
-	creators  bucketCreators           // who created which bucket, while s3seal runs (createbucket.go)
 }
 
 // New builds the handler.
@@ -136,6 +139,9 @@ func New(cfg Config) *Server {
 		slots: make(chan struct{}, cfg.MaxInFlight), keySlots: map[string]chan struct{}{}}
 	for ak := range cfg.Credentials {
 		s.keySlots[ak] = make(chan struct{}, cfg.MaxInFlightPerKey)
+	}
+	if cfg.AllowAnonymous {
+		s.keySlots[""] = make(chan struct{}, cfg.MaxInFlightPerKey) // every anonymous request (anonymous.go)
 	}
 	s.router = s.routes()
 	return s
@@ -257,7 +263,7 @@ func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
 			ri.op, ri.bucket = op, bucket
 		}
 		if sigv4.Anonymous(r) {
-			writeError(w, r, anonymousRefusal(op, r))
+			s.serveAnonymous(w, r, op, bucket, key, h)
 			return
 		}
 		res, err := s.verifier.Verify(r)

@@ -250,6 +250,11 @@ func (s *Server) deleteObject(req *request) error {
 	if err != nil {
 		return versionErr(s.lockedDeleteErr(req, vid, err))
 	}
+	if vid == "" {
+		if err := s.forgetObjectACL(req); err != nil {
+			return err
+		}
+	}
 	setVersionID(req.w.Header(), out.VersionID)
 	if out.DeleteMarker {
 		req.w.Header().Set("x-amz-delete-marker", "true")
@@ -332,9 +337,10 @@ func (s *Server) listObjectVersions(req *request) error {
 	}
 	out.IsTruncated = page.IsTruncated
 	out.NextKeyMarker, out.NextVersionIDMarker = enc(page.NextKeyMarker), page.NextVersionIDMarker
+	owners := s.objectOwners(req)
 	for _, e := range page.Entries {
 		ve := versionEntry{XMLName: xml.Name{Local: "Version"}, Key: enc(e.Key), VersionID: e.VersionID, IsLatest: e.IsLatest,
-			LastModified: s3Time(e.LastModified), Owner: s3Owner()}
+			LastModified: s3Time(e.LastModified), Owner: owners(e.Key)}
 		if ve.VersionID == "" {
 			ve.VersionID = "null"
 		}

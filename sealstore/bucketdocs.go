@@ -122,7 +122,7 @@ func (s *Store) BucketDoc(ctx context.Context, bucket, name string) ([]byte, boo
 // readBucketDocs lists BucketDocPrefix and opens every document there.
 func (s *Store) readBucketDocs(ctx context.Context, bucket string) (map[string][]byte, error) {
 	docs := map[string][]byte{}
-	in := backend.ListInput{Bucket: bucket, V2: true, Prefix: BucketDocPrefix}
+	in := backend.ListInput{Bucket: bucket, V2: true, Prefix: BucketDocPrefix, Delimiter: "/"}
 	for {
 		out, err := s.be.ListObjects(ctx, in)
 		if err != nil {

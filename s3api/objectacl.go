@@ -1,0 +1,249 @@
+package s3api
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// An object's ACL and owner are kept only when they are not the default
+// (the bucket's owner owns the object and alone has FULL_CONTROL): then
+// as the object's record (sealstore.ObjectRecord, an AccessControlPolicy
+// whose Owner is the object's owner), and the bucket document
+// docObjectACLs says that some object of the bucket has one. In a bucket
+// without it, which is every bucket whose objects only its owner writes
+// with the default ACL, reading or writing an object costs no request
+// more than before; in one with it, a read of an object reads its record
+// too (aclDecision), and a write of an object that takes the default
+// removes its record.
+
+// docObjectACLs is the bucket document that says some object of the
+// bucket has a record.
+const docObjectACLs = "object-acls"
+
+// objectACL reads the ACL kept for bucket's key, and whether there is one.
+func (s *Server) objectACL(req *request, bucket, key string) (aclDoc, bool, error) {
+	b, ok, err := s.store.ObjectRecord(req.r.Context(), bucket, key)
+	if err != nil || !ok {
+		return aclDoc{}, false, err
+	}
+	a, ok := decodeStoredACL(b)
+	if !ok {
+		return aclDoc{}, false, s3err.New("InternalError", "The ACL s3seal kept for the object does not parse.")
+	}
+	return a, true, nil
+}
+
+// objectACLWrite is what a PUT, copy or upload does to its object's ACL.
+type objectACLWrite struct {
+	acl     aclDoc
+	keep    bool // the ACL is not the default: keep a record
+	flagged bool // the bucket has docObjectACLs
+}
+
+// objectACLOfWrite reads the ACL a write gives its object: x-amz-acl or
+// x-amz-grant-*, owned by the writer. Checked before the write.
+func (s *Server) objectACLOfWrite(req *request) (*objectACLWrite, error) {
+	return s.objectACLOf(req, req.r.Header)
+}
+
+// objectACLOf is objectACLOfWrite of the ACL headers in h (a POST form's
+// fields).
+func (s *Server) objectACLOf(req *request, h http.Header) (*objectACLWrite, error) {
+	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
+	if err != nil {
+		return nil, bucketErr(err)
+	}
+	bo, hasOwner := bucketOwnerOf(docs)
+	writer := req.who.CanonicalID
+	if req.who.isAnonymous() || hasOwner && ownedBy(bo, req.who) {
+		// What nobody writes, and what a credential of the owner's
+		// account writes, the bucket's owner owns.
+		writer = bo.ID
+	}
+	if h == nil {
+		h = http.Header{}
+	}
+	a, set, err := s.aclOfRequest(h, nil, writer, bo.ID, objectCannedACLs)
+	if err != nil {
+		return nil, err
+	}
+	canned := strings.TrimSpace(h.Get("X-Amz-Acl"))
+	switch ownership := ownershipOf(docs); {
+	case ownership == "BucketOwnerEnforced" && set && canned != "bucket-owner-full-control":
+		// S3 takes no ACL on a write but the one that changes nothing.
+		return nil, s3err.New("AccessControlListNotSupported", "")
+	case ownership == "BucketOwnerPreferred" && canned == "bucket-owner-full-control" && hasOwner:
+		// The writer hands the object to the bucket's owner.
+		writer = bo.ID
+		a = newACL(writer, userGrant(writer, "FULL_CONTROL"))
+	}
+	if set && isPublicACL(a) && publicAccessBlockOf(docs).BlockPublicAcls {
+		return nil, refusedBy("the bucket's public access block blocks public ACLs")
+	}
+	if !set {
+		a = newACL(writer, userGrant(writer, "FULL_CONTROL"))
+	}
+	_, flagged := docs[docObjectACLs]
+	w := &objectACLWrite{acl: a, flagged: flagged}
+	w.keep = !ownerOnlyGrants(a) || hasOwner && writer != bo.ID
+	if ownershipOf(docs) == "BucketOwnerEnforced" {
+		w.keep = false // the bucket's owner owns every object, with the default ACL
+	}
+	return w, nil
+}
+
+// commit keeps the write's ACL once its object is written.
+func (w *objectACLWrite) commit(s *Server, req *request, key string) error {
+	ctx := req.r.Context()
+	if !w.keep {
+		if w.flagged {
+			return s.store.DeleteObjectRecord(ctx, req.bucket, key)
+		}
+		return nil
+	}
+	return s.keepObjectACL(req, key, w.acl, w.flagged)
+}
+
+func (s *Server) keepObjectACL(req *request, key string, a aclDoc, flagged bool) error {
+	ctx := req.r.Context()
+	if !flagged {
+		if err := s.store.PutBucketDoc(ctx, req.bucket, docObjectACLs, []byte("1")); err != nil {
+			return err
+		}
+	}
+	b, err := encodeACL(a)
+	if err != nil {
+		return err
+	}
+	return s.store.PutObjectRecord(ctx, req.bucket, key, b)
+}
+
+// ownerOnlyGrants reports whether a grants its owner FULL_CONTROL and
+// nothing else to anyone.
+func ownerOnlyGrants(a aclDoc) bool {
+	return a.Owner != nil && len(a.Grants) == 1 && a.Grants[0].Grantee.Type == "CanonicalUser" &&
+		a.Grants[0].Grantee.ID == a.Owner.ID && a.Grants[0].Permission == "FULL_CONTROL"
+}
+
+// bucketOwnerFull reports whether a is bucket-owner-full-control's: its
+// owner's and the bucket owner's FULL_CONTROL.
+func bucketOwnerFull(a aclDoc, bucketOwnerID string) bool {
+	if a.Owner == nil || len(a.Grants) != 2 {
+		return false
+	}
+	for _, g := range a.Grants {
+		if g.Grantee.Type != "CanonicalUser" || g.Permission != "FULL_CONTROL" || g.Grantee.ID != a.Owner.ID && g.Grantee.ID != bucketOwnerID {
+			return false
+		}
+	}
+	return true
+}
+
+// S3's canned ACLs for objects, as PutObjectAcl takes them.
+var objectCannedACLs = append(slices.Clone(cannedACLs), "log-delivery-write")
+
+// forgetObjectACL drops the record of a deleted object.
+func (s *Server) forgetObjectACL(req *request) error {
+	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
+	if err != nil {
+		return nil
+	}
+	if _, flagged := docs[docObjectACLs]; !flagged {
+		return nil
+	}
+	return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, req.key)
+}
+
+// objectThere answers NoSuchKey for an object that is not there.
+func (s *Server) objectThere(req *request) error {
+	if err := sealstore.CheckKey(req.key); err != nil {
+		return err
+	}
+	if _, err := s.store.Backend().HeadObject(req.r.Context(), req.bucket, req.key); err != nil {
+		if backend.IsNotFound(err) {
+			return s3err.New("NoSuchKey", "")
+		}
+		return bucketErr(err)
+	}
+	return nil
+}
+
+// getObjectACL answers GetObjectAcl from the object's record, else the
+// default: the bucket's owner with FULL_CONTROL.
+func (s *Server) getObjectACL(req *request) error {
+	if err := s.objectThere(req); err != nil {
+		return err
+	}
+	bo, err := s.bucketOwner(req)
+	if err != nil {
+		return err
+	}
+	a, kept, err := s.objectACL(req, req.bucket, req.key)
+	if err != nil {
+		return err
+	}
+	if !kept {
+		a = newACL(bo.ID, userGrant(bo.ID, "FULL_CONTROL"))
+	}
+	return writeACL(req, s.shownACL(a, bo))
+}
+
+// putObjectACL answers PutObjectAcl: x-amz-acl, x-amz-grant-* or a
+// document, owned by the object's owner.
+func (s *Server) putObjectACL(req *request) error {
+	body, err := readXMLBody(req, maxXMLBody)
+	if err != nil {
+		return err
+	}
+	if err := s.objectThere(req); err != nil {
+		return err
+	}
+	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
+	if err != nil {
+		return bucketErr(err)
+	}
+	bo, err := s.bucketOwner(req)
+	if err != nil {
+		return err
+	}
+	_, flagged := docs[docObjectACLs]
+	ownerID := bo.ID
+	if flagged {
+		cur, kept, err := s.objectACL(req, req.bucket, req.key)
+		if err != nil {
+			return err
+		}
+		if kept {
+			ownerID = cur.Owner.ID
+		}
+	}
+	a, set, err := s.aclOfRequest(req.r.Header, body, ownerID, bo.ID, objectCannedACLs)
+	if err != nil {
+		return err
+	}
+	if !set {
+		return s3err.New("MissingSecurityHeader", "")
+	}
+	if ownershipEnforcedIn(docs) && !ownerOnlyGrants(a) && !bucketOwnerFull(a, bo.ID) {
+		return s3err.New("AccessControlListNotSupported", "")
+	}
+	if isPublicACL(a) && publicAccessBlockOf(docs).BlockPublicAcls {
+		return refusedBy("the bucket's public access block blocks public ACLs")
+	}
+	if ownerID == bo.ID && ownerOnlyGrants(a) {
+		if flagged {
+			if err := s.store.DeleteObjectRecord(req.r.Context(), req.bucket, req.key); err != nil {
+				return err
+			}
+		}
+	} else if err := s.keepObjectACL(req, req.key, a, flagged); err != nil {
+		return err
+	}
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
