@@ -148,30 +148,11 @@ func (s *Server) principalByID(id string) (principal, bool) {
 // does not matter, as in S3).
 func (s *Server) principalByEmail(addr string) (principal, bool) {
 	for _, c := range s.cfg.Credentials {
-		if p := c.principal(); p.Email != "" && equalFoldASCII(p.Email, addr) {
+		if p := c.principal(); p.Email != "" && strings.EqualFold(p.Email, addr) {
 			return p, true
 		}
 	}
 	return principal{}, false
-}
-
-func equalFoldASCII(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // bucketOwner is the owner of req's bucket as answers show it: the kept
