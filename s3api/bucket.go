@@ -74,9 +74,3 @@ func bucketErr(err error) error {
 	}
 	return err
 }
-
-// s3Owner is the owner s3seal reports: the backend's real owner is the
-// proxy's own account, which clients need not see.
-func s3Owner() owner {
-	return owner{ID: "s3seal", DisplayName: "s3seal"}
-}

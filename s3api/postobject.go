@@ -129,12 +129,6 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	if cerr != nil {
 		return cerr
 	}
-	if res.SignatureV2 {
-		// Every check S3 makes before storing has passed: only now is
-		// the signature scheme refused, so that a wrong signature or an
-		// expired or violated policy gets S3's 403 (sigv4.VerifyPOST).
-		return sigv4.ErrPOSTSignatureV2()
-	}
 	backendSSE(h, &headers)
 	if err := s.bucketDefaultSSE(r.Context(), bucket, &headers, ck); err != nil {
 		return err

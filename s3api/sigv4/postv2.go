@@ -9,13 +9,13 @@ import (
 
 // verifyPOSTV2 checks a browser POST signed with Signature Version 2
 // (AWSAccessKeyId and signature fields: the base64 HMAC-SHA1 of the base64
-// policy under the secret key) only so as to answer a wrong one as S3 does:
-// a missing field is InvalidArgument naming it, an unknown access key
-// InvalidAccessKeyId and a wrong signature SignatureDoesNotMatch (403).
-// A form that passes is still refused: its Result has SignatureV2 set, and
-// the caller answers ErrPOSTSignatureV2 once the policy's checks have
-// passed too, so that an expired or violated policy gets S3's 403 first.
-// Nothing signed with Signature Version 2 is ever stored.
+// policy under the secret key): a missing field is InvalidArgument naming
+// it, an unknown access key InvalidAccessKeyId and a wrong signature
+// SignatureDoesNotMatch (403). A form that passes is served like a SigV4
+// form, its policy checked the same way (its Result has SignatureV2 set):
+// in a form the signature covers the policy and nothing else in either
+// version, so V2 allows no more than V4 there, unlike V2 in a header or a
+// query, which stays refused (docs/DESIGN.md, Browser POST uploads).
 func (v *Verifier) verifyPOSTV2(f PostFields, sent func(string) bool) (*Result, error) {
 	if f.AWSAccessKeyID == "" {
 		return nil, errMissingPostField("AWSAccessKeyId")
@@ -40,8 +40,3 @@ func (v *Verifier) verifyPOSTV2(f PostFields, sent func(string) bool) (*Result, 
 	}
 	return &Result{AccessKey: f.AWSAccessKeyID, PayloadMode: UnsignedPayload, DecodedLength: -1, SignatureV2: true}, nil
 }
-
-// ErrPOSTSignatureV2 is the answer to a browser POST signed with Signature
-// Version 2 whose signature and policy hold: s3seal takes SigV4 only
-// (SignatureVersionNotSupported, 400, saying how clients sign with SigV4).
-func ErrPOSTSignatureV2() error { return errV2() }
