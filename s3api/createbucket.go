@@ -3,6 +3,7 @@ package s3api
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -92,6 +93,17 @@ func (s *Server) createBucket(req *request) error {
 		return err
 	}
 	existed, err := s.existingBucket(req, plain)
+	if errors.Is(err, errOwnBucket) {
+		// AWS in us-east-1 answers its owner's plain re-create of a bucket
+		// with 200 and changes nothing; every other region, and a re-create
+		// that would configure the bucket, BucketAlreadyOwnedByYou.
+		if s.region() != "us-east-1" || len(tags) > 0 || lockEnabled(h) || own != "" {
+			return s3err.New("BucketAlreadyOwnedByYou", "")
+		}
+		req.w.Header().Set("Location", "/"+req.bucket)
+		req.w.WriteHeader(http.StatusOK)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

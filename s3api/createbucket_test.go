@@ -83,9 +83,20 @@ func TestCreateBucketChecked(t *testing.T) {
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain")}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain")})
+	// In us-east-1 AWS answers its owner's plain re-create with 200 and
+	// changes nothing (TestOwnBucketRecreatedElsewhere: other regions).
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("plain"), Key: aws.String("k"), Body: strings.NewReader("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain")}); err != nil {
+		t.Fatalf("CreateBucket of one's own bucket in us-east-1: %v", err)
+	}
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("plain"), Key: aws.String("k")}); err != nil {
+		t.Fatalf("the re-create lost the bucket's object: %v", err)
+	}
+	_, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain"), CreateBucketConfiguration: tags("k", "v")})
 	if apiCode(err) != "BucketAlreadyOwnedByYou" || httpStatus(err) != 409 {
-		t.Fatalf("CreateBucket of one's own bucket: %v", err)
+		t.Fatalf("CreateBucket of one's own bucket with tags: %v", err)
 	}
 	// Another credential's, or one that would change the ACL (s3-tests).
 	_, err = sdkClient(srv.URL, "other", "os").CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain")})
@@ -206,5 +217,20 @@ func TestLockedCreateBucketRefusedTags(t *testing.T) {
 		`<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Tags><Tag><Key>k</Key><Value>v</Value></Tag></Tags></CreateBucketConfiguration>`)
 	if resp.StatusCode == http.StatusOK {
 		t.Errorf("CreateBucket answered HTTP 200 although the store refused its tags and s3seal deleted the bucket; body: %s", body)
+	}
+}
+
+// TestOwnBucketRecreatedElsewhere: outside us-east-1 the owner's re-create
+// of its bucket is BucketAlreadyOwnedByYou, as AWS answers it there.
+func TestOwnBucketRecreatedElsewhere(t *testing.T) {
+	srv := newTestServerWith(t, Config{Credentials: SingleCredential("ak", "sk"), Region: "eu-central-1"})
+	c := sdkClient(srv.URL, "ak", "sk")
+	ctx := context.Background()
+	in := &s3.CreateBucketInput{Bucket: aws.String("mine"), CreateBucketConfiguration: &types.CreateBucketConfiguration{LocationConstraint: "eu-central-1"}}
+	if _, err := c.CreateBucket(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateBucket(ctx, in); apiCode(err) != "BucketAlreadyOwnedByYou" || httpStatus(err) != 409 {
+		t.Fatalf("re-create in eu-central-1: %v", err)
 	}
 }

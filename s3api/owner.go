@@ -2,6 +2,7 @@ package s3api
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 
@@ -95,8 +96,13 @@ func (s *Server) recordOwner(req *request) error {
 	return s.store.PutBucketDoc(req.r.Context(), req.bucket, docOwner, b)
 }
 
+// errOwnBucket is existingBucket's answer to the owner re-creating its
+// bucket with the default ACL: createBucket answers it as AWS does in the
+// region (200 in us-east-1, else BucketAlreadyOwnedByYou).
+var errOwnBucket = errors.New("the caller owns the bucket")
+
 // existingBucket answers a CreateBucket of a bucket that exists and has
-// an owner document: BucketAlreadyOwnedByYou to its owner asking for the
+// an owner document: errOwnBucket to its owner asking for the
 // default ACL, BucketAlreadyExists to anyone else (and to an owner asking
 // for another ACL, which S3 would not apply). nil when the bucket is not
 // there or has no owner (the store answers, as before).
@@ -120,7 +126,7 @@ func (s *Server) existingBucket(req *request, plain bool) (existed bool, err err
 		return true, nil
 	}
 	if _, acl := docs[docACL]; plain && !acl && ownedBy(o, req.who) {
-		return true, s3err.New("BucketAlreadyOwnedByYou", "")
+		return true, errOwnBucket
 	}
 	return true, s3err.New("BucketAlreadyExists", "")
 }
