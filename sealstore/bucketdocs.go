@@ -152,7 +152,7 @@ func (s *Store) readBucketDocs(ctx context.Context, bucket string) (map[string][
 var errGone = errors.New("bucket document deleted while it was read")
 
 func (s *Store) readBucketDoc(ctx context.Context, bucket, key string) ([]byte, error) {
-	_, rd, err := s.Read(ctx, ReadInput{Bucket: bucket, Key: key, own: true})
+	info, rd, err := s.Read(ctx, ReadInput{Bucket: bucket, Key: key, own: true})
 	var be *backend.Error
 	if errors.As(err, &be) && (be.Code == "NoSuchKey" || be.Code == "NotFound") {
 		return nil, errGone
@@ -161,6 +161,11 @@ func (s *Store) readBucketDoc(ctx context.Context, bucket, key string) ([]byte, 
 		return nil, err
 	}
 	defer rd.Close()
+	if !info.Encrypted {
+		// Only s3seal writes here, always sealed: an object in the clear
+		// (served only with AllowPlaintextReads) is the provider's.
+		return nil, integrityErr(bucket, key, ErrNotEncrypted)
+	}
 	d, err := io.ReadAll(io.LimitReader(rd, MaxBucketDoc+1))
 	if err == nil && len(d) > MaxBucketDoc {
 		err = errorf("InternalError", "bucket document %s/%s is over %d bytes", bucket, key, MaxBucketDoc)

@@ -1,0 +1,63 @@
+package s3api
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// TestPlaintextBucketDocumentRefused: with plaintext reads allowed (a
+// bucket being migrated), a bucket document the store holds in the clear
+// is the provider's, not s3seal's: a policy planted under
+// .s3seal/bucket/policy opens nothing, to another account or to anyone.
+func TestPlaintextBucketDocumentRefused(t *testing.T) {
+	be := embeddedStore(t)
+	st, err := sealstore.New(be, testKeyring(), sealstore.Options{SpoolDir: t.TempDir(), AllowPlaintextReads: true, BucketDocTTL: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(Config{Credentials: aclCreds(), Store: st, AllowAnonymous: true}))
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	alice, bob := sdkClient(srv.URL, "alice", "as"), sdkClient(srv.URL, "bob", "bs")
+	b, k := aws.String("bkt"), aws.String("k")
+	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("secret")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k}); errCode(err) != "AccessDenied" {
+		t.Fatalf("before the forgery, another account's GetObject: %v, want AccessDenied", err)
+	}
+	// The provider writes a policy of its own, in the clear, where
+	// s3seal keeps the bucket's.
+	pol := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::bkt/*"}]}`
+	if _, err := be.PutObject(ctx, backend.PutInput{Bucket: "bkt", Key: sealstore.BucketDocPrefix + "policy",
+		Body: strings.NewReader(pol), Size: int64(len(pol))}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := bob.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k}); err == nil {
+		d, _ := io.ReadAll(out.Body)
+		t.Errorf("after the provider planted a plaintext policy, another account's GetObject: 200 %q, want refused", d)
+	}
+	resp, err := http.Get(srv.URL + "/bkt/k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Errorf("after the provider planted a plaintext policy, an anonymous GetObject: 200 %q, want refused", d)
+	}
+}
