@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,3 +62,70 @@ func TestPlaintextBucketDocumentRefused(t *testing.T) {
 		t.Errorf("after the provider planted a plaintext policy, an anonymous GetObject: 200 %q, want refused", d)
 	}
 }
+
+// docsListLies is a store that, once lie is set, answers the listing of
+// s3seal's bucket documents with NoSuchBucket, and everything else as it
+// is.
+type docsListLies struct {
+	backend.Store
+	lie *atomic.Bool
+}
+
+func (d docsListLies) ListObjects(ctx context.Context, in backend.ListInput) (backend.ListOutput, error) {
+	if d.lie.Load() && strings.HasPrefix(in.Prefix, sealstore.BucketDocPrefix) {
+		return backend.ListOutput{}, &backend.Error{Code: "NoSuchBucket", StatusCode: 404, Message: "The specified bucket does not exist"}
+	}
+	return d.Store.ListObjects(ctx, in)
+}
+
+// TestDocsNoSuchBucketOpensNothing: a store that says a bucket is not
+// there when s3seal reads its documents, and serves its objects, lets
+// no anonymous request in: what the documents would have decided is
+// unknown, and an anonymous request has no lists to fall back on.
+func TestDocsNoSuchBucketOpensNothing(t *testing.T) {
+	var lying atomic.Bool
+	srv := newTestServerOver(t, Config{Credentials: aclCreds(), AllowAnonymous: true}, func(be backend.Store) backend.Store {
+		return docsListLies{be, &lying}
+	})
+	ctx := context.Background()
+	alice := sdkClient(srv.URL, "alice", "as")
+	b, k := aws.String("bkt"), aws.String("k")
+	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("secret")}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(sealstore.DefaultBucketDocTTL + 100*time.Millisecond) // past the documents' cache
+	lying.Store(true)
+	resp, err := http.Get(srv.URL + "/bkt/k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Errorf("an anonymous GetObject while the store denies the bucket's documents exist: 200 %q, want refused", d)
+	}
+	lying.Store(false)
+	resp, err = http.Get(srv.URL + "/nobkt/k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(d), "<Code>NoSuchBucket</Code>") {
+		t.Errorf("an anonymous GetObject in a bucket that is not there: %d %s, want 404 NoSuchBucket", resp.StatusCode, d)
+	}
+	lying.Store(true)
+	req, _ := http.NewRequest(http.MethodPut, srv.URL+"/bkt/planted", strings.NewReader("x"))
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Errorf("an anonymous PutObject while the store denies the bucket's documents exist: 200, want refused")
+	}
+}
+
