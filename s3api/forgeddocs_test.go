@@ -128,4 +128,3 @@ func TestDocsNoSuchBucketOpensNothing(t *testing.T) {
 		t.Errorf("an anonymous PutObject while the store denies the bucket's documents exist: 200, want refused")
 	}
 }
-
