@@ -37,6 +37,9 @@ func (s *Server) authorize(req *request, op string) error {
 	if req.bucket == "" || op == "CreateBucket" {
 		return nil
 	}
+	if _, busy := s.creating.Load(req.bucket); busy {
+		return refusedBy("the bucket is being created and has no owner yet")
+	}
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
 	if backend.ErrorCode(err) == "NoSuchBucket" {
 		if req.who.isAnonymous() {
