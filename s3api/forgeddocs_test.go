@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -170,5 +171,39 @@ func TestReplayedBucketACLReopensNothing(t *testing.T) {
 	}
 	if _, err := bob.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("planted"), Body: strings.NewReader("x")}); errCode(err) != "AccessDenied" {
 		t.Errorf("after the store put back the bucket's old public-read-write ACL, another account's PutObject: %v, want AccessDenied", err)
+	}
+}
+
+// docsListEndless answers the listing of s3seal's bucket documents with
+// an empty page that is always truncated, with a new token each time.
+type docsListEndless struct {
+	backend.Store
+	n *atomic.Int64
+}
+
+func (d docsListEndless) ListObjects(ctx context.Context, in backend.ListInput) (backend.ListOutput, error) {
+	if strings.HasPrefix(in.Prefix, sealstore.BucketDocPrefix) {
+		if err := ctx.Err(); err != nil {
+			return backend.ListOutput{}, err
+		}
+		return backend.ListOutput{IsTruncated: true, NextContinuationToken: "t" + strconv.FormatInt(d.n.Add(1), 10)}, nil
+	}
+	return d.Store.ListObjects(ctx, in)
+}
+
+// TestEndlessDocsListingIsBounded: a store whose listing of a bucket's
+// documents never ends gets an answer to the request, not a request that
+// lists for as long as its client waits.
+func TestEndlessDocsListingIsBounded(t *testing.T) {
+	var pages atomic.Int64
+	srv := newTestServerOver(t, Config{Credentials: aclCreds()}, func(be backend.Store) backend.Store {
+		return docsListEndless{be, &pages}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	alice := sdkClient(srv.URL, "alice", "as")
+	_, err := alice.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("bkt")})
+	if ctx.Err() != nil {
+		t.Errorf("a request to a bucket whose documents' listing never ends was still waiting after 3 s (%d pages listed): %v", pages.Load(), err)
 	}
 }

@@ -123,7 +123,12 @@ func (s *Store) BucketDoc(ctx context.Context, bucket, name string) ([]byte, boo
 func (s *Store) readBucketDocs(ctx context.Context, bucket string) (map[string][]byte, error) {
 	docs := map[string][]byte{}
 	in := backend.ListInput{Bucket: bucket, V2: true, Prefix: BucketDocPrefix, Delimiter: "/"}
-	for {
+	for page := 0; ; page++ {
+		if page == maxBucketDocPages {
+			// A few documents and one common prefix fit in one page: a
+			// listing that goes on is the store's, and is not followed.
+			return nil, errorf("InternalError", "the store's listing of %s's bucket documents did not end after %d pages", bucket, page)
+		}
 		out, err := s.be.ListObjects(ctx, in)
 		if err != nil {
 			return nil, err
@@ -148,6 +153,9 @@ func (s *Store) readBucketDocs(ctx context.Context, bucket string) (map[string][
 		in.ContinuationToken = out.NextContinuationToken
 	}
 }
+
+// maxBucketDocPages bounds the pages readBucketDocs follows.
+const maxBucketDocPages = 16
 
 var errGone = errors.New("bucket document deleted while it was read")
 
