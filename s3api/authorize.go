@@ -37,8 +37,25 @@ func (s *Server) authorize(req *request, op string) error {
 	if req.bucket == "" || op == "CreateBucket" {
 		return nil
 	}
+	if _, busy := s.creating.Load(req.bucket); busy {
+		return refusedBy("the bucket is being created and has no owner yet")
+	}
+	if op == "GetObjectAttributes" {
+		// S3 decides it as s3:GetObject (GetObjectVersion) and
+		// s3:GetObjectAttributes both: what denies the object's reads
+		// denies its attributes.
+		if err := s.authorize(req, "GetObject"); err != nil {
+			return err
+		}
+	}
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
 	if backend.ErrorCode(err) == "NoSuchBucket" {
+		if req.who.isAnonymous() {
+			// The operation is not run: a store that says so here and
+			// serves the bucket to the operation would let an anonymous
+			// request, which no lists bound, past every document.
+			return err
+		}
 		return nil
 	}
 	if err != nil {

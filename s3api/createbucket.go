@@ -127,6 +127,16 @@ func (s *Server) createBucket(req *request) error {
 	if cfg.LocationConstraint != "" {
 		body = []byte(`<CreateBucketConfiguration xmlns="` + s3ns + `"><LocationConstraint>` + cfg.LocationConstraint + `</LocationConstraint></CreateBucketConfiguration>`)
 	}
+	if !existed {
+		// Until its owner is kept, the new bucket would be ownerless,
+		// open to every credential its lists allow (an ACL or policy
+		// put then would outlast the owner): authorize refuses every
+		// other request to it, and another CreateBucket of it, here.
+		if _, busy := s.creating.LoadOrStore(req.bucket, true); busy {
+			return s3err.New("OperationAborted", "")
+		}
+		defer s.creating.Delete(req.bucket)
+	}
 	if lockEnabled(h) {
 		if err := s.createLockedBucket(req, body); err != nil {
 			return err

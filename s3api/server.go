@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -101,6 +102,7 @@ type Server struct {
 	lockOps   keyLocks                 // retention and legal-hold changes, per (bucket, key)
 	cors      corsCache                // buckets' CORS rules (cors.go)
 	lifecycle lifecycleCache           // buckets' lifecycle rules (lifecycle_cache.go)
+	creating  sync.Map                 // buckets being created, until their owner is kept (createbucket.go)
 }
 
 // New builds the handler.

@@ -123,7 +123,12 @@ func (s *Store) BucketDoc(ctx context.Context, bucket, name string) ([]byte, boo
 func (s *Store) readBucketDocs(ctx context.Context, bucket string) (map[string][]byte, error) {
 	docs := map[string][]byte{}
 	in := backend.ListInput{Bucket: bucket, V2: true, Prefix: BucketDocPrefix, Delimiter: "/"}
-	for {
+	for page := 0; ; page++ {
+		if page == maxBucketDocPages {
+			// A few documents and one common prefix fit in one page: a
+			// listing that goes on is the store's, and is not followed.
+			return nil, errorf("InternalError", "the store's listing of %s's bucket documents did not end after %d pages", bucket, page)
+		}
 		out, err := s.be.ListObjects(ctx, in)
 		if err != nil {
 			return nil, err
@@ -149,10 +154,13 @@ func (s *Store) readBucketDocs(ctx context.Context, bucket string) (map[string][
 	}
 }
 
+// maxBucketDocPages bounds the pages readBucketDocs follows.
+const maxBucketDocPages = 16
+
 var errGone = errors.New("bucket document deleted while it was read")
 
 func (s *Store) readBucketDoc(ctx context.Context, bucket, key string) ([]byte, error) {
-	_, rd, err := s.Read(ctx, ReadInput{Bucket: bucket, Key: key, own: true})
+	info, rd, err := s.Read(ctx, ReadInput{Bucket: bucket, Key: key, own: true})
 	var be *backend.Error
 	if errors.As(err, &be) && (be.Code == "NoSuchKey" || be.Code == "NotFound") {
 		return nil, errGone
@@ -161,6 +169,11 @@ func (s *Store) readBucketDoc(ctx context.Context, bucket, key string) ([]byte, 
 		return nil, err
 	}
 	defer rd.Close()
+	if !info.Encrypted {
+		// Only s3seal writes here, always sealed: an object in the clear
+		// (served only with AllowPlaintextReads) is the provider's.
+		return nil, integrityErr(bucket, key, ErrNotEncrypted)
+	}
 	d, err := io.ReadAll(io.LimitReader(rd, MaxBucketDoc+1))
 	if err == nil && len(d) > MaxBucketDoc {
 		err = errorf("InternalError", "bucket document %s/%s is over %d bytes", bucket, key, MaxBucketDoc)

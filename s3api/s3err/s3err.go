@@ -58,6 +58,7 @@ var table = map[string]Error{
 	"NoSuchVersion":              {StatusCode: 404, Message: "The specified version does not exist."},
 	"NotImplemented":             {StatusCode: 501, Message: "A header you provided implies functionality that is not implemented."},
 	"NotModified":                {StatusCode: 304, Message: "Not Modified."},
+	"OperationAborted":           {StatusCode: 409, Message: "A conflicting conditional operation is currently in progress against this resource. Please try again."},
 	"PreconditionFailed":         {StatusCode: 412, Message: "At least one of the pre-conditions you specified did not hold."},
 	"ServiceUnavailable":         {StatusCode: 503, Message: "Please reduce your request rate."},
 	"RequestTimeout":             {StatusCode: 400, Message: "Your socket connection to the server was not read from or written to within the timeout period."},
