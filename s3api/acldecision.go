@@ -34,6 +34,13 @@ func (s *Server) aclDecision(req *request, op string, docs map[string][]byte) de
 		if _, flagged := docs[docObjectACLs]; !flagged {
 			return decideNone // every object has the default ACL: its owner's, the bucket's
 		}
+		if req.r.URL.Query().Has("versionId") {
+			// An object's ACL record is kept per key, not per version: it
+			// grants nothing on a version named by id, which is then its
+			// owner's and the bucket's alone (the record may have been
+			// put on another version).
+			return decideNone
+		}
 		a, kept, err := s.objectACL(req, req.bucket, req.key)
 		if err != nil || !kept {
 			return decideNone

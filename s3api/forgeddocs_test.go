@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -128,49 +127,6 @@ func TestDocsNoSuchBucketOpensNothing(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
 		t.Errorf("an anonymous PutObject while the store denies the bucket's documents exist: 200, want refused")
-	}
-}
-
-// TestReplayedBucketACLReopensNothing: a store that keeps the sealed ACL
-// document a bucket once had, and puts it back after the owner made the
-// bucket private, does not give back the access the owner took away.
-// (The sealing binds a document to its bucket and name, not to when it
-// was written.)
-func TestReplayedBucketACLReopensNothing(t *testing.T) {
-	var be backend.Store
-	srv := newTestServerOver(t, Config{Credentials: aclCreds()}, func(s backend.Store) backend.Store { be = s; return s })
-	ctx := context.Background()
-	alice, bob := sdkClient(srv.URL, "alice", "as"), sdkClient(srv.URL, "bob", "bs")
-	b := aws.String("bkt")
-	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, ACL: "public-read-write"}); err != nil {
-		t.Fatal(err)
-	}
-	key := sealstore.BucketDocPrefix + "acl"
-	old, err := be.GetObject(ctx, backend.GetInput{Bucket: "bkt", Key: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(old.Body)
-	old.Body.Close()
-	if _, err := alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, ACL: "private"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bob.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: b}); errCode(err) != "AccessDenied" {
-		t.Fatalf("after the owner made the bucket private, another account's listing: %v, want AccessDenied", err)
-	}
-	if _, err := be.PutObject(ctx, backend.PutInput{Bucket: "bkt", Key: key, Body: bytes.NewReader(body), Size: int64(len(body)),
-		Meta: old.Info.Meta, Headers: old.Info.Headers}); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(sealstore.DefaultBucketDocTTL + 100*time.Millisecond) // past the documents' cache
-	if _, err := bob.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: b}); errCode(err) != "AccessDenied" {
-		t.Errorf("after the store put back the bucket's old public-read-write ACL, another account's listing: %v, want AccessDenied", err)
-	}
-	if _, err := bob.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: aws.String("planted"), Body: strings.NewReader("x")}); errCode(err) != "AccessDenied" {
-		t.Errorf("after the store put back the bucket's old public-read-write ACL, another account's PutObject: %v, want AccessDenied", err)
 	}
 }
 

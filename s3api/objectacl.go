@@ -196,6 +196,11 @@ func (s *Server) getObjectACL(req *request) error {
 // putObjectACL answers PutObjectAcl: x-amz-acl, x-amz-grant-* or a
 // document, owned by the object's owner.
 func (s *Server) putObjectACL(req *request) error {
+	if req.r.URL.Query().Has("versionId") {
+		// Records are per key (aclDecision): an ACL put on an old
+		// version would grant on the current one.
+		return s3err.New("NotImplemented", "s3seal keeps one ACL per object key: PutObjectAcl with a versionId is not implemented.")
+	}
 	body, err := readXMLBody(req, maxXMLBody)
 	if err != nil {
 		return err

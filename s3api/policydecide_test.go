@@ -12,11 +12,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// policyCreds are two credentials with the same lists: "ak" (an admin,
-// who puts the policies) and "alt".
+// policyCreds are two credentials of one account with the same lists:
+// "ak" (an admin, who creates the buckets and puts the policies) and
+// "alt", whom the policies name; being of the bucket owner's account, alt
+// is allowed whatever the policy does not deny.
 var policyCreds = Credentials{
-	"ak":  {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true},
-	"alt": {AccessKey: "alt", SecretKey: "altsk", Read: []string{"*"}, Write: []string{"*"}},
+	"ak":  {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true, Account: "111122223333"},
+	"alt": {AccessKey: "alt", SecretKey: "altsk", Read: []string{"*"}, Write: []string{"*"}, Account: "111122223333"},
 }
 
 func putPolicy(t *testing.T, c *s3.Client, bucket, doc string) {
