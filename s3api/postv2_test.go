@@ -99,3 +99,31 @@ func TestPostObjectSignatureV2(t *testing.T) {
 		})
 	}
 }
+
+// TestPostPolicyOptionalFields: a starts-with "" condition allows a form
+// that leaves its field out, and a flexible checksum field needs no
+// condition (it only narrows what is accepted: a wrong one is refused).
+func TestPostPolicyOptionalFields(t *testing.T) {
+	url, c := newPostServer(t)
+	hour := time.Now().Add(time.Hour)
+	conds := []any{map[string]string{"bucket": postBucket}, []any{"starts-with", "$key", "opt/"},
+		[]any{"starts-with", "$x-amz-server-side-encryption", ""}}
+	ct, body := formBody(t, v2Form(t, postAK, postSK, hour, conds, [2]string{"key", "opt/a"}), "a.txt", []byte("abc"))
+	if res := sendPost(t, url, ct, body); res.status != 204 {
+		t.Fatalf("a form without the starts-with \"\" field: %d %s", res.status, res.body)
+	}
+	// sha256("abc") in base64, then a wrong one.
+	good := [2]string{"x-amz-checksum-sha256", "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="}
+	ct, body = formBody(t, v2Form(t, postAK, postSK, hour, conds[:2], [2]string{"key", "opt/b"}, good), "b.txt", []byte("abc"))
+	if res := sendPost(t, url, ct, body); res.status != 204 {
+		t.Fatalf("a form with a checksum field: %d %s", res.status, res.body)
+	}
+	bad := [2]string{"x-amz-checksum-sha256", "n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg="}
+	ct, body = formBody(t, v2Form(t, postAK, postSK, hour, conds[:2], [2]string{"key", "opt/c"}, bad), "c.txt", []byte("abc"))
+	if res := sendPost(t, url, ct, body); res.status != 400 {
+		t.Fatalf("a form with a wrong checksum field: %d %s", res.status, res.body)
+	}
+	if _, err := c.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(postBucket), Key: aws.String("opt/c")}); err == nil {
+		t.Fatal("a form whose checksum does not match was stored")
+	}
+}
