@@ -57,10 +57,10 @@ func (s *Server) serveAnonymous(w http.ResponseWriter, r *http.Request, op, buck
 		return
 	}
 	if err := s.authorize(req, op); err != nil {
-		writeError(w, r, err)
+		writeError(w, r, s.refusedReadErr(req, op, err))
 		return
 	}
 	if err := h(req); err != nil {
-		writeError(w, r, err)
+		writeError(w, r, s.missingKeyErr(req, op, err))
 	}
 }

@@ -280,3 +280,28 @@ func TestAnonymousActualCORS(t *testing.T) {
 		}
 	}
 }
+
+// TestAnonymousMissingKey: an unsigned read of a missing key is 404 where
+// the bucket lets anyone list it (public-read), 403 where it does not, as
+// for a signed caller.
+func TestAnonymousMissingKey(t *testing.T) {
+	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
+	srv := newTestServerWith(t, Config{Credentials: creds, AllowAnonymous: true})
+	c := sdkClient(srv.URL, "admin", "as")
+	ctx := context.Background()
+	for bucket, acl := range map[string]types.BucketCannedACL{"open": types.BucketCannedACLPublicRead, "closed": types.BucketCannedACLPrivate} {
+		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket), ACL: acl}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for bucket, want := range map[string]int{"open": 404, "closed": 403} {
+		res, err := http.Get(srv.URL + "/" + bucket + "/missing")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("%s: %d, want %d", bucket, res.StatusCode, want)
+		}
+	}
+}
