@@ -158,3 +158,39 @@ func TestDeleteBucketTakesItsDocs(t *testing.T) {
 		}
 	}
 }
+
+// Verify checks bucket documents as it checks objects, and finds one the
+// store altered.
+func TestVerifyCoversBucketDocs(t *testing.T) {
+	f := newFixture(t)
+	if err := f.st.PutBucketDoc(f.ctx, bucket, "owner", []byte("alice")); err != nil {
+		t.Fatal(err)
+	}
+	results := map[string]string{}
+	verify := func() {
+		t.Helper()
+		clear(results)
+		if err := f.st.Verify(f.ctx, bucket, VerifyOptions{}, func(r VerifyResult) { results[r.Key] = r.Status }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verify()
+	if st, ok := results[BucketDocPrefix+"owner"]; !ok || st != VerifyOK {
+		t.Fatalf("verify of a bucket document: %v (seen %v)", st, ok)
+	}
+	raw, err := f.be.GetObject(f.ctx, backend.GetInput{Bucket: bucket, Key: BucketDocPrefix + "owner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(raw.Body)
+	raw.Body.Close()
+	body[len(body)-1] ^= 1
+	if _, err := f.be.PutObject(f.ctx, backend.PutInput{Bucket: bucket, Key: BucketDocPrefix + "owner",
+		Body: bytes.NewReader(body), Size: int64(len(body)), Meta: raw.Info.Meta}); err != nil {
+		t.Fatal(err)
+	}
+	verify()
+	if st := results[BucketDocPrefix+"owner"]; st == VerifyOK {
+		t.Fatal("verify passed an altered bucket document")
+	}
+}
