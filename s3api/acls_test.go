@@ -23,10 +23,10 @@ import (
 func aclCreds() Credentials {
 	return Credentials{
 		"alice": {AccessKey: "alice", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"},
-			CanonicalID: "a11ce", DisplayName: "Alice", Email: "alice@example.com"},
+			CanonicalID: "a11ce", DisplayName: "Alice", Email: "alice@example.com", Account: "111111111111"},
 		"bob": {AccessKey: "bob", SecretKey: "bs", Read: []string{"*"}, Write: []string{"*"},
-			CanonicalID: "b0b", DisplayName: "Bob", Email: "bob@example.com"},
-		"carol": {AccessKey: "carol", SecretKey: "cs", Read: []string{"other"}, Write: []string{"other"}},
+			CanonicalID: "b0b", DisplayName: "Bob", Email: "bob@example.com", Account: "222222222222"},
+		"carol": {AccessKey: "carol", SecretKey: "cs", Read: []string{"other"}, Write: []string{"other"}, Account: "333333333333"},
 	}
 }
 
@@ -105,6 +105,38 @@ func TestBucketOwnerDecides(t *testing.T) {
 	lb, err := bob.ListBuckets(ctx, &s3.ListBucketsInput{})
 	if err != nil || aws.ToString(lb.Owner.ID) != "b0b" || aws.ToString(lb.Owner.DisplayName) != "Bob" {
 		t.Errorf("ListBuckets owner: %+v, %v; want b0b (Bob)", lb.Owner, err)
+	}
+}
+
+// TestCredentialsWithoutAccountShareBuckets: credentials that name no
+// account are the deployment's one account, each the owner of the
+// buckets any of them made within its own lists (as before s3seal kept
+// owners); a key that replaces another keeps its buckets. One that names
+// an account of its own is another owner.
+func TestCredentialsWithoutAccountShareBuckets(t *testing.T) {
+	creds := Credentials{
+		"old":   {AccessKey: "old", SecretKey: "os", Read: []string{"*"}, Write: []string{"*"}},
+		"new":   {AccessKey: "new", SecretKey: "ns", Read: []string{"*"}, Write: []string{"*"}},
+		"other": {AccessKey: "other", SecretKey: "xs", Read: []string{"*"}, Write: []string{"*"}, Account: "444444444444"},
+	}
+	url := newTestServer(t, creds)
+	ctx := context.Background()
+	old, repl, other := sdkClient(url, "old", "os"), sdkClient(url, "new", "ns"), sdkClient(url, "other", "xs")
+	b, k := aws.String("bkt"), aws.String("k")
+	if _, err := old.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repl.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k}); err != nil {
+		t.Errorf("a credential of the same (default) account: %v, want its object", err)
+	}
+	if _, err := repl.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, ACL: types.BucketCannedACLPrivate}); err != nil {
+		t.Errorf("a credential of the same account acts as the owner: PutBucketAcl %v", err)
+	}
+	if _, err := other.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k}); errCode(err) != "AccessDenied" {
+		t.Errorf("a credential of another account: %v, want AccessDenied", err)
 	}
 }
 
@@ -486,9 +518,9 @@ func TestACLDocumentGroupsFirst(t *testing.T) {
 func TestListNamingBucketLetsIn(t *testing.T) {
 	creds := Credentials{
 		"backup":  {AccessKey: "backup", SecretKey: "bs", Read: []string{"*"}, Write: []string{"*"}, Admin: true},
-		"reader":  {AccessKey: "reader", SecretKey: "rs", Read: []string{"bkt"}},
-		"writer":  {AccessKey: "writer", SecretKey: "ws", Write: []string{"bkt"}},
-		"someone": {AccessKey: "someone", SecretKey: "ss", Read: []string{"*"}, Write: []string{"*"}},
+		"reader":  {AccessKey: "reader", SecretKey: "rs", Read: []string{"bkt"}, Account: "555555555555"},
+		"writer":  {AccessKey: "writer", SecretKey: "ws", Write: []string{"bkt"}, Account: "555555555555"},
+		"someone": {AccessKey: "someone", SecretKey: "ss", Read: []string{"*"}, Write: []string{"*"}, Account: "555555555555"},
 	}
 	url := newTestServer(t, creds)
 	ctx := context.Background()

@@ -26,7 +26,7 @@ import (
 func TestCreateBucketChecked(t *testing.T) {
 	fw := &fakeForwarder{}
 	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true},
-		"other": {AccessKey: "other", SecretKey: "os", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
+		"other": {AccessKey: "other", SecretKey: "os", Read: []string{"*"}, Write: []string{"*"}, Admin: true, Account: "222222222222"}}
 	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
 	ctx := context.Background()
 	c := sdkClient(srv.URL, "admin", "as")
@@ -98,7 +98,7 @@ func TestCreateBucketChecked(t *testing.T) {
 	if apiCode(err) != "BucketAlreadyOwnedByYou" || httpStatus(err) != 409 {
 		t.Fatalf("CreateBucket of one's own bucket with tags: %v", err)
 	}
-	// Another credential's, or one that would change the ACL (s3-tests).
+	// Another account's, or one that would change the ACL (s3-tests).
 	_, err = sdkClient(srv.URL, "other", "os").CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain")})
 	if apiCode(err) != "BucketAlreadyExists" || httpStatus(err) != 409 {
 		t.Fatalf("CreateBucket of another's bucket: %v", err)

@@ -2,19 +2,18 @@ package s3api
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 )
 
-// A principal is who a request acts as: one of s3seal's credentials, each
-// its own account as S3 sees accounts, or nobody (an anonymous request).
+// A principal is who a request acts as: one of s3seal's credentials, or
+// nobody (an anonymous request).
 // The names a policy or an ACL may use for it:
 //
 //   - its canonical user id (64 hex digits, as S3's), the credential's
 //     canonical_id, else the SHA-256 of its access key in hex;
-//   - its account id (12 digits), the credential's account, else one
-//     derived from the canonical id;
+//   - its account id (12 digits), the credential's account, else
+//     DefaultAccount;
 //   - its ARN, arn:aws:iam::ACCOUNT:user/ACCESS_KEY, and its account's
 //     root, arn:aws:iam::ACCOUNT:root (or the bare account id);
 //   - its access key;
@@ -50,6 +49,16 @@ func (p principal) RootARN() string {
 	return fmt.Sprintf("arn:aws:iam::%s:root", p.Account)
 }
 
+// DefaultAccount is the account of every credential that names none:
+// the deployment's one account, as IAM users of one AWS account. Each of
+// them acts as the owner of the buckets any of them made, within its own
+// lists, so a deployment that gives no accounts is decided by its lists
+// as before s3seal kept owners, and a key that is replaced (a new access
+// key, the same account) keeps its buckets. Credentials given distinct
+// accounts are distinct owners, each reaching another's bucket only as
+// its ACL or policy allows.
+const DefaultAccount = "000000000000"
+
 // principal is the principal c signs as.
 func (c Credential) principal() principal {
 	p := principal{AccessKey: c.AccessKey, CanonicalID: c.CanonicalID, DisplayName: c.DisplayName,
@@ -62,8 +71,7 @@ func (c Credential) principal() principal {
 		p.DisplayName = c.AccessKey
 	}
 	if p.Account == "" {
-		sum := sha256.Sum256([]byte(p.CanonicalID))
-		p.Account = fmt.Sprintf("%012d", binary.BigEndian.Uint64(sum[:8])%1_000_000_000_000)
+		p.Account = DefaultAccount
 	}
 	return p
 }

@@ -11,7 +11,8 @@ func TestPrincipalDefaults(t *testing.T) {
 	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(a.CanonicalID) || a.CanonicalID == b.CanonicalID {
 		t.Fatalf("canonical ids %q %q", a.CanonicalID, b.CanonicalID)
 	}
-	if !regexp.MustCompile(`^[0-9]{12}$`).MatchString(a.Account) || a.Account == b.Account {
+	// Credentials that name no account are the deployment's one account.
+	if a.Account != DefaultAccount || b.Account != DefaultAccount {
 		t.Fatalf("accounts %q %q", a.Account, b.Account)
 	}
 	if a.DisplayName != "AKA" || a.ARN() != "arn:aws:iam::"+a.Account+":user/AKA" || a.RootARN() != "arn:aws:iam::"+a.Account+":root" {

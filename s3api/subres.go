@@ -198,6 +198,9 @@ func (s *Server) forward(sr subresource) handler {
 			}
 		}
 		out, err := s.cfg.Forwarder.Forward(req.r.Context(), in)
+		if err != nil && sr.name == "object-lock" && !sr.object && req.r.Method == http.MethodPut {
+			out, err = s.lockConfigWithoutDocs(req, in, out, err)
+		}
 		if sr.name == "cors" && req.r.Method != http.MethodGet {
 			s.cors.forget(req.bucket) // cors.go: the next request reads the new rules
 		}

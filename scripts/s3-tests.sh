@@ -43,7 +43,8 @@ else
 	host=127.0.0.1
 	# The suite's three users (main, alt, tenant) and its IAM user, with
 	# the canonical ids, display names and e-mail addresses of
-	# s3tests.conf.SAMPLE (ACL answers name them), and access to every
+	# s3tests.conf.SAMPLE (ACL answers name them), an account each (the
+	# suite's users are distinct AWS accounts), and access to every
 	# bucket: within the lists, each owns the buckets it creates and is
 	# decided by their ACLs as on S3. All are marked admin: admin is what
 	# lets a credential change what the store enforces (CORS, lifecycle,
@@ -54,13 +55,13 @@ else
 	export S3SEAL_ALLOW_ANONYMOUS=true
 	start_s3seal "$out" "$mode" '{"credentials": [
 	  {"access_key": "0555b35654ad1656d804", "secret_key": "h7GhxuBLTrlhVUyxSPUKUV8r/2EI4ngqJxD7iBdBYLhwluN30JaT3Q==", "read": ["*"], "write": ["*"], "admin": true,
-	   "canonical_id": "testid", "display_name": "M. Tester", "email": "tester@ceph.com"},
+	   "account": "100000000001", "canonical_id": "testid", "display_name": "M. Tester", "email": "tester@ceph.com"},
 	  {"access_key": "NOPQRSTUVWXYZABCDEFG", "secret_key": "nopqrstuvwxyzabcdefghijklmnabcdefghijklm", "read": ["*"], "write": ["*"], "admin": true,
-	   "canonical_id": "56789abcdef0123456789abcdef0123456789abcdef0123456789abcdef01234", "display_name": "john.doe", "email": "john.doe@example.com"},
+	   "account": "100000000002", "canonical_id": "56789abcdef0123456789abcdef0123456789abcdef0123456789abcdef01234", "display_name": "john.doe", "email": "john.doe@example.com"},
 	  {"access_key": "HIJKLMNOPQRSTUVWXYZA", "secret_key": "opqrstuvwxyzabcdefghijklmnopqrstuvwxyzab", "read": ["*"], "write": ["*"], "admin": true,
-	   "canonical_id": "testx$9876543210abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "display_name": "testx$tenanteduser", "email": "tenanteduser@example.com"},
+	   "account": "100000000003", "canonical_id": "testx$9876543210abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "display_name": "testx$tenanteduser", "email": "tenanteduser@example.com"},
 	  {"access_key": "ABCDEFGHIJKLMNOPQRST", "secret_key": "abcdefghijklmnopqrstuvwxyzabcdefghijklmn", "read": ["*"], "write": ["*"], "admin": true,
-	   "canonical_id": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "display_name": "youruseridhere", "email": "s3@example.com"}
+	   "account": "100000000004", "canonical_id": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "display_name": "youruseridhere", "email": "s3@example.com"}
 	]}'
 fi
 

@@ -72,6 +72,14 @@ func (c *bucketDocCache) forget(bucket string) {
 	c.mu.Unlock()
 }
 
+// hold caches docs as bucket's, read now.
+func (c *bucketDocCache) hold(bucket string, docs map[string][]byte) {
+	c.mu.Lock()
+	c.entries.Add(bucket, bucketDocEntry{docs: docs, at: time.Now()})
+	c.gen++
+	c.mu.Unlock()
+}
+
 // BucketDocs returns the documents s3seal keeps for bucket, by name; an
 // empty map when it keeps none. A bucket that does not exist is the
 // store's NoSuchBucket. The answer comes from a cache no older than the
