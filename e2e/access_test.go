@@ -46,9 +46,9 @@ func TestAccessAndKeyring(t *testing.T) {
 	k1, k2 := randomKey(t), randomKey(t)
 	adminSK, readerSK, teamSK := "adm-"+randomKey(t)[:30], "rdr-"+randomKey(t)[:30], "tm-"+randomKey(t)[:30]
 	credFile := writeJSON(t, dir, "creds.json", map[string]any{"credentials": []map[string]any{
-		{"account": "111111111111", "access_key": "admin", "secret_key": adminSK, "read": []string{"*"}, "write": []string{"*"}},
-		{"account": "111111111111", "access_key": "reader", "secret_key": readerSK, "read": []string{"shared"}, "write": []string{}},
-		{"account": "111111111111", "access_key": "team", "secret_key": teamSK, "read": []string{}, "write": []string{"team"}, "key_id": "k2"},
+		{"access_key": "admin", "secret_key": adminSK, "read": []string{"*"}, "write": []string{"*"}},
+		{"access_key": "reader", "secret_key": readerSK, "read": []string{"shared"}, "write": []string{}},
+		{"access_key": "team", "secret_key": teamSK, "read": []string{}, "write": []string{"team"}, "key_id": "k2"},
 	}})
 	var procs []*sealProc
 	start := func(keys keysFile) *sealProc {

@@ -190,8 +190,8 @@ func TestDefaultRetentionLocksMultipartMoto(t *testing.T) {
 	m := startMoto(t)
 	dir := t.TempDir()
 	creds := writeJSON(t, dir, "creds.json", map[string]any{"credentials": []map[string]any{
-		{"account": "111111111111", "access_key": "admin", "secret_key": "admin-secret-key", "read": []string{"*"}, "write": []string{"*"}, "admin": true},
-		{"account": "111111111111", "access_key": "writer", "secret_key": "writer-secret-key", "read": []string{"*"}, "write": []string{"*"}},
+		{"access_key": "admin", "secret_key": "admin-secret-key", "read": []string{"*"}, "write": []string{"*"}, "admin": true},
+		{"access_key": "writer", "secret_key": "writer-secret-key", "read": []string{"*"}, "write": []string{"*"}},
 	}})
 	p := startS3seal(t, sealOpts{Backend: m, CredentialsFile: creds})
 	admin := newSDKClient(t, p.Endpoint, "admin", "admin-secret-key", true)

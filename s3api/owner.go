@@ -112,7 +112,14 @@ var errOwnBucket = errors.New("the caller owns the bucket")
 // answers 200 to a re-create must not let any credential claim a bucket
 // others use).
 func (s *Server) existingBucket(req *request, plain bool) (existed bool, err error) {
-	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
+	// A HeadBucket first: the bucket is new in most CreateBuckets, and a
+	// listing of a bucket that is not there is a failure to the metrics
+	// (retry.refusalOutcome), where HeadBucket's 404 is an answer.
+	err = s.store.Backend().HeadBucket(req.r.Context(), req.bucket)
+	docs := map[string][]byte(nil)
+	if err == nil {
+		docs, err = s.store.BucketDocs(req.r.Context(), req.bucket)
+	}
 	switch {
 	case backend.ErrorCode(err) == "NoSuchBucket" || backend.IsNotFound(err):
 		return false, nil

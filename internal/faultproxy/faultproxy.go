@@ -82,6 +82,9 @@ type Rule struct {
 	Part int32
 	// Attempt is the n-th matching request (1-based); 0 matches all.
 	Attempt int
+	// Path, when set, matches only requests for that URL path (path
+	// style: "/bucket/key"); Attempt still counts all requests of Op.
+	Path string
 	Fault   Fault
 	Delay   time.Duration // for Delay and Drip
 	// Code and Message of the <Error> body of ErrorInBody and
@@ -187,7 +190,7 @@ func (p *Proxy) Requests(op Op) []Request {
 // match counts the request and picks its rule, or, when no rule matches
 // and chaos is on, draws its fault; seen is the index of its Request,
 // whose body record wants filling in (-1 under chaos: no record kept).
-func (p *Proxy) match(r *http.Request, op Op, part int32) (rule Rule, seen int) {
+func (p *Proxy) match(req *http.Request, op Op, part int32) (rule Rule, seen int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.counts[counterKey{op, 0}]++
@@ -202,13 +205,13 @@ func (p *Proxy) match(r *http.Request, op Op, part int32) (rule Rule, seen int) 
 		if r.Part != 0 {
 			n = nPart
 		}
-		if r.Op == op && (r.Part == 0 || r.Part == part) && (r.Attempt == 0 || r.Attempt == n) {
+		if r.Op == op && (r.Part == 0 || r.Part == part) && (r.Attempt == 0 || r.Attempt == n) && (r.Path == "" || r.Path == req.URL.Path) {
 			rule = r
 			break
 		}
 	}
 	if rule.Fault == 0 && p.chaos != nil {
-		rule = Rule{Op: op, Fault: p.chaos.draw(op, r), Delay: p.chaos.cfg.Delay}
+		rule = Rule{Op: op, Fault: p.chaos.draw(op, req), Delay: p.chaos.cfg.Delay}
 	}
 	if p.chaos != nil {
 		return rule, -1
