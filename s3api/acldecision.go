@@ -34,14 +34,10 @@ func (s *Server) aclDecision(req *request, op string, docs map[string][]byte) de
 		if _, flagged := docs[docObjectACLs]; !flagged {
 			return decideNone // every object has the default ACL: its owner's, the bucket's
 		}
-		if req.r.URL.Query().Has("versionId") {
-			// An object's ACL record is kept per key, not per version: it
-			// grants nothing on a version named by id, which is then its
-			// owner's and the bucket's alone (the record may have been
-			// put on another version).
-			return decideNone
-		}
-		a, kept, err := s.objectACL(req, req.bucket, req.key)
+		// A version named by id is decided by its own record (kept by
+		// PutObjectAcl for a version), never by the current object's:
+		// the current ACL may have been put on another version.
+		a, kept, err := s.objectACL(req, req.bucket, req.key, req.r.URL.Query().Get("versionId"))
 		if err != nil || !kept {
 			return decideNone
 		}

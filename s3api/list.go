@@ -250,18 +250,31 @@ func (s *Server) deleteObjects(req *request) error {
 		entries = append(entries, sealstore.DeleteEntry{Key: o.Key, VersionID: vid, Cond: cond})
 	}
 	if len(entries) > 0 {
+		wasCurrent := make([]bool, len(entries))
+		for i, e := range entries {
+			wasCurrent[i] = e.VersionID != "" && s.currentBeforeDelete(req, e.Key, e.VersionID)
+		}
 		res, err := s.store.DeleteEntries(ctx, req.bucket, entries)
 		if err != nil {
 			return bucketErr(err)
 		}
-		for _, r := range res {
+		var deleted []sealstore.DeleteEntry
+		var deletedCurrent []bool
+		for i, r := range res {
 			switch {
 			case r.Code != "":
 				out.Errors = append(out.Errors, deleteError{Key: r.Key, VersionID: r.VersionID, Code: r.Code, Message: r.Message})
+				continue
 			case !dr.Quiet:
 				out.Deleted = append(out.Deleted, deletedEntry{Key: r.Key, VersionID: r.VersionID,
 					DeleteMarker: r.DeleteMarker, DeleteMarkerVersionID: r.DeleteMarkerVersionID})
 			}
+			if i < len(entries) {
+				deleted, deletedCurrent = append(deleted, entries[i]), append(deletedCurrent, wasCurrent[i])
+			}
+		}
+		if err := s.forgetDeletedACLs(req, deleted, deletedCurrent); err != nil {
+			return err
 		}
 	}
 	writeXML(req.w, http.StatusOK, out)

@@ -25,9 +25,10 @@ import (
 // bucket has a record.
 const docObjectACLs = "object-acls"
 
-// objectACL reads the ACL kept for bucket's key, and whether there is one.
-func (s *Server) objectACL(req *request, bucket, key string) (aclDoc, bool, error) {
-	b, ok, err := s.store.ObjectRecord(req.r.Context(), bucket, key)
+// objectACL reads the ACL kept for bucket's key (version "": its current
+// object; else that version), and whether there is one.
+func (s *Server) objectACL(req *request, bucket, key, version string) (aclDoc, bool, error) {
+	b, ok, err := s.store.ObjectRecord(req.r.Context(), bucket, key, version)
 	if err != nil || !ok {
 		return aclDoc{}, false, err
 	}
@@ -102,14 +103,15 @@ func (w *objectACLWrite) commit(s *Server, req *request, key string) error {
 	ctx := req.r.Context()
 	if !w.keep {
 		if w.flagged {
-			return s.store.DeleteObjectRecord(ctx, req.bucket, key)
+			return s.store.DeleteObjectRecord(ctx, req.bucket, key, "")
 		}
 		return nil
 	}
-	return s.keepObjectACL(req, key, w.acl, w.flagged)
+	return s.keepObjectACL(req, key, "", w.acl, w.flagged)
 }
 
-func (s *Server) keepObjectACL(req *request, key string, a aclDoc, flagged bool) error {
+// keepObjectACL keeps a as the record of key (version: as objectACL).
+func (s *Server) keepObjectACL(req *request, key, version string, a aclDoc, flagged bool) error {
 	ctx := req.r.Context()
 	if !flagged {
 		if err := s.store.PutBucketDoc(ctx, req.bucket, docObjectACLs, []byte("1")); err != nil {
@@ -120,7 +122,7 @@ func (s *Server) keepObjectACL(req *request, key string, a aclDoc, flagged bool)
 	if err != nil {
 		return err
 	}
-	return s.store.PutObjectRecord(ctx, req.bucket, key, b)
+	return s.store.PutObjectRecord(ctx, req.bucket, key, version, b)
 }
 
 // ownerOnlyGrants reports whether a grants its owner FULL_CONTROL and
@@ -147,8 +149,10 @@ func bucketOwnerFull(a aclDoc, bucketOwnerID string) bool {
 // S3's canned ACLs for objects, as PutObjectAcl takes them.
 var objectCannedACLs = append(slices.Clone(cannedACLs), "log-delivery-write")
 
-// forgetObjectACL drops the record of a deleted object.
-func (s *Server) forgetObjectACL(req *request) error {
+// forgetObjectACL drops the records a delete of key makes stale: of the
+// current object, when the delete removed it (no version named, or the
+// version that was current), and of the version deleted.
+func (s *Server) forgetObjectACL(req *request, key, version string, wasCurrent bool) error {
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
 	if err != nil {
 		return nil
@@ -156,34 +160,93 @@ func (s *Server) forgetObjectACL(req *request) error {
 	if _, flagged := docs[docObjectACLs]; !flagged {
 		return nil
 	}
-	return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, req.key)
-}
-
-// objectThere answers NoSuchKey for an object that is not there.
-func (s *Server) objectThere(req *request) error {
-	if err := sealstore.CheckKey(req.key); err != nil {
-		return err
-	}
-	if _, err := s.store.Backend().HeadObject(req.r.Context(), req.bucket, req.key); err != nil {
-		if backend.IsNotFound(err) {
-			return s3err.New("NoSuchKey", "")
+	if version != "" {
+		if err := s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key, version); err != nil {
+			return err
 		}
-		return bucketErr(err)
+	}
+	if version == "" || wasCurrent {
+		return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key, "")
 	}
 	return nil
 }
 
-// getObjectACL answers GetObjectAcl from the object's record, else the
-// default: the bucket's owner with FULL_CONTROL.
+// currentBeforeDelete reports, before a delete of key's version, whether
+// it is the key's current object, in a bucket where some object has a
+// record (elsewhere there is nothing to forget: false). When the store
+// does not say, it is taken as current: forgetting the current object's
+// record leaves it the default ACL, the owner's alone.
+func (s *Server) currentBeforeDelete(req *request, key, version string) bool {
+	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
+	if _, flagged := docs[docObjectACLs]; err != nil || !flagged {
+		return false
+	}
+	info, err := s.store.Backend().HeadObject(req.r.Context(), req.bucket, key)
+	return err != nil || info.VersionID == version
+}
+
+// forgetDeletedACLs is forgetObjectACL for each entry a DeleteObjects
+// deleted; wasCurrent holds currentBeforeDelete of its entries.
+func (s *Server) forgetDeletedACLs(req *request, deleted []sealstore.DeleteEntry, wasCurrent []bool) error {
+	for i, e := range deleted {
+		if err := s.forgetObjectACL(req, e.Key, e.VersionID, wasCurrent[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// objectThere answers NoSuchKey for an object that is not there (and
+// NoSuchVersion for a version named by id that is not), and the version
+// id of the key's current object ("" when the store names none).
+func (s *Server) objectThere(req *request) (current string, err error) {
+	if err := sealstore.CheckKey(req.key); err != nil {
+		return "", err
+	}
+	if vid := req.r.URL.Query().Get("versionId"); vid != "" {
+		if _, err := checkVersionID(vid); err != nil {
+			return "", err
+		}
+		if _, err := s.store.Backend().HeadObjectVersion(req.r.Context(), req.bucket, req.key, vid); err != nil {
+			return "", versionErr(bucketErr(err))
+		}
+	}
+	info, err := s.store.Backend().HeadObject(req.r.Context(), req.bucket, req.key)
+	switch {
+	case err == nil:
+		return info.VersionID, nil
+	case backend.IsNotFound(err) && req.r.URL.Query().Get("versionId") != "":
+		return "", nil // a version of a key whose current entry is a delete marker
+	case backend.IsNotFound(err):
+		return "", s3err.New("NoSuchKey", "")
+	}
+	return "", bucketErr(err)
+}
+
+// aclVersion is the version whose record answers an ACL request: "" for
+// the current object (no version named, or the current one named), else
+// the version named.
+func aclVersion(req *request, current string) string {
+	vid := req.r.URL.Query().Get("versionId")
+	if vid == current {
+		return ""
+	}
+	return vid
+}
+
+// getObjectACL answers GetObjectAcl from the record of the object (or of
+// the version named), else the default: the bucket's owner with
+// FULL_CONTROL.
 func (s *Server) getObjectACL(req *request) error {
-	if err := s.objectThere(req); err != nil {
+	current, err := s.objectThere(req)
+	if err != nil {
 		return err
 	}
 	bo, err := s.bucketOwner(req)
 	if err != nil {
 		return err
 	}
-	a, kept, err := s.objectACL(req, req.bucket, req.key)
+	a, kept, err := s.objectACL(req, req.bucket, req.key, aclVersion(req, current))
 	if err != nil {
 		return err
 	}
@@ -194,18 +257,17 @@ func (s *Server) getObjectACL(req *request) error {
 }
 
 // putObjectACL answers PutObjectAcl: x-amz-acl, x-amz-grant-* or a
-// document, owned by the object's owner.
+// document, owned by the object's owner. In a versioned bucket the ACL is
+// kept for the version too (named, or current), so that a later read of
+// that version by id finds it; one put on the current object also
+// answers its reads without a version id.
 func (s *Server) putObjectACL(req *request) error {
-	if req.r.URL.Query().Has("versionId") {
-		// Records are per key (aclDecision): an ACL put on an old
-		// version would grant on the current one.
-		return s3err.New("NotImplemented", "s3seal keeps one ACL per object key: PutObjectAcl with a versionId is not implemented.")
-	}
 	body, err := readXMLBody(req, maxXMLBody)
 	if err != nil {
 		return err
 	}
-	if err := s.objectThere(req); err != nil {
+	current, err := s.objectThere(req)
+	if err != nil {
 		return err
 	}
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
@@ -217,9 +279,10 @@ func (s *Server) putObjectACL(req *request) error {
 		return err
 	}
 	_, flagged := docs[docObjectACLs]
+	version := aclVersion(req, current)
 	ownerID := bo.ID
 	if flagged {
-		cur, kept, err := s.objectACL(req, req.bucket, req.key)
+		cur, kept, err := s.objectACL(req, req.bucket, req.key, version)
 		if err != nil {
 			return err
 		}
@@ -240,14 +303,25 @@ func (s *Server) putObjectACL(req *request) error {
 	if isPublicACL(a) && publicAccessBlockOf(docs).BlockPublicAcls {
 		return refusedBy("the bucket's public access block blocks public ACLs")
 	}
-	if ownerID == bo.ID && ownerOnlyGrants(a) {
-		if flagged {
-			if err := s.store.DeleteObjectRecord(req.r.Context(), req.bucket, req.key); err != nil {
-				return err
+	// The records to write: the version's, and the current object's when
+	// the version is the current one.
+	targets := []string{version}
+	if version == "" && current != "" && current != "null" {
+		targets = append(targets, current)
+	}
+	for _, v := range targets {
+		if ownerID == bo.ID && ownerOnlyGrants(a) {
+			if flagged {
+				if err := s.store.DeleteObjectRecord(req.r.Context(), req.bucket, req.key, v); err != nil {
+					return err
+				}
 			}
+			continue
 		}
-	} else if err := s.keepObjectACL(req, req.key, a, flagged); err != nil {
-		return err
+		if err := s.keepObjectACL(req, req.key, v, a, flagged); err != nil {
+			return err
+		}
+		flagged = true
 	}
 	req.w.WriteHeader(http.StatusOK)
 	return nil

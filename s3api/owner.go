@@ -195,7 +195,7 @@ func (s *Server) objectOwners(req *request) func(key string) owner {
 		return func(string) owner { return bo }
 	}
 	return func(key string) owner {
-		a, kept, err := s.objectACL(req, req.bucket, key)
+		a, kept, err := s.objectACL(req, req.bucket, key, "")
 		if err != nil || !kept {
 			return bo
 		}

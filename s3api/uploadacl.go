@@ -19,7 +19,7 @@ func (s *Server) keepUploadACL(req *request, w *objectACLWrite, uploadID string)
 	if !w.keep {
 		return nil
 	}
-	return s.keepObjectACL(req, uploadACLKey(uploadID), w.acl, w.flagged)
+	return s.keepObjectACL(req, uploadACLKey(uploadID), "", w.acl, w.flagged)
 }
 
 // completeUploadACL gives the completed object the upload's ACL, else the
@@ -30,15 +30,15 @@ func (s *Server) completeUploadACL(req *request, uploadID string) error {
 		return err
 	}
 	if _, flagged := docs[docObjectACLs]; flagged {
-		a, kept, err := s.objectACL(req, req.bucket, uploadACLKey(uploadID))
+		a, kept, err := s.objectACL(req, req.bucket, uploadACLKey(uploadID), "")
 		if err != nil {
 			return err
 		}
 		if kept {
-			if err := s.keepObjectACL(req, req.key, a, true); err != nil {
+			if err := s.keepObjectACL(req, req.key, "", a, true); err != nil {
 				return err
 			}
-			return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, uploadACLKey(uploadID))
+			return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, uploadACLKey(uploadID), "")
 		}
 	}
 	w, err := s.objectACLOf(req, nil)
@@ -57,5 +57,5 @@ func (s *Server) dropUploadACL(req *request, uploadID string) error {
 	if _, flagged := docs[docObjectACLs]; !flagged {
 		return nil
 	}
-	return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, uploadACLKey(uploadID))
+	return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, uploadACLKey(uploadID), "")
 }
