@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"hash/fnv"
 	"io"
 	"strings"
 	"sync"
@@ -53,6 +54,17 @@ type bucketDocCache struct {
 	// cache what it read before the change.
 	gen      uint64
 	fetching map[string]chan struct{}
+	// writing serializes, per bucket (striped), the changes of this
+	// process to a bucket's documents with WithoutBucketDocs, so that
+	// putting back what it read does not undo a change made meanwhile.
+	writing [64]sync.Mutex
+}
+
+// writeLock is the lock of bucket's document changes.
+func (c *bucketDocCache) writeLock(bucket string) *sync.Mutex {
+	h := fnv.New32a()
+	h.Write([]byte(bucket))
+	return &c.writing[h.Sum32()%uint32(len(c.writing))]
 }
 
 // bucketDocEntries bounds the cache: at most this many buckets' documents
@@ -195,6 +207,9 @@ func (s *Store) PutBucketDoc(ctx context.Context, bucket, name string, doc []byt
 	if name == "" || strings.Contains(name, "/") || len(doc) > MaxBucketDoc {
 		return errorf("InternalError", "bad bucket document %q (%d bytes)", name, len(doc))
 	}
+	mu := s.bucketDocs.writeLock(bucket)
+	mu.Lock()
+	defer mu.Unlock()
 	defer s.bucketDocs.forget(bucket)
 	_, err := s.put(ctx, PutInput{Bucket: bucket, Key: BucketDocPrefix + name, Body: bytes.NewReader(doc), Size: int64(len(doc))})
 	return err
@@ -203,6 +218,9 @@ func (s *Store) PutBucketDoc(ctx context.Context, bucket, name string, doc []byt
 // DeleteBucketDoc removes bucket's document name; removing one that is not
 // there is not an error.
 func (s *Store) DeleteBucketDoc(ctx context.Context, bucket, name string) error {
+	mu := s.bucketDocs.writeLock(bucket)
+	mu.Lock()
+	defer mu.Unlock()
 	defer s.bucketDocs.forget(bucket)
 	err := s.be.DeleteObject(ctx, bucket, BucketDocPrefix+name)
 	var be *backend.Error
