@@ -215,6 +215,31 @@ func (s *Store) PutBucketDoc(ctx context.Context, bucket, name string, doc []byt
 	return err
 }
 
+// CreateBucketDoc keeps doc as bucket's document name only while the
+// bucket has none of that name (a conditional write, If-None-Match: *):
+// PreconditionFailed when it has one, written meanwhile by another
+// request or another s3seal process.
+func (s *Store) CreateBucketDoc(ctx context.Context, bucket, name string, doc []byte) error {
+	if name == "" || strings.Contains(name, "/") || len(doc) > MaxBucketDoc {
+		return errorf("InternalError", "bad bucket document %q (%d bytes)", name, len(doc))
+	}
+	mu := s.bucketDocs.writeLock(bucket)
+	mu.Lock()
+	defer mu.Unlock()
+	defer s.bucketDocs.forget(bucket)
+	// A store that ignores the condition is asked first.
+	docs, err := s.readBucketDocs(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	if _, ok := docs[name]; ok {
+		return errorf("PreconditionFailed", "bucket %s already has its document %s", bucket, name)
+	}
+	_, err = s.put(ctx, PutInput{Bucket: bucket, Key: BucketDocPrefix + name, Body: bytes.NewReader(doc), Size: int64(len(doc)),
+		Cond: &Condition{IfNoneMatch: true}})
+	return err
+}
+
 // DeleteBucketDoc removes bucket's document name; removing one that is not
 // there is not an error.
 func (s *Store) DeleteBucketDoc(ctx context.Context, bucket, name string) error {

@@ -107,3 +107,27 @@ func TestDeleteBucketRefusedKeepsOwner(t *testing.T) {
 		t.Fatalf("owner document after a refused DeleteBucket (%v): %q %v %v", err, d, ok, err)
 	}
 }
+
+// TestCreateBucketDocOnlyOnce: CreateBucketDoc keeps a document only
+// where none of its name is, on the embedded store and on moto.
+func TestCreateBucketDocOnlyOnce(t *testing.T) {
+	for name, f := range map[string]func(*testing.T) *fixture{
+		"embedded": func(t *testing.T) *fixture { return newFixture(t) },
+		"moto":     motoFixture,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := f(t)
+			if err := f.st.CreateBucketDoc(f.ctx, bucket, "owner", []byte("first")); err != nil {
+				t.Fatal(err)
+			}
+			err := f.st.CreateBucketDoc(f.ctx, bucket, "owner", []byte("second"))
+			if se, ok := err.(*Error); !ok || se.Code != "PreconditionFailed" {
+				t.Errorf("a second CreateBucketDoc: %v, want PreconditionFailed", err)
+			}
+			fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+			if d, _, err := fresh.BucketDoc(f.ctx, bucket, "owner"); err != nil || string(d) != "first" {
+				t.Errorf("owner after: %q %v", d, err)
+			}
+		})
+	}
+}
