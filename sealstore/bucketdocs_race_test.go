@@ -131,3 +131,27 @@ func TestCreateBucketDocOnlyOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestWithoutBucketDocsHoldsPastTTL: while the documents are out, this
+// process decides by them however long the change takes (a slow store):
+// a read after the cache's TTL does not find the bucket without an owner.
+func TestWithoutBucketDocsHoldsPastTTL(t *testing.T) {
+	f := newFixtureWith(t, Options{BucketDocTTL: 20 * time.Millisecond})
+	f.enableVersioning(t)
+	if err := f.st.PutBucketDoc(f.ctx, bucket, "owner", []byte(`{"id":"o"}`)); err != nil {
+		t.Fatal(err)
+	}
+	var during map[string][]byte
+	ran, err := f.st.WithoutBucketDocs(f.ctx, bucket, func() error {
+		time.Sleep(100 * time.Millisecond)
+		var err error
+		during, err = f.st.BucketDocs(f.ctx, bucket)
+		return err
+	})
+	if !ran || err != nil {
+		t.Fatalf("WithoutBucketDocs: ran %v, %v", ran, err)
+	}
+	if string(during["owner"]) != `{"id":"o"}` {
+		t.Errorf("documents read during a change longer than the TTL: %q, want the owner's", during)
+	}
+}
