@@ -54,6 +54,9 @@ type bucketDocCache struct {
 	// cache what it read before the change.
 	gen      uint64
 	fetching map[string]chan struct{}
+	// held are documents WithoutBucketDocs has out of the store: they
+	// decide, whatever the TTL or the LRU, until forget.
+	held map[string]map[string][]byte
 	// writing serializes, per bucket (striped), the changes of this
 	// process to a bucket's documents with WithoutBucketDocs, so that
 	// putting back what it read does not undo a change made meanwhile.
@@ -80,14 +83,20 @@ func newBucketDocCache() *bucketDocCache {
 func (c *bucketDocCache) forget(bucket string) {
 	c.mu.Lock()
 	c.entries.Remove(bucket)
+	delete(c.held, bucket)
 	c.gen++
 	c.mu.Unlock()
 }
 
-// hold caches docs as bucket's, read now.
+// hold caches docs as bucket's, read now, and holds them until forget
+// (past the TTL and the LRU): WithoutBucketDocs has them out.
 func (c *bucketDocCache) hold(bucket string, docs map[string][]byte) {
 	c.mu.Lock()
 	c.entries.Add(bucket, bucketDocEntry{docs: docs, at: time.Now()})
+	if c.held == nil {
+		c.held = map[string]map[string][]byte{}
+	}
+	c.held[bucket] = docs
 	c.gen++
 	c.mu.Unlock()
 }
@@ -100,6 +109,10 @@ func (s *Store) BucketDocs(ctx context.Context, bucket string) (map[string][]byt
 	c := s.bucketDocs
 	for {
 		c.mu.Lock()
+		if docs, ok := c.held[bucket]; ok {
+			c.mu.Unlock()
+			return docs, nil
+		}
 		if e, ok := c.entries.Get(bucket); ok && time.Since(e.at) < s.opt.BucketDocTTL {
 			c.mu.Unlock()
 			return e.docs, nil
