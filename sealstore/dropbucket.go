@@ -38,7 +38,11 @@ func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 	// The clean-up removes the bucket's documents; a bucket that stays
 	// after all (a client write landed meanwhile, the store kept a locked
 	// version, a failure on the way) gets them back: without its owner
-	// document it would be open to every credential its lists reach.
+	// document it would be open to every credential its lists reach. A
+	// document change of this process waits, so as not to be undone.
+	mu := s.bucketDocs.writeLock(bucket)
+	mu.Lock()
+	defer mu.Unlock()
 	docs, err := s.readBucketDocs(ctx, bucket)
 	if err != nil {
 		return err
