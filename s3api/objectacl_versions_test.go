@@ -39,18 +39,26 @@ func TestObjectRecordNotInheritedByOlderVersion(t *testing.T) {
 	if _, err := bob.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k}); errCode(err) != "AccessDenied" {
 		t.Fatalf("bob reading alice's object before: %v, want AccessDenied", err)
 	}
-	put, err := bob.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("bob's")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bob.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k, VersionId: put.VersionId}); err != nil {
-		t.Fatal(err)
-	}
-	out, err := bob.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k})
-	if err == nil {
-		body, _ := io.ReadAll(out.Body)
-		t.Errorf("bob reading alice's object after deleting his own version: %q", body)
-	} else if errCode(err) != "AccessDenied" {
-		t.Errorf("bob reading alice's object after: %v, want AccessDenied", err)
+	for _, batch := range []bool{false, true} {
+		put, err := bob.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("bob's")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if batch {
+			_, err = bob.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: b, Delete: &types.Delete{
+				Objects: []types.ObjectIdentifier{{Key: k, VersionId: put.VersionId}}}})
+		} else {
+			_, err = bob.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k, VersionId: put.VersionId})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := bob.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k})
+		if err == nil {
+			body, _ := io.ReadAll(out.Body)
+			t.Errorf("bob reading alice's object after deleting his own version (DeleteObjects %v): %q", batch, body)
+		} else if errCode(err) != "AccessDenied" {
+			t.Errorf("bob reading alice's object after (DeleteObjects %v): %v, want AccessDenied", batch, err)
+		}
 	}
 }

@@ -36,7 +36,7 @@ func TestBucketDocumentsOutOfClientReach(t *testing.T) {
 			}
 			return errFake
 		},
-		"GetObject": func() error { _, err := alice.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k}); return err },
+		"GetObject":  func() error { _, err := alice.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k}); return err },
 		"HeadObject": func() error { _, err := alice.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k}); return err },
 		"CopyObject": func() error {
 			_, err := alice.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("copy"), CopySource: aws.String("bkt/.s3seal/bucket/owner")})
