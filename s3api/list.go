@@ -250,9 +250,27 @@ func (s *Server) deleteObjects(req *request) error {
 		entries = append(entries, sealstore.DeleteEntry{Key: o.Key, VersionID: vid, Cond: cond})
 	}
 	if len(entries) > 0 {
+		// As DeleteObject: a delete that changes a key's current version
+		// drops the key's ACL record.
+		var changes map[string]bool
+		if s.hasObjectACLs(req) {
+			changes = map[string]bool{}
+			for _, e := range entries {
+				if s.deleteChangesCurrent(req, e.Key, e.VersionID) {
+					changes[e.Key] = true
+				}
+			}
+		}
 		res, err := s.store.DeleteEntries(ctx, req.bucket, entries)
 		if err != nil {
 			return bucketErr(err)
+		}
+		for _, r := range res {
+			if r.Code == "" && changes[r.Key] {
+				if err := s.forgetKeyACL(req, r.Key); err != nil {
+					return err
+				}
+			}
 		}
 		for _, r := range res {
 			switch {

@@ -149,14 +149,41 @@ var objectCannedACLs = append(slices.Clone(cannedACLs), "log-delivery-write")
 
 // forgetObjectACL drops the record of a deleted object.
 func (s *Server) forgetObjectACL(req *request) error {
+	return s.forgetKeyACL(req, req.key)
+}
+
+// forgetKeyACL drops the record of key in req's bucket.
+func (s *Server) forgetKeyACL(req *request, key string) error {
+	if !s.hasObjectACLs(req) {
+		return nil
+	}
+	return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key)
+}
+
+// hasObjectACLs reports whether some object of req's bucket may have a
+// record (true when the documents cannot be read).
+func (s *Server) hasObjectACLs(req *request) bool {
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
 	if err != nil {
-		return nil
+		return true
 	}
-	if _, flagged := docs[docObjectACLs]; !flagged {
-		return nil
+	_, flagged := docs[docObjectACLs]
+	return flagged
+}
+
+// deleteChangesCurrent reports, before a delete of key's version vid,
+// whether it changes what key's current version is: a delete without an
+// id, or of the current version (or delete marker), after which an older
+// version may become current. The record of key was put on the version
+// current then, so it goes: kept, it would hand an older version (the
+// bucket owner's) to the writer of the deleted one. Unknown is true:
+// dropping a record grants less.
+func (s *Server) deleteChangesCurrent(req *request, key, vid string) bool {
+	if vid == "" {
+		return true
 	}
-	return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, req.key)
+	info, err := s.store.Backend().HeadObject(req.r.Context(), req.bucket, key)
+	return err != nil || info.VersionID == vid
 }
 
 // objectThere answers NoSuchKey for an object that is not there.

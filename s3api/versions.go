@@ -246,11 +246,12 @@ func (s *Server) deleteObject(req *request) error {
 	if err != nil {
 		return err
 	}
+	changes := s.hasObjectACLs(req) && s.deleteChangesCurrent(req, req.key, vid)
 	out, err := s.store.DeleteVersion(ctx, sealstore.DeleteInput{Bucket: req.bucket, Key: req.key, VersionID: vid, Cond: cond})
 	if err != nil {
 		return versionErr(s.lockedDeleteErr(req, vid, err))
 	}
-	if vid == "" {
+	if changes {
 		if err := s.forgetObjectACL(req); err != nil {
 			return err
 		}
