@@ -97,6 +97,17 @@ func (s *Server) objectACLOf(req *request, h http.Header) (*objectACLWrite, erro
 	return w, nil
 }
 
+// clear drops, before the write, the record of the object the write
+// replaces: kept until commit, it would name its writer the owner of the
+// new content (readable by it) until then, and for good when commit
+// fails. Until commit the object has the default ACL, which grants least.
+func (w *objectACLWrite) clear(s *Server, req *request, key string) error {
+	if !w.flagged {
+		return nil
+	}
+	return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key)
+}
+
 // commit keeps the write's ACL once its object is written.
 func (w *objectACLWrite) commit(s *Server, req *request, key string) error {
 	ctx := req.r.Context()
