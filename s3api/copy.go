@@ -90,6 +90,9 @@ func (s *Server) copyObject(req *request) error {
 		return err
 	}
 	in.DefaultSSE = !sseAsked && in.Headers.SSE != ""
+	if err := aclWrite.clear(s, req, req.key); err != nil {
+		return err
+	}
 	ka := s.startKeepAlive(req)
 	info, err := s.store.Copy(req.r.Context(), in)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // S3's canned ACLs for buckets, and its object ownership settings.
@@ -157,6 +158,10 @@ func (s *Server) createBucket(req *request) error {
 		return nil
 	}
 	if err := s.recordOwner(req); err != nil {
+		if se := (*sealstore.Error)(nil); errors.As(err, &se) && se.Code == "PreconditionFailed" || backend.ErrorCode(err) == "PreconditionFailed" {
+			// Another CreateBucket made it first: it is that one's.
+			return s3err.New("BucketAlreadyExists", "")
+		}
 		// A bucket without its owner would be open to every credential
 		// its lists reach: it goes again.
 		if derr := s.store.Backend().DeleteBucket(req.r.Context(), req.bucket); derr != nil {

@@ -316,6 +316,10 @@ func (s *Server) completeMultipartUpload(req *request) error {
 		return err
 	}
 	ka := s.startKeepAlive(req)
+	// As a PUT: the replaced object's record goes before the write.
+	if err := s.forgetObjectACL(req, req.key, "", false); err != nil {
+		return err
+	}
 	info, err := s.store.CompleteMultipart(req.r.Context(), in)
 	if err != nil {
 		return ka.finish(nil, err)

@@ -53,6 +53,9 @@ func (s *Server) putObject(req *request) error {
 	if err := s.bucketDefaultSSE(req.r.Context(), req.bucket, &headers, ck); err != nil {
 		return err
 	}
+	if err := aclWrite.clear(s, req, req.key); err != nil {
+		return err
+	}
 	info, err := s.store.Put(req.r.Context(), sealstore.PutInput{
 		Bucket: req.bucket, Key: req.key, Body: req.r.Body, Size: size,
 		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: req.cred.KeyID,

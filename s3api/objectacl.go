@@ -98,6 +98,17 @@ func (s *Server) objectACLOf(req *request, h http.Header) (*objectACLWrite, erro
 	return w, nil
 }
 
+// clear drops, before the write, the record of the object the write
+// replaces: kept until commit, it would name its writer the owner of the
+// new content (readable by it) until then, and for good when commit
+// fails. Until commit the object has the default ACL, which grants least.
+func (w *objectACLWrite) clear(s *Server, req *request, key string) error {
+	if !w.flagged {
+		return nil
+	}
+	return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key, "")
+}
+
 // commit keeps the write's ACL once its object is written.
 func (w *objectACLWrite) commit(s *Server, req *request, key string) error {
 	ctx := req.r.Context()
@@ -153,11 +164,7 @@ var objectCannedACLs = append(slices.Clone(cannedACLs), "log-delivery-write")
 // current object, when the delete removed it (no version named, or the
 // version that was current), and of the version deleted.
 func (s *Server) forgetObjectACL(req *request, key, version string, wasCurrent bool) error {
-	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
-	if err != nil {
-		return nil
-	}
-	if _, flagged := docs[docObjectACLs]; !flagged {
+	if !s.hasObjectACLs(req) {
 		return nil
 	}
 	if version != "" {
@@ -171,14 +178,27 @@ func (s *Server) forgetObjectACL(req *request, key, version string, wasCurrent b
 	return nil
 }
 
-// currentBeforeDelete reports, before a delete of key's version, whether
-// it is the key's current object, in a bucket where some object has a
-// record (elsewhere there is nothing to forget: false). When the store
-// does not say, it is taken as current: forgetting the current object's
-// record leaves it the default ACL, the owner's alone.
-func (s *Server) currentBeforeDelete(req *request, key, version string) bool {
+// hasObjectACLs reports whether some object of req's bucket may have a
+// record (true when the documents cannot be read).
+func (s *Server) hasObjectACLs(req *request) bool {
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
-	if _, flagged := docs[docObjectACLs]; err != nil || !flagged {
+	if err != nil {
+		return true
+	}
+	_, flagged := docs[docObjectACLs]
+	return flagged
+}
+
+// currentBeforeDelete reports, before a delete of key's version, whether
+// it is the key's current object (or delete marker), in a bucket where
+// some object may have a record (elsewhere there is nothing to forget:
+// false). The record of key was put on the version current then: kept
+// past its deletion, it would hand the older version that becomes
+// current (the bucket owner's, say) to the writer of the deleted one.
+// When the store does not say, it is taken as current: dropping a record
+// grants less.
+func (s *Server) currentBeforeDelete(req *request, key, version string) bool {
+	if !s.hasObjectACLs(req) {
 		return false
 	}
 	info, err := s.store.Backend().HeadObject(req.r.Context(), req.bucket, key)

@@ -93,7 +93,10 @@ func (s *Server) recordOwner(req *request) error {
 	if err != nil {
 		return err
 	}
-	return s.store.PutBucketDoc(req.r.Context(), req.bucket, docOwner, b)
+	// Only a bucket without an owner gets one: another CreateBucket that
+	// found the bucket missing too (a store that answers a re-create with
+	// 200, as AWS in us-east-1) made it first.
+	return s.store.CreateBucketDoc(req.r.Context(), req.bucket, docOwner, b)
 }
 
 // errOwnBucket is existingBucket's answer to the owner re-creating its

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"hash/fnv"
 	"io"
 	"strings"
 	"sync"
@@ -53,6 +54,20 @@ type bucketDocCache struct {
 	// cache what it read before the change.
 	gen      uint64
 	fetching map[string]chan struct{}
+	// held are documents WithoutBucketDocs has out of the store: they
+	// decide, whatever the TTL or the LRU, until forget.
+	held map[string]map[string][]byte
+	// writing serializes, per bucket (striped), the changes of this
+	// process to a bucket's documents with WithoutBucketDocs, so that
+	// putting back what it read does not undo a change made meanwhile.
+	writing [64]sync.Mutex
+}
+
+// writeLock is the lock of bucket's document changes.
+func (c *bucketDocCache) writeLock(bucket string) *sync.Mutex {
+	h := fnv.New32a()
+	h.Write([]byte(bucket))
+	return &c.writing[h.Sum32()%uint32(len(c.writing))]
 }
 
 // bucketDocEntries bounds the cache: at most this many buckets' documents
@@ -68,14 +83,20 @@ func newBucketDocCache() *bucketDocCache {
 func (c *bucketDocCache) forget(bucket string) {
 	c.mu.Lock()
 	c.entries.Remove(bucket)
+	delete(c.held, bucket)
 	c.gen++
 	c.mu.Unlock()
 }
 
-// hold caches docs as bucket's, read now.
+// hold caches docs as bucket's, read now, and holds them until forget
+// (past the TTL and the LRU): WithoutBucketDocs has them out.
 func (c *bucketDocCache) hold(bucket string, docs map[string][]byte) {
 	c.mu.Lock()
 	c.entries.Add(bucket, bucketDocEntry{docs: docs, at: time.Now()})
+	if c.held == nil {
+		c.held = map[string]map[string][]byte{}
+	}
+	c.held[bucket] = docs
 	c.gen++
 	c.mu.Unlock()
 }
@@ -88,6 +109,10 @@ func (s *Store) BucketDocs(ctx context.Context, bucket string) (map[string][]byt
 	c := s.bucketDocs
 	for {
 		c.mu.Lock()
+		if docs, ok := c.held[bucket]; ok {
+			c.mu.Unlock()
+			return docs, nil
+		}
 		if e, ok := c.entries.Get(bucket); ok && time.Since(e.at) < s.opt.BucketDocTTL {
 			c.mu.Unlock()
 			return e.docs, nil
@@ -195,14 +220,51 @@ func (s *Store) PutBucketDoc(ctx context.Context, bucket, name string, doc []byt
 	if name == "" || strings.Contains(name, "/") || len(doc) > MaxBucketDoc {
 		return errorf("InternalError", "bad bucket document %q (%d bytes)", name, len(doc))
 	}
+	mu := s.bucketDocs.writeLock(bucket)
+	mu.Lock()
+	defer mu.Unlock()
 	defer s.bucketDocs.forget(bucket)
 	_, err := s.put(ctx, PutInput{Bucket: bucket, Key: BucketDocPrefix + name, Body: bytes.NewReader(doc), Size: int64(len(doc))})
+	return err
+}
+
+// CreateBucketDoc keeps doc as bucket's document name only while the
+// bucket has none of that name (a conditional write, If-None-Match: *):
+// PreconditionFailed when it has one, written meanwhile by another
+// request or another s3seal process.
+func (s *Store) CreateBucketDoc(ctx context.Context, bucket, name string, doc []byte) error {
+	if name == "" || strings.Contains(name, "/") || len(doc) > MaxBucketDoc {
+		return errorf("InternalError", "bad bucket document %q (%d bytes)", name, len(doc))
+	}
+	mu := s.bucketDocs.writeLock(bucket)
+	mu.Lock()
+	defer mu.Unlock()
+	defer s.bucketDocs.forget(bucket)
+	// A store that ignores the condition is asked first.
+	docs, err := s.readBucketDocs(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	if _, ok := docs[name]; ok {
+		return errorf("PreconditionFailed", "bucket %s already has its document %s", bucket, name)
+	}
+	in := PutInput{Bucket: bucket, Key: BucketDocPrefix + name, Body: bytes.NewReader(doc), Size: int64(len(doc)),
+		Cond: &Condition{IfNoneMatch: true}}
+	_, err = s.put(ctx, in)
+	if backend.ErrorCode(err) == "NotImplemented" {
+		// A store without conditional writes: the listing above decided.
+		in.Body, in.Cond = bytes.NewReader(doc), nil
+		_, err = s.put(ctx, in)
+	}
 	return err
 }
 
 // DeleteBucketDoc removes bucket's document name; removing one that is not
 // there is not an error.
 func (s *Store) DeleteBucketDoc(ctx context.Context, bucket, name string) error {
+	mu := s.bucketDocs.writeLock(bucket)
+	mu.Lock()
+	defer mu.Unlock()
 	defer s.bucketDocs.forget(bucket)
 	err := s.be.DeleteObject(ctx, bucket, BucketDocPrefix+name)
 	var be *backend.Error

@@ -41,6 +41,11 @@ const maxAsideEntries = 100
 // rewrites and deletes them as it needs, and a store that refuses such a
 // retention gets them back as plain objects.
 func (s *Store) WithoutBucketDocs(ctx context.Context, bucket string, change func() error) (ran bool, err error) {
+	// A document change of this process waits until they are back: it
+	// would be lost under the documents read before.
+	mu := s.bucketDocs.writeLock(bucket)
+	mu.Lock()
+	defer mu.Unlock()
 	out, err := s.be.ListObjectVersions(ctx, backend.ListVersionsInput{Bucket: bucket, MaxKeys: maxAsideEntries})
 	if err != nil || out.IsTruncated || len(out.Entries) == 0 {
 		return false, err
