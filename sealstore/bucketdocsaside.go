@@ -20,11 +20,14 @@ import (
 //
 // What it costs: while they are out (one request to the store), another
 // s3seal process in front of the same store that reads the bucket's
-// documents finds none, and treats the bucket as one without an owner
-// (its lists decide, see the bucket documents in DESIGN.md); this
-// process keeps deciding by what it read. A process that dies in that
-// window leaves the bucket without its documents. Both are bounded to a
-// bucket that holds nothing else, that is a bucket just made.
+// documents finds none, and treats the bucket as one without an owner:
+// its lists decide (see the bucket documents in DESIGN.md), so a
+// credential they reach through "*" may then write to it, or delete it
+// and create it again as its own. This process keeps deciding by what it
+// read, and its own document changes wait for the documents to be back.
+// A process that dies in that window leaves the bucket without its
+// documents. All of it is bounded to a bucket that holds nothing else,
+// that is a bucket just made, on a store that wants it empty.
 
 // maxAsideEntries bounds the versions WithoutBucketDocs takes out: a
 // bucket just made holds a few documents, one version each or a few.
@@ -52,7 +55,10 @@ func (s *Store) WithoutBucketDocs(ctx context.Context, bucket string, change fun
 	}
 	var ids []backend.ObjectID
 	for _, e := range out.Entries {
-		if !strings.HasPrefix(e.Key, BucketDocPrefix) {
+		// Only the bucket's own documents: an object record (under
+		// ObjectRecordPrefix) is no document BucketDocs reads back, so
+		// it would not be put back.
+		if name := strings.TrimPrefix(e.Key, BucketDocPrefix); name == e.Key || name == "" || strings.Contains(name, "/") {
 			return false, nil
 		}
 		ids = append(ids, backend.ObjectID{Key: e.Key, VersionID: e.VersionID})

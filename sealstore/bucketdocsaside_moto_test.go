@@ -42,6 +42,21 @@ func TestBucketDocsSetAsideForLockConfigOnMoto(t *testing.T) {
 	if d, ok, err := fresh.BucketDoc(f.ctx, bucket, "owner"); !ok || err != nil || !bytes.Equal(d, owner) {
 		t.Fatalf("owner document after: %q %v %v", d, ok, err)
 	}
+	// An object record (an ACL s3seal keeps for an object) is no bucket
+	// document, and would not be put back: the change is not run.
+	if err := f.st.PutObjectRecord(f.ctx, bucket, "k", "", []byte("<AccessControlPolicy/>")); err != nil {
+		t.Fatal(err)
+	}
+	ran, err = f.st.WithoutBucketDocs(f.ctx, bucket, func() error { t.Error("the change ran in a bucket with an object record"); return nil })
+	if ran || err != nil {
+		t.Fatalf("with an object record: ran %v, %v", ran, err)
+	}
+	if _, ok, err := f.st.ObjectRecord(f.ctx, bucket, "k", ""); !ok || err != nil {
+		t.Fatalf("object record after a change not run: %v %v", ok, err)
+	}
+	if err := f.st.DeleteObjectRecord(f.ctx, bucket, "k", ""); err != nil {
+		t.Fatal(err)
+	}
 	// A client object: the change is not run, the documents stay.
 	f.put(t, "client", []byte("x"))
 	ran, err = f.st.WithoutBucketDocs(f.ctx, bucket, func() error { t.Error("the change ran in a bucket with a client object"); return nil })
