@@ -106,7 +106,20 @@ func (w *objectACLWrite) clear(s *Server, req *request, key string) error {
 	if !w.flagged {
 		return nil
 	}
-	return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key, "")
+	return s.dropReplacedRecords(req, key)
+}
+
+// dropReplacedRecords drops the records a write (or a delete without a
+// version id) of key makes stale: the current object's, and the "null"
+// version's, which the write replaces in a bucket without versioning or
+// with versioning suspended (a read naming versionId=null would find the
+// replaced content's ACL on the new one). Where versioning is enabled the
+// null version stays, without its record: dropping a record grants less.
+func (s *Server) dropReplacedRecords(req *request, key string) error {
+	if err := s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key, ""); err != nil {
+		return err
+	}
+	return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key, "null")
 }
 
 // commit keeps the write's ACL once its object is written.
@@ -172,7 +185,10 @@ func (s *Server) forgetObjectACL(req *request, key, version string, wasCurrent b
 			return err
 		}
 	}
-	if version == "" || wasCurrent {
+	switch {
+	case version == "":
+		return s.dropReplacedRecords(req, key)
+	case wasCurrent:
 		return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key, "")
 	}
 	return nil
