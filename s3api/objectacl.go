@@ -306,6 +306,12 @@ func (s *Server) putObjectACL(req *request) error {
 	if err != nil {
 		return err
 	}
+	// Decided again now that the body is in: the decision made on the
+	// headers may be of another object, when the bucket's owner
+	// overwrote it (dropping the caller's record) while the body came.
+	if err := s.authorize(req, "PutObjectAcl"); err != nil {
+		return err
+	}
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
 	if err != nil {
 		return bucketErr(err)
