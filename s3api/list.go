@@ -250,16 +250,18 @@ func (s *Server) deleteObjects(req *request) error {
 		entries = append(entries, sealstore.DeleteEntry{Key: o.Key, VersionID: vid, Cond: cond})
 	}
 	if len(entries) > 0 {
-		wasCurrent := make([]bool, len(entries))
+		priors := make([]deletePrior, len(entries))
 		for i, e := range entries {
-			wasCurrent[i] = e.VersionID != "" && s.currentBeforeDelete(req, e.Key, e.VersionID)
+			if e.VersionID != "" {
+				priors[i] = s.currentBeforeDelete(req, e.Key, e.VersionID)
+			}
 		}
 		res, err := s.store.DeleteEntries(ctx, req.bucket, entries)
 		if err != nil {
 			return bucketErr(err)
 		}
 		var deleted []sealstore.DeleteEntry
-		var deletedCurrent []bool
+		var deletedPriors []deletePrior
 		for i, r := range res {
 			switch {
 			case r.Code != "":
@@ -270,10 +272,10 @@ func (s *Server) deleteObjects(req *request) error {
 					DeleteMarker: r.DeleteMarker, DeleteMarkerVersionID: r.DeleteMarkerVersionID})
 			}
 			if i < len(entries) {
-				deleted, deletedCurrent = append(deleted, entries[i]), append(deletedCurrent, wasCurrent[i])
+				deleted, deletedPriors = append(deleted, entries[i]), append(deletedPriors, priors[i])
 			}
 		}
-		if err := s.forgetDeletedACLs(req, deleted, deletedCurrent); err != nil {
+		if err := s.forgetDeletedACLs(req, deleted, deletedPriors); err != nil {
 			return err
 		}
 	}

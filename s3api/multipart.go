@@ -317,7 +317,7 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	}
 	ka := s.startKeepAlive(req)
 	// As a PUT: the replaced object's record goes before the write.
-	if err := s.forgetObjectACL(req, req.key, "", false); err != nil {
+	if err := s.forgetObjectACL(req, req.key, "", deletePrior{}); err != nil {
 		return err
 	}
 	info, err := s.store.CompleteMultipart(req.r.Context(), in)

@@ -175,8 +175,9 @@ var objectCannedACLs = append(slices.Clone(cannedACLs), "log-delivery-write")
 
 // forgetObjectACL drops the records a delete of key makes stale: of the
 // current object, when the delete removed it (no version named, or the
-// version that was current), and of the version deleted.
-func (s *Server) forgetObjectACL(req *request, key, version string, wasCurrent bool) error {
+// version that was current: prior, currentBeforeDelete's), and of the
+// version deleted.
+func (s *Server) forgetObjectACL(req *request, key, version string, prior deletePrior) error {
 	if !s.hasObjectACLs(req) {
 		return nil
 	}
@@ -188,7 +189,7 @@ func (s *Server) forgetObjectACL(req *request, key, version string, wasCurrent b
 	switch {
 	case version == "":
 		return s.dropReplacedRecords(req, key)
-	case wasCurrent:
+	case s.deletedCurrent(req, key, version, prior):
 		return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key, "")
 	}
 	return nil
@@ -205,27 +206,51 @@ func (s *Server) hasObjectACLs(req *request) bool {
 	return flagged
 }
 
+// deletePrior is what currentBeforeDelete saw of a key before a delete of
+// one of its versions.
+type deletePrior struct {
+	current bool   // the version was the key's current one (or the store did not say)
+	id      string // the key's current version then
+}
+
 // currentBeforeDelete reports, before a delete of key's version, whether
 // it is the key's current object (or delete marker), in a bucket where
-// some object may have a record (elsewhere there is nothing to forget:
-// false). The record of key was put on the version current then: kept
-// past its deletion, it would hand the older version that becomes
-// current (the bucket owner's, say) to the writer of the deleted one.
-// When the store does not say, it is taken as current: dropping a record
-// grants less.
-func (s *Server) currentBeforeDelete(req *request, key, version string) bool {
+// some object may have a record (elsewhere there is nothing to forget),
+// and which version is current. The record of key was put on the version
+// current then: kept past its deletion, it would hand the older version
+// that becomes current (the bucket owner's, say) to the writer of the
+// deleted one. When the store does not say, it is taken as current:
+// dropping a record grants less.
+func (s *Server) currentBeforeDelete(req *request, key, version string) deletePrior {
 	if !s.hasObjectACLs(req) {
-		return false
+		return deletePrior{}
 	}
 	info, err := s.store.Backend().HeadObject(req.r.Context(), req.bucket, key)
-	return err != nil || info.VersionID == version
+	if err != nil {
+		return deletePrior{current: true}
+	}
+	return deletePrior{current: info.VersionID == version, id: info.VersionID}
+}
+
+// deletedCurrent reports, after a delete of key's version, whether the
+// version may have been current when it went. Not current before the
+// delete, it may have become current meanwhile, the record of key then
+// put on it: the null version by a write in a bucket with versioning
+// suspended, another by the deletes of the versions above it (the
+// current version has changed since). Dropping a record grants less.
+func (s *Server) deletedCurrent(req *request, key, version string, prior deletePrior) bool {
+	if prior.current || version == "null" {
+		return true
+	}
+	info, err := s.store.Backend().HeadObject(req.r.Context(), req.bucket, key)
+	return err != nil || info.VersionID != prior.id
 }
 
 // forgetDeletedACLs is forgetObjectACL for each entry a DeleteObjects
-// deleted; wasCurrent holds currentBeforeDelete of its entries.
-func (s *Server) forgetDeletedACLs(req *request, deleted []sealstore.DeleteEntry, wasCurrent []bool) error {
+// deleted; priors holds currentBeforeDelete of its entries.
+func (s *Server) forgetDeletedACLs(req *request, deleted []sealstore.DeleteEntry, priors []deletePrior) error {
 	for i, e := range deleted {
-		if err := s.forgetObjectACL(req, e.Key, e.VersionID, wasCurrent[i]); err != nil {
+		if err := s.forgetObjectACL(req, e.Key, e.VersionID, priors[i]); err != nil {
 			return err
 		}
 	}
