@@ -95,7 +95,7 @@ type Rule struct {
 	// style: "/bucket/key"); Attempt still counts all requests of Op.
 	// Requests for s3seal's bucket documents match only a rule that
 	// names their path (Attempt is then not counted), and are never
-	// counted or recorded.
+	// counted or recorded (chaos still draws for them).
 	Path  string
 	Fault Fault
 	Delay time.Duration // for Delay and Drip
@@ -207,13 +207,17 @@ func (p *Proxy) match(req *http.Request, op Op, part int32) (rule Rule, seen int
 	defer p.mu.Unlock()
 	if strings.Contains(req.URL.Path, bucketDocPath) {
 		// s3seal's bucket documents, which any request may read once its
-		// cache is old: faults and counts are for the requests a test
+		// cache is old: rules and counts are for the requests a test
 		// drives, so these pass untouched and uncounted, unless a rule
-		// names their path.
+		// names their path. Chaos, which counts nothing, draws for them
+		// as for any request: a soak run exercises their failures.
 		for _, r := range p.rules {
 			if r.Path == req.URL.Path && r.Op == op {
 				return r, uncounted
 			}
+		}
+		if p.chaos != nil {
+			return Rule{Op: op, Fault: p.chaos.draw(op, req), Delay: p.chaos.cfg.Delay}, uncounted
 		}
 		return Rule{}, uncounted
 	}
