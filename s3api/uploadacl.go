@@ -23,29 +23,31 @@ func (s *Server) keepUploadACL(req *request, w *objectACLWrite, uploadID string)
 }
 
 // completeUploadACL gives the completed object the upload's ACL, else the
-// default of its completer.
+// default: an upload is its initiator's (S3's upload Owner), not its
+// completer's.
 func (s *Server) completeUploadACL(req *request, uploadID string) error {
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
 	if err != nil {
 		return err
 	}
-	if _, flagged := docs[docObjectACLs]; flagged {
-		a, kept, err := s.objectACL(req, req.bucket, uploadACLKey(uploadID), "")
-		if err != nil {
-			return err
-		}
-		if kept {
-			if err := s.keepObjectACL(req, req.key, "", a, true); err != nil {
-				return err
-			}
-			return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, uploadACLKey(uploadID), "")
-		}
+	_, flagged := docs[docObjectACLs]
+	if !flagged {
+		return nil
 	}
-	w, err := s.objectACLOf(req, nil)
+	a, kept, err := s.objectACL(req, req.bucket, uploadACLKey(uploadID), "")
 	if err != nil {
 		return err
 	}
-	return w.commit(s, req, req.key)
+	if !kept {
+		// The upload took the default: its initiator was the bucket's
+		// owner (an upload of another account keeps a record), and the
+		// object is the bucket owner's, whoever completes it.
+		return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, req.key, "")
+	}
+	if err := s.keepObjectACL(req, req.key, "", a, true); err != nil {
+		return err
+	}
+	return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, uploadACLKey(uploadID), "")
 }
 
 // dropUploadACL forgets an aborted upload's ACL.
