@@ -75,9 +75,16 @@ const (
 	Drip
 )
 
-// bucketDocPath is in the path of every request for one of s3seal's
+// bucketDocPath begins the key of every request for one of s3seal's
 // bucket documents (sealstore.BucketDocPrefix).
-const bucketDocPath = "/.s3seal/bucket/"
+const bucketDocPath = ".s3seal/bucket/"
+
+// bucketDoc reports whether a path-style URL path ("/bucket/key") names
+// one of s3seal's bucket documents: its key, not only somewhere in it.
+func bucketDoc(path string) bool {
+	_, key, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	return strings.HasPrefix(key, bucketDocPath)
+}
 
 // uncounted is match's seen for a request it neither counted nor
 // recorded.
@@ -205,7 +212,7 @@ func (p *Proxy) Requests(op Op) []Request {
 func (p *Proxy) match(req *http.Request, op Op, part int32) (rule Rule, seen int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if strings.Contains(req.URL.Path, bucketDocPath) {
+	if bucketDoc(req.URL.Path) {
 		// s3seal's bucket documents, which any request may read once its
 		// cache is old: rules and counts are for the requests a test
 		// drives, so these pass untouched and uncounted, unless a rule

@@ -247,3 +247,18 @@ func TestBucketDocumentsPassUncounted(t *testing.T) {
 		t.Fatalf("document PUT under a rule naming its path: err=%v body=%q", err, body)
 	}
 }
+
+// TestObjectKeyNamingDocumentPathFaulted: a client object whose key only
+// contains s3seal's document prefix past its start is an ordinary
+// request: the rules reach it and it is counted.
+func TestObjectKeyNamingDocumentPathFaulted(t *testing.T) {
+	o := newOrigin(t)
+	p := startProxy(t, o)
+	p.Inject(Rule{Op: PutObject, Attempt: 1, Fault: ErrorInBody})
+	if _, body, err := do(t, "PUT", p.URL()+"/b/dir/.s3seal/bucket/owner", "data"); err != nil || !strings.Contains(body, "<Code>InternalError</Code>") {
+		t.Fatalf("PUT of an object key containing the document prefix: err=%v body=%q, want the rule's fault", err, body)
+	}
+	if n := len(p.Requests(PutObject)); n != 1 {
+		t.Fatalf("recorded %d PUTs, want 1", n)
+	}
+}
