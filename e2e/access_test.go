@@ -232,8 +232,20 @@ func TestAccessAndKeyring(t *testing.T) {
 		}
 	})
 
-	// k1 removed: its objects must fail to read, never come out as garbage.
+	// Before k1 goes, the operator rewraps what s3seal keeps of each
+	// bucket (its documents: every bucket has its owner's since issue 22)
+	// to k2, as a key is retired; the clients' k1 objects stay as they are.
 	p.Stop()
+	both := writeJSON(t, t.TempDir(), "both.json", keysFile{Primary: "k2", Keys: map[string]string{"k1": k1, "k2": k2}})
+	for _, b := range []string{"shared", "private", "team"} {
+		args := []string{"rewrap", "--data-dir", filepath.Join(t.TempDir(), "d"), "--keys-file", both,
+			"--backend-endpoint", m.Endpoint, "--backend-region", "us-east-1", "--backend-path-style",
+			"--backend-access-key", "x", "--backend-secret-key", "y", "--bucket", b, "--prefix", ".s3seal/bucket/", "--to", "k2", "--no-concurrent-writers"}
+		if code, out := runS3sealExit(t, nil, args...); code != 0 {
+			t.Fatalf("rewrap of %s's documents: exit %d\n%s", b, code, out)
+		}
+	}
+	// k1 removed: its objects must fail to read, never come out as garbage.
 	p = start(keysFile{Primary: "k2", Keys: map[string]string{"k2": k2}})
 	admin = newSDKClient(t, p.Endpoint, "admin", adminSK, true)
 	// A wrong secret, logged as a refused request.

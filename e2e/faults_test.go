@@ -93,6 +93,7 @@ func TestFaultsPutRetriedWithSameBytes(t *testing.T) {
 	p, fp := startFaulty(t)
 	c := sdkFor(t, p)
 	mustCreateBucket(t, c, "faults")
+	fp.Reset() // count from here: CreateBucket PUTs the bucket's owner document
 	fp.Inject(faultproxy.Rule{Op: faultproxy.PutObject, Attempt: 1, Fault: faultproxy.ForwardThenErrorInBody},
 		faultproxy.Rule{Op: faultproxy.PutObject, Attempt: 2, Fault: faultproxy.ForwardThenCut})
 	body := patternBytes(7, 300_000)
@@ -121,6 +122,7 @@ func TestFaultsGiveUpIsTransient(t *testing.T) {
 	c := sdkFor(t, p)
 	mustCreateBucket(t, c, "faults")
 	putObj(t, c, "faults", "obj", []byte("hello"))
+	fp.Reset() // count from here: the set-up read the bucket's documents
 	fp.Inject(faultproxy.Rule{Op: faultproxy.GetObject, Fault: faultproxy.SlowDown})
 	_, err := c.GetObject(ctxT(t), &s3.GetObjectInput{Bucket: aws.String("faults"), Key: aws.String("obj")})
 	wantStatus(t, "GET while the backend slows down", err, 503, "SlowDown")

@@ -7,7 +7,7 @@ import (
 
 // boto3LockScript drives s3seal with boto3: a locked bucket, a PUT with
 // retention and tags, tag and legal-hold calls, version deletes on the
-// backend, bucket tags and admin-only policy and CORS. It
+// backend, bucket tags, an admin-only policy s3seal keeps, and CORS. It
 // prints one line per check, "name ok" or "name FAIL detail".
 const boto3LockScript = `
 import sys, datetime, boto3, botocore
@@ -57,7 +57,9 @@ check("bucket tags", user.get_bucket_tagging(Bucket="bvault")["TagSet"] == [{"Ke
 policy = '{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::bvault/none"}]}'
 check("user policy", code(lambda: user.put_bucket_policy(Bucket="bvault", Policy=policy)) == "AccessDenied")
 admin.put_bucket_policy(Bucket="bvault", Policy=policy)
-check("admin policy", "bvault/none" in be.get_bucket_policy(Bucket="bvault")["Policy"])
+# s3seal keeps and enforces the policy itself: the store never gets it.
+check("admin policy", "bvault/none" in admin.get_bucket_policy(Bucket="bvault")["Policy"] and
+      code(lambda: be.get_bucket_policy(Bucket="bvault")) == "NoSuchBucketPolicy")
 check("user cors", code(lambda: user.get_bucket_cors(Bucket="bvault")) == "NoSuchCORSConfiguration" and
       code(lambda: user.put_bucket_cors(Bucket="bvault", CORSConfiguration={"CORSRules": [{"AllowedMethods": ["GET"], "AllowedOrigins": ["*"]}]})) == "AccessDenied")
 check("admin cors", code(lambda: admin.get_bucket_cors(Bucket="bvault")) == "NoSuchCORSConfiguration")

@@ -180,14 +180,16 @@ func Cause(err error) string {
 // the endpoint or path-style setting points elsewhere, and every request
 // answers so) and NoSuchUpload under a part or a completion (the upload
 // is gone with the client's data); ListParts and aborts answering
-// NoSuchUpload are how gc and rewrap learn that an upload is over.
+// NoSuchUpload are how gc and rewrap learn that an upload is over, and a
+// HeadBucket answering NoSuchBucket is how CreateBucket learns that the
+// bucket is not there yet.
 func refusalOutcome(op string, err error) string {
 	var e *backend.Error
 	if errors.As(err, &e) {
 		switch e.StatusCode {
 		case http.StatusNotFound:
 			switch {
-			case e.Code == "NoSuchBucket":
+			case e.Code == "NoSuchBucket" && op != "HeadBucket":
 				return "error"
 			case e.Code == "NoSuchUpload" && (op == "UploadPart" || op == "UploadPartCopy" || op == "CompleteMultipartUpload"):
 				return "error"

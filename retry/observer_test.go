@@ -119,7 +119,8 @@ func TestObserverCountsAnswersApartFromErrors(t *testing.T) {
 // otherwise leave the error rate at zero) and an upload gone under a
 // part or a completion (the client's data is lost). A ListParts or an
 // abort answering NoSuchUpload (gc and rewrap ask to learn that an
-// upload is over; an abort retried) stays "not_found".
+// upload is over; an abort retried) stays "not_found", as does a
+// HeadBucket's NoSuchBucket (CreateBucket asks before it creates).
 func TestObserverCountsVanishedBucketAndUploadAsErrors(t *testing.T) {
 	rec := &recorder{}
 	p := Policy{Attempts: 3, Backoff: time.Millisecond, Observer: rec}
@@ -132,6 +133,7 @@ func TestObserverCountsVanishedBucketAndUploadAsErrors(t *testing.T) {
 		{Op: "CompleteMultipartUpload", Code: "NoSuchUpload", StatusCode: 404},
 		{Op: "ListParts", Code: "NoSuchUpload", StatusCode: 404},
 		{Op: "AbortMultipartUpload", Code: "NoSuchUpload", StatusCode: 404},
+		{Op: "HeadBucket", Code: "NoSuchBucket", StatusCode: 404},
 	} {
 		_ = DoCall(context.Background(), p, Call{Operation: e.Op}, func(int) error { return e })
 	}
@@ -139,6 +141,7 @@ func TestObserverCountsVanishedBucketAndUploadAsErrors(t *testing.T) {
 		"attempt ListObjects error", "attempt PutObject error", "attempt GetObject error",
 		"attempt UploadPart error", "attempt UploadPartCopy error", "attempt CompleteMultipartUpload error",
 		"attempt ListParts not_found", "attempt AbortMultipartUpload not_found",
+		"attempt HeadBucket not_found",
 	}
 	if !slices.Equal(rec.events, want) {
 		t.Fatalf("events\n got %q\nwant %q", rec.events, want)

@@ -23,6 +23,12 @@ type Credential struct {
 	// bucket (policy, CORS, lifecycle, ownership controls, ACLs, the
 	// Object Lock configuration) and bypass GOVERNANCE retention.
 	Admin bool `json:"admin,omitempty"`
+	// CanonicalID, DisplayName, Account and Email name the credential as
+	// a principal (principal.go); each has a default but Email.
+	CanonicalID string `json:"canonical_id,omitempty"`
+	DisplayName string `json:"display_name,omitempty"`
+	Account     string `json:"account,omitempty"`
+	Email       string `json:"email,omitempty"`
 }
 
 // Credentials is the set of clients s3seal accepts, by access key. It
@@ -68,12 +74,58 @@ func ParseCredentials(data []byte) (Credentials, error) {
 		case out[c.AccessKey].AccessKey != "":
 			return nil, fmt.Errorf("access key %q appears twice", c.AccessKey)
 		}
+		if err := checkPrincipalFields(c); err != nil {
+			return nil, fmt.Errorf("entry %d (%s): %v", i+1, c.AccessKey, err)
+		}
 		out[c.AccessKey] = c
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no credentials")
 	}
+	if err := uniquePrincipals(doc.Credentials); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// checkPrincipalFields checks the names a credential gives itself: a
+// canonical id of up to 128 characters without spaces, quotes, commas or
+// "=" (it is written in x-amz-grant-* headers as id="..."), an account of
+// 12 digits, an e-mail address with an "@".
+func checkPrincipalFields(c Credential) error {
+	switch {
+	case c.CanonicalID != "" && (len(c.CanonicalID) > 128 || strings.ContainsAny(c.CanonicalID, " \t\r\n\",=")):
+		return errors.New("canonical_id must be up to 128 characters without spaces, quotes, commas or \"=\"")
+	case c.Account != "" && (len(c.Account) != 12 || strings.Trim(c.Account, "0123456789") != ""):
+		return errors.New("account must be 12 digits")
+	case c.Email != "" && (!strings.Contains(c.Email, "@") || strings.ContainsAny(c.Email, " \t\r\n\",")):
+		return errors.New("email must be an e-mail address")
+	case len(c.DisplayName) > 128:
+		return errors.New("display_name must be up to 128 characters")
+	}
+	return nil
+}
+
+// uniquePrincipals refuses two credentials with one canonical id (given
+// or derived) or one e-mail address: an ACL grant names one principal.
+func uniquePrincipals(creds []Credential) error {
+	ids, emails := map[string]string{}, map[string]string{}
+	for _, c := range creds {
+		p := c.principal()
+		if other, ok := ids[p.CanonicalID]; ok {
+			return fmt.Errorf("credentials %s and %s have the same canonical_id", other, c.AccessKey)
+		}
+		ids[p.CanonicalID] = c.AccessKey
+		if p.Email == "" {
+			continue
+		}
+		e := strings.ToLower(p.Email)
+		if other, ok := emails[e]; ok {
+			return fmt.Errorf("credentials %s and %s have the same email", other, c.AccessKey)
+		}
+		emails[e] = c.AccessKey
+	}
+	return nil
 }
 
 // jsonError describes a decoding error by its place in data. encoding/json

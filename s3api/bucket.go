@@ -51,7 +51,6 @@ func (s *Server) deleteBucket(req *request) error {
 	if err := s.store.DeleteBucket(req.r.Context(), req.bucket); err != nil {
 		return bucketErr(err)
 	}
-	s.creators.forget(req.bucket)
 	req.w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -74,10 +73,4 @@ func bucketErr(err error) error {
 		return s3err.New("NoSuchBucket", "")
 	}
 	return err
-}
-
-// s3Owner is the owner s3seal reports: the backend's real owner is the
-// proxy's own account, which clients need not see.
-func s3Owner() owner {
-	return owner{ID: "s3seal", DisplayName: "s3seal"}
 }

@@ -9,13 +9,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// TestBucketACLJudged: an admin's PutBucketAcl is judged by s3seal as AWS
-// judges it before the store sees it (moto answers 503 or takes it):
-// missing bucket, ACLs off with BucketOwnerEnforced, canned ACL with
-// grant headers or a document, none at all, a malformed document.
+// TestBucketACLJudged: a PutBucketAcl is judged by s3seal as AWS judges
+// it, and kept by s3seal (nothing reaches the store): missing bucket, ACLs
+// off with BucketOwnerEnforced, canned ACL with grant headers or a
+// document, none at all, a malformed document.
 func TestBucketACLJudged(t *testing.T) {
-	fw := &fakeForwarder{body: `<OwnershipControls><Rule><ObjectOwnership>BucketOwnerPreferred</ObjectOwnership></Rule></OwnershipControls>`}
-	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
+	fw := &fakeForwarder{}
+	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true, CanonicalID: "admin"},
+		"grantee": {AccessKey: "grantee", SecretKey: "gs", CanonicalID: "grt1"}}
 	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
 	ctx := context.Background()
 	c := sdkClient(srv.URL, "admin", "as")
@@ -64,8 +65,18 @@ func TestBucketACLJudged(t *testing.T) {
 	if _, err := c.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, AccessControlPolicy: acp(owner, grant(types.TypeCanonicalUser, "grt1", types.PermissionRead))}); err != nil {
 		t.Fatalf("a good document: %v", err)
 	}
-	fw.body = `<OwnershipControls><Rule><ObjectOwnership>BucketOwnerEnforced</ObjectOwnership></Rule></OwnershipControls>`
-	_, err := c.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, ACL: types.BucketCannedACLPublicRead, GrantRead: aws.String("id=x")})
+	if _, n := fw.last(); n != 0 {
+		t.Errorf("%d ACL requests reached the store", n)
+	}
+	if _, err := c.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, ACL: types.BucketCannedACLPrivate}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.PutBucketOwnershipControls(ctx, &s3.PutBucketOwnershipControlsInput{Bucket: b, OwnershipControls: &types.OwnershipControls{
+		Rules: []types.OwnershipControlsRule{{ObjectOwnership: types.ObjectOwnershipBucketOwnerEnforced}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, ACL: types.BucketCannedACLPublicRead, GrantRead: aws.String("id=x")})
 	if apiCode(err) != "AccessControlListNotSupported" || httpStatus(err) != 400 {
 		t.Fatalf("ACL on a BucketOwnerEnforced bucket: %v", err)
 	}
@@ -73,12 +84,16 @@ func TestBucketACLJudged(t *testing.T) {
 
 // TestOwnershipControlsJudged: a PutBucketOwnershipControls document with
 // no rule, two rules or an unknown setting is MalformedXML from s3seal
-// (moto answered 503 or took it); a good one is forwarded.
+// (moto answered 503 or took it); a good one is kept by s3seal, not
+// forwarded.
 func TestOwnershipControlsJudged(t *testing.T) {
 	fw := &fakeForwarder{}
 	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
 	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
 	c := sdkClient(srv.URL, "admin", "as")
+	if _, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatal(err)
+	}
 	rules := func(o ...types.ObjectOwnership) *types.OwnershipControls {
 		oc := &types.OwnershipControls{Rules: []types.OwnershipControlsRule{}}
 		for _, v := range o {
@@ -100,7 +115,11 @@ func TestOwnershipControlsJudged(t *testing.T) {
 		t.Fatalf("%d refused documents were forwarded", n)
 	}
 	_, err := c.PutBucketOwnershipControls(context.Background(), &s3.PutBucketOwnershipControlsInput{Bucket: aws.String("bkt"), OwnershipControls: rules(types.ObjectOwnershipBucketOwnerEnforced)})
-	if got, n := fw.last(); err != nil || n != 1 || got.Method != "PUT" {
+	if _, n := fw.last(); err != nil || n != 0 {
 		t.Fatalf("a good document: %v (%d forwarded)", err, n)
+	}
+	got, err := c.GetBucketOwnershipControls(context.Background(), &s3.GetBucketOwnershipControlsInput{Bucket: aws.String("bkt")})
+	if err != nil || got.OwnershipControls.Rules[0].ObjectOwnership != types.ObjectOwnershipBucketOwnerEnforced {
+		t.Fatalf("the kept document: %+v, %v", got, err)
 	}
 }

@@ -2,33 +2,16 @@ package s3api
 
 import (
 	"unicode/utf8"
-
-	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // Bucket configurations s3seal judges as S3 does before they reach the
-// store, that have no file of their own: the lifecycle rule count and
-// bucket tags (PutBucketTagging and CreateBucket's Tags).
+// store, that have no file of their own: the lifecycle rule count (the
+// rules: lifecycle.go) and bucket tags (PutBucketTagging and
+// CreateBucket's Tags).
 
 // maxLifecycleRules is S3's limit on the rules of a lifecycle
 // configuration.
 const maxLifecycleRules = 1000
-
-// checkLifecycleRules refuses a lifecycle configuration of no rule or
-// more than maxLifecycleRules with MalformedXML, as S3 does; the rules
-// themselves are the store's to judge.
-func checkLifecycleRules(body []byte) error {
-	var doc struct {
-		Rules []struct{} `xml:"Rule"`
-	}
-	if err := decodeXML(body, &doc); err != nil {
-		return err
-	}
-	if len(doc.Rules) == 0 || len(doc.Rules) > maxLifecycleRules {
-		return s3err.New("MalformedXML", "")
-	}
-	return nil
-}
 
 // maxBucketTagsMsg is AWS's answer to more than 50 bucket tags.
 const maxBucketTagsMsg = "Bucket tag count cannot be greater than 50"

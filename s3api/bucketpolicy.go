@@ -9,14 +9,17 @@ import (
 	"slices"
 	"strings"
 
+	s3policy "github.com/s3seal/s3seal/s3api/policy"
 	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
-// A bucket policy is checked by s3seal before it goes to the store, as
-// AWS checks it, so that a malformed one is refused with AWS's
-// MalformedPolicy and words on every backend (moto and the embedded store
-// take nearly anything). The store still has the last word: what s3seal
-// lets through, it may refuse (an unknown principal, a condition key).
+// A bucket policy is judged by s3seal when it is put, as S3 judges it,
+// and refused with S3's MalformedPolicy and words: its grammar (package
+// policy: effects, principals, condition operators and their values), the
+// actions and resources it names (S3's actions; resources in this
+// bucket, an action on objects needing an object resource). Then s3seal
+// keeps it (policydoc.go) and evaluates it (policydecide.go): the store
+// never sees it.
 
 // maxPolicyBody is S3's limit on a bucket policy: 20 KB. A longer one is
 // refused after reading one byte past it, before it is parsed.
@@ -26,8 +29,8 @@ func malformedPolicy(msg string) *s3err.Error {
 	return &s3err.Error{Code: "MalformedPolicy", StatusCode: 400, Message: msg}
 }
 
-// policyStatement is one statement as far as s3seal judges it; the
-// Not... forms and Condition are passed on unjudged.
+// policyStatement is one statement as far as its actions and resources
+// are judged here; package policy judges the rest.
 type policyStatement struct {
 	Effect       *string         `json:"Effect"`
 	Principal    json.RawMessage `json:"Principal"`
@@ -77,6 +80,9 @@ func checkBucketPolicy(body []byte, bucket string, known func(string) bool) erro
 			return err
 		}
 	}
+	if _, err := s3policy.Parse(trimmed); err != nil {
+		return malformedPolicy(err.Error())
+	}
 	return nil
 }
 
@@ -91,6 +97,11 @@ func (st policyStatement) check(bucket string, known func(string) bool) error {
 		return malformedPolicy("Missing required field Principal")
 	}
 	if st.Principal != nil && !validPrincipal(st.Principal, known) {
+		return malformedPolicy("Invalid principal in policy")
+	}
+	// S3 refuses NotPrincipal in an Allow: it would grant to everyone
+	// but the names it lists, anonymous callers included.
+	if st.NotPrincipal != nil && (*st.Effect == "Allow" || !validPrincipal(st.NotPrincipal, known)) {
 		return malformedPolicy("Invalid principal in policy")
 	}
 	if st.Action == nil && st.NotAction == nil {
@@ -172,8 +183,12 @@ var (
 
 // validPrincipal: "*", a list of names, or an object of principal types
 // ("AWS", "CanonicalUser", "Service", "Federated") each naming one or
-// more. A name is "*" (alone), an account ID, an ARN, a canonical user ID
-// or one of s3seal's access keys.
+// more. An "AWS" name is "*" (alone, everyone, anonymous callers
+// included), an account ID, an ARN (a credential's user ARN
+// arn:aws:iam::ACCOUNT:user/ACCESS_KEY, its account's root
+// arn:aws:iam::ACCOUNT:root, or any other, which names none of s3seal's
+// principals) or one of s3seal's access keys; a "CanonicalUser" name is a
+// canonical user ID (principal.go).
 func validPrincipal(raw json.RawMessage, known func(string) bool) bool {
 	names := func(typ string, list []string) bool {
 		for _, n := range list {

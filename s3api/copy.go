@@ -22,7 +22,11 @@ func (s *Server) copyObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	srcBucket, srcKey, srcVersion, err := copySource(req)
+	srcBucket, srcKey, srcVersion, err := s.copySource(req)
+	if err != nil {
+		return err
+	}
+	aclWrite, err := s.objectACLOfWrite(req)
 	if err != nil {
 		return err
 	}
@@ -81,10 +85,21 @@ func (s *Server) copyObject(req *request) error {
 		return err
 	}
 	backendSSE(req.r.Header, &in.Headers)
+	sseAsked := in.Headers.SSE != ""
+	if err := s.bucketDefaultSSE(req.r.Context(), req.bucket, &in.Headers, in.CustomerKey); err != nil {
+		return err
+	}
+	in.DefaultSSE = !sseAsked && in.Headers.SSE != ""
+	if err := aclWrite.clear(s, req, req.key); err != nil {
+		return err
+	}
 	ka := s.startKeepAlive(req)
 	info, err := s.store.Copy(req.r.Context(), in)
 	if err != nil {
 		return ka.finish(nil, objectErr(versionErr(err)))
+	}
+	if err := aclWrite.commit(s, req, req.key); err != nil {
+		return ka.finish(nil, err)
 	}
 	ka.extra = map[string]string{}
 	if vid := writtenVersion(info.VersionID); vid != "" {
@@ -112,12 +127,16 @@ func copyChecksum(src sealstore.ObjectInfo) checksum.Algorithm {
 }
 
 // copySource is the request's x-amz-copy-source, which the caller's
-// credential must be allowed to read.
-func copySource(req *request) (bucket, key, versionID string, err error) {
+// credential must be allowed to read, and the source bucket's documents
+// allow it to read (copysource.go).
+func (s *Server) copySource(req *request) (bucket, key, versionID string, err error) {
 	if bucket, key, versionID, err = parseCopySource(req.r.Header.Get("X-Amz-Copy-Source")); err != nil {
 		return "", "", "", err
 	}
 	if err := req.cred.check(accRead, bucket); err != nil {
+		return "", "", "", err
+	}
+	if err := s.authorizeCopySource(req, bucket, key, versionID); err != nil {
 		return "", "", "", err
 	}
 	return bucket, key, versionID, nil

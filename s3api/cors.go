@@ -112,8 +112,8 @@ func (s *Server) actualCORS(w http.ResponseWriter, r *http.Request) {
 	if origin == "" || r.Method == http.MethodOptions {
 		return
 	}
-	if r.Header.Get("Authorization") == "" && !r.URL.Query().Has("X-Amz-Signature") {
-		return // s3seal serves no anonymous request: its refusal needs no CORS
+	if !s.cfg.AllowAnonymous && r.Header.Get("Authorization") == "" && !r.URL.Query().Has("X-Amz-Signature") {
+		return // no anonymous request is served: its refusal needs no CORS
 	}
 	bucket, _ := s.target(r)
 	if !s.corsBucket(bucket) {

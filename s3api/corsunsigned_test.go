@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
 	"github.com/s3seal/s3seal/backend"
 )
 
@@ -240,5 +244,64 @@ func TestPreflightStoreReadsBounded(t *testing.T) {
 	defer fw.mu.Unlock()
 	if fw.gets >= 200 {
 		t.Errorf("200 anonymous preflights made %d backend requests", fw.gets)
+	}
+}
+
+// TestAnonymousActualCORS: with anonymous access on, an unsigned request
+// the bucket's ACL serves carries the CORS headers its rules allow, as on
+// S3; with it off, the refusal carries none.
+func TestAnonymousActualCORS(t *testing.T) {
+	for _, anon := range []bool{true, false} {
+		fw := &docForwarder{}
+		creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
+		srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw, AllowAnonymous: anon})
+		c := sdkClient(srv.URL, "admin", "as")
+		ctx := context.Background()
+		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt"), ACL: types.BucketCannedACLPublicRead}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.PutBucketCors(ctx, &s3.PutBucketCorsInput{Bucket: aws.String("bkt"), CORSConfiguration: &types.CORSConfiguration{
+			CORSRules: []types.CORSRule{{AllowedOrigins: []string{"*suffix"}, AllowedMethods: []string{"GET"}}}}}); err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/bkt", nil)
+		req.Header.Set("Origin", "foo.suffix")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		got := res.Header.Get("Access-Control-Allow-Origin")
+		switch {
+		case anon && (res.StatusCode != 200 || got != "foo.suffix"):
+			t.Errorf("anonymous on: %d, Access-Control-Allow-Origin %q; want 200 and foo.suffix", res.StatusCode, got)
+		case !anon && (res.StatusCode != 403 || got != ""):
+			t.Errorf("anonymous off: %d, Access-Control-Allow-Origin %q; want 403 and none", res.StatusCode, got)
+		}
+	}
+}
+
+// TestAnonymousMissingKey: an unsigned read of a missing key is 404 where
+// the bucket lets anyone list it (public-read), 403 where it does not, as
+// for a signed caller.
+func TestAnonymousMissingKey(t *testing.T) {
+	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
+	srv := newTestServerWith(t, Config{Credentials: creds, AllowAnonymous: true})
+	c := sdkClient(srv.URL, "admin", "as")
+	ctx := context.Background()
+	for bucket, acl := range map[string]types.BucketCannedACL{"open": types.BucketCannedACLPublicRead, "closed": types.BucketCannedACLPrivate} {
+		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket), ACL: acl}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for bucket, want := range map[string]int{"open": 404, "closed": 403} {
+		res, err := http.Get(srv.URL + "/" + bucket + "/missing")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("%s: %d, want %d", bucket, res.StatusCode, want)
+		}
 	}
 }

@@ -3,15 +3,16 @@ package s3api
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // S3's canned ACLs for buckets, and its object ownership settings.
@@ -83,21 +84,36 @@ func (s *Server) createBucket(req *request) error {
 		}
 	}
 	plain := (acl == "" || acl == "private") && !hasGrantHeader(h)
-	if known, mine := s.creators.lookup(req.bucket, req.auth.AccessKey); known {
-		if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err == nil {
-			if plain && mine {
-				return s3err.New("BucketAlreadyOwnedByYou", "")
-			}
-			return s3err.New("BucketAlreadyExists", "")
+	if req.who.isAnonymous() {
+		return refusedBy("anonymous requests may not create buckets")
+	}
+	// The ACL is s3seal's to keep (bucketacl.go), checked before the
+	// create and kept after it.
+	newACL, setACL, err := s.aclOfRequest(h, nil, req.who.CanonicalID, req.who.CanonicalID, bucketCannedACLs)
+	if err != nil {
+		return err
+	}
+	existed, err := s.existingBucket(req, plain)
+	if errors.Is(err, errOwnBucket) {
+		// AWS in us-east-1 answers its owner's plain re-create of a bucket
+		// with 200 and changes nothing; every other region, and a re-create
+		// that would configure the bucket, BucketAlreadyOwnedByYou.
+		if s.region() != "us-east-1" || len(tags) > 0 || lockEnabled(h) || own != "" {
+			return s3err.New("BucketAlreadyOwnedByYou", "")
 		}
+		req.w.Header().Set("Location", "/"+req.bucket)
+		req.w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	if err != nil {
+		return err
 	}
 	// What follows the create (tags, ownership controls) is undone by
 	// deleting the bucket when the store refuses it, so it only follows
 	// the create of a bucket that was not there: a store that answers a
 	// re-create of an existing bucket with 200 (moto, AWS in us-east-1)
 	// must never see that bucket configured, or deleted, by a CreateBucket.
-	enforce := own == "BucketOwnerEnforced" && req.cred.Admin && s.cfg.Forwarder != nil && !lockEnabled(h) && len(bucketACL(h)) == 0
-	if len(tags) > 0 || enforce {
+	if len(tags) > 0 {
 		switch err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); {
 		case err == nil:
 			return s3err.New("BucketAlreadyOwnedByYou", "")
@@ -112,7 +128,17 @@ func (s *Server) createBucket(req *request) error {
 	if cfg.LocationConstraint != "" {
 		body = []byte(`<CreateBucketConfiguration xmlns="` + s3ns + `"><LocationConstraint>` + cfg.LocationConstraint + `</LocationConstraint></CreateBucketConfiguration>`)
 	}
-	if lockEnabled(h) || len(bucketACL(h)) > 0 {
+	if !existed {
+		// Until its owner is kept, the new bucket would be ownerless,
+		// open to every credential its lists allow (an ACL or policy
+		// put then would outlast the owner): authorize refuses every
+		// other request to it, and another CreateBucket of it, here.
+		if _, busy := s.creating.LoadOrStore(req.bucket, true); busy {
+			return s3err.New("OperationAborted", "")
+		}
+		defer s.creating.Delete(req.bucket)
+	}
+	if lockEnabled(h) {
 		if err := s.createLockedBucket(req, body); err != nil {
 			return err
 		}
@@ -124,17 +150,36 @@ func (s *Server) createBucket(req *request) error {
 			return err
 		}
 	}
-	// An explicit BucketOwnerEnforced (AWS's default, so not passed on
-	// with the create: bucketACL) is put on the new bucket when an admin
-	// asks and the store keeps ownership controls, since not every store
-	// has AWS's default (moto keeps none).
-	if enforce {
-		doc := []byte(`<OwnershipControls xmlns="` + s3ns + `"><Rule><ObjectOwnership>BucketOwnerEnforced</ObjectOwnership></Rule></OwnershipControls>`)
-		if err := s.configureNewBucket(req, "ownershipControls", doc); err != nil {
+	if existed {
+		// The store took a re-create of a bucket without an owner:
+		// nothing of it changes (no owner, ACL or ownership is kept).
+		req.w.Header().Set("Location", "/"+req.bucket)
+		req.w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	if err := s.recordOwner(req); err != nil {
+		if se := (*sealstore.Error)(nil); errors.As(err, &se) && se.Code == "PreconditionFailed" || backend.ErrorCode(err) == "PreconditionFailed" {
+			// Another CreateBucket made it first: it is that one's.
+			return s3err.New("BucketAlreadyExists", "")
+		}
+		// A bucket without its owner would be open to every credential
+		// its lists reach: it goes again.
+		if derr := s.store.Backend().DeleteBucket(req.r.Context(), req.bucket); derr != nil {
+			slog.WarnContext(req.r.Context(), "CreateBucket: the owner could not be kept and the new bucket could not be deleted",
+				"bucket", req.bucket, "err", derr)
+		}
+		return err
+	}
+	if own != "" {
+		if err := s.keepOwnership(req, own); err != nil {
 			return err
 		}
 	}
-	s.creators.note(req.bucket, req.auth.AccessKey, plain)
+	if setACL {
+		if err := s.keepBucketACL(req, newACL); err != nil {
+			return err
+		}
+	}
 	req.w.Header().Set("Location", "/"+req.bucket)
 	req.w.Header().Set("x-amz-bucket-arn", "arn:aws:s3:::"+req.bucket)
 	req.w.WriteHeader(http.StatusOK)
@@ -175,49 +220,6 @@ func hasGrantHeader(h http.Header) bool {
 		}
 	}
 	return false
-}
-
-// bucketCreators remembers, while s3seal runs, which access key created
-// each bucket through it and whether with the default ACL. s3seal keeps no
-// bucket owner (it shows the caller as the owner of every bucket), so a
-// second CreateBucket is answered BucketAlreadyOwnedByYou only when it is
-// known to repeat the caller's own plain request (AWS, versitygw's
-// suite), BucketAlreadyExists when it is known not to (s3-tests: another
-// user's CreateBucket, or one that would change the ACL); a bucket s3seal
-// did not see created (before a restart, or by another client of the
-// store) gets the store's answer, as before.
-type bucketCreators struct {
-	mu sync.Mutex
-	m  map[string]bucketCreator
-}
-
-type bucketCreator struct {
-	key   string
-	plain bool
-}
-
-func (c *bucketCreators) note(bucket, key string, plain bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]bucketCreator{}
-	}
-	c.m[bucket] = bucketCreator{key, plain}
-}
-
-// lookup reports whether s3seal saw the bucket created, and whether by
-// key with the default ACL.
-func (c *bucketCreators) lookup(bucket, key string) (known, plainByKey bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	bc, ok := c.m[bucket]
-	return ok, ok && bc.key == key && bc.plain
-}
-
-func (c *bucketCreators) forget(bucket string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, bucket)
 }
 
 // AWS's words for these two end without a period (not in the table,

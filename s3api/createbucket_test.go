@@ -26,7 +26,7 @@ import (
 func TestCreateBucketChecked(t *testing.T) {
 	fw := &fakeForwarder{}
 	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true},
-		"other": {AccessKey: "other", SecretKey: "os", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
+		"other": {AccessKey: "other", SecretKey: "os", Read: []string{"*"}, Write: []string{"*"}, Admin: true, Account: "222222222222"}}
 	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
 	ctx := context.Background()
 	c := sdkClient(srv.URL, "admin", "as")
@@ -83,11 +83,22 @@ func TestCreateBucketChecked(t *testing.T) {
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain")}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain")})
-	if apiCode(err) != "BucketAlreadyOwnedByYou" || httpStatus(err) != 409 {
-		t.Fatalf("CreateBucket of one's own bucket: %v", err)
+	// In us-east-1 AWS answers its owner's plain re-create with 200 and
+	// changes nothing (TestOwnBucketRecreatedElsewhere: other regions).
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("plain"), Key: aws.String("k"), Body: strings.NewReader("x")}); err != nil {
+		t.Fatal(err)
 	}
-	// Another credential's, or one that would change the ACL (s3-tests).
+	if _, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain")}); err != nil {
+		t.Fatalf("CreateBucket of one's own bucket in us-east-1: %v", err)
+	}
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("plain"), Key: aws.String("k")}); err != nil {
+		t.Fatalf("the re-create lost the bucket's object: %v", err)
+	}
+	_, err = c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain"), CreateBucketConfiguration: tags("k", "v")})
+	if apiCode(err) != "BucketAlreadyOwnedByYou" || httpStatus(err) != 409 {
+		t.Fatalf("CreateBucket of one's own bucket with tags: %v", err)
+	}
+	// Another account's, or one that would change the ACL (s3-tests).
 	_, err = sdkClient(srv.URL, "other", "os").CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("plain")})
 	if apiCode(err) != "BucketAlreadyExists" || httpStatus(err) != 409 {
 		t.Fatalf("CreateBucket of another's bucket: %v", err)
@@ -96,13 +107,18 @@ func TestCreateBucketChecked(t *testing.T) {
 	if apiCode(err) != "BucketAlreadyExists" || httpStatus(err) != 409 {
 		t.Fatalf("CreateBucket of one's own bucket with an ACL: %v", err)
 	}
-	// An explicit BucketOwnerEnforced reaches a store without AWS's
-	// default (moto).
+	// An explicit BucketOwnerEnforced is kept by s3seal (issue 22), not
+	// forwarded.
+	_, before := fw.last()
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("enforced"), ObjectOwnership: types.ObjectOwnershipBucketOwnerEnforced}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := fw.last(); got.Bucket != "enforced" || !got.Query.Has("ownershipControls") || !strings.Contains(string(got.Body), "BucketOwnerEnforced") {
-		t.Fatalf("BucketOwnerEnforced forwarded as %+v", got)
+	if _, after := fw.last(); after != before {
+		t.Fatalf("BucketOwnerEnforced forwarded")
+	}
+	oc, err := c.GetBucketOwnershipControls(ctx, &s3.GetBucketOwnershipControlsInput{Bucket: aws.String("enforced")})
+	if err != nil || oc.OwnershipControls.Rules[0].ObjectOwnership != types.ObjectOwnershipBucketOwnerEnforced {
+		t.Fatalf("BucketOwnerEnforced kept as %+v, %v", oc, err)
 	}
 	head, err := c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String("tagged")})
 	if err != nil || aws.ToString(head.BucketRegion) != "us-east-1" {
@@ -201,5 +217,20 @@ func TestLockedCreateBucketRefusedTags(t *testing.T) {
 		`<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Tags><Tag><Key>k</Key><Value>v</Value></Tag></Tags></CreateBucketConfiguration>`)
 	if resp.StatusCode == http.StatusOK {
 		t.Errorf("CreateBucket answered HTTP 200 although the store refused its tags and s3seal deleted the bucket; body: %s", body)
+	}
+}
+
+// TestOwnBucketRecreatedElsewhere: outside us-east-1 the owner's re-create
+// of its bucket is BucketAlreadyOwnedByYou, as AWS answers it there.
+func TestOwnBucketRecreatedElsewhere(t *testing.T) {
+	srv := newTestServerWith(t, Config{Credentials: SingleCredential("ak", "sk"), Region: "eu-central-1"})
+	c := sdkClient(srv.URL, "ak", "sk")
+	ctx := context.Background()
+	in := &s3.CreateBucketInput{Bucket: aws.String("mine"), CreateBucketConfiguration: &types.CreateBucketConfiguration{LocationConstraint: "eu-central-1"}}
+	if _, err := c.CreateBucket(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateBucket(ctx, in); apiCode(err) != "BucketAlreadyOwnedByYou" || httpStatus(err) != 409 {
+		t.Fatalf("re-create in eu-central-1: %v", err)
 	}
 }

@@ -56,6 +56,9 @@ func toAPIError(err error) *s3err.Error {
 	if errors.As(err, &ste) {
 		e := s3err.New(ste.Code, ste.Message)
 		e.CalculatedDigest = ste.CalculatedDigest
+		for _, f := range ste.Fields {
+			e.Fields = append(e.Fields, sigv4.Field{Name: f[0], Value: f[1]})
+		}
 		return e
 	}
 	var be *backend.Error

@@ -65,7 +65,7 @@ func (s *Server) listObjectsV1(req *request) error {
 	if page.IsTruncated {
 		out.NextMarker = enc(page.NextMarker)
 	}
-	fillEntries(&out, page, enc, true)
+	fillEntries(&out, page, enc, s.objectOwners(req))
 	if encode {
 		out.EncodingType = "url"
 	}
@@ -101,7 +101,11 @@ func (s *Server) listObjectsV2(req *request) error {
 		sa := enc(in.StartAfter)
 		out.StartAfter = &sa
 	}
-	fillEntries(&out, page, enc, in.FetchOwner)
+	var owners func(string) owner
+	if in.FetchOwner {
+		owners = s.objectOwners(req)
+	}
+	fillEntries(&out, page, enc, owners)
 	n := len(out.Contents) + len(out.CommonPrefixes)
 	out.KeyCount = &n
 	if encode {
@@ -119,7 +123,9 @@ func (s *Server) list(req *request, in backend.ListInput) (sealstore.ListPage, e
 	return page, bucketErr(err)
 }
 
-func fillEntries(out *listBucketResult, page sealstore.ListPage, enc func(string) string, withOwner bool) {
+// fillEntries fills a listing's page in; owners, when not nil, gives each
+// entry's owner.
+func fillEntries(out *listBucketResult, page sealstore.ListPage, enc func(string) string, owners func(string) owner) {
 	for _, e := range page.Entries {
 		le := listEntry{Key: enc(e.Key), LastModified: s3Time(e.LastModified), ETag: quote(e.ETag),
 			Size: e.Size, StorageClass: e.StorageClass}
@@ -127,8 +133,8 @@ func fillEntries(out *listBucketResult, page sealstore.ListPage, enc func(string
 		if le.StorageClass == "" {
 			le.StorageClass = "STANDARD"
 		}
-		if withOwner {
-			o := s3Owner()
+		if owners != nil {
+			o := owners(e.Key)
 			le.Owner = &o
 		}
 		out.Contents = append(out.Contents, le)
@@ -216,6 +222,12 @@ func (s *Server) deleteObjects(req *request) error {
 			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: vid, Code: ae.Code, Message: ae.Message})
 			continue
 		}
+		if err := s.authorizeKey(req, "DeleteObject", req.bucket, o.Key, vid); err != nil {
+			// Each key is decided as its own DeleteObject (keyauth.go).
+			ae := toAPIError(err)
+			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: vid, Code: ae.Code, Message: ae.Message})
+			continue
+		}
 		if o.VersionID != nil && vid == "" {
 			// An empty <VersionId> names the version "", which does not
 			// exist: S3 answers that entry NoSuchVersion. Taken for "no
@@ -238,18 +250,33 @@ func (s *Server) deleteObjects(req *request) error {
 		entries = append(entries, sealstore.DeleteEntry{Key: o.Key, VersionID: vid, Cond: cond})
 	}
 	if len(entries) > 0 {
+		priors := make([]deletePrior, len(entries))
+		for i, e := range entries {
+			if e.VersionID != "" {
+				priors[i] = s.currentBeforeDelete(req, e.Key, e.VersionID)
+			}
+		}
 		res, err := s.store.DeleteEntries(ctx, req.bucket, entries)
 		if err != nil {
 			return bucketErr(err)
 		}
-		for _, r := range res {
+		var deleted []sealstore.DeleteEntry
+		var deletedPriors []deletePrior
+		for i, r := range res {
 			switch {
 			case r.Code != "":
 				out.Errors = append(out.Errors, deleteError{Key: r.Key, VersionID: r.VersionID, Code: r.Code, Message: r.Message})
+				continue
 			case !dr.Quiet:
 				out.Deleted = append(out.Deleted, deletedEntry{Key: r.Key, VersionID: r.VersionID,
 					DeleteMarker: r.DeleteMarker, DeleteMarkerVersionID: r.DeleteMarkerVersionID})
 			}
+			if i < len(entries) {
+				deleted, deletedPriors = append(deleted, entries[i]), append(deletedPriors, priors[i])
+			}
+		}
+		if err := s.forgetDeletedACLs(req, deleted, deletedPriors); err != nil {
+			return err
 		}
 	}
 	writeXML(req.w, http.StatusOK, out)
@@ -263,8 +290,9 @@ const maxBuckets = 10000
 // max-buckets (1 to 10000) and continuation-token, over the buckets the
 // caller may read, in name order. The continuation token is the last name
 // of the page (opaque to clients, as S3's; versitygw's suite expects the
-// name). Each bucket is in the store's region. The owner is the caller:
-// its access key id as ID and DisplayName.
+// name). Each bucket is in the store's region. The owner is the caller
+// (its canonical id and display name), and the buckets listed are those
+// it owns (ownsListed).
 func (s *Server) listBuckets(req *request) error {
 	q := req.r.URL.Query()
 	prefix := q.Get("prefix")
@@ -288,9 +316,9 @@ func (s *Server) listBuckets(req *request) error {
 		return err
 	}
 	sort.Slice(buckets, func(i, j int) bool { return buckets[i].Name < buckets[j].Name })
-	out := listAllMyBucketsResult{Xmlns: s3ns, Owner: owner{ID: req.auth.AccessKey, DisplayName: req.auth.AccessKey}, Prefix: prefix}
+	out := listAllMyBucketsResult{Xmlns: s3ns, Owner: owner{ID: req.who.CanonicalID, DisplayName: req.who.DisplayName}, Prefix: prefix}
 	for _, b := range buckets {
-		if !req.cred.canRead(b.Name) || !strings.HasPrefix(b.Name, prefix) || b.Name <= after {
+		if !req.cred.canRead(b.Name) || !strings.HasPrefix(b.Name, prefix) || b.Name <= after || !s.ownsListed(req, b.Name) {
 			continue
 		}
 		if len(out.Buckets) == limit {

@@ -10,8 +10,13 @@ import (
 )
 
 func TestListBucketsPagesByPrefix(t *testing.T) {
+	// ro is a credential of ak's account (S3: an IAM user of the
+	// account that owns the buckets), so it lists them within its lists.
 	creds := adminCreds()
-	creds["ro"] = Credential{AccessKey: "ro", SecretKey: "ro-secret", Read: []string{"logs-a", "logs-c"}}
+	ak := creds["ak"]
+	ak.CanonicalID, ak.Account = "ak", "111111111111"
+	creds["ak"] = ak
+	creds["ro"] = Credential{AccessKey: "ro", SecretKey: "ro-secret", Read: []string{"logs-a", "logs-c"}, CanonicalID: "ro", Account: "111111111111"}
 	url := newTestServer(t, creds)
 	ctx := context.Background()
 	c := sdkClient(url, "ak", "sk")

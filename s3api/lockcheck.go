@@ -3,6 +3,7 @@ package s3api
 import (
 	"bytes"
 	"encoding/xml"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -362,4 +363,27 @@ func (k *keyLocks) lock(bucket, key string) (unlock func()) {
 		}
 		k.mu.Unlock()
 	}
+}
+
+// lockConfigWithoutDocs answers an ObjectLockConfiguration the store
+// refused because the bucket holds objects (moto's "InvalidBucket: Bucket
+// needs to be empty"; AWS and RGW take it on a bucket with objects): when
+// s3seal's bucket documents are all the bucket holds, the change is made
+// again with them set aside (sealstore.WithoutBucketDocs). Any other
+// failure, or a bucket with other objects, keeps the store's answer.
+func (s *Server) lockConfigWithoutDocs(req *request, in backend.RawRequest, out *backend.RawResponse, err error) (*backend.RawResponse, error) {
+	if backend.ErrorCode(err) != "InvalidBucket" {
+		return out, err
+	}
+	refused := err
+	ran, err := s.store.WithoutBucketDocs(req.r.Context(), req.bucket, func() error {
+		out, err = s.cfg.Forwarder.Forward(req.r.Context(), in)
+		return err
+	})
+	if !ran && err == nil {
+		return out, refused
+	}
+	slog.InfoContext(req.r.Context(), "object-lock: the store refused the configuration on a bucket holding only s3seal's documents; made it with them set aside",
+		"bucket", req.bucket, "err", err)
+	return out, err
 }

@@ -29,6 +29,11 @@ func (f *manifestRefuser) Forward(_ context.Context, in backend.RawRequest) (*ba
 	if lockProbe(in) {
 		return lockEnabledAnswer(), nil
 	}
+	if in.Key == "" {
+		// The bucket's own documents (lifecycle rules for
+		// x-amz-expiration): none, and not an object's request.
+		return &backend.RawResponse{StatusCode: 404, Header: http.Header{}}, nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.keys = append(f.keys, in.Key)

@@ -34,10 +34,17 @@ func (s *Server) createMultipartUpload(req *request) error {
 	if err := s.uploadLockAllowed(req, in.Protect); err != nil {
 		return err
 	}
+	aclWrite, err := s.objectACLOfWrite(req)
+	if err != nil {
+		return err
+	}
 	if in.CustomerKey, err = customerKey(req.r); err != nil {
 		return err
 	}
 	backendSSE(req.r.Header, &in.Headers)
+	if err := s.bucketDefaultSSE(req.r.Context(), req.bucket, &in.Headers, in.CustomerKey); err != nil {
+		return err
+	}
 	typ, err := uploadChecksumType(req.r.Header.Get("X-Amz-Checksum-Type"))
 	if err != nil {
 		return err
@@ -61,6 +68,9 @@ func (s *Server) createMultipartUpload(req *request) error {
 	}
 	id, err := s.store.CreateMultipart(req.r.Context(), in)
 	if err != nil {
+		return err
+	}
+	if err := s.keepUploadACL(req, aclWrite, id); err != nil {
 		return err
 	}
 	setSSEHeaders(req.w.Header(), sealstore.ObjectInfo{Headers: in.Headers, CustomerKeyed: in.CustomerKey != nil}, in.CustomerKey)
@@ -94,7 +104,7 @@ func (s *Server) uploadPart(req *request) error {
 	}
 	size := req.auth.DecodedLength
 	if size < 0 {
-		return s3err.New("MissingContentLength", "")
+		return noLength(req.r)
 	}
 	checks, err := newBodyChecks(req.r.Header)
 	if err != nil {
@@ -193,7 +203,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 	if err != nil {
 		return err
 	}
-	srcBucket, srcKey, srcVersion, err := copySource(req)
+	srcBucket, srcKey, srcVersion, err := s.copySource(req)
 	if err != nil {
 		// S3 names a missing destination bucket before a bad source.
 		if be := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); backend.IsNotFound(be) {
@@ -306,8 +316,15 @@ func (s *Server) completeMultipartUpload(req *request) error {
 		return err
 	}
 	ka := s.startKeepAlive(req)
+	// As a PUT: the replaced object's record goes before the write.
+	if err := s.forgetObjectACL(req, req.key, "", deletePrior{}); err != nil {
+		return err
+	}
 	info, err := s.store.CompleteMultipart(req.r.Context(), in)
 	if err != nil {
+		return ka.finish(nil, err)
+	}
+	if err := s.completeUploadACL(req, in.UploadID); err != nil {
 		return ka.finish(nil, err)
 	}
 	if vid := writtenVersion(info.VersionID); vid != "" {
@@ -363,6 +380,9 @@ func (s *Server) abortMultipartUpload(req *request) error {
 	if err := s.store.AbortMultipart(req.r.Context(), req.bucket, req.key, req.r.URL.Query().Get("uploadId")); err != nil {
 		return err
 	}
+	if err := s.dropUploadACL(req, req.r.URL.Query().Get("uploadId")); err != nil {
+		return err
+	}
 	req.w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -382,8 +402,9 @@ func (s *Server) listParts(req *request) error {
 	if err != nil {
 		return err
 	}
+	initiator := s.objectOwners(req)(uploadACLKey(q.Get("uploadId")))
 	out := listPartsResult{Xmlns: s3ns, Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"),
-		Initiator: s3Owner(), Owner: s3Owner(), StorageClass: "STANDARD", PartNumberMarker: marker,
+		Initiator: initiator, Owner: initiator, StorageClass: "STANDARD", PartNumberMarker: marker,
 		NextPartNumberMarker: page.NextMarker, MaxParts: maxParts, IsTruncated: page.IsTruncated,
 		ChecksumType: page.ChecksumType}
 	if page.ChecksumAlgorithm != "" {
@@ -435,13 +456,14 @@ func (s *Server) listMultipartUploads(req *request) error {
 	if err != nil {
 		return bucketErr(err)
 	}
+	owners := s.objectOwners(req)
 	for i, u := range out.Uploads {
 		class := u.StorageClass
 		if class == "" {
 			class = "STANDARD"
 		}
-		res.Uploads = append(res.Uploads, listedUpload{Key: enc(u.Key), UploadID: u.UploadID, Initiator: s3Owner(),
-			Owner: s3Owner(), StorageClass: class, Initiated: s3Time(u.Initiated),
+		res.Uploads = append(res.Uploads, listedUpload{Key: enc(u.Key), UploadID: u.UploadID, Initiator: owners(uploadACLKey(u.UploadID)),
+			Owner: owners(uploadACLKey(u.UploadID)), StorageClass: class, Initiated: s3Time(u.Initiated),
 			ChecksumAlgorithm: strings.ToUpper(sums[i].Algorithm), ChecksumType: sums[i].Type})
 	}
 	for _, p := range out.CommonPrefixes {

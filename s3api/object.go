@@ -3,12 +3,14 @@ package s3api
 import (
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -25,7 +27,7 @@ func (s *Server) putObject(req *request) error {
 	}
 	size := req.auth.DecodedLength
 	if size < 0 {
-		return s3err.New("MissingContentLength", "")
+		return noLength(req.r)
 	}
 	meta, headers, err := objectHeaders(req.r.Header)
 	if err != nil {
@@ -39,11 +41,21 @@ func (s *Server) putObject(req *request) error {
 	if err != nil {
 		return err
 	}
+	aclWrite, err := s.objectACLOfWrite(req)
+	if err != nil {
+		return err
+	}
 	ck, err := customerKey(req.r)
 	if err != nil {
 		return err
 	}
 	backendSSE(req.r.Header, &headers)
+	if err := s.bucketDefaultSSE(req.r.Context(), req.bucket, &headers, ck); err != nil {
+		return err
+	}
+	if err := aclWrite.clear(s, req, req.key); err != nil {
+		return err
+	}
 	info, err := s.store.Put(req.r.Context(), sealstore.PutInput{
 		Bucket: req.bucket, Key: req.key, Body: req.r.Body, Size: size,
 		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: req.cred.KeyID,
@@ -53,14 +65,33 @@ func (s *Server) putObject(req *request) error {
 	if err != nil {
 		return err
 	}
+	if err := aclWrite.commit(s, req, req.key); err != nil {
+		return err
+	}
 	req.w.Header().Set("ETag", quote(info.ETag))
 	setSSEHeaders(req.w.Header(), info, ck)
 	setVersionID(req.w.Header(), writtenVersion(info.VersionID))
 	// The kept checksum (the client's algorithm, else the default
 	// CRC64NVME) and its type, as S3 answers a PutObject.
 	setChecksumHeaders(req.w.Header(), info)
+	putTags, _ := parseTagHeader(req.r.Header.Get("X-Amz-Tagging"))
+	s.setExpiration(req, info, append([]tag{}, putTags...))
 	req.w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// noLength is S3's answer to a PUT whose body has no length it can read
+// before the body (Content-Length, or x-amz-decoded-content-length of an
+// aws-chunked body): 501 NotImplemented naming Transfer-Encoding for an
+// HTTP-chunked body, which S3 does not take, else 411
+// MissingContentLength.
+func noLength(r *http.Request) error {
+	if slices.Contains(r.TransferEncoding, "chunked") {
+		e := s3err.New("NotImplemented", "A header you provided implies functionality that is not implemented")
+		e.Fields = append(e.Fields, sigv4.Field{Name: "Header", Value: "Transfer-Encoding"})
+		return e
+	}
+	return s3err.New("MissingContentLength", "")
 }
 
 // objectRange is the part of an object a GET or HEAD asks for: a Range
@@ -100,7 +131,7 @@ func (s *Server) getObject(req *request) error {
 		return err
 	}
 	info, rd, err := s.store.Read(req.r.Context(), sealstore.ReadInput{Bucket: req.bucket, Key: req.key,
-		VersionID: vid, Range: rng, CustomerKey: ck})
+		VersionID: vid, Range: rng, CustomerKey: ck, PartChecksums: wantsChecksums(req.r)})
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)
 	}
@@ -117,8 +148,14 @@ func (s *Server) getObject(req *request) error {
 	if rd.Partial && rd.Len > 0 {
 		status = http.StatusPartialContent
 		h.Set("Content-Range", contentRange(rd.Off, rd.Len, info.Size))
+		if wantsChecksums(req.r) {
+			setRangeChecksumHeaders(h, info, rng, rd.Len)
+		}
 	} else if wantsChecksums(req.r) {
 		setChecksumHeaders(h, info)
+	}
+	if vid == "" {
+		s.setExpiration(req, info, nil) // a named version may be noncurrent: Expiration is not its rule
 	}
 	req.w.WriteHeader(status)
 	if _, err := rd.WriteTo(req.w); err != nil {
@@ -150,7 +187,8 @@ func (s *Server) headObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	info, err := s.store.Stat(req.r.Context(), sealstore.ReadInput{Bucket: req.bucket, Key: req.key, VersionID: vid, CustomerKey: ck})
+	info, err := s.store.Stat(req.r.Context(), sealstore.ReadInput{Bucket: req.bucket, Key: req.key, VersionID: vid, CustomerKey: ck,
+		Range: rng, PartChecksums: wantsChecksums(req.r)})
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)
 	}
@@ -178,8 +216,13 @@ func (s *Server) headObject(req *request) error {
 		// The whole object, as GET answers it: an empty one asked for
 		// by partNumber=1 or a suffix range included.
 		setChecksumHeaders(h, info)
+	} else if wantsChecksums(req.r) {
+		setRangeChecksumHeaders(h, info, rng, length)
 	}
 	h.Set("Content-Length", strconv.FormatInt(length, 10))
+	if vid == "" {
+		s.setExpiration(req, info, nil) // a named version may be noncurrent: Expiration is not its rule
+	}
 	req.w.WriteHeader(status)
 	return nil
 }

@@ -266,19 +266,13 @@ func bypassAsked(h http.Header) bool {
 }
 
 // createLockedBucket creates a bucket with Object Lock enabled (which
-// enables versioning), or with an ACL or object ownership an admin set,
-// passing the request on as it is.
+// enables versioning). Its ACL and object ownership are s3seal's
+// (createBucket keeps them), never passed on.
 func (s *Server) createLockedBucket(req *request, body []byte) error {
-	h := bucketACL(req.r.Header)
-	if len(h) > 0 && !req.cred.Admin {
-		return s3err.New("AccessDenied", "Only credentials marked \"admin\": true may set a bucket's ACL or object ownership (the object store enforces them).")
-	}
 	if s.cfg.Forwarder == nil {
-		return s3err.New("NotImplemented", "s3seal does not implement Object Lock or bucket ACLs on this backend.")
+		return s3err.New("NotImplemented", "s3seal does not implement Object Lock on this backend.")
 	}
-	if lockEnabled(req.r.Header) {
-		h.Set("X-Amz-Bucket-Object-Lock-Enabled", "true")
-	}
+	h := http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}
 	in := backend.RawRequest{Method: http.MethodPut, Bucket: req.bucket, Query: url.Values{}, Header: h, Body: body}
 	if _, err := s.cfg.Forwarder.Forward(req.r.Context(), in); err != nil {
 		return forwardErr(err)
@@ -331,11 +325,9 @@ var cannedACLs = []string{"private", "public-read", "public-read-write", "authen
 // objectGrants are the x-amz-grant-* headers objects take, by suffix.
 var objectGrants = []string{"read", "read-acp", "write-acp", "full-control"}
 
-// objectACL reads x-amz-acl and x-amz-grant-*. "private" and
-// "bucket-owner-full-control" are what every object written through s3seal
-// has anyway; anything else is for admin credentials only (AccessDenied
-// for others), since the object store enforces it.
-func objectACL(h http.Header, cred Credential) (backend.Protection, error) {
+// objectACL checks x-amz-acl and x-amz-grant-* as S3 does. The ACL is
+// not the store's: s3seal keeps it (objectACLOfWrite), so none goes on.
+func objectACL(h http.Header, _ Credential) (backend.Protection, error) {
 	var p backend.Protection
 	acl := strings.TrimSpace(h.Get("X-Amz-Acl"))
 	grants := map[string]string{}
@@ -349,39 +341,11 @@ func objectACL(h http.Header, cred Credential) (backend.Protection, error) {
 		}
 		grants[suffix] = strings.Join(vs, ",")
 	}
-	if len(grants) == 0 && (acl == "" || strings.EqualFold(acl, "private") || strings.EqualFold(acl, "bucket-owner-full-control")) {
-		return p, nil
-	}
-	if !cred.Admin {
-		return p, s3err.New("AccessDenied", "Only credentials marked \"admin\": true may set ACLs (the object store enforces them).")
-	}
 	if acl != "" && !slices.Contains(cannedACLs, acl) {
 		return p, s3err.New("InvalidArgument", "")
 	}
 	if acl != "" && len(grants) > 0 {
 		return p, s3err.New("InvalidRequest", "Specifying both Canned ACLs and Header Grants is not allowed")
 	}
-	p.ACL = acl
-	if len(grants) > 0 {
-		p.Grants = grants
-	}
 	return p, nil
-}
-
-// bucketACL are the CreateBucket headers that set more than every bucket
-// s3seal creates has anyway (private, owner-enforced): for admins only.
-func bucketACL(h http.Header) http.Header {
-	out := http.Header{}
-	if v := strings.TrimSpace(h.Get("X-Amz-Acl")); v != "" && !strings.EqualFold(v, "private") {
-		out.Set("X-Amz-Acl", v)
-	}
-	if v := strings.TrimSpace(h.Get("X-Amz-Object-Ownership")); v != "" && v != "BucketOwnerEnforced" {
-		out.Set("X-Amz-Object-Ownership", v)
-	}
-	for name, vs := range h {
-		if strings.HasPrefix(http.CanonicalHeaderKey(name), "X-Amz-Grant-") && len(vs) > 0 {
-			out[http.CanonicalHeaderKey(name)] = vs
-		}
-	}
-	return out
 }

@@ -21,6 +21,7 @@ func TestAccessRefusalsLogged(t *testing.T) {
 		"reader": {AccessKey: "reader", SecretKey: "reader-secret-2", Read: []string{"data"}},
 		"copier": {AccessKey: "copier", SecretKey: "copier-secret-3", Write: []string{"dst"}},
 	}
+	creds = oneAccount(creds) // one account, as every credential was before owners (issue 22)
 	srv := newTestServerWith(t, Config{Credentials: creds})
 	var logs syncBuffer
 	prev := slog.Default()

@@ -54,8 +54,18 @@ var (
 //	bucket.go              bucket names, HeadBucket, DeleteBucket, GetBucketLocation
 //	createbucket.go        CreateBucket with its configuration, lock, ACL and tags
 //	bucketconfig.go        lifecycle rule count and bucket tags, judged as S3 does
-//	bucketpolicy.go        bucket policies, judged before the store sees them
-//	acl.go                 ACLs and ownership controls (admins only)
+//	lifecycle.go           lifecycle rules judged as S3 does; x-amz-expiration (lifecycle_cache.go: the rules read back)
+//	bucketpolicy.go        bucket policies, judged as S3 judges them when put
+//	policydoc.go           PUT, GET, DELETE ?policy and GET ?policyStatus (kept by s3seal)
+//	policydecide.go        what a bucket policy says of a request (engine: package policy)
+//	acl.go                 what S3 takes in ACL and ownership controls documents
+//	owner.go               bucket owners (ownerDecision), principals by id and e-mail
+//	acls.go                ACLs kept by s3seal: canned, grant headers, documents, answers
+//	acldecision.go         aclDecision: ACL permissions per operation
+//	bucketacl.go           ?acl, ?publicAccessBlock and ?ownershipControls of buckets
+//	objectacl.go           object ACLs and owners (object records), ?acl of objects
+//	uploadacl.go           a multipart upload's ACL until it completes
+//	anonymous.go           unsigned requests (--allow-anonymous)
 //	website.go             website configuration, and absent-document answers
 //	cors.go                CORS preflights, actual-request headers, the rules cache (rules: package cors)
 //	list.go                ListBuckets, ListObjects V1 and V2, DeleteObjects
@@ -134,6 +144,8 @@ func (s *Server) routes() *mux.Router {
 
 	b := r.MatcherFunc(level(1)).Subrouter()
 	s.addSubresources(b, false)
+	s.addBucketDocRoutes(b) // bucketencryption.go
+	s.addPolicyRoutes(b)    // policydoc.go
 	b.MatcherFunc(unknownSub(bucketSubs)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
 	b.Methods(http.MethodGet).MatcherFunc(has("location")).HandlerFunc(s.serve("GetBucketLocation", accRead, s.getBucketLocation))
 	b.Methods(http.MethodGet).MatcherFunc(has("uploads")).HandlerFunc(s.serve("ListMultipartUploads", accWrite, s.listMultipartUploads))
@@ -228,8 +240,8 @@ func notImplemented(req *request) error {
 // stay within it.
 const unimplementedHint = "It serves buckets, objects, copies, multipart uploads, listings, versions, " +
 	"tags and Object Lock (where the object store has them), SSE-C and SSE-KMS, and bucket policies, CORS, lifecycle, website configuration (kept, not served), ownership and ACLs " +
-	"(admin credentials only); other bucket configurations (logging, notifications, replication, " +
-	"inventory, analytics, encryption, accelerate, request payment) are not served: " +
+	"(admin credentials only), default encryption, logging (kept, no logs delivered) and request payment (bucket owner only); " +
+	"other bucket configurations (notifications, replication, inventory, analytics, accelerate) are not served: " +
 	"leave those off in the client."
 
 // misplacedMultipart matches object requests that carry a multipart

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -32,6 +33,10 @@ type Config struct {
 	Store *sealstore.Store
 	// Credentials are the clients s3seal accepts and what each may access.
 	Credentials Credentials
+	// AllowAnonymous serves unsigned requests as nobody (anonymous.go):
+	// allowed only what a bucket's public ACL grants or its policy allows
+	// everyone. Off, they are refused (AccessDenied).
+	AllowAnonymous bool
 	// Domains are the host names under which virtual-hosted-style requests
 	// arrive: Host "photos.s3.example.com" with domain "s3.example.com"
 	// addresses bucket "photos". Default: ["localhost"]. Any other Host is
@@ -88,15 +93,16 @@ type Config struct {
 
 // Server is the HTTP handler for the S3 API.
 type Server struct {
-	cfg      Config
-	store    *sealstore.Store
-	verifier *sigv4.Verifier
-	router   *mux.Router
-	slots    chan struct{}            // one token per request in flight
-	keySlots map[string]chan struct{} // the same, per access key
-	lockOps  keyLocks                 // retention and legal-hold changes, per (bucket, key)
-	cors     corsCache                // buckets' CORS rules (cors.go)
-	creators bucketCreators           // who created which bucket, while s3seal runs (createbucket.go)
+	cfg       Config
+	store     *sealstore.Store
+	verifier  *sigv4.Verifier
+	router    *mux.Router
+	slots     chan struct{}            // one token per request in flight
+	keySlots  map[string]chan struct{} // the same, per access key
+	lockOps   keyLocks                 // retention and legal-hold changes, per (bucket, key)
+	cors      corsCache                // buckets' CORS rules (cors.go)
+	lifecycle lifecycleCache           // buckets' lifecycle rules (lifecycle_cache.go)
+	creating  sync.Map                 // buckets being created, until their owner is kept (createbucket.go)
 }
 
 // New builds the handler.
@@ -135,6 +141,9 @@ func New(cfg Config) *Server {
 		slots: make(chan struct{}, cfg.MaxInFlight), keySlots: map[string]chan struct{}{}}
 	for ak := range cfg.Credentials {
 		s.keySlots[ak] = make(chan struct{}, cfg.MaxInFlightPerKey)
+	}
+	if cfg.AllowAnonymous {
+		s.keySlots[""] = make(chan struct{}, cfg.MaxInFlightPerKey) // every anonymous request (anonymous.go)
 	}
 	s.router = s.routes()
 	return s
@@ -230,6 +239,7 @@ type request struct {
 	bucket, key string
 	auth        *sigv4.Result
 	cred        Credential
+	who         principal // whom the request acts as (anonymous when unsigned)
 }
 
 // access is what an operation needs of its bucket.
@@ -255,7 +265,7 @@ func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
 			ri.op, ri.bucket = op, bucket
 		}
 		if sigv4.Anonymous(r) {
-			writeError(w, r, anonymousRefusal(op, r))
+			s.serveAnonymous(w, r, op, bucket, key, h)
 			return
 		}
 		res, err := s.verifier.Verify(r)
@@ -283,13 +293,17 @@ func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
 			writeError(w, r, err)
 			return
 		}
-		req := &request{w: w, r: r, bucket: bucket, key: key, auth: res, cred: cred}
+		req := &request{w: w, r: r, bucket: bucket, key: key, auth: res, cred: cred, who: cred.principal()}
 		if err := checkExpectedOwner(r, res.AccessKey); err != nil {
 			writeError(w, r, err)
 			return
 		}
+		if err := s.authorize(req, op); err != nil {
+			writeError(w, r, s.refusedReadErr(req, op, err))
+			return
+		}
 		if err := h(req); err != nil {
-			writeError(w, r, err)
+			writeError(w, r, s.missingKeyErr(req, op, err))
 		}
 	}
 }

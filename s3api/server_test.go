@@ -35,6 +35,7 @@ func TestAccessPerCredential(t *testing.T) {
 		"ro":    {AccessKey: "ro", SecretKey: "ro-secret", Read: []string{"shared"}},
 		"team":  {AccessKey: "team", SecretKey: "team-secret", Write: []string{"team"}},
 	}
+	creds = oneAccount(creds) // one account, as every credential was before owners (issue 22)
 	url := newTestServer(t, creds)
 	ctx := context.Background()
 	admin, ro, team := sdkClient(url, "admin", "admin-secret"), sdkClient(url, "ro", "ro-secret"), sdkClient(url, "team", "team-secret")

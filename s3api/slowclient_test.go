@@ -180,6 +180,7 @@ func TestMaxInFlightPerKey(t *testing.T) {
 		"a": {AccessKey: "a", SecretKey: "sa", Read: []string{"*"}, Write: []string{"*"}},
 		"b": {AccessKey: "b", SecretKey: "sb", Read: []string{"*"}, Write: []string{"*"}},
 	}
+	creds = oneAccount(creds) // one account, as every credential was before owners (issue 22)
 	srv := newTestServerWith(t, Config{Credentials: creds, MaxInFlight: 4, MaxInFlightPerKey: 2, QueueTimeout: 300 * time.Millisecond})
 	api := srv.Config.Handler.(*Server)
 	ctx := context.Background()

@@ -110,35 +110,6 @@ func (g aclGrantee) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
 	return e.EncodeElement(plain{g.ID, g.DisplayName, g.URI, g.EmailAddress}, start)
 }
 
-// redact shows an ACL with the caller as its owner (the owner s3seal
-// shows everywhere, docs/DESIGN.md): the owner, and grants to it, become
-// the caller's access key. For a reader who is not an admin the backend
-// account's identity goes too: a grant to another account or e-mail
-// address keeps its permission but names "other-account"; group grants
-// (all users, authenticated users, log delivery) stay, since they name no
-// account and say whether the bucket is public. Admins see the other
-// grants as the store gives them (and object ACLs whole: answerDoc).
-func (a *aclDoc) redact(caller string, admin bool) {
-	owner := ""
-	if a.Owner != nil {
-		owner = a.Owner.ID
-		a.Owner.ID, a.Owner.DisplayName = caller, caller
-	}
-	for i := range a.Grants {
-		g := &a.Grants[i].Grantee
-		if g.URI != "" && g.ID == "" && g.EmailAddress == "" {
-			continue
-		}
-		if owner != "" && g.ID == owner {
-			*g = aclGrantee{Type: "CanonicalUser", ID: caller, DisplayName: caller}
-			continue
-		}
-		if !admin {
-			*g = aclGrantee{Type: "CanonicalUser", ID: "other-account"}
-		}
-	}
-}
-
 // xmlNode is an element tree: a lifecycle configuration, whose schema S3
 // keeps extending (filters, size bounds, newer-version counts), is
 // re-encoded as elements and text only, not against a schema of s3seal's,
@@ -193,9 +164,6 @@ func answerDoc(sr subresource, body []byte, admin bool, caller string) ([]byte, 
 	}
 	if t, ok := doc.(*tagDoc); ok {
 		t.sortTags()
-	}
-	if a, ok := doc.(*aclDoc); ok && (!admin || !sr.object) {
-		a.redact(caller, admin)
 	}
 	doc.setNS()
 	out, err := xml.Marshal(doc)

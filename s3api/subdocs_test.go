@@ -14,29 +14,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// Forwarded answers are re-encoded from what s3seal decoded: an ACL keeps
-// its grantee types (xsi:type) and a lifecycle configuration every element
-// of its rules, as a client reads them; extra content is gone.
+// Forwarded answers are re-encoded from what s3seal decoded: a lifecycle
+// configuration keeps every element of its rules, as a client reads them;
+// extra content is gone. (ACLs, kept by s3seal since issue 22, are not
+// forwarded.)
 func TestForwardedAnswersReencoded(t *testing.T) {
 	fw := &fakeForwarder{}
 	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
 	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
 	ctx := context.Background()
 	c := sdkClient(srv.URL, "admin", "as")
-	fw.body = `<?xml version="1.0" encoding="UTF-8"?>
-<AccessControlPolicy xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Owner><ID>o1</ID><DisplayName>own</DisplayName></Owner>
-<AccessControlList><Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser"><ID>o1</ID></Grantee><Permission>FULL_CONTROL</Permission></Grant>
-<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="Group"><URI>http://acs.amazonaws.com/groups/global/AllUsers</URI></Grantee><Permission>READ</Permission></Grant>
-</AccessControlList><Extra>x</Extra></AccessControlPolicy>`
-	acl, err := c.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: aws.String("bkt"), Key: aws.String("k")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if aws.ToString(acl.Owner.ID) != "o1" || len(acl.Grants) != 2 || acl.Grants[0].Grantee.Type != types.TypeCanonicalUser ||
-		acl.Grants[1].Grantee.Type != types.TypeGroup || aws.ToString(acl.Grants[1].Grantee.URI) != "http://acs.amazonaws.com/groups/global/AllUsers" ||
-		acl.Grants[1].Permission != types.PermissionRead {
-		t.Fatalf("ACL read back as %+v", acl)
-	}
 	fw.body = `<LifecycleConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><!-- c --><Rule><ID>r</ID>
 <Filter><And><Prefix>logs/</Prefix><ObjectSizeGreaterThan>100</ObjectSizeGreaterThan></And></Filter><Status>Enabled</Status>
 <NoncurrentVersionExpiration><NoncurrentDays>30</NoncurrentDays><NewerNoncurrentVersions>2</NewerNoncurrentVersions></NoncurrentVersionExpiration>

@@ -19,8 +19,7 @@ import (
 // A subresource is a bucket's or an object's configuration that the
 // backend enforces and s3seal passes on (backend.Forwarder): Object Lock,
 // retention, legal hold, tags, and, changed by admin credentials only,
-// bucket policy (read by admins only too), CORS, lifecycle, ownership
-// controls and ACLs (redacted for readers, subdocs.go). None carries
+// CORS, lifecycle, ownership controls and ACLs (redacted for readers, subdocs.go). None carries
 // object bytes. Request bodies are read and verified like every XML body
 // (signature, Content-MD5, size); a GET's answer is decoded into the
 // operation's document and encoded anew (subdocs.go), so the client gets
@@ -50,33 +49,23 @@ var subresources = []subresource{
 	{name: "retention", object: true, methods: []string{"GET", "PUT"}, op: "ObjectRetention", doc: func() document { return &retentionDoc{} },
 		headers: []string{bypassHeader}, check: checkRetention},
 	{name: "legal-hold", object: true, methods: []string{"GET", "PUT"}, op: "ObjectLegalHold", doc: func() document { return &legalHoldDoc{} }, check: checkLegalHold},
-	{name: "acl", object: true, admin: true, methods: []string{"GET", "PUT"}, op: "ObjectAcl", doc: func() document { return &aclDoc{} },
-		headers: aclHeaders},
 	{name: "tagging", methods: []string{"GET", "PUT", "DELETE"}, op: "BucketTagging", doc: func() document { return &tagDoc{} },
 		check: func(b []byte) ([]byte, error) { _, err := parseBucketTagBody(b); return nil, err }},
 	{name: "object-lock", adminPut: true, methods: []string{"GET", "PUT"}, op: "ObjectLockConfiguration", doc: func() document { return &lockConfigDoc{} },
 		headers: []string{"X-Amz-Bucket-Object-Lock-Token"}, check: checkLockConfig},
-	{name: "policy", admin: true, adminGet: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketPolicy",
-		headers: []string{"X-Amz-Confirm-Remove-Self-Bucket-Access"}, limit: maxPolicyBody,
-		overLimit: func() error { return malformedPolicy("Policy exceeds the maximum allowed document size.") }},
 	{name: "cors", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketCors", doc: func() document { return &corsDoc{} },
 		check: func(b []byte) ([]byte, error) { return nil, checkCORS(b) }, limit: cors.MaxBody},
 	{name: "lifecycle", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketLifecycle", doc: func() document { return &lifecycleDoc{} },
-		check: func(b []byte) ([]byte, error) { return nil, checkLifecycleRules(b) }},
-	{name: "ownershipControls", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketOwnershipControls", doc: func() document { return &ownershipDoc{} },
-		check: checkOwnershipControls},
-	{name: "acl", admin: true, methods: []string{"GET", "PUT"}, op: "BucketAcl", doc: func() document { return &aclDoc{} }, headers: aclHeaders},
+		check: checkLifecycle},
 	{name: "website", admin: true, methods: []string{"GET", "PUT", "DELETE"}, op: "BucketWebsite", doc: func() document { return &websiteDoc{} },
 		check: checkWebsite, limit: maxWebsiteBody},
 }
-
-var aclHeaders = []string{"X-Amz-Acl", "X-Amz-Grant-Full-Control", "X-Amz-Grant-Read", "X-Amz-Grant-Read-Acp",
-	"X-Amz-Grant-Write", "X-Amz-Grant-Write-Acp"}
 
 // addSubresources registers the sub-resource routes on the bucket or
 // object router; they must come before the router's catch-all for unknown
 // parameters.
 func (s *Server) addSubresources(rt *mux.Router, object bool) {
+	s.addACLRoutes(rt, object) // ACLs and the public access block: kept by s3seal (bucketacl.go)
 	for _, sr := range subresources {
 		if sr.object != object {
 			continue
@@ -121,11 +110,8 @@ func (s *Server) forward(sr subresource) handler {
 		// Reading a configuration is open to the bucket's readers (s3cmd
 		// info, the console and SDK tools ask for it); changing it is for
 		// admins, since the object store enforces it against everyone.
-		// A non-admin's PUT ?acl on an object is decided on its body
-		// (unchangedACL).
-		aclPut := sr.name == "acl" && sr.object && req.r.Method == http.MethodPut && !req.cred.Admin
 		denied := s3err.New("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (it is enforced by the object store).")
-		if sr.admin && !req.cred.Admin && req.r.Method != http.MethodGet && !aclPut {
+		if sr.admin && !req.cred.Admin && req.r.Method != http.MethodGet {
 			return denied
 		}
 		// A bucket policy names the backend's account (principal ARNs)
@@ -141,10 +127,6 @@ func (s *Server) forward(sr subresource) handler {
 			if err := sealstore.CheckKey(req.key); err != nil {
 				return err
 			}
-		}
-		if acl := strings.TrimSpace(req.r.Header.Get("X-Amz-Acl")); sr.name == "acl" && acl != "" &&
-			!slices.Contains(cannedACLs, acl) && acl != "log-delivery-write" {
-			return s3err.New("InvalidArgument", "The canned ACL "+acl+" is not one S3 knows.")
 		}
 		if slices.Contains(sr.headers, bypassHeader) {
 			if err := checkBypass(req); err != nil {
@@ -196,24 +178,6 @@ func (s *Server) forward(sr subresource) handler {
 				}
 			}
 			in.Body = body
-			if sr.name == "policy" {
-				if err := s.judgePolicy(req, body); err != nil {
-					return err
-				}
-			}
-			if sr.name == "acl" && !sr.object && req.cred.Admin {
-				if err := s.judgeBucketACL(req, body); err != nil {
-					return err
-				}
-			}
-			if sr.name == "acl" && !sr.object && req.cred.Admin {
-				if in.Body, err = s.aclToStore(req, in); err != nil {
-					return err
-				}
-			}
-			if aclPut {
-				return s.unchangedACL(req, in, denied)
-			}
 		}
 		if err := s.lockBucketState(req, sr); err != nil {
 			return err
@@ -234,8 +198,14 @@ func (s *Server) forward(sr subresource) handler {
 			}
 		}
 		out, err := s.cfg.Forwarder.Forward(req.r.Context(), in)
+		if err != nil && sr.name == "object-lock" && !sr.object && req.r.Method == http.MethodPut {
+			out, err = s.lockConfigWithoutDocs(req, in, out, err)
+		}
 		if sr.name == "cors" && req.r.Method != http.MethodGet {
 			s.cors.forget(req.bucket) // cors.go: the next request reads the new rules
+		}
+		if sr.name == "lifecycle" && req.r.Method != http.MethodGet {
+			s.lifecycle.forget(req.bucket) // lifecycle_cache.go: likewise
 		}
 		if err != nil {
 			if manifest != "" {

@@ -246,9 +246,16 @@ func (s *Server) deleteObject(req *request) error {
 	if err != nil {
 		return err
 	}
+	var prior deletePrior
+	if vid != "" {
+		prior = s.currentBeforeDelete(req, req.key, vid)
+	}
 	out, err := s.store.DeleteVersion(ctx, sealstore.DeleteInput{Bucket: req.bucket, Key: req.key, VersionID: vid, Cond: cond})
 	if err != nil {
 		return versionErr(s.lockedDeleteErr(req, vid, err))
+	}
+	if err := s.forgetObjectACL(req, req.key, vid, prior); err != nil {
+		return err
 	}
 	setVersionID(req.w.Header(), out.VersionID)
 	if out.DeleteMarker {
@@ -332,9 +339,10 @@ func (s *Server) listObjectVersions(req *request) error {
 	}
 	out.IsTruncated = page.IsTruncated
 	out.NextKeyMarker, out.NextVersionIDMarker = enc(page.NextKeyMarker), page.NextVersionIDMarker
+	owners := s.objectOwners(req)
 	for _, e := range page.Entries {
 		ve := versionEntry{XMLName: xml.Name{Local: "Version"}, Key: enc(e.Key), VersionID: e.VersionID, IsLatest: e.IsLatest,
-			LastModified: s3Time(e.LastModified), Owner: s3Owner()}
+			LastModified: s3Time(e.LastModified), Owner: owners(e.Key)}
 		if ve.VersionID == "" {
 			ve.VersionID = "null"
 		}

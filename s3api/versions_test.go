@@ -184,8 +184,8 @@ func TestVersionsOnEmbeddedStore(t *testing.T) {
 func TestListVersionsXML(t *testing.T) {
 	size := int64(0)
 	out := listVersionsResult{Xmlns: s3ns, Name: "b", MaxKeys: 1000, EncodingType: "url", Entries: []versionEntry{
-		{XMLName: xml.Name{Local: "DeleteMarker"}, Key: "a%20b", VersionID: "m1", IsLatest: true, LastModified: "t", Owner: s3Owner()},
-		{XMLName: xml.Name{Local: "Version"}, Key: "a%20b", VersionID: "v1", LastModified: "t", ETag: `"e"`, Size: &size, StorageClass: "STANDARD", Owner: s3Owner()},
+		{XMLName: xml.Name{Local: "DeleteMarker"}, Key: "a%20b", VersionID: "m1", IsLatest: true, LastModified: "t", Owner: owner{ID: "s3seal", DisplayName: "s3seal"}},
+		{XMLName: xml.Name{Local: "Version"}, Key: "a%20b", VersionID: "v1", LastModified: "t", ETag: `"e"`, Size: &size, StorageClass: "STANDARD", Owner: owner{ID: "s3seal", DisplayName: "s3seal"}},
 	}}
 	raw, err := xml.Marshal(out)
 	if err != nil {

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Reads s3-tests JUnit reports (written by scripts/s3-tests.sh).
 
-  s3-tests-compare.py RUN.xml          passes and failures per family
+  s3-tests-compare.py RUN.xml [--aws-set=FILE]
+                                       passes and failures per family, and
+                                       the passes among FILE's test names
   s3-tests-compare.py A.xml B.xml      tests that pass in A and fail in B,
                                        by family, then their causes in B
                                        (the first "E " line of each failure)
@@ -42,14 +44,19 @@ def load(path):
     return runs
 
 
-def summary(path):
+def summary(path, aws_set=None):
+    runs = load(path)
     count = collections.defaultdict(lambda: [0, 0])
-    for name, (ok, _) in load(path).items():
+    for name, (ok, _) in runs.items():
         count[family(name)][0 if ok else 1] += 1
     print("family            pass  fail")
     for f in sorted(count):
         print(f"{f:16} {count[f][0]:5} {count[f][1]:5}")
     print(f"{'all':16} {sum(c[0] for c in count.values()):5} {sum(c[1] for c in count.values()):5}")
+    if aws_set:
+        names = [l.strip() for l in open(aws_set) if l.strip()]
+        passed = sum(runs.get(n, (False,))[0] for n in names)
+        print(f"AWS set (test_s3.py, not fails_on_aws nor fails_on_rgw): {passed} of {len(names)} pass")
 
 
 def compare(path_a, path_b, causes=15):
@@ -71,7 +78,9 @@ def compare(path_a, path_b, causes=15):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 2:
+    if len(sys.argv) == 3 and sys.argv[2].startswith("--aws-set="):
+        summary(sys.argv[1], sys.argv[2].split("=", 1)[1])
+    elif len(sys.argv) == 2:
         summary(sys.argv[1])
     elif len(sys.argv) == 3:
         compare(sys.argv[1], sys.argv[2])

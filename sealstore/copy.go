@@ -36,6 +36,10 @@ type CopyInput struct {
 	// SrcCustomerKey is the source's customer key (SSE-C), CustomerKey the
 	// one the copy is sealed with (nil: none).
 	SrcCustomerKey, CustomerKey *crypto.CustomerKey
+	// DefaultSSE says Headers' encryption is the bucket's default, not
+	// asked for by the request: it makes a copy onto itself a change only
+	// when the source was stored with another encryption.
+	DefaultSSE bool
 }
 
 // Copy copies an object, re-encrypting it. A source without s3seal
@@ -48,16 +52,21 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 	if err := CheckKey(in.SrcKey); err != nil {
 		return ObjectInfo{}, err
 	}
-	if in.SrcBucket == in.Bucket && in.SrcKey == in.Key && in.SrcVersionID == "" && !in.ReplaceMeta &&
+	unchanged := in.SrcBucket == in.Bucket && in.SrcKey == in.Key && in.SrcVersionID == "" && !in.ReplaceMeta &&
 		in.Headers.StorageClass == "" && in.Headers.WebsiteRedirectLocation == "" &&
-		in.CustomerKey == nil && in.SrcCustomerKey == nil && in.Headers.SSE == "" {
-		return ObjectInfo{}, errorf("InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
+		in.CustomerKey == nil && in.SrcCustomerKey == nil
+	illegal := errorf("InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
+	if unchanged && in.Headers.SSE == "" {
+		return ObjectInfo{}, illegal
 	}
 	src, rd, err := s.getSource(ctx, ReadInput{Bucket: in.SrcBucket, Key: in.SrcKey, VersionID: in.SrcVersionID, CustomerKey: in.SrcCustomerKey})
 	if err != nil {
 		return ObjectInfo{}, err
 	}
 	defer rd.Close()
+	if unchanged && in.DefaultSSE && src.Headers.SSE == in.Headers.SSE && src.Headers.SSEKMSKeyID == in.Headers.SSEKMSKeyID {
+		return ObjectInfo{}, illegal
+	}
 	if in.Check != nil {
 		if err := in.Check(src); err != nil {
 			return ObjectInfo{}, err

@@ -29,13 +29,45 @@ func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 		return s.notEmpty(ctx, bucket)
 	}
 	err = s.be.DeleteBucket(ctx, bucket)
+	if err == nil {
+		s.bucketDocs.forget(bucket)
+	}
 	if backend.ErrorCode(err) != "BucketNotEmpty" {
 		return err
 	}
-	if err := s.cleanBucket(ctx, bucket); err != nil {
+	// The clean-up removes the bucket's documents; a bucket that stays
+	// after all (a client write landed meanwhile, the store kept a locked
+	// version, a failure on the way) gets them back: without its owner
+	// document it would be open to every credential its lists reach. A
+	// document change of this process waits, so as not to be undone.
+	mu := s.bucketDocs.writeLock(bucket)
+	mu.Lock()
+	defer mu.Unlock()
+	docs, err := s.readBucketDocs(ctx, bucket)
+	if err != nil {
 		return err
 	}
-	return s.be.DeleteBucket(ctx, bucket)
+	err = s.cleanBucket(ctx, bucket)
+	if err == nil {
+		err = s.be.DeleteBucket(ctx, bucket)
+	}
+	if err == nil {
+		s.bucketDocs.forget(bucket)
+		return nil
+	}
+	if len(docs) > 0 && backend.ErrorCode(err) != "NoSuchBucket" {
+		if now, rerr := s.readBucketDocs(ctx, bucket); rerr == nil {
+			for name := range now {
+				delete(docs, name)
+			}
+		}
+		if len(docs) > 0 {
+			if rerr := s.restoreBucketDocs(ctx, bucket, docs); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
+	}
+	return err
 }
 
 // notEmpty is DeleteBucket's refusal of a bucket with client content, in
@@ -103,7 +135,7 @@ func (s *Store) cleanBucket(ctx context.Context, bucket string) error {
 	// above keep whatever a live upload or object still needs. A cutoff in
 	// the future also takes objects the store stamped ahead of our clock.
 	cutoff := time.Now().Add(24 * time.Hour)
-	steps := []gcStep{s.gcManifests, s.gcUploadState, s.gcProbes}
+	steps := []gcStep{s.gcManifests, s.gcUploadState, s.gcProbes, s.gcBucketDocs}
 	if versioned {
 		steps = append(steps, s.gcHidden)
 	}

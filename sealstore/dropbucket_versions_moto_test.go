@@ -327,3 +327,28 @@ func TestDeleteVersionedBucketAfterMultipart(t *testing.T) {
 	}
 	t.Errorf("a versioned bucket emptied of every client version stays undeletable through s3seal")
 }
+
+// TestDeleteBucketWithNullVersionDocOnMoto: a bucket document written
+// before versioning was turned on is the "null" version, which moto
+// cannot HEAD by id (400). DeleteBucket of such a bucket, versioning
+// suspended as s3-tests leave it, still removes the document and the
+// bucket.
+func TestDeleteBucketWithNullVersionDocOnMoto(t *testing.T) {
+	f := motoFixture(t)
+	if err := f.st.PutBucketDoc(f.ctx, bucket, "owner", []byte(`{"id":"someone"}`)); err != nil {
+		t.Fatal(err)
+	}
+	f.enableVersioning(t)
+	if err := f.be.PutBucketVersioning(f.ctx, bucket, "Suspended"); err != nil {
+		t.Fatal(err)
+	}
+	if left := f.reservedVersions(t, BucketDocPrefix); !slices.Equal(left, []string{BucketDocPrefix + "owner@null"}) {
+		t.Fatalf("document versions %q, want the null version only", left)
+	}
+	if err := f.st.DeleteBucket(f.ctx, bucket); err != nil {
+		t.Fatalf("DeleteBucket: %v", err)
+	}
+	if err := f.be.HeadBucket(f.ctx, bucket); !backend.IsNotFound(err) {
+		t.Fatalf("bucket still there: %v", err)
+	}
+}

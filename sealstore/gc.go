@@ -25,7 +25,7 @@ type GCOptions struct {
 
 // Garbage is one thing GC found that nothing refers to.
 type Garbage struct {
-	Kind     string // "manifest", "upload-state", "upload" or "probe"
+	Kind     string // "manifest", "upload-state", "upload", "probe" or "bucket-doc"
 	Key      string // the state object, or the upload's object key
 	UploadID string // for "upload"
 	Reason   string

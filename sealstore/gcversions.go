@@ -86,6 +86,9 @@ func (s *Store) judgeHidden(ctx context.Context, bucket string, cutoff time.Time
 	case strings.HasPrefix(g.Key, probePrefix):
 		g.Kind, g.Reason = "probe", "a rewrap probe's scratch object, deleted; its versions remain"
 		return g, true, nil
+	case strings.HasPrefix(g.Key, BucketDocPrefix):
+		g.Kind, g.Reason = "bucket-doc", "a bucket document s3seal deleted; its versions remain"
+		return g, true, nil
 	case strings.HasPrefix(g.Key, uploadsPrefix):
 		g.Kind, g.Reason = "upload-state", "deleted by s3seal; its versions remain"
 		return g, true, nil

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
+	"strings"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
@@ -49,6 +51,14 @@ func (r Range) Resolve(size int64) (off, n int64, err error) {
 	}
 }
 
+// partNotSatisfiable is S3's answer to a part number beyond the object's
+// parts (416), naming the part asked for and how many there are.
+func partNotSatisfiable(asked, parts int) *Error {
+	e := errorf("InvalidPartNumber", "The requested partnumber is not satisfiable")
+	e.Fields = [][2]string{{"PartNumberRequested", strconv.Itoa(asked)}, {"ActualPartCount", strconv.Itoa(parts)}}
+	return e
+}
+
 // ResolveRange applies rng to the object info describes.
 func ResolveRange(rng *Range, info ObjectInfo) (off, n int64, err error) {
 	if rng.Part == 0 {
@@ -56,14 +66,14 @@ func ResolveRange(rng *Range, info ObjectInfo) (off, n int64, err error) {
 	}
 	if info.manifest == nil {
 		if rng.Part != 1 {
-			return 0, 0, errorf("InvalidPartNumber", "The requested partnumber is not satisfiable.")
+			return 0, 0, partNotSatisfiable(rng.Part, 1)
 		}
 		return 0, info.Size, nil
 	}
 	// Parts are counted in order, whatever numbers the upload gave them,
 	// as clients read them: partNumber 1 to x-amz-mp-parts-count.
 	if rng.Part > len(info.manifest.Parts) {
-		return 0, 0, errorf("InvalidPartNumber", "The requested partnumber is not satisfiable.")
+		return 0, 0, partNotSatisfiable(rng.Part, len(info.manifest.Parts))
 	}
 	for _, p := range info.manifest.Parts[:rng.Part-1] {
 		off += p.PlainSize
@@ -139,7 +149,7 @@ func (s *Store) Read(ctx context.Context, in ReadInput) (ObjectInfo, *Reader, er
 
 func (s *Store) getVersion(ctx context.Context, in ReadInput) (ObjectInfo, *Reader, error) {
 	bucket, key, versionID, rng := in.Bucket, in.Key, in.VersionID, in.Range
-	if err := CheckKey(key); err != nil {
+	if err := CheckKey(key); err != nil && !(in.own && strings.HasPrefix(key, ReservedPrefix)) {
 		return ObjectInfo{}, nil, err
 	}
 	if rng == nil {

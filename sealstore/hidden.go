@@ -113,6 +113,7 @@ func (s *Store) listVisible(ctx context.Context, in backend.ListInput) (backend.
 			return page, err
 		}
 		lastKey := ""
+		had := len(page.Entries) + len(page.CommonPrefixes)
 		for _, e := range out.Entries {
 			lastKey = e.Key
 			if !strings.HasPrefix(e.Key, ReservedPrefix) {
@@ -126,7 +127,11 @@ func (s *Store) listVisible(ctx context.Context, in backend.ListInput) (backend.
 		page.CommonPrefixes = v.prefixes
 		page.IsTruncated, page.NextMarker, page.NextContinuationToken = out.IsTruncated, out.NextMarker, out.NextContinuationToken
 		left := want - int32(len(page.Entries)+len(page.CommonPrefixes))
-		if !out.IsTruncated || !v.lastHidden || left <= 0 {
+		// Hidden items inside the page (a bucket document sorts before
+		// most keys) leave it short: it is filled from where the store's
+		// page ended, as when it ended on a hidden item.
+		hiddenInside := len(page.Entries)+len(page.CommonPrefixes)-had < len(out.Entries)+len(out.CommonPrefixes)
+		if !out.IsTruncated || !(v.lastHidden || hiddenInside) || left <= 0 {
 			if !in.V2 && out.IsTruncated && (page.NextMarker == "" || v.lastHidden) {
 				// Clients take the last key as the next marker when
 				// NextMarker is absent; hidden entries would make that key
@@ -135,14 +140,27 @@ func (s *Store) listVisible(ctx context.Context, in backend.ListInput) (backend.
 			}
 			return page, nil
 		}
-		if round > 0 {
+		if round > 0 && v.lastHidden {
 			return page, errHiddenAgain(in.Bucket, v.last)
 		}
+		if round > 1 {
+			return page, nil // a short page, which S3 clients take
+		}
 		in.MaxKeys = left
-		if in.V2 {
+		switch {
+		case v.lastHidden && in.V2:
 			in.ContinuationToken, in.StartAfter = "", pastReserved
-		} else {
+		case v.lastHidden:
 			in.Marker = pastReserved
+		case in.V2 && out.NextContinuationToken != "":
+			in.ContinuationToken, in.StartAfter = out.NextContinuationToken, ""
+		case in.V2:
+			in.ContinuationToken, in.StartAfter = "", v.last
+		default:
+			in.Marker = out.NextMarker
+			if in.Marker == "" {
+				in.Marker = v.last
+			}
 		}
 	}
 }

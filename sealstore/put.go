@@ -60,6 +60,11 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if err := CheckNewKey(in.Key); err != nil {
 		return ObjectInfo{}, err
 	}
+	return s.put(ctx, in)
+}
+
+// put is Put of any key, s3seal's own under ReservedPrefix included.
+func (s *Store) put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if err := CheckMeta(in.Meta); err != nil {
 		return ObjectInfo{}, err
 	}

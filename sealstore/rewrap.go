@@ -95,7 +95,8 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opt.Concurrency)
 	err = s.listAll(gctx, bucket, opt.Prefix, func(e backend.ListEntry) error {
-		if strings.HasPrefix(e.Key, ReservedPrefix) {
+		if strings.HasPrefix(e.Key, ReservedPrefix) && !strings.HasPrefix(e.Key, BucketDocPrefix) {
+			// Bucket documents are sealed objects like any other (bucketdocs.go).
 			return nil
 		}
 		g.Go(func() error {

@@ -80,6 +80,9 @@ type Options struct {
 	// Observer, when set, is told of spool use and listing cache lookups
 	// (metrics). Default: none.
 	Observer Observer
+	// BucketDocTTL is how long a bucket's documents, once read, are
+	// trusted (bucketdocs.go). Default DefaultBucketDocTTL.
+	BucketDocTTL time.Duration
 }
 
 // Observer counts what a Store does. Its methods must be safe for
@@ -113,6 +116,8 @@ type Store struct {
 	// listedUploads caches the checksum of uploads that listings read
 	// themselves (UploadChecksums), apart from uploads.
 	listedUploads *lru.Cache[uploadKey, UploadChecksum]
+	// bucketDocs caches the documents s3seal keeps per bucket.
+	bucketDocs *bucketDocCache
 }
 
 type cacheKey struct {
@@ -167,10 +172,13 @@ func New(be backend.Store, kr *crypto.Keyring, opt Options) (*Store, error) {
 	if opt.minPartSize <= 0 {
 		opt.minPartSize = MinPartSize
 	}
+	if opt.BucketDocTTL <= 0 {
+		opt.BucketDocTTL = DefaultBucketDocTTL
+	}
 	if opt.SpoolDir == "" {
 		opt.SpoolDir = os.TempDir()
 	}
-	return &Store{be: be, kr: kr, opt: opt, log: opt.Logger, cache: c, uploads: ups, manifests: mans, listedUploads: listed,
+	return &Store{be: be, kr: kr, opt: opt, log: opt.Logger, cache: c, uploads: ups, manifests: mans, listedUploads: listed, bucketDocs: newBucketDocCache(),
 		space: newSpoolSpace(opt.SpoolDir, opt.SpoolReserve, opt.spoolFree)}, nil
 }
 
@@ -194,6 +202,10 @@ type ObjectInfo struct {
 	// Checksums are the flexible checksums of the plaintext kept with the
 	// object: lower-case algorithm name ("crc32", "sha256", ...) -> value.
 	Checksums map[string]string
+	// PartChecksums are the kept checksums of the part a read by part
+	// number selected, when ReadInput.PartChecksums asked for them and
+	// the object's checksum is COMPOSITE.
+	PartChecksums map[string]string
 
 	// VersionID is the backend's version id of the object ("" in a bucket
 	// that never had versioning).
@@ -224,6 +236,10 @@ type Error struct {
 	// CalculatedDigest is the base64 MD5 of what was received, on a
 	// BadDigest for Content-MD5 (S3 names it in its answer).
 	CalculatedDigest string
+	// Fields are extra elements S3 adds to this error's document, in
+	// order, as name/value pairs (InvalidPartNumber's PartNumberRequested
+	// and ActualPartCount).
+	Fields [][2]string
 }
 
 func (e *Error) Error() string {

@@ -23,6 +23,13 @@ type ReadInput struct {
 	// CustomerKey is the client's SSE-C key: required for an object sealed
 	// with one, refused for any other object.
 	CustomerKey *crypto.CustomerKey
+	// PartChecksums asks, for a Range by part number of a multipart object
+	// whose checksum is COMPOSITE, for that part's kept checksums in
+	// ObjectInfo.PartChecksums (x-amz-checksum-mode ENABLED on a GET or
+	// HEAD with ?partNumber=).
+	PartChecksums bool
+	// own reads one of s3seal's own objects, under ReservedPrefix.
+	own bool
 }
 
 func customerKeyMissing() error {
@@ -97,6 +104,11 @@ func (s *Store) Stat(ctx context.Context, in ReadInput) (ObjectInfo, error) {
 		}
 		return info, nil
 	}
-	_, err = contentKey(info, dk, in.CustomerKey)
+	if _, err = contentKey(info, dk, in.CustomerKey); err != nil {
+		return info, err
+	}
+	if in.PartChecksums && in.Range != nil && in.Range.Part > 0 && compositeChecksums(info.Checksums) {
+		info.PartChecksums, err = s.partChecksums(ctx, in.Bucket, in.Key, info, dk, in.Range.Part)
+	}
 	return info, err
 }

@@ -59,7 +59,8 @@ func (s *Store) Verify(ctx context.Context, bucket string, opt VerifyOptions, re
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opt.Concurrency)
 	err := s.listAll(gctx, bucket, opt.Prefix, func(e backend.ListEntry) error {
-		if strings.HasPrefix(e.Key, ReservedPrefix) {
+		if strings.HasPrefix(e.Key, ReservedPrefix) && !strings.HasPrefix(e.Key, BucketDocPrefix) {
+			// Bucket documents are sealed objects like any other (bucketdocs.go).
 			return nil
 		}
 		g.Go(func() error {
@@ -88,8 +89,19 @@ func (s *Store) verifyOne(ctx context.Context, bucket string, e backend.ListEntr
 	r := VerifyResult{Key: e.Key, Size: e.Size, Status: VerifyOK}
 	var info ObjectInfo
 	var err error
-	info, err = s.Head(ctx, bucket, e.Key)
-	if deep && err == nil && !info.CustomerKeyed {
+	own := strings.HasPrefix(e.Key, BucketDocPrefix)
+	if own {
+		// s3seal's own bucket documents: small, read whole, by the
+		// path that reaches keys under ReservedPrefix.
+		var rd *Reader
+		if info, rd, err = s.Read(ctx, ReadInput{Bucket: bucket, Key: e.Key, own: true}); err == nil {
+			_, err = io.Copy(io.Discard, rd)
+			rd.Close()
+		}
+	} else {
+		info, err = s.Head(ctx, bucket, e.Key)
+	}
+	if deep && !own && err == nil && !info.CustomerKeyed {
 		var rd *Reader
 		info, rd, err = s.Get(ctx, bucket, e.Key, nil)
 		if err == nil {

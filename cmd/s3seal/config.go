@@ -99,6 +99,7 @@ type config struct {
 	cmdlineSecrets []string
 
 	AllowPlaintextReads bool
+	AllowAnonymous      bool
 	MaxRequests         int
 	MaxRequestsKey      int
 	TransferTimeout     time.Duration
@@ -195,6 +196,7 @@ func parseCommandConfigHelp(name string, args []string, getenv func(string) stri
 	str(&c.Key, "key", "", "master key, base64 of 32 bytes (key id \"default\"; for tests: prefer S3SEAL_KEY or --key-file)")
 	str(&c.KeyFile, "key-file", "", "file holding the master key as s3seal keygen prints it (mode 600)")
 	str(&c.KeysFile, "keys-file", "", "JSON keyring file (instead of --key)")
+	fs.BoolVar(&c.AllowAnonymous, "allow-anonymous", false, "serve unsigned (anonymous) requests, allowed only what a bucket's public ACL grants or policy allows to everyone")
 	fs.BoolVar(&c.AllowPlaintextReads, "allow-plaintext-reads", false, "serve objects without s3seal metadata as they are (migrating a bucket; each such read is logged at WARN)")
 	fs.IntVar(&c.MaxRequests, "max-requests", 256, "S3 requests served at once, and LFS requests on their own listener; more wait up to 10 s, then get 503 (S3 SlowDown, LFS proxy_busy)")
 	fs.IntVar(&c.MaxRequestsKey, "max-requests-per-key", 0, "S3 requests of one access key served at once (default: half of --max-requests)")

@@ -116,7 +116,10 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	apiCfg := s3api.Config{Store: store, Credentials: creds, Domains: splitList(cfg.Domains),
 		MaxInFlight: cfg.MaxRequests, MaxInFlightPerKey: cfg.MaxRequestsKey,
 		TransferTimeout: transferTimeout, TransferMinBytes: cfg.TransferMinBytes,
-		Observer: mets}
+		Observer: mets, AllowAnonymous: cfg.AllowAnonymous}
+	if cfg.AllowAnonymous {
+		log.Warn("--allow-anonymous: unsigned requests are served, allowed what a bucket's public ACL or policy grants everyone")
+	}
 	if fw, ok := raw.(backend.Forwarder); ok {
 		apiCfg.Forwarder = retry.NewForwarder(fw, ps.Default)
 	}

@@ -257,3 +257,19 @@ func TestChaosForgetsCompletedUploads(t *testing.T) {
 		t.Fatalf("completion after a SlowDown: %s; store saw %d", got, len(o.requests()))
 	}
 }
+
+// TestChaosReachesBucketDocuments: chaos mode faults s3seal's bucket
+// documents as any other request (a soak run exercises their failures);
+// only the programmed rules and counts leave them out.
+func TestChaosReachesBucketDocuments(t *testing.T) {
+	p := startProxy(t, newOrigin(t))
+	p.Chaos(ChaosConfig{Seed: 1, Rate: 1, Shapes: []Shape{{PutObject, ServerError, 1}, {GetObject, ServerError, 1}}})
+	for _, m := range []string{"PUT", "GET"} {
+		if got := outcome(t, m, p.URL()+"/b/.s3seal/bucket/owner"); got != "500" {
+			t.Errorf("%s of a bucket document under chaos at rate 1: %s, want 500", m, got)
+		}
+	}
+	if st := p.ChaosStats(); st.Total() != 2 {
+		t.Errorf("chaos drew %d faults, want 2", st.Total())
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,6 +75,21 @@ const (
 	Drip
 )
 
+// bucketDocPath begins the key of every request for one of s3seal's
+// bucket documents (sealstore.BucketDocPrefix).
+const bucketDocPath = ".s3seal/bucket/"
+
+// bucketDoc reports whether a path-style URL path ("/bucket/key") names
+// one of s3seal's bucket documents: its key, not only somewhere in it.
+func bucketDoc(path string) bool {
+	_, key, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	return strings.HasPrefix(key, bucketDocPath)
+}
+
+// uncounted is match's seen for a request it neither counted nor
+// recorded.
+const uncounted = -2
+
 // Rule programs one fault.
 type Rule struct {
 	Op Op
@@ -82,8 +98,14 @@ type Rule struct {
 	Part int32
 	// Attempt is the n-th matching request (1-based); 0 matches all.
 	Attempt int
-	Fault   Fault
-	Delay   time.Duration // for Delay and Drip
+	// Path, when set, matches only requests for that URL path (path
+	// style: "/bucket/key"); Attempt still counts all requests of Op.
+	// Requests for s3seal's bucket documents match only a rule that
+	// names their path (Attempt is then not counted), and are never
+	// counted or recorded (chaos still draws for them).
+	Path  string
+	Fault Fault
+	Delay time.Duration // for Delay and Drip
 	// Code and Message of the <Error> body of ErrorInBody and
 	// ForwardThenErrorInBody. Default InternalError, "The server did not
 	// respond in time."
@@ -187,9 +209,25 @@ func (p *Proxy) Requests(op Op) []Request {
 // match counts the request and picks its rule, or, when no rule matches
 // and chaos is on, draws its fault; seen is the index of its Request,
 // whose body record wants filling in (-1 under chaos: no record kept).
-func (p *Proxy) match(r *http.Request, op Op, part int32) (rule Rule, seen int) {
+func (p *Proxy) match(req *http.Request, op Op, part int32) (rule Rule, seen int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if bucketDoc(req.URL.Path) {
+		// s3seal's bucket documents, which any request may read once its
+		// cache is old: rules and counts are for the requests a test
+		// drives, so these pass untouched and uncounted, unless a rule
+		// names their path. Chaos, which counts nothing, draws for them
+		// as for any request: a soak run exercises their failures.
+		for _, r := range p.rules {
+			if r.Path == req.URL.Path && r.Op == op {
+				return r, uncounted
+			}
+		}
+		if p.chaos != nil {
+			return Rule{Op: op, Fault: p.chaos.draw(op, req), Delay: p.chaos.cfg.Delay}, uncounted
+		}
+		return Rule{}, uncounted
+	}
 	p.counts[counterKey{op, 0}]++
 	nOp := p.counts[counterKey{op, 0}]
 	nPart := nOp
@@ -202,13 +240,13 @@ func (p *Proxy) match(r *http.Request, op Op, part int32) (rule Rule, seen int) 
 		if r.Part != 0 {
 			n = nPart
 		}
-		if r.Op == op && (r.Part == 0 || r.Part == part) && (r.Attempt == 0 || r.Attempt == n) {
+		if r.Op == op && (r.Part == 0 || r.Part == part) && (r.Attempt == 0 || r.Attempt == n) && (r.Path == "" || r.Path == req.URL.Path) {
 			rule = r
 			break
 		}
 	}
 	if rule.Fault == 0 && p.chaos != nil {
-		rule = Rule{Op: op, Fault: p.chaos.draw(op, r), Delay: p.chaos.cfg.Delay}
+		rule = Rule{Op: op, Fault: p.chaos.draw(op, req), Delay: p.chaos.cfg.Delay}
 	}
 	if p.chaos != nil {
 		return rule, -1
@@ -224,6 +262,9 @@ func (p *Proxy) match(r *http.Request, op Op, part int32) (rule Rule, seen int) 
 // forget takes back the counting of a request whose body never came whole,
 // as if it had not been made: only whole requests count as attempts.
 func (p *Proxy) forget(op Op, part int32, seen int) {
+	if seen == uncounted {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.counts[counterKey{op, 0}]--

@@ -222,3 +222,43 @@ func TestAttemptsCountedPerPart(t *testing.T) {
 		t.Fatal("body digests do not tell bodies apart")
 	}
 }
+
+// TestBucketDocumentsPassUncounted: a request for one of s3seal's bucket
+// documents (which any request may read once its cache is old) is
+// forwarded untouched and neither counted nor recorded, so the rules and
+// counts stay those of the requests a test drives; a rule naming its
+// path reaches it.
+func TestBucketDocumentsPassUncounted(t *testing.T) {
+	o := newOrigin(t)
+	p := startProxy(t, o)
+	p.Inject(Rule{Op: PutObject, Attempt: 1, Fault: ErrorInBody})
+	if resp, body, err := do(t, "PUT", p.URL()+"/b/.s3seal/bucket/owner", "doc"); err != nil || resp.StatusCode != 200 || body != "" {
+		t.Fatalf("document PUT: resp=%v err=%v body=%q", resp, err, body)
+	}
+	if n := len(p.Requests(PutObject)); n != 0 || len(o.requests()) != 1 {
+		t.Fatalf("document PUT recorded %d times, origin saw %q", n, o.requests())
+	}
+	// The rule's first attempt is still the first client PUT.
+	if _, body, err := do(t, "PUT", p.URL()+"/b/k", "data"); err != nil || !strings.Contains(body, "<Code>InternalError</Code>") {
+		t.Fatalf("client PUT: err=%v body=%q, want the rule's fault", err, body)
+	}
+	p.Inject(Rule{Op: PutObject, Path: "/b/.s3seal/bucket/owner", Fault: ErrorInBody})
+	if _, body, err := do(t, "PUT", p.URL()+"/b/.s3seal/bucket/owner", "doc"); err != nil || !strings.Contains(body, "<Code>InternalError</Code>") {
+		t.Fatalf("document PUT under a rule naming its path: err=%v body=%q", err, body)
+	}
+}
+
+// TestObjectKeyNamingDocumentPathFaulted: a client object whose key only
+// contains s3seal's document prefix past its start is an ordinary
+// request: the rules reach it and it is counted.
+func TestObjectKeyNamingDocumentPathFaulted(t *testing.T) {
+	o := newOrigin(t)
+	p := startProxy(t, o)
+	p.Inject(Rule{Op: PutObject, Attempt: 1, Fault: ErrorInBody})
+	if _, body, err := do(t, "PUT", p.URL()+"/b/dir/.s3seal/bucket/owner", "data"); err != nil || !strings.Contains(body, "<Code>InternalError</Code>") {
+		t.Fatalf("PUT of an object key containing the document prefix: err=%v body=%q, want the rule's fault", err, body)
+	}
+	if n := len(p.Requests(PutObject)); n != 1 {
+		t.Fatalf("recorded %d PUTs, want 1", n)
+	}
+}

@@ -76,6 +76,14 @@ func errMalformed(format string, args ...any) *Error {
 	return newErr(CodeAuthorizationHeaderMalformed, http.StatusBadRequest, format, args...)
 }
 
+// errExpiresRange is S3's answer to a presigned URL whose X-Amz-Expires
+// is a number out of range (negative, or past a week): the code and
+// words of a malformed query, but 403, as S3 answers an expired URL; a
+// value that is no number is 400.
+func errExpiresRange(msg string) *Error {
+	return newErr(CodeAuthorizationQueryParametersErr, http.StatusForbidden, "%s", msg)
+}
+
 func errQueryMalformed(format string, args ...any) *Error {
 	return newErr(CodeAuthorizationQueryParametersErr, http.StatusBadRequest, format, args...)
 }
@@ -124,21 +132,12 @@ func errDecodedLength(detail string) *Error {
 	return e
 }
 
-// msgV2 tells a client refused for Signature Version 2 how each common
-// client is set to sign with SigV4 (browser POST uploads; a header or
-// query signed with SigV2 gets AWS's own answer, errV2Request).
-const msgV2 = "s3seal only supports AWS Signature Version 4 (AWS4-HMAC-SHA256). " + hintV4
-
 // hintV4 tells the users of common clients what makes them sign with SigV4.
 const hintV4 = "Configure your client for SigV4: aws CLI: aws configure set default.s3.signature_version s3v4; " +
 	"boto3: Config(signature_version=\"s3v4\"); " +
 	"s3cmd: signature_v2 = False in ~/.s3cfg (no --signature-v2); " +
 	"rclone: v2_auth = false in the remote (no --s3-v2-auth); " +
 	"mc: mc alias set ALIAS URL KEY SECRET --api S3v4."
-
-func errV2() *Error {
-	return newErr(CodeSignatureVersionNotSupported, http.StatusBadRequest, "%s", msgV2)
-}
 
 // errV2Request is AWS's answer to a request signed with Signature Version
 // 2 (header or query) in a region that takes only SigV4, followed by what

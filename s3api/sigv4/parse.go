@@ -110,9 +110,9 @@ func parsePresign(get func(string) string) (*signed, time.Duration, error) {
 	case err != nil && !isSigned(get("X-Amz-Expires")):
 		return nil, 0, errQueryMalformed("X-Amz-Expires should be a number")
 	case err != nil && strings.HasPrefix(get("X-Amz-Expires"), "-") || exp < 0:
-		return nil, 0, errQueryMalformed("X-Amz-Expires must be non-negative")
+		return nil, 0, errExpiresRange("X-Amz-Expires must be non-negative")
 	case err != nil || exp > maxPresignSecs:
-		return nil, 0, errQueryMalformed("X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds")
+		return nil, 0, errExpiresRange("X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds")
 	}
 	s, err := parseCredential(get("X-Amz-Credential"), errQueryMalformed, queryCredPrefix)
 	if err != nil {

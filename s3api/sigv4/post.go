@@ -31,8 +31,9 @@ const maxPostDateAge = time.Hour
 // the hex HMAC-SHA256 of the base64 policy under the SigV4 signing key of
 // the credential's date, region and service. It checks neither the policy
 // nor the body; the caller evaluates the policy. Signature Version 2
-// (AWSAccessKeyId and signature fields) is refused with
-// SignatureVersionNotSupported, and a form without any signature with
+// (AWSAccessKeyId and signature fields) is checked so that a wrong one gets
+// S3's answer, and a right one a Result with SignatureV2 set, which the
+// caller refuses (verifyPOSTV2); a form without any signature is
 // AccessDenied. The error is always an *Error; those about a field name it
 // in ArgumentName, as S3 does.
 func (v *Verifier) VerifyPOST(f PostFields) (*Result, error) {
@@ -49,7 +50,7 @@ func (v *Verifier) VerifyPOST(f PostFields) (*Result, error) {
 	}
 	switch {
 	case !v4 && (f.AWSAccessKeyID != "" || f.SignatureV2 != ""):
-		return nil, errV2()
+		return v.verifyPOSTV2(f, sent)
 	case !v4 && !sent("policy"):
 		return nil, errAccessDenied("Access Denied.")
 	}

@@ -44,9 +44,9 @@ func TestVerifyPOSTAWSExample(t *testing.T) {
 		{"bad date", func(f *PostFields) { f.Date = "2015-12-29" }, CodeInvalidArgument, "ISO8601"},
 		{"date not the credential's", func(f *PostFields) { f.Date = "20151230T000000Z" }, CodeInvalidArgument, "not the same as X-Amz-Date"},
 		{"algorithm", func(f *PostFields) { f.Algorithm = "AWS4-HMAC-SHA1" }, CodeInvalidArgument, "AWS4-HMAC-SHA256"},
-		{"v2", func(f *PostFields) {
+		{"v2, wrong signature", func(f *PostFields) {
 			*f = PostFields{AWSAccessKeyID: "AKIAIOSFODNN7EXAMPLE", SignatureV2: "x", Policy: "e30="}
-		}, CodeSignatureVersionNotSupported, "Signature Version 4"},
+		}, CodeSignatureDoesNotMatch, ""},
 		{"anonymous", func(f *PostFields) { *f = PostFields{} }, CodeAccessDenied, "Access Denied."},
 	} {
 		f := awsPostFields()

@@ -86,7 +86,7 @@ func TestPresignedErrors(t *testing.T) {
 		{"future within skew", testNow.Add(5 * time.Minute), time.Hour, nil, "", 0},
 		{"future at the skew limit", testNow.Add(15 * time.Minute), time.Hour, nil, "", 0},
 		{"future one second past the skew", testNow.Add(15*time.Minute + time.Second), time.Hour, nil, CodeAccessDenied, 403},
-		{"expires too long", testNow, time.Hour, setQ("X-Amz-Expires", "604801"), CodeAuthorizationQueryParametersErr, 400},
+		{"expires too long", testNow, time.Hour, setQ("X-Amz-Expires", "604801"), CodeAuthorizationQueryParametersErr, 403},
 		{"expires zero", testNow, time.Hour, setQ("X-Amz-Expires", "0"), CodeAccessDenied, 403},
 		{"expires missing", testNow, time.Hour, setQ("X-Amz-Expires", ""), CodeAuthorizationQueryParametersErr, 400},
 		{"bad algorithm", testNow, time.Hour, setQ("X-Amz-Algorithm", "AWS4-HMAC-SHA1"), CodeAuthorizationQueryParametersErr, 400},

@@ -84,6 +84,10 @@ func NewVerifier(creds Credentials, opts ...Option) *Verifier {
 type Result struct {
 	// AccessKey is the access key ID that signed the request.
 	AccessKey string
+	// SignatureV2 is set for a browser POST whose Signature Version 2
+	// signature holds: the caller refuses it with ErrPOSTSignatureV2
+	// after checking the policy (VerifyPOST).
+	SignatureV2 bool
 	// Region is the region of the credential scope (any region is accepted).
 	Region string
 	// Presigned is true for a query-string (presigned URL) signature.

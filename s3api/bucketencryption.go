@@ -1,0 +1,184 @@
+package s3api
+
+import (
+	"context"
+	"encoding/xml"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/s3api/s3err"
+)
+
+// Bucket default encryption (?encryption) is kept by s3seal as the
+// bucket's document docEncryption, never handed to the store as a
+// bucket configuration. s3seal seals every object whatever the bucket
+// says; the default says which server-side encryption the store is asked
+// for on a write that names none (PutObject, POST, CopyObject,
+// CreateMultipartUpload), exactly as if the client had sent the
+// x-amz-server-side-encryption headers (sse.go: passed on, reported on the
+// write, GET and HEAD). A bucket without the document answers
+// ServerSideEncryptionConfigurationNotFoundError (docs/DESIGN.md,
+// "Bucket default encryption").
+
+// maxEncryptionBody bounds a ServerSideEncryptionConfiguration.
+const maxEncryptionBody = 16 << 10
+
+// encryptionConfig is a ServerSideEncryptionConfiguration as s3seal keeps
+// and answers it.
+type encryptionConfig struct {
+	XMLName xml.Name `xml:"ServerSideEncryptionConfiguration"`
+	docNS
+	Rules []encryptionRule `xml:"Rule"`
+}
+
+type encryptionRule struct {
+	Default *struct {
+		SSEAlgorithm   *string `xml:"SSEAlgorithm"`
+		KMSMasterKeyID *string `xml:"KMSMasterKeyID,omitempty"`
+	} `xml:"ApplyServerSideEncryptionByDefault"`
+	BucketKeyEnabled *bool `xml:"BucketKeyEnabled"`
+}
+
+// checkEncryptionConfig judges a ServerSideEncryptionConfiguration as S3
+// does and returns it re-encoded from what was judged: one Rule whose
+// ApplyServerSideEncryptionByDefault names AES256, aws:kms or
+// aws:kms:dsse (else MalformedXML), a KMSMasterKeyID only with a KMS
+// algorithm (else InvalidArgument), and BucketKeyEnabled given as false
+// when absent, as S3 answers it.
+func checkEncryptionConfig(body []byte) ([]byte, error) {
+	doc := &encryptionConfig{}
+	if err := decodeXML(body, doc); err != nil {
+		return nil, err
+	}
+	malformed := s3err.New("MalformedXML", "")
+	if len(doc.Rules) != 1 {
+		return nil, malformed
+	}
+	r := &doc.Rules[0]
+	if r.Default == nil || r.Default.SSEAlgorithm == nil {
+		return nil, malformed
+	}
+	alg := strings.TrimSpace(*r.Default.SSEAlgorithm)
+	switch alg {
+	case "AES256", "aws:kms", "aws:kms:dsse":
+	default:
+		return nil, malformed
+	}
+	r.Default.SSEAlgorithm = &alg
+	if id := r.Default.KMSMasterKeyID; id != nil {
+		if alg == "AES256" {
+			return nil, s3err.New("InvalidArgument", "a KMSMasterKeyID is not applicable if the default sse algorithm is not aws:kms or aws:kms:dsse")
+		}
+		v := strings.TrimSpace(*id)
+		if v == "" || len(v) > maxKMSKeyID {
+			return nil, s3err.New("InvalidArgument", "The KMSMasterKeyID is not a valid KMS key id.")
+		}
+		r.Default.KMSMasterKeyID = &v
+	}
+	if r.BucketKeyEnabled == nil {
+		r.BucketKeyEnabled = new(bool)
+	}
+	return encodeDoc(doc)
+}
+
+// addBucketDocRoutes registers the bucket configurations s3seal answers
+// itself (?encryption and ?logging, kept as its documents;
+// ?requestPayment, requestpayment.go) on the bucket router, before its
+// catch-all for unknown parameters.
+func (s *Server) addBucketDocRoutes(b *mux.Router) {
+	b.Methods(http.MethodGet).MatcherFunc(onlySub("encryption", false)).HandlerFunc(s.serve("GetBucketEncryption", accRead, s.getBucketEncryption))
+	b.Methods(http.MethodPut).MatcherFunc(onlySub("encryption", false)).HandlerFunc(s.serve("PutBucketEncryption", accWrite, s.putBucketEncryption))
+	b.Methods(http.MethodDelete).MatcherFunc(onlySub("encryption", false)).HandlerFunc(s.serve("DeleteBucketEncryption", accWrite, s.deleteBucketEncryption))
+	b.Methods(http.MethodGet).MatcherFunc(onlySub("logging", false)).HandlerFunc(s.serve("GetBucketLogging", accRead, s.getBucketLogging))
+	b.Methods(http.MethodPut).MatcherFunc(onlySub("logging", false)).HandlerFunc(s.serve("PutBucketLogging", accWrite, s.putBucketLogging))
+	b.Methods(http.MethodGet).MatcherFunc(onlySub("requestPayment", false)).HandlerFunc(s.serve("GetBucketRequestPayment", accRead, s.getBucketRequestPayment))
+	b.Methods(http.MethodPut).MatcherFunc(onlySub("requestPayment", false)).HandlerFunc(s.serve("PutBucketRequestPayment", accWrite, s.putBucketRequestPayment))
+}
+
+func errNoEncryptionConfig() error {
+	return &s3err.Error{Code: "ServerSideEncryptionConfigurationNotFoundError", StatusCode: http.StatusNotFound,
+		Message: "The server side encryption configuration was not found"}
+}
+
+func (s *Server) getBucketEncryption(req *request) error {
+	doc, ok, err := s.store.BucketDoc(req.r.Context(), req.bucket, docEncryption)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errNoEncryptionConfig()
+	}
+	// What s3seal wrote, judged again: a document that does not read back
+	// is never passed on.
+	canon, err := checkEncryptionConfig(doc)
+	if err != nil {
+		return s3err.New("InternalError", "The bucket's encryption configuration does not read back.")
+	}
+	req.w.Header().Set("Content-Type", "application/xml")
+	req.w.WriteHeader(http.StatusOK)
+	_, _ = req.w.Write(canon)
+	return nil
+}
+
+func (s *Server) putBucketEncryption(req *request) error {
+	body, err := readXMLBody(req, maxEncryptionBody)
+	if err != nil {
+		return err
+	}
+	canon, err := checkEncryptionConfig(body)
+	if err != nil {
+		return err
+	}
+	// The bucket must be there: BucketDocs answers its NoSuchBucket.
+	if _, err := s.store.BucketDocs(req.r.Context(), req.bucket); err != nil {
+		return err
+	}
+	if err := s.store.PutBucketDoc(req.r.Context(), req.bucket, docEncryption, canon); err != nil {
+		return err
+	}
+	req.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) deleteBucketEncryption(req *request) error {
+	if _, err := s.store.BucketDocs(req.r.Context(), req.bucket); err != nil {
+		return err
+	}
+	if err := s.store.DeleteBucketDoc(req.r.Context(), req.bucket, docEncryption); err != nil {
+		return err
+	}
+	req.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// bucketDefaultSSE applies the bucket's default encryption to a write
+// that names no server-side encryption of its own (neither
+// x-amz-server-side-encryption nor SSE-C), as S3 does: headers then
+// carry the default's algorithm, KMS key and bucket key as if the client
+// had sent them.
+func (s *Server) bucketDefaultSSE(ctx context.Context, bucket string, headers *backend.Headers, ck *crypto.CustomerKey) error {
+	if headers.SSE != "" || ck != nil {
+		return nil
+	}
+	doc, ok, err := s.store.BucketDoc(ctx, bucket, docEncryption)
+	if err != nil || !ok {
+		return err
+	}
+	cfg := &encryptionConfig{}
+	if err := decodeXML(doc, cfg); err != nil || len(cfg.Rules) != 1 || cfg.Rules[0].Default == nil || cfg.Rules[0].Default.SSEAlgorithm == nil {
+		return s3err.New("InternalError", "The bucket's encryption configuration does not read back.")
+	}
+	r := cfg.Rules[0]
+	headers.SSE = *r.Default.SSEAlgorithm
+	if headers.SSE != "AES256" {
+		if r.Default.KMSMasterKeyID != nil {
+			headers.SSEKMSKeyID = *r.Default.KMSMasterKeyID
+		}
+		headers.SSEBucketKey = r.BucketKeyEnabled != nil && *r.BucketKeyEnabled
+	}
+	return nil
+}

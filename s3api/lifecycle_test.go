@@ -1,0 +1,244 @@
+package s3api
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+// A lifecycle configuration's rules are judged as S3 judges them before
+// the store sees them: IDs of at most 255 characters and never twice, a
+// positive Expiration Days, dates at midnight UTC, Status Enabled or
+// Disabled.
+func TestLifecycleRulesJudged(t *testing.T) {
+	url := newEmbeddedFullServer(t)
+	if status, body := sendDoc(t, url, "PUT", "/bkt", ""); status != 200 {
+		t.Fatalf("CreateBucket: %d %s", status, body)
+	}
+	rule := func(inner string) string {
+		return "<Rule>" + inner + "<Filter><Prefix>p/</Prefix></Filter><Status>Enabled</Status></Rule>"
+	}
+	doc := func(rules ...string) string {
+		return "<LifecycleConfiguration>" + strings.Join(rules, "") + "</LifecycleConfiguration>"
+	}
+	days := func(id, d string) string {
+		return rule("<ID>" + id + "</ID><Expiration><Days>" + d + "</Days></Expiration>")
+	}
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		code, msg  string
+	}{
+		{"an ID of 255", doc(days(strings.Repeat("a", 255), "1")), 200, "", ""},
+		{"an ID of 256", doc(days(strings.Repeat("a", 256), "1")), 400, "InvalidArgument", "ID length should not exceed allowed limit of 255"},
+		{"an ID twice", doc(days("r", "1"), days("r", "2")), 400, "InvalidArgument", "Rule ID must be unique. Found same ID for more than one rule"},
+		{"Days 0", doc(days("r", "0")), 400, "InvalidArgument", "'Days' for Expiration action must be a positive integer"},
+		{"a date at midnight", doc(rule("<ID>r</ID><Expiration><Date>2030-01-01T00:00:00Z</Date></Expiration>")), 200, "", ""},
+		{"a date past midnight", doc(rule("<ID>r</ID><Expiration><Date>1970-08-22T19:08:21Z</Date></Expiration>")), 400, "InvalidArgument", "'Date' must be at midnight GMT"},
+		{"a transition date past midnight", doc(rule("<ID>r</ID><Transition><Date>1970-08-23T00:55:27Z</Date><StorageClass>GLACIER</StorageClass></Transition>")), 400, "InvalidArgument", "'Date' must be at midnight GMT"},
+		{"a date that is none", doc(rule("<ID>r</ID><Expiration><Date>soon</Date></Expiration>")), 400, "MalformedXML", ""},
+		{"Status enabled", doc("<Rule><ID>r</ID><Prefix>p/</Prefix><Status>enabled</Status><Expiration><Days>1</Days></Expiration></Rule>"), 400, "MalformedXML", ""},
+	} {
+		status, body := sendDoc(t, url, "PUT", "/bkt?lifecycle", tc.body)
+		if status != tc.status || tc.code != "" && !strings.Contains(body, "<Code>"+tc.code+"</Code>") ||
+			tc.msg != "" && !strings.Contains(body, "<Message>"+strings.ReplaceAll(tc.msg, "'", "&#39;")+"</Message>") {
+			t.Errorf("%s: %d %s, want %d %s %s", tc.name, status, body, tc.status, tc.code, tc.msg)
+		}
+	}
+}
+
+// A rule sent without an ID gets one, as S3 names it, and a GET answers
+// it; each rule its own.
+func TestLifecycleRuleWithoutIDNamed(t *testing.T) {
+	url := newEmbeddedFullServer(t)
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatal(err)
+	}
+	rules := []types.LifecycleRule{
+		{Filter: &types.LifecycleRuleFilter{Prefix: aws.String("a/")}, Status: types.ExpirationStatusEnabled, Expiration: &types.LifecycleExpiration{Days: aws.Int32(31)}},
+		{Filter: &types.LifecycleRuleFilter{Prefix: aws.String("b/")}, Status: types.ExpirationStatusEnabled, Expiration: &types.LifecycleExpiration{Days: aws.Int32(120)}},
+	}
+	if _, err := c.PutBucketLifecycleConfiguration(ctx, &s3.PutBucketLifecycleConfigurationInput{Bucket: aws.String("bkt"),
+		LifecycleConfiguration: &types.BucketLifecycleConfiguration{Rules: rules}}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: aws.String("bkt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Rules) != 2 {
+		t.Fatalf("%d rules, want 2", len(out.Rules))
+	}
+	a, b := aws.ToString(out.Rules[0].ID), aws.ToString(out.Rules[1].ID)
+	if a == "" || b == "" || a == b {
+		t.Errorf("rule IDs %q and %q, want two distinct IDs", a, b)
+	}
+	if d := aws.ToInt32(out.Rules[1].Expiration.Days); d != 120 {
+		t.Errorf("the second rule's days: %d, want 120", d)
+	}
+}
+
+// x-amz-expiration tells, on PUT, GET and HEAD, when a rule of the
+// bucket's lifecycle will expire the object: its last modification plus
+// the rule's days, rounded up to the next midnight UTC, and the rule's ID.
+// Only objects the rule's prefix and tags match get it, and a change of
+// the rules through s3seal shows at once.
+func TestLifecycleExpirationHeader(t *testing.T) {
+	url := newEmbeddedFullServer(t)
+	ctx := context.Background()
+	c := sdkClient(url, "ak", "sk")
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatal(err)
+	}
+	putRules := func(rules ...types.LifecycleRule) {
+		t.Helper()
+		if _, err := c.PutBucketLifecycleConfiguration(ctx, &s3.PutBucketLifecycleConfigurationInput{Bucket: aws.String("bkt"),
+			LifecycleConfiguration: &types.BucketLifecycleConfiguration{Rules: rules}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Read before any rule: the absence is cached, and the PUT of the
+	// rules must forget it.
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("x"), Body: strings.NewReader("x")}); err != nil {
+		t.Fatal(err)
+	}
+	putRules(types.LifecycleRule{ID: aws.String("rule1"), Filter: &types.LifecycleRuleFilter{Prefix: aws.String("days1/")},
+		Status: types.ExpirationStatusEnabled, Expiration: &types.LifecycleExpiration{Days: aws.Int32(1)}},
+		types.LifecycleRule{ID: aws.String("tagged"), Filter: &types.LifecycleRuleFilter{Tag: &types.Tag{Key: aws.String("k1"), Value: aws.String("v1")}},
+			Status: types.ExpirationStatusEnabled, Expiration: &types.LifecycleExpiration{Days: aws.Int32(3)}})
+	header := regexp.MustCompile(`^expiry-date="([^"]+)", rule-id="([^"]+)"$`)
+	check := func(what string, h http.Header, ruleID string, days int) {
+		t.Helper()
+		v := h.Get("x-amz-expiration")
+		if ruleID == "" {
+			if v != "" {
+				t.Errorf("%s: x-amz-expiration %q, want none", what, v)
+			}
+			return
+		}
+		m := header.FindStringSubmatch(v)
+		if m == nil || m[2] != ruleID {
+			t.Fatalf("%s: x-amz-expiration %q, want rule %s", what, v, ruleID)
+		}
+		got, err := time.Parse(http.TimeFormat, m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		mod, err := time.Parse(http.TimeFormat, h.Get("Last-Modified"))
+		if err != nil {
+			mod = time.Now() // a PUT answers no Last-Modified
+		}
+		want := mod.UTC().AddDate(0, 0, days).Truncate(24 * time.Hour).Add(24 * time.Hour)
+		if !got.Equal(want) && !got.Equal(want.Add(-24*time.Hour)) {
+			t.Errorf("%s: expires %v, want %v", what, got, want)
+		}
+		if got.Hour() != 0 || got.Minute() != 0 || got.Second() != 0 {
+			t.Errorf("%s: expires %v, not at midnight", what, got)
+		}
+	}
+	put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("days1/foo"), Body: strings.NewReader("bar")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("PUT", rawHeader(put.ResultMetadata), "rule1", 1)
+	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("days1/foo")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("HEAD", rawHeader(head.ResultMetadata), "rule1", 1)
+	get, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("days1/foo")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get.Body.Close()
+	check("GET", rawHeader(get.ResultMetadata), "rule1", 1)
+	other, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("HEAD outside the prefix", rawHeader(other.ResultMetadata), "", 0)
+
+	// Tags: given on PUT, or set afterwards and read on HEAD.
+	put, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("t"), Body: strings.NewReader("t"), Tagging: aws.String("k1=v1&k2=v2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("PUT with the tag", rawHeader(put.ResultMetadata), "tagged", 3)
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("u"), Body: strings.NewReader("u")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String("bkt"), Key: aws.String("u"),
+		Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("k1"), Value: aws.String("v1")}}}}); err != nil {
+		t.Fatal(err)
+	}
+	head, err = c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("u")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("HEAD after tagging", rawHeader(head.ResultMetadata), "tagged", 3)
+
+	putRules(types.LifecycleRule{ID: aws.String("tagged"), Filter: &types.LifecycleRuleFilter{Tag: &types.Tag{Key: aws.String("k2"), Value: aws.String("v1")}},
+		Status: types.ExpirationStatusEnabled, Expiration: &types.LifecycleExpiration{Days: aws.Int32(3)}})
+	head, err = c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("u")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("HEAD after the rule changed", rawHeader(head.ResultMetadata), "", 0)
+}
+
+// rawHeader is the HTTP header of an SDK call's answer.
+func rawHeader(md middleware.Metadata) http.Header {
+	if r, ok := awsmiddleware.GetRawResponse(md).(*smithyhttp.Response); ok {
+		return r.Header
+	}
+	return http.Header{}
+}
+
+// Which rule names an object's expiry: enabled rules only, every tag of
+// an And filter, size bounds exclusive, the earliest expiry among those
+// that match (a Date, or Days from the last modification rounded up to
+// midnight UTC).
+func TestLifecycleExpiryOfRules(t *testing.T) {
+	doc := `<LifecycleConfiguration>
+<Rule><ID>off</ID><Filter><Prefix></Prefix></Filter><Status>Disabled</Status><Expiration><Days>1</Days></Expiration></Rule>
+<Rule><ID>tags</ID><Filter><And><Prefix>a/</Prefix><Tag><Key>k1</Key><Value>v1</Value></Tag><Tag><Key>k2</Key><Value>v2</Value></Tag></And></Filter><Status>Enabled</Status><Expiration><Days>2</Days></Expiration></Rule>
+<Rule><ID>big</ID><Filter><ObjectSizeGreaterThan>100</ObjectSizeGreaterThan></Filter><Status>Enabled</Status><Expiration><Days>5</Days></Expiration></Rule>
+<Rule><ID>date</ID><Prefix>d/</Prefix><Status>Enabled</Status><Expiration><Date>2030-01-01T00:00:00Z</Date></Expiration></Rule>
+</LifecycleConfiguration>`
+	_, rules, err := parseLifecycle([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC)
+	both := []tag{{"k1", "v1"}, {"k2", "v2"}}
+	for _, tc := range []struct {
+		name, key string
+		size      int64
+		tags      []tag
+		want      string
+	}{
+		{"no rule", "x", 1, nil, ""},
+		{"one tag of two", "a/x", 1, []tag{{"k1", "v1"}}, ""},
+		{"both tags", "a/x", 1, both, `expiry-date="Sat, 05 Dec 2026 00:00:00 GMT", rule-id="tags"`},
+		{"size at the bound", "x", 100, nil, ""},
+		{"size past the bound", "x", 101, nil, `expiry-date="Tue, 08 Dec 2026 00:00:00 GMT", rule-id="big"`},
+		{"the earliest of two", "a/x", 101, both, `expiry-date="Sat, 05 Dec 2026 00:00:00 GMT", rule-id="tags"`},
+		{"a date", "d/x", 1, nil, `expiry-date="Tue, 01 Jan 2030 00:00:00 GMT", rule-id="date"`},
+	} {
+		if got := expirationHeader(rules, tc.key, tc.size, mod, func() []tag { return tc.tags }); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

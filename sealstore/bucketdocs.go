@@ -1,0 +1,287 @@
+package sealstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"hash/fnv"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/s3seal/s3seal/backend"
+)
+
+// Bucket documents are what s3seal itself decides access by, and keeps
+// for a bucket instead of handing them to the store: the bucket's owner,
+// its ACL, its policy, its public access block, its default encryption,
+// its logging configuration. Each is one sealed object under
+// BucketDocPrefix in the bucket itself (listings hide it, as everything
+// under ReservedPrefix): the store sees ciphertext, and a document it
+// forges, alters or moves from another bucket fails to open, since an
+// object's wrapped key is bound to its bucket and key. What it can still
+// do is answer with an older version of a document, or none: that is the
+// denial of service a store can always commit, and the reason a missing
+// document never grants more than the credential's own lists.
+
+// BucketDocPrefix is where a bucket's documents are kept; a document
+// named "policy" is the object BucketDocPrefix + "policy".
+const BucketDocPrefix = ReservedPrefix + "bucket/"
+
+// MaxBucketDoc bounds one document (S3's largest, a policy, is 20 KB).
+const MaxBucketDoc = 64 << 10
+
+// DefaultBucketDocTTL is how long BucketDocs trusts what it read: a
+// change made through another s3seal process in front of the same store
+// takes effect here within it. A change made through this process takes
+// effect at once.
+const DefaultBucketDocTTL = 5 * time.Second
+
+type bucketDocEntry struct {
+	docs map[string][]byte
+	at   time.Time
+}
+
+// bucketDocCache holds the documents of the bucketDocEntries most
+// recently used buckets as last read, one fetch per bucket at a time.
+type bucketDocCache struct {
+	mu      sync.Mutex
+	entries *lru.Cache[string, bucketDocEntry]
+	// gen counts changes, so that a fetch that raced a change does not
+	// cache what it read before the change.
+	gen      uint64
+	fetching map[string]chan struct{}
+	// held are documents WithoutBucketDocs has out of the store: they
+	// decide, whatever the TTL or the LRU, until forget.
+	held map[string]map[string][]byte
+	// writing serializes, per bucket (striped), the changes of this
+	// process to a bucket's documents with WithoutBucketDocs, so that
+	// putting back what it read does not undo a change made meanwhile.
+	writing [64]sync.Mutex
+}
+
+// writeLock is the lock of bucket's document changes.
+func (c *bucketDocCache) writeLock(bucket string) *sync.Mutex {
+	h := fnv.New32a()
+	h.Write([]byte(bucket))
+	return &c.writing[h.Sum32()%uint32(len(c.writing))]
+}
+
+// bucketDocEntries bounds the cache: at most this many buckets' documents
+// (each at most a few of MaxBucketDoc) are held.
+const bucketDocEntries = 1024
+
+func newBucketDocCache() *bucketDocCache {
+	entries, _ := lru.New[string, bucketDocEntry](bucketDocEntries)
+	return &bucketDocCache{entries: entries, fetching: map[string]chan struct{}{}}
+}
+
+// forget drops bucket's cached documents after a change.
+func (c *bucketDocCache) forget(bucket string) {
+	c.mu.Lock()
+	c.entries.Remove(bucket)
+	delete(c.held, bucket)
+	c.gen++
+	c.mu.Unlock()
+}
+
+// hold caches docs as bucket's, read now, and holds them until forget
+// (past the TTL and the LRU): WithoutBucketDocs has them out.
+func (c *bucketDocCache) hold(bucket string, docs map[string][]byte) {
+	c.mu.Lock()
+	c.entries.Add(bucket, bucketDocEntry{docs: docs, at: time.Now()})
+	if c.held == nil {
+		c.held = map[string]map[string][]byte{}
+	}
+	c.held[bucket] = docs
+	c.gen++
+	c.mu.Unlock()
+}
+
+// BucketDocs returns the documents s3seal keeps for bucket, by name; an
+// empty map when it keeps none. A bucket that does not exist is the
+// store's NoSuchBucket. The answer comes from a cache no older than the
+// configured TTL; the map is shared and must not be changed.
+func (s *Store) BucketDocs(ctx context.Context, bucket string) (map[string][]byte, error) {
+	c := s.bucketDocs
+	for {
+		c.mu.Lock()
+		if docs, ok := c.held[bucket]; ok {
+			c.mu.Unlock()
+			return docs, nil
+		}
+		if e, ok := c.entries.Get(bucket); ok && time.Since(e.at) < s.opt.BucketDocTTL {
+			c.mu.Unlock()
+			return e.docs, nil
+		}
+		wait, busy := c.fetching[bucket]
+		if !busy {
+			done := make(chan struct{})
+			c.fetching[bucket] = done
+			gen := c.gen
+			c.mu.Unlock()
+			docs, err := s.readBucketDocs(ctx, bucket)
+			c.mu.Lock()
+			delete(c.fetching, bucket)
+			close(done)
+			if err == nil && c.gen == gen {
+				c.entries.Add(bucket, bucketDocEntry{docs: docs, at: time.Now()})
+			}
+			c.mu.Unlock()
+			return docs, err
+		}
+		c.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// BucketDoc returns one document of bucket, and whether it is there.
+func (s *Store) BucketDoc(ctx context.Context, bucket, name string) ([]byte, bool, error) {
+	docs, err := s.BucketDocs(ctx, bucket)
+	if err != nil {
+		return nil, false, err
+	}
+	d, ok := docs[name]
+	return d, ok, nil
+}
+
+// readBucketDocs lists BucketDocPrefix and opens every document there.
+func (s *Store) readBucketDocs(ctx context.Context, bucket string) (map[string][]byte, error) {
+	docs := map[string][]byte{}
+	in := backend.ListInput{Bucket: bucket, V2: true, Prefix: BucketDocPrefix, Delimiter: "/"}
+	for page := 0; ; page++ {
+		if page == maxBucketDocPages {
+			// A few documents and one common prefix fit in one page: a
+			// listing that goes on is the store's, and is not followed.
+			return nil, errorf("InternalError", "the store's listing of %s's bucket documents did not end after %d pages", bucket, page)
+		}
+		out, err := s.be.ListObjects(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range out.Entries {
+			name := strings.TrimPrefix(e.Key, BucketDocPrefix)
+			if name == "" || strings.Contains(name, "/") {
+				continue
+			}
+			d, err := s.readBucketDoc(ctx, bucket, e.Key)
+			if errors.Is(err, errGone) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			docs[name] = d
+		}
+		if !out.IsTruncated || out.NextContinuationToken == "" {
+			return docs, nil
+		}
+		in.ContinuationToken = out.NextContinuationToken
+	}
+}
+
+// maxBucketDocPages bounds the pages readBucketDocs follows.
+const maxBucketDocPages = 16
+
+var errGone = errors.New("bucket document deleted while it was read")
+
+func (s *Store) readBucketDoc(ctx context.Context, bucket, key string) ([]byte, error) {
+	info, rd, err := s.Read(ctx, ReadInput{Bucket: bucket, Key: key, own: true})
+	var be *backend.Error
+	if errors.As(err, &be) && (be.Code == "NoSuchKey" || be.Code == "NotFound") {
+		return nil, errGone
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	if !info.Encrypted {
+		// Only s3seal writes here, always sealed: an object in the clear
+		// (served only with AllowPlaintextReads) is the provider's.
+		return nil, integrityErr(bucket, key, ErrNotEncrypted)
+	}
+	d, err := io.ReadAll(io.LimitReader(rd, MaxBucketDoc+1))
+	if err == nil && len(d) > MaxBucketDoc {
+		err = errorf("InternalError", "bucket document %s/%s is over %d bytes", bucket, key, MaxBucketDoc)
+	}
+	return d, err
+}
+
+// PutBucketDoc keeps doc as bucket's document name (a name without "/"),
+// replacing what was there.
+func (s *Store) PutBucketDoc(ctx context.Context, bucket, name string, doc []byte) error {
+	if name == "" || strings.Contains(name, "/") || len(doc) > MaxBucketDoc {
+		return errorf("InternalError", "bad bucket document %q (%d bytes)", name, len(doc))
+	}
+	mu := s.bucketDocs.writeLock(bucket)
+	mu.Lock()
+	defer mu.Unlock()
+	defer s.bucketDocs.forget(bucket)
+	_, err := s.put(ctx, PutInput{Bucket: bucket, Key: BucketDocPrefix + name, Body: bytes.NewReader(doc), Size: int64(len(doc))})
+	return err
+}
+
+// CreateBucketDoc keeps doc as bucket's document name only while the
+// bucket has none of that name (a conditional write, If-None-Match: *):
+// PreconditionFailed when it has one, written meanwhile by another
+// request or another s3seal process.
+func (s *Store) CreateBucketDoc(ctx context.Context, bucket, name string, doc []byte) error {
+	if name == "" || strings.Contains(name, "/") || len(doc) > MaxBucketDoc {
+		return errorf("InternalError", "bad bucket document %q (%d bytes)", name, len(doc))
+	}
+	mu := s.bucketDocs.writeLock(bucket)
+	mu.Lock()
+	defer mu.Unlock()
+	defer s.bucketDocs.forget(bucket)
+	// A store that ignores the condition is asked first.
+	docs, err := s.readBucketDocs(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	if _, ok := docs[name]; ok {
+		return errorf("PreconditionFailed", "bucket %s already has its document %s", bucket, name)
+	}
+	in := PutInput{Bucket: bucket, Key: BucketDocPrefix + name, Body: bytes.NewReader(doc), Size: int64(len(doc)),
+		Cond: &Condition{IfNoneMatch: true}}
+	_, err = s.put(ctx, in)
+	if backend.ErrorCode(err) == "NotImplemented" {
+		// A store without conditional writes: the listing above decided.
+		in.Body, in.Cond = bytes.NewReader(doc), nil
+		_, err = s.put(ctx, in)
+	}
+	return err
+}
+
+// DeleteBucketDoc removes bucket's document name; removing one that is not
+// there is not an error.
+func (s *Store) DeleteBucketDoc(ctx context.Context, bucket, name string) error {
+	mu := s.bucketDocs.writeLock(bucket)
+	mu.Lock()
+	defer mu.Unlock()
+	defer s.bucketDocs.forget(bucket)
+	err := s.be.DeleteObject(ctx, bucket, BucketDocPrefix+name)
+	var be *backend.Error
+	if errors.As(err, &be) && (be.Code == "NoSuchKey" || be.Code == "NotFound") {
+		return nil
+	}
+	return err
+}
+
+// gcBucketDocs finds every document of the bucket, whatever its age: a
+// step of DeleteBucket's clean-up only (a bucket that goes takes its
+// documents with it), never of GC.
+func (s *Store) gcBucketDocs(ctx context.Context, bucket string, _ time.Time) ([]Garbage, error) {
+	var found []Garbage
+	err := s.listAll(ctx, bucket, BucketDocPrefix, func(e backend.ListEntry) error {
+		found = append(found, Garbage{Kind: "bucket-doc", Key: e.Key, Reason: "a document of the bucket being deleted"})
+		return nil
+	})
+	return found, err
+}
