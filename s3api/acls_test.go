@@ -30,6 +30,20 @@ func aclCreds() Credentials {
 	}
 }
 
+// createBucketBobWrites has alice (aclCreds) create bucket and grant bob
+// WRITE on it, keeping her own FULL_CONTROL.
+func createBucketBobWrites(t *testing.T, alice *s3.Client, bucket string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: &bucket, GrantWrite: aws.String(`id="b0b"`),
+		GrantFullControl: aws.String(`id="a11ce"`)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func errCode(err error) string {
 	var ae smithy.APIError
 	if errors.As(err, &ae) {

@@ -64,13 +64,7 @@ func TestDeleteByIdOfAVersionMadeCurrentMeanwhile(t *testing.T) {
 			ctx := context.Background()
 			alice, bob := sdkClient(srv.URL, "alice", "as"), sdkClient(srv.URL, "bob", "bs")
 			b, k := aws.String("bkt"), aws.String("k")
-			if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, GrantWrite: aws.String(`id="b0b"`),
-				GrantFullControl: aws.String(`id="a11ce"`)}); err != nil {
-				t.Fatal(err)
-			}
+			createBucketBobWrites(t, alice, *b)
 			setVersioning := func(s types.BucketVersioningStatus) {
 				if _, err := alice.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
 					VersioningConfiguration: &types.VersioningConfiguration{Status: s}}); err != nil {

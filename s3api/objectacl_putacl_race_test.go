@@ -58,13 +58,7 @@ func TestPutObjectAclDecidedOnTheObjectItChanges(t *testing.T) {
 		UsePathStyle: true, HTTPClient: &http.Client{Transport: held},
 	})
 	b, k := aws.String("bkt"), aws.String("k")
-	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: b, GrantWrite: aws.String(`id="b0b"`),
-		GrantFullControl: aws.String(`id="a11ce"`)}); err != nil {
-		t.Fatal(err)
-	}
+	createBucketBobWrites(t, alice, *b)
 	if _, err := bob.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("bob's")}); err != nil {
 		t.Fatal(err)
 	}
