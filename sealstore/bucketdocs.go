@@ -217,8 +217,8 @@ func (s *Store) readBucketDoc(ctx context.Context, bucket, key string) ([]byte, 
 // PutBucketDoc keeps doc as bucket's document name (a name without "/"),
 // replacing what was there.
 func (s *Store) PutBucketDoc(ctx context.Context, bucket, name string, doc []byte) error {
-	if name == "" || strings.Contains(name, "/") || len(doc) > MaxBucketDoc {
-		return errorf("InternalError", "bad bucket document %q (%d bytes)", name, len(doc))
+	if err := checkBucketDoc(name, doc); err != nil {
+		return err
 	}
 	mu := s.bucketDocs.writeLock(bucket)
 	mu.Lock()
@@ -233,8 +233,8 @@ func (s *Store) PutBucketDoc(ctx context.Context, bucket, name string, doc []byt
 // PreconditionFailed when it has one, written meanwhile by another
 // request or another s3seal process.
 func (s *Store) CreateBucketDoc(ctx context.Context, bucket, name string, doc []byte) error {
-	if name == "" || strings.Contains(name, "/") || len(doc) > MaxBucketDoc {
-		return errorf("InternalError", "bad bucket document %q (%d bytes)", name, len(doc))
+	if err := checkBucketDoc(name, doc); err != nil {
+		return err
 	}
 	mu := s.bucketDocs.writeLock(bucket)
 	mu.Lock()
@@ -284,4 +284,13 @@ func (s *Store) gcBucketDocs(ctx context.Context, bucket string, _ time.Time) ([
 		return nil
 	})
 	return found, err
+}
+
+// checkBucketDoc refuses a document name with "/" (or none) and a
+// document over MaxBucketDoc.
+func checkBucketDoc(name string, doc []byte) error {
+	if name == "" || strings.Contains(name, "/") || len(doc) > MaxBucketDoc {
+		return errorf("InternalError", "bad bucket document %q (%d bytes)", name, len(doc))
+	}
+	return nil
 }
