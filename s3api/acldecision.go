@@ -2,7 +2,8 @@ package s3api
 
 // aclDecision decides by ACL grants as S3 maps its permissions to
 // operations: the bucket's ACL gives READ (list the bucket), WRITE
-// (write and delete its objects, multipart uploads), READ_ACP and
+// (write and delete its objects, multipart uploads; never a version's
+// deletion, notByACL), READ_ACP and
 // WRITE_ACP (read and change the bucket's ACL); an object's ACL gives
 // READ (read the object), READ_ACP and WRITE_ACP (its ACL), and its owner
 // all three. FULL_CONTROL is all of them. A grant to AllUsers is to
@@ -26,9 +27,19 @@ var objectOpPermission = map[string]string{
 	"GetObjectAcl": "READ_ACP", "PutObjectAcl": "WRITE_ACP",
 }
 
+// notByACL are the actions no ACL grant gives, whatever its permission:
+// S3 lets the bucket owner do them, or whom a bucket policy allows. A
+// delete naming a version (s3:DeleteObjectVersion) destroys history, so a
+// WRITE grant (a drop-box writer, everyone's public-read-write) may add
+// delete markers but never remove a version, its own included.
+var notByACL = map[string]bool{"s3:DeleteObjectVersion": true}
+
 // aclDecision is what the bucket's (and the object's) ACL grants say of
 // req: allow, or nothing.
 func (s *Server) aclDecision(req *request, op string, docs map[string][]byte) decision {
+	if action, _ := policyActionOf(req, op); notByACL[action] {
+		return decideNone
+	}
 	ignorePublic := publicAccessBlockOf(docs).IgnorePublicAcls
 	if perm, ok := objectOpPermission[op]; ok && req.key != "" {
 		if _, flagged := docs[docObjectACLs]; !flagged {
