@@ -191,8 +191,9 @@ func err400(code, msg string) *s3err.Error {
 
 // copyProtection is the lock and tags of a copy: the lock headers as
 // given; the tags of x-amz-tagging with x-amz-tagging-directive REPLACE,
-// else (COPY, the default) the source's, asked from the backend. A backend
-// without tags (501) has none to copy.
+// else (COPY, the default) the source's, asked from the backend, which the
+// caller must be allowed to read (s3:GetObjectTagging). A backend without
+// tags (501) has none to copy.
 func (s *Server) copyProtection(req *request, srcBucket, srcKey string) (backend.Protection, error) {
 	p, err := protection(req)
 	if err != nil {
@@ -223,6 +224,14 @@ func (s *Server) copyProtection(req *request, srcBucket, srcKey string) (backend
 	var t tagging
 	if err := decodeXML(out.Body, &t); err != nil {
 		return p, s3err.New("InternalError", "The object store answered ?tagging of the copy source with something other than its tags.")
+	}
+	if len(t.TagSet.Tags) > 0 {
+		// Carrying the tags reads them: S3 decides it as the caller's
+		// s3:GetObjectTagging on the source, besides the GetObject that
+		// copySource decided. A source without tags reads none.
+		if err := s.authorizeKey(req, "GetObjectTagging", srcBucket, srcKey, copySourceVersion(req)); err != nil {
+			return p, err
+		}
 	}
 	p.Tagging = encodeTags(t.TagSet.Tags)
 	return p, nil

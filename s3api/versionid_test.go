@@ -194,11 +194,16 @@ func TestAttributesOfDeleteMarkerByID(t *testing.T) {
 // it up.
 func newEmbeddedFullServer(t *testing.T) string {
 	t.Helper()
+	return newEmbeddedFullServerFor(t, Credentials{"ak": {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true}})
+}
+
+// newEmbeddedFullServerFor is newEmbeddedFullServer for creds.
+func newEmbeddedFullServerFor(t *testing.T, creds Credentials) string {
+	t.Helper()
 	be := embeddedStore(t)
 	kr := testKeyring()
 	var err error
-	cfg := Config{Credentials: Credentials{"ak": {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true}},
-		Forwarder: be.(backend.Forwarder)}
+	cfg := Config{Credentials: creds, Forwarder: be.(backend.Forwarder)}
 	// Wrapped as serve wraps it (its SourceReader reads copy sources).
 	if cfg.Store, err = sealstore.New(retry.NewStore(be, retry.Policies{}), kr, sealstore.Options{SpoolDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
