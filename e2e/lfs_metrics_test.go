@@ -48,3 +48,65 @@ func TestLFSMetricsServed(t *testing.T) {
 		t.Fatalf("GET %s/metrics: %d, no LFS or backend series in\n%s", p.Endpoint, resp.StatusCode, b)
 	}
 }
+
+// TestLFSMetricsBehindAPIKey: with --lfs-api-key, the LFS listener's
+// /metrics, which names every topic produced to, answers 401 without the
+// key and the series with it; s3seal's own /metrics on the S3 listener,
+// unauthenticated, names no topic; /healthz on the LFS listener needs no
+// key. With --metrics-listen (private) s3seal's /metrics keeps the
+// module's series.
+func TestLFSMetricsBehindAPIKey(t *testing.T) {
+	const key, topic = "lfs-metrics-key-0123456789", "payroll-exports"
+	get := func(url string, h map[string]string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, private := range []bool{false, true} {
+		o := sealOpts{Args: []string{"--lfs-dev-kafka", fmt.Sprintf("127.0.0.1:%d", freePort(t))}, Env: []string{"S3SEAL_LFS_API_KEY=" + key}}
+		metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		if private {
+			o.Args = append(o.Args, "--metrics-listen", metricsAddr)
+		}
+		p, base := startLFS(t, o)
+		if code, body := lfsPost(t, base+"/lfs/produce", map[string]string{"X-Kafka-Topic": topic, "X-API-Key": key},
+			bytes.NewReader([]byte("blob"))); code != 200 {
+			t.Fatalf("produce with the key: %d %s", code, body)
+		}
+		if code, body := get(base+"/metrics", nil); code != http.StatusUnauthorized || strings.Contains(body, topic) {
+			t.Errorf("LFS /metrics without the key: %d %s; want 401 naming no topic", code, body)
+		}
+		if code, body := get(base+"/metrics", map[string]string{"X-API-Key": "wrong"}); code != http.StatusUnauthorized {
+			t.Errorf("LFS /metrics with a wrong key: %d %s; want 401", code, body)
+		}
+		for _, h := range []map[string]string{{"X-API-Key": key}, {"Authorization": "Bearer " + key}} {
+			if code, body := get(base+"/metrics", h); code != 200 || !strings.Contains(body, `s3seal_lfs_uploads_total{topic="`+topic+`"} 1`) {
+				t.Errorf("LFS /metrics with the key (%v): %d, no series of the topic in\n%s", h, code, body)
+			}
+		}
+		if code, _ := get(base+"/healthz", nil); code != 200 {
+			t.Errorf("LFS /healthz without the key: %d, want 200", code)
+		}
+		if private {
+			code, body := get("http://"+metricsAddr+"/metrics", nil)
+			if code != 200 || !strings.Contains(body, `s3seal_lfs_uploads_total{topic="`+topic+`"} 1`) {
+				t.Errorf("--metrics-listen /metrics: %d, no LFS series in\n%s", code, body)
+			}
+		} else {
+			code, body := get(p.Endpoint+"/metrics", nil)
+			if code != 200 || strings.Contains(body, topic) || !strings.Contains(body, "s3seal_build_info") {
+				t.Errorf("S3 listener's /metrics with an LFS API key: %d, want s3seal's series and no topic in\n%s", code, body)
+			}
+		}
+		p.Stop()
+	}
+}

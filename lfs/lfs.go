@@ -217,6 +217,20 @@ func (h *Handler) acquire(ctx context.Context) bool {
 	return false
 }
 
+// RequireKey serves next only to a request that carries the API key
+// (when one is set), as the API itself: 401 unauthorized otherwise. The
+// module's metrics name every topic produced to, so they are served
+// behind it.
+func (h *Handler) RequireKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !h.authorized(r) {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"code": "unauthorized", "message": "a valid API key is required"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 func (h *Handler) authorized(r *http.Request) bool {
 	if h.cfg.APIKey == "" {
 		return true

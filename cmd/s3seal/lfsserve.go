@@ -111,9 +111,12 @@ func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *cryp
 	// storage path bounds memory); a stalled client holds one goroutine.
 	mux := http.NewServeMux()
 	mux.Handle("/lfs/", h)
-	// The module's metrics, unauthenticated like /healthz; s3seal's own
-	// /metrics shows them too.
-	mux.Handle("GET /metrics", promhttp.HandlerFor(h.Metrics().Registry(), promhttp.HandlerOpts{}))
+	// The module's metrics name every topic produced to: behind the API
+	// key when one is set (serve leaves them off the S3 listener's
+	// unauthenticated /metrics then). /healthz says nothing and needs
+	// nothing, for probes.
+	mux.Handle("GET /metrics", h.RequireKey(promhttp.HandlerFor(h.Metrics().Registry(), promhttp.HandlerOpts{})))
+	mux.HandleFunc("GET /healthz", healthz)
 	// The header is bounded as the S3 API's is (newAPIServer), before
 	// any API key is looked at.
 	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: cfg.HeaderTimeout, IdleTimeout: 2 * time.Minute,

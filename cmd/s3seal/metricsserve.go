@@ -34,14 +34,18 @@ func startMetrics(addr string, metrics http.Handler, ready func(context.Context)
 	return srv, nil
 }
 
+// healthz is liveness: 200 while the process serves; it says nothing and
+// needs no credential.
+func healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
 // metricsMux routes the metrics listener's requests.
 func metricsMux(metrics http.Handler, ready func(context.Context) error, pprof bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	mux.HandleFunc("GET /healthz", healthz)
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if err := ready(r.Context()); err != nil {

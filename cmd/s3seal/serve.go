@@ -152,8 +152,14 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 			return err
 		}
 		defer mod.close()
-		if err := mets.Register(mod.metrics.Collectors()...); err != nil {
-			return fmt.Errorf("LFS metrics: %w", err)
+		// The module's series name topics. With an LFS API key they are
+		// the key's to see: s3seal's own /metrics shows them only on
+		// --metrics-listen (private by design), never on the S3
+		// listener, which every S3 client reaches unauthenticated.
+		if cfg.LFS.APIKey == "" || cfg.MetricsListen != "" {
+			if err := mets.Register(mod.metrics.Collectors()...); err != nil {
+				return fmt.Errorf("LFS metrics: %w", err)
+			}
 		}
 		srvs = append(srvs, mod.srv)
 	}
