@@ -136,7 +136,12 @@ func TestLFSZeroSetup(t *testing.T) {
 // TestLFSNoBroker: with the only listed broker down, a produce and an
 // upload init answer 503 backend_unavailable and leave nothing in storage.
 func TestLFSNoBroker(t *testing.T) {
-	p, base := startLFS(t, sealOpts{Args: []string{"--lfs-brokers", fmt.Sprintf("127.0.0.1:%d", freePort(t))}})
+	// The credential's lists name the LFS bucket, which LFS owns: it may
+	// look in.
+	creds := writeJSON(t, t.TempDir(), "creds.json", map[string]any{"credentials": []map[string]any{
+		{"access_key": "ops", "secret_key": "ops-secret", "read": []string{"lfs"}, "write": []string{"lfs"}}}})
+	p, base := startLFS(t, sealOpts{Args: []string{"--lfs-brokers", fmt.Sprintf("127.0.0.1:%d", freePort(t))},
+		CredentialsFile: creds, AccessKey: "ops", SecretKey: "ops-secret"})
 	code, body := lfsPost(t, base+"/lfs/produce", map[string]string{"X-Kafka-Topic": "t"}, strings.NewReader("blob"))
 	if code != 503 || !strings.Contains(string(body), `"backend_unavailable"`) {
 		t.Fatalf("produce: %d %s", code, body)

@@ -205,7 +205,12 @@ func TestSoak(t *testing.T) {
 		args = append(args, "--backend-connect-timeout", cfg.backendTimeout,
 			"--backend-response-timeout", cfg.backendTimeout, "--backend-idle-timeout", cfg.backendTimeout)
 	}
-	p, lfsBase := startLFS(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}, Args: args})
+	// The credential's lists name the LFS bucket, which LFS owns: the soak
+	// deletes each blob it checked, as an operator's retention job would.
+	creds := writeJSON(t, t.TempDir(), "creds.json", map[string]any{"credentials": []map[string]any{
+		{"access_key": "e2e-access", "secret_key": "e2e-secret-key", "read": []string{"*", "lfs"}, "write": []string{"*", "lfs"}}}})
+	p, lfsBase := startLFS(t, sealOpts{Backend: &motoServer{Endpoint: fp.URL()}, Args: args, CredentialsFile: creds,
+		AccessKey: "e2e-access", SecretKey: "e2e-secret-key"})
 
 	c := sdkFor(t, p)
 	for _, b := range []string{"soak-rclone", "soak-restic", "soak-aws"} {

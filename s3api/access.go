@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -86,6 +87,17 @@ func ParseCredentials(data []byte) (Credentials, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// Check refuses two credentials with one canonical id (given or derived)
+// or one e-mail address, as ParseCredentials does: a caller that adds a
+// credential of its own checks the set again.
+func (c Credentials) Check() error {
+	all := make([]Credential, 0, len(c))
+	for _, k := range slices.Sorted(maps.Keys(c)) {
+		all = append(all, c[k])
+	}
+	return uniquePrincipals(all)
 }
 
 // checkPrincipalFields checks the names a credential gives itself: a

@@ -16,7 +16,8 @@ import (
 //
 // The order is S3's: an explicit Deny in the bucket policy refuses; else
 // an Allow in the policy, an ACL grant, or being the bucket's owner
-// allows; else the request is refused. A bucket s3seal keeps no owner for
+// allows; else the request is refused. A bucket s3seal itself owns (the
+// LFS API's) is its alone (serviceBucket). A bucket s3seal keeps no owner for
 // (created before s3seal kept owners, or by another client of the store)
 // is decided by the lists alone, as before.
 
@@ -60,6 +61,9 @@ func (s *Server) authorize(req *request, op string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if o, ok := bucketOwnerOf(docs); ok && o.Service != "" {
+		return serviceBucket(req, op, o)
 	}
 	switch s.policyDecision(req, op, docs) {
 	case decideDeny:

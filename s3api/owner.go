@@ -1,13 +1,16 @@
 package s3api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // A bucket's owner is the principal that created it through s3seal, kept
@@ -29,6 +32,10 @@ type ownerDoc struct {
 	// acts as the owner (S3's IAM users of the owning account, whose own
 	// permissions here are their lists).
 	Account string `json:"account,omitempty"`
+	// Service names the part of s3seal that owns the bucket ("lfs"):
+	// the bucket is its alone (serviceBucket), whatever lists, policies
+	// or ACLs say. Such an owner has no account.
+	Service string `json:"service,omitempty"`
 }
 
 // ownedBy reports whether who acts as the owner o: the owner itself, or
@@ -216,4 +223,80 @@ func (s *Server) ownsListed(req *request, bucket string) bool {
 	}
 	o, ok := bucketOwnerOf(docs)
 	return !ok || ownedBy(o, req.who)
+}
+
+// A service bucket belongs to a part of s3seal itself (the LFS API's
+// blobs), not to any account: its owner document names the service and
+// the one credential the service signs with (ClaimServiceBucket). Through
+// the S3 API it is reached by that credential, and by a credential whose
+// lists name the bucket itself (never through "*"): the operator's
+// deliberate grant, for a retention job or a backup of the blobs, which
+// may act on objects and list them but change nothing of the bucket's
+// own. Each within its lists. Every other request is refused before any
+// policy or ACL is looked at, and none ever decides there: no account,
+// admin or anonymous caller can read, change, delete or block it (a
+// policy refusing the service's credential cannot be put, and would
+// decide nothing). CreateBucket of its name answers BucketAlreadyExists
+// and ListBuckets shows it to no one else.
+
+// serviceBucketOps are the operations on a service bucket itself that a
+// credential naming it may do besides those on its objects: listings.
+var serviceBucketOps = map[string]bool{"ListObjects": true, "ListObjectsV2": true, "ListObjectVersions": true,
+	"ListMultipartUploads": true, "HeadBucket": true, "DeleteObjects": true, "GetBucketLocation": true}
+
+// serviceBucket decides op on a service bucket, whose owner is o.
+func serviceBucket(req *request, op string, o ownerDoc) error {
+	switch {
+	case !req.who.isAnonymous() && o.ID == req.who.CanonicalID:
+		return nil
+	case !req.who.isAnonymous() && req.cred.namesBucket(req.bucket, readOnlyOp(req, op)) && (req.key != "" || serviceBucketOps[op]):
+		return nil
+	}
+	return refusedBy("the bucket is s3seal's own (" + o.Service + "); only s3seal, and credentials whose lists name it, reach it")
+}
+
+// ClaimServiceBucket makes bucket the service's: it creates the bucket on
+// the store when missing and gives it an owner document naming service
+// and cred, the credential the service signs with. A bucket the service
+// already owns is left as it is; one without an owner (made by an older
+// s3seal, which gave the service's bucket none) is claimed; one another
+// owner holds, an account that created it through the S3 API, is an
+// error naming it: the service never takes an account's bucket.
+func ClaimServiceBucket(ctx context.Context, store *sealstore.Store, bucket, service string, cred Credential) error {
+	p := cred.principal()
+	want := ownerDoc{ID: p.CanonicalID, DisplayName: p.DisplayName, Service: service}
+	if err := store.Backend().CreateBucket(ctx, bucket); err != nil {
+		switch backend.ErrorCode(err) {
+		case "BucketAlreadyOwnedByYou", "BucketAlreadyExists":
+		default:
+			return err
+		}
+	}
+	doc, err := json.Marshal(want)
+	if err != nil {
+		return err
+	}
+	for range 2 {
+		docs, err := store.BucketDocs(ctx, bucket)
+		if err != nil {
+			return err
+		}
+		if o, ok := bucketOwnerOf(docs); ok {
+			if o == want {
+				return nil
+			}
+			if o.Service != "" {
+				return fmt.Errorf("bucket %s belongs to s3seal's %s, with another credential", bucket, o.Service)
+			}
+			return fmt.Errorf("bucket %s belongs to %s (canonical id %s, account %s), who created it through the S3 API; give the %s its own bucket",
+				bucket, o.DisplayName, o.ID, o.Account, service)
+		}
+		// Conditional: a replica claiming it at the same moment wrote the
+		// same document, which the second pass finds.
+		err = store.CreateBucketDoc(ctx, bucket, docOwner, doc)
+		if backend.ErrorCode(err) != "PreconditionFailed" {
+			return err
+		}
+	}
+	return fmt.Errorf("bucket %s: its owner document changed while s3seal claimed it for the %s", bucket, service)
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/lfs"
 	"github.com/s3seal/s3seal/lfs/brokers"
@@ -28,12 +27,20 @@ import (
 // only read the LFS bucket.
 const lfsPresignAccessKey = "s3seal-lfs-presign"
 
-// lfsPresignCredential adds the presign credential to creds and returns it.
-func lfsPresignCredential(kr *crypto.Keyring, bucket string, creds s3api.Credentials) s3api.Credential {
+// lfsPresignCredential adds the presign credential to creds and returns
+// it. It owns the LFS bucket, so no credential of the operator's may have
+// its access key.
+func lfsPresignCredential(kr *crypto.Keyring, bucket string, creds s3api.Credentials) (s3api.Credential, error) {
+	if _, ok := creds[lfsPresignAccessKey]; ok {
+		return s3api.Credential{}, usagef("access key %q is s3seal's own with --lfs (it signs presigned LFS downloads): give the credential another access key", lfsPresignAccessKey)
+	}
 	key, _ := kr.DeriveKey(kr.Primary(), "lfs presign credential")
 	c := s3api.Credential{AccessKey: lfsPresignAccessKey, SecretKey: hex.EncodeToString(key), Read: []string{bucket}}
 	creds[c.AccessKey] = c
-	return c
+	if err := creds.Check(); err != nil {
+		return s3api.Credential{}, usagef("credentials with --lfs: %v", err)
+	}
+	return c, nil
 }
 
 // lfsModule is the running LFS API: its listener and what it started.
@@ -77,12 +84,10 @@ func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *cryp
 	if m.discovery, err = brokers.New(ctx, bcfg); err != nil {
 		return fail(fmt.Errorf("LFS brokers: %w", err))
 	}
-	if err := store.Backend().CreateBucket(ctx, l.Bucket); err != nil {
-		switch backend.ErrorCode(err) {
-		case "BucketAlreadyOwnedByYou", "BucketAlreadyExists":
-		default:
-			return fail(fmt.Errorf("LFS bucket %s: %w", l.Bucket, err))
-		}
+	// The bucket is LFS's alone: no account reaches it through the S3
+	// API but LFS's own presign credential (s3api.ClaimServiceBucket).
+	if err := s3api.ClaimServiceBucket(ctx, store, l.Bucket, "LFS API", presign); err != nil {
+		return fail(fmt.Errorf("LFS bucket (--lfs-bucket) %s: %w", l.Bucket, err))
 	}
 	h, err := lfs.New(lfs.Config{Store: store, Producer: lfs.FromDiscovery(m.discovery), Keyring: kr,
 		Bucket: l.Bucket, Namespace: l.Namespace, MaxBlobSize: l.MaxBlobSize, APIKey: l.APIKey, Logger: log,

@@ -107,7 +107,9 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	}
 	var presign s3api.Credential
 	if cfg.LFS.Enabled {
-		presign = lfsPresignCredential(kr, cfg.LFS.Bucket, creds)
+		if presign, err = lfsPresignCredential(kr, cfg.LFS.Bucket, creds); err != nil {
+			return err
+		}
 	}
 	transferTimeout := cfg.TransferTimeout
 	if transferTimeout == 0 {
