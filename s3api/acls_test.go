@@ -30,6 +30,27 @@ func aclCreds() Credentials {
 	}
 }
 
+// aclCredsAliceAdmin are aclCreds with alice an admin: she may put
+// bucket policies.
+func aclCredsAliceAdmin() Credentials {
+	c := aclCreds()
+	a := c["alice"]
+	a.Admin = true
+	c["alice"] = a
+	return c
+}
+
+// allowBobVersionDeletes has alice (aclCredsAliceAdmin) grant bob, by
+// bucket's policy, s3:DeleteObjectVersion, which no ACL grant gives.
+func allowBobVersionDeletes(t *testing.T, alice *s3.Client, bucket string) {
+	t.Helper()
+	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::222222222222:root"},` +
+		`"Action":"s3:DeleteObjectVersion","Resource":"arn:aws:s3:::` + bucket + `/*"}]}`
+	if _, err := alice.PutBucketPolicy(context.Background(), &s3.PutBucketPolicyInput{Bucket: &bucket, Policy: &policy}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // createBucketBobWrites has alice (aclCreds) create bucket and grant bob
 // WRITE on it, keeping her own FULL_CONTROL.
 func createBucketBobWrites(t *testing.T, alice *s3.Client, bucket string) {

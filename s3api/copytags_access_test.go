@@ -17,11 +17,7 @@ import (
 // off his copy; with REPLACE, or from a source without tags, he copies;
 // a policy granting him s3:GetObjectTagging lets the tags go with it.
 func TestCopyTagsNeedTagRead(t *testing.T) {
-	creds := aclCreds()
-	a := creds["alice"]
-	a.Admin = true // she puts the bucket policy below
-	creds["alice"] = a
-	url := newEmbeddedFullServerFor(t, creds)
+	url := newEmbeddedFullServerFor(t, aclCredsAliceAdmin())
 	ctx := context.Background()
 	alice, bob := sdkClient(url, "alice", "as"), sdkClient(url, "bob", "bs")
 	for _, c := range []struct {

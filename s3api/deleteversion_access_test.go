@@ -61,11 +61,7 @@ func versionsOf(t *testing.T, c *s3.Client, bucket string) int {
 // adds a delete marker, as S3 lets him. alice deletes by id; a policy
 // granting bob s3:DeleteObjectVersion lets him too.
 func TestWriteGrantDeletesNoVersion(t *testing.T) {
-	creds := aclCreds()
-	a := creds["alice"]
-	a.Admin = true // she puts the bucket policy below
-	creds["alice"] = a
-	url := newTestServer(t, creds)
+	url := newTestServer(t, aclCredsAliceAdmin())
 	ctx := context.Background()
 	alice, bob := sdkClient(url, "alice", "as"), sdkClient(url, "bob", "bs")
 	ids := versionedBucket(t, alice, "bkt", "")
@@ -112,11 +108,7 @@ func TestWriteGrantDeletesNoVersion(t *testing.T) {
 		t.Errorf("owner's DeleteObject by version id: %v", err)
 	}
 	// A policy may grant it.
-	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::222222222222:root"},` +
-		`"Action":"s3:DeleteObjectVersion","Resource":"arn:aws:s3:::bkt/*"}]}`
-	if _, err := alice.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: b, Policy: aws.String(policy)}); err != nil {
-		t.Fatal(err)
-	}
+	allowBobVersionDeletes(t, alice, "bkt")
 	if _, err := bob.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k, VersionId: &ids[1]}); err != nil {
 		t.Errorf("DeleteObject by version id with s3:DeleteObjectVersion granted by the policy: %v", err)
 	}

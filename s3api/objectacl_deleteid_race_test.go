@@ -57,7 +57,7 @@ func TestDeleteByIdOfAVersionMadeCurrentMeanwhile(t *testing.T) {
 	for _, tc := range []string{"null version written meanwhile", "version made current again"} {
 		t.Run(tc, func(t *testing.T) {
 			var slow *slowVersionDelete
-			srv := newTestServerOver(t, Config{Credentials: aclCreds()}, func(s backend.Store) backend.Store {
+			srv := newTestServerOver(t, Config{Credentials: aclCredsAliceAdmin()}, func(s backend.Store) backend.Store {
 				slow = &slowVersionDelete{Store: s}
 				return slow
 			})
@@ -65,6 +65,7 @@ func TestDeleteByIdOfAVersionMadeCurrentMeanwhile(t *testing.T) {
 			alice, bob := sdkClient(srv.URL, "alice", "as"), sdkClient(srv.URL, "bob", "bs")
 			b, k := aws.String("bkt"), aws.String("k")
 			createBucketBobWrites(t, alice, *b)
+			allowBobVersionDeletes(t, alice, *b) // no ACL grant deletes by id
 			setVersioning := func(s types.BucketVersioningStatus) {
 				if _, err := alice.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
 					VersioningConfiguration: &types.VersioningConfiguration{Status: s}}); err != nil {

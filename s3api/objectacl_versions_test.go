@@ -17,7 +17,7 @@ import (
 // deleted by id: the bucket owner's object stays out of the writer's
 // reach.
 func TestObjectRecordNotInheritedByOlderVersion(t *testing.T) {
-	srv := newTestServerWith(t, Config{Credentials: aclCreds()})
+	srv := newTestServerWith(t, Config{Credentials: aclCredsAliceAdmin()})
 	ctx := context.Background()
 	alice, bob := sdkClient(srv.URL, "alice", "as"), sdkClient(srv.URL, "bob", "bs")
 	b, k := aws.String("bkt"), aws.String("k")
@@ -33,6 +33,8 @@ func TestObjectRecordNotInheritedByOlderVersion(t *testing.T) {
 		GrantFullControl: aws.String(`id="a11ce"`)}); err != nil {
 		t.Fatal(err)
 	}
+	// And delete versions by id (s3:DeleteObjectVersion, by the policy).
+	allowBobVersionDeletes(t, alice, "bkt")
 	if _, err := alice.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("alice's secret")}); err != nil {
 		t.Fatal(err)
 	}

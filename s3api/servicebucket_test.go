@@ -20,10 +20,7 @@ import (
 // default account whose lists name the service's bucket itself, and the
 // service's own read-only credential.
 func serviceCreds() Credentials {
-	c := aclCreds()
-	a := c["alice"]
-	a.Admin = true
-	c["alice"] = a
+	c := aclCredsAliceAdmin()
 	c["dave"] = Credential{AccessKey: "dave", SecretKey: "ds", Read: []string{"blobs"}, Write: []string{"blobs"}, Admin: true}
 	c["svc"] = Credential{AccessKey: "svc", SecretKey: "ss", Read: []string{"blobs"}}
 	return c
