@@ -48,14 +48,14 @@ func (s *Server) aclDecision(req *request, op string, docs map[string][]byte) de
 		// A version named by id is decided by its own record (kept by
 		// PutObjectAcl for a version), never by the current object's:
 		// the current ACL may have been put on another version.
-		a, kept, err := s.objectACL(req, req.bucket, req.key, req.r.URL.Query().Get("versionId"))
+		a, forContent, kept, err := s.objectACL(req, req.bucket, req.key, req.r.URL.Query().Get("versionId"))
 		if err != nil || !kept {
 			return decideNone
 		}
-		if !req.who.isAnonymous() && a.Owner.ID == req.who.CanonicalID {
-			return decideAllow
-		}
-		if grants(a, req.who, perm, ignorePublic) {
+		if !req.who.isAnonymous() && a.Owner.ID == req.who.CanonicalID || grants(a, req.who, perm, ignorePublic) {
+			// Allowed on the content the record was kept for, and no
+			// other: an overwrite landing before the read is not it.
+			req.boundTo = forContent
 			return decideAllow
 		}
 		return decideNone

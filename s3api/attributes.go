@@ -102,6 +102,9 @@ func (s *Server) getObjectAttributes(req *request) error {
 	// As S3: an object sealed with a customer key answers only with it,
 	// checked against the version described.
 	info, parts, err := s.store.Attributes(req.r.Context(), req.bucket, req.key, vid, ck)
+	if err == nil && req.boundTo != "" && info.ContentID() != req.boundTo {
+		err = sealstore.ErrContentChanged // allowed by a record of other content
+	}
 	if err != nil {
 		return attributesErr(req.w.Header(), err, vid)
 	}

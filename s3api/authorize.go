@@ -71,10 +71,13 @@ func (s *Server) authorize(req *request, op string) error {
 	case decideAllow:
 		return nil
 	}
-	if s.aclDecision(req, op, docs) == decideAllow {
+	// The owner first: an allow by an object's ACL binds the request to
+	// the content its record was kept for (request.boundTo), which the
+	// bucket's owner needs not.
+	if s.ownerDecision(req, op, docs) == decideAllow {
 		return nil
 	}
-	if s.ownerDecision(req, op, docs) == decideAllow {
+	if s.aclDecision(req, op, docs) == decideAllow {
 		return nil
 	}
 	return refusedBy("neither the bucket's owner, nor allowed by its policy or ACL")

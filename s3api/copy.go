@@ -22,10 +22,11 @@ func (s *Server) copyObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	srcBucket, srcKey, srcVersion, err := s.copySource(req)
+	src, err := s.copySource(req)
 	if err != nil {
 		return err
 	}
+	srcBucket, srcKey, srcVersion := src.bucket, src.key, src.versionID
 	aclWrite, err := s.objectACLOfWrite(req)
 	if err != nil {
 		return err
@@ -44,6 +45,7 @@ func (s *Server) copyObject(req *request) error {
 	hasher := &lazyHasher{}
 	var srcVersionSeen string
 	in := sealstore.CopyInput{KeyID: req.cred.KeyID, Cond: cond, SrcBucket: srcBucket, SrcKey: srcKey, SrcVersionID: srcVersion,
+		SrcContentID: src.bound,
 		Bucket: req.bucket, Key: req.key,
 		Check: func(src sealstore.ObjectInfo) error {
 			srcVersionSeen = cmp.Or(src.VersionID, srcVersion)
@@ -90,15 +92,12 @@ func (s *Server) copyObject(req *request) error {
 		return err
 	}
 	in.DefaultSSE = !sseAsked && in.Headers.SSE != ""
-	if err := aclWrite.clear(s, req, req.key); err != nil {
-		return err
-	}
 	ka := s.startKeepAlive(req)
 	info, err := s.store.Copy(req.r.Context(), in)
 	if err != nil {
 		return ka.finish(nil, objectErr(versionErr(err)))
 	}
-	if err := aclWrite.commit(s, req, req.key); err != nil {
+	if err := aclWrite.commit(s, req, req.key, info); err != nil {
 		return ka.finish(nil, err)
 	}
 	ka.extra = map[string]string{}
@@ -126,20 +125,27 @@ func copyChecksum(src sealstore.ObjectInfo) checksum.Algorithm {
 	return defaultChecksum
 }
 
+// copySrc is a copy's source: its bucket, key and version ("" the
+// current one), and the content the caller was allowed to read ("" any).
+type copySrc struct {
+	bucket, key, versionID string
+	bound                  string
+}
+
 // copySource is the request's x-amz-copy-source, which the caller's
 // credential must be allowed to read, and the source bucket's documents
 // allow it to read (copysource.go).
-func (s *Server) copySource(req *request) (bucket, key, versionID string, err error) {
-	if bucket, key, versionID, err = parseCopySource(req.r.Header.Get("X-Amz-Copy-Source")); err != nil {
-		return "", "", "", err
+func (s *Server) copySource(req *request) (src copySrc, err error) {
+	if src.bucket, src.key, src.versionID, err = parseCopySource(req.r.Header.Get("X-Amz-Copy-Source")); err != nil {
+		return copySrc{}, err
 	}
-	if err := req.cred.check(accRead, bucket); err != nil {
-		return "", "", "", err
+	if err := req.cred.check(accRead, src.bucket); err != nil {
+		return copySrc{}, err
 	}
-	if err := s.authorizeCopySource(req, bucket, key, versionID); err != nil {
-		return "", "", "", err
+	if src.bound, err = s.authorizeCopySource(req, src.bucket, src.key, src.versionID); err != nil {
+		return copySrc{}, err
 	}
-	return bucket, key, versionID, nil
+	return src, nil
 }
 
 // parseCopySource reads "bucket/key" or "/bucket/key", URL-encoded, as

@@ -13,8 +13,10 @@ import (
 // lists, a browser POST puts the key its form names.
 
 // authorizeKey decides op on bucket's key (its version versionID when not
-// "") for req's caller, with req's headers as its condition values.
-func (s *Server) authorizeKey(req *request, op, bucket, key, versionID string) error {
+// "") for req's caller, with req's headers as its condition values. bound
+// is the content it was allowed on, when an object record allowed it
+// (request.boundTo).
+func (s *Server) authorizeKey(req *request, op, bucket, key, versionID string) (bound string, err error) {
 	r := req.r.Clone(req.r.Context())
 	q := url.Values{}
 	if versionID != "" {
@@ -22,15 +24,17 @@ func (s *Server) authorizeKey(req *request, op, bucket, key, versionID string) e
 	}
 	r.URL.RawQuery = q.Encode()
 	k := *req
-	k.r, k.bucket, k.key = r, bucket, key
-	return s.authorize(&k, op)
+	k.r, k.bucket, k.key, k.boundTo = r, bucket, key, ""
+	err = s.authorize(&k, op)
+	return k.boundTo, err
 }
 
 // authorizeCopySource decides the read a copy makes of its source as S3
 // does: the caller's GetObject (GetObjectVersion with a versionId) on the
 // source, decided by the source bucket's documents, besides its PutObject
-// on the destination that serve decided.
-func (s *Server) authorizeCopySource(req *request, bucket, key, versionID string) error {
+// on the destination that serve decided. bound is the source content the
+// read was allowed on ("" for any).
+func (s *Server) authorizeCopySource(req *request, bucket, key, versionID string) (bound string, err error) {
 	return s.authorizeKey(req, "GetObject", bucket, key, versionID)
 }
 

@@ -222,7 +222,7 @@ func (s *Server) deleteObjects(req *request) error {
 			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: vid, Code: ae.Code, Message: ae.Message})
 			continue
 		}
-		if err := s.authorizeKey(req, "DeleteObject", req.bucket, o.Key, vid); err != nil {
+		if _, err := s.authorizeKey(req, "DeleteObject", req.bucket, o.Key, vid); err != nil {
 			// Each key is decided as its own DeleteObject (keyauth.go).
 			ae := toAPIError(err)
 			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: vid, Code: ae.Code, Message: ae.Message})
@@ -250,18 +250,11 @@ func (s *Server) deleteObjects(req *request) error {
 		entries = append(entries, sealstore.DeleteEntry{Key: o.Key, VersionID: vid, Cond: cond})
 	}
 	if len(entries) > 0 {
-		priors := make([]deletePrior, len(entries))
-		for i, e := range entries {
-			if e.VersionID != "" {
-				priors[i] = s.currentBeforeDelete(req, e.Key, e.VersionID)
-			}
-		}
 		res, err := s.store.DeleteEntries(ctx, req.bucket, entries)
 		if err != nil {
 			return bucketErr(err)
 		}
 		var deleted []sealstore.DeleteEntry
-		var deletedPriors []deletePrior
 		for i, r := range res {
 			switch {
 			case r.Code != "":
@@ -272,10 +265,10 @@ func (s *Server) deleteObjects(req *request) error {
 					DeleteMarker: r.DeleteMarker, DeleteMarkerVersionID: r.DeleteMarkerVersionID})
 			}
 			if i < len(entries) {
-				deleted, deletedPriors = append(deleted, entries[i]), append(deletedPriors, priors[i])
+				deleted = append(deleted, entries[i])
 			}
 		}
-		if err := s.forgetDeletedACLs(req, deleted, deletedPriors); err != nil {
+		if err := s.forgetDeletedACLs(req, deleted); err != nil {
 			return err
 		}
 	}

@@ -203,7 +203,8 @@ func (s *Server) uploadPartCopy(req *request) error {
 	if err != nil {
 		return err
 	}
-	srcBucket, srcKey, srcVersion, err := s.copySource(req)
+	src, err := s.copySource(req)
+	srcBucket, srcKey, srcVersion := src.bucket, src.key, src.versionID
 	if err != nil {
 		// S3 names a missing destination bucket before a bad source.
 		if be := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); backend.IsNotFound(be) {
@@ -232,7 +233,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 	}
 	ka := s.startKeepAlive(req)
 	pi, err := s.store.UploadPartCopy(req.r.Context(), sealstore.UploadPartCopyInput{
-		SrcBucket: srcBucket, SrcKey: srcKey, SrcVersionID: srcVersion, Range: rng,
+		SrcBucket: srcBucket, SrcKey: srcKey, SrcVersionID: srcVersion, SrcContentID: src.bound, Range: rng,
 		Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"), PartNumber: n,
 		Check: func(src sealstore.ObjectInfo) error {
 			if v := cmp.Or(src.VersionID, srcVersion); v != "" {
@@ -316,15 +317,11 @@ func (s *Server) completeMultipartUpload(req *request) error {
 		return err
 	}
 	ka := s.startKeepAlive(req)
-	// As a PUT: the replaced object's record goes before the write.
-	if err := s.forgetObjectACL(req, req.key, "", deletePrior{}); err != nil {
-		return err
-	}
 	info, err := s.store.CompleteMultipart(req.r.Context(), in)
 	if err != nil {
 		return ka.finish(nil, err)
 	}
-	if err := s.completeUploadACL(req, in.UploadID); err != nil {
+	if err := s.completeUploadACL(req, in.UploadID, info); err != nil {
 		return ka.finish(nil, err)
 	}
 	if vid := writtenVersion(info.VersionID); vid != "" {

@@ -53,9 +53,6 @@ func (s *Server) putObject(req *request) error {
 	if err := s.bucketDefaultSSE(req.r.Context(), req.bucket, &headers, ck); err != nil {
 		return err
 	}
-	if err := aclWrite.clear(s, req, req.key); err != nil {
-		return err
-	}
 	info, err := s.store.Put(req.r.Context(), sealstore.PutInput{
 		Bucket: req.bucket, Key: req.key, Body: req.r.Body, Size: size,
 		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: req.cred.KeyID,
@@ -65,7 +62,7 @@ func (s *Server) putObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	if err := aclWrite.commit(s, req, req.key); err != nil {
+	if err := aclWrite.commit(s, req, req.key, info); err != nil {
 		return err
 	}
 	req.w.Header().Set("ETag", quote(info.ETag))
@@ -131,7 +128,7 @@ func (s *Server) getObject(req *request) error {
 		return err
 	}
 	info, rd, err := s.store.Read(req.r.Context(), sealstore.ReadInput{Bucket: req.bucket, Key: req.key,
-		VersionID: vid, Range: rng, CustomerKey: ck, PartChecksums: wantsChecksums(req.r)})
+		VersionID: vid, Range: rng, CustomerKey: ck, PartChecksums: wantsChecksums(req.r), ContentID: req.boundTo})
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)
 	}
@@ -188,7 +185,7 @@ func (s *Server) headObject(req *request) error {
 		return err
 	}
 	info, err := s.store.Stat(req.r.Context(), sealstore.ReadInput{Bucket: req.bucket, Key: req.key, VersionID: vid, CustomerKey: ck,
-		Range: rng, PartChecksums: wantsChecksums(req.r)})
+		Range: rng, PartChecksums: wantsChecksums(req.r), ContentID: req.boundTo})
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)
 	}

@@ -26,15 +26,28 @@ import (
 const docObjectACLs = "object-acls"
 
 // objectACL reads the ACL kept for bucket's key (version "": its current
-// object; else that version), and whether there is one.
-func (s *Server) objectACL(req *request, bucket, key, version string) (aclDoc, bool, error) {
-	b, ok, err := s.store.ObjectRecord(req.r.Context(), bucket, key, version)
+// object; else that version), the content it was kept for
+// (sealstore.Record.For), and whether there is one. It is the ACL of that
+// content only: a caller compares forContent with the content it acts on,
+// or binds its request to it (request.boundTo).
+func (s *Server) objectACL(req *request, bucket, key, version string) (a aclDoc, forContent string, kept bool, err error) {
+	rec, ok, err := s.store.ObjectRecord(req.r.Context(), bucket, key, version)
 	if err != nil || !ok {
-		return aclDoc{}, false, err
+		return aclDoc{}, "", false, err
 	}
-	a, ok := decodeStoredACL(b)
+	a, ok = decodeStoredACL(rec.Body)
 	if !ok {
-		return aclDoc{}, false, s3err.New("InternalError", "The ACL s3seal kept for the object does not parse.")
+		return aclDoc{}, "", false, s3err.New("InternalError", "The ACL s3seal kept for the object does not parse.")
+	}
+	return a, rec.For, true, nil
+}
+
+// objectACLOfContent is objectACL of the record that answers for content:
+// none when the record kept was written for other content.
+func (s *Server) objectACLOfContent(req *request, key, version, content string) (aclDoc, bool, error) {
+	a, forContent, kept, err := s.objectACL(req, req.bucket, key, version)
+	if err != nil || !kept || forContent != content {
+		return aclDoc{}, false, err
 	}
 	return a, true, nil
 }
@@ -98,23 +111,10 @@ func (s *Server) objectACLOf(req *request, h http.Header) (*objectACLWrite, erro
 	return w, nil
 }
 
-// clear drops, before the write, the record of the object the write
-// replaces: kept until commit, it would name its writer the owner of the
-// new content (readable by it) until then, and for good when commit
-// fails. Until commit the object has the default ACL, which grants least.
-func (w *objectACLWrite) clear(s *Server, req *request, key string) error {
-	if !w.flagged {
-		return nil
-	}
-	return s.dropReplacedRecords(req, key)
-}
-
-// dropReplacedRecords drops the records a write (or a delete without a
-// version id) of key makes stale: the current object's, and the "null"
-// version's, which the write replaces in a bucket without versioning or
-// with versioning suspended (a read naming versionId=null would find the
-// replaced content's ACL on the new one). Where versioning is enabled the
-// null version stays, without its record: dropping a record grants less.
+// dropReplacedRecords drops the records a delete without a version id
+// of key leaves behind: the current object's, and the "null" version's.
+// Clean-up only: each is bound to the content it was written for, which
+// the delete removed or hid, and would apply to no other.
 func (s *Server) dropReplacedRecords(req *request, key string) error {
 	if err := s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key, ""); err != nil {
 		return err
@@ -122,8 +122,9 @@ func (s *Server) dropReplacedRecords(req *request, key string) error {
 	return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key, "null")
 }
 
-// commit keeps the write's ACL once its object is written.
-func (w *objectACLWrite) commit(s *Server, req *request, key string) error {
+// commit keeps the write's ACL once its object is written, bound to the
+// content written (sealstore.ObjectInfo.ContentID).
+func (w *objectACLWrite) commit(s *Server, req *request, key string, written sealstore.ObjectInfo) error {
 	ctx := req.r.Context()
 	if !w.keep {
 		if w.flagged {
@@ -131,11 +132,12 @@ func (w *objectACLWrite) commit(s *Server, req *request, key string) error {
 		}
 		return nil
 	}
-	return s.keepObjectACL(req, key, "", w.acl, w.flagged)
+	return s.keepObjectACL(req, key, "", w.acl, w.flagged, written.ContentID())
 }
 
-// keepObjectACL keeps a as the record of key (version: as objectACL).
-func (s *Server) keepObjectACL(req *request, key, version string, a aclDoc, flagged bool) error {
+// keepObjectACL keeps a as the record of key (version: as objectACL),
+// bound to content.
+func (s *Server) keepObjectACL(req *request, key, version string, a aclDoc, flagged bool, content string) error {
 	ctx := req.r.Context()
 	if !flagged {
 		if err := s.store.PutBucketDoc(ctx, req.bucket, docObjectACLs, []byte("1")); err != nil {
@@ -146,7 +148,7 @@ func (s *Server) keepObjectACL(req *request, key, version string, a aclDoc, flag
 	if err != nil {
 		return err
 	}
-	return s.store.PutObjectRecord(ctx, req.bucket, key, version, b)
+	return s.store.PutObjectRecord(ctx, req.bucket, key, version, sealstore.Record{For: content, Body: b})
 }
 
 // ownerOnlyGrants reports whether a grants its owner FULL_CONTROL and
@@ -173,26 +175,19 @@ func bucketOwnerFull(a aclDoc, bucketOwnerID string) bool {
 // S3's canned ACLs for objects, as PutObjectAcl takes them.
 var objectCannedACLs = append(slices.Clone(cannedACLs), "log-delivery-write")
 
-// forgetObjectACL drops the records a delete of key makes stale: of the
-// current object, when the delete removed it (no version named, or the
-// version that was current: prior, currentBeforeDelete's), and of the
-// version deleted.
-func (s *Server) forgetObjectACL(req *request, key, version string, prior deletePrior) error {
+// forgetObjectACL drops the records a delete of key leaves behind: of
+// the version deleted (named by id), else of the current object. Clean-up
+// only, as dropReplacedRecords: a version that becomes current meanwhile
+// is other content, which no record of the deleted one applies to, in
+// this process or any other.
+func (s *Server) forgetObjectACL(req *request, key, version string) error {
 	if !s.hasObjectACLs(req) {
 		return nil
 	}
 	if version != "" {
-		if err := s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key, version); err != nil {
-			return err
-		}
+		return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key, version)
 	}
-	switch {
-	case version == "":
-		return s.dropReplacedRecords(req, key)
-	case s.deletedCurrent(req, key, version, prior):
-		return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key, "")
-	}
-	return nil
+	return s.dropReplacedRecords(req, key)
 }
 
 // hasObjectACLs reports whether some object of req's bucket may have a
@@ -206,82 +201,65 @@ func (s *Server) hasObjectACLs(req *request) bool {
 	return flagged
 }
 
-// deletePrior is what currentBeforeDelete saw of a key before a delete of
-// one of its versions.
-type deletePrior struct {
-	current bool   // the version was the key's current one (or the store did not say)
-	id      string // the key's current version then
-}
-
-// currentBeforeDelete reports, before a delete of key's version, whether
-// it is the key's current object (or delete marker), in a bucket where
-// some object may have a record (elsewhere there is nothing to forget),
-// and which version is current. The record of key was put on the version
-// current then: kept past its deletion, it would hand the older version
-// that becomes current (the bucket owner's, say) to the writer of the
-// deleted one. When the store does not say, it is taken as current:
-// dropping a record grants less.
-func (s *Server) currentBeforeDelete(req *request, key, version string) deletePrior {
-	if !s.hasObjectACLs(req) {
-		return deletePrior{}
-	}
-	info, err := s.store.Backend().HeadObject(req.r.Context(), req.bucket, key)
-	if err != nil {
-		return deletePrior{current: true}
-	}
-	return deletePrior{current: info.VersionID == version, id: info.VersionID}
-}
-
-// deletedCurrent reports, after a delete of key's version, whether the
-// version may have been current when it went. Not current before the
-// delete, it may have become current meanwhile, the record of key then
-// put on it: the null version by a write in a bucket with versioning
-// suspended, another by the deletes of the versions above it (the
-// current version has changed since). Dropping a record grants less.
-func (s *Server) deletedCurrent(req *request, key, version string, prior deletePrior) bool {
-	if prior.current || version == "null" {
-		return true
-	}
-	info, err := s.store.Backend().HeadObject(req.r.Context(), req.bucket, key)
-	return err != nil || info.VersionID != prior.id
-}
-
 // forgetDeletedACLs is forgetObjectACL for each entry a DeleteObjects
-// deleted; priors holds currentBeforeDelete of its entries.
-func (s *Server) forgetDeletedACLs(req *request, deleted []sealstore.DeleteEntry, priors []deletePrior) error {
-	for i, e := range deleted {
-		if err := s.forgetObjectACL(req, e.Key, e.VersionID, priors[i]); err != nil {
+// deleted.
+func (s *Server) forgetDeletedACLs(req *request, deleted []sealstore.DeleteEntry) error {
+	for _, e := range deleted {
+		if err := s.forgetObjectACL(req, e.Key, e.VersionID); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// aclTarget is the object an ACL request is about, as objectThere found it.
+type aclTarget struct {
+	current string // the version id of the key's current object ("" when the store names none)
+	version string // the version whose record answers (aclVersion)
+	content string // the content the request is about (sealstore.ObjectInfo.ContentID)
+}
+
 // objectThere answers NoSuchKey for an object that is not there (and
-// NoSuchVersion for a version named by id that is not), and the version
-// id of the key's current object ("" when the store names none).
-func (s *Server) objectThere(req *request) (current string, err error) {
+// NoSuchVersion for a version named by id that is not), and describes
+// the object an ACL request names: the version named, else the current
+// one. A request allowed on one content (request.boundTo) that finds
+// another is refused: the object changed since it was decided.
+func (s *Server) objectThere(req *request) (aclTarget, error) {
 	if err := sealstore.CheckKey(req.key); err != nil {
-		return "", err
+		return aclTarget{}, err
 	}
-	if vid := req.r.URL.Query().Get("versionId"); vid != "" {
+	ctx := req.r.Context()
+	var t aclTarget
+	vid := req.r.URL.Query().Get("versionId")
+	if vid != "" {
 		if _, err := checkVersionID(vid); err != nil {
-			return "", err
+			return aclTarget{}, err
 		}
-		if _, err := s.store.Backend().HeadObjectVersion(req.r.Context(), req.bucket, req.key, vid); err != nil {
-			return "", versionErr(bucketErr(err))
+		info, err := s.store.HeadVersion(ctx, req.bucket, req.key, vid)
+		if err != nil {
+			return aclTarget{}, versionErr(bucketErr(err))
 		}
+		t.content = info.ContentID()
 	}
-	info, err := s.store.Backend().HeadObject(req.r.Context(), req.bucket, req.key)
+	info, err := s.store.Head(ctx, req.bucket, req.key)
 	switch {
 	case err == nil:
-		return info.VersionID, nil
-	case backend.IsNotFound(err) && req.r.URL.Query().Get("versionId") != "":
-		return "", nil // a version of a key whose current entry is a delete marker
+		t.current = info.VersionID
+		if vid == "" {
+			t.content = info.ContentID()
+		}
+	case backend.IsNotFound(err) && vid != "":
+		// a version of a key whose current entry is a delete marker
 	case backend.IsNotFound(err):
-		return "", s3err.New("NoSuchKey", "")
+		return aclTarget{}, s3err.New("NoSuchKey", "")
+	default:
+		return aclTarget{}, bucketErr(err)
 	}
-	return "", bucketErr(err)
+	if req.boundTo != "" && req.boundTo != t.content {
+		return aclTarget{}, sealstore.ErrContentChanged
+	}
+	t.version = aclVersion(req, t.current)
+	return t, nil
 }
 
 // aclVersion is the version whose record answers an ACL request: "" for
@@ -296,10 +274,10 @@ func aclVersion(req *request, current string) string {
 }
 
 // getObjectACL answers GetObjectAcl from the record of the object (or of
-// the version named), else the default: the bucket's owner with
-// FULL_CONTROL.
+// the version named) kept for its content, else the default: the
+// bucket's owner with FULL_CONTROL.
 func (s *Server) getObjectACL(req *request) error {
-	current, err := s.objectThere(req)
+	t, err := s.objectThere(req)
 	if err != nil {
 		return err
 	}
@@ -307,7 +285,7 @@ func (s *Server) getObjectACL(req *request) error {
 	if err != nil {
 		return err
 	}
-	a, kept, err := s.objectACL(req, req.bucket, req.key, aclVersion(req, current))
+	a, kept, err := s.objectACLOfContent(req, req.key, t.version, t.content)
 	if err != nil {
 		return err
 	}
@@ -318,23 +296,25 @@ func (s *Server) getObjectACL(req *request) error {
 }
 
 // putObjectACL answers PutObjectAcl: x-amz-acl, x-amz-grant-* or a
-// document, owned by the object's owner. In a versioned bucket the ACL is
-// kept for the version too (named, or current), so that a later read of
-// that version by id finds it; one put on the current object also
-// answers its reads without a version id.
+// document, owned by the object's owner, kept for the object's content.
+// In a versioned bucket the ACL is kept for the version too (named, or
+// current), so that a later read of that version by id finds it; one put
+// on the current object also answers its reads without a version id.
 func (s *Server) putObjectACL(req *request) error {
 	body, err := readXMLBody(req, maxXMLBody)
 	if err != nil {
 		return err
 	}
-	current, err := s.objectThere(req)
-	if err != nil {
-		return err
-	}
 	// Decided again now that the body is in: the decision made on the
 	// headers may be of another object, when the bucket's owner
-	// overwrote it (dropping the caller's record) while the body came.
+	// overwrote it while the body came. objectThere then checks the
+	// object is the content this decision was made for.
+	req.boundTo = ""
 	if err := s.authorize(req, "PutObjectAcl"); err != nil {
+		return err
+	}
+	t, err := s.objectThere(req)
+	if err != nil {
 		return err
 	}
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
@@ -346,10 +326,9 @@ func (s *Server) putObjectACL(req *request) error {
 		return err
 	}
 	_, flagged := docs[docObjectACLs]
-	version := aclVersion(req, current)
 	ownerID := bo.ID
 	if flagged {
-		cur, kept, err := s.objectACL(req, req.bucket, req.key, version)
+		cur, kept, err := s.objectACLOfContent(req, req.key, t.version, t.content)
 		if err != nil {
 			return err
 		}
@@ -372,9 +351,9 @@ func (s *Server) putObjectACL(req *request) error {
 	}
 	// The records to write: the version's, and the current object's when
 	// the version is the current one.
-	targets := []string{version}
-	if version == "" && current != "" && current != "null" {
-		targets = append(targets, current)
+	targets := []string{t.version}
+	if t.version == "" && t.current != "" && t.current != "null" {
+		targets = append(targets, t.current)
 	}
 	for _, v := range targets {
 		if ownerID == bo.ID && ownerOnlyGrants(a) {
@@ -385,7 +364,7 @@ func (s *Server) putObjectACL(req *request) error {
 			}
 			continue
 		}
-		if err := s.keepObjectACL(req, req.key, v, a, flagged); err != nil {
+		if err := s.keepObjectACL(req, req.key, v, a, flagged, t.content); err != nil {
 			return err
 		}
 		flagged = true

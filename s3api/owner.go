@@ -205,7 +205,9 @@ func (s *Server) objectOwners(req *request) func(key string) owner {
 		return func(string) owner { return bo }
 	}
 	return func(key string) owner {
-		a, kept, err := s.objectACL(req, req.bucket, key, "")
+		// Shown, not decided by: a listing reads no object's envelope,
+		// so the record is not checked against the content listed.
+		a, _, kept, err := s.objectACL(req, req.bucket, key, "")
 		if err != nil || !kept {
 			return bo
 		}

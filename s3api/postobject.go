@@ -135,9 +135,6 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	}
 	body := &rangedBody{r: file, max: rng.Max}
 	finalize := checks.finalize(nil)
-	if err := aclWrite.clear(s, req, key); err != nil {
-		return err
-	}
 	info, err := s.store.Put(r.Context(), sealstore.PutInput{
 		Bucket: bucket, Key: key, Body: body, Size: -1,
 		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: cred.KeyID,
@@ -153,7 +150,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := aclWrite.commit(s, req, key); err != nil {
+	if err := aclWrite.commit(s, req, key, info); err != nil {
 		return err
 	}
 	setSSEHeaders(w.Header(), info, ck) // the object's encryption, as on a PUT

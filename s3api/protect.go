@@ -229,7 +229,7 @@ func (s *Server) copyProtection(req *request, srcBucket, srcKey string) (backend
 		// Carrying the tags reads them: S3 decides it as the caller's
 		// s3:GetObjectTagging on the source, besides the GetObject that
 		// copySource decided. A source without tags reads none.
-		if err := s.authorizeKey(req, "GetObjectTagging", srcBucket, srcKey, copySourceVersion(req)); err != nil {
+		if _, err := s.authorizeKey(req, "GetObjectTagging", srcBucket, srcKey, copySourceVersion(req)); err != nil {
 			return p, err
 		}
 	}

@@ -240,6 +240,11 @@ type request struct {
 	auth        *sigv4.Result
 	cred        Credential
 	who         principal // whom the request acts as (anonymous when unsigned)
+	// boundTo, when set, is the content the request was allowed on: the
+	// object record that allowed it was written for that content
+	// (sealstore.Record.For), and the request may act on no other
+	// (sealstore.ReadInput.ContentID).
+	boundTo string
 }
 
 // access is what an operation needs of its bucket.

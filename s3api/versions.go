@@ -246,15 +246,11 @@ func (s *Server) deleteObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	var prior deletePrior
-	if vid != "" {
-		prior = s.currentBeforeDelete(req, req.key, vid)
-	}
 	out, err := s.store.DeleteVersion(ctx, sealstore.DeleteInput{Bucket: req.bucket, Key: req.key, VersionID: vid, Cond: cond})
 	if err != nil {
 		return versionErr(s.lockedDeleteErr(req, vid, err))
 	}
-	if err := s.forgetObjectACL(req, req.key, vid, prior); err != nil {
+	if err := s.forgetObjectACL(req, req.key, vid); err != nil {
 		return err
 	}
 	setVersionID(req.w.Header(), out.VersionID)

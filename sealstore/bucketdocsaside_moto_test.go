@@ -44,7 +44,7 @@ func TestBucketDocsSetAsideForLockConfigOnMoto(t *testing.T) {
 	}
 	// An object record (an ACL s3seal keeps for an object) is no bucket
 	// document, and would not be put back: the change is not run.
-	if err := f.st.PutObjectRecord(f.ctx, bucket, "k", "", []byte("<AccessControlPolicy/>")); err != nil {
+	if err := f.st.PutObjectRecord(f.ctx, bucket, "k", "", Record{For: "c1", Body: []byte("<AccessControlPolicy/>")}); err != nil {
 		t.Fatal(err)
 	}
 	ran, err = f.st.WithoutBucketDocs(f.ctx, bucket, func() error { t.Error("the change ran in a bucket with an object record"); return nil })

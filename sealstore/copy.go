@@ -13,6 +13,7 @@ import (
 type CopyInput struct {
 	SrcBucket, SrcKey string
 	SrcVersionID      string // a version of the source other than the current one
+	SrcContentID      string // when set, the source content the copy was decided for (ReadInput.ContentID)
 	Bucket, Key       string
 	// ReplaceMeta selects the REPLACE metadata directive: Meta and Headers
 	// are used instead of the source's. Without it, only Headers'
@@ -59,7 +60,8 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 	if unchanged && in.Headers.SSE == "" {
 		return ObjectInfo{}, illegal
 	}
-	src, rd, err := s.getSource(ctx, ReadInput{Bucket: in.SrcBucket, Key: in.SrcKey, VersionID: in.SrcVersionID, CustomerKey: in.SrcCustomerKey})
+	src, rd, err := s.getSource(ctx, ReadInput{Bucket: in.SrcBucket, Key: in.SrcKey, VersionID: in.SrcVersionID, CustomerKey: in.SrcCustomerKey,
+		ContentID: in.SrcContentID})
 	if err != nil {
 		return ObjectInfo{}, err
 	}

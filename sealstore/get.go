@@ -144,6 +144,14 @@ func (s *Store) Read(ctx context.Context, in ReadInput) (ObjectInfo, *Reader, er
 		slog.Warn("object failed its integrity check on first read; reading it once more", "bucket", in.Bucket, "key", in.Key, "err", err)
 		info, rd, err = s.getVersion(ctx, in)
 	}
+	if err == nil {
+		// The content is authenticated with the first segment (open):
+		// what the read was decided for, or nothing of it goes out.
+		if err = in.checkContent(info); err != nil {
+			rd.Close()
+			return ObjectInfo{}, nil, err
+		}
+	}
 	return info, rd, err
 }
 

@@ -97,6 +97,7 @@ func (s *Store) UploadPart(ctx context.Context, in UploadPartInput) (PartInfo, e
 type UploadPartCopyInput struct {
 	SrcBucket, SrcKey     string
 	SrcVersionID          string // a version of the source other than the current one
+	SrcContentID          string // when set, the source content the copy was decided for (ReadInput.ContentID)
 	Range                 *Range // nil: the whole source
 	Bucket, Key, UploadID string
 	PartNumber            int
@@ -127,7 +128,7 @@ func (s *Store) UploadPartCopy(ctx context.Context, in UploadPartCopyInput) (Par
 		return PartInfo{}, err
 	}
 	src, rd, err := s.getSource(ctx, ReadInput{Bucket: in.SrcBucket, Key: in.SrcKey, VersionID: in.SrcVersionID,
-		Range: in.Range, CustomerKey: in.SrcCustomerKey})
+		Range: in.Range, CustomerKey: in.SrcCustomerKey, ContentID: in.SrcContentID})
 	if err != nil {
 		return PartInfo{}, err
 	}

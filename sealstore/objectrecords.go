@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strings"
 
 	"github.com/s3seal/s3seal/backend"
 )
@@ -22,6 +23,50 @@ import (
 // record of a key outlives no DeleteBucket (under BucketDocPrefix, it goes
 // with the bucket's documents) and is not listed with them (BucketDocs
 // reads the documents directly under BucketDocPrefix only).
+//
+// A record is also bound to the content it was written for (Record.For,
+// the ObjectInfo.ContentID of that write), so that it never applies to
+// other content under its name, whatever any process knows or caches:
+// an overwrite, a version made current by a delete, a null version
+// replaced, each is other content, and a record bound to the content
+// before applies to none of it. Readers decide by a record only for the
+// content it names, and read that content only (ReadInput.ContentID).
+// A record written before records were bound names no content and
+// applies to none: the object has the bucket's default ACL.
+
+// Record is what s3seal keeps of one object besides it, and the content
+// it was written for.
+type Record struct {
+	// For is the ContentID of the object the record was written for, or
+	// another name no content has (a pending upload's).
+	For  string
+	Body []byte
+}
+
+// recordMagic opens a bound record; what follows is For, a newline, and
+// the body.
+const recordMagic = "s3seal record v2\n"
+
+func (r Record) encode() ([]byte, error) {
+	if r.For == "" || strings.ContainsAny(r.For, "\n") {
+		return nil, errorf("InternalError", "an object record must be bound to one content, not %q", r.For)
+	}
+	return []byte(recordMagic + r.For + "\n" + string(r.Body)), nil
+}
+
+// decodeRecord reads a stored record; ok is false for one that names no
+// content (written before records were bound).
+func decodeRecord(d []byte) (r Record, ok bool) {
+	rest, found := bytes.CutPrefix(d, []byte(recordMagic))
+	if !found {
+		return Record{}, false
+	}
+	f, body, found := bytes.Cut(rest, []byte("\n"))
+	if !found || len(f) == 0 {
+		return Record{}, false
+	}
+	return Record{For: string(f), Body: body}, true
+}
 
 // ObjectRecordPrefix is where object records are kept.
 const ObjectRecordPrefix = BucketDocPrefix + "objects/"
@@ -42,25 +87,32 @@ func objectRecordKey(key, version string) string {
 }
 
 // ObjectRecord returns the record kept for bucket's key (version "": its
-// current object; else that version), and whether there is one.
-func (s *Store) ObjectRecord(ctx context.Context, bucket, key, version string) ([]byte, bool, error) {
+// current object; else that version), and whether there is one bound to
+// some content (Record.For: the caller compares it with the content it
+// acts on).
+func (s *Store) ObjectRecord(ctx context.Context, bucket, key, version string) (Record, bool, error) {
 	d, err := s.readBucketDoc(ctx, bucket, objectRecordKey(key, version))
 	if errors.Is(err, errGone) {
-		return nil, false, nil
+		return Record{}, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return Record{}, false, err
 	}
-	return d, true, nil
+	r, ok := decodeRecord(d)
+	return r, ok, nil
 }
 
 // PutObjectRecord keeps rec as the record of bucket's key (version: as
 // ObjectRecord).
-func (s *Store) PutObjectRecord(ctx context.Context, bucket, key, version string, rec []byte) error {
-	if len(rec) > MaxBucketDoc {
+func (s *Store) PutObjectRecord(ctx context.Context, bucket, key, version string, rec Record) error {
+	b, err := rec.encode()
+	if err != nil {
+		return err
+	}
+	if len(b) > MaxBucketDoc {
 		return errorf("InternalError", "object record of %s/%s is over %d bytes", bucket, key, MaxBucketDoc)
 	}
-	_, err := s.put(ctx, PutInput{Bucket: bucket, Key: objectRecordKey(key, version), Body: bytes.NewReader(rec), Size: int64(len(rec))})
+	_, err = s.put(ctx, PutInput{Bucket: bucket, Key: objectRecordKey(key, version), Body: bytes.NewReader(b), Size: int64(len(b))})
 	return err
 }
 

@@ -6,6 +6,7 @@ package sealstore
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -226,6 +227,26 @@ type ObjectInfo struct {
 	env         crypto.Envelope
 	manifest    *crypto.Manifest // multipart objects only
 }
+
+// ContentID names the content of this write of the object: every write
+// (a PUT, a copy, a completed upload) seals a fresh data key with a
+// fresh object id, authenticated with the envelope, so two writes never
+// share one, and a read that authenticates the object authenticates its
+// ContentID. Object records are bound to it (Record.For). An object in
+// the clear (AllowPlaintextReads) is named by its store ETag and version.
+func (i ObjectInfo) ContentID() string {
+	if i.Encrypted {
+		return hex.EncodeToString(i.env.OID[:])
+	}
+	return "plain:" + i.backendETag + ":" + i.VersionID
+}
+
+// ErrContentChanged is the answer of a read asked for one content
+// (ReadInput.ContentID) that found other content under the name: the
+// object was overwritten, or another version made current, since the
+// request was decided.
+var ErrContentChanged = &Error{Code: "AccessDenied", Message: "Access Denied.",
+	Err: errors.New("the object changed since the request was decided")}
 
 // Error is a failure a client caused or must be told about, with the S3
 // error code that describes it.

@@ -34,6 +34,9 @@ func (s *Store) getSource(ctx context.Context, in ReadInput) (ObjectInfo, *Reade
 	if err != nil {
 		return info, nil, err
 	}
+	if err := in.checkContent(info); err != nil {
+		return ObjectInfo{}, nil, err
+	}
 	off, n := int64(0), info.Size
 	if rng != nil {
 		if off, n, err = ResolveRange(rng, info); err != nil {

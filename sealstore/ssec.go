@@ -28,8 +28,21 @@ type ReadInput struct {
 	// ObjectInfo.PartChecksums (x-amz-checksum-mode ENABLED on a GET or
 	// HEAD with ?partNumber=).
 	PartChecksums bool
+	// ContentID, when set, is the content the read was decided for
+	// (ObjectInfo.ContentID): other content under the name is
+	// ErrContentChanged, and nothing of it is returned.
+	ContentID string
 	// own reads one of s3seal's own objects, under ReservedPrefix.
 	own bool
+}
+
+// checkContent is ErrContentChanged when in asks for content info is
+// not.
+func (in ReadInput) checkContent(info ObjectInfo) error {
+	if in.ContentID != "" && info.ContentID() != in.ContentID {
+		return ErrContentChanged
+	}
+	return nil
 }
 
 func customerKeyMissing() error {
@@ -97,6 +110,9 @@ func (s *Store) Stat(ctx context.Context, in ReadInput) (ObjectInfo, error) {
 	info, dk, err := s.describe(ctx, in.Bucket, bi, false)
 	if err != nil {
 		return info, err
+	}
+	if err := in.checkContent(info); err != nil {
+		return ObjectInfo{}, err
 	}
 	if !info.Encrypted {
 		if in.CustomerKey != nil {
