@@ -46,7 +46,7 @@ func (s *Server) copyObject(req *request) error {
 	var srcVersionSeen string
 	in := sealstore.CopyInput{KeyID: req.cred.KeyID, Cond: cond, SrcBucket: srcBucket, SrcKey: srcKey, SrcVersionID: srcVersion,
 		SrcContentID: src.bound,
-		Bucket: req.bucket, Key: req.key,
+		Bucket:       req.bucket, Key: req.key,
 		Check: func(src sealstore.ObjectInfo) error {
 			srcVersionSeen = cmp.Or(src.VersionID, srcVersion)
 			alg := asked

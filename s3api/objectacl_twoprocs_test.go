@@ -1,6 +1,7 @@
 package s3api
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http/httptest"
@@ -46,8 +47,10 @@ func newServerPair(t *testing.T, creds Credentials, wrapA func(backend.Store) ba
 	return urls[0], urls[1]
 }
 
-// onRecordRead runs hook once, before the first read of an object
-// record that it passes on to the store.
+// onRecordRead runs hook once, after the store has answered the first
+// read of an object record (its whole body in hand) and before the
+// reader gets it: what the hook changes lands between a decision by the
+// record and what the request does next.
 type onRecordRead struct {
 	backend.Store
 	once sync.Once
@@ -55,10 +58,18 @@ type onRecordRead struct {
 }
 
 func (o *onRecordRead) GetObject(ctx context.Context, in backend.GetInput) (*backend.Object, error) {
-	if strings.HasPrefix(in.Key, sealstore.ObjectRecordPrefix) && o.hook != nil {
-		o.once.Do(o.hook)
+	obj, err := o.Store.GetObject(ctx, in)
+	if err != nil || o.hook == nil || !strings.HasPrefix(in.Key, sealstore.ObjectRecordPrefix) {
+		return obj, err
 	}
-	return o.Store.GetObject(ctx, in)
+	b, err := io.ReadAll(obj.Body)
+	obj.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	obj.Body = io.NopCloser(bytes.NewReader(b))
+	o.once.Do(o.hook)
+	return obj, nil
 }
 
 // readAs is what c reads of bucket/key, or the error's code.
