@@ -181,10 +181,23 @@ func (s *Store) readBucketDocs(ctx context.Context, bucket string) (map[string][
 			docs[name] = d
 		}
 		if !out.IsTruncated || out.NextContinuationToken == "" {
-			return docs, nil
+			break
 		}
 		in.ContinuationToken = out.NextContinuationToken
 	}
+	if _, owned := docs["owner"]; !owned {
+		// No owner: a bucket made before s3seal kept owners, or one whose
+		// documents another process has set aside for a moment
+		// (WithoutBucketDocs puts the owner back last).
+		aside, err := s.docsAside(ctx, bucket)
+		if err != nil {
+			return nil, err
+		}
+		if aside {
+			return nil, errorf("SlowDown", "s3seal is changing the bucket's configuration on the store; please retry")
+		}
+	}
+	return docs, nil
 }
 
 // maxBucketDocPages bounds the pages readBucketDocs follows.

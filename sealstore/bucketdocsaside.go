@@ -18,16 +18,29 @@ import (
 // be made. WithoutBucketDocs takes the documents out for the change and
 // puts them back after.
 //
-// What it costs: while they are out (one request to the store), another
-// s3seal process in front of the same store that reads the bucket's
-// documents finds none, and treats the bucket as one without an owner:
-// its lists decide (see the bucket documents in DESIGN.md), so a
-// credential they reach through "*" may then write to it, or delete it
-// and create it again as its own. This process keeps deciding by what it
-// read, and its own document changes wait for the documents to be back.
-// A process that dies in that window leaves the bucket without its
-// documents. All of it is bounded to a bucket that holds nothing else,
-// that is a bucket just made, on a store that wants it empty.
+// While they are out, the bucket holds a marker the store does not count
+// as an object: an open multipart upload of asideMarkerKey, made before
+// the documents go and aborted once they are back. Another s3seal process
+// in front of the same store that reads the bucket's documents and finds
+// none finds the marker, and answers 503 SlowDown (clients retry) instead
+// of taking the bucket for one without an owner, which its lists alone
+// would decide. This process keeps deciding by what it read, and its own
+// document changes wait for the documents to be back. A process that dies
+// in that window leaves the bucket without its documents: the marker,
+// past asideMarkerAge, no longer stops the others, and the bucket is then
+// one without an owner. All of it is bounded to a bucket that holds
+// nothing else, that is a bucket just made, on a store that wants it
+// empty.
+
+// asideMarkerKey is the key of the marker upload: under BucketDocPrefix,
+// in a folder, so that no listing of documents reads it, and hidden from
+// clients' listings of uploads (ReservedPrefix).
+const asideMarkerKey = BucketDocPrefix + "aside/marker"
+
+// asideMarkerAge is how long a marker stops other processes: well past a
+// store's answer to one configuration change and any clock skew between
+// s3seal and the store, which stamps the marker's time.
+const asideMarkerAge = 5 * time.Minute
 
 // maxAsideEntries bounds the versions WithoutBucketDocs takes out: a
 // bucket just made holds a few documents, one version each or a few.
@@ -67,6 +80,18 @@ func (s *Store) WithoutBucketDocs(ctx context.Context, bucket string, change fun
 	if err != nil {
 		return false, err
 	}
+	// Other processes wait while the documents are out; without the
+	// marker they would decide by their lists.
+	marker, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: bucket, Key: asideMarkerKey})
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		if aerr := s.be.AbortMultipartUpload(context.WithoutCancel(ctx), bucket, asideMarkerKey, marker); aerr != nil {
+			s.log.WarnContext(ctx, "bucket documents: the marker of documents set aside could not be removed; other processes wait for it to age",
+				"bucket", bucket, "error", aerr, "age", asideMarkerAge)
+		}
+	}()
 	// This process decides by the documents while they are out.
 	s.bucketDocs.hold(bucket, docs)
 	res, err := s.be.DeleteVersions(ctx, bucket, ids)
@@ -82,7 +107,9 @@ func (s *Store) WithoutBucketDocs(ctx context.Context, bucket string, change fun
 	return true, errors.Join(err, changeErr, s.restoreBucketDocs(ctx, bucket, docs))
 }
 
-// restoreBucketDocs writes docs back, the owner first.
+// restoreBucketDocs writes docs back, the owner last: a process that
+// reads the documents meanwhile and finds no owner looks for the marker
+// and waits, and one that finds the owner finds every document.
 func (s *Store) restoreBucketDocs(ctx context.Context, bucket string, docs map[string][]byte) error {
 	defer s.bucketDocs.forget(bucket)
 	names := make([]string, 0, len(docs))
@@ -90,8 +117,8 @@ func (s *Store) restoreBucketDocs(ctx context.Context, bucket string, docs map[s
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	if i := slices.Index(names, "owner"); i > 0 {
-		names = append([]string{"owner"}, slices.Delete(names, i, i+1)...)
+	if i := slices.Index(names, "owner"); i >= 0 {
+		names = append(slices.Delete(names, i, i+1), "owner")
 	}
 	var errs []error
 	for _, name := range names {
@@ -108,4 +135,23 @@ func (s *Store) restoreBucketDocs(ctx context.Context, bucket string, docs map[s
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// docsAside reports whether bucket's documents are set aside by some
+// process now (a marker younger than asideMarkerAge): the caller found
+// none, and must not take the bucket for one without an owner.
+func (s *Store) docsAside(ctx context.Context, bucket string) (bool, error) {
+	out, err := s.be.ListMultipartUploads(ctx, backend.ListUploadsInput{Bucket: bucket, Prefix: asideMarkerKey, MaxUploads: 10})
+	if backend.ErrorCode(err) == "NotImplemented" {
+		return false, nil // a store without uploads sets nothing aside either
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, u := range out.Uploads {
+		if u.Key == asideMarkerKey && time.Since(u.Initiated) < asideMarkerAge {
+			return true, nil
+		}
+	}
+	return false, nil
 }
