@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/crypto"
-	"github.com/s3seal/s3seal/s3api/checksum"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )

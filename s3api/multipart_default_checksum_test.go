@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/crypto"
-	"github.com/s3seal/s3seal/s3api/checksum"
 )
 
 // sumOf is the base64 checksum of b with algorithm a, as S3 prints it.
