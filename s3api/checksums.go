@@ -15,7 +15,7 @@ import (
 
 // defaultChecksum is computed for objects whose client named none, as S3
 // does since 2025, so that any later GET can be checked end to end.
-const defaultChecksum = checksum.CRC64NVME
+const defaultChecksum = checksum.Default
 
 // bodyChecks prepares the checksum work for one upload: what the client
 // declared (headers or trailer), and a hasher for the algorithm to keep.
