@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/checksum"
 )
 
 // sdkComputesAlg: the algorithms the go.mod's aws-sdk-go-v2 computes

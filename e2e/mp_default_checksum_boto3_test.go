@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/checksum"
 )
 
 const boto3DefaultSumScript = `

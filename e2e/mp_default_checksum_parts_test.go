@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/internal/faultproxy"
-	"github.com/s3seal/s3seal/s3api/checksum"
 )
 
 // TestMultipartDefaultChecksumEveryMix: one upload created without an

@@ -20,7 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/checksum"
 )
 
 var allAttributes = []types.ObjectAttributes{types.ObjectAttributesEtag, types.ObjectAttributesChecksum,

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/checksum"
 )
 
 var newAlgorithms = []checksum.Algorithm{checksum.SHA512, checksum.MD5, checksum.XXHASH64, checksum.XXHASH3, checksum.XXHASH128}

@@ -8,14 +8,14 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
 // defaultChecksum is computed for objects whose client named none, as S3
 // does since 2025, so that any later GET can be checked end to end.
-const defaultChecksum = checksum.CRC64NVME
+const defaultChecksum = checksum.Default
 
 // bodyChecks prepares the checksum work for one upload: what the client
 // declared (headers or trailer), and a hasher for the algorithm to keep.

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/crypto"
-	"github.com/s3seal/s3seal/s3api/checksum"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -295,7 +295,7 @@ func (s *Server) completeMultipartUpload(req *request) error {
 		return err
 	}
 	in := sealstore.CompleteInput{Bucket: req.bucket, Key: req.key, UploadID: req.r.URL.Query().Get("uploadId"),
-		Cond: cond, ObjectChecksums: objectChecksums, ExpectSize: -1,
+		Cond: cond, ExpectSize: -1,
 		ExpectChecksumType: expType, ExpectChecksums: expSums}
 	if v := req.r.Header.Get("X-Amz-Mp-Object-Size"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -334,40 +334,6 @@ func (s *Server) completeMultipartUpload(req *request) error {
 		res.ChecksumType = checksumType(info.Checksums)
 	}
 	return ka.finish(res, nil)
-}
-
-// objectChecksums computes a multipart object's checksum from its parts:
-// of the algorithm and type the upload was created with, else, as S3 does
-// since 2025, a FULL_OBJECT CRC64NVME when every part has one (each part
-// keeps it, beside the checksum it names if any; a part recorded by an
-// s3seal from before that has only the one it named, and then the object
-// has no checksum).
-func objectChecksums(alg, typ string, parts []crypto.ManifestPart) (map[string]string, error) {
-	if alg == "" {
-		alg, typ = strings.ToLower(string(defaultChecksum)), checksum.FullObject
-		for _, p := range parts {
-			if p.Checksums[alg] == "" {
-				return nil, nil
-			}
-		}
-	}
-	a, ok := checksum.ParseAlgorithm(alg)
-	if !ok {
-		return nil, nil
-	}
-	sums := make([]checksum.PartSum, len(parts))
-	for i, p := range parts {
-		v, ok := p.Checksums[alg]
-		if !ok {
-			return nil, s3err.New("InvalidRequest", "The upload was created using a "+alg+" checksum. The complete request must include the checksum for each part. It was missing for part "+strconv.Itoa(int(p.Stream.Part))+" in the request.")
-		}
-		sums[i] = checksum.PartSum{Size: p.PlainSize, Value: v}
-	}
-	v, err := checksum.Combine(a, typ, sums)
-	if err != nil {
-		return nil, s3err.New("InvalidRequest", err.Error())
-	}
-	return map[string]string{alg: v}, nil
 }
 
 func (s *Server) abortMultipartUpload(req *request) error {

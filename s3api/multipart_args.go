@@ -8,7 +8,7 @@ import (
 
 	"github.com/s3seal/s3seal/backend"
 
-	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/s3api/s3err"
 )
 

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/sealstore"
 )
 

@@ -10,8 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/s3seal/s3seal/crypto"
-	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/checksum"
 )
 
 // sumOf is the base64 checksum of b with algorithm a, as S3 prints it.
@@ -123,29 +122,6 @@ func TestMultipartDefaultChecksumBesideClients(t *testing.T) {
 			t.Errorf("ObjectParts part %d: CRC64NVME %v CRC32 %v SHA256 %v, want the part's CRC64NVME alone",
 				i+1, aws.ToString(p.ChecksumCRC64NVME), p.ChecksumCRC32, p.ChecksumSHA256)
 		}
-	}
-}
-
-// A part recorded by an s3seal from before parts kept CRC64NVME beside
-// the client's checksum has only the client's: such an upload still
-// completes, and its object has no checksum, as before.
-func TestObjectChecksumsOfPartsWithoutDefault(t *testing.T) {
-	p1, p2 := []byte("first"), []byte("second")
-	both := func(b []byte) map[string]string {
-		return map[string]string{"crc32": sumOf(checksum.CRC32, b), "crc64nvme": sumOf(checksum.CRC64NVME, b)}
-	}
-	parts := []crypto.ManifestPart{
-		{Stream: crypto.Stream{Part: 1}, PlainSize: int64(len(p1)), Checksums: both(p1)},
-		{Stream: crypto.Stream{Part: 2}, PlainSize: int64(len(p2)), Checksums: both(p2)},
-	}
-	got, err := objectChecksums("", "", parts)
-	want := sumOf(checksum.CRC64NVME, append(append([]byte{}, p1...), p2...))
-	if err != nil || len(got) != 1 || got["crc64nvme"] != want {
-		t.Errorf("parts with CRC32 and CRC64NVME: %v %v, want crc64nvme %s alone", got, err, want)
-	}
-	parts[1].Checksums = map[string]string{"crc32": sumOf(checksum.CRC32, p2)} // an older record
-	if got, err := objectChecksums("", "", parts); err != nil || got != nil {
-		t.Errorf("a part without CRC64NVME: %v %v, want no checksum", got, err)
 	}
 }
 

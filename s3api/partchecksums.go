@@ -3,7 +3,7 @@ package s3api
 import (
 	"net/http"
 
-	"github.com/s3seal/s3seal/s3api/checksum"
+	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/sealstore"
 )
 

@@ -411,4 +411,4 @@ awk '/^BenchmarkSealBody/ {s += $(NF-1); ns++} /^BenchmarkMD5/ {m += $(NF-1); nm
 END { if (ns && nm) printf "  sealing at %.0f %% of the MD5 rate (means of %d runs)\n", 100 * (s / ns) / (m / nm), ns }' "$out"
 echo
 echo "checksum hashers (MB/s):"
-go test ./s3api/checksum -run '^$' -bench 'BenchmarkHasher' -benchtime 1s "$@" | mbs
+go test ./checksum -run '^$' -bench 'BenchmarkHasher' -benchtime 1s "$@" | mbs

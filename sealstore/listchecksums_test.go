@@ -2,12 +2,13 @@ package sealstore
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/crypto"
 )
 
 // List gives each object's kept checksums (none for an object without),
@@ -33,16 +34,19 @@ func listCarriesChecksums(t *testing.T, f *fixture) {
 			t.Fatalf("put %s: %v", key, err)
 		}
 	}
-	// A multipart object with a COMPOSITE SHA-256 (s3api computes it from
-	// the part checksums; here a fixed value).
+	// A multipart object with a COMPOSITE SHA-256: the SHA-256 of the
+	// parts' SHA-256 digests, then "-2".
 	const mp = "multipart"
 	id, err := f.st.CreateMultipart(f.ctx, CreateMultipartInput{Bucket: bucket, Key: mp, ChecksumAlgorithm: "sha256", ChecksumType: "COMPOSITE"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var parts []CompletePart
+	ofSums := sha256.New()
 	for i, d := range [][]byte{bytes.Repeat([]byte("x"), MinPartSize), []byte("tail")} {
-		sum := strings.Repeat(string(rune('C'+i)), 43) + "="
+		digest := sha256.Sum256(d)
+		ofSums.Write(digest[:])
+		sum := base64.StdEncoding.EncodeToString(digest[:])
 		pi, err := f.st.UploadPart(f.ctx, UploadPartInput{Bucket: bucket, Key: mp, UploadID: id, PartNumber: i + 1,
 			Body: bytes.NewReader(d), Size: int64(len(d)),
 			Finalize: func() (map[string]string, error) { return map[string]string{"sha256": sum}, nil }})
@@ -51,11 +55,8 @@ func listCarriesChecksums(t *testing.T, f *fixture) {
 		}
 		parts = append(parts, CompletePart{PartNumber: i + 1, ETag: `"` + pi.ETag + `"`})
 	}
-	composite := strings.Repeat("E", 43) + "=-2"
-	info, err := f.st.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: mp, UploadID: id, Parts: parts, ExpectSize: -1,
-		ObjectChecksums: func(alg, typ string, _ []crypto.ManifestPart) (map[string]string, error) {
-			return map[string]string{alg: composite}, nil
-		}})
+	composite := base64.StdEncoding.EncodeToString(ofSums.Sum(nil)) + "-2"
+	info, err := f.st.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: mp, UploadID: id, Parts: parts, ExpectSize: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,10 +33,6 @@ type CompleteInput struct {
 	// x-amz-checksum-type); another value or type is BadDigest, as in S3.
 	ExpectChecksums    map[string]string
 	ExpectChecksumType string
-	// ObjectChecksums, when set, computes the checksums of the whole object
-	// from the parts, given the algorithm and type the upload was created
-	// with ("" for none); an error refuses the completion.
-	ObjectChecksums func(alg, typ string, parts []crypto.ManifestPart) (map[string]string, error)
 	// CustomerKey, when given, must be the upload's customer key (SSE-C);
 	// a completion may also omit it.
 	CustomerKey *crypto.CustomerKey
@@ -44,10 +40,12 @@ type CompleteInput struct {
 
 // CompleteMultipart checks the named parts against what s3seal recorded
 // and the backend holds (S3's rules: InvalidPartOrder, InvalidPart,
-// EntityTooSmall), writes the sealed manifest beside the object, and
-// completes the backend upload. A completion that the backend performed but
-// whose answer was lost (a retry then answers NoSuchUpload) is recovered
-// when the object now at the key is the one this completion asked for (see
+// EntityTooSmall), computes the object's checksum from the parts' (the
+// upload's algorithm and type, else S3's default: objectChecksums), writes
+// the sealed manifest beside the object, and completes the backend upload.
+// A completion that the backend performed but whose answer was lost (a
+// retry then answers NoSuchUpload) is recovered when the object now at the
+// key is the one this completion asked for (see
 // completedDespiteStoreAnswer).
 func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (ObjectInfo, error) {
 	if len(in.Parts) == 0 {
@@ -110,10 +108,8 @@ func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (Object
 		// AWS's words, the computed size first.
 		return ObjectInfo{}, errorf("InvalidRequest", "The provided 'x-amz-mp-object-size' header value %d does not match what was computed: %d", m.Size(), in.ExpectSize)
 	}
-	if in.ObjectChecksums != nil {
-		if m.Checksums, err = in.ObjectChecksums(u.checksumAlg, u.checksumType, m.Parts); err != nil {
-			return ObjectInfo{}, err
-		}
+	if m.Checksums, err = objectChecksums(u.checksumAlg, u.checksumType, m.Parts); err != nil {
+		return ObjectInfo{}, err
 	}
 	if err := checkExpectedChecksums(in, m.Checksums); err != nil {
 		return ObjectInfo{}, err

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/crypto"
 )
 
@@ -55,6 +56,40 @@ func buildManifest(parts []CompletePart, cur map[uint32]crypto.PartRecord, minPa
 
 func invalidPart(_ int) error {
 	return errorf("InvalidPart", "One or more of the specified parts could not be found.  The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.")
+}
+
+// objectChecksums computes a multipart object's checksum from its parts:
+// of the algorithm and type the upload was created with (alg, lower-case,
+// and typ), else, as S3 does since 2025, a FULL_OBJECT checksum.Default
+// when every part has one (each part keeps it, beside the checksum it names
+// if any; a part recorded by an s3seal from before that has only the one it
+// named, and then the object has no checksum).
+func objectChecksums(alg, typ string, parts []crypto.ManifestPart) (map[string]string, error) {
+	if alg == "" {
+		alg, typ = strings.ToLower(string(checksum.Default)), checksum.FullObject
+		for _, p := range parts {
+			if p.Checksums[alg] == "" {
+				return nil, nil
+			}
+		}
+	}
+	a, ok := checksum.ParseAlgorithm(alg)
+	if !ok {
+		return nil, nil
+	}
+	sums := make([]checksum.PartSum, len(parts))
+	for i, p := range parts {
+		v, ok := p.Checksums[alg]
+		if !ok {
+			return nil, errorf("InvalidRequest", "The upload was created using a %s checksum. The complete request must include the checksum for each part. It was missing for part %d in the request.", alg, p.Stream.Part)
+		}
+		sums[i] = checksum.PartSum{Size: p.PlainSize, Value: v}
+	}
+	v, err := checksum.Combine(a, typ, sums)
+	if err != nil {
+		return nil, errorf("InvalidRequest", "%s", err)
+	}
+	return map[string]string{alg: v}, nil
 }
 
 // checkExpectedChecksums compares what the client states about the

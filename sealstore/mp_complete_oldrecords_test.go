@@ -2,21 +2,41 @@ package sealstore
 
 import (
 	"bytes"
+	"encoding/base64"
 	"testing"
 
+	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/crypto"
 )
 
-// defaultObjectChecksums is what the S3 front computes for an upload
-// created without an algorithm: the CRC64NVME of the whole object when
-// every part recorded one, else none.
-func defaultObjectChecksums(alg, typ string, parts []crypto.ManifestPart) (map[string]string, error) {
-	for _, p := range parts {
-		if p.Checksums["crc64nvme"] == "" {
-			return nil, nil
-		}
+// sumOf is the base64 checksum of b with algorithm a, as S3 prints it.
+func sumOf(a checksum.Algorithm, b []byte) string {
+	h := a.New()
+	h.Write(b)
+	return base64.StdEncoding.EncodeToString(h.Sum(nil))
+}
+
+// A part recorded by an s3seal from before parts kept CRC64NVME beside
+// the client's checksum has only the client's: such an upload still
+// completes, and its object has no checksum, as before.
+func TestObjectChecksumsOfPartsWithoutDefault(t *testing.T) {
+	p1, p2 := []byte("first"), []byte("second")
+	both := func(b []byte) map[string]string {
+		return map[string]string{"crc32": sumOf(checksum.CRC32, b), "crc64nvme": sumOf(checksum.CRC64NVME, b)}
 	}
-	return map[string]string{"crc64nvme": "combined"}, nil
+	parts := []crypto.ManifestPart{
+		{Stream: crypto.Stream{Part: 1}, PlainSize: int64(len(p1)), Checksums: both(p1)},
+		{Stream: crypto.Stream{Part: 2}, PlainSize: int64(len(p2)), Checksums: both(p2)},
+	}
+	got, err := objectChecksums("", "", parts)
+	want := sumOf(checksum.CRC64NVME, append(append([]byte{}, p1...), p2...))
+	if err != nil || len(got) != 1 || got["crc64nvme"] != want {
+		t.Errorf("parts with CRC32 and CRC64NVME: %v %v, want crc64nvme %s alone", got, err, want)
+	}
+	parts[1].Checksums = map[string]string{"crc32": sumOf(checksum.CRC32, p2)} // an older record
+	if got, err := objectChecksums("", "", parts); err != nil || got != nil {
+		t.Errorf("a part without CRC64NVME: %v %v, want no checksum", got, err)
+	}
 }
 
 // An upload created without an algorithm whose first part was recorded by
@@ -49,7 +69,7 @@ func TestCompleteOldRecordsIgnoresStatedType(t *testing.T) {
 				parts = append(parts, CompletePart{PartNumber: i + 1, ETag: `"` + pi.ETag + `"`})
 			}
 			info, err := f.st.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: key, UploadID: id, Parts: parts, ExpectSize: -1,
-				ExpectChecksumType: typ, ObjectChecksums: defaultObjectChecksums})
+				ExpectChecksumType: typ})
 			if err != nil {
 				t.Fatalf("completion stating x-amz-checksum-type %s: %v", typ, err)
 			}

@@ -12,6 +12,11 @@ const (
 	FullObject = "FULL_OBJECT"
 )
 
+// Default is the checksum S3 computes, since 2025, for an object whose
+// client named none; a multipart object of an upload created without an
+// algorithm gets it as a FULL_OBJECT checksum combined from its parts'.
+const Default = CRC64NVME
+
 // DefaultType is the checksum type S3 uses for a multipart upload that
 // names algorithm a and no type: FULL_OBJECT for CRC64NVME (its only
 // type), COMPOSITE for the others.
