@@ -196,9 +196,9 @@ func copySourceVersionID(query string) (string, error) {
 
 // validCopyBucket is S3's check of a copy source's bucket: a name of
 // letters, digits, dots, hyphens and underscores (legacy names included),
-// not an IP address.
+// not an IP address, of 3 characters or more ("." and ".." are no bucket).
 func validCopyBucket(b string) bool {
-	if b == "" || net.ParseIP(b) != nil {
+	if len(b) < 3 || net.ParseIP(b) != nil {
 		return false
 	}
 	for _, r := range b {

@@ -296,7 +296,7 @@ func ClaimServiceBucket(ctx context.Context, store *sealstore.Store, bucket, ser
 		// Conditional: a replica claiming it at the same moment wrote the
 		// same document, which the second pass finds.
 		err = store.CreateBucketDoc(ctx, bucket, docOwner, doc)
-		if backend.ErrorCode(err) != "PreconditionFailed" {
+		if code := toAPIError(err).Code; err == nil || code != "PreconditionFailed" && code != "ConditionalRequestConflict" {
 			return err
 		}
 	}

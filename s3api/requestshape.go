@@ -25,6 +25,13 @@ func (s *Server) shapeError(r *http.Request) (string, *s3err.Error) {
 		return "RequestHeaderSectionTooLarge", e
 	}
 	bucket, key := s.target(r)
+	if bucket != "" && !nameableBucket(bucket) {
+		// "." and ".." would name the store's directory of buckets on a
+		// store that keeps them as directories (the embedded one): a
+		// bucket without s3seal's documents, decided by the lists alone,
+		// whose keys are every bucket's, s3seal's documents included.
+		return "InvalidBucketName", s3err.New("InvalidBucketName", "")
+	}
 	q := r.URL.Query()
 	if src := r.Header.Get("X-Amz-Copy-Source"); src != "" && bucket != "" {
 		switch r.Method {
@@ -66,6 +73,14 @@ func copySourceRefusal(src string) *s3err.Error {
 	e := s3err.New("InvalidArgument", "You can only specify a copy source header for copy requests.")
 	e.Fields = []sigv4.Field{{Name: "ArgumentName", Value: "x-amz-copy-source"}, {Name: "ArgumentValue", Value: truncateValue(src)}}
 	return e
+}
+
+// nameableBucket reports whether name can be a bucket's at all, under
+// S3's rules or its legacy ones (us-east-1's old buckets: 3 to 255
+// letters, digits, dots, hyphens and underscores). CreateBucket holds a
+// new name to the current rules (checkBucketName).
+func nameableBucket(name string) bool {
+	return len(name) >= 3 && len(name) <= 255 && validCopyBucket(name)
 }
 
 // headerSection is the size of r's header section as sent: each

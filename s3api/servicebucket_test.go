@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -189,5 +190,50 @@ func TestServiceBucketClaimsOwnerless(t *testing.T) {
 	}
 	if _, err := store.Head(ctx, "old", "k"); err != nil {
 		t.Errorf("the claimed bucket's object: %v", err)
+	}
+}
+
+// ownerPutHook runs hook once, before the first write of a bucket's owner
+// document that it passes on to the store.
+type ownerPutHook struct {
+	backend.Store
+	once sync.Once
+	hook func()
+}
+
+func (o *ownerPutHook) PutObject(ctx context.Context, in backend.PutInput) (backend.PutOutput, error) {
+	if in.Key == sealstore.BucketDocPrefix+docOwner {
+		o.once.Do(o.hook)
+	}
+	return o.Store.PutObject(ctx, in)
+}
+
+// TestServiceBucketClaimedByTwoAtOnce: two processes starting together
+// claim the service's bucket; the one whose conditional write of the
+// owner document finds the other's goes on, the bucket the service's.
+func TestServiceBucketClaimedByTwoAtOnce(t *testing.T) {
+	be := embeddedStore(t)
+	kr := testKeyring()
+	creds := serviceCreds()
+	ctx := context.Background()
+	first, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var firstErr error
+	hooked := &ownerPutHook{Store: be, hook: func() { firstErr = ClaimServiceBucket(ctx, first, "blobs", "LFS API", creds["svc"]) }}
+	second, err := sealstore.New(hooked, kr, sealstore.Options{SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ClaimServiceBucket(ctx, second, "blobs", "LFS API", creds["svc"]); err != nil {
+		t.Errorf("the second claim, the first landing meanwhile: %v", err)
+	}
+	if firstErr != nil {
+		t.Errorf("the first claim: %v", firstErr)
+	}
+	docs, err := first.BucketDocs(ctx, "blobs")
+	if o, ok := bucketOwnerOf(docs); err != nil || !ok || o.Service != "LFS API" {
+		t.Errorf("owner after both claims: %+v %v %v", o, ok, err)
 	}
 }

@@ -13,6 +13,8 @@ import (
 //     Origin header, are refused with 403: gofakes3 checks no signature and
 //     answers CORS preflights with "*", so this keeps web pages (DNS
 //     rebinding, cross-origin fetches to 127.0.0.1) away from it.
+//   - A bucket named "." or ".." (or none, before a key) is 400
+//     InvalidBucketName: buckets are directories here.
 //   - A query that names no operation the store implements, or carries a
 //     parameter that operation does not take, is refused (queryError,
 //     query.go) before any layer acts on it.
@@ -48,6 +50,13 @@ func newHandler(host, accessKey string, mp *mpStore, attrs *attrStore, next http
 		}
 		if err := queryError(r); err != nil {
 			writeMPError(w, r, err)
+			return
+		}
+		if bucket, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/"); bucket == "." || bucket == ".." ||
+			bucket == "" && r.URL.Path != "/" {
+			// Buckets are directories here: "." and ".." would name the
+			// directory of buckets, or another bucket's files.
+			writeS3Error(w, r, http.StatusBadRequest, "InvalidBucketName", "The specified bucket is not valid.")
 			return
 		}
 		served.ServeHTTP(w, r)
