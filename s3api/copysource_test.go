@@ -15,14 +15,14 @@ import (
 // same: it is refused with S3's InvalidArgument, never read as "no
 // version" (which would copy the current version instead).
 func TestCopySourceBadVersionEncoding(t *testing.T) {
-	for _, v := range []string{"b/k?versionId=%zz", "b/k?versionId=%", "b/k?a=1&versionId=%zz", "b/k?versionId=x%zz"} {
+	for _, v := range []string{"bkt/k?versionId=%zz", "bkt/k?versionId=%", "bkt/k?a=1&versionId=%zz", "bkt/k?versionId=x%zz"} {
 		_, _, vid, err := parseCopySource(v)
 		if ae := toAPIError(err); err == nil || ae.Code != "InvalidArgument" || ae.Message != "Invalid version id specified" {
 			t.Errorf("%q: version %q, error %v", v, vid, err)
 		}
 	}
 	// Other parameters are not S3's to read and stay ignored, encoded or not.
-	for v, want := range map[string]string{"b/k?%zz": "", "b/k?x=%zz&versionId=null": "null", "b/k?versionId=null&x=%": "null"} {
+	for v, want := range map[string]string{"bkt/k?%zz": "", "bkt/k?x=%zz&versionId=null": "null", "bkt/k?versionId=null&x=%": "null"} {
 		if _, _, vid, err := parseCopySource(v); err != nil || vid != want {
 			t.Errorf("%q: version %q, error %v", v, vid, err)
 		}
