@@ -33,7 +33,7 @@ func fuzzHandler(f *testing.F) (*Handler, *sealstore.Store) {
 	if err := be.CreateBucket(context.Background(), testBucket); err != nil {
 		f.Fatal(err)
 	}
-	st, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: f.TempDir(), BackendChecksum: true})
+	st, err := sealstore.New(sealstore.Direct(be), kr, sealstore.Options{SpoolDir: f.TempDir(), BackendChecksum: true})
 	if err != nil {
 		f.Fatal(err)
 	}

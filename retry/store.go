@@ -29,13 +29,23 @@ type Policies struct {
 // backend client underneath should not retry by itself (attempts would
 // multiply). PutObject bodies are rewound before each attempt, which is why
 // backend.PutInput asks for an io.ReadSeeker.
-func Store(st backend.Store, p Policy) backend.Store {
+func Store(st backend.Store, p Policy) Backend {
 	return NewStore(st, Policies{Default: p, Part: p, Complete: p, SourceRead: p})
 }
 
-// NewStore wraps st with a policy per kind of operation. The result also
-// implements Completer and SourceReader.
-func NewStore(st backend.Store, ps Policies) backend.Store {
+// Backend is a store that retries: every backend.Store call, and the two
+// capabilities a plain client lacks, a completion that recovers an answer
+// lost between attempts (Completer) and a copy source read that resumes
+// where a read broke (SourceReader). It is what sealstore's contract
+// (sealstore.Backend) asks for.
+type Backend interface {
+	backend.Store
+	Completer
+	SourceReader
+}
+
+// NewStore wraps st with a policy per kind of operation.
+func NewStore(st backend.Store, ps Policies) Backend {
 	return &store{st: st, ps: ps}
 }
 

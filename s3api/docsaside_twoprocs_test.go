@@ -48,7 +48,7 @@ func TestDocumentsAsideKeptFromOtherProcess(t *testing.T) {
 	creds := aclCredsAliceAdmin()
 	fw := &emptyBucketLockStore{inside: make(chan struct{}), during: make(chan struct{})}
 	serve := func() *httptest.Server {
-		st, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: t.TempDir()})
+		st, err := sealstore.New(sealstore.Direct(be), kr, sealstore.Options{SpoolDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestDocumentsAsideKeptFromOtherProcess(t *testing.T) {
 		t.Errorf("PutObjectLockConfiguration: %v", err)
 	}
 	// Past the other process's cache.
-	fresh, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: t.TempDir()})
+	fresh, err := sealstore.New(sealstore.Direct(be), kr, sealstore.Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func newTestServerOver(t *testing.T, cfg Config, wrap func(backend.Store) backen
 		be = wrap(be)
 	}
 	var err error
-	cfg.Store, err = sealstore.New(be, testKeyring(), sealstore.Options{SpoolDir: t.TempDir()})
+	cfg.Store, err = sealstore.New(sealstore.Direct(be), testKeyring(), sealstore.Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

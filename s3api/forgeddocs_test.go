@@ -24,7 +24,7 @@ import (
 // .s3seal/bucket/policy opens nothing, to another account or to anyone.
 func TestPlaintextBucketDocumentRefused(t *testing.T) {
 	be := embeddedStore(t)
-	st, err := sealstore.New(be, testKeyring(), sealstore.Options{SpoolDir: t.TempDir(), AllowPlaintextReads: true, BucketDocTTL: time.Nanosecond})
+	st, err := sealstore.New(sealstore.Direct(be), testKeyring(), sealstore.Options{SpoolDir: t.TempDir(), AllowPlaintextReads: true, BucketDocTTL: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}

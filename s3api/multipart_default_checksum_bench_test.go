@@ -63,7 +63,7 @@ func BenchmarkPartChecksums(b *testing.B) {
 // store.
 func benchUpload(b *testing.B) (*sealstore.Store, string) {
 	be := embeddedStore(b)
-	st, err := sealstore.New(be, testKeyring(), sealstore.Options{SpoolDir: b.TempDir()})
+	st, err := sealstore.New(sealstore.Direct(be), testKeyring(), sealstore.Options{SpoolDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}

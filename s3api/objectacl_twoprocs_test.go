@@ -36,7 +36,7 @@ func newServerPair(t *testing.T, creds Credentials, wrapA func(backend.Store) ba
 		if i == 0 && wrapA != nil {
 			store = wrapA(be)
 		}
-		st, err := sealstore.New(store, kr, sealstore.Options{SpoolDir: t.TempDir()})
+		st, err := sealstore.New(sealstore.Direct(store), kr, sealstore.Options{SpoolDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ func serviceCreds() Credentials {
 // policy, re-create or see it; the service's credential reads.
 func TestServiceBucketIsItsOwn(t *testing.T) {
 	be := embeddedStore(t)
-	store, err := sealstore.New(be, testKeyring(), sealstore.Options{SpoolDir: t.TempDir()})
+	store, err := sealstore.New(sealstore.Direct(be), testKeyring(), sealstore.Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestServiceBucketIsItsOwn(t *testing.T) {
 // made on the store by the claim itself is created.
 func TestServiceBucketClaimsOwnerless(t *testing.T) {
 	be := embeddedStore(t)
-	store, err := sealstore.New(be, testKeyring(), sealstore.Options{SpoolDir: t.TempDir()})
+	store, err := sealstore.New(sealstore.Direct(be), testKeyring(), sealstore.Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,13 +216,13 @@ func TestServiceBucketClaimedByTwoAtOnce(t *testing.T) {
 	kr := testKeyring()
 	creds := serviceCreds()
 	ctx := context.Background()
-	first, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: t.TempDir()})
+	first, err := sealstore.New(sealstore.Direct(be), kr, sealstore.Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var firstErr error
 	hooked := &ownerPutHook{Store: be, hook: func() { firstErr = ClaimServiceBucket(ctx, first, "blobs", "LFS API", creds["svc"]) }}
-	second, err := sealstore.New(hooked, kr, sealstore.Options{SpoolDir: t.TempDir()})
+	second, err := sealstore.New(sealstore.Direct(hooked), kr, sealstore.Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

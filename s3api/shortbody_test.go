@@ -64,7 +64,7 @@ func TestShortBackendBodyLogged(t *testing.T) {
 	be := embeddedStore(t)
 	kr := testKeyring()
 	ctx := context.Background()
-	whole, _ := sealstore.New(be, kr, sealstore.Options{SpoolDir: t.TempDir()})
+	whole, _ := sealstore.New(sealstore.Direct(be), kr, sealstore.Options{SpoolDir: t.TempDir()})
 	if err := be.CreateBucket(ctx, "bkt"); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestShortBackendBodyLogged(t *testing.T) {
 	seg := int64(crypto.SegmentSize + crypto.SegmentOverhead)
 	for _, keep := range []int64{5, 1000, seg - 1, seg, 2*seg + 10} {
 		for _, rng := range []string{"", "bytes=10-"} {
-			st, _ := sealstore.New(&shortStore{Store: be, keep: keep}, kr, sealstore.Options{SpoolDir: t.TempDir()})
+			st, _ := sealstore.New(sealstore.Direct(&shortStore{Store: be, keep: keep}), kr, sealstore.Options{SpoolDir: t.TempDir()})
 			srv := httptest.NewServer(New(Config{Store: st, Credentials: SingleCredential("ak", "sk")}))
 			before := len(logs.String())
 			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/bkt/obj", nil)

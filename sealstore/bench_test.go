@@ -89,7 +89,7 @@ func sizeName(n int) string {
 // Content-MD5 to the backend, as for a TLS or embedded backend).
 func newBenchFixture(b *testing.B) *fixture {
 	f := newFixture(b)
-	st, err := New(f.be, f.kr, Options{SpoolDir: b.TempDir()})
+	st, err := New(Direct(f.be), f.kr, Options{SpoolDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestBucketDocsRefuseCutBodies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []int64{0, 1, 16, 28, 100, int64(len(doc)) / 2, int64(len(doc)), int64(len(doc)) + 15} {
-		st, err := New(cutDocBodies{f.be, n}, f.kr, Options{SpoolDir: t.TempDir()})
+		st, err := New(Direct(cutDocBodies{f.be, n}), f.kr, Options{SpoolDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}

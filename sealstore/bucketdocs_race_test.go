@@ -47,7 +47,7 @@ func TestWithoutBucketDocsKeepsChangesMadeMeanwhile(t *testing.T) {
 	if err := <-meanwhile; err != nil {
 		t.Fatalf("the document changes made meanwhile: %v", err)
 	}
-	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	for _, st := range []*Store{f.st, fresh} {
 		docs, err := st.BucketDocs(f.ctx, bucket)
 		if err != nil {
@@ -94,7 +94,7 @@ func TestDeleteBucketRefusedKeepsOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := &clientWriteOnDocDelete{Store: f.be, write: func() { f.put(t, "late", []byte("written meanwhile")) }}
-	st, err := New(ws, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, err := New(Direct(ws), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestDeleteBucketRefusedKeepsOwner(t *testing.T) {
 	if err == nil {
 		t.Fatal("DeleteBucket with a client object written during its clean-up succeeded")
 	}
-	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	if d, ok, err := fresh.BucketDoc(f.ctx, bucket, "owner"); !ok || err != nil || !bytes.Equal(d, owner) {
 		t.Fatalf("owner document after a refused DeleteBucket (%v): %q %v %v", err, d, ok, err)
 	}
@@ -124,7 +124,7 @@ func TestCreateBucketDocOnlyOnce(t *testing.T) {
 			if se, ok := err.(*Error); !ok || se.Code != "PreconditionFailed" {
 				t.Errorf("a second CreateBucketDoc: %v, want PreconditionFailed", err)
 			}
-			fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+			fresh, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 			if d, _, err := fresh.BucketDoc(f.ctx, bucket, "owner"); err != nil || string(d) != "first" {
 				t.Errorf("owner after: %q %v", d, err)
 			}

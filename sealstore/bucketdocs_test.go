@@ -100,7 +100,7 @@ func TestBucketDocsRefuseForgedAndMoved(t *testing.T) {
 // seen once the TTL has passed, not before.
 func TestBucketDocsTTL(t *testing.T) {
 	f := newFixtureWith(t, Options{BucketDocTTL: time.Hour})
-	other, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	other, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func (w *writerStore) PutObject(ctx context.Context, in backend.PutInput) (backe
 func TestConditionalPutRacesAnotherWriter(t *testing.T) {
 	f := newFixture(t)
 	ws := &writerStore{Store: f.be}
-	racing, _ := New(ws, f.kr, Options{SpoolDir: t.TempDir()})
+	racing, _ := New(Direct(ws), f.kr, Options{SpoolDir: t.TempDir()})
 	orig := f.put(t, "k", []byte("one"))
 
 	// Another content lands between the HEAD and the PUT: 412, and the

@@ -83,7 +83,7 @@ func TestShortBackendBodyIsIntegrityError(t *testing.T) {
 		for _, c := range all {
 			for _, end := range []error{io.ErrUnexpectedEOF, io.EOF} {
 				t.Run(fmt.Sprintf("%s/%s/%v", rg.name, c.name, end), func(t *testing.T) {
-					st, _ := New(&cuttingStore{Store: f.be, keep: c.keep, end: end}, f.kr, Options{SpoolDir: t.TempDir()})
+					st, _ := New(Direct(&cuttingStore{Store: f.be, keep: c.keep, end: end}), f.kr, Options{SpoolDir: t.TempDir()})
 					_, rd, err := st.Get(f.ctx, bucket, "obj", rg.rng)
 					if err == nil {
 						var got []byte

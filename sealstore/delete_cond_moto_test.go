@@ -33,7 +33,7 @@ func TestConditionalDeleteRacedByOverwrite(t *testing.T) {
 		}
 		old := f.put(t, "k", []byte("old"))
 		rs := &racingDeleteStore{Store: f.be}
-		st, err := New(rs, f.kr, Options{SpoolDir: t.TempDir()})
+		st, err := New(Direct(rs), f.kr, Options{SpoolDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -102,7 +102,7 @@ func TestDeleteVersionedBucketOnMoto(t *testing.T) {
 	if len(page.Entries) != 2 || !page.Entries[0].DeleteMarker || page.Entries[1].DeleteMarker {
 		t.Fatalf("client versions left: %+v", page.Entries)
 	}
-	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()}) // no manifest cached
+	fresh, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()}) // no manifest cached
 	f.st, fresh = fresh, f.st
 	if got, err := f.readVersion(t, "mp", page.Entries[1].VersionID); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("multipart version after BucketNotEmpty: %d bytes, %v", len(got), err)
@@ -186,7 +186,7 @@ func TestGCVersionedBucketOnMoto(t *testing.T) {
 		t.Fatalf("kept's manifest has %d versions, want 1", n)
 	}
 	page, _ := f.st.ListVersions(f.ctx, backend.ListVersionsInput{Bucket: bucket, Prefix: "kept"})
-	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	f.st = fresh
 	for _, e := range page.Entries {
 		if e.DeleteMarker {
@@ -213,7 +213,7 @@ func TestLockedInternalVersionsOnMoto(t *testing.T) {
 	if err != nil || len(vs) != 2 || !vs[0].DeleteMarker || vs[1].DeleteMarker {
 		t.Fatalf("manifest versions: %+v %v", vs, err)
 	}
-	f.st, _ = New(&lockedVersion{countingStore: f.be, id: backend.ObjectID{Key: locked, VersionID: vs[1].VersionID}},
+	f.st, _ = New(Direct(&lockedVersion{countingStore: f.be, id: backend.ObjectID{Key: locked, VersionID: vs[1].VersionID}}),
 		f.kr, Options{SpoolDir: t.TempDir()})
 
 	later := func() time.Time { return time.Now().Add(time.Hour) }

@@ -61,7 +61,7 @@ func newFixtureWith(t testing.TB, opt Options, beOpts ...embedded.Option) *fixtu
 	if opt.SpoolDir == "" {
 		opt.SpoolDir = t.TempDir()
 	}
-	st, err := New(cs, kr, opt)
+	st, err := New(Direct(cs), kr, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func motoFixture(t *testing.T) *fixture {
 	key, _ := crypto.GenerateKey()
 	f.kr, _ = crypto.NewKeyring("k1", map[string][]byte{"k1": key})
 	var err error
-	if f.st, err = New(f.be, f.kr, Options{SpoolDir: t.TempDir()}); err != nil {
+	if f.st, err = New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := be.CreateBucket(f.ctx, bucket); err != nil {

@@ -78,7 +78,7 @@ func (s replacingVersionsStore) ListObjectVersions(ctx context.Context, in backe
 func TestGCKeepsOldVersionManifestOfMangledKey(t *testing.T) {
 	f := motoFixture(t)
 	f.enableVersioning(t)
-	st, err := New(replacingVersionsStore{f.be}, f.kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(replacingVersionsStore{f.be}), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestGCKeepsOldVersionManifestOfMangledKey(t *testing.T) {
 	if manifests != 1 {
 		t.Errorf("gc removed %d manifests, want 1 (that of the deleted version of %q)", manifests, "c\rd")
 	}
-	st2, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	st2, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestGCErrorInBodyListingKeepsOldVersionManifest(t *testing.T) {
 	f := &fixture{be: &countingStore{Store: be}, ctx: t.Context()}
 	key, _ := crypto.GenerateKey()
 	f.kr, _ = crypto.NewKeyring("k1", map[string][]byte{"k1": key})
-	if f.st, err = New(f.be, f.kr, Options{SpoolDir: t.TempDir()}); err != nil {
+	if f.st, err = New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := be.CreateBucket(f.ctx, bucket); err != nil {
@@ -207,7 +207,7 @@ func TestGCKeepsOldVersionManifestOfKeyWithCR(t *testing.T) {
 		t.Logf("gc error: %v", err)
 	}
 	// A fresh s3seal (another process, or after a restart): no cached manifest.
-	st2, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	st2, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

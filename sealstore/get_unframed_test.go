@@ -78,7 +78,7 @@ func TestGetPlaintextChunkedAnswer(t *testing.T) {
 	if _, err := direct.PutObject(ctx, backend.PutInput{Bucket: bucket, Key: "old", Body: bytes.NewReader(data), Size: int64(len(data))}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := New(shaped, kr, Options{SpoolDir: t.TempDir(), AllowPlaintextReads: true})
+	st, err := New(Direct(shaped), kr, Options{SpoolDir: t.TempDir(), AllowPlaintextReads: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,12 +101,12 @@ func TestGetPlaintextChunkedAnswer(t *testing.T) {
 func TestGetSealedChunkedAnswer(t *testing.T) {
 	direct, shaped, kr := reshapingStore(t, true, false)
 	ctx := context.Background()
-	w, _ := New(direct, kr, Options{SpoolDir: t.TempDir()})
+	w, _ := New(Direct(direct), kr, Options{SpoolDir: t.TempDir()})
 	data := bytes.Repeat([]byte("sealed "), 20000)
 	if _, err := w.Put(ctx, PutInput{Bucket: bucket, Key: "k", Body: bytes.NewReader(data), Size: int64(len(data))}); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := New(shaped, kr, Options{SpoolDir: t.TempDir()})
+	st, _ := New(Direct(shaped), kr, Options{SpoolDir: t.TempDir()})
 	_, rd, err := st.Get(ctx, bucket, "k", nil)
 	if err != nil {
 		t.Fatalf("GET of a whole, authentic object answered chunked: %v (integrity alarm: %v)", err, errors.Is(err, ErrIntegrity))
@@ -127,7 +127,7 @@ func TestGetPlaintextRangeIgnored(t *testing.T) {
 	if _, err := direct.PutObject(ctx, backend.PutInput{Bucket: bucket, Key: "old", Body: bytes.NewReader(data), Size: int64(len(data))}); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := New(shaped, kr, Options{SpoolDir: t.TempDir(), AllowPlaintextReads: true})
+	st, _ := New(Direct(shaped), kr, Options{SpoolDir: t.TempDir(), AllowPlaintextReads: true})
 	_, rd, err := st.Get(ctx, bucket, "old", &Range{First: 10, Last: 15})
 	if err != nil {
 		t.Logf("ranged get: %v (an error is acceptable)", err)

@@ -85,7 +85,7 @@ func listCarriesChecksums(t *testing.T, f *fixture) {
 	if n := f.be.heads.Load() - before; n != 0 {
 		t.Errorf("cached listing issued %d HEADs, want 0", n)
 	}
-	fresh, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func uploadChecksums(t *testing.T, f *fixture) {
 	}
 	want["f-tampered"] = UploadChecksum{}
 
-	fresh, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,7 @@ func TestListManyObjects(t *testing.T) {
 // a full cache, stays within cacheEntryBound (the figure in DESIGN.md).
 func TestListCacheEntrySize(t *testing.T) {
 	const n = 20_000
-	st, err := New(nil, nil, Options{CacheEntries: n})
+	st, err := New(Direct(nil), nil, Options{CacheEntries: n})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func TestLockedObjectKeepsManifest(t *testing.T) {
 	data := randBytes(100, 5)
 	f.completeSmall(t, "locked", data)
 	ls := &lockedStore{countingStore: f.be, key: "locked"}
-	st, err := New(ls, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, err := New(Direct(ls), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestLockedObjectKeepsManifest(t *testing.T) {
 		t.Fatalf("%d manifests, want the locked object's", n)
 	}
 	// A fresh process (no cached manifest) still reads it.
-	fresh, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestKeptInternalObjectIsLogged(t *testing.T) {
 	}
 	var logBuf bytes.Buffer
 	ls := &lockedStore{countingStore: f.be, key: manifests[0]}
-	st, err := New(ls, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true, Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
+	st, err := New(Direct(ls), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true, Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

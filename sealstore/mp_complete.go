@@ -210,22 +210,10 @@ func outcomeUnknown(err error) bool {
 	return err != nil
 }
 
-// recoveringCompleter is a backend (the retry package's store) that
-// retries completions and asks, after a retried attempt found the upload
-// gone, whether an earlier attempt assembled the object after all.
-type recoveringCompleter interface {
-	CompleteMultipartUploadRecovering(ctx context.Context, in backend.CompleteMultipartInput,
-		recover func(ctx context.Context) (backend.CompleteMultipartOutput, bool, error)) (backend.CompleteMultipartOutput, error)
-}
-
-// completeBackend completes the backend upload, with recovery when the
-// backend offers it.
+// completeBackend completes the backend upload, with the backend's
+// recovery of an answer lost between its attempts.
 func (s *Store) completeBackend(ctx context.Context, in backend.CompleteMultipartInput, u *upload, m crypto.Manifest, name string) (backend.CompleteMultipartOutput, error) {
-	rc, ok := s.be.(recoveringCompleter)
-	if !ok {
-		return s.be.CompleteMultipartUpload(ctx, in)
-	}
-	return rc.CompleteMultipartUploadRecovering(ctx, in, func(ctx context.Context) (backend.CompleteMultipartOutput, bool, error) {
+	return s.be.CompleteMultipartUploadRecovering(ctx, in, func(ctx context.Context) (backend.CompleteMultipartOutput, bool, error) {
 		return s.completedDespiteStoreAnswer(ctx, u, m, name)
 	})
 }

@@ -44,11 +44,11 @@ func TestOverlappingCompletionsKeepManifest(t *testing.T) {
 	f := newFixture(t)
 	g1 := &gatedStore{Store: f.be}
 	g2 := &gatedStore{Store: f.be}
-	p1, err := New(g1, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	p1, err := New(Direct(g1), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := New(g2, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	p2, err := New(Direct(g2), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestOverlappingCompletionsKeepManifest(t *testing.T) {
 		t.Fatalf("completions: %v, %v; both must succeed (the second is the first's object)", err1, err2)
 	}
 	// A fresh process (restart, other replica) reads the object.
-	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	f.st = fresh
 	if keys := f.reservedKeys(t, manifestsPrefix); len(keys) != 1 {
 		t.Errorf("manifests in the bucket: %v (want the live object's one)", keys)
@@ -96,7 +96,7 @@ func TestOverlappingCompletionsKeepManifest(t *testing.T) {
 func TestCompletionsWithOtherParts(t *testing.T) {
 	f := newFixture(t)
 	g := &gatedStore{Store: f.be}
-	p1, _ := New(g, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	p1, _ := New(Direct(g), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = p1
 	a, b := randBytes(5*mib, 1), randBytes(1000, 2)
 	id := f.create(t, "obj")
@@ -108,7 +108,7 @@ func TestCompletionsWithOtherParts(t *testing.T) {
 	done := make(chan error)
 	go func() { _, err := p1.CompleteMultipart(f.ctx, both); done <- err }()
 	<-atBackend
-	p2, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	p2, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if info, err := p2.CompleteMultipart(f.ctx, only1); err != nil || info.ETag != mpETag(a) {
 		t.Fatalf("second completion: %+v, %v", info, err)
 	}
@@ -116,7 +116,7 @@ func TestCompletionsWithOtherParts(t *testing.T) {
 	if err := <-done; !isCode(err, "NoSuchUpload") {
 		t.Fatalf("first completion, which lost: %v, want NoSuchUpload", err)
 	}
-	f.st, _ = New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	f.st, _ = New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	if info, got, err := f.get(t, "obj", nil); err != nil || !bytes.Equal(got, a) || info.ETag != mpETag(a) {
 		t.Fatalf("object: %d bytes, etag %s, %v", len(got), info.ETag, err)
 	}
@@ -154,7 +154,7 @@ func TestCompletionFinishedBetweenItsListings(t *testing.T) {
 	in := CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "obj", UploadID: id, Parts: completeParts([]int{1}, []string{e.ETag})}
 	var errA error
 	hb := &hookList{Store: f.be, hook: func() { _, errA = f.st.CompleteMultipart(f.ctx, in) }}
-	pb, _ := New(hb, f.kr, Options{SpoolDir: t.TempDir()})
+	pb, _ := New(Direct(hb), f.kr, Options{SpoolDir: t.TempDir()})
 	info, err := pb.CompleteMultipart(f.ctx, in)
 	if errA != nil || err != nil || !info.CompletedElsewhere || info.ETag != mpETag(data) {
 		t.Fatalf("A: %v; B: %+v, %v", errA, info, err)

@@ -29,7 +29,7 @@ func testCompleteRepeated(t *testing.T, f *fixture) {
 		t.Fatal(err)
 	}
 	// The same process, and another one (a restart) with nothing cached.
-	fresh, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,12 +66,12 @@ func testCompleteRetriedOnReplica(t *testing.T, newF func(testing.TB) *fixture) 
 		t.Run(name, func(t *testing.T) {
 			f := newF(t)
 			dying := &cleanupStore{Store: f.be, keep: keep}
-			a, err := New(dying, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+			a, err := New(Direct(dying), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			// b served a part (the upload is in its cache); c never saw it.
-			b, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+			b, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +95,7 @@ func testCompleteRetriedOnReplica(t *testing.T, newF func(testing.TB) *fixture) 
 
 			// Completions not of the object at the key fail, on a replica
 			// of their own (one that fails forgets the upload).
-			other, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+			other, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +110,7 @@ func testCompleteRetriedOnReplica(t *testing.T, newF func(testing.TB) *fixture) 
 					t.Errorf("%s: a completion not of the object at the key succeeded", name)
 				}
 			}
-			c, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+			c, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,7 +25,7 @@ func TestMultipartCutAtPartBoundaries(t *testing.T) {
 	for _, keep := range []int64{0, c1 - 1, c1, c1 + 1, c1 + 12, c1 + c2 - 1, c1 + c2, c1 + c2 + 27} {
 		for _, end := range []error{io.EOF, io.ErrUnexpectedEOF} {
 			cs := &cuttingStore{Store: f.be, keep: keep, end: end}
-			st, _ := New(cs, f.kr, Options{SpoolDir: t.TempDir()})
+			st, _ := New(Direct(cs), f.kr, Options{SpoolDir: t.TempDir()})
 			for _, rng := range []*Range{nil, {First: 5, Last: -1}, {First: 0, Last: int64(len(p1))}, {Part: 2}, {Part: 1}} {
 				_, rd, err := st.Get(f.ctx, bucket, "cut", rng)
 				if err == nil {

@@ -41,7 +41,7 @@ func TestUploadChecksumsOneFailingStateHead(t *testing.T) {
 			victim = uploadPrefix(bucket, k, id)
 		}
 	}
-	st, err := New(&failingHeads{Store: f.be.Store, sub: victim}, f.kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(&failingHeads{Store: f.be.Store, sub: victim}), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestUploadChecksumsOneFailingStateHead(t *testing.T) {
 	}
 	// The failed read is not cached as "none": once the store answers,
 	// the upload is listed with its checksum.
-	st.be = f.be.Store
+	st.be = Direct(f.be.Store)
 	if sums, err = st.UploadChecksums(f.ctx, bucket, out.Uploads); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestUploadChecksumsOneFailingStateHead(t *testing.T) {
 	// Only the request's own end fails the listing.
 	ctx, cancel := context.WithCancel(f.ctx)
 	cancel()
-	fresh, err := New(f.be.Store, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, err := New(Direct(f.be.Store), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestUploadChecksumsBeyondUploadCache(t *testing.T) {
 		}
 		ids[k] = id
 	}
-	st, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

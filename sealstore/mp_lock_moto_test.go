@@ -30,7 +30,7 @@ func TestManifestLockedWithUploadMoto(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another process (no cached upload) completes it.
-	st2, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	st2, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	pi, err := st2.UploadPart(f.ctx, UploadPartInput{Bucket: lb, Key: "backup", UploadID: id, PartNumber: 1,
 		Body: strings.NewReader("data"), Size: 4})
 	if err != nil {
@@ -95,7 +95,7 @@ func TestRewrapManifestCopyLockedMoto(t *testing.T) {
 	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
 	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	ls := &lockedVersionStore{Store: f.be, key: "mp", lock: backend.Protection{LockMode: "COMPLIANCE", RetainUntil: until, LegalHold: "ON"}}
-	f.st, _ = New(ls, both, Options{SpoolDir: t.TempDir()})
+	f.st, _ = New(Direct(ls), both, Options{SpoolDir: t.TempDir()})
 	f.completeSmall(t, "mp", randBytes(70000, 9))
 	if err := f.st.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2", NoWriters: true}, func(r RewrapResult) {
 		if r.Status != RewrapDone {
@@ -136,7 +136,7 @@ func TestLockedCompletionRetryLocksMoto(t *testing.T) {
 	const lb = "worm"
 	createLockBucket(f.ctx, t, s3be, lb)
 	lf := &lockFailsOnce{Store: f.be}
-	st, err := New(lf, f.kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(lf), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

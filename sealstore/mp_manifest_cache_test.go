@@ -51,7 +51,7 @@ func TestManifestCacheMemory(t *testing.T) {
 		}
 	}
 	const budget = 100_000 // parts: ten of these manifests
-	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), ManifestCacheParts: budget})
+	fresh, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir(), ManifestCacheParts: budget})
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

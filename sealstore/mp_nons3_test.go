@@ -142,8 +142,8 @@ func (f *fixture) manifestNames(t *testing.T) []string {
 // (B used to store its own there).
 func testRaceOtherParts(t *testing.T, f *fixture, crashA bool, p3size int) {
 	w := &nmStore{Store: f.be}
-	stA, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
-	stB, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	stA, _ := New(Direct(w), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	stB, _ := New(Direct(w), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = stA
 	p1, p2, p3 := randBytes(5*mib, 1), randBytes(1000, 2), randBytes(p3size, 3)
 	id := f.create(t, "obj")
@@ -197,14 +197,14 @@ func testRaceOtherParts(t *testing.T, f *fixture, crashA bool, p3size int) {
 		fails = append(fails, "B's process cannot read the object A made: "+errStr(err))
 	}
 	// A fresh process reads it.
-	fresh, _ := New(w, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, _ := New(Direct(w), f.kr, Options{SpoolDir: t.TempDir()})
 	if _, got, err := f.getWith(fresh, "obj"); err != nil || !bytes.Equal(got, want) {
 		fails = append(fails, "a fresh process cannot read the object: "+errStr(err))
 	}
 	// gc with min-age 0 (nothing serves the bucket now), then read again.
 	found, gerr := fresh.GC(f.ctx, bucket, GCOptions{MinAge: 0, Delete: true})
 	t.Logf("gc: %+v %v; manifests after gc %v", found, gerr, f.manifestNames(t))
-	fresh2, _ := New(w, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh2, _ := New(Direct(w), f.kr, Options{SpoolDir: t.TempDir()})
 	if _, got, err := f.getWith(fresh2, "obj"); err != nil || !bytes.Equal(got, want) {
 		fails = append(fails, "after gc a fresh process cannot read the object: "+errStr(err))
 	}
@@ -284,7 +284,7 @@ func (s *lpHookStore) ListParts(ctx context.Context, in backend.ListPartsInput) 
 func TestGCKeepsManifestOfCompletionBetweenItsChecks(t *testing.T) {
 	f := newFixture(t)
 	w := &lpHookStore{faultyCompleteStore: faultyCompleteStore{Store: f.be}}
-	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, _ := New(Direct(w), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	data := randBytes(100_000, 3)
 	id := f.create(t, "obj")
@@ -305,7 +305,7 @@ func TestGCKeepsManifestOfCompletionBetweenItsChecks(t *testing.T) {
 	if retryErr != nil {
 		t.Fatalf("retried completion failed: %v", retryErr)
 	}
-	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	if _, got, err := f.getWith(fresh, "obj"); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("object whose completion was told success is unreadable after gc (default min-age): %v", errStr(err))
 	}
@@ -319,7 +319,7 @@ func TestGCKeepsManifestOfCompletionBetweenItsChecks(t *testing.T) {
 func TestReadRefusedWhenTwoManifestsFit(t *testing.T) {
 	f := newFixture(t)
 	w := &nmStore{Store: f.be}
-	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, _ := New(Direct(w), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	p1, p2 := randBytes(5*mib, 1), randBytes(1000, 2)
 	id := f.create(t, "obj")
@@ -352,7 +352,7 @@ func TestReadRefusedWhenTwoManifestsFit(t *testing.T) {
 	if _, err := f.be.PutObject(f.ctx, backend.PutInput{Bucket: bucket, Key: copyKey, Body: bytes.NewReader(sealed), Size: int64(len(sealed))}); err != nil {
 		t.Fatal(err)
 	}
-	fresh, _ := New(w, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, _ := New(Direct(w), f.kr, Options{SpoolDir: t.TempDir()})
 	_, _, err = f.getWith(fresh, "obj")
 	if !isCode(err, "InternalError") || !strings.Contains(err.Error(), "(2 candidates fit)") {
 		t.Fatalf("read with two fitting manifests %v: %v; want InternalError, 2 candidates fit", f.manifestNames(t), err)

@@ -102,7 +102,7 @@ func TestGCKeepsManifestOfRetriedCompletionMoto(t *testing.T) {
 
 func testGCDeletesManifestOfRetriedCompletion(t *testing.T, f *fixture) {
 	w := &faultyCompleteStore{Store: f.be}
-	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, _ := New(Direct(w), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	data := randBytes(100_000, 3)
 	id := f.create(t, "obj")
@@ -126,7 +126,7 @@ func testGCDeletesManifestOfRetriedCompletion(t *testing.T, f *fixture) {
 	if retryErr != nil {
 		t.Fatalf("retried completion failed: %v", retryErr)
 	}
-	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	f.st = fresh
 	if _, got, err := f.get(t, "obj", nil); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("object completed successfully is unreadable after gc (default min-age): %d bytes, %v", len(got), err)
@@ -151,8 +151,8 @@ func TestOldFailedCompletionAndRacingListsMoto(t *testing.T) {
 
 func testStaleManifestReplacedUnderEqualRetry(t *testing.T, f *fixture) {
 	w := &faultyCompleteStore{Store: f.be}
-	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
-	st2, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, _ := New(Direct(w), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st2, _ := New(Direct(w), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	p1, p2, p3 := randBytes(5*mib, 1), randBytes(1000, 2), randBytes(1000, 3)
 	id := f.create(t, "obj")
@@ -197,7 +197,7 @@ func testStaleManifestReplacedUnderEqualRetry(t *testing.T, f *fixture) {
 	ra, rb := <-aDone, <-bDone
 	t.Logf("retry {1,2}: etag %s err %v; other {1,3}: etag %s err %v", ra.info.ETag, ra.err, rb.info.ETag, rb.err)
 
-	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	f.st = fresh
 	info, got, err := f.get(t, "obj", nil)
 	t.Logf("GET from a fresh process: etag %s, %d bytes, %v", info.ETag, len(got), err)
@@ -230,8 +230,8 @@ func TestCompletionsOnBackendIgnoringConditionsMoto(t *testing.T) {
 
 func testBackendIgnoringIfNoneMatch(t *testing.T, f *fixture) {
 	w := &faultyCompleteStore{Store: f.be, dropCond: true}
-	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
-	st2, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, _ := New(Direct(w), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st2, _ := New(Direct(w), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	p1, p2, p3 := randBytes(5*mib, 1), randBytes(1000, 2), randBytes(1000, 3)
 	id := f.create(t, "obj")
@@ -282,7 +282,7 @@ func testBackendIgnoringIfNoneMatch(t *testing.T, f *fixture) {
 	close(release)
 	r1, r2 := <-ch, <-ch
 	t.Logf("completions: (%s, %v) (%s, %v)", r1.info.ETag, r1.err, r2.info.ETag, r2.err)
-	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	f.st = fresh
 	info, got, err := f.get(t, "obj", nil)
 	t.Logf("GET: etag %s, %d bytes, %v", info.ETag, len(got), err)
@@ -317,7 +317,7 @@ func TestCompletionAfterFailedOneWithOtherPartsMoto(t *testing.T) {
 
 func testFailedCompletionBlocksOtherPartsForAnHour(t *testing.T, f *fixture) {
 	w := &faultyCompleteStore{Store: f.be}
-	st, _ := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, _ := New(Direct(w), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	p1, p2 := randBytes(5*mib, 1), randBytes(1000, 2)
 	id := f.create(t, "obj")

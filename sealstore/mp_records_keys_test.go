@@ -73,7 +73,7 @@ func longChecksum(alg string, data []byte) string {
 // completes and reads back.
 func testLongRecordsInKeys(t *testing.T, f *fixture, alg string, legacy bool) {
 	g := &stateGets{Store: f.be}
-	st, err := New(g, f.kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(g), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestLongRecordsReadOncePerPage(t *testing.T) {
 		g := &getCounter{Store: be}
 		key, _ := crypto.GenerateKey()
 		kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
-		st, err := New(g, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+		st, err := New(Direct(g), kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 		if err != nil {
 			t.Fatal(err)
 		}

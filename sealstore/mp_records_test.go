@@ -46,7 +46,7 @@ func sha512Upload(t *testing.T, n int) (*Store, *slowGets, string, []string) {
 	g := &slowGets{Store: be}
 	key, _ := crypto.GenerateKey()
 	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
-	st, err := New(g, kr, Options{SpoolDir: t.TempDir(), ListConcurrency: 4})
+	st, err := New(Direct(g), kr, Options{SpoolDir: t.TempDir(), ListConcurrency: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

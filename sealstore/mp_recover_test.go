@@ -43,7 +43,7 @@ func TestCompletionRefusedIsNotAnotherUploadsObject(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t)
 			w := &refusingStore{nmStore: &nmStore{Store: f.be}, err: storeErr}
-			st, err := New(w, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+			st, err := New(Direct(w), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +63,7 @@ func TestCompletionRefusedIsNotAnotherUploadsObject(t *testing.T) {
 			if want := storeErr.Code; !isCode(err, want) && backend.ErrorCode(err) != want {
 				t.Fatalf("completion: ETag %q, %v; want %s (the object at the key, ETag %s, is the other upload's)", info.ETag, err, want, otherInfo.ETag)
 			}
-			fresh, _ := New(w, f.kr, Options{SpoolDir: t.TempDir()})
+			fresh, _ := New(Direct(w), f.kr, Options{SpoolDir: t.TempDir()})
 			if _, got, err := f.getWith(fresh, "obj"); err != nil || !bytes.Equal(got, append(o1data, o2data...)) {
 				t.Fatalf("the other upload's object no longer reads: %v", errStr(err))
 			}
@@ -137,7 +137,7 @@ func TestCompletionWithoutRecordsIsNotAnotherUploadsObject(t *testing.T) {
 		_, hookErr = f.st.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "obj", UploadID: other,
 			Parts: completeParts([]int{1}, []string{o.ETag})})
 	}}
-	pb, _ := New(hb, f.kr, Options{SpoolDir: t.TempDir()})
+	pb, _ := New(Direct(hb), f.kr, Options{SpoolDir: t.TempDir()})
 	info, err := pb.CompleteMultipart(f.ctx, CompleteInput{ExpectSize: -1, Bucket: bucket, Key: "obj", UploadID: mine,
 		Parts: completeParts([]int{1}, []string{e.ETag})})
 	if hookErr != nil {
@@ -172,7 +172,7 @@ func TestCompletionWithLostAnswerSucceeds(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t)
-			st, err := New(&completionAnswerLost{Store: f.be, err: lost}, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+			st, err := New(Direct(&completionAnswerLost{Store: f.be, err: lost}), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +185,7 @@ func TestCompletionWithLostAnswerSucceeds(t *testing.T) {
 			if err != nil || info.ETag != mpETag(p1, p2) {
 				t.Fatalf("completion: ETag %q, %v; want %s (the store completed the upload)", info.ETag, err, mpETag(p1, p2))
 			}
-			fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+			fresh, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 			if _, got, err := f.getWith(fresh, "obj"); err != nil || !bytes.Equal(got, append(p1, p2...)) {
 				t.Fatalf("the object does not read back: %v", errStr(err))
 			}

@@ -32,7 +32,7 @@ func TestUploadSettingsSealed(t *testing.T) {
 	}
 	// read is what a process that has not cached the upload reads.
 	read := func(key, id string) (*upload, error) {
-		fresh, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+		fresh, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -46,11 +46,11 @@ func (s *reusingIDs) AbortMultipartUpload(ctx context.Context, b, k, id string) 
 func TestUploadStateListingCacheReusedUploadID(t *testing.T) {
 	f := newFixture(t)
 	be := &reusingIDs{Store: f.be}
-	st, err := New(be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, err := New(Direct(be), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := New(be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	other, err := New(Direct(be), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestUploadStateListingCacheReusedUploadID(t *testing.T) {
 	if u.checksumAlg != "" {
 		t.Fatalf("new upload's sealed state names %q", u.checksumAlg)
 	}
-	fresh, _ := New(be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, _ := New(Direct(be), f.kr, Options{SpoolDir: t.TempDir()})
 	if s, _ := fresh.UploadChecksums(f.ctx, bucket, ups); s[0] != (UploadChecksum{}) {
 		t.Fatalf("fresh process lists %+v", s[0])
 	}
@@ -128,7 +128,7 @@ func TestUploadStateStrippedStateOfAnotherUpload(t *testing.T) {
 		Body: strings.NewReader(""), Meta: meta}); err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	fresh, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestUploadStateStateOfOtherBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	be := &reusingIDs{Store: f.be}
-	st, err := New(be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, err := New(Direct(be), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestUploadStateOldStateListedEachTime(t *testing.T) {
 	if _, err := f.be.PutObject(f.ctx, backend.PutInput{Bucket: bucket, Key: info, Body: strings.NewReader(""), Meta: bi.Meta}); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	st, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	ups := []backend.Upload{{Key: "old", UploadID: id}}
 	before := f.be.heads.Load()
 	for range 3 {

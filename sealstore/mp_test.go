@@ -74,7 +74,7 @@ func TestMultipartRoundTrip(t *testing.T) {
 	id := f.create(t, "mp")
 	// Parts out of order, and part 3 from another Store (another process)
 	// over the same backend.
-	other, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	other, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestMultipartRoundTrip(t *testing.T) {
 	}
 
 	// A fresh Store (a restart) reads it: HEAD, GET, ranges, parts, listing.
-	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	h, err := fresh.Head(f.ctx, bucket, "mp")
 	if err != nil || h.ETag != want || h.Size != int64(len(whole)) || h.PartsCount != 3 || h.Meta["color"] != "red" || h.Headers.ContentType != "text/x-mp" {
 		t.Fatalf("head: %+v, %v", h, err)
@@ -283,7 +283,7 @@ func TestMultipartTamper(t *testing.T) {
 	raw, _ := io.ReadAll(obj.Body)
 	obj.Body.Close()
 	mkeys := f.reservedKeys(t, manifestsPrefix)
-	fresh := func() *Store { s, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()}); return s }
+	fresh := func() *Store { s, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()}); return s }
 
 	// Copied to another key: the name is bound.
 	if _, err := f.be.PutObject(f.ctx, backend.PutInput{Bucket: bucket, Key: "copy", Body: bytes.NewReader(raw),

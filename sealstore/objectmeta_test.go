@@ -101,7 +101,7 @@ func wantClientView(t *testing.T, what string, info ObjectInfo, meta map[string]
 func TestObjectMetaSealed(t *testing.T) {
 	f := newFixture(t)
 	kr := rotationKeyring(t)
-	st, _ := New(f.be, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, _ := New(Direct(f.be), kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	ck := customerKeyOf(t, 3)
 	data := randBytes(70000, 5)
@@ -292,7 +292,7 @@ func (f *fixture) putFormat1(t *testing.T, key string, data []byte, meta map[str
 func TestFormat1ObjectsStillRead(t *testing.T) {
 	f := newFixture(t)
 	kr := rotationKeyring(t)
-	st, _ := New(f.be, kr, Options{SpoolDir: t.TempDir()})
+	st, _ := New(Direct(f.be), kr, Options{SpoolDir: t.TempDir()})
 	f.kr, f.st = kr, st
 	meta, h := clientMeta(), clientHeaders()
 	h.Expires = "" // a copy at the store never carries it (backend.CopyInput), so a rewrap loses it

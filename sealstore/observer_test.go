@@ -34,7 +34,7 @@ func (o *obsRecorder) ListCache(hit bool) {
 func TestObserverSpoolAndListCache(t *testing.T) {
 	f := newFixture(t)
 	obs := &obsRecorder{}
-	st, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true, Observer: obs})
+	st, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestObserverSpoolAndListCache(t *testing.T) {
 
 	// A fresh store has an empty cache: the first listing misses, the
 	// second hits.
-	st2, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), Observer: obs})
+	st2, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir(), Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}

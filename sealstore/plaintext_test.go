@@ -88,7 +88,7 @@ func TestPlaintextReadsAllowed(t *testing.T) {
 	data := []byte("written before s3seal, read while migrating")
 	f.putBare(t, "old", data)
 	logs := captureLog(t)
-	st, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir(), AllowPlaintextReads: true})
+	st, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir(), AllowPlaintextReads: true})
 	f.st = st
 	for range 2 {
 		if _, got, err := f.get(t, "old", nil); err != nil || !bytes.Equal(got, data) {
@@ -114,7 +114,7 @@ func TestPlaintextReadsAllowed(t *testing.T) {
 		t.Errorf("%d WARN lines for 4 reads:\n%s", warns, logs.String())
 	}
 
-	cut, _ := New(&cuttingStore{Store: f.be, keep: 10, end: io.EOF}, f.kr, Options{SpoolDir: t.TempDir(), AllowPlaintextReads: true})
+	cut, _ := New(Direct(&cuttingStore{Store: f.be, keep: 10, end: io.EOF}), f.kr, Options{SpoolDir: t.TempDir(), AllowPlaintextReads: true})
 	_, rd, err := cut.Get(f.ctx, bucket, "old", nil)
 	if err != nil {
 		t.Fatal(err)

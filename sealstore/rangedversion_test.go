@@ -56,7 +56,7 @@ func TestRangedGetServesOneVersion(t *testing.T) {
 		Meta: map[string]string{"v": "current"}, Headers: backend.Headers{ContentType: "text/plain"}}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := New(stale, f.kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(stale), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func rewrapLocked(t *testing.T, lock backend.Protection, tagErr error) ([]backen
 	f := newFixture(t)
 	kr := rotationKeyring(t)
 	lh := &lockedHeads{Store: f.be, key: "big", lock: lock, tags: "tier=gold&note=a%20b", tagErr: tagErr}
-	st, _ := New(lh, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, _ := New(Direct(lh), kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	h := backend.Headers{ContentType: "text/x-big", CacheControl: "no-cache", ContentDisposition: "inline",
 		ContentLanguage: "de", StorageClass: "STANDARD_IA", WebsiteRedirectLocation: "/elsewhere"}
 	data := randBytes(7<<20, 5)
@@ -151,7 +151,7 @@ func TestRewrapSingleCopyCarriesLock(t *testing.T) {
 		f := newFixture(t)
 		kr := rotationKeyring(t)
 		lh := &lockedHeads{Store: f.be, key: "small", lock: tc.lock}
-		st, _ := New(lh, kr, Options{SpoolDir: t.TempDir()})
+		st, _ := New(Direct(lh), kr, Options{SpoolDir: t.TempDir()})
 		data := randBytes(1000, 6)
 		if _, err := st.Put(f.ctx, PutInput{Bucket: bucket, Key: "small", Body: bytes.NewReader(data), Size: int64(len(data))}); err != nil {
 			t.Fatal(err)

@@ -26,7 +26,7 @@ func TestMotoDefaultRetentionCopies(t *testing.T) {
 	ctx := t.Context()
 	createLockBucket(ctx, t, be, bucket)
 	kr := rotationKeyring(t)
-	st, err := New(be, kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(be), kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

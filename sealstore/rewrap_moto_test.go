@@ -22,7 +22,7 @@ func TestRewrapMultipartMoto(t *testing.T) {
 	k1, k2 := mustKey(t), mustKey(t)
 	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
 	only2, _ := crypto.NewKeyring("k2", map[string][]byte{"k2": k2})
-	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir()})
+	f.st, _ = New(Direct(f.be), both, Options{SpoolDir: t.TempDir()})
 	data := randBytes(70000, 9)
 	f.completeSmall(t, "mp", data)
 	before, _ := f.be.HeadObject(f.ctx, bucket, "mp")
@@ -48,7 +48,7 @@ func TestRewrapMultipartMoto(t *testing.T) {
 	if found, err := f.st.GC(f.ctx, bucket, GCOptions{Now: later}); err != nil || len(found) != 0 {
 		t.Fatalf("gc after a clean rewrap: %+v %v", found, err)
 	}
-	f.st, _ = New(f.be, only2, Options{SpoolDir: t.TempDir()})
+	f.st, _ = New(Direct(f.be), only2, Options{SpoolDir: t.TempDir()})
 	if _, rd, err := f.get(t, "mp", nil); err != nil || !bytes.Equal(rd, data) {
 		t.Fatalf("read with only the new key: %v", err)
 	}
@@ -64,7 +64,7 @@ func TestRewrapRefusesStoreIgnoringCopyCondition(t *testing.T) {
 	k1, _ := crypto.GenerateKey()
 	k2, _ := crypto.GenerateKey()
 	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
-	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir()})
+	f.st, _ = New(Direct(f.be), both, Options{SpoolDir: t.TempDir()})
 	f.put(t, "obj", []byte("data"))
 	err := f.st.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2"}, func(r RewrapResult) { t.Errorf("reported %+v", r) })
 	if !errors.Is(err, ErrCopyConditionIgnored) {

@@ -46,7 +46,7 @@ func TestRewrapByPartsKeepsNewerLock(t *testing.T) {
 			t.Errorf("client's lock change: %v", err)
 		}
 	}
-	st, err := New(rs, kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(rs), kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestRewrapMultipartManifestKeepsNewerLock(t *testing.T) {
 			t.Errorf("client's lock: %v", err)
 		}
 	}
-	st, err := New(rs, kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(rs), kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestRewrapKeepsConcurrentLock(t *testing.T) {
 			t.Errorf("client's legal hold: %v", err)
 		}
 	}
-	st, err := New(rs, kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(rs), kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestRewrapByPartsKeepsTags(t *testing.T) {
 	}
 	k1, k2 := mustKey(t), mustKey(t)
 	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
-	st, err := New(be, kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(be), kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

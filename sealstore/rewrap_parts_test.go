@@ -20,7 +20,7 @@ func testRewrapByParts(t *testing.T, f *fixture) {
 	k1, k2 := mustKey(t), mustKey(t)
 	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
 	only2, _ := crypto.NewKeyring("k2", map[string][]byte{"k2": k2})
-	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	f.st, _ = New(Direct(f.be), both, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	data := map[string][]byte{"big": randBytes(7<<20+100, 1), "small": randBytes(1000, 2)}
 	for k, d := range data {
 		f.put(t, k, d)
@@ -77,7 +77,7 @@ func testRewrapByParts(t *testing.T, f *fixture) {
 	if err != nil || len(ups.Uploads) != 0 {
 		t.Fatalf("uploads left: %+v %v", ups.Uploads, err)
 	}
-	reader, _ := New(f.be, only2, Options{SpoolDir: t.TempDir()})
+	reader, _ := New(Direct(f.be), only2, Options{SpoolDir: t.TempDir()})
 	for k, d := range data {
 		info, rd, err := reader.Get(f.ctx, bucket, k, nil)
 		if err != nil {
@@ -122,7 +122,7 @@ func TestRewrapByPartsRace(t *testing.T) {
 	k2 := mustKey(t)
 	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": mustKey(t), "k2": k2})
 	race := &racingPartCopy{Store: f.be}
-	f.st, _ = New(race, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	f.st, _ = New(Direct(race), kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.put(t, "big", randBytes(7<<20, 1))
 	newer := randBytes(7<<20, 2)
 	race.before = func() { f.put(t, "big", newer) }

@@ -34,7 +34,7 @@ func TestRewrap(t *testing.T) {
 	only1, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1})
 	only2, _ := crypto.NewKeyring("k2", map[string][]byte{"k2": k2})
 	race := &racingCopy{Store: f.be, key: "r/race"}
-	st, _ := New(race, both, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, _ := New(Direct(race), both, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	f.st = st
 	data := map[string][]byte{"r/a": randBytes(10, 1), "r/b": randBytes(3*65536+7, 2), "r/race": randBytes(5, 3)}
 	for k, d := range data {
@@ -89,7 +89,7 @@ func TestRewrap(t *testing.T) {
 		if k == "r/race" {
 			kr = only1
 		}
-		f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir()})
+		f.st, _ = New(Direct(f.be), kr, Options{SpoolDir: t.TempDir()})
 		info, got, err := f.get(t, k, nil)
 		if err != nil || !bytes.Equal(got, d) || info.ETag == "" {
 			t.Fatalf("%s after rewrap: %v", k, err)
@@ -123,7 +123,7 @@ func TestRewrapUploadsInProgress(t *testing.T) {
 	k2, _ := crypto.GenerateKey()
 	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
 	only2, _ := crypto.NewKeyring("k2", map[string][]byte{"k2": k2})
-	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir()})
+	f.st, _ = New(Direct(f.be), both, Options{SpoolDir: t.TempDir()})
 	data := randBytes(5000, 3)
 	id := f.create(t, "up/obj")
 	e := f.part(t, f.st, "up/obj", id, 1, data)
@@ -147,7 +147,7 @@ func TestRewrapUploadsInProgress(t *testing.T) {
 	if got := run(""); len(got) != 1 || got[0].Status != RewrapDone {
 		t.Fatalf("rewrap after the completion: %+v", got)
 	}
-	f.st, _ = New(f.be, only2, Options{SpoolDir: t.TempDir()})
+	f.st, _ = New(Direct(f.be), only2, Options{SpoolDir: t.TempDir()})
 	if _, b, err := f.get(t, "up/obj", nil); err != nil || !bytes.Equal(b, data) {
 		t.Fatalf("read back with only the new key: %v", err)
 	}
@@ -178,7 +178,7 @@ func TestRewrapUploadCompletedDuringRun(t *testing.T) {
 	k1, k2 := mustKey(t), mustKey(t)
 	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
 	only2, _ := crypto.NewKeyring("k2", map[string][]byte{"k2": k2})
-	client, _ := New(f.be, both, Options{SpoolDir: t.TempDir()})
+	client, _ := New(Direct(f.be), both, Options{SpoolDir: t.TempDir()})
 	f.st = client
 	f.put(t, "a", []byte("first"))
 	data := randBytes(5000, 4)
@@ -190,7 +190,7 @@ func TestRewrapUploadCompletedDuringRun(t *testing.T) {
 			t.Error(err)
 		}
 	}}
-	rw, _ := New(hook, both, Options{SpoolDir: t.TempDir()})
+	rw, _ := New(Direct(hook), both, Options{SpoolDir: t.TempDir()})
 	got := map[string]string{}
 	if err := rw.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2", Concurrency: 1}, func(r RewrapResult) { got[r.Key] = r.Status }); err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func TestRewrapUploadCompletedDuringRun(t *testing.T) {
 	if got["a"] != RewrapDone || got["z"] != RewrapDone {
 		t.Fatalf("rewrap: %v", got)
 	}
-	f.st, _ = New(f.be, only2, Options{SpoolDir: t.TempDir()})
+	f.st, _ = New(Direct(f.be), only2, Options{SpoolDir: t.TempDir()})
 	if _, b, err := f.get(t, "z", nil); err != nil || !bytes.Equal(b, data) {
 		t.Fatalf("the upload completed during the run, with only the new key: %v", err)
 	}
@@ -233,10 +233,10 @@ func TestRewrapProbesTheMultipartCopy(t *testing.T) {
 	for _, c := range []lax{{partCopy: true}, {complete: true}} {
 		f := newFixture(t)
 		kr := rotationKeyring(t)
-		f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+		f.st, _ = New(Direct(f.be), kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 		f.put(t, "obj", []byte("data"))
 		c.Store = f.be
-		st, _ := New(&c, kr, Options{SpoolDir: t.TempDir()})
+		st, _ := New(Direct(&c), kr, Options{SpoolDir: t.TempDir()})
 		err := st.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2"}, func(r RewrapResult) { t.Errorf("reported %+v", r) })
 		if !errors.Is(err, ErrCopyConditionIgnored) {
 			t.Fatalf("%+v: %v, want ErrCopyConditionIgnored", c, err)

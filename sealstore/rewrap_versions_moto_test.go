@@ -27,14 +27,14 @@ func TestRewrapLeavesOlderVersionsOnMoto(t *testing.T) {
 	only1, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1})
 	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
 	only2, _ := crypto.NewKeyring("k2", map[string][]byte{"k2": k2})
-	f.st, _ = New(f.be, only1, Options{SpoolDir: t.TempDir()})
+	f.st, _ = New(Direct(f.be), only1, Options{SpoolDir: t.TempDir()})
 	d1, d2, d3 := []byte("first, single PUT"), randBytes(70000, 61), []byte("current")
 	i1 := f.put(t, "obj", d1)
 	f.completeSmall(t, "obj", d2)
 	f.completeSmall(t, "mp", d2)
 	i3 := f.put(t, "plain", d3)
 
-	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir()})
+	f.st, _ = New(Direct(f.be), both, Options{SpoolDir: t.TempDir()})
 	var got []RewrapResult
 	if err := f.st.Rewrap(f.ctx, bucket, RewrapOptions{To: "k2", NoWriters: true}, func(r RewrapResult) { got = append(got, r) }); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestRewrapLeavesOlderVersionsOnMoto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir()}) // nothing cached
+	f.st, _ = New(Direct(f.be), both, Options{SpoolDir: t.TempDir()}) // nothing cached
 	count := map[string]int{}
 	for _, e := range page.Entries {
 		count[e.Key]++
@@ -86,7 +86,7 @@ func TestRewrapLeavesOlderVersionsOnMoto(t *testing.T) {
 	}
 
 	// Only the new key: current versions read, older ones are refused.
-	f.st, _ = New(f.be, only2, Options{SpoolDir: t.TempDir()})
+	f.st, _ = New(Direct(f.be), only2, Options{SpoolDir: t.TempDir()})
 	for k, data := range want {
 		if _, r, err := f.get(t, k, nil); err != nil || !bytes.Equal(r, data) {
 			t.Errorf("current %s with only the new key: %v", k, err)

@@ -104,7 +104,7 @@ func (nopObserver) ListCache(bool)   {}
 
 // Store is the encrypting object layer. It is safe for concurrent use.
 type Store struct {
-	be    backend.Store
+	be    Backend
 	kr    *crypto.Keyring
 	opt   Options
 	log   *slog.Logger
@@ -134,8 +134,10 @@ type resolved struct {
 	checksums map[string]string // the plaintext's kept checksums; never changed once cached
 }
 
-// New returns a Store over be that wraps new data keys with kr.
-func New(be backend.Store, kr *crypto.Keyring, opt Options) (*Store, error) {
+// New returns a Store over be that wraps new data keys with kr. serve
+// gives it the retry package's store (retry.NewStore); tools and tests
+// that want no retries give it Direct(be).
+func New(be Backend, kr *crypto.Keyring, opt Options) (*Store, error) {
 	if opt.MaxObjectSize <= 0 {
 		opt.MaxObjectSize = MaxSingleObjectSize
 	}

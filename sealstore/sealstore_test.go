@@ -149,8 +149,6 @@ func TestFailedChecksPublishNothing(t *testing.T) {
 	}
 }
 
-type errReader struct{ err error }
-
 // TestBodyEndingInErrorPublishesNothing: a body that delivers exactly the
 // declared bytes and then ends in anything but a bare io.EOF (a verifying
 // reader's error that wraps io.ErrUnexpectedEOF or io.EOF, or those
@@ -176,8 +174,6 @@ func TestBodyEndingInErrorPublishesNothing(t *testing.T) {
 	}
 }
 
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }
-
 func TestContentMD5Accepted(t *testing.T) {
 	f := newFixture(t)
 	data := randBytes(1000, 3)
@@ -196,7 +192,7 @@ func TestLegacyPlaintextPassthrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.st, _ = New(f.be, f.kr, Options{SpoolDir: t.TempDir(), AllowPlaintextReads: true})
+	f.st, _ = New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir(), AllowPlaintextReads: true})
 	info, got, err := f.get(t, "old", nil)
 	if err != nil || !bytes.Equal(got, data) || info.Encrypted || info.ETag != fmt.Sprintf("%x", sum) || info.Meta["who"] != "legacy" {
 		t.Fatalf("legacy get: %+v %q %v", info, got, err)
@@ -249,7 +245,7 @@ func TestListResolvesPlaintextAndHidesInternal(t *testing.T) {
 		t.Fatalf("cached listing issued %d HEADs", n)
 	}
 	// A fresh store (e.g. after restart) resolves by HEAD, then caches.
-	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	before = f.be.heads.Load()
 	page, err = fresh.List(f.ctx, backend.ListInput{Bucket: bucket, MaxKeys: 1000, Delimiter: "/"})
 	if err != nil {
@@ -441,7 +437,7 @@ func TestBackendChecksum(t *testing.T) {
 			t.Fatalf("locked PUT: Content-MD5 %v is not the stored ciphertext's", f.be.lastMD.Load())
 		}
 	}
-	noSum, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	noSum, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	if _, err := noSum.Put(f.ctx, PutInput{Bucket: bucket, Key: "without", Body: bytes.NewReader(data), Size: int64(len(data))}); err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +468,7 @@ func TestRangedGetOfObjectOverwrittenMeanwhile(t *testing.T) {
 	oldData, newData := randBytes(200000, 21), randBytes(150000, 22)
 	f.put(t, "moving", oldData)
 	rs := &racingStore{Store: f.be}
-	racing, _ := New(rs, f.kr, Options{SpoolDir: t.TempDir()})
+	racing, _ := New(Direct(rs), f.kr, Options{SpoolDir: t.TempDir()})
 	rs.overwrite = func() { f.put(t, "moving", newData) }
 	info, rd, err := racing.Get(f.ctx, bucket, "moving", &Range{First: 70000, Last: 80000})
 	if err != nil {
@@ -531,7 +527,7 @@ func TestListAuthenticatesEntries(t *testing.T) {
 	}
 	for _, c := range cases {
 		c.opt.SpoolDir = t.TempDir()
-		fresh, _ := New(f.be, c.kr, c.opt)
+		fresh, _ := New(Direct(f.be), c.kr, c.opt)
 		for range 2 { // the second listing is served from whatever was cached
 			page, err := fresh.List(f.ctx, backend.ListInput{Bucket: bucket, MaxKeys: 1000})
 			if err != nil {

@@ -18,7 +18,7 @@ func TestDeleteEntriesKeepsSharedManifest(t *testing.T) {
 	f.enableVersioning(t)
 	keys := map[string][]byte{"k1": mustKey(t), "k2": mustKey(t), "k3": mustKey(t)}
 	kr, _ := crypto.NewKeyring("k1", keys)
-	f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir()})
+	f.st, _ = New(Direct(f.be), kr, Options{SpoolDir: t.TempDir()})
 	data := randBytes(70000, 93)
 	f.completeSmall(t, "mp", data)
 	var vids []string
@@ -43,7 +43,7 @@ func TestDeleteEntriesKeepsSharedManifest(t *testing.T) {
 	if err != nil || res[0].Code != "" {
 		t.Fatalf("delete %v %+v", err, res)
 	}
-	f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir()}) // nothing cached
+	f.st, _ = New(Direct(f.be), kr, Options{SpoolDir: t.TempDir()}) // nothing cached
 	if _, got, err := f.get(t, "mp", nil); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("the current version no longer reads after its twin was deleted in a batch: %d bytes, %v", len(got), err)
 	}
@@ -71,7 +71,7 @@ func TestRewrapByPartsSharedManifestSurvivesDelete(t *testing.T) {
 	f.enableVersioning(t)
 	k1, k2 := mustKey(t), mustKey(t)
 	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
-	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir()})
+	f.st, _ = New(Direct(f.be), both, Options{SpoolDir: t.TempDir()})
 	data := randBytes(70000, 91)
 	f.completeSmall(t, "mp", data)
 	before, err := f.be.HeadObject(f.ctx, bucket, "mp")
@@ -98,7 +98,7 @@ func TestRewrapByPartsSharedManifestSurvivesDelete(t *testing.T) {
 	if _, err := f.st.DeleteVersion(f.ctx, DeleteInput{Bucket: bucket, Key: "mp", VersionID: after.VersionID}); err != nil {
 		t.Fatal(err)
 	}
-	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir()}) // nothing cached
+	f.st, _ = New(Direct(f.be), both, Options{SpoolDir: t.TempDir()}) // nothing cached
 	got, err := f.readVersion(t, "mp", before.VersionID)
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("the version before the rewrap no longer reads after the rewrapped version was deleted: %d bytes, %v", len(got), err)
@@ -116,7 +116,7 @@ func TestSecondRewrapSharedManifestSurvivesDelete(t *testing.T) {
 	f.enableVersioning(t)
 	keys := map[string][]byte{"k1": mustKey(t), "k2": mustKey(t), "k3": mustKey(t)}
 	kr, _ := crypto.NewKeyring("k1", keys)
-	f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir()})
+	f.st, _ = New(Direct(f.be), kr, Options{SpoolDir: t.TempDir()})
 	data := randBytes(70000, 92)
 	f.completeSmall(t, "mp", data)
 	first, err := f.be.HeadObject(f.ctx, bucket, "mp")
@@ -145,7 +145,7 @@ func TestSecondRewrapSharedManifestSurvivesDelete(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f.st, _ = New(f.be, kr, Options{SpoolDir: t.TempDir()}) // nothing cached
+	f.st, _ = New(Direct(f.be), kr, Options{SpoolDir: t.TempDir()}) // nothing cached
 	_, got, err := f.get(t, "mp", nil)
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("after deleting the noncurrent versions, the current version %s no longer reads: %d bytes, %v", vids[1], len(got), err)

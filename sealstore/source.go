@@ -2,27 +2,16 @@ package sealstore
 
 import (
 	"context"
-	"io"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
 )
-
-// sourceReader is a backend (the retry package's store) that reads a copy
-// source resuming where a read broke, pinned to the version first read.
-type sourceReader interface {
-	ReadSource(ctx context.Context, in backend.GetInput, size int64) io.ReadCloser
-}
 
 // getSource opens a copy source (CopyObject, UploadPartCopy) like Get, but
 // reads its ciphertext through the backend's resuming reader when it has
 // one: a copy of many GB survives a cut connection without starting over.
 func (s *Store) getSource(ctx context.Context, in ReadInput) (ObjectInfo, *Reader, error) {
 	bucket, key, versionID, rng := in.Bucket, in.Key, in.VersionID, in.Range
-	sr, ok := s.be.(sourceReader)
-	if !ok {
-		return s.Read(ctx, in)
-	}
 	if err := CheckKey(key); err != nil {
 		return ObjectInfo{}, nil, err
 	}
@@ -55,7 +44,7 @@ func (s *Store) getSource(ctx context.Context, in ReadInput) (ObjectInfo, *Reade
 	case info.Encrypted:
 		cOff, cLen = crypto.CipherRange(info.Size, off, n)
 	}
-	body := sr.ReadSource(ctx, backend.GetInput{Bucket: bucket, Key: key,
+	body := s.be.ReadSource(ctx, backend.GetInput{Bucket: bucket, Key: key,
 		Range: &backend.ByteRange{Off: cOff, Len: cLen}, IfMatch: info.backendETag, VersionID: versionID}, cLen)
 	obj := &backend.Object{Info: bi, Body: body}
 	if rng == nil {

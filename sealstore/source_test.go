@@ -45,6 +45,7 @@ func TestCopySourceResumes(t *testing.T) {
 	fast := retry.Policy{Attempts: 4, Backoff: time.Millisecond}
 	st, err := New(retry.NewStore(cut, retry.Policies{Default: fast, Part: fast, Complete: fast, SourceRead: fast}), f.kr,
 		Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+
 	if err != nil {
 		t.Fatal(err)
 	}

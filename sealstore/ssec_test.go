@@ -215,7 +215,7 @@ func TestCustomerKeyRewrapAndVerify(t *testing.T) {
 	k1, k2 := mustKey(t), mustKey(t)
 	both, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": k1, "k2": k2})
 	only2, _ := crypto.NewKeyring("k2", map[string][]byte{"k2": k2})
-	f.st, _ = New(f.be, both, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	f.st, _ = New(Direct(f.be), both, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	ck := customerKeyOf(t, 5)
 	data := randBytes(1000, 25)
 	if _, err := f.st.Put(f.ctx, PutInput{Bucket: bucket, Key: "v/c", Body: bytes.NewReader(data), Size: int64(len(data)), CustomerKey: ck}); err != nil {
@@ -243,7 +243,7 @@ func TestCustomerKeyRewrapAndVerify(t *testing.T) {
 			t.Errorf("rewrap %s: %s %v", r.Key, r.Status, r.Err)
 		}
 	}
-	st2, _ := New(f.be, only2, Options{SpoolDir: t.TempDir()})
+	st2, _ := New(Direct(f.be), only2, Options{SpoolDir: t.TempDir()})
 	for _, key := range []string{"v/c", "v/mp"} {
 		if got, err := f.read(t, st2, ReadInput{Key: key, CustomerKey: ck}); err != nil || !bytes.Equal(got, data) {
 			t.Errorf("%s after rewrap: %v", key, err)
@@ -273,7 +273,7 @@ func TestUploadReportsBackendEncryption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st2, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()}) // another process: no cached upload
+	st2, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()}) // another process: no cached upload
 	data := randBytes(100, 26)
 	pi, err := st2.UploadPart(f.ctx, UploadPartInput{Bucket: bucket, Key: "kms", UploadID: id, PartNumber: 1,
 		Body: bytes.NewReader(data), Size: int64(len(data))})

@@ -19,7 +19,7 @@ func verifyFixture(t *testing.T) *fixture {
 	f.rewrite(t, "v/tampered", func(b []byte) []byte { b[len(b)-20] ^= 1; return b }, nil)
 	other, _ := crypto.GenerateKey()
 	kr2, _ := crypto.NewKeyring("k2", map[string][]byte{"k2": other})
-	st2, err := New(f.be, kr2, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st2, err := New(Direct(f.be), kr2, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func verifyFixture(t *testing.T) *fixture {
 
 func runVerify(t *testing.T, f *fixture, deep bool) map[string]VerifyResult {
 	t.Helper()
-	st, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()}) // cold caches
+	st, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()}) // cold caches
 	got := map[string]VerifyResult{}
 	if err := st.Verify(f.ctx, bucket, VerifyOptions{Prefix: "v/", Deep: deep}, func(r VerifyResult) {
 		if _, dup := got[r.Key]; dup {

@@ -32,7 +32,7 @@ func TestVersionMismatchRefused(t *testing.T) {
 	a := f.put(t, "k", []byte("version A"))
 	b := f.put(t, "k", []byte("version B, current"))
 	sw := &swapAllStore{swapVersionStore{Store: f.be, asked: a.VersionID, served: b.VersionID}}
-	st, err := New(sw, f.kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(sw), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestVersionNotEchoedRefused(t *testing.T) {
 	f.enableVersioning(t)
 	a := f.put(t, "k", []byte("version A"))
 	f.put(t, "k", []byte("version B, current"))
-	st, err := New(&echolessStore{f.be}, f.kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(&echolessStore{f.be}), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestSilentVersionAnswersKeepManifestsOnMoto(t *testing.T) {
 		}
 		ids = append(ids, info.VersionID)
 	}
-	st, err := New(silentVersions{f.be}, f.kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(silentVersions{f.be}), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestSilentVersionAnswersKeepManifestsOnMoto(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A fresh store: nothing cached, the manifests are read from the bucket.
-	if f.st, err = New(f.be, f.kr, Options{SpoolDir: t.TempDir()}); err != nil {
+	if f.st, err = New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	for i, k := range []string{"k", "d"} {
@@ -93,7 +93,7 @@ func TestRefusedVersionDeleteKeepsManifestOnMoto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := New(lockedVersions{f.be}, f.kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(lockedVersions{f.be}), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -248,7 +248,7 @@ func TestGetVersionRefusesAnotherVersion(t *testing.T) {
 	f.enableVersioning(t)
 	a := f.put(t, "k", []byte("version A"))
 	b := f.put(t, "k", []byte("version B, current"))
-	st, err := New(&swapVersionStore{Store: f.be, asked: a.VersionID, served: b.VersionID}, f.kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(&swapVersionStore{Store: f.be, asked: a.VersionID, served: b.VersionID}), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestGCCommand(t *testing.T) {
 	ctx := context.Background()
 	key, _ := crypto.GenerateKey()
 	kr, _ := crypto.NewKeyring("k", map[string][]byte{"k": key})
-	st, _ := sealstore.New(be, kr, sealstore.Options{SpoolDir: t.TempDir()})
+	st, _ := sealstore.New(sealstore.Direct(be), kr, sealstore.Options{SpoolDir: t.TempDir()})
 	must := func(err error) {
 		t.Helper()
 		if err != nil {

@@ -235,7 +235,7 @@ func newAPIServer(h http.Handler, headerTimeout time.Duration, errLog *log.Logge
 // (MaxAttempts 1): every call goes through the retry package's policies,
 // which would otherwise be multiplied by the SDK's own attempts. obs, when
 // not nil, is told of every attempt (metrics).
-func openBackend(cfg *config, obs retry.Observer) (backend.Store, func(), string, error) {
+func openBackend(cfg *config, obs retry.Observer) (retry.Backend, func(), string, error) {
 	st, closeFn, name, err := openRawBackend(cfg)
 	if err != nil {
 		return nil, nil, "", err

@@ -31,7 +31,7 @@ func toolFixture(t *testing.T, fill func(ctx context.Context, be backend.Store, 
 	}
 	key, _ := crypto.GenerateKey()
 	kr, _ := crypto.NewKeyring("default", map[string][]byte{"default": key})
-	st, _ := sealstore.New(be, kr, sealstore.Options{SpoolDir: t.TempDir()})
+	st, _ := sealstore.New(sealstore.Direct(be), kr, sealstore.Options{SpoolDir: t.TempDir()})
 	ctx := context.Background()
 	if err := be.CreateBucket(ctx, "bkt"); err != nil {
 		t.Fatal(err)
