@@ -207,3 +207,14 @@ func (s *Store) partsOpen(ctx context.Context, bucket, key string, dk *crypto.Da
 	}
 	return true
 }
+
+// splitManifestKey splits a manifest's key into the object id and the backend
+// ETag it is named by.
+func splitManifestKey(mkey string) (oid []byte, name string, ok bool) {
+	dir, name, _ := strings.Cut(strings.TrimPrefix(mkey, manifestsPrefix), "/")
+	oid, err := b64url.DecodeString(dir)
+	if err != nil || len(oid) != crypto.OIDSize || name == "" {
+		return nil, "", false
+	}
+	return oid, name, true
+}
