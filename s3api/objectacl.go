@@ -42,6 +42,27 @@ func (s *Server) objectACL(req *request, bucket, key, version string) (a aclDoc,
 	return a, rec.For, true, nil
 }
 
+// targetACL is the ACL kept for the content an ACL request is about: the
+// record of the version it answers by (aclVersion), else that of the
+// version it named, else the key's, whichever was written for that
+// content; none when none was. A request on the current version by id is
+// decided by its version's record (aclDecision) while it reads by the
+// key's: both are the same content's when bound to it.
+func (s *Server) targetACL(req *request, t aclTarget) (aclDoc, bool, error) {
+	tried := map[string]bool{}
+	for _, v := range []string{t.version, req.r.URL.Query().Get("versionId"), ""} {
+		if tried[v] {
+			continue
+		}
+		tried[v] = true
+		a, kept, err := s.objectACLOfContent(req, req.key, v, t.content)
+		if err != nil || kept {
+			return a, kept, err
+		}
+	}
+	return aclDoc{}, false, nil
+}
+
 // objectACLOfContent is objectACL of the record that answers for content:
 // none when the record kept was written for other content.
 func (s *Server) objectACLOfContent(req *request, key, version, content string) (aclDoc, bool, error) {
@@ -285,7 +306,7 @@ func (s *Server) getObjectACL(req *request) error {
 	if err != nil {
 		return err
 	}
-	a, kept, err := s.objectACLOfContent(req, req.key, t.version, t.content)
+	a, kept, err := s.targetACL(req, t)
 	if err != nil {
 		return err
 	}
@@ -328,7 +349,7 @@ func (s *Server) putObjectACL(req *request) error {
 	_, flagged := docs[docObjectACLs]
 	ownerID := bo.ID
 	if flagged {
-		cur, kept, err := s.objectACLOfContent(req, req.key, t.version, t.content)
+		cur, kept, err := s.targetACL(req, t)
 		if err != nil {
 			return err
 		}

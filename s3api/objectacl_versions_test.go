@@ -64,3 +64,46 @@ func TestObjectRecordNotInheritedByOlderVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestPutObjectAclKeepsVersionOwner: bob's version made current again
+// (alice's newer version deleted by id) is still his: his PutObjectAcl
+// on it, naming its version id, is decided and applied by the record
+// kept for its content, and he stays its owner.
+func TestPutObjectAclKeepsVersionOwner(t *testing.T) {
+	srv := newTestServerWith(t, Config{Credentials: aclCredsAliceAdmin()})
+	ctx := context.Background()
+	alice, bob := sdkClient(srv.URL, "alice", "as"), sdkClient(srv.URL, "bob", "bs")
+	b, k := aws.String("bkt"), aws.String("k")
+	createBucketBobWrites(t, alice, "bkt")
+	if _, err := alice.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	v1, err := bob.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("bob's")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.PutObjectAcl(ctx, &s3.PutObjectAclInput{Bucket: b, Key: k, ACL: types.ObjectCannedACLPrivate}); err != nil {
+		t.Fatal(err)
+	}
+	v2, err := alice.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("alice's")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k, VersionId: v2.VersionId}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k, VersionId: v1.VersionId}); err != nil {
+		t.Fatalf("bob reading his version by id: %v", err)
+	}
+	if _, err := bob.PutObjectAcl(ctx, &s3.PutObjectAclInput{Bucket: b, Key: k, VersionId: v1.VersionId, ACL: types.ObjectCannedACLPrivate}); err != nil {
+		t.Fatalf("bob's PutObjectAcl on his version: %v", err)
+	}
+	if _, err := bob.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k, VersionId: v1.VersionId}); err != nil {
+		t.Errorf("bob reading his version after his own PutObjectAcl: %v", err)
+	}
+	acl, err := alice.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: b, Key: k, VersionId: v1.VersionId})
+	if err != nil || aws.ToString(acl.Owner.ID) != "b0b" {
+		t.Errorf("owner of bob's version after his PutObjectAcl: %+v, %v; want b0b", acl, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,14 +33,22 @@ import (
 // nothing else, that is a bucket just made, on a store that wants it
 // empty.
 
-// asideMarkerKey is the key of the marker upload: under BucketDocPrefix,
+// asideMarkerPrefix is where the marker upload is: under BucketDocPrefix,
 // in a folder, so that no listing of documents reads it, and hidden from
-// clients' listings of uploads (ReservedPrefix).
-const asideMarkerKey = BucketDocPrefix + "aside/marker"
+// clients' listings of uploads (ReservedPrefix). Its key names the time
+// it was made, by s3seal's clock (asideMarkerKey): a store's own
+// Initiated may say anything (moto answers one fixed date of 2010 for
+// every upload).
+const asideMarkerPrefix = BucketDocPrefix + "aside/"
+
+// asideMarkerKey is the marker's key for one made at t.
+func asideMarkerKey(t time.Time) string {
+	return asideMarkerPrefix + strconv.FormatInt(t.UnixMilli(), 10)
+}
 
 // asideMarkerAge is how long a marker stops other processes: well past a
 // store's answer to one configuration change and any clock skew between
-// s3seal and the store, which stamps the marker's time.
+// two s3seal processes.
 const asideMarkerAge = 5 * time.Minute
 
 // maxAsideEntries bounds the versions WithoutBucketDocs takes out: a
@@ -82,12 +91,13 @@ func (s *Store) WithoutBucketDocs(ctx context.Context, bucket string, change fun
 	}
 	// Other processes wait while the documents are out; without the
 	// marker they would decide by their lists.
-	marker, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: bucket, Key: asideMarkerKey})
+	markerKey := asideMarkerKey(time.Now())
+	marker, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: bucket, Key: markerKey})
 	if err != nil {
 		return false, err
 	}
 	defer func() {
-		if aerr := s.be.AbortMultipartUpload(context.WithoutCancel(ctx), bucket, asideMarkerKey, marker); aerr != nil {
+		if aerr := s.be.AbortMultipartUpload(context.WithoutCancel(ctx), bucket, markerKey, marker); aerr != nil {
 			s.log.WarnContext(ctx, "bucket documents: the marker of documents set aside could not be removed; other processes wait for it to age",
 				"bucket", bucket, "error", aerr, "age", asideMarkerAge)
 		}
@@ -141,7 +151,7 @@ func (s *Store) restoreBucketDocs(ctx context.Context, bucket string, docs map[s
 // process now (a marker younger than asideMarkerAge): the caller found
 // none, and must not take the bucket for one without an owner.
 func (s *Store) docsAside(ctx context.Context, bucket string) (bool, error) {
-	out, err := s.be.ListMultipartUploads(ctx, backend.ListUploadsInput{Bucket: bucket, Prefix: asideMarkerKey, MaxUploads: 10})
+	out, err := s.be.ListMultipartUploads(ctx, backend.ListUploadsInput{Bucket: bucket, Prefix: asideMarkerPrefix, MaxUploads: 100})
 	if backend.ErrorCode(err) == "NotImplemented" {
 		return false, nil // a store without uploads sets nothing aside either
 	}
@@ -149,7 +159,13 @@ func (s *Store) docsAside(ctx context.Context, bucket string) (bool, error) {
 		return false, err
 	}
 	for _, u := range out.Uploads {
-		if u.Key == asideMarkerKey && time.Since(u.Initiated) < asideMarkerAge {
+		ms, err := strconv.ParseInt(strings.TrimPrefix(u.Key, asideMarkerPrefix), 10, 64)
+		if err != nil || !strings.HasPrefix(u.Key, asideMarkerPrefix) {
+			continue
+		}
+		if age := time.Since(time.UnixMilli(ms)); age < asideMarkerAge {
+			// A marker from the future (another process's clock ahead)
+			// counts too: the documents may be out.
 			return true, nil
 		}
 	}

@@ -11,8 +11,8 @@ import (
 
 // TestBucketDocsSetAsideForLockConfigOnMoto: moto refuses an Object Lock
 // configuration on a bucket holding any object, s3seal's owner document
-// included. WithoutBucketDocs runs the change with the documents out and
-// puts them back, readable and not locked by the default retention the
+// included. WithoutBucketDocs runs the change with the documents out
+// (another process meanwhile waits: SlowDown) and puts them back, readable and not locked by the default retention the
 // change set (DeleteBucket still removes them); with a client object in
 // the bucket it does not run the change, and takes nothing out.
 func TestBucketDocsSetAsideForLockConfigOnMoto(t *testing.T) {
@@ -30,15 +30,23 @@ func TestBucketDocsSetAsideForLockConfigOnMoto(t *testing.T) {
 		t.Fatalf("moto took a lock configuration on a bucket holding the owner document (%v): the test proves nothing", err)
 	}
 	seen := -1
+	// Another process in front of moto, which stamps every upload with
+	// one date of 2010: it finds the marker fresh and waits.
+	other, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
+	var otherErr error
 	ran, err := f.st.WithoutBucketDocs(f.ctx, bucket, func() error {
 		seen = len(f.reservedVersions(t, ""))
+		_, otherErr = other.BucketDocs(f.ctx, bucket)
 		_, err := s3c.Forward(f.ctx, lockConf)
 		return err
 	})
+	if code := isCode(otherErr, "SlowDown"); !code {
+		t.Errorf("another process reading the documents while they were out: %v, want SlowDown", otherErr)
+	}
 	if !ran || err != nil || seen != 0 {
 		t.Fatalf("WithoutBucketDocs: ran %v, %v; the change saw %d versions, want 0", ran, err, seen)
 	}
-	fresh, _ := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	fresh, _ := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	if d, ok, err := fresh.BucketDoc(f.ctx, bucket, "owner"); !ok || err != nil || !bytes.Equal(d, owner) {
 		t.Fatalf("owner document after: %q %v %v", d, ok, err)
 	}

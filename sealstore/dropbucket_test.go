@@ -70,7 +70,7 @@ type completingStore struct {
 }
 
 func (c *completingStore) ListMultipartUploads(ctx context.Context, in backend.ListUploadsInput) (backend.ListUploadsOutput, error) {
-	if c.complete != nil && in.Prefix != asideMarkerKey {
+	if c.complete != nil && in.Prefix != asideMarkerPrefix {
 		c.complete()
 		c.complete = nil
 	}
@@ -91,7 +91,7 @@ func TestDeleteBucketRaceWithCompletion(t *testing.T) {
 			t.Errorf("completion: %v", err)
 		}
 	}}
-	st, err := New(cs, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, err := New(Direct(cs), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestDeleteBucketRaceWithCompletion(t *testing.T) {
 		t.Fatalf("DeleteBucket with an object completed meanwhile: %v", err)
 	}
 	// A fresh store: the completing one has the manifest in its cache.
-	reader, err := New(f.be, f.kr, Options{SpoolDir: t.TempDir()})
+	reader, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestDeleteBucketWriteBeforeBackendRefusal(t *testing.T) {
 	f.part(t, f.st, "inprogress", live, 1, randBytes(10, 5))
 	before := f.reservedKeys(t, ReservedPrefix)
 	ws := &writingStore{Store: f.be, write: func() { f.put(t, "late", []byte("written meanwhile")) }}
-	st, err := New(ws, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, err := New(Direct(ws), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func (protectedBucketStore) DeleteBucket(context.Context, string) error {
 // (S3 discards uploads only with their bucket).
 func TestRefusedDeleteBucketKeepsUploads(t *testing.T) {
 	f := newFixture(t)
-	st, err := New(protectedBucketStore{f.be}, f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	st, err := New(Direct(protectedBucketStore{f.be}), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
 	if err != nil {
 		t.Fatal(err)
 	}
