@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	s3policy "github.com/s3seal/s3seal/s3api/policy"
+	s3policy "github.com/s3seal/s3seal/access/policy"
 	"github.com/s3seal/s3seal/s3api/s3err"
 )
 

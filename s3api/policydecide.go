@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	s3policy "github.com/s3seal/s3seal/s3api/policy"
+	s3policy "github.com/s3seal/s3seal/access/policy"
 )
 
 // A bucket's policy is evaluated by s3seal (package policy), against the

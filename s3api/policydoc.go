@@ -6,7 +6,7 @@ import (
 
 	"github.com/gorilla/mux"
 
-	s3policy "github.com/s3seal/s3seal/s3api/policy"
+	s3policy "github.com/s3seal/s3seal/access/policy"
 	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
