@@ -51,12 +51,9 @@ func (s *Server) putBucketPolicy(req *request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.judgePolicy(req, body); err != nil {
-		return err
-	}
-	p, err := s3policy.Cached(body)
+	p, err := s.judgePolicy(req, body)
 	if err != nil {
-		return malformedPolicy(err.Error())
+		return err
 	}
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
 	if err != nil {
