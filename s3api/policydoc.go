@@ -14,7 +14,7 @@ import (
 // document, once judged (bucketpolicy.go), as the bucket's document
 // "policy" (sealstore.BucketDocs), GET ?policy gives it back as it was
 // put, DELETE ?policy removes it, and GET ?policyStatus says whether it
-// is public. authorize evaluates it (policydecide.go). Changing it is for
+// is public. authorize has package access evaluate it. Changing it is for
 // credentials marked admin, as before: the operator's ceiling.
 
 // addPolicyRoutes registers ?policy and ?policyStatus on the bucket
