@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -195,7 +196,7 @@ func parseStatement(rs map[string]json.RawMessage) (Statement, error) {
 			return st, err
 		}
 	}
-	for k := range rs {
+	for _, k := range slices.Sorted(maps.Keys(rs)) {
 		switch k {
 		case "Sid", "Effect", "Principal", "NotPrincipal", "Action", "NotAction", "Resource", "NotResource", "Condition":
 		default:
@@ -294,7 +295,10 @@ func parseConditions(raw json.RawMessage) ([]Condition, error) {
 		return nil, malformed("Conditions must be an object of operators, each an object of keys")
 	}
 	var out []Condition
-	for opName, keys := range block {
+	// In the order of their names, so that a document always reads as
+	// one policy (and one refusal).
+	for _, opName := range slices.Sorted(maps.Keys(block)) {
+		keys := block[opName]
 		c := Condition{Operator: opName}
 		name := opName
 		if rest, ok := strings.CutPrefix(name, "ForAnyValue:"); ok {
@@ -313,7 +317,8 @@ func parseConditions(raw json.RawMessage) ([]Condition, error) {
 		if len(keys) == 0 {
 			return nil, malformed("Condition %s names no key", opName)
 		}
-		for key, v := range keys {
+		for _, key := range slices.Sorted(maps.Keys(keys)) {
+			v := keys[key]
 			values, ok := conditionValues(v)
 			if !ok {
 				return nil, malformed("Invalid value for condition key %s", key)
