@@ -102,6 +102,9 @@ type Request struct {
 // Decide decides r on bucket b: Allow or Deny, with the rule that said
 // so.
 func Decide(b Bucket, r Request) Decision {
+	if r.Who.Anonymous() && NeverAnonymous(r.Op) {
+		return Decision{Effect: Deny, Reason: "S3 refuses it to anonymous callers, whatever the bucket grants"}
+	}
 	if r.Op == "GetObjectAttributes" {
 		// S3 decides it as s3:GetObject (GetObjectVersion) and
 		// s3:GetObjectAttributes both: what denies the object's reads
@@ -238,6 +241,22 @@ func aclDecision(b Bucket, r Request) Decision {
 	}
 	return Decision{}
 }
+
+// neverAnonymous are the operations S3 refuses to anonymous callers,
+// whatever a bucket's policy or ACL grants everyone.
+var neverAnonymous = map[string]bool{
+	"ListBuckets": true, "CreateBucket": true, "PutBucketAcl": true, "PutObjectAcl": true,
+	"CreateMultipartUpload": true, "CopyObject": true, "UploadPartCopy": true,
+	"PutBucketOwnershipControls": true, "DeleteBucketOwnershipControls": true, "GetBucketOwnershipControls": true,
+	"PutPublicAccessBlock": true, "DeletePublicAccessBlock": true, "GetPublicAccessBlock": true,
+}
+
+// NeverAnonymous reports whether S3 refuses op to anonymous callers
+// whatever the bucket grants: listing the buckets, creating one, changing
+// an ACL, ownership controls or the public access block, copies and
+// multipart uploads. The S3 front refuses those before anything else, in
+// S3's words for each; Decide refuses them too.
+func NeverAnonymous(op string) bool { return neverAnonymous[op] }
 
 // A service bucket belongs to a part of s3seal itself (the LFS API's
 // blobs), not to any account: its owner names the service and the one
