@@ -9,6 +9,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/s3seal/s3seal/access"
 )
 
 // Credential is one client of s3seal: the key pair it signs with, the
@@ -174,6 +176,13 @@ func (c Credential) canRead(bucket string) bool {
 
 // canWrite reports whether the client may write bucket.
 func (c Credential) canWrite(bucket string) bool { return allows(c.Write, bucket) }
+
+// lists says where c's lists name bucket itself rather than through "*":
+// the operator granted c that bucket, whoever owns it, and package access
+// lets it in as the owner's account would be (Lists).
+func (c Credential) lists(bucket string) access.Lists {
+	return access.Lists{Read: slices.Contains(c.Read, bucket), Write: slices.Contains(c.Write, bucket)}
+}
 
 func allows(list []string, bucket string) bool {
 	return slices.Contains(list, "*") || slices.Contains(list, bucket)

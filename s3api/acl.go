@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/s3seal/s3seal/access"
 	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
@@ -17,7 +18,7 @@ var (
 
 // checkACLDoc checks an AccessControlPolicy document.
 func checkACLDoc(body []byte) error {
-	var a aclDoc
+	var a access.ACL
 	if xml.Unmarshal(body, &a) != nil || a.Owner == nil || strings.TrimSpace(a.Owner.ID) == "" {
 		return s3err.New("MalformedACLError", "")
 	}

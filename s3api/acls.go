@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/s3seal/s3seal/access"
 	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
@@ -15,45 +16,34 @@ import (
 // both AccessControlPolicy documents whose grants name canonical ids and
 // groups only (a grant by e-mail address is kept as the credential it
 // names). Display names are filled in when an ACL is shown, from the
-// credentials. aclDecision (acldecision.go) reads them.
+// credentials. Package access decides by them (access.ACL, DecodeACL).
 
 // The groups S3 grants to.
 const (
-	groupAllUsers    = "http://acs.amazonaws.com/groups/global/AllUsers"
-	groupAuthUsers   = "http://acs.amazonaws.com/groups/global/AuthenticatedUsers"
+	groupAllUsers    = access.AllUsers
+	groupAuthUsers   = access.AuthenticatedUsers
 	groupLogDelivery = "http://acs.amazonaws.com/groups/s3/LogDelivery"
 )
 
-// aclGrant is one grant of an aclDoc.
-type aclGrant = struct {
-	Grantee    aclGrantee `xml:"Grantee"`
-	Permission string     `xml:"Permission"`
+func userGrant(id, perm string) access.Grant {
+	return access.Grant{Grantee: access.Grantee{Type: "CanonicalUser", ID: id}, Permission: perm}
 }
 
-func userGrant(id, perm string) aclGrant {
-	return aclGrant{Grantee: aclGrantee{Type: "CanonicalUser", ID: id}, Permission: perm}
-}
-
-func groupGrant(uri, perm string) aclGrant {
-	return aclGrant{Grantee: aclGrantee{Type: "Group", URI: uri}, Permission: perm}
+func groupGrant(uri, perm string) access.Grant {
+	return access.Grant{Grantee: access.Grantee{Type: "Group", URI: uri}, Permission: perm}
 }
 
 // newACL is an ACL owned by ownerID with grants.
-func newACL(ownerID string, grants ...aclGrant) aclDoc {
-	a := aclDoc{Grants: grants}
-	a.Owner = &struct {
-		ID          string `xml:"ID,omitempty"`
-		DisplayName string `xml:"DisplayName,omitempty"`
-	}{ID: ownerID}
-	return a
+func newACL(ownerID string, grants ...access.Grant) access.ACL {
+	return access.ACL{Owner: &access.ACLOwner{ID: ownerID}, Grants: grants}
 }
 
 // cannedGrants expands a canned ACL as S3 writes it: what the name
 // grants groups first, then the owner's FULL_CONTROL, then what it grants
 // the bucket's owner (bucketOwnerID, which the bucket-owner-* ACLs of an
 // object name).
-func cannedGrants(canned, ownerID, bucketOwnerID string) []aclGrant {
-	var g []aclGrant
+func cannedGrants(canned, ownerID, bucketOwnerID string) []access.Grant {
+	var g []access.Grant
 	switch canned {
 	case "public-read":
 		g = append(g, groupGrant(groupAllUsers, "READ"))
@@ -90,8 +80,8 @@ var grantHeaders = []struct{ header, perm string }{
 
 // headerGrants reads the x-amz-grant-* headers: each a comma-separated
 // list of id="...", uri="..." or emailAddress="..." (quotes optional).
-func (s *Server) headerGrants(h http.Header) ([]aclGrant, error) {
-	var out []aclGrant
+func (s *Server) headerGrants(h http.Header) ([]access.Grant, error) {
+	var out []access.Grant
 	for _, gh := range grantHeaders {
 		for _, v := range h.Values(gh.header) {
 			for _, item := range strings.Split(v, ",") {
@@ -104,18 +94,18 @@ func (s *Server) headerGrants(h http.Header) ([]aclGrant, error) {
 				if !ok || val == "" {
 					return nil, s3err.New("InvalidArgument", "Invalid grant: "+gh.header)
 				}
-				var g aclGrantee
+				var g access.Grantee
 				switch strings.ToLower(strings.TrimSpace(k)) {
 				case "id":
-					g = aclGrantee{Type: "CanonicalUser", ID: val}
+					g = access.Grantee{Type: "CanonicalUser", ID: val}
 				case "uri":
-					g = aclGrantee{Type: "Group", URI: val}
+					g = access.Grantee{Type: "Group", URI: val}
 				case "emailaddress":
-					g = aclGrantee{Type: "AmazonCustomerByEmail", EmailAddress: val}
+					g = access.Grantee{Type: "AmazonCustomerByEmail", EmailAddress: val}
 				default:
 					return nil, s3err.New("InvalidArgument", "Invalid grant: "+gh.header)
 				}
-				out = append(out, aclGrant{Grantee: g, Permission: gh.perm})
+				out = append(out, access.Grant{Grantee: g, Permission: gh.perm})
 			}
 		}
 	}
@@ -129,8 +119,8 @@ var knownGroups = []string{groupAllUsers, groupAuthUsers, groupLogDelivery}
 // (UnresolvableGrantByEmailAddress when none has it); an unknown canonical
 // id or group is InvalidArgument. Display names are dropped: they are
 // filled in when the ACL is shown.
-func (s *Server) resolveGrants(grants []aclGrant) ([]aclGrant, error) {
-	out := make([]aclGrant, 0, len(grants))
+func (s *Server) resolveGrants(grants []access.Grant) ([]access.Grant, error) {
+	out := make([]access.Grant, 0, len(grants))
 	for _, g := range grants {
 		gr := g.Grantee
 		switch gr.Type {
@@ -138,26 +128,26 @@ func (s *Server) resolveGrants(grants []aclGrant) ([]aclGrant, error) {
 			if _, ok := s.principalByID(gr.ID); !ok {
 				return nil, s3err.New("InvalidArgument", "Invalid id")
 			}
-			gr = aclGrantee{Type: "CanonicalUser", ID: gr.ID}
+			gr = access.Grantee{Type: "CanonicalUser", ID: gr.ID}
 		case "AmazonCustomerByEmail":
 			p, ok := s.principalByEmail(gr.EmailAddress)
 			if !ok {
 				return nil, err400("UnresolvableGrantByEmailAddress", "The e-mail address you provided does not match any account on record.")
 			}
-			gr = aclGrantee{Type: "CanonicalUser", ID: p.CanonicalID}
+			gr = access.Grantee{Type: "CanonicalUser", ID: p.CanonicalID}
 		case "Group":
 			if !slices.Contains(knownGroups, gr.URI) {
 				return nil, s3err.New("InvalidArgument", "Invalid group uri")
 			}
-			gr = aclGrantee{Type: "Group", URI: gr.URI}
+			gr = access.Grantee{Type: "Group", URI: gr.URI}
 		default:
 			return nil, s3err.New("MalformedACLError", "")
 		}
-		out = append(out, aclGrant{Grantee: gr, Permission: g.Permission})
+		out = append(out, access.Grant{Grantee: gr, Permission: g.Permission})
 	}
 	// Kept as S3 writes canned ACLs: group grants first (s3-tests
 	// compare grants in that order when a group has no display name).
-	slices.SortStableFunc(out, func(a, b aclGrant) int {
+	slices.SortStableFunc(out, func(a, b access.Grant) int {
 		return boolOrder(a.Grantee.Type != "Group") - boolOrder(b.Grantee.Type != "Group")
 	})
 	return out, nil
@@ -173,7 +163,7 @@ func boolOrder(b bool) int {
 // aclOfRequest reads the ACL a request sets, with ownerID as its owner:
 // x-amz-acl, x-amz-grant-* or (withBody) an AccessControlPolicy document,
 // one of them. set is false when the request sets none.
-func (s *Server) aclOfRequest(h http.Header, body []byte, ownerID, bucketOwnerID string, canned []string) (a aclDoc, set bool, err error) {
+func (s *Server) aclOfRequest(h http.Header, body []byte, ownerID, bucketOwnerID string, canned []string) (a access.ACL, set bool, err error) {
 	acl := strings.TrimSpace(h.Get("X-Amz-Acl"))
 	grants, err := s.headerGrants(h)
 	if err != nil {
@@ -199,7 +189,7 @@ func (s *Server) aclOfRequest(h http.Header, body []byte, ownerID, bucketOwnerID
 		if err := checkACLDoc(body); err != nil {
 			return a, false, err
 		}
-		var d aclDoc
+		var d access.ACL
 		if err := xml.Unmarshal(body, &d); err != nil {
 			return a, false, s3err.New("MalformedACLError", "")
 		}
@@ -214,20 +204,9 @@ func (s *Server) aclOfRequest(h http.Header, body []byte, ownerID, bucketOwnerID
 	return a, false, nil
 }
 
-// isPublicACL reports whether a grants anything to everyone or to every
-// authenticated user (what a public access block calls public).
-func isPublicACL(a aclDoc) bool {
-	for _, g := range a.Grants {
-		if g.Grantee.Type == "Group" && (g.Grantee.URI == groupAllUsers || g.Grantee.URI == groupAuthUsers) {
-			return true
-		}
-	}
-	return false
-}
-
 // encodeACL is a's stored (and shown) form.
-func encodeACL(a aclDoc) ([]byte, error) {
-	a.setNS()
+func encodeACL(a access.ACL) ([]byte, error) {
+	a.Xmlns = s3ns
 	b, err := xml.Marshal(a)
 	if err != nil {
 		return nil, err
@@ -235,19 +214,9 @@ func encodeACL(a aclDoc) ([]byte, error) {
 	return append([]byte(xml.Header), b...), nil
 }
 
-// decodeStoredACL reads an ACL s3seal kept; one that does not parse
-// grants nothing but to its owner (it was s3seal's own).
-func decodeStoredACL(b []byte) (aclDoc, bool) {
-	var a aclDoc
-	if xml.Unmarshal(b, &a) != nil || a.Owner == nil {
-		return aclDoc{}, false
-	}
-	return a, true
-}
-
 // shownACL is a kept ACL as answers show it: display names from the
 // credentials (the owner's kept one for an id no credential has now).
-func (s *Server) shownACL(a aclDoc, o owner) aclDoc {
+func (s *Server) shownACL(a access.ACL, o owner) access.ACL {
 	name := func(id string) string {
 		if p, ok := s.principalByID(id); ok {
 			return p.DisplayName
@@ -262,7 +231,7 @@ func (s *Server) shownACL(a aclDoc, o owner) aclDoc {
 		own.DisplayName = name(own.ID)
 		a.Owner = &own
 	}
-	grants := make([]aclGrant, len(a.Grants))
+	grants := make([]access.Grant, len(a.Grants))
 	for i, g := range a.Grants {
 		if g.Grantee.Type == "CanonicalUser" {
 			g.Grantee.DisplayName = name(g.Grantee.ID)
@@ -274,7 +243,7 @@ func (s *Server) shownACL(a aclDoc, o owner) aclDoc {
 }
 
 // writeACL answers a GET ?acl with a.
-func writeACL(req *request, a aclDoc) error {
+func writeACL(req *request, a access.ACL) error {
 	b, err := encodeACL(a)
 	if err != nil {
 		return err

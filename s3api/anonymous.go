@@ -3,32 +3,26 @@ package s3api
 import (
 	"net/http"
 
+	"github.com/s3seal/s3seal/access"
 	"github.com/s3seal/s3seal/s3api/sigv4"
 )
 
 // Anonymous requests. Off by default (Config.AllowAnonymous), an unsigned
 // request is refused as S3 refuses one where nothing is granted to
-// everyone (anonymousRefusal). On, it acts as nobody (principal{}): it is
-// in no credential's lists, so the lists do not allow it anything, and it
-// is allowed only what a bucket's ACL grants AllUsers or its policy
-// allows everyone (authorize). Never ListBuckets, CreateBucket, a change
-// of an ACL or of ownership controls, a copy or a multipart upload, which
-// S3 refuses to anonymous users whatever the bucket grants. Its body is
-// taken as sent, unsigned: a PUT's integrity rests on Content-MD5 or a
-// checksum header when the client gives one, as in S3.
-
-// anonymousNever are the operations S3 refuses to anonymous users.
-var anonymousNever = map[string]bool{
-	"ListBuckets": true, "CreateBucket": true, "PutBucketAcl": true, "PutObjectAcl": true,
-	"CreateMultipartUpload": true, "CopyObject": true, "UploadPartCopy": true,
-	"PutBucketOwnershipControls": true, "DeleteBucketOwnershipControls": true, "GetBucketOwnershipControls": true,
-	"PutPublicAccessBlock": true, "DeletePublicAccessBlock": true, "GetPublicAccessBlock": true,
-}
+// everyone (anonymousRefusal). On, it acts as nobody (the zero
+// access.Principal): it is in no credential's lists, so the lists do not
+// allow it anything, and it is allowed only what a bucket's ACL grants
+// AllUsers or its policy allows everyone (authorize). Never ListBuckets,
+// CreateBucket, a change of an ACL or of ownership controls, a copy or a
+// multipart upload (access.NeverAnonymous), which S3 refuses to anonymous
+// users whatever the bucket grants, in its words (anonymousRefusal). Its
+// body is taken as sent, unsigned: a PUT's integrity rests on Content-MD5
+// or a checksum header when the client gives one, as in S3.
 
 // serveAnonymous serves an unsigned request for op (serve's anonymous
 // branch).
 func (s *Server) serveAnonymous(w http.ResponseWriter, r *http.Request, op, bucket, key string, h handler) {
-	if !s.cfg.AllowAnonymous || anonymousNever[op] || bucket == "" {
+	if !s.cfg.AllowAnonymous || access.NeverAnonymous(op) || bucket == "" {
 		writeError(w, r, anonymousRefusal(op, r))
 		return
 	}

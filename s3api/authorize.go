@@ -1,39 +1,27 @@
 package s3api
 
 import (
-	"encoding/xml"
-
+	"github.com/s3seal/s3seal/access"
+	s3policy "github.com/s3seal/s3seal/access/policy"
 	"github.com/s3seal/s3seal/backend"
 )
 
 // Who may do what to a bucket is decided in two layers. The credential's
 // read and write lists (access.go) are the ceiling the operator set: no
-// document a client writes reaches past them. Within them, authorize
+// document a client writes reaches past them. Within them, package access
 // decides as S3 does, by what s3seal keeps for the bucket
 // (sealstore.BucketDocs): its owner, its bucket policy, its ACL grants and
-// its public access block. The store's own policy and ACLs never decide
-// for s3seal's clients: the store sees one account, s3seal's.
-//
-// The order is S3's: an explicit Deny in the bucket policy refuses; else
-// an Allow in the policy, an ACL grant, or being the bucket's owner
-// allows; else the request is refused. A bucket s3seal itself owns (the
-// LFS API's) is its alone (serviceBucket). A bucket s3seal keeps no owner for
-// (created before s3seal kept owners, or by another client of the store)
-// is decided by the lists alone, as before.
-
-// decision is what one source of rules says of a request.
-type decision int
-
-const (
-	decideNone  decision = iota // the source says nothing of the request
-	decideAllow                 // it allows the request
-	decideDeny                  // it refuses it, whatever else allows it
-)
+// its public access block, and an object's record. authorize gathers
+// those, parsed, and what the request asks (its principal, operation,
+// bucket, key, version, condition values), and renders a refusal. The
+// store's own policy and ACLs never decide for s3seal's clients: the
+// store sees one account, s3seal's.
 
 // authorize decides req, which its credential's lists allow, by the
 // bucket's documents. op is the operation's name as routes give it.
 // A bucket that does not exist is left to the operation, which answers
-// NoSuchBucket in its own words.
+// NoSuchBucket in its own words. An allow that an object's record gave
+// binds req to the content the record was kept for (request.boundTo).
 func (s *Server) authorize(req *request, op string) error {
 	if req.bucket == "" || op == "CreateBucket" {
 		return nil
@@ -41,17 +29,9 @@ func (s *Server) authorize(req *request, op string) error {
 	if _, busy := s.creating.Load(req.bucket); busy {
 		return refusedBy("the bucket is being created and has no owner yet")
 	}
-	if op == "GetObjectAttributes" {
-		// S3 decides it as s3:GetObject (GetObjectVersion) and
-		// s3:GetObjectAttributes both: what denies the object's reads
-		// denies its attributes.
-		if err := s.authorize(req, "GetObject"); err != nil {
-			return err
-		}
-	}
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
 	if backend.ErrorCode(err) == "NoSuchBucket" {
-		if req.who.isAnonymous() {
+		if req.who.Anonymous() {
 			// The operation is not run: a store that says so here and
 			// serves the bucket to the operation would let an anonymous
 			// request, which no lists bound, past every document.
@@ -62,25 +42,57 @@ func (s *Server) authorize(req *request, op string) error {
 	if err != nil {
 		return err
 	}
-	if o, ok := bucketOwnerOf(docs); ok && o.Service != "" {
-		return serviceBucket(req, op, o)
+	d := access.Decide(bucketState(docs), s.accessRequest(req, op))
+	if d.Effect != access.Allow {
+		return refusedBy(d.Reason)
 	}
-	switch s.policyDecision(req, op, docs) {
-	case decideDeny:
-		return refusedBy("the bucket policy denies it")
-	case decideAllow:
-		return nil
+	if d.BoundTo != "" {
+		req.boundTo = d.BoundTo
 	}
-	// The owner first: an allow by an object's ACL binds the request to
-	// the content its record was kept for (request.boundTo), which the
-	// bucket's owner needs not.
-	if s.ownerDecision(req, op, docs) == decideAllow {
-		return nil
+	return nil
+}
+
+// bucketState is what the bucket's documents say, parsed.
+func bucketState(docs map[string][]byte) access.Bucket {
+	var b access.Bucket
+	if o, ok := bucketOwnerOf(docs); ok {
+		b.Owner = &o
 	}
-	if s.aclDecision(req, op, docs) == decideAllow {
-		return nil
+	if d, ok := docs[docACL]; ok {
+		if a, ok := access.DecodeACL(d); ok {
+			b.ACL = &a
+		}
 	}
-	return refusedBy("neither the bucket's owner, nor allowed by its policy or ACL")
+	if d, ok := docs[docPolicy]; ok {
+		p, err := s3policy.Cached(d)
+		b.Policy, b.PolicyUnreadable = p, err != nil
+	}
+	b.Block = publicAccessBlockOf(docs)
+	_, b.ObjectRecords = docs[docObjectACLs]
+	return b
+}
+
+// accessRequest is what req asks, as package access takes it: the object
+// record is read only when an object's ACL decides, and the condition
+// values only as the policy asks for them (policyValues).
+func (s *Server) accessRequest(req *request, op string) access.Request {
+	q := req.r.URL.Query()
+	return access.Request{
+		Who:     req.who,
+		Lists:   req.cred.lists(req.bucket),
+		Op:      op,
+		Bucket:  req.bucket,
+		Key:     req.key,
+		Version: q.Has("versionId"),
+		Values:  s.policyValues(req),
+		Record: func() (access.Record, bool) {
+			a, forContent, kept, err := s.objectACL(req, req.bucket, req.key, q.Get("versionId"))
+			if err != nil || !kept {
+				return access.Record{}, false
+			}
+			return access.Record{ACL: a, For: forContent}, true
+		},
+	}
 }
 
 // The names of the documents s3seal keeps per bucket (sealstore.BucketDocs).
@@ -94,26 +106,12 @@ const (
 	docLogging           = "logging"             // BucketLoggingStatus XML
 )
 
-// publicAccessBlock is a bucket's public access block, all false when it
-// has none.
-type publicAccessBlock struct {
-	BlockPublicAcls       bool `xml:"BlockPublicAcls"`
-	IgnorePublicAcls      bool `xml:"IgnorePublicAcls"`
-	BlockPublicPolicy     bool `xml:"BlockPublicPolicy"`
-	RestrictPublicBuckets bool `xml:"RestrictPublicBuckets"`
-}
-
 // publicAccessBlockOf reads the bucket's public access block from its
-// documents. A document that does not parse blocks everything: it was
-// s3seal's own, checked when it was put.
-func publicAccessBlockOf(docs map[string][]byte) publicAccessBlock {
+// documents (access.DecodePublicAccessBlock), all false without one.
+func publicAccessBlockOf(docs map[string][]byte) access.PublicAccessBlock {
 	d, ok := docs[docPublicAccessBlock]
 	if !ok {
-		return publicAccessBlock{}
+		return access.PublicAccessBlock{}
 	}
-	var pab publicAccessBlock
-	if xml.Unmarshal(d, &pab) != nil {
-		return publicAccessBlock{true, true, true, true}
-	}
-	return pab
+	return access.DecodePublicAccessBlock(d)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/s3seal/s3seal/access"
 	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
@@ -45,9 +46,9 @@ func (s *Server) getBucketACL(req *request) error {
 	if err != nil {
 		return err
 	}
-	a, ok := aclDoc{}, false
+	a, ok := access.ACL{}, false
 	if d, there := docs[docACL]; there {
-		a, ok = decodeStoredACL(d)
+		a, ok = access.DecodeACL(d)
 	}
 	if !ok {
 		a = newACL(bo.ID, userGrant(bo.ID, "FULL_CONTROL"))
@@ -86,7 +87,7 @@ func (s *Server) putBucketACL(req *request) error {
 	if enforced && !ownerOnlyGrants(a) {
 		return s3err.New("AccessControlListNotSupported", "")
 	}
-	if isPublicACL(a) && publicAccessBlockOf(docs).BlockPublicAcls {
+	if a.Public() && publicAccessBlockOf(docs).BlockPublicAcls {
 		return refusedBy("the bucket's public access block blocks public ACLs")
 	}
 	if err := s.keepBucketACL(req, a); err != nil {
@@ -98,7 +99,7 @@ func (s *Server) putBucketACL(req *request) error {
 
 // keepBucketACL keeps a as the bucket's ACL; the default one (the owner's
 // FULL_CONTROL alone) is kept as no document.
-func (s *Server) keepBucketACL(req *request, a aclDoc) error {
+func (s *Server) keepBucketACL(req *request, a access.ACL) error {
 	if ownerOnlyGrants(a) {
 		return s.store.DeleteBucketDoc(req.r.Context(), req.bucket, docACL)
 	}
@@ -134,7 +135,7 @@ func ownershipOf(docs map[string][]byte) string {
 type publicAccessBlockDoc struct {
 	XMLName xml.Name `xml:"PublicAccessBlockConfiguration"`
 	docNS
-	publicAccessBlock
+	access.PublicAccessBlock
 }
 
 func (s *Server) getPublicAccessBlock(req *request) error {
@@ -145,7 +146,7 @@ func (s *Server) getPublicAccessBlock(req *request) error {
 	if _, ok := docs[docPublicAccessBlock]; !ok {
 		return err404("NoSuchPublicAccessBlockConfiguration", "The public access block configuration was not found")
 	}
-	doc := publicAccessBlockDoc{publicAccessBlock: publicAccessBlockOf(docs)}
+	doc := publicAccessBlockDoc{PublicAccessBlock: publicAccessBlockOf(docs)}
 	doc.setNS()
 	b, err := xml.Marshal(doc)
 	if err != nil {
@@ -169,7 +170,7 @@ func (s *Server) putPublicAccessBlock(req *request) error {
 	if _, err := s.store.BucketDocs(req.r.Context(), req.bucket); err != nil {
 		return bucketErr(err)
 	}
-	b, err := xml.Marshal(publicAccessBlockDoc{publicAccessBlock: doc.publicAccessBlock})
+	b, err := xml.Marshal(publicAccessBlockDoc{PublicAccessBlock: doc.PublicAccessBlock})
 	if err != nil {
 		return err
 	}
@@ -236,7 +237,7 @@ func (s *Server) putOwnershipControls(req *request) error {
 		return bucketErr(err)
 	}
 	setting := strings.TrimSpace(doc.Rules[0].ObjectOwnership)
-	if a, ok := decodeStoredACL(docs[docACL]); setting == "BucketOwnerEnforced" && ok && !ownerOnlyGrants(a) {
+	if a, ok := access.DecodeACL(docs[docACL]); setting == "BucketOwnerEnforced" && ok && !ownerOnlyGrants(a) {
 		return errACLWithEnforced()
 	}
 	if err := s.keepOwnership(req, setting); err != nil {

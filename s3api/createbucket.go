@@ -84,7 +84,7 @@ func (s *Server) createBucket(req *request) error {
 		}
 	}
 	plain := (acl == "" || acl == "private") && !hasGrantHeader(h)
-	if req.who.isAnonymous() {
+	if req.who.Anonymous() {
 		return refusedBy("anonymous requests may not create buckets")
 	}
 	// The ACL is s3seal's to keep (bucketacl.go), checked before the

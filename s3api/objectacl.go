@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/s3seal/s3seal/access"
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
@@ -18,7 +19,7 @@ import (
 // without it, which is every bucket whose objects only its owner writes
 // with the default ACL, reading or writing an object costs no request
 // more than before; in one with it, a read of an object reads its record
-// too (aclDecision), and a write of an object that takes the default
+// too (package access), and a write of an object that takes the default
 // removes its record.
 
 // docObjectACLs is the bucket document that says some object of the
@@ -30,14 +31,14 @@ const docObjectACLs = "object-acls"
 // (sealstore.Record.For), and whether there is one. It is the ACL of that
 // content only: a caller compares forContent with the content it acts on,
 // or binds its request to it (request.boundTo).
-func (s *Server) objectACL(req *request, bucket, key, version string) (a aclDoc, forContent string, kept bool, err error) {
+func (s *Server) objectACL(req *request, bucket, key, version string) (a access.ACL, forContent string, kept bool, err error) {
 	rec, ok, err := s.store.ObjectRecord(req.r.Context(), bucket, key, version)
 	if err != nil || !ok {
-		return aclDoc{}, "", false, err
+		return access.ACL{}, "", false, err
 	}
-	a, ok = decodeStoredACL(rec.Body)
+	a, ok = access.DecodeACL(rec.Body)
 	if !ok {
-		return aclDoc{}, "", false, s3err.New("InternalError", "The ACL s3seal kept for the object does not parse.")
+		return access.ACL{}, "", false, s3err.New("InternalError", "The ACL s3seal kept for the object does not parse.")
 	}
 	return a, rec.For, true, nil
 }
@@ -65,17 +66,17 @@ func (s *Server) targetACL(req *request, t aclTarget) (aclDoc, bool, error) {
 
 // objectACLOfContent is objectACL of the record that answers for content:
 // none when the record kept was written for other content.
-func (s *Server) objectACLOfContent(req *request, key, version, content string) (aclDoc, bool, error) {
+func (s *Server) objectACLOfContent(req *request, key, version, content string) (access.ACL, bool, error) {
 	a, forContent, kept, err := s.objectACL(req, req.bucket, key, version)
 	if err != nil || !kept || forContent != content {
-		return aclDoc{}, false, err
+		return access.ACL{}, false, err
 	}
 	return a, true, nil
 }
 
 // objectACLWrite is what a PUT, copy or upload does to its object's ACL.
 type objectACLWrite struct {
-	acl     aclDoc
+	acl     access.ACL
 	keep    bool // the ACL is not the default: keep a record
 	flagged bool // the bucket has docObjectACLs
 }
@@ -95,7 +96,7 @@ func (s *Server) objectACLOf(req *request, h http.Header) (*objectACLWrite, erro
 	}
 	bo, hasOwner := bucketOwnerOf(docs)
 	writer := req.who.CanonicalID
-	if req.who.isAnonymous() || hasOwner && ownedBy(bo, req.who) {
+	if req.who.Anonymous() || hasOwner && bo.OwnedBy(req.who) {
 		// What nobody writes, and what a credential of the owner's
 		// account writes, the bucket's owner owns.
 		writer = bo.ID
@@ -117,7 +118,7 @@ func (s *Server) objectACLOf(req *request, h http.Header) (*objectACLWrite, erro
 		writer = bo.ID
 		a = newACL(writer, userGrant(writer, "FULL_CONTROL"))
 	}
-	if set && isPublicACL(a) && publicAccessBlockOf(docs).BlockPublicAcls {
+	if set && a.Public() && publicAccessBlockOf(docs).BlockPublicAcls {
 		return nil, refusedBy("the bucket's public access block blocks public ACLs")
 	}
 	if !set {
@@ -158,7 +159,7 @@ func (w *objectACLWrite) commit(s *Server, req *request, key string, written sea
 
 // keepObjectACL keeps a as the record of key (version: as objectACL),
 // bound to content.
-func (s *Server) keepObjectACL(req *request, key, version string, a aclDoc, flagged bool, content string) error {
+func (s *Server) keepObjectACL(req *request, key, version string, a access.ACL, flagged bool, content string) error {
 	ctx := req.r.Context()
 	if !flagged {
 		if err := s.store.PutBucketDoc(ctx, req.bucket, docObjectACLs, []byte("1")); err != nil {
@@ -174,14 +175,14 @@ func (s *Server) keepObjectACL(req *request, key, version string, a aclDoc, flag
 
 // ownerOnlyGrants reports whether a grants its owner FULL_CONTROL and
 // nothing else to anyone.
-func ownerOnlyGrants(a aclDoc) bool {
+func ownerOnlyGrants(a access.ACL) bool {
 	return a.Owner != nil && len(a.Grants) == 1 && a.Grants[0].Grantee.Type == "CanonicalUser" &&
 		a.Grants[0].Grantee.ID == a.Owner.ID && a.Grants[0].Permission == "FULL_CONTROL"
 }
 
 // bucketOwnerFull reports whether a is bucket-owner-full-control's: its
 // owner's and the bucket owner's FULL_CONTROL.
-func bucketOwnerFull(a aclDoc, bucketOwnerID string) bool {
+func bucketOwnerFull(a access.ACL, bucketOwnerID string) bool {
 	if a.Owner == nil || len(a.Grants) != 2 {
 		return false
 	}
@@ -367,7 +368,7 @@ func (s *Server) putObjectACL(req *request) error {
 	if ownershipEnforcedIn(docs) && !ownerOnlyGrants(a) && !bucketOwnerFull(a, bo.ID) {
 		return s3err.New("AccessControlListNotSupported", "")
 	}
-	if isPublicACL(a) && publicAccessBlockOf(docs).BlockPublicAcls {
+	if a.Public() && publicAccessBlockOf(docs).BlockPublicAcls {
 		return refusedBy("the bucket's public access block blocks public ACLs")
 	}
 	// The records to write: the version's, and the current object's when

@@ -160,49 +160,6 @@ func TestBlockPublicPolicy(t *testing.T) {
 	putPolicy(t, c, "bkt", strings.Replace(public, `"*"`, `"arn:aws:iam::s3tenant1:root"`, 1))
 }
 
-// TestRestrictPublicBuckets: with RestrictPublicBuckets, a public
-// policy's grants reach no one outside the owner's account (here: an
-// anonymous caller); its Denies still apply.
-func TestRestrictPublicBuckets(t *testing.T) {
-	srv := newTestServerWith(t, Config{Credentials: policyCreds})
-	s := srv.Config.Handler.(*Server)
-	req := &request{r: httptest.NewRequest("GET", "/bkt/k", nil), bucket: "bkt", key: "k"}
-	docs := map[string][]byte{docPolicy: []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::bkt/*"}]}`)}
-	if got := s.policyDecision(req, "GetObject", docs); got != decideAllow {
-		t.Fatalf("a public policy without a block: %v", got)
-	}
-	docs[docPublicAccessBlock] = []byte(`<PublicAccessBlockConfiguration><RestrictPublicBuckets>true</RestrictPublicBuckets></PublicAccessBlockConfiguration>`)
-	if got := s.policyDecision(req, "GetObject", docs); got != decideNone {
-		t.Fatalf("a public policy under RestrictPublicBuckets, for an anonymous caller: %v", got)
-	}
-}
-
-// TestPolicyActions: s3seal's operations are S3's actions on S3's
-// resources, on a version where the request names one.
-func TestPolicyActions(t *testing.T) {
-	for _, tc := range []struct{ op, target, action, resource string }{
-		{"ListObjectsV2", "/bkt?list-type=2", "s3:ListBucket", "arn:aws:s3:::bkt"},
-		{"ListObjectVersions", "/bkt?versions", "s3:ListBucketVersions", "arn:aws:s3:::bkt"},
-		{"GetObject", "/bkt/a/b", "s3:GetObject", "arn:aws:s3:::bkt/a/b"},
-		{"GetObject", "/bkt/k?versionId=v1", "s3:GetObjectVersion", "arn:aws:s3:::bkt/k"},
-		{"HeadObject", "/bkt/k", "s3:GetObject", "arn:aws:s3:::bkt/k"},
-		{"DeleteObject", "/bkt/k?versionId=v1", "s3:DeleteObjectVersion", "arn:aws:s3:::bkt/k"},
-		{"PutObjectTagging", "/bkt/k?tagging", "s3:PutObjectTagging", "arn:aws:s3:::bkt/k"},
-		{"GetObjectAcl", "/bkt/k?acl&versionId=v", "s3:GetObjectVersionAcl", "arn:aws:s3:::bkt/k"},
-		{"CreateMultipartUpload", "/bkt/k?uploads", "s3:PutObject", "arn:aws:s3:::bkt/k"},
-		{"DeleteBucketCors", "/bkt?cors", "s3:PutBucketCORS", "arn:aws:s3:::bkt"},
-		{"GetPublicAccessBlock", "/bkt?publicAccessBlock", "s3:GetBucketPublicAccessBlock", "arn:aws:s3:::bkt"},
-		{"NotImplemented", "/bkt?x", "", ""},
-		{"DeleteObjects", "/bkt?delete", "", ""},
-	} {
-		bucket, key, _ := strings.Cut(strings.SplitN(strings.TrimPrefix(tc.target, "/"), "?", 2)[0], "/")
-		req := &request{r: httptest.NewRequest("GET", tc.target, nil), bucket: bucket, key: key}
-		if a, r := policyActionOf(req, tc.op); a != tc.action || r != tc.resource {
-			t.Errorf("%s %s: %s on %s, want %s on %s", tc.op, tc.target, a, r, tc.action, tc.resource)
-		}
-	}
-}
-
 // TestMissingKeyNeedsListBucket: a read of a missing key is 404 only to a
 // caller that may list the bucket for that key (s3:prefix); to others it
 // is 403, as S3 answers.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gorilla/mux"
 
-	s3policy "github.com/s3seal/s3seal/s3api/policy"
+	s3policy "github.com/s3seal/s3seal/access/policy"
 	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
@@ -14,7 +14,7 @@ import (
 // document, once judged (bucketpolicy.go), as the bucket's document
 // "policy" (sealstore.BucketDocs), GET ?policy gives it back as it was
 // put, DELETE ?policy removes it, and GET ?policyStatus says whether it
-// is public. authorize evaluates it (policydecide.go). Changing it is for
+// is public. authorize has package access evaluate it. Changing it is for
 // credentials marked admin, as before: the operator's ceiling.
 
 // addPolicyRoutes registers ?policy and ?policyStatus on the bucket
@@ -51,12 +51,9 @@ func (s *Server) putBucketPolicy(req *request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.judgePolicy(req, body); err != nil {
-		return err
-	}
-	p, err := s3policy.Cached(body)
+	p, err := s.judgePolicy(req, body)
 	if err != nil {
-		return malformedPolicy(err.Error())
+		return err
 	}
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
 	if err != nil {

@@ -3,51 +3,21 @@ package s3api
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
+
+	"github.com/s3seal/s3seal/access"
 )
 
-// A principal is who a request acts as: one of s3seal's credentials, or
-// nobody (an anonymous request).
-// The names a policy or an ACL may use for it:
+// A request acts as the principal (access.Principal) of its credential,
+// or as nobody (the zero Principal) when it is anonymous. A credential
+// names its principal:
 //
-//   - its canonical user id (64 hex digits, as S3's), the credential's
-//     canonical_id, else the SHA-256 of its access key in hex;
-//   - its account id (12 digits), the credential's account, else
-//     DefaultAccount;
-//   - its ARN, arn:aws:iam::ACCOUNT:user/ACCESS_KEY, and its account's
-//     root, arn:aws:iam::ACCOUNT:root (or the bare account id);
-//   - its access key;
-//   - its e-mail address, when the credential gives one (an ACL grant by
-//     emailAddress).
-//
-// Its display name, in ACLs and listings, is the credential's
-// display_name, else its access key.
-type principal struct {
-	AccessKey   string // "" for an anonymous request
-	CanonicalID string
-	DisplayName string
-	Account     string
-	Email       string
-}
-
-// isAnonymous reports whether p is nobody.
-func (p principal) isAnonymous() bool { return p.AccessKey == "" }
-
-// ARN is p's user ARN ("" for nobody).
-func (p principal) ARN() string {
-	if p.isAnonymous() {
-		return ""
-	}
-	return fmt.Sprintf("arn:aws:iam::%s:user/%s", p.Account, p.AccessKey)
-}
-
-// RootARN is the ARN of p's account ("" for nobody).
-func (p principal) RootARN() string {
-	if p.isAnonymous() {
-		return ""
-	}
-	return fmt.Sprintf("arn:aws:iam::%s:root", p.Account)
-}
+//   - its canonical user id: the credential's canonical_id, else the
+//     SHA-256 of its access key in hex (64 hex digits, as S3's);
+//   - its account id: the credential's account, else DefaultAccount;
+//   - its access key, and its e-mail address when the credential gives
+//     one;
+//   - its display name, in ACLs and listings: the credential's
+//     display_name, else its access key.
 
 // DefaultAccount is the account of every credential that names none:
 // the deployment's one account, as IAM users of one AWS account. Each of
@@ -60,8 +30,8 @@ func (p principal) RootARN() string {
 const DefaultAccount = "000000000000"
 
 // principal is the principal c signs as.
-func (c Credential) principal() principal {
-	p := principal{AccessKey: c.AccessKey, CanonicalID: c.CanonicalID, DisplayName: c.DisplayName,
+func (c Credential) principal() access.Principal {
+	p := access.Principal{AccessKey: c.AccessKey, CanonicalID: c.CanonicalID, DisplayName: c.DisplayName,
 		Account: c.Account, Email: c.Email}
 	if p.CanonicalID == "" {
 		sum := sha256.Sum256([]byte(c.AccessKey))

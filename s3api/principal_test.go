@@ -25,7 +25,4 @@ func TestPrincipalDefaults(t *testing.T) {
 	if c.CanonicalID != "testid" || c.DisplayName != "M. Tester" || c.Account != "123456789012" || c.Email != "t@example.com" {
 		t.Fatalf("configured names not kept: %+v", c)
 	}
-	if (principal{}).ARN() != "" || !(principal{}).isAnonymous() {
-		t.Fatal("nobody has an ARN")
-	}
 }

@@ -22,7 +22,7 @@ func refusedBy(why string) *s3err.Error {
 
 // check refuses a request the credential's read and write lists do not
 // allow on bucket.
-func (c Credential) check(need access, bucket string) error {
+func (c Credential) check(need bucketNeed, bucket string) error {
 	switch {
 	case need == accRead && !c.canRead(bucket):
 		return refusedBy(fmt.Sprintf("the credential may not read bucket %q (not in its read or write list)", bucket))

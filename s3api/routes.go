@@ -57,11 +57,11 @@ var (
 //	lifecycle.go           lifecycle rules judged as S3 does; x-amz-expiration (lifecycle_cache.go: the rules read back)
 //	bucketpolicy.go        bucket policies, judged as S3 judges them when put
 //	policydoc.go           PUT, GET, DELETE ?policy and GET ?policyStatus (kept by s3seal)
-//	policydecide.go        what a bucket policy says of a request (engine: package policy)
+//	authorize.go           the bucket's documents and the request, for package access to decide
+//	policyvalues.go        the condition keys a bucket policy asks of a request
 //	acl.go                 what S3 takes in ACL and ownership controls documents
-//	owner.go               bucket owners (ownerDecision), principals by id and e-mail
+//	owner.go               bucket owners kept and shown, service buckets claimed, principals by id and e-mail
 //	acls.go                ACLs kept by s3seal: canned, grant headers, documents, answers
-//	acldecision.go         aclDecision: ACL permissions per operation
 //	bucketacl.go           ?acl, ?publicAccessBlock and ?ownershipControls of buckets
 //	objectacl.go           object ACLs and owners (object records), ?acl of objects
 //	uploadacl.go           a multipart upload's ACL until it completes

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/s3seal/s3seal/access"
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/internal/reqid"
 	"github.com/s3seal/s3seal/s3api/s3err"
@@ -239,7 +240,7 @@ type request struct {
 	bucket, key string
 	auth        *sigv4.Result
 	cred        Credential
-	who         principal // whom the request acts as (anonymous when unsigned)
+	who         access.Principal // whom the request acts as (anonymous when unsigned)
 	// boundTo, when set, is the content the request was allowed on: the
 	// object record that allowed it was written for that content
 	// (sealstore.Record.For), and the request may act on no other
@@ -247,11 +248,11 @@ type request struct {
 	boundTo string
 }
 
-// access is what an operation needs of its bucket.
-type access int
+// bucketNeed is what an operation needs of its bucket in the credential's lists.
+type bucketNeed int
 
 const (
-	accService access = iota // no bucket (ListBuckets filters by itself)
+	accService bucketNeed = iota // no bucket (ListBuckets filters by itself)
 	accRead
 	accWrite
 )
@@ -262,7 +263,7 @@ type handler func(*request) error
 
 // serve wraps an operation with authentication, the bucket access check
 // and error rendering.
-func (s *Server) serve(op string, need access, h handler) http.HandlerFunc {
+func (s *Server) serve(op string, need bucketNeed, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		bucket, key := s.target(r)
 		ri := infoFrom(r.Context())

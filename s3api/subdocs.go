@@ -74,42 +74,6 @@ type corsDoc struct {
 	Rules []cors.Rule `xml:"CORSRule"`
 }
 
-type aclDoc struct {
-	XMLName xml.Name `xml:"AccessControlPolicy"`
-	docNS
-	Owner *struct {
-		ID          string `xml:"ID,omitempty"`
-		DisplayName string `xml:"DisplayName,omitempty"`
-	} `xml:"Owner,omitempty"`
-	Grants []struct {
-		Grantee    aclGrantee `xml:"Grantee"`
-		Permission string     `xml:"Permission"`
-	} `xml:"AccessControlList>Grant"`
-}
-
-const xsiNS = "http://www.w3.org/2001/XMLSchema-instance"
-
-// aclGrantee is a Grantee; its xsi:type is written with the "xsi" prefix
-// S3 uses, which clients look for by name.
-type aclGrantee struct {
-	Type         string `xml:"type,attr"`
-	ID           string `xml:"ID,omitempty"`
-	DisplayName  string `xml:"DisplayName,omitempty"`
-	URI          string `xml:"URI,omitempty"`
-	EmailAddress string `xml:"EmailAddress,omitempty"`
-}
-
-func (g aclGrantee) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
-	start.Attr = []xml.Attr{{Name: xml.Name{Local: "xmlns:xsi"}, Value: xsiNS}, {Name: xml.Name{Local: "xsi:type"}, Value: g.Type}}
-	type plain struct {
-		ID           string `xml:"ID,omitempty"`
-		DisplayName  string `xml:"DisplayName,omitempty"`
-		URI          string `xml:"URI,omitempty"`
-		EmailAddress string `xml:"EmailAddress,omitempty"`
-	}
-	return e.EncodeElement(plain{g.ID, g.DisplayName, g.URI, g.EmailAddress}, start)
-}
-
 // xmlNode is an element tree: a lifecycle configuration, whose schema S3
 // keeps extending (filters, size bounds, newer-version counts), is
 // re-encoded as elements and text only, not against a schema of s3seal's,

@@ -1,8 +1,11 @@
-// Package policy reads and evaluates S3 bucket policies: it has one job,
-// to say whether a policy allows, denies or says nothing of one request
-// (its principal, action, resource and condition values), as S3's policy
-// evaluation does. It knows nothing of HTTP: the caller names the action
-// and resource and answers the condition keys.
+// Package policy is the language of S3 bucket policies: it reads one, as
+// S3 judges it when it is put (Check, in S3's MalformedPolicy words) and
+// as it is kept (Parse), with one parser for both, and says whether a
+// policy allows, denies or says nothing of one request (its principal,
+// action, resource and condition values), as S3's policy evaluation does.
+// It knows nothing of HTTP: the caller names the action and resource and
+// answers the condition keys. Package access combines what it says with
+// the bucket's owner and ACLs.
 package policy
 
 import (
@@ -11,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -70,11 +74,36 @@ func (e *Error) Error() string { return e.Msg }
 
 func malformed(format string, args ...any) error { return &Error{fmt.Sprintf(format, args...)} }
 
-// Parse reads a policy document. It checks the policy's grammar (effects,
-// principals, actions, resources, condition operators and values), not
-// what it names: S3's own checks of actions and resources against the
-// bucket are the caller's.
-func Parse(doc []byte) (*Policy, error) {
+// Parse reads a policy document kept for a bucket, to evaluate it. It
+// checks the policy's grammar (effects, principals, actions, resources,
+// condition operators and values), not what it names: that was judged
+// when the policy was put (Check), against the names of that day, and a
+// principal that names no one today is no reason to refuse the rest.
+func Parse(doc []byte) (*Policy, error) { return parse(doc, nil) }
+
+// Check reads a policy put on bucket as S3 judges one, in S3's words
+// (MalformedPolicy): Parse's grammar, and before it the document as JSON,
+// its version and what each statement names (principal names, S3's
+// actions, resources in bucket, an action on objects needing an object
+// resource). known reports whether a name is one of s3seal's access keys,
+// which an "AWS" principal may name besides "*", an account id and an
+// ARN.
+func Check(doc []byte, bucket string, known func(string) bool) (*Policy, error) {
+	return parse(doc, &judge{bucket: bucket, known: known})
+}
+
+// parse is the one reader of policy documents: Parse's, and Check's with
+// j, whose judgment comes first for every statement, then the grammar.
+func parse(doc []byte, j *judge) (*Policy, error) {
+	if j != nil {
+		doc = bytes.TrimSpace(doc)
+		if len(doc) == 0 || doc[0] != '{' {
+			return nil, malformed("Policies must be valid JSON and the first byte must be '{'")
+		}
+		if !json.Valid(doc) {
+			return nil, malformed("This policy contains invalid Json")
+		}
+	}
 	var raw struct {
 		Version   *string         `json:"Version"`
 		Statement json.RawMessage `json:"Statement"`
@@ -98,6 +127,11 @@ func Parse(doc []byte) (*Policy, error) {
 	}
 	if len(rawStmts) == 0 {
 		return nil, malformed("Could not parse the policy: Statement is empty!")
+	}
+	if j != nil {
+		if err := j.document(raw.Version, rawStmts); err != nil {
+			return nil, err
+		}
 	}
 	p := &Policy{}
 	for _, rs := range rawStmts {
@@ -162,7 +196,7 @@ func parseStatement(rs map[string]json.RawMessage) (Statement, error) {
 			return st, err
 		}
 	}
-	for k := range rs {
+	for _, k := range slices.Sorted(maps.Keys(rs)) {
 		switch k {
 		case "Sid", "Effect", "Principal", "NotPrincipal", "Action", "NotAction", "Resource", "NotResource", "Condition":
 		default:
@@ -261,7 +295,10 @@ func parseConditions(raw json.RawMessage) ([]Condition, error) {
 		return nil, malformed("Conditions must be an object of operators, each an object of keys")
 	}
 	var out []Condition
-	for opName, keys := range block {
+	// In the order of their names, so that a document always reads as
+	// one policy (and one refusal).
+	for _, opName := range slices.Sorted(maps.Keys(block)) {
+		keys := block[opName]
 		c := Condition{Operator: opName}
 		name := opName
 		if rest, ok := strings.CutPrefix(name, "ForAnyValue:"); ok {
@@ -280,7 +317,8 @@ func parseConditions(raw json.RawMessage) ([]Condition, error) {
 		if len(keys) == 0 {
 			return nil, malformed("Condition %s names no key", opName)
 		}
-		for key, v := range keys {
+		for _, key := range slices.Sorted(maps.Keys(keys)) {
+			v := keys[key]
 			values, ok := conditionValues(v)
 			if !ok {
 				return nil, malformed("Invalid value for condition key %s", key)
