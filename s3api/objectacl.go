@@ -47,9 +47,9 @@ func (s *Server) objectACL(req *request, bucket, key, version string) (a access.
 // record of the version it answers by (aclVersion), else that of the
 // version it named, else the key's, whichever was written for that
 // content; none when none was. A request on the current version by id is
-// decided by its version's record (aclDecision) while it reads by the
+// decided by its version's record (access.Decide) while it reads by the
 // key's: both are the same content's when bound to it.
-func (s *Server) targetACL(req *request, t aclTarget) (aclDoc, bool, error) {
+func (s *Server) targetACL(req *request, t aclTarget) (access.ACL, bool, error) {
 	tried := map[string]bool{}
 	for _, v := range []string{t.version, req.r.URL.Query().Get("versionId"), ""} {
 		if tried[v] {
@@ -61,7 +61,7 @@ func (s *Server) targetACL(req *request, t aclTarget) (aclDoc, bool, error) {
 			return a, kept, err
 		}
 	}
-	return aclDoc{}, false, nil
+	return access.ACL{}, false, nil
 }
 
 // objectACLOfContent is objectACL of the record that answers for content:
