@@ -59,17 +59,8 @@ func TestLFSMetricsBehindAPIKey(t *testing.T) {
 	const key, topic = "lfs-metrics-key-0123456789", "payroll-exports"
 	get := func(url string, h map[string]string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, url, nil)
-		for k, v := range h {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		code, b := lfsDo(t, http.MethodGet, url, h, nil)
+		return code, string(b)
 	}
 	for _, private := range []bool{false, true} {
 		o := sealOpts{Args: []string{"--lfs-dev-kafka", fmt.Sprintf("127.0.0.1:%d", freePort(t))}, Env: []string{"S3SEAL_LFS_API_KEY=" + key}}

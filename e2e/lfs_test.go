@@ -44,7 +44,13 @@ type envelope struct {
 
 func lfsPost(t *testing.T, url string, h map[string]string, body io.Reader) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, body)
+	return lfsDo(t, http.MethodPost, url, h, body)
+}
+
+// lfsDo sends one request with headers h and returns its status and body.
+func lfsDo(t *testing.T, method, url string, h map[string]string, body io.Reader) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, body)
 	for k, v := range h {
 		req.Header.Set(k, v)
 	}
