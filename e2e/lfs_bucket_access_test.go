@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/smithy-go"
 )
 
 // TestLFSBucketIsLFSs: the LFS bucket belongs to LFS. Two accounts whose
@@ -42,13 +40,7 @@ func TestLFSBucketIsLFSs(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := ctxT(t)
-	apiCode := func(err error) string {
-		var ae smithy.APIError
-		if errors.As(err, &ae) {
-			return ae.ErrorCode()
-		}
-		return fmt.Sprint(err)
-	}
+	codeOf := func(err error) string { c, _ := apiCode(err); return c }
 	b, k := aws.String(env.Bucket), aws.String(env.Key)
 	deny := `{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::` + env.Bucket + `/*"}]}`
 	for _, name := range []string{"alice", "bob"} {
@@ -70,7 +62,7 @@ func TestLFSBucketIsLFSs(t *testing.T) {
 				return err
 			},
 		} {
-			if err := call(); apiCode(err) != "AccessDenied" {
+			if err := call(); codeOf(err) != "AccessDenied" {
 				t.Errorf("%s's %s on the LFS bucket: %v, want AccessDenied", name, what, err)
 			}
 		}
@@ -81,7 +73,7 @@ func TestLFSBucketIsLFSs(t *testing.T) {
 	if out, err := keeper.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: b}); err != nil || len(out.Contents) != 1 {
 		t.Errorf("the named credential's listing of the LFS bucket: %v, %v; want the one blob", out, err)
 	}
-	if _, err := keeper.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: b, Policy: aws.String(deny)}); apiCode(err) != "AccessDenied" {
+	if _, err := keeper.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: b, Policy: aws.String(deny)}); codeOf(err) != "AccessDenied" {
 		t.Errorf("the named credential's PutBucketPolicy on the LFS bucket: %v, want AccessDenied", err)
 	}
 	code, body = lfsPost(t, base+"/lfs/download", nil, strings.NewReader(fmt.Sprintf(`{"bucket":%q,"key":%q,"mode":"presign"}`, env.Bucket, env.Key)))
