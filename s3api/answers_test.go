@@ -21,6 +21,12 @@ import (
 // and a body, and returns the answer with its body read.
 func doSigned(t *testing.T, method, url string, h http.Header, body string) (*http.Response, string) {
 	t.Helper()
+	return doSignedAs(t, "ak", "sk", method, url, h, body)
+}
+
+// doSignedAs is doSigned by the credential ak (secret sk).
+func doSignedAs(t *testing.T, ak, sk, method, url string, h http.Header, body string) (*http.Response, string) {
+	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	for k, v := range h {
 		req.Header[k] = v
@@ -28,7 +34,7 @@ func doSigned(t *testing.T, method, url string, h http.Header, body string) (*ht
 	sum := sha256.Sum256([]byte(body))
 	hash := hex.EncodeToString(sum[:])
 	req.Header.Set("X-Amz-Content-Sha256", hash)
-	if err := v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: "ak", SecretAccessKey: "sk"},
+	if err := v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk},
 		req, hash, "s3", "us-east-1", time.Now()); err != nil {
 		t.Fatal(err)
 	}

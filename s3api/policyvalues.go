@@ -29,9 +29,23 @@ func (s *Server) policyValues(req *request) s3policy.Values {
 	var existing url.Values
 	var existingOK bool
 	one := func(v string) ([]string, bool) { return []string{v}, true }
+	// A header or query parameter given more than once is the value the
+	// operation reads, its first: a condition must judge what the
+	// operation does (a repeated prefix= or x-amz-acl whose other value
+	// met the condition would act on the one that did not).
 	header := func(name string) ([]string, bool) {
 		v, ok := r.Header[http.CanonicalHeaderKey(name)]
-		return v, ok && len(v) > 0
+		if !ok || len(v) == 0 {
+			return nil, false
+		}
+		return v[:1], true
+	}
+	param := func(name string) ([]string, bool) {
+		v, ok := q[name]
+		if !ok || len(v) == 0 {
+			return nil, false
+		}
+		return v[:1], true
 	}
 	return func(key string) ([]string, bool) {
 		switch key {
@@ -71,11 +85,9 @@ func (s *Server) policyValues(req *request) s3policy.Values {
 			}
 			return one(req.who.AccessKey)
 		case "s3:prefix", "s3:delimiter", "s3:max-keys":
-			v, ok := q[strings.TrimPrefix(key, "s3:")]
-			return v, ok
+			return param(strings.TrimPrefix(key, "s3:"))
 		case "s3:versionid":
-			v, ok := q["versionId"]
-			return v, ok
+			return param("versionId")
 		case "s3:signatureversion":
 			if req.auth == nil {
 				return nil, false

@@ -55,6 +55,13 @@ func (j *judge) statement(rs map[string]json.RawMessage) error {
 	if *effect != "Allow" && *effect != "Deny" {
 		return malformed("Invalid effect: %s", *effect)
 	}
+	for _, name := range []string{"Resource", "NotResource", "Condition"} {
+		if hasVariable(rs[name]) {
+			// Evaluated literally, a Deny naming ${aws:username} would
+			// deny nothing: refused rather than kept to mislead.
+			return malformed("s3seal does not expand policy variables (${...}) in %s: write the values out", name)
+		}
+	}
 	pr, hasP := rs["Principal"]
 	npr, hasNP := rs["NotPrincipal"]
 	if !hasP && !hasNP {
@@ -240,3 +247,32 @@ PutLifecycleConfiguration PutMetricsConfiguration PutObject PutObjectAcl
 PutObjectLegalHold PutObjectRetention PutObjectTagging PutObjectVersionAcl
 PutObjectVersionTagging PutReplicationConfiguration ReplicateDelete
 ReplicateObject ReplicateTags RestoreObject`)
+
+// hasVariable reports whether any string in raw (a statement's element,
+// decoded) holds a policy variable, "${".
+func hasVariable(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false // the grammar refuses it
+	}
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case string:
+			return strings.Contains(v, "${")
+		case []any:
+			return slices.ContainsFunc(v, walk)
+		case map[string]any:
+			for k, e := range v {
+				if strings.Contains(k, "${") || walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
+}

@@ -29,6 +29,15 @@ func TestCheckInS3Words(t *testing.T) {
 			`{"Effect":"Allow","Principal":"nobody","Action":"s3:GetObject",` + objs + `}]}`, "Invalid principal in policy"},
 		{`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject",` + objs + `,"Condition":{"Sorts":{"k":"v"}}}]}`, "Invalid Condition type : Sorts"},
 		{`{"Statement":[{"Sid":1,"Effect":"Allow","Principal":"*","Action":"s3:GetObject",` + objs + `}]}`, "Statement IDs (SID) must be strings"},
+		// Policy variables, which s3seal would compare literally: a Deny
+		// naming one would deny nothing.
+		{`{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::bkt/${aws:username}/*"}]}`,
+			"s3seal does not expand policy variables (${...}) in Resource: write the values out"},
+		{`{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:GetObject","NotResource":["arn:aws:s3:::bkt/\u0024{aws:userid}"]}]}`,
+			"s3seal does not expand policy variables (${...}) in NotResource: write the values out"},
+		{`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::bkt",` +
+			`"Condition":{"StringLike":{"s3:prefix":["home/${aws:username}/*"]}}}]}`,
+			"s3seal does not expand policy variables (${...}) in Condition: write the values out"},
 	} {
 		_, err := Check([]byte(tc.doc), "bkt", known)
 		if !IsMalformed(err) || err.Error() != tc.msg {
