@@ -132,7 +132,7 @@ func (s *Server) resolveGrants(grants []access.Grant) ([]access.Grant, error) {
 		case "AmazonCustomerByEmail":
 			p, ok := s.principalByEmail(gr.EmailAddress)
 			if !ok {
-				return nil, err400("UnresolvableGrantByEmailAddress", "The e-mail address you provided does not match any account on record.")
+				return nil, s3err.New("UnresolvableGrantByEmailAddress", "The e-mail address you provided does not match any account on record.")
 			}
 			gr = access.Grantee{Type: "CanonicalUser", ID: p.CanonicalID}
 		case "Group":

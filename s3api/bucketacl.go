@@ -144,7 +144,7 @@ func (s *Server) getPublicAccessBlock(req *request) error {
 		return bucketErr(err)
 	}
 	if _, ok := docs[docPublicAccessBlock]; !ok {
-		return err404("NoSuchPublicAccessBlockConfiguration", "The public access block configuration was not found")
+		return s3err.New("NoSuchPublicAccessBlockConfiguration", "The public access block configuration was not found")
 	}
 	doc := publicAccessBlockDoc{PublicAccessBlock: publicAccessBlockOf(docs)}
 	doc.setNS()
@@ -190,10 +190,6 @@ func (s *Server) deletePublicAccessBlock(req *request) error {
 	}
 	req.w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-func err404(code, msg string) *s3err.Error {
-	return &s3err.Error{Code: code, StatusCode: http.StatusNotFound, Message: msg}
 }
 
 // Ownership controls are s3seal's too (document docOwnership): with

@@ -100,8 +100,7 @@ func (s *Server) addBucketDocRoutes(b *mux.Router) {
 }
 
 func errNoEncryptionConfig() error {
-	return &s3err.Error{Code: "ServerSideEncryptionConfigurationNotFoundError", StatusCode: http.StatusNotFound,
-		Message: "The server side encryption configuration was not found"}
+	return s3err.New("ServerSideEncryptionConfigurationNotFoundError", "The server side encryption configuration was not found")
 }
 
 func (s *Server) getBucketEncryption(req *request) error {

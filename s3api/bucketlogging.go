@@ -124,8 +124,7 @@ func (s *Server) putBucketLogging(req *request) error {
 		return s3err.New("AccessDenied", "")
 	}
 	if _, err := s.store.BucketDocs(ctx, target); backend.ErrorCode(err) == "NoSuchBucket" {
-		return &s3err.Error{Code: "InvalidTargetBucketForLogging", StatusCode: http.StatusBadRequest,
-			Message: "The target bucket for logging does not exist"}
+		return s3err.New("InvalidTargetBucketForLogging", "The target bucket for logging does not exist")
 	} else if err != nil {
 		return err
 	}

@@ -59,14 +59,12 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	bucket, key := s.target(r)
 	origin := r.Header.Get("Origin")
 	if origin == "" {
-		writeError(w, r, &s3err.Error{Code: "BadRequest", StatusCode: http.StatusBadRequest,
-			Message: "Insufficient information. Origin request header needed."})
+		writeError(w, r, s3err.New("BadRequest", "Insufficient information. Origin request header needed."))
 		return
 	}
 	method := r.Header.Get("Access-Control-Request-Method")
 	if !slices.Contains(cors.Methods, method) {
-		writeError(w, r, &s3err.Error{Code: "BadRequest", StatusCode: http.StatusBadRequest,
-			Message: "Invalid Access-Control-Request-Method: " + method})
+		writeError(w, r, s3err.New("BadRequest", "Invalid Access-Control-Request-Method: "+method))
 		return
 	}
 	headers, err := cors.RequestHeaders(r.Header.Get("Access-Control-Request-Headers"))
@@ -82,7 +80,8 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	forbid := func(msg, resource string) {
-		writeXML(w, http.StatusForbidden, forbiddenBody{Code: "AccessForbidden", Message: msg, Method: http.MethodOptions,
+		e := s3err.New("AccessForbidden", msg)
+		writeXML(w, e.StatusCode, forbiddenBody{Code: e.Code, Message: e.Message, Method: http.MethodOptions,
 			ResourceType: resource, RequestID: w.Header().Get("x-amz-request-id")})
 	}
 	if rules == nil {

@@ -225,9 +225,9 @@ func hasGrantHeader(h http.Header) bool {
 // AWS's words for these two end without a period (not in the table,
 // whose messages are sentences).
 func errLocationConstraint() *s3err.Error {
-	return err400("InvalidLocationConstraint", "The specified location-constraint is not valid")
+	return s3err.New("InvalidLocationConstraint", "The specified location-constraint is not valid")
 }
 
 func errACLWithEnforced() *s3err.Error {
-	return err400("InvalidBucketAclWithObjectOwnership", "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting")
+	return s3err.New("InvalidBucketAclWithObjectOwnership", "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting")
 }

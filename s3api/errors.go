@@ -34,6 +34,11 @@ type errorBody struct {
 // toAPIError turns any error from the layers below into the S3 error the
 // client gets. Unknown errors become InternalError; their detail goes to
 // the log, not to the client.
+//
+// This file is the one place an error decided by another layer passes on
+// with its own code and status (s3err.Forward): sigv4's and checksum's,
+// which carry their status, and the store's refusals. Everywhere else the
+// status is the table's (s3err.New).
 func toAPIError(err error) *s3err.Error {
 	var ae *s3err.Error
 	if errors.As(err, &ae) {
@@ -41,11 +46,13 @@ func toAPIError(err error) *s3err.Error {
 	}
 	var se *sigv4.Error
 	if errors.As(err, &se) {
-		return &s3err.Error{Code: se.Code, StatusCode: se.StatusCode, Message: se.Message, Fields: se.Fields}
+		e := s3err.Forward(se.Code, se.StatusCode, se.Message)
+		e.Fields = se.Fields
+		return e
 	}
 	var ce *checksum.Error
 	if errors.As(err, &ce) {
-		return &s3err.Error{Code: ce.Code, StatusCode: ce.StatusCode, Message: ce.Message}
+		return s3err.Forward(ce.Code, ce.StatusCode, ce.Message)
 	}
 	if backend.IsStall(err) {
 		// The store stopped answering, wherever it was read (a listing, a
@@ -54,6 +61,7 @@ func toAPIError(err error) *s3err.Error {
 	}
 	var ste *sealstore.Error
 	if errors.As(err, &ste) {
+		// sealstore's codes are s3seal's own: the table's status.
 		e := s3err.New(ste.Code, ste.Message)
 		e.CalculatedDigest = ste.CalculatedDigest
 		for _, f := range ste.Fields {
@@ -77,22 +85,22 @@ func fromBackend(be *backend.Error) *s3err.Error {
 	if ae := sizeRefusal(be); ae != nil {
 		return ae
 	}
-	switch be.Code {
+	switch code := be.Code; code {
 	case "":
 		return s3err.New("ServiceUnavailable", "The object store did not answer. Please try again.")
-	case "NotFound":
+	case "NotFound": // a HEAD's 404, which has no body to name a code
 		return s3err.New("NoSuchKey", "")
 	case "NotModified", "PreconditionFailed", "NoSuchKey", "NoSuchBucket",
 		"BucketNotEmpty", "BucketAlreadyExists", "BucketAlreadyOwnedByYou",
 		"InvalidBucketName", "NoSuchUpload", "SlowDown", "ServiceUnavailable",
 		"AccessDenied", "InvalidRange", "EntityTooSmall", "EntityTooLarge",
 		"ConditionalRequestConflict", "InvalidStorageClass", "InvalidObjectState":
-		return s3err.New(be.Code, "")
+		return s3err.New(code, "")
 	case "InvalidArgument", "KeyTooLongError", "NotImplemented":
 		// The store cannot take this key or request as the client gave
 		// it (the embedded store's limits name themselves): its words.
-		if be.StatusCode >= 400 && be.StatusCode < 500 || be.Code == "NotImplemented" {
-			return s3err.New(be.Code, be.Message)
+		if be.StatusCode >= 400 && be.StatusCode < 500 || code == "NotImplemented" {
+			return s3err.New(code, be.Message)
 		}
 	}
 	if be.StatusCode >= 500 {
@@ -107,14 +115,22 @@ func fromBackend(be *backend.Error) *s3err.Error {
 // them, whatever the store says (a store's "The specified bucket does not
 // exist" without the period, RGW's or moto's own phrasing).
 func storeRefusal(be *backend.Error) *s3err.Error {
-	if _, known := s3err.Lookup(be.Code); known && (strings.HasPrefix(be.Code, "NoSuch") || strings.HasSuffix(be.Code, "NotFoundError")) {
-		e := s3err.New(be.Code, "")
+	if e, known := s3err.Lookup(be.Code); known && (strings.HasPrefix(be.Code, "NoSuch") || strings.HasSuffix(be.Code, "NotFoundError")) {
+		status := e.StatusCode
 		if be.StatusCode > 0 {
-			e.StatusCode = be.StatusCode
+			status = be.StatusCode
 		}
-		return e
+		return s3err.Forward(be.Code, status, e.Message)
 	}
-	return &s3err.Error{Code: be.Code, StatusCode: be.StatusCode, Message: be.Message}
+	return s3err.Forward(be.Code, be.StatusCode, be.Message)
+}
+
+// storeDenial passes a store's refusal of access (a 401 or 403) on with
+// its code, in S3's words for AccessDenied and with its status: a store's
+// own words name its account and policy.
+func storeDenial(be *backend.Error) *s3err.Error {
+	d := s3err.New("AccessDenied", "")
+	return s3err.Forward(be.Code, d.StatusCode, d.Message)
 }
 
 // writeError renders err as an S3 XML error body.

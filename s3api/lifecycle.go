@@ -66,7 +66,7 @@ func (n *xmlNode) text(name string) (string, bool) {
 }
 
 // lcInvalid is S3's InvalidArgument on a lifecycle rule.
-func lcInvalid(msg string) error { return err400("InvalidArgument", msg) }
+func lcInvalid(msg string) error { return s3err.New("InvalidArgument", msg) }
 
 // parseLifecycleDate reads a rule's Date: ISO 8601, which S3 requires to
 // be midnight UTC ("'Date' must be at midnight GMT").

@@ -232,13 +232,15 @@ func (s *Server) deleteObjects(req *request) error {
 			// An empty <VersionId> names the version "", which does not
 			// exist: S3 answers that entry NoSuchVersion. Taken for "no
 			// version" it would make a delete marker (or delete the object).
-			out.Errors = append(out.Errors, deleteError{Key: o.Key, Code: "NoSuchVersion", Message: "The specified version does not exist."})
+			ae := s3err.New("NoSuchVersion", "")
+			out.Errors = append(out.Errors, deleteError{Key: o.Key, Code: ae.Code, Message: ae.Message})
 			continue
 		}
 		if vid != "" && !backend.WellFormedVersionID(vid) {
 			// A malformed id (" ", a padded id) is refused as DeleteObject
 			// refuses it: a store may read a blank one as "no version".
-			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: vid, Code: "InvalidArgument", Message: "Invalid version id specified"})
+			ae := s3err.New("InvalidArgument", "Invalid version id specified")
+			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: vid, Code: ae.Code, Message: ae.Message})
 			continue
 		}
 		cond, err := parseDeleteCondition(o.ETag, o.Size, o.LastModifiedTime)

@@ -31,7 +31,7 @@ import (
 func checkLockConfig(body []byte) ([]byte, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		// S3's words for an empty body, without a period.
-		return nil, &s3err.Error{Code: "MissingRequestBodyError", StatusCode: http.StatusBadRequest, Message: "Request Body is empty"}
+		return nil, s3err.New("MissingRequestBodyError", "Request Body is empty")
 	}
 	n, err := parseLockDoc(body, "ObjectLockConfiguration", lockConfSchema)
 	if err != nil {
@@ -58,7 +58,7 @@ func checkLockConfig(body []byte) ([]byte, error) {
 	}
 	p, err := strconv.Atoi(strings.TrimSpace(period))
 	if err != nil || p <= 0 {
-		return nil, err400("InvalidRetentionPeriod", "Default retention period must be a positive integer value.")
+		return nil, s3err.New("InvalidRetentionPeriod", "Default retention period must be a positive integer value.")
 	}
 	if (hasYears && p > maxLockYears) || (hasDays && p > maxLockYears*365) {
 		return nil, s3err.New("InvalidArgument", "Default retention period too large.")
@@ -104,8 +104,7 @@ func (s *Server) lockBucketState(req *request, sr subresource) error {
 			return versionErr(err)
 		}
 		if st != "Enabled" {
-			return &s3err.Error{Code: "InvalidBucketState", StatusCode: http.StatusConflict,
-				Message: "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration"}
+			return s3err.New("InvalidBucketState", "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration")
 		}
 	}
 	return nil
@@ -244,8 +243,7 @@ func (s *Server) retentionFromHead(req *request, in backend.RawRequest) ([]byte,
 		return nil, readErr(req.w.Header(), err, vid)
 	}
 	if info.Lock.LockMode == "" || info.Lock.RetainUntil.IsZero() {
-		return nil, &s3err.Error{Code: "NoSuchObjectLockConfiguration", StatusCode: http.StatusNotFound,
-			Message: "The specified object does not have a ObjectLock configuration."}
+		return nil, s3err.New("NoSuchObjectLockConfiguration", "The specified object does not have a ObjectLock configuration.")
 	}
 	doc := retentionDoc{Mode: info.Lock.LockMode, RetainUntilDate: info.Lock.RetainUntil.UTC().Format(time.RFC3339)}
 	doc.setNS()
@@ -267,14 +265,8 @@ func (s *Server) lockForbidsSuspend(req *request) error {
 	if on, err := s.bucketLockOn(req); err != nil || !on {
 		return nil
 	}
-	return &s3err.Error{Code: "InvalidBucketState", StatusCode: http.StatusConflict,
-		Message: "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed."}
+	return s3err.New("InvalidBucketState", "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.")
 }
-
-// lockMessage is the message a store's lock refusal is passed on with:
-// AWS's words for its own lock codes (s3err's table; the embedded store's and
-// moto's lack the period), the store's for any other.
-func lockMessage(be *backend.Error) string { return storeRefusal(be).Message }
 
 // errNoLegalHold is S3's answer to GetObjectLegalHold on a version that
 // never had one (moto answers a LegalHold without Status).

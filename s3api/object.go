@@ -249,8 +249,7 @@ func userMeta(h http.Header) (map[string]string, error) {
 		total += len(name) + len(v)
 	}
 	if total > maxMetaSize {
-		return nil, &s3err.Error{Code: "MetadataTooLarge", StatusCode: 400,
-			Message: "Your metadata headers exceed the maximum allowed metadata size"}
+		return nil, s3err.New("MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size")
 	}
 	return meta, nil
 }

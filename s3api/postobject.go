@@ -217,8 +217,8 @@ func objectURL(r *http.Request, key string) string {
 }
 
 func missingPostField(name string) *s3err.Error {
-	return &s3err.Error{Code: "InvalidArgument", StatusCode: 400,
-		Message: "Bucket POST must contain a field named '" + name + "'.  If it is specified, please check the order of the fields."}
+	return s3err.New("InvalidArgument",
+		"Bucket POST must contain a field named '"+name+"'.  If it is specified, please check the order of the fields.")
 }
 
 // rangedBody is the file of a POST: more than max bytes (max >= 0) is

@@ -141,23 +141,23 @@ func parseTagBody(body []byte, limit int) ([]tag, error) {
 func checkTags(tags []tag, limit int) error {
 	if len(tags) > limit {
 		if limit == maxObjectTags {
-			return err400("BadRequest", "Object tags cannot be greater than 10")
+			return s3err.New("BadRequest", "Object tags cannot be greater than 10")
 		}
-		return err400("InvalidTag", "Bucket tag count cannot be greater than 50")
+		return s3err.New("InvalidTag", "Bucket tag count cannot be greater than 50")
 	}
 	seen := map[string]bool{}
 	for _, t := range tags {
 		switch {
 		case !utf8.ValidString(t.Key) || !utf8.ValidString(t.Value):
-			return err400("InvalidTag", "The TagKey and TagValue you have provided must be valid UTF-8.")
+			return s3err.New("InvalidTag", "The TagKey and TagValue you have provided must be valid UTF-8.")
 		case t.Key == "" || utf8.RuneCountInString(t.Key) > maxTagKey || !tagChars(t.Key):
-			return err400("InvalidTag", "The TagKey you have provided is invalid")
+			return s3err.New("InvalidTag", "The TagKey you have provided is invalid")
 		case utf8.RuneCountInString(t.Value) > maxTagValue || !tagChars(t.Value):
-			return err400("InvalidTag", "The TagValue you have provided is invalid")
+			return s3err.New("InvalidTag", "The TagValue you have provided is invalid")
 		case strings.HasPrefix(strings.ToLower(t.Key), "aws:"):
-			return err400("InvalidTag", "Your TagKey cannot be prefixed with aws:")
+			return s3err.New("InvalidTag", "Your TagKey cannot be prefixed with aws:")
 		case seen[t.Key]:
-			return err400("InvalidTag", "Cannot provide multiple Tags with the same key")
+			return s3err.New("InvalidTag", "Cannot provide multiple Tags with the same key")
 		}
 		seen[t.Key] = true
 	}
@@ -185,10 +185,6 @@ func encodeTags(tags []tag) string {
 }
 
 // err400 is a 400 error with a code s3seal's table does not hold.
-func err400(code, msg string) *s3err.Error {
-	return &s3err.Error{Code: code, StatusCode: http.StatusBadRequest, Message: msg}
-}
-
 // copyProtection is the lock and tags of a copy: the lock headers as
 // given; the tags of x-amz-tagging with x-amz-tagging-directive REPLACE,
 // else (COPY, the default) the source's, asked from the backend, which the
@@ -291,13 +287,16 @@ func (s *Server) createLockedBucket(req *request, body []byte) error {
 
 // lockRefusal passes on the backend's refusals of what s3seal passed on
 // (a lock on a bucket without Object Lock, a malformed tag), which are
-// about the client's request; nil for any other error.
+// about the client's request, with their status (storeRefusal): AWS's
+// words for its own lock codes (s3err's table; the embedded store's and
+// moto's lack the period), the store's for any other. nil for any other
+// error.
 func lockRefusal(be *backend.Error) *s3err.Error {
 	switch be.Code {
 	case "InvalidRequest", "InvalidArgument", "InvalidTag", "MalformedXML", "BadRequest",
 		"InvalidBucketState", "ObjectLockConfigurationNotFoundError", "NoSuchObjectLockConfiguration":
 		if be.StatusCode >= 400 && be.StatusCode < 500 {
-			return &s3err.Error{Code: be.Code, StatusCode: be.StatusCode, Message: lockMessage(be)}
+			return storeRefusal(be)
 		}
 	case "NotImplemented": // the embedded store names its limit
 		return s3err.New("NotImplemented", be.Message)

@@ -20,7 +20,6 @@ const maxHeaderSection = 8192
 func (s *Server) shapeError(r *http.Request) (string, *s3err.Error) {
 	if n := headerSection(r); n > maxHeaderSection {
 		e := s3err.New("RequestHeaderSectionTooLarge", "Your request header section exceeds the maximum allowed size.")
-		e.StatusCode = http.StatusBadRequest
 		e.Fields = []sigv4.Field{{Name: "MaxSizeAllowed", Value: "8192"}}
 		return "RequestHeaderSectionTooLarge", e
 	}

@@ -216,12 +216,11 @@ func checkKMSValues(h http.Header) *s3err.Error {
 func sizeRefusal(be *backend.Error) *s3err.Error {
 	switch {
 	case be.Code == "MetadataTooLarge":
-		return &s3err.Error{Code: "MetadataTooLarge", StatusCode: 400,
-			Message: "Your metadata headers exceed the maximum allowed metadata size (the object store refused them)."}
+		return s3err.New("MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size (the object store refused them).")
 	case be.Code == "RequestHeaderSectionTooLarge" || be.Code == "RequestHeaderFieldsTooLarge" ||
 		be.StatusCode == http.StatusRequestHeaderFieldsTooLarge:
-		return &s3err.Error{Code: "RequestHeaderSectionTooLarge", StatusCode: 400,
-			Message: "Your request header section exceeds the maximum allowed size (the object store refused it)."}
+		return s3err.New("RequestHeaderSectionTooLarge",
+			"Your request header section exceeds the maximum allowed size (the object store refused it).")
 	case be.Code == "EntityTooLarge" || be.Code == "RequestEntityTooLarge" || be.StatusCode == http.StatusRequestEntityTooLarge:
 		return s3err.New("EntityTooLarge", "")
 	case be.Code == "MaxMessageLengthExceeded":

@@ -33,8 +33,8 @@ func classAndRedirect(h http.Header) (class, redirect string, err error) {
 		redirect = strings.Join(vs, ",")
 		if !strings.HasPrefix(redirect, "/") && !strings.HasPrefix(redirect, "http://") && !strings.HasPrefix(redirect, "https://") {
 			// AWS's own code for it (not in the shared table: one use).
-			return "", "", &s3err.Error{Code: "InvalidRedirectLocation", StatusCode: http.StatusBadRequest,
-				Message: "The website redirect location must have a prefix of 'http://' or 'https://' or '/'."}
+			return "", "", s3err.New("InvalidRedirectLocation",
+				"The website redirect location must have a prefix of 'http://' or 'https://' or '/'.")
 		}
 		if len(redirect) > maxRedirectLocation {
 			return "", "", s3err.New("InvalidArgument", "The length of website redirect location cannot exceed 2,048 characters.")

@@ -299,9 +299,7 @@ func forwardErr(err error) error {
 			// A store's refusal names its own account and policy (AWS:
 			// "User: arn:aws:iam::<account>:... is not authorized"):
 			// the code passes, its words do not.
-			e := s3err.New("AccessDenied", "")
-			e.Code = be.Code
-			return e
+			return storeDenial(be)
 		}
 		return storeRefusal(be)
 	}

@@ -83,12 +83,12 @@ func versionErr(err error) error {
 	if !errors.As(err, &be) {
 		return err
 	}
-	switch be.Code {
+	switch code := be.Code; code {
 	case "NoSuchVersion", "InvalidArgument", "MethodNotAllowed", "IllegalVersioningConfigurationException", "MalformedXML":
 		if be.StatusCode > 0 {
 			return storeRefusal(be)
 		}
-		return s3err.New(be.Code, be.Message)
+		return s3err.New(code, be.Message)
 	case "NotImplemented":
 		return s3err.New("NotImplemented", be.Message)
 	}

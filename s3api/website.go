@@ -3,7 +3,6 @@ package s3api
 import (
 	"encoding/xml"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -63,7 +62,7 @@ func val(p *string) string {
 }
 
 func invalidWebsite(msg string) *s3err.Error {
-	return &s3err.Error{Code: "InvalidRequest", StatusCode: http.StatusBadRequest, Message: msg}
+	return s3err.New("InvalidRequest", msg)
 }
 
 // checkWebsite judges a WebsiteConfiguration as S3 does and returns it
@@ -180,7 +179,7 @@ var absentDocs = map[string]string{
 func absentDoc(err error) *s3err.Error {
 	code := backend.ErrorCode(err)
 	if msg, ok := absentDocs[code]; ok {
-		return &s3err.Error{Code: code, StatusCode: http.StatusNotFound, Message: msg}
+		return s3err.New(code, msg)
 	}
 	return nil
 }
