@@ -35,14 +35,14 @@ func parseBucketTagBody(body []byte) ([]tag, error) {
 // have provided is invalid"); no "aws:" key, no key twice.
 func checkBucketTags(tags []tag) error {
 	if len(tags) > maxBucketTags {
-		return s3err.New("BadRequest", maxBucketTagsMsg)
+		return s3err.New(s3err.BadRequest, maxBucketTagsMsg)
 	}
 	for _, t := range tags {
 		if !utf8.ValidString(t.Key) || t.Key == "" || utf8.RuneCountInString(t.Key) > maxTagKey || !tagChars(t.Key) {
-			return s3err.New("InvalidTag", "The TagKey you have provided is invalid")
+			return s3err.New(s3err.InvalidTag, "The TagKey you have provided is invalid")
 		}
 		if !utf8.ValidString(t.Value) || utf8.RuneCountInString(t.Value) > maxTagValue || !tagChars(t.Value) {
-			return s3err.New("InvalidTag", "The TagValue you have provided is invalid")
+			return s3err.New(s3err.InvalidTag, "The TagValue you have provided is invalid")
 		}
 	}
 	return checkTags(tags, maxBucketTags)

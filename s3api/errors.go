@@ -17,12 +17,12 @@ import (
 )
 
 type errorBody struct {
-	XMLName   xml.Name `xml:"Error"`
-	Code      string   `xml:"Code"`
-	Message   string   `xml:"Message"`
-	Extra     []errExt `xml:",omitempty"`
-	Resource  string   `xml:"Resource,omitempty"`
-	RequestID string   `xml:"RequestId"`
+	XMLName   xml.Name   `xml:"Error"`
+	Code      s3err.Code `xml:"Code"`
+	Message   string     `xml:"Message"`
+	Extra     []errExt   `xml:",omitempty"`
+	Resource  string     `xml:"Resource,omitempty"`
+	RequestID string     `xml:"RequestId"`
 
 	// S3 names a bad Content-MD5 (InvalidDigest) and, on BadDigest, the
 	// digest it calculated (base64) and the one it expected (hex).
@@ -57,12 +57,12 @@ func toAPIError(err error) *s3err.Error {
 	if backend.IsStall(err) {
 		// The store stopped answering, wherever it was read (a listing, a
 		// segment of an object): what S3 answers when it is overloaded.
-		return s3err.New("ServiceUnavailable", "The object store stopped answering. Please try again.")
+		return s3err.New(s3err.ServiceUnavailable, "The object store stopped answering. Please try again.")
 	}
 	var ste *sealstore.Error
 	if errors.As(err, &ste) {
 		// sealstore's codes are s3seal's own: the table's status.
-		e := s3err.New(ste.Code, ste.Message)
+		e := s3err.New(s3err.Code(ste.Code), ste.Message)
 		e.CalculatedDigest = ste.CalculatedDigest
 		for _, f := range ste.Fields {
 			e.Fields = append(e.Fields, sigv4.Field{Name: f[0], Value: f[1]})
@@ -73,7 +73,7 @@ func toAPIError(err error) *s3err.Error {
 	if errors.As(err, &be) {
 		return fromBackend(be)
 	}
-	return s3err.New("InternalError", "")
+	return s3err.New(s3err.InternalError, "")
 }
 
 // fromBackend passes the backend's S3 error through when it is one a
@@ -85,28 +85,28 @@ func fromBackend(be *backend.Error) *s3err.Error {
 	if ae := sizeRefusal(be); ae != nil {
 		return ae
 	}
-	switch code := be.Code; code {
+	switch code := s3err.Code(be.Code); code {
 	case "":
-		return s3err.New("ServiceUnavailable", "The object store did not answer. Please try again.")
+		return s3err.New(s3err.ServiceUnavailable, "The object store did not answer. Please try again.")
 	case "NotFound": // a HEAD's 404, which has no body to name a code
-		return s3err.New("NoSuchKey", "")
-	case "NotModified", "PreconditionFailed", "NoSuchKey", "NoSuchBucket",
-		"BucketNotEmpty", "BucketAlreadyExists", "BucketAlreadyOwnedByYou",
-		"InvalidBucketName", "NoSuchUpload", "SlowDown", "ServiceUnavailable",
-		"AccessDenied", "InvalidRange", "EntityTooSmall", "EntityTooLarge",
-		"ConditionalRequestConflict", "InvalidStorageClass", "InvalidObjectState":
+		return s3err.New(s3err.NoSuchKey, "")
+	case s3err.NotModified, s3err.PreconditionFailed, s3err.NoSuchKey, s3err.NoSuchBucket,
+		s3err.BucketNotEmpty, s3err.BucketAlreadyExists, s3err.BucketAlreadyOwnedByYou,
+		s3err.InvalidBucketName, s3err.NoSuchUpload, s3err.SlowDown, s3err.ServiceUnavailable,
+		s3err.AccessDenied, s3err.InvalidRange, s3err.EntityTooSmall, s3err.EntityTooLarge,
+		s3err.ConditionalRequestConflict, s3err.InvalidStorageClass, s3err.InvalidObjectState:
 		return s3err.New(code, "")
-	case "InvalidArgument", "KeyTooLongError", "NotImplemented":
+	case s3err.InvalidArgument, s3err.KeyTooLongError, s3err.NotImplemented:
 		// The store cannot take this key or request as the client gave
 		// it (the embedded store's limits name themselves): its words.
-		if be.StatusCode >= 400 && be.StatusCode < 500 || code == "NotImplemented" {
+		if be.StatusCode >= 400 && be.StatusCode < 500 || code == s3err.NotImplemented {
 			return s3err.New(code, be.Message)
 		}
 	}
 	if be.StatusCode >= 500 {
-		return s3err.New("ServiceUnavailable", "The object store failed ("+be.Code+"). Please try again.")
+		return s3err.New(s3err.ServiceUnavailable, "The object store failed ("+be.Code+"). Please try again.")
 	}
-	return s3err.New("InternalError", "The object store refused the request ("+be.Code+").")
+	return s3err.New(s3err.InternalError, "The object store refused the request ("+be.Code+").")
 }
 
 // storeRefusal passes a store's 4xx refusal on with its code and status.
@@ -115,7 +115,7 @@ func fromBackend(be *backend.Error) *s3err.Error {
 // them, whatever the store says (a store's "The specified bucket does not
 // exist" without the period, RGW's or moto's own phrasing).
 func storeRefusal(be *backend.Error) *s3err.Error {
-	if e, known := s3err.Lookup(be.Code); known && (strings.HasPrefix(be.Code, "NoSuch") || strings.HasSuffix(be.Code, "NotFoundError")) {
+	if e, known := s3err.Lookup(s3err.Code(be.Code)); known && (strings.HasPrefix(be.Code, "NoSuch") || strings.HasSuffix(be.Code, "NotFoundError")) {
 		status := e.StatusCode
 		if be.StatusCode > 0 {
 			status = be.StatusCode
@@ -129,7 +129,7 @@ func storeRefusal(be *backend.Error) *s3err.Error {
 // its code, in S3's words for AccessDenied and with its status: a store's
 // own words name its account and policy.
 func storeDenial(be *backend.Error) *s3err.Error {
-	d := s3err.New("AccessDenied", "")
+	d := s3err.New(s3err.AccessDenied, "")
 	return s3err.Forward(be.Code, d.StatusCode, d.Message)
 }
 
@@ -139,7 +139,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	noteErr(r, err)
 	reqID := w.Header().Get("x-amz-request-id")
 	switch {
-	case ae.Code == "InternalError" || ae.StatusCode >= 500:
+	case ae.Code == s3err.InternalError || ae.StatusCode >= 500:
 		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "request_id", reqID, "err", err)
 	case errors.Is(err, sealstore.ErrIntegrity):
 		// An object s3seal will not serve (no s3seal metadata): the
@@ -212,9 +212,9 @@ func errExts(fs []sigv4.Field) []errExt {
 func digestFields(body *errorBody, ae *s3err.Error, h http.Header) {
 	v := h.Get("Content-Md5")
 	switch {
-	case ae.Code == "InvalidDigest":
+	case ae.Code == s3err.InvalidDigest:
 		body.ContentMD5 = v
-	case ae.Code == "BadDigest" && ae.CalculatedDigest != "":
+	case ae.Code == s3err.BadDigest && ae.CalculatedDigest != "":
 		body.CalculatedDigest = ae.CalculatedDigest
 		if b, err := base64.StdEncoding.DecodeString(v); err == nil {
 			body.ExpectedDigest = hex.EncodeToString(b)
