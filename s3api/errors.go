@@ -38,7 +38,7 @@ type errorBody struct {
 // This file is the one place an error decided by another layer passes on
 // with its own code and status (s3err.Forward): sigv4's and checksum's,
 // which carry their status, and the store's refusals. Everywhere else the
-// status is the table's (s3err.New).
+// status is the table's (s3err.New; TestErrorsFromTable).
 func toAPIError(err error) *s3err.Error {
 	var ae *s3err.Error
 	if errors.As(err, &ae) {

@@ -9,7 +9,8 @@
 // TestEveryCodeInTable holds them together). Forward is the one way a
 // code outside the table, or a status other than the table's, reaches a
 // client: an error another layer decided (the store's refusals, sigv4's
-// and checksum's errors), passed on as it came by s3api/errors.go.
+// and checksum's errors), passed on as it came by s3api/errors.go. s3api's
+// TestErrorsFromTable keeps the rest of s3api to New.
 package s3err
 
 //lint:file-ignore ST1003 a code's constant is named as S3 spells the code (InvalidBucketAclWithObjectOwnership)
