@@ -20,14 +20,14 @@ var (
 func checkACLDoc(body []byte) error {
 	var a access.ACL
 	if xml.Unmarshal(body, &a) != nil || a.Owner == nil || strings.TrimSpace(a.Owner.ID) == "" {
-		return s3err.New("MalformedACLError", "")
+		return s3err.New(s3err.MalformedACLError, "")
 	}
 	for _, g := range a.Grants {
 		gr := g.Grantee
 		named := gr.Type == "CanonicalUser" && gr.ID != "" || gr.Type == "Group" && gr.URI != "" ||
 			gr.Type == "AmazonCustomerByEmail" && gr.EmailAddress != ""
 		if !slices.Contains(aclPermissions, g.Permission) || !slices.Contains(aclGranteeType, gr.Type) || !named {
-			return s3err.New("MalformedACLError", "")
+			return s3err.New(s3err.MalformedACLError, "")
 		}
 	}
 	return nil
@@ -42,7 +42,7 @@ func checkOwnershipControls(body []byte) ([]byte, error) {
 		return nil, err
 	}
 	if len(doc.Rules) != 1 || !slices.Contains(objectOwnerships, strings.TrimSpace(doc.Rules[0].ObjectOwnership)) {
-		return nil, s3err.New("MalformedXML", "")
+		return nil, s3err.New(s3err.MalformedXML, "")
 	}
 	return nil, nil
 }

@@ -92,7 +92,7 @@ func (s *Server) headerGrants(h http.Header) ([]access.Grant, error) {
 				k, val, ok := strings.Cut(item, "=")
 				val = strings.Trim(strings.TrimSpace(val), `"`)
 				if !ok || val == "" {
-					return nil, s3err.New("InvalidArgument", "Invalid grant: "+gh.header)
+					return nil, s3err.New(s3err.InvalidArgument, "Invalid grant: "+gh.header)
 				}
 				var g access.Grantee
 				switch strings.ToLower(strings.TrimSpace(k)) {
@@ -103,7 +103,7 @@ func (s *Server) headerGrants(h http.Header) ([]access.Grant, error) {
 				case "emailaddress":
 					g = access.Grantee{Type: "AmazonCustomerByEmail", EmailAddress: val}
 				default:
-					return nil, s3err.New("InvalidArgument", "Invalid grant: "+gh.header)
+					return nil, s3err.New(s3err.InvalidArgument, "Invalid grant: "+gh.header)
 				}
 				out = append(out, access.Grant{Grantee: g, Permission: gh.perm})
 			}
@@ -126,22 +126,22 @@ func (s *Server) resolveGrants(grants []access.Grant) ([]access.Grant, error) {
 		switch gr.Type {
 		case "CanonicalUser":
 			if _, ok := s.principalByID(gr.ID); !ok {
-				return nil, s3err.New("InvalidArgument", "Invalid id")
+				return nil, s3err.New(s3err.InvalidArgument, "Invalid id")
 			}
 			gr = access.Grantee{Type: "CanonicalUser", ID: gr.ID}
 		case "AmazonCustomerByEmail":
 			p, ok := s.principalByEmail(gr.EmailAddress)
 			if !ok {
-				return nil, err400("UnresolvableGrantByEmailAddress", "The e-mail address you provided does not match any account on record.")
+				return nil, s3err.New(s3err.UnresolvableGrantByEmailAddress, "The e-mail address you provided does not match any account on record.")
 			}
 			gr = access.Grantee{Type: "CanonicalUser", ID: p.CanonicalID}
 		case "Group":
 			if !slices.Contains(knownGroups, gr.URI) {
-				return nil, s3err.New("InvalidArgument", "Invalid group uri")
+				return nil, s3err.New(s3err.InvalidArgument, "Invalid group uri")
 			}
 			gr = access.Grantee{Type: "Group", URI: gr.URI}
 		default:
-			return nil, s3err.New("MalformedACLError", "")
+			return nil, s3err.New(s3err.MalformedACLError, "")
 		}
 		out = append(out, access.Grant{Grantee: gr, Permission: g.Permission})
 	}
@@ -172,12 +172,12 @@ func (s *Server) aclOfRequest(h http.Header, body []byte, ownerID, bucketOwnerID
 	doc := len(bytes.TrimSpace(body)) > 0
 	switch {
 	case acl != "" && len(grants) > 0:
-		return a, false, s3err.New("InvalidRequest", "Specifying both Canned ACLs and Header Grants is not allowed")
+		return a, false, s3err.New(s3err.InvalidRequest, "Specifying both Canned ACLs and Header Grants is not allowed")
 	case doc && (acl != "" || len(grants) > 0):
-		return a, false, s3err.New("UnexpectedContent", "")
+		return a, false, s3err.New(s3err.UnexpectedContent, "")
 	case acl != "":
 		if !slices.Contains(canned, acl) {
-			return a, false, s3err.New("InvalidArgument", "")
+			return a, false, s3err.New(s3err.InvalidArgument, "")
 		}
 		return newACL(ownerID, cannedGrants(acl, ownerID, bucketOwnerID)...), true, nil
 	case len(grants) > 0:
@@ -191,10 +191,10 @@ func (s *Server) aclOfRequest(h http.Header, body []byte, ownerID, bucketOwnerID
 		}
 		var d access.ACL
 		if err := xml.Unmarshal(body, &d); err != nil {
-			return a, false, s3err.New("MalformedACLError", "")
+			return a, false, s3err.New(s3err.MalformedACLError, "")
 		}
 		if d.Owner.ID != ownerID {
-			return a, false, s3err.New("AccessDenied", "")
+			return a, false, s3err.New(s3err.AccessDenied, "")
 		}
 		if grants, err = s.resolveGrants(d.Grants); err != nil {
 			return a, false, err

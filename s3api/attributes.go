@@ -67,7 +67,7 @@ func (s *Server) getObjectAttributes(req *request) error {
 				continue
 			}
 			if !objectAttributeNames[name] {
-				return s3err.New("InvalidArgument", "Invalid attribute name specified.")
+				return s3err.New(s3err.InvalidArgument, "Invalid attribute name specified.")
 			}
 			want[name] = true
 		}
@@ -78,20 +78,20 @@ func (s *Server) getObjectAttributes(req *request) error {
 		if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err != nil {
 			return bucketErr(err)
 		}
-		return s3err.New("InvalidRequest", "The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty")
+		return s3err.New(s3err.InvalidRequest, "The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty")
 	}
 	maxParts, marker := 1000, 0
 	if v := req.r.Header.Get("X-Amz-Max-Parts"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return s3err.New("InvalidArgument", "Argument max-parts must be an integer between 0 and 2147483647")
+			return s3err.New(s3err.InvalidArgument, "Argument max-parts must be an integer between 0 and 2147483647")
 		}
 		maxParts = min(n, 1000)
 	}
 	if v := req.r.Header.Get("X-Amz-Part-Number-Marker"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return s3err.New("InvalidArgument", "Argument part-number-marker must be an integer between 0 and 2147483647")
+			return s3err.New(s3err.InvalidArgument, "Argument part-number-marker must be an integer between 0 and 2147483647")
 		}
 		marker = n
 	}

@@ -48,7 +48,7 @@ func readCompleteBody(req *request, limit int64) ([]byte, error) {
 	if want := req.r.Header.Get("Content-MD5"); want != "" {
 		got := md5.Sum(body)
 		if want != base64.StdEncoding.EncodeToString(got[:]) {
-			return nil, s3err.New("BadDigest", "")
+			return nil, s3err.New(s3err.BadDigest, "")
 		}
 	}
 	return body, nil
@@ -62,7 +62,7 @@ func readWholeBody(req *request, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(body)) > limit {
-		return nil, s3err.New("MaxMessageLengthExceeded", "")
+		return nil, s3err.New(s3err.MaxMessageLengthExceeded, "")
 	}
 	return body, nil
 }
@@ -73,7 +73,7 @@ func readWholeBody(req *request, limit int64) ([]byte, error) {
 func decodeXML(body []byte, v any) error {
 	dec := xml.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
-		return s3err.New("MalformedXML", "")
+		return s3err.New(s3err.MalformedXML, "")
 	}
 	for {
 		tok, err := dec.Token()
@@ -81,16 +81,16 @@ func decodeXML(body []byte, v any) error {
 			return nil
 		}
 		if err != nil {
-			return s3err.New("MalformedXML", "")
+			return s3err.New(s3err.MalformedXML, "")
 		}
 		switch t := tok.(type) {
 		case xml.Comment, xml.ProcInst:
 		case xml.CharData:
 			if strings.TrimSpace(string(t)) != "" {
-				return s3err.New("MalformedXML", "")
+				return s3err.New(s3err.MalformedXML, "")
 			}
 		default:
-			return s3err.New("MalformedXML", "")
+			return s3err.New(s3err.MalformedXML, "")
 		}
 	}
 }
@@ -106,7 +106,7 @@ func checkPayloadMode(op string, res *sigv4.Result) error {
 	switch res.PayloadMode {
 	case sigv4.StreamingSignedPayload, sigv4.StreamingSignedPayloadTrail, sigv4.StreamingUnsignedPayloadTrail:
 		if !streamingOps[op] {
-			return s3err.New("InvalidRequest", "The value of x-amz-content-sha256 header is invalid.")
+			return s3err.New(s3err.InvalidRequest, "The value of x-amz-content-sha256 header is invalid.")
 		}
 	}
 	return nil

@@ -33,7 +33,7 @@ func checkBucketName(name string) error {
 		bad = bad || strings.HasSuffix(name, sfx)
 	}
 	if bad {
-		return s3err.New("InvalidBucketName", "")
+		return s3err.New(s3err.InvalidBucketName, "")
 	}
 	return nil
 }
@@ -69,8 +69,8 @@ func (s *Server) getBucketLocation(req *request) error {
 
 // bucketErr turns a bodiless 404 on a bucket into NoSuchBucket.
 func bucketErr(err error) error {
-	if toAPIError(err).Code == "NoSuchKey" {
-		return s3err.New("NoSuchBucket", "")
+	if toAPIError(err).Code == s3err.NoSuchKey {
+		return s3err.New(s3err.NoSuchBucket, "")
 	}
 	return err
 }

@@ -71,7 +71,7 @@ func (s *Server) putBucketACL(req *request) error {
 	enforced := ownershipEnforcedIn(docs)
 	if canned := strings.TrimSpace(req.r.Header.Get("X-Amz-Acl")); enforced && (hasGrantHeader(req.r.Header) ||
 		canned != "" && canned != "private" && canned != "bucket-owner-full-control") {
-		return s3err.New("AccessControlListNotSupported", "")
+		return s3err.New(s3err.AccessControlListNotSupported, "")
 	}
 	bo, err := s.bucketOwner(req)
 	if err != nil {
@@ -82,10 +82,10 @@ func (s *Server) putBucketACL(req *request) error {
 		return err
 	}
 	if !set {
-		return s3err.New("MissingSecurityHeader", "")
+		return s3err.New(s3err.MissingSecurityHeader, "")
 	}
 	if enforced && !ownerOnlyGrants(a) {
-		return s3err.New("AccessControlListNotSupported", "")
+		return s3err.New(s3err.AccessControlListNotSupported, "")
 	}
 	if a.Public() && publicAccessBlockOf(docs).BlockPublicAcls {
 		return refusedBy("the bucket's public access block blocks public ACLs")
@@ -144,7 +144,7 @@ func (s *Server) getPublicAccessBlock(req *request) error {
 		return bucketErr(err)
 	}
 	if _, ok := docs[docPublicAccessBlock]; !ok {
-		return err404("NoSuchPublicAccessBlockConfiguration", "The public access block configuration was not found")
+		return s3err.New(s3err.NoSuchPublicAccessBlockConfiguration, "The public access block configuration was not found")
 	}
 	doc := publicAccessBlockDoc{PublicAccessBlock: publicAccessBlockOf(docs)}
 	doc.setNS()
@@ -192,10 +192,6 @@ func (s *Server) deletePublicAccessBlock(req *request) error {
 	return nil
 }
 
-func err404(code, msg string) *s3err.Error {
-	return &s3err.Error{Code: code, StatusCode: http.StatusNotFound, Message: msg}
-}
-
 // Ownership controls are s3seal's too (document docOwnership): with
 // BucketOwnerEnforced, ACLs are disabled as in S3 (a PUT of an ACL other
 // than the owner's alone is AccessControlListNotSupported). A bucket
@@ -214,7 +210,7 @@ func (s *Server) getOwnershipControls(req *request) error {
 	}
 	d, ok := docs[docOwnership]
 	if !ok {
-		return s3err.New("OwnershipControlsNotFoundError", "")
+		return s3err.New(s3err.OwnershipControlsNotFoundError, "")
 	}
 	req.w.Header().Set("Content-Type", "application/xml")
 	req.w.WriteHeader(http.StatusOK)

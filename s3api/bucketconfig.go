@@ -2,6 +2,8 @@ package s3api
 
 import (
 	"unicode/utf8"
+
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // Bucket configurations s3seal judges as S3 does before they reach the
@@ -33,14 +35,14 @@ func parseBucketTagBody(body []byte) ([]tag, error) {
 // have provided is invalid"); no "aws:" key, no key twice.
 func checkBucketTags(tags []tag) error {
 	if len(tags) > maxBucketTags {
-		return err400("BadRequest", maxBucketTagsMsg)
+		return s3err.New(s3err.BadRequest, maxBucketTagsMsg)
 	}
 	for _, t := range tags {
 		if !utf8.ValidString(t.Key) || t.Key == "" || utf8.RuneCountInString(t.Key) > maxTagKey || !tagChars(t.Key) {
-			return err400("InvalidTag", "The TagKey you have provided is invalid")
+			return s3err.New(s3err.InvalidTag, "The TagKey you have provided is invalid")
 		}
 		if !utf8.ValidString(t.Value) || utf8.RuneCountInString(t.Value) > maxTagValue || !tagChars(t.Value) {
-			return err400("InvalidTag", "The TagValue you have provided is invalid")
+			return s3err.New(s3err.InvalidTag, "The TagValue you have provided is invalid")
 		}
 	}
 	return checkTags(tags, maxBucketTags)

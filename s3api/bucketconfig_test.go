@@ -19,7 +19,7 @@ func TestBucketDocWording(t *testing.T) {
 	} {
 		be := backend.Error{Code: code, StatusCode: 404, Message: strings.TrimSuffix(want, ".")}
 		ae, ok := forwardErr(&be).(*s3err.Error)
-		if !ok || ae.Code != code || ae.StatusCode != 404 || ae.Message != want {
+		if !ok || string(ae.Code) != code || ae.StatusCode != 404 || ae.Message != want {
 			t.Errorf("forwardErr(%s) = %+v, want %q", code, ae, want)
 		}
 	}
@@ -42,7 +42,7 @@ func TestBucketDocWording(t *testing.T) {
 			t.Errorf("%v: %v", tc.tags, err)
 			continue
 		}
-		if ae, ok := err.(*s3err.Error); tc.code != "" && (!ok || ae.Code != tc.code || ae.Message != tc.msg || ae.StatusCode != 400) {
+		if ae, ok := err.(*s3err.Error); tc.code != "" && (!ok || string(ae.Code) != tc.code || ae.Message != tc.msg || ae.StatusCode != 400) {
 			t.Errorf("%v: %v, want %s %q", tc.tags[:1], err, tc.code, tc.msg)
 		}
 	}

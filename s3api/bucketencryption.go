@@ -54,7 +54,7 @@ func checkEncryptionConfig(body []byte) ([]byte, error) {
 	if err := decodeXML(body, doc); err != nil {
 		return nil, err
 	}
-	malformed := s3err.New("MalformedXML", "")
+	malformed := s3err.New(s3err.MalformedXML, "")
 	if len(doc.Rules) != 1 {
 		return nil, malformed
 	}
@@ -71,11 +71,11 @@ func checkEncryptionConfig(body []byte) ([]byte, error) {
 	r.Default.SSEAlgorithm = &alg
 	if id := r.Default.KMSMasterKeyID; id != nil {
 		if alg == "AES256" {
-			return nil, s3err.New("InvalidArgument", "a KMSMasterKeyID is not applicable if the default sse algorithm is not aws:kms or aws:kms:dsse")
+			return nil, s3err.New(s3err.InvalidArgument, "a KMSMasterKeyID is not applicable if the default sse algorithm is not aws:kms or aws:kms:dsse")
 		}
 		v := strings.TrimSpace(*id)
 		if v == "" || len(v) > maxKMSKeyID {
-			return nil, s3err.New("InvalidArgument", "The KMSMasterKeyID is not a valid KMS key id.")
+			return nil, s3err.New(s3err.InvalidArgument, "The KMSMasterKeyID is not a valid KMS key id.")
 		}
 		r.Default.KMSMasterKeyID = &v
 	}
@@ -100,8 +100,7 @@ func (s *Server) addBucketDocRoutes(b *mux.Router) {
 }
 
 func errNoEncryptionConfig() error {
-	return &s3err.Error{Code: "ServerSideEncryptionConfigurationNotFoundError", StatusCode: http.StatusNotFound,
-		Message: "The server side encryption configuration was not found"}
+	return s3err.New(s3err.ServerSideEncryptionConfigurationNotFoundError, "The server side encryption configuration was not found")
 }
 
 func (s *Server) getBucketEncryption(req *request) error {
@@ -116,7 +115,7 @@ func (s *Server) getBucketEncryption(req *request) error {
 	// is never passed on.
 	canon, err := checkEncryptionConfig(doc)
 	if err != nil {
-		return s3err.New("InternalError", "The bucket's encryption configuration does not read back.")
+		return s3err.New(s3err.InternalError, "The bucket's encryption configuration does not read back.")
 	}
 	req.w.Header().Set("Content-Type", "application/xml")
 	req.w.WriteHeader(http.StatusOK)
@@ -170,7 +169,7 @@ func (s *Server) bucketDefaultSSE(ctx context.Context, bucket string, headers *b
 	}
 	cfg := &encryptionConfig{}
 	if err := decodeXML(doc, cfg); err != nil || len(cfg.Rules) != 1 || cfg.Rules[0].Default == nil || cfg.Rules[0].Default.SSEAlgorithm == nil {
-		return s3err.New("InternalError", "The bucket's encryption configuration does not read back.")
+		return s3err.New(s3err.InternalError, "The bucket's encryption configuration does not read back.")
 	}
 	r := cfg.Rules[0]
 	headers.SSE = *r.Default.SSEAlgorithm

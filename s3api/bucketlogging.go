@@ -53,14 +53,14 @@ func checkLoggingStatus(body []byte) (*loggingStatus, []byte, error) {
 		out, err := encodeDoc(doc)
 		return doc, out, err
 	}
-	malformed := s3err.New("MalformedXML", "")
+	malformed := s3err.New(s3err.MalformedXML, "")
 	if le.TargetBucket == nil || strings.TrimSpace(*le.TargetBucket) == "" || le.TargetPrefix == nil {
 		return nil, nil, malformed
 	}
 	target := strings.TrimSpace(*le.TargetBucket)
 	le.TargetBucket = &target
 	if len(*le.TargetPrefix) > 1024 {
-		return nil, nil, s3err.New("InvalidArgument", "The TargetPrefix is longer than an object key may be.")
+		return nil, nil, s3err.New(s3err.InvalidArgument, "The TargetPrefix is longer than an object key may be.")
 	}
 	kf := le.TargetKeyFormat
 	if kf == nil {
@@ -89,7 +89,7 @@ func (s *Server) getBucketLogging(req *request) error {
 	if !ok {
 		doc, _ = encodeDoc(&loggingStatus{})
 	} else if _, doc, err = checkLoggingStatus(doc); err != nil {
-		return s3err.New("InternalError", "The bucket's logging configuration does not read back.")
+		return s3err.New(s3err.InternalError, "The bucket's logging configuration does not read back.")
 	}
 	req.w.Header().Set("Content-Type", "application/xml")
 	req.w.WriteHeader(http.StatusOK)
@@ -121,11 +121,10 @@ func (s *Server) putBucketLogging(req *request) error {
 	// A bucket outside the credential's lists is not told apart from a
 	// missing one by its answer.
 	if !req.cred.canWrite(target) {
-		return s3err.New("AccessDenied", "")
+		return s3err.New(s3err.AccessDenied, "")
 	}
 	if _, err := s.store.BucketDocs(ctx, target); backend.ErrorCode(err) == "NoSuchBucket" {
-		return &s3err.Error{Code: "InvalidTargetBucketForLogging", StatusCode: http.StatusBadRequest,
-			Message: "The target bucket for logging does not exist"}
+		return s3err.New(s3err.InvalidTargetBucketForLogging, "The target bucket for logging does not exist")
 	} else if err != nil {
 		return err
 	}

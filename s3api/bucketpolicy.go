@@ -18,7 +18,7 @@ import (
 const maxPolicyBody = 20 << 10
 
 func malformedPolicy(msg string) *s3err.Error {
-	return &s3err.Error{Code: "MalformedPolicy", StatusCode: 400, Message: msg}
+	return s3err.New(s3err.MalformedPolicy, msg)
 }
 
 // judgePolicy reads a PUT ?policy body once the bucket is known to exist

@@ -104,7 +104,7 @@ func verifyBody(req *request, body []byte) error {
 	if want := checks.exp.ContentMD5; want != nil {
 		got := md5.Sum(body)
 		if subtle.ConstantTimeCompare(want, got[:]) != 1 {
-			return s3err.New("BadDigest", "")
+			return s3err.New(s3err.BadDigest, "")
 		}
 	}
 	_, _ = checks.hasher.Write(body)

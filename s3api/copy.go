@@ -38,7 +38,7 @@ func (s *Server) copyObject(req *request) error {
 	if v := req.r.Header.Get("X-Amz-Checksum-Algorithm"); v != "" {
 		a, ok := checksum.ParseAlgorithm(v)
 		if !ok {
-			return s3err.New("InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, MD5, SHA1, SHA256, SHA512, XXHASH128, XXHASH3, XXHASH64]")
+			return s3err.New(s3err.InvalidRequest, "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, MD5, SHA1, SHA256, SHA512, XXHASH128, XXHASH3, XXHASH64]")
 		}
 		asked = a
 	}
@@ -75,7 +75,7 @@ func (s *Server) copyObject(req *request) error {
 			return err
 		}
 	default:
-		return s3err.New("InvalidArgument", "Unknown metadata directive.")
+		return s3err.New(s3err.InvalidArgument, "Unknown metadata directive.")
 	}
 	if in.Protect, err = s.copyProtection(req, srcBucket, srcKey); err != nil {
 		return err
@@ -157,14 +157,14 @@ func parseCopySource(v string) (bucket, key, versionID string, err error) {
 	}
 	dec, err := url.PathUnescape(src)
 	if err != nil || !utf8.ValidString(dec) {
-		return "", "", "", s3err.New("InvalidArgument", "Invalid copy source encoding")
+		return "", "", "", s3err.New(s3err.InvalidArgument, "Invalid copy source encoding")
 	}
 	bucket, key, _ = strings.Cut(strings.TrimPrefix(dec, "/"), "/")
 	if !validCopyBucket(bucket) {
-		return "", "", "", s3err.New("InvalidArgument", "Invalid copy source bucket name")
+		return "", "", "", s3err.New(s3err.InvalidArgument, "Invalid copy source bucket name")
 	}
 	if !validCopyKey(key) {
-		return "", "", "", s3err.New("InvalidArgument", "Invalid copy source object key")
+		return "", "", "", s3err.New(s3err.InvalidArgument, "Invalid copy source object key")
 	}
 	return bucket, key, versionID, nil
 }
@@ -185,7 +185,7 @@ func copySourceVersionID(query string) (string, error) {
 		found = true
 		dec, err := url.QueryUnescape(v)
 		if err != nil {
-			return "", s3err.New("InvalidArgument", "Invalid version id specified")
+			return "", s3err.New(s3err.InvalidArgument, "Invalid version id specified")
 		}
 		if vid, err = checkVersionID(dec); err != nil {
 			return "", err
@@ -237,17 +237,17 @@ func checkCopySource(h http.Header, src sealstore.ObjectInfo) error {
 	lm := src.LastModified.Truncate(time.Second)
 	if im := h.Get("X-Amz-Copy-Source-If-Match"); im != "" {
 		if !etagListMatches(im, src.ETag) {
-			return s3err.New("PreconditionFailed", "")
+			return s3err.New(s3err.PreconditionFailed, "")
 		}
 	} else if t, err := http.ParseTime(h.Get("X-Amz-Copy-Source-If-Unmodified-Since")); err == nil && lm.After(t) {
-		return s3err.New("PreconditionFailed", "")
+		return s3err.New(s3err.PreconditionFailed, "")
 	}
 	if inm := h.Get("X-Amz-Copy-Source-If-None-Match"); inm != "" {
 		if etagListMatches(inm, src.ETag) {
-			return s3err.New("PreconditionFailed", "")
+			return s3err.New(s3err.PreconditionFailed, "")
 		}
 	} else if t, err := http.ParseTime(h.Get("X-Amz-Copy-Source-If-Modified-Since")); err == nil && !lm.After(t) {
-		return s3err.New("PreconditionFailed", "")
+		return s3err.New(s3err.PreconditionFailed, "")
 	}
 	return nil
 }

@@ -36,12 +36,12 @@ func checkCORS(body []byte) error {
 // forbiddenBody is S3's AccessForbidden error, which names the method and
 // the kind of resource refused.
 type forbiddenBody struct {
-	XMLName      xml.Name `xml:"Error"`
-	Code         string   `xml:"Code"`
-	Message      string   `xml:"Message"`
-	Method       string   `xml:"Method"`
-	ResourceType string   `xml:"ResourceType"`
-	RequestID    string   `xml:"RequestId"`
+	XMLName      xml.Name   `xml:"Error"`
+	Code         s3err.Code `xml:"Code"`
+	Message      string     `xml:"Message"`
+	Method       string     `xml:"Method"`
+	ResourceType string     `xml:"ResourceType"`
+	RequestID    string     `xml:"RequestId"`
 }
 
 const (
@@ -59,14 +59,12 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	bucket, key := s.target(r)
 	origin := r.Header.Get("Origin")
 	if origin == "" {
-		writeError(w, r, &s3err.Error{Code: "BadRequest", StatusCode: http.StatusBadRequest,
-			Message: "Insufficient information. Origin request header needed."})
+		writeError(w, r, s3err.New(s3err.BadRequest, "Insufficient information. Origin request header needed."))
 		return
 	}
 	method := r.Header.Get("Access-Control-Request-Method")
 	if !slices.Contains(cors.Methods, method) {
-		writeError(w, r, &s3err.Error{Code: "BadRequest", StatusCode: http.StatusBadRequest,
-			Message: "Invalid Access-Control-Request-Method: " + method})
+		writeError(w, r, s3err.New(s3err.BadRequest, "Invalid Access-Control-Request-Method: "+method))
 		return
 	}
 	headers, err := cors.RequestHeaders(r.Header.Get("Access-Control-Request-Headers"))
@@ -82,7 +80,8 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	forbid := func(msg, resource string) {
-		writeXML(w, http.StatusForbidden, forbiddenBody{Code: "AccessForbidden", Message: msg, Method: http.MethodOptions,
+		e := s3err.New(s3err.AccessForbidden, msg)
+		writeXML(w, e.StatusCode, forbiddenBody{Code: e.Code, Message: e.Message, Method: http.MethodOptions,
 			ResourceType: resource, RequestID: w.Header().Get("x-amz-request-id")})
 	}
 	if rules == nil {
@@ -226,7 +225,7 @@ func (c *corsCache) fetch(ctx context.Context, f backend.Forwarder, bucket strin
 	case c.fetches <- struct{}{}:
 		defer func() { <-c.fetches }()
 	default:
-		return corsEntry{err: s3err.New("SlowDown", "")} // not kept
+		return corsEntry{err: s3err.New(s3err.SlowDown, "")} // not kept
 	}
 	now := time.Now()
 	e := corsEntry{until: now.Add(corsTTL)}
@@ -235,7 +234,7 @@ func (c *corsCache) fetch(ctx context.Context, f backend.Forwarder, bucket strin
 		e.rules = rules
 	case backend.ErrorCode(err) == "NoSuchCORSConfiguration":
 	case backend.ErrorCode(err) == "NoSuchBucket":
-		e.err, e.until = s3err.New("NoSuchBucket", ""), now.Add(corsNoBucketTTL)
+		e.err, e.until = s3err.New(s3err.NoSuchBucket, ""), now.Add(corsNoBucketTTL)
 	default:
 		e.err, e.until = err, now.Add(corsNoBucketTTL)
 	}
@@ -273,10 +272,10 @@ func fetchCORS(ctx context.Context, f backend.Forwarder, bucket string) (*corsDo
 	}
 	doc := &corsDoc{}
 	if len(out.Body) > corsMaxDoc {
-		return nil, s3err.New("InternalError", "The object store answered ?cors with a document larger than S3 allows.")
+		return nil, s3err.New(s3err.InternalError, "The object store answered ?cors with a document larger than S3 allows.")
 	}
 	if decodeXML(out.Body, doc) != nil {
-		return nil, s3err.New("InternalError", "The object store answered ?cors with something other than its document.")
+		return nil, s3err.New(s3err.InternalError, "The object store answered ?cors with something other than its document.")
 	}
 	return doc, nil
 }

@@ -48,11 +48,11 @@ func (s *Server) createBucket(req *request) error {
 	h := req.r.Header
 	acl := strings.TrimSpace(h.Get("X-Amz-Acl"))
 	if acl != "" && !slices.Contains(bucketCannedACLs, acl) {
-		return s3err.New("InvalidArgument", "")
+		return s3err.New(s3err.InvalidArgument, "")
 	}
 	own := strings.TrimSpace(h.Get("X-Amz-Object-Ownership"))
 	if own != "" && !slices.Contains(objectOwnerships, own) {
-		return s3err.New("InvalidArgument", "Invalid x-amz-object-ownership header: "+own)
+		return s3err.New(s3err.InvalidArgument, "Invalid x-amz-object-ownership header: "+own)
 	}
 	if own == "BucketOwnerEnforced" && (acl != "" && acl != "private" || hasGrantHeader(h)) {
 		return errACLWithEnforced()
@@ -67,7 +67,7 @@ func (s *Server) createBucket(req *request) error {
 			return err
 		}
 		if len(cfg.Other) > 0 {
-			return s3err.New("NotImplemented", "s3seal does not implement CreateBucketConfiguration element "+cfg.Other[0].XMLName.Local+".")
+			return s3err.New(s3err.NotImplemented, "s3seal does not implement CreateBucketConfiguration element "+cfg.Other[0].XMLName.Local+".")
 		}
 	}
 	if loc := cfg.LocationConstraint; loc != "" && (loc == "us-east-1" || loc != s.region()) {
@@ -80,7 +80,7 @@ func (s *Server) createBucket(req *request) error {
 			return err
 		}
 		if len(tags) > 0 && s.cfg.Forwarder == nil {
-			return s3err.New("NotImplemented", "s3seal does not implement bucket tags on this backend.")
+			return s3err.New(s3err.NotImplemented, "s3seal does not implement bucket tags on this backend.")
 		}
 	}
 	plain := (acl == "" || acl == "private") && !hasGrantHeader(h)
@@ -99,7 +99,7 @@ func (s *Server) createBucket(req *request) error {
 		// with 200 and changes nothing; every other region, and a re-create
 		// that would configure the bucket, BucketAlreadyOwnedByYou.
 		if s.region() != "us-east-1" || len(tags) > 0 || lockEnabled(h) || own != "" {
-			return s3err.New("BucketAlreadyOwnedByYou", "")
+			return s3err.New(s3err.BucketAlreadyOwnedByYou, "")
 		}
 		req.w.Header().Set("Location", "/"+req.bucket)
 		req.w.WriteHeader(http.StatusOK)
@@ -116,9 +116,9 @@ func (s *Server) createBucket(req *request) error {
 	if len(tags) > 0 {
 		switch err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); {
 		case err == nil:
-			return s3err.New("BucketAlreadyOwnedByYou", "")
+			return s3err.New(s3err.BucketAlreadyOwnedByYou, "")
 		case backend.ErrorCode(err) == "AccessDenied" || backend.ErrorCode(err) == "Forbidden":
-			return s3err.New("BucketAlreadyExists", "")
+			return s3err.New(s3err.BucketAlreadyExists, "")
 		case !backend.IsNotFound(err):
 			return err
 		}
@@ -134,7 +134,7 @@ func (s *Server) createBucket(req *request) error {
 		// put then would outlast the owner): authorize refuses every
 		// other request to it, and another CreateBucket of it, here.
 		if _, busy := s.creating.LoadOrStore(req.bucket, true); busy {
-			return s3err.New("OperationAborted", "")
+			return s3err.New(s3err.OperationAborted, "")
 		}
 		defer s.creating.Delete(req.bucket)
 	}
@@ -160,7 +160,7 @@ func (s *Server) createBucket(req *request) error {
 	if err := s.recordOwner(req); err != nil {
 		if se := (*sealstore.Error)(nil); errors.As(err, &se) && se.Code == "PreconditionFailed" || backend.ErrorCode(err) == "PreconditionFailed" {
 			// Another CreateBucket made it first: it is that one's.
-			return s3err.New("BucketAlreadyExists", "")
+			return s3err.New(s3err.BucketAlreadyExists, "")
 		}
 		// A bucket without its owner would be open to every credential
 		// its lists reach: it goes again.
@@ -225,9 +225,9 @@ func hasGrantHeader(h http.Header) bool {
 // AWS's words for these two end without a period (not in the table,
 // whose messages are sentences).
 func errLocationConstraint() *s3err.Error {
-	return err400("InvalidLocationConstraint", "The specified location-constraint is not valid")
+	return s3err.New(s3err.InvalidLocationConstraint, "The specified location-constraint is not valid")
 }
 
 func errACLWithEnforced() *s3err.Error {
-	return err400("InvalidBucketAclWithObjectOwnership", "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting")
+	return s3err.New(s3err.InvalidBucketAclWithObjectOwnership, "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting")
 }

@@ -17,12 +17,12 @@ import (
 )
 
 type errorBody struct {
-	XMLName   xml.Name `xml:"Error"`
-	Code      string   `xml:"Code"`
-	Message   string   `xml:"Message"`
-	Extra     []errExt `xml:",omitempty"`
-	Resource  string   `xml:"Resource,omitempty"`
-	RequestID string   `xml:"RequestId"`
+	XMLName   xml.Name   `xml:"Error"`
+	Code      s3err.Code `xml:"Code"`
+	Message   string     `xml:"Message"`
+	Extra     []errExt   `xml:",omitempty"`
+	Resource  string     `xml:"Resource,omitempty"`
+	RequestID string     `xml:"RequestId"`
 
 	// S3 names a bad Content-MD5 (InvalidDigest) and, on BadDigest, the
 	// digest it calculated (base64) and the one it expected (hex).
@@ -34,6 +34,11 @@ type errorBody struct {
 // toAPIError turns any error from the layers below into the S3 error the
 // client gets. Unknown errors become InternalError; their detail goes to
 // the log, not to the client.
+//
+// This file is the one place an error decided by another layer passes on
+// with its own code and status (s3err.Forward): sigv4's and checksum's,
+// which carry their status, and the store's refusals. Everywhere else the
+// status is the table's (s3err.New; TestErrorsFromTable).
 func toAPIError(err error) *s3err.Error {
 	var ae *s3err.Error
 	if errors.As(err, &ae) {
@@ -41,20 +46,23 @@ func toAPIError(err error) *s3err.Error {
 	}
 	var se *sigv4.Error
 	if errors.As(err, &se) {
-		return &s3err.Error{Code: se.Code, StatusCode: se.StatusCode, Message: se.Message, Fields: se.Fields}
+		e := s3err.Forward(se.Code, se.StatusCode, se.Message)
+		e.Fields = se.Fields
+		return e
 	}
 	var ce *checksum.Error
 	if errors.As(err, &ce) {
-		return &s3err.Error{Code: ce.Code, StatusCode: ce.StatusCode, Message: ce.Message}
+		return s3err.Forward(ce.Code, ce.StatusCode, ce.Message)
 	}
 	if backend.IsStall(err) {
 		// The store stopped answering, wherever it was read (a listing, a
 		// segment of an object): what S3 answers when it is overloaded.
-		return s3err.New("ServiceUnavailable", "The object store stopped answering. Please try again.")
+		return s3err.New(s3err.ServiceUnavailable, "The object store stopped answering. Please try again.")
 	}
 	var ste *sealstore.Error
 	if errors.As(err, &ste) {
-		e := s3err.New(ste.Code, ste.Message)
+		// sealstore's codes are s3seal's own: the table's status.
+		e := s3err.New(s3err.Code(ste.Code), ste.Message)
 		e.CalculatedDigest = ste.CalculatedDigest
 		for _, f := range ste.Fields {
 			e.Fields = append(e.Fields, sigv4.Field{Name: f[0], Value: f[1]})
@@ -65,7 +73,7 @@ func toAPIError(err error) *s3err.Error {
 	if errors.As(err, &be) {
 		return fromBackend(be)
 	}
-	return s3err.New("InternalError", "")
+	return s3err.New(s3err.InternalError, "")
 }
 
 // fromBackend passes the backend's S3 error through when it is one a
@@ -77,28 +85,28 @@ func fromBackend(be *backend.Error) *s3err.Error {
 	if ae := sizeRefusal(be); ae != nil {
 		return ae
 	}
-	switch be.Code {
+	switch code := s3err.Code(be.Code); code {
 	case "":
-		return s3err.New("ServiceUnavailable", "The object store did not answer. Please try again.")
-	case "NotFound":
-		return s3err.New("NoSuchKey", "")
-	case "NotModified", "PreconditionFailed", "NoSuchKey", "NoSuchBucket",
-		"BucketNotEmpty", "BucketAlreadyExists", "BucketAlreadyOwnedByYou",
-		"InvalidBucketName", "NoSuchUpload", "SlowDown", "ServiceUnavailable",
-		"AccessDenied", "InvalidRange", "EntityTooSmall", "EntityTooLarge",
-		"ConditionalRequestConflict", "InvalidStorageClass", "InvalidObjectState":
-		return s3err.New(be.Code, "")
-	case "InvalidArgument", "KeyTooLongError", "NotImplemented":
+		return s3err.New(s3err.ServiceUnavailable, "The object store did not answer. Please try again.")
+	case "NotFound": // a HEAD's 404, which has no body to name a code
+		return s3err.New(s3err.NoSuchKey, "")
+	case s3err.NotModified, s3err.PreconditionFailed, s3err.NoSuchKey, s3err.NoSuchBucket,
+		s3err.BucketNotEmpty, s3err.BucketAlreadyExists, s3err.BucketAlreadyOwnedByYou,
+		s3err.InvalidBucketName, s3err.NoSuchUpload, s3err.SlowDown, s3err.ServiceUnavailable,
+		s3err.AccessDenied, s3err.InvalidRange, s3err.EntityTooSmall, s3err.EntityTooLarge,
+		s3err.ConditionalRequestConflict, s3err.InvalidStorageClass, s3err.InvalidObjectState:
+		return s3err.New(code, "")
+	case s3err.InvalidArgument, s3err.KeyTooLongError, s3err.NotImplemented:
 		// The store cannot take this key or request as the client gave
 		// it (the embedded store's limits name themselves): its words.
-		if be.StatusCode >= 400 && be.StatusCode < 500 || be.Code == "NotImplemented" {
-			return s3err.New(be.Code, be.Message)
+		if be.StatusCode >= 400 && be.StatusCode < 500 || code == s3err.NotImplemented {
+			return s3err.New(code, be.Message)
 		}
 	}
 	if be.StatusCode >= 500 {
-		return s3err.New("ServiceUnavailable", "The object store failed ("+be.Code+"). Please try again.")
+		return s3err.New(s3err.ServiceUnavailable, "The object store failed ("+be.Code+"). Please try again.")
 	}
-	return s3err.New("InternalError", "The object store refused the request ("+be.Code+").")
+	return s3err.New(s3err.InternalError, "The object store refused the request ("+be.Code+").")
 }
 
 // storeRefusal passes a store's 4xx refusal on with its code and status.
@@ -107,14 +115,22 @@ func fromBackend(be *backend.Error) *s3err.Error {
 // them, whatever the store says (a store's "The specified bucket does not
 // exist" without the period, RGW's or moto's own phrasing).
 func storeRefusal(be *backend.Error) *s3err.Error {
-	if _, known := s3err.Lookup(be.Code); known && (strings.HasPrefix(be.Code, "NoSuch") || strings.HasSuffix(be.Code, "NotFoundError")) {
-		e := s3err.New(be.Code, "")
+	if e, known := s3err.Lookup(s3err.Code(be.Code)); known && (strings.HasPrefix(be.Code, "NoSuch") || strings.HasSuffix(be.Code, "NotFoundError")) {
+		status := e.StatusCode
 		if be.StatusCode > 0 {
-			e.StatusCode = be.StatusCode
+			status = be.StatusCode
 		}
-		return e
+		return s3err.Forward(be.Code, status, e.Message)
 	}
-	return &s3err.Error{Code: be.Code, StatusCode: be.StatusCode, Message: be.Message}
+	return s3err.Forward(be.Code, be.StatusCode, be.Message)
+}
+
+// storeDenial passes a store's refusal of access (a 401 or 403) on with
+// its code, in S3's words for AccessDenied and with its status: a store's
+// own words name its account and policy.
+func storeDenial(be *backend.Error) *s3err.Error {
+	d := s3err.New(s3err.AccessDenied, "")
+	return s3err.Forward(be.Code, d.StatusCode, d.Message)
 }
 
 // writeError renders err as an S3 XML error body.
@@ -123,7 +139,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	noteErr(r, err)
 	reqID := w.Header().Get("x-amz-request-id")
 	switch {
-	case ae.Code == "InternalError" || ae.StatusCode >= 500:
+	case ae.Code == s3err.InternalError || ae.StatusCode >= 500:
 		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "request_id", reqID, "err", err)
 	case errors.Is(err, sealstore.ErrIntegrity):
 		// An object s3seal will not serve (no s3seal metadata): the
@@ -196,9 +212,9 @@ func errExts(fs []sigv4.Field) []errExt {
 func digestFields(body *errorBody, ae *s3err.Error, h http.Header) {
 	v := h.Get("Content-Md5")
 	switch {
-	case ae.Code == "InvalidDigest":
+	case ae.Code == s3err.InvalidDigest:
 		body.ContentMD5 = v
-	case ae.Code == "BadDigest" && ae.CalculatedDigest != "":
+	case ae.Code == s3err.BadDigest && ae.CalculatedDigest != "":
 		body.CalculatedDigest = ae.CalculatedDigest
 		if b, err := base64.StdEncoding.DecodeString(v); err == nil {
 			body.ExpectedDigest = hex.EncodeToString(b)

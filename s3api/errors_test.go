@@ -46,7 +46,7 @@ func TestStoreRefusalWording(t *testing.T) {
 	} {
 		be := tc.be
 		ae, ok := forwardErr(&be).(*s3err.Error)
-		if !ok || ae.Code != tc.code || ae.StatusCode != tc.status || ae.Message != tc.wantWord {
+		if !ok || string(ae.Code) != tc.code || ae.StatusCode != tc.status || ae.Message != tc.wantWord {
 			t.Errorf("forwardErr(%+v) = %+v, want %s %d %q", tc.be, ae, tc.code, tc.status, tc.wantWord)
 		}
 	}

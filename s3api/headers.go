@@ -111,7 +111,7 @@ func (p headerPolicy) check(h http.Header) error {
 		}
 		for _, v := range vals {
 			if accept == nil || !accept(v) {
-				return s3err.New("NotImplemented", "s3seal does not implement the header "+name+
+				return s3err.New(s3err.NotImplemented, "s3seal does not implement the header "+name+
 					" (with this value); it is refused rather than ignored.")
 			}
 		}
@@ -126,7 +126,7 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 	var c sealstore.Condition
 	if v := strings.TrimSpace(h.Get("If-None-Match")); v != "" {
 		if v != "*" {
-			return nil, s3err.New("NotImplemented", "")
+			return nil, s3err.New(s3err.NotImplemented, "")
 		}
 		c.IfNoneMatch = true
 	}
@@ -138,7 +138,7 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 			}
 		}
 		if c.IfMatch == nil {
-			return nil, s3err.New("InvalidArgument", "If-Match names no ETag.")
+			return nil, s3err.New(s3err.InvalidArgument, "If-Match names no ETag.")
 		}
 	}
 	if !c.IfNoneMatch && c.IfMatch == nil {
@@ -146,7 +146,7 @@ func writeCondition(h http.Header) (*sealstore.Condition, error) {
 	}
 	if c.IfNoneMatch && c.IfMatch != nil {
 		// Both on one write: S3 implements either, not the two together.
-		return nil, s3err.New("NotImplemented", "")
+		return nil, s3err.New(s3err.NotImplemented, "")
 	}
 	return &c, nil
 }

@@ -66,7 +66,7 @@ func (n *xmlNode) text(name string) (string, bool) {
 }
 
 // lcInvalid is S3's InvalidArgument on a lifecycle rule.
-func lcInvalid(msg string) error { return err400("InvalidArgument", msg) }
+func lcInvalid(msg string) error { return s3err.New(s3err.InvalidArgument, msg) }
 
 // parseLifecycleDate reads a rule's Date: ISO 8601, which S3 requires to
 // be midnight UTC ("'Date' must be at midnight GMT").
@@ -74,7 +74,7 @@ func parseLifecycleDate(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		if t, err = time.Parse("2006-01-02", s); err != nil {
-			return time.Time{}, s3err.New("MalformedXML", "")
+			return time.Time{}, s3err.New(s3err.MalformedXML, "")
 		}
 	}
 	if t = t.UTC(); !t.Equal(t.Truncate(24 * time.Hour)) {
@@ -95,7 +95,7 @@ func parseLifecycleRule(n *xmlNode) (lcRule, error) {
 		r.Enabled = true
 	case "Disabled":
 	default:
-		return r, s3err.New("MalformedXML", "")
+		return r, s3err.New(s3err.MalformedXML, "")
 	}
 	r.Prefix, _ = n.text("Prefix")
 	if f, ok := n.child("Filter"); ok {
@@ -113,7 +113,7 @@ func parseLifecycleRule(n *xmlNode) (lcRule, error) {
 			if s, ok := scope.text(name); ok {
 				v, err := strconv.ParseInt(s, 10, 64)
 				if err != nil || v < 0 {
-					return r, s3err.New("MalformedXML", "")
+					return r, s3err.New(s3err.MalformedXML, "")
 				}
 				*dst = v
 			}
@@ -123,7 +123,7 @@ func parseLifecycleRule(n *xmlNode) (lcRule, error) {
 		if s, ok := e.text("Days"); ok {
 			d, err := strconv.Atoi(s)
 			if err != nil {
-				return r, s3err.New("MalformedXML", "")
+				return r, s3err.New(s3err.MalformedXML, "")
 			}
 			if d <= 0 {
 				return r, lcInvalid("'Days' for Expiration action must be a positive integer")
@@ -176,7 +176,7 @@ func parseLifecycle(body []byte) (*lifecycleDoc, []lcRule, error) {
 		rules = append(rules, r)
 	}
 	if len(rules) == 0 || len(rules) > maxLifecycleRules {
-		return nil, nil, s3err.New("MalformedXML", "")
+		return nil, nil, s3err.New(s3err.MalformedXML, "")
 	}
 	return doc, rules, nil
 }
@@ -219,7 +219,7 @@ func checkLifecycle(body []byte) ([]byte, error) {
 	doc.setNS()
 	out, err := xml.Marshal(doc)
 	if err != nil {
-		return nil, s3err.New("MalformedXML", "")
+		return nil, s3err.New(s3err.MalformedXML, "")
 	}
 	return append([]byte(xml.Header), out...), nil
 }

@@ -19,11 +19,11 @@ func listParams(q url.Values) (in backend.ListInput, encode bool, err error) {
 	if v := q.Get("max-keys"); v != "" {
 		n, perr := strconv.Atoi(v)
 		if perr != nil {
-			return in, false, s3err.New("InvalidArgument", "Provided max-keys not an integer or within integer range.")
+			return in, false, s3err.New(s3err.InvalidArgument, "Provided max-keys not an integer or within integer range.")
 		}
 		if n < 0 {
 			// AWS names the value, not the parameter, in this one.
-			return in, false, s3err.New("InvalidArgument", "Argument "+v+" must be an integer between 0 and 2147483647")
+			return in, false, s3err.New(s3err.InvalidArgument, "Argument "+v+" must be an integer between 0 and 2147483647")
 		}
 		in.MaxKeys = int32(min(n, 1000))
 	}
@@ -39,7 +39,7 @@ func encodingType(q url.Values) (bool, error) {
 	case "url":
 		return true, nil
 	}
-	return false, s3err.New("InvalidArgument", "Invalid Encoding Method specified in Request.")
+	return false, s3err.New(s3err.InvalidArgument, "Invalid Encoding Method specified in Request.")
 }
 
 func (s *Server) listObjectsV1(req *request) error {
@@ -184,11 +184,11 @@ const maxDeleteObjects = 1000
 func parseDeleteRequest(body []byte) (deleteRequest, error) {
 	var dr deleteRequest
 	if err := decodeXML(body, &dr); err != nil || len(dr.Objects) == 0 || len(dr.Objects) > maxDeleteObjects {
-		return dr, s3err.New("MalformedXML", "")
+		return dr, s3err.New(s3err.MalformedXML, "")
 	}
 	for _, o := range dr.Objects {
 		if o.Key == "" {
-			return dr, s3err.New("MalformedXML", "")
+			return dr, s3err.New(s3err.MalformedXML, "")
 		}
 	}
 	return dr, nil
@@ -232,13 +232,15 @@ func (s *Server) deleteObjects(req *request) error {
 			// An empty <VersionId> names the version "", which does not
 			// exist: S3 answers that entry NoSuchVersion. Taken for "no
 			// version" it would make a delete marker (or delete the object).
-			out.Errors = append(out.Errors, deleteError{Key: o.Key, Code: "NoSuchVersion", Message: "The specified version does not exist."})
+			ae := s3err.New(s3err.NoSuchVersion, "")
+			out.Errors = append(out.Errors, deleteError{Key: o.Key, Code: ae.Code, Message: ae.Message})
 			continue
 		}
 		if vid != "" && !backend.WellFormedVersionID(vid) {
 			// A malformed id (" ", a padded id) is refused as DeleteObject
 			// refuses it: a store may read a blank one as "no version".
-			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: vid, Code: "InvalidArgument", Message: "Invalid version id specified"})
+			ae := s3err.New(s3err.InvalidArgument, "Invalid version id specified")
+			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: vid, Code: ae.Code, Message: ae.Message})
 			continue
 		}
 		cond, err := parseDeleteCondition(o.ETag, o.Size, o.LastModifiedTime)
@@ -258,7 +260,7 @@ func (s *Server) deleteObjects(req *request) error {
 		for i, r := range res {
 			switch {
 			case r.Code != "":
-				out.Errors = append(out.Errors, deleteError{Key: r.Key, VersionID: r.VersionID, Code: r.Code, Message: r.Message})
+				out.Errors = append(out.Errors, deleteError{Key: r.Key, VersionID: r.VersionID, Code: s3err.Code(r.Code), Message: r.Message})
 				continue
 			case !dr.Quiet:
 				out.Deleted = append(out.Deleted, deletedEntry{Key: r.Key, VersionID: r.VersionID,
@@ -293,14 +295,14 @@ func (s *Server) listBuckets(req *request) error {
 	if v, ok := q["max-buckets"]; ok {
 		n, err := strconv.Atoi(v[0])
 		if err != nil || n < 1 || n > maxBuckets {
-			return s3err.New("InvalidArgument", "Argument max-buckets must be an integer between 1 and 10000.")
+			return s3err.New(s3err.InvalidArgument, "Argument max-buckets must be an integer between 1 and 10000.")
 		}
 		limit = n
 	}
 	after := ""
 	if v, ok := q["continuation-token"]; ok {
 		if v[0] == "" {
-			return s3err.New("InvalidArgument", "The continuation token provided is incorrect.")
+			return s3err.New(s3err.InvalidArgument, "The continuation token provided is incorrect.")
 		}
 		after = v[0]
 	}

@@ -31,7 +31,7 @@ import (
 func checkLockConfig(body []byte) ([]byte, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		// S3's words for an empty body, without a period.
-		return nil, &s3err.Error{Code: "MissingRequestBodyError", StatusCode: http.StatusBadRequest, Message: "Request Body is empty"}
+		return nil, s3err.New(s3err.MissingRequestBodyError, "Request Body is empty")
 	}
 	n, err := parseLockDoc(body, "ObjectLockConfiguration", lockConfSchema)
 	if err != nil {
@@ -39,7 +39,7 @@ func checkLockConfig(body []byte) ([]byte, error) {
 	}
 	doc := &lockConfigDoc{}
 	if doc.ObjectLockEnabled, _ = n.value("ObjectLockEnabled"); doc.ObjectLockEnabled != "Enabled" {
-		return nil, s3err.New("MalformedXML", "")
+		return nil, s3err.New(s3err.MalformedXML, "")
 	}
 	rule := n.nodes["Rule"]
 	if rule == nil {
@@ -50,7 +50,7 @@ func checkLockConfig(body []byte) ([]byte, error) {
 	days, hasDays := d.value("Days")
 	years, hasYears := d.value("Years")
 	if d == nil || (mode != "GOVERNANCE" && mode != "COMPLIANCE") || hasDays == hasYears {
-		return nil, s3err.New("MalformedXML", "")
+		return nil, s3err.New(s3err.MalformedXML, "")
 	}
 	period := days
 	if hasYears {
@@ -58,10 +58,10 @@ func checkLockConfig(body []byte) ([]byte, error) {
 	}
 	p, err := strconv.Atoi(strings.TrimSpace(period))
 	if err != nil || p <= 0 {
-		return nil, err400("InvalidRetentionPeriod", "Default retention period must be a positive integer value.")
+		return nil, s3err.New(s3err.InvalidRetentionPeriod, "Default retention period must be a positive integer value.")
 	}
 	if (hasYears && p > maxLockYears) || (hasDays && p > maxLockYears*365) {
-		return nil, s3err.New("InvalidArgument", "Default retention period too large.")
+		return nil, s3err.New(s3err.InvalidArgument, "Default retention period too large.")
 	}
 	doc.Rule = &lockRule{DefaultRetention: &lockDefault{Mode: mode}}
 	if hasYears {
@@ -104,8 +104,7 @@ func (s *Server) lockBucketState(req *request, sr subresource) error {
 			return versionErr(err)
 		}
 		if st != "Enabled" {
-			return &s3err.Error{Code: "InvalidBucketState", StatusCode: http.StatusConflict,
-				Message: "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration"}
+			return s3err.New(s3err.InvalidBucketState, "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration")
 		}
 	}
 	return nil
@@ -137,7 +136,7 @@ func (s *Server) bucketLockOn(req *request) (bool, error) {
 	case err != nil:
 		return false, forwardErr(err)
 	case decodeXML(out.Body, &c) != nil:
-		return false, s3err.New("InternalError", "The object store answered ?object-lock with something other than its document.")
+		return false, s3err.New(s3err.InternalError, "The object store answered ?object-lock with something other than its document.")
 	}
 	return c.ObjectLockEnabled == "Enabled", nil
 }
@@ -164,9 +163,9 @@ func (s *Server) lockTarget(req *request, sr subresource, in *backend.RawRequest
 	}
 	if backend.IsNotFound(err) {
 		if vid != "" {
-			return s3err.New("NoSuchVersion", "")
+			return s3err.New(s3err.NoSuchVersion, "")
 		}
-		return s3err.New("NoSuchKey", "")
+		return s3err.New(s3err.NoSuchKey, "")
 	}
 	if err != nil {
 		return readErr(req.w.Header(), err, vid)
@@ -189,7 +188,7 @@ func (s *Server) lockTarget(req *request, sr subresource, in *backend.RawRequest
 // errMissingLockConfig is S3's answer to a retention or legal hold in a
 // bucket without Object Lock (its words, without a period).
 func errMissingLockConfig() error {
-	return s3err.New("InvalidRequest", "Bucket is missing Object Lock Configuration")
+	return s3err.New(s3err.InvalidRequest, "Bucket is missing Object Lock Configuration")
 }
 
 // retentionRule refuses a PutObjectRetention that S3 refuses on the
@@ -205,7 +204,7 @@ func retentionRule(req *request, body []byte, cur backend.Protection) error {
 		RetainUntilDate string `xml:"RetainUntilDate"`
 	}
 	if err := xml.Unmarshal(body, &r); err != nil {
-		return s3err.New("MalformedXML", "")
+		return s3err.New(s3err.MalformedXML, "")
 	}
 	if cur.LockMode == "" || !cur.RetainUntil.After(time.Now()) {
 		return nil
@@ -228,7 +227,7 @@ func retentionRule(req *request, body []byte, cur backend.Protection) error {
 
 // errObjectLocked is S3's refusal of a change a lock forbids.
 func errObjectLocked() error {
-	return s3err.New("AccessDenied", "Access Denied because object protected by object lock.")
+	return s3err.New(s3err.AccessDenied, "Access Denied because object protected by object lock.")
 }
 
 // retentionFromHead answers GetObjectRetention from the version's HEAD
@@ -244,8 +243,7 @@ func (s *Server) retentionFromHead(req *request, in backend.RawRequest) ([]byte,
 		return nil, readErr(req.w.Header(), err, vid)
 	}
 	if info.Lock.LockMode == "" || info.Lock.RetainUntil.IsZero() {
-		return nil, &s3err.Error{Code: "NoSuchObjectLockConfiguration", StatusCode: http.StatusNotFound,
-			Message: "The specified object does not have a ObjectLock configuration."}
+		return nil, s3err.New(s3err.NoSuchObjectLockConfiguration, "The specified object does not have a ObjectLock configuration.")
 	}
 	doc := retentionDoc{Mode: info.Lock.LockMode, RetainUntilDate: info.Lock.RetainUntil.UTC().Format(time.RFC3339)}
 	doc.setNS()
@@ -267,19 +265,13 @@ func (s *Server) lockForbidsSuspend(req *request) error {
 	if on, err := s.bucketLockOn(req); err != nil || !on {
 		return nil
 	}
-	return &s3err.Error{Code: "InvalidBucketState", StatusCode: http.StatusConflict,
-		Message: "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed."}
+	return s3err.New(s3err.InvalidBucketState, "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.")
 }
-
-// lockMessage is the message a store's lock refusal is passed on with:
-// AWS's words for its own lock codes (s3err's table; the embedded store's and
-// moto's lack the period), the store's for any other.
-func lockMessage(be *backend.Error) string { return storeRefusal(be).Message }
 
 // errNoLegalHold is S3's answer to GetObjectLegalHold on a version that
 // never had one (moto answers a LegalHold without Status).
 func errNoLegalHold() error {
-	return s3err.New("NoSuchObjectLockConfiguration", "")
+	return s3err.New(s3err.NoSuchObjectLockConfiguration, "")
 }
 
 // lockedDeleteErr is the answer to a DeleteObject of a version the store
@@ -320,7 +312,7 @@ func (s *Server) uploadLockAllowed(req *request, p backend.Protection) error {
 		return err
 	}
 	if !on {
-		return s3err.New("InvalidRequest", "Bucket is missing ObjectLockConfiguration")
+		return s3err.New(s3err.InvalidRequest, "Bucket is missing ObjectLockConfiguration")
 	}
 	return nil
 }

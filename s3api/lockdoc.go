@@ -43,13 +43,13 @@ func parseLockDoc(body []byte, root string, schema lockSchema) (*lockNode, error
 		return nil, err
 	}
 	if x.XMLName.Local != root {
-		return nil, s3err.New("MalformedXML", "")
+		return nil, s3err.New(s3err.MalformedXML, "")
 	}
 	return strictNode(x, schema)
 }
 
 func strictNode(x xmlNode, schema lockSchema) (*lockNode, error) {
-	bad := s3err.New("MalformedXML", "")
+	bad := s3err.New(s3err.MalformedXML, "")
 	if x.XMLName.Space != "" && x.XMLName.Space != s3ns {
 		return nil, bad
 	}

@@ -3,6 +3,8 @@ package s3api
 import (
 	"net/http"
 	"net/url"
+
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 // S3 answers a read of a key that does not exist with 404 NoSuchKey to a
@@ -14,7 +16,7 @@ import (
 // missingKeyErr is the answer to a GetObject or HeadObject that failed
 // with err: NoSuchKey stays only for a caller that may list the key.
 func (s *Server) missingKeyErr(req *request, op string, err error) error {
-	if !keyRead(op) || toAPIError(err).Code != "NoSuchKey" {
+	if !keyRead(op) || toAPIError(err).Code != s3err.NoSuchKey {
 		return err
 	}
 	if !s.mayListKey(req) {
@@ -34,7 +36,7 @@ func (s *Server) refusedReadErr(req *request, op string, err error) error {
 	if herr == nil {
 		return err
 	}
-	if c := toAPIError(objectErr(herr)).Code; c == "NoSuchKey" {
+	if c := toAPIError(objectErr(herr)).Code; c == s3err.NoSuchKey {
 		return objectErr(herr)
 	}
 	return err

@@ -52,19 +52,19 @@ func (s *Server) createMultipartUpload(req *request) error {
 	if v := req.r.Header.Get("X-Amz-Checksum-Algorithm"); v != "" {
 		a, ok := checksum.ParseAlgorithm(v)
 		if !ok {
-			return s3err.New("InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, MD5, SHA1, SHA256, SHA512, XXHASH128, XXHASH3, XXHASH64]")
+			return s3err.New(s3err.InvalidRequest, "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, MD5, SHA1, SHA256, SHA512, XXHASH128, XXHASH3, XXHASH64]")
 		}
 		if typ == "" {
 			typ = checksum.DefaultType(a)
 		}
 		if !checksum.TypeSupported(a, typ) {
-			return s3err.New("InvalidRequest", "The "+typ+" checksum type cannot be used with the "+strings.ToLower(string(a))+" checksum algorithm.")
+			return s3err.New(s3err.InvalidRequest, "The "+typ+" checksum type cannot be used with the "+strings.ToLower(string(a))+" checksum algorithm.")
 		}
 		in.ChecksumAlgorithm, in.ChecksumType = strings.ToLower(string(a)), typ
 		req.w.Header().Set("X-Amz-Checksum-Algorithm", string(a))
 		req.w.Header().Set("X-Amz-Checksum-Type", typ)
 	} else if typ != "" {
-		return s3err.New("InvalidRequest", "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.")
+		return s3err.New(s3err.InvalidRequest, "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.")
 	}
 	id, err := s.store.CreateMultipart(req.r.Context(), in)
 	if err != nil {
@@ -82,7 +82,7 @@ func (s *Server) createMultipartUpload(req *request) error {
 func partNumber(q string) (int, error) {
 	n, err := strconv.Atoi(q)
 	if err != nil || n < 1 || n > crypto.MaxParts {
-		return 0, s3err.New("InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive.")
+		return 0, s3err.New(s3err.InvalidArgument, "Part number must be an integer between 1 and 10000, inclusive.")
 	}
 	return n, nil
 }
@@ -153,7 +153,7 @@ func (s *Server) partHasher(req *request, checks *bodyChecks, copied bool) (bool
 	}
 	a, _ := checksum.ParseAlgorithm(alg)
 	mismatch := func(actual string) error {
-		return s3err.New("InvalidRequest", "Checksum Type mismatch occurred, expected checksum Type: "+strings.ToUpper(alg)+", actual checksum Type: "+actual)
+		return s3err.New(s3err.InvalidRequest, "Checksum Type mismatch occurred, expected checksum Type: "+strings.ToUpper(alg)+", actual checksum Type: "+actual)
 	}
 	switch checks.exp.Algorithm {
 	case "":
@@ -175,7 +175,7 @@ var copyRangeRE = regexp.MustCompile(`^bytes=(\d{1,19})-(\d{1,19})$`)
 // as in S3. Whether the range lies inside the source is copyRangeWithin's
 // to say, once the source's size is known.
 func parseCopySourceRange(v string) (*sealstore.Range, error) {
-	bad := s3err.New("InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+	bad := s3err.New(s3err.InvalidArgument, "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
 	m := copyRangeRE.FindStringSubmatch(v)
 	if m == nil {
 		return nil, bad
@@ -192,7 +192,7 @@ func parseCopySourceRange(v string) (*sealstore.Range, error) {
 // past a source of size bytes with InvalidRange.
 func copyRangeWithin(rng *sealstore.Range, size int64) error {
 	if rng != nil && rng.Last >= size {
-		return s3err.New("InvalidRange", "")
+		return s3err.New(s3err.InvalidRange, "")
 	}
 	return nil
 }
@@ -208,7 +208,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 	if err != nil {
 		// S3 names a missing destination bucket before a bad source.
 		if be := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); backend.IsNotFound(be) {
-			return s3err.New("NoSuchBucket", "")
+			return s3err.New(s3err.NoSuchBucket, "")
 		}
 		return err
 	}
@@ -250,10 +250,10 @@ func (s *Server) uploadPartCopy(req *request) error {
 	if err != nil {
 		ka.extra = nil
 		err = objectErr(versionErr(sourceVersionErr(err, srcVersion)))
-		if toAPIError(err).Code == "NoSuchKey" && srcBucket != req.bucket {
+		if toAPIError(err).Code == s3err.NoSuchKey && srcBucket != req.bucket {
 			// A source in a missing bucket: S3 names the bucket.
 			if be := s.store.Backend().HeadBucket(req.r.Context(), srcBucket); backend.IsNotFound(be) {
-				err = s3err.New("NoSuchBucket", "")
+				err = s3err.New(s3err.NoSuchBucket, "")
 			}
 		}
 		return ka.finish(nil, err)
@@ -288,7 +288,7 @@ func (s *Server) completeMultipartUpload(req *request) error {
 		return err
 	}
 	if req.r.Header.Get("If-Match") != "" && req.r.Header.Get("If-None-Match") != "" {
-		return s3err.New("NotImplemented", "") // as S3: the two together are not supported
+		return s3err.New(s3err.NotImplemented, "") // as S3: the two together are not supported
 	}
 	cond, err := writeCondition(req.r.Header)
 	if err != nil {
@@ -300,10 +300,10 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	if v := req.r.Header.Get("X-Amz-Mp-Object-Size"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return s3err.New("InvalidRequest", "Value for x-amz-mp-object-size header is invalid.")
+			return s3err.New(s3err.InvalidRequest, "Value for x-amz-mp-object-size header is invalid.")
 		}
 		if n < 0 {
-			return s3err.New("InvalidRequest", "Value for x-amz-mp-object-size header is less than zero: '"+v+"'")
+			return s3err.New(s3err.InvalidRequest, "Value for x-amz-mp-object-size header is less than zero: '"+v+"'")
 		}
 		in.ExpectSize = n
 	}

@@ -23,10 +23,10 @@ func countArg(v string, def int) (int, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 32)
 	if err != nil {
-		return 0, s3err.New("InvalidArgument", "Provided "+v+" not an integer or within integer range")
+		return 0, s3err.New(s3err.InvalidArgument, "Provided "+v+" not an integer or within integer range")
 	}
 	if n < 0 {
-		return 0, s3err.New("InvalidArgument", "Argument "+v+" must be an integer between 0 and 2147483647")
+		return 0, s3err.New(s3err.InvalidArgument, "Argument "+v+" must be an integer between 0 and 2147483647")
 	}
 	return int(n), nil
 }
@@ -38,7 +38,7 @@ func uploadChecksumType(v string) (string, error) {
 	case "", checksum.Composite, checksum.FullObject:
 		return t, nil
 	}
-	return "", s3err.New("InvalidRequest", "Value for x-amz-checksum-type header is invalid.")
+	return "", s3err.New(s3err.InvalidRequest, "Value for x-amz-checksum-type header is invalid.")
 }
 
 // abortCondition evaluates AbortMultipartUpload's
@@ -53,7 +53,7 @@ func (s *Server) abortCondition(req *request) error {
 	}
 	want, err := http.ParseTime(v)
 	if err != nil {
-		return s3err.New("InvalidArgument", "Invalid value for x-amz-if-match-initiated-time.")
+		return s3err.New(s3err.InvalidArgument, "Invalid value for x-amz-if-match-initiated-time.")
 	}
 	if want.After(time.Now()) {
 		return nil
@@ -71,20 +71,20 @@ func (s *Server) abortCondition(req *request) error {
 		for _, u := range out.Uploads {
 			if u.Key == req.key && u.UploadID == id {
 				if !u.Initiated.Truncate(time.Second).Equal(want.Truncate(time.Second)) {
-					return s3err.New("PreconditionFailed", "")
+					return s3err.New(s3err.PreconditionFailed, "")
 				}
 				return nil
 			}
 		}
 		if !out.IsTruncated || out.NextKeyMarker == "" {
-			return s3err.New("NoSuchUpload", "")
+			return s3err.New(s3err.NoSuchUpload, "")
 		}
 		if out.NextKeyMarker == in.KeyMarker && out.NextUploadIDMarker == in.UploadIDMarker {
 			break
 		}
 		in.KeyMarker, in.UploadIDMarker = out.NextKeyMarker, out.NextUploadIDMarker
 	}
-	return s3err.New("ServiceUnavailable", "The object store's listing of uploads did not end; the upload was not aborted.")
+	return s3err.New(s3err.ServiceUnavailable, "The object store's listing of uploads did not end; the upload was not aborted.")
 }
 
 // maxAbortConditionPages bounds the listing an abort's

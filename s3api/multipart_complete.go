@@ -19,21 +19,21 @@ import (
 func checkCompleteParts(cmu *completeMultipartUpload) error {
 	for _, p := range cmu.Parts {
 		if p.PartNumber == nil || p.ETag == nil {
-			return s3err.New("MalformedXML", "")
+			return s3err.New(s3err.MalformedXML, "")
 		}
 	}
 	for _, p := range cmu.Parts {
 		if *p.PartNumber < 1 {
-			return s3err.New("InvalidArgument", "PartNumber must be >= 1")
+			return s3err.New(s3err.InvalidArgument, "PartNumber must be >= 1")
 		}
 		sums := p.asMap()
 		if len(sums) > 1 {
-			return s3err.New("InvalidArgument", "Invalid Base64 or multiple checksums present in request")
+			return s3err.New(s3err.InvalidArgument, "Invalid Base64 or multiple checksums present in request")
 		}
 		for alg, v := range sums {
 			a, _ := checksum.ParseAlgorithm(alg)
 			if b, err := base64.StdEncoding.Strict().DecodeString(v); err != nil || len(b) != a.Size() {
-				return s3err.New("InvalidArgument", "Invalid Base64 or multiple checksums present in request")
+				return s3err.New(s3err.InvalidArgument, "Invalid Base64 or multiple checksums present in request")
 			}
 		}
 	}
@@ -55,13 +55,13 @@ func completeChecksumHeaders(h http.Header) (sums map[string]string, typ string,
 			continue
 		}
 		if sums != nil || len(vals) > 1 {
-			return nil, "", s3err.New("InvalidRequest", "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.")
+			return nil, "", s3err.New(s3err.InvalidRequest, "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.")
 		}
 		v := strings.TrimSpace(vals[0])
 		if !validFinalChecksum(a, v) {
 			// BadDigest, as s3-tests expects (test_multipart_checksum_sha256);
 			// versitygw's suite expects InvalidRequest here.
-			return nil, "", s3err.New("BadDigest", "The "+string(a)+" you specified did not match the calculated checksum.")
+			return nil, "", s3err.New(s3err.BadDigest, "The "+string(a)+" you specified did not match the calculated checksum.")
 		}
 		sums = map[string]string{strings.ToLower(string(a)): v}
 	}
@@ -89,7 +89,7 @@ func (s *Server) compositePartSums(req *request, parts []sealstore.CompletePart)
 	}
 	for _, p := range parts {
 		if p.Checksums[alg] == "" {
-			return s3err.New("InvalidRequest", "The upload was created using a "+alg+" checksum. The complete request must include the checksum for each part. It was missing for part "+strconv.Itoa(p.PartNumber)+" in the request.")
+			return s3err.New(s3err.InvalidRequest, "The upload was created using a "+alg+" checksum. The complete request must include the checksum for each part. It was missing for part "+strconv.Itoa(p.PartNumber)+" in the request.")
 		}
 	}
 	return nil

@@ -84,11 +84,11 @@ func (s *Server) putObject(req *request) error {
 // MissingContentLength.
 func noLength(r *http.Request) error {
 	if slices.Contains(r.TransferEncoding, "chunked") {
-		e := s3err.New("NotImplemented", "A header you provided implies functionality that is not implemented")
+		e := s3err.New(s3err.NotImplemented, "A header you provided implies functionality that is not implemented")
 		e.Fields = append(e.Fields, sigv4.Field{Name: "Header", Value: "Transfer-Encoding"})
 		return e
 	}
-	return s3err.New("MissingContentLength", "")
+	return s3err.New(s3err.MissingContentLength, "")
 }
 
 // objectRange is the part of an object a GET or HEAD asks for: a Range
@@ -99,7 +99,7 @@ func objectRange(r *http.Request) (*sealstore.Range, error) {
 		return rng, err
 	}
 	if rng != nil {
-		return nil, s3err.New("InvalidRequest", "Cannot specify both Range header and partNumber query parameter")
+		return nil, s3err.New(s3err.InvalidRequest, "Cannot specify both Range header and partNumber query parameter")
 	}
 	n, err := partNumber(r.URL.Query().Get("partNumber"))
 	if err != nil {
@@ -227,7 +227,7 @@ func (s *Server) headObject(req *request) error {
 // objectErr turns a bodiless 404 on an object into NoSuchKey.
 func objectErr(err error) error {
 	if backend.ErrorCode(err) == "NotFound" {
-		return s3err.New("NoSuchKey", "")
+		return s3err.New(s3err.NoSuchKey, "")
 	}
 	return err
 }
@@ -249,8 +249,7 @@ func userMeta(h http.Header) (map[string]string, error) {
 		total += len(name) + len(v)
 	}
 	if total > maxMetaSize {
-		return nil, &s3err.Error{Code: "MetadataTooLarge", StatusCode: 400,
-			Message: "Your metadata headers exceed the maximum allowed metadata size"}
+		return nil, s3err.New(s3err.MetadataTooLarge, "Your metadata headers exceed the maximum allowed metadata size")
 	}
 	return meta, nil
 }
@@ -346,7 +345,7 @@ func setObjectHeaders(h http.Header, info sealstore.ObjectInfo, q map[string][]s
 // the object's ETag and date (as S3's does), a 412 is a plain XML error
 // without the object's headers.
 func conditionFailed(h http.Header, info sealstore.ObjectInfo, err error) error {
-	if toAPIError(err).Code == "NotModified" {
+	if toAPIError(err).Code == s3err.NotModified {
 		h.Set("ETag", quote(info.ETag))
 		h.Set("Last-Modified", info.LastModified.UTC().Format(http.TimeFormat))
 	}
@@ -398,17 +397,17 @@ func checkConditions(r *http.Request, info sealstore.ObjectInfo) error {
 	lm := info.LastModified.Truncate(time.Second)
 	if im := r.Header.Get("If-Match"); im != "" {
 		if !etagListMatches(im, info.ETag) {
-			return s3err.New("PreconditionFailed", "")
+			return s3err.New(s3err.PreconditionFailed, "")
 		}
 	} else if t, err := http.ParseTime(r.Header.Get("If-Unmodified-Since")); err == nil && lm.After(t) {
-		return s3err.New("PreconditionFailed", "")
+		return s3err.New(s3err.PreconditionFailed, "")
 	}
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
 		if etagListMatches(inm, info.ETag) {
-			return s3err.New("NotModified", "")
+			return s3err.New(s3err.NotModified, "")
 		}
 	} else if t, err := http.ParseTime(r.Header.Get("If-Modified-Since")); err == nil && !lm.After(t) {
-		return s3err.New("NotModified", "")
+		return s3err.New(s3err.NotModified, "")
 	}
 	return nil
 }

@@ -38,7 +38,7 @@ func (s *Server) objectACL(req *request, bucket, key, version string) (a access.
 	}
 	a, ok = access.DecodeACL(rec.Body)
 	if !ok {
-		return access.ACL{}, "", false, s3err.New("InternalError", "The ACL s3seal kept for the object does not parse.")
+		return access.ACL{}, "", false, s3err.New(s3err.InternalError, "The ACL s3seal kept for the object does not parse.")
 	}
 	return a, rec.For, true, nil
 }
@@ -112,7 +112,7 @@ func (s *Server) objectACLOf(req *request, h http.Header) (*objectACLWrite, erro
 	switch ownership := ownershipOf(docs); {
 	case ownership == "BucketOwnerEnforced" && set && canned != "bucket-owner-full-control":
 		// S3 takes no ACL on a write but the one that changes nothing.
-		return nil, s3err.New("AccessControlListNotSupported", "")
+		return nil, s3err.New(s3err.AccessControlListNotSupported, "")
 	case ownership == "BucketOwnerPreferred" && canned == "bucket-owner-full-control" && hasOwner:
 		// The writer hands the object to the bucket's owner.
 		writer = bo.ID
@@ -273,7 +273,7 @@ func (s *Server) objectThere(req *request) (aclTarget, error) {
 	case backend.IsNotFound(err) && vid != "":
 		// a version of a key whose current entry is a delete marker
 	case backend.IsNotFound(err):
-		return aclTarget{}, s3err.New("NoSuchKey", "")
+		return aclTarget{}, s3err.New(s3err.NoSuchKey, "")
 	default:
 		return aclTarget{}, bucketErr(err)
 	}
@@ -363,10 +363,10 @@ func (s *Server) putObjectACL(req *request) error {
 		return err
 	}
 	if !set {
-		return s3err.New("MissingSecurityHeader", "")
+		return s3err.New(s3err.MissingSecurityHeader, "")
 	}
 	if ownershipEnforcedIn(docs) && !ownerOnlyGrants(a) && !bucketOwnerFull(a, bo.ID) {
-		return s3err.New("AccessControlListNotSupported", "")
+		return s3err.New(s3err.AccessControlListNotSupported, "")
 	}
 	if a.Public() && publicAccessBlockOf(docs).BlockPublicAcls {
 		return refusedBy("the bucket's public access block blocks public ACLs")

@@ -73,7 +73,7 @@ func (s *Server) existingBucket(req *request, plain bool) (existed bool, err err
 	case backend.ErrorCode(err) == "NoSuchBucket" || backend.IsNotFound(err):
 		return false, nil
 	case backend.ErrorCode(err) == "AccessDenied" || backend.ErrorCode(err) == "Forbidden":
-		return false, s3err.New("BucketAlreadyExists", "")
+		return false, s3err.New(s3err.BucketAlreadyExists, "")
 	case err != nil:
 		return false, err
 	}
@@ -84,7 +84,7 @@ func (s *Server) existingBucket(req *request, plain bool) (existed bool, err err
 	if _, acl := docs[docACL]; plain && !acl && o.OwnedBy(req.who) {
 		return true, errOwnBucket
 	}
-	return true, s3err.New("BucketAlreadyExists", "")
+	return true, s3err.New(s3err.BucketAlreadyExists, "")
 }
 
 // ownerOf is the owner as answers show it: the display name of the
@@ -209,7 +209,7 @@ func ClaimServiceBucket(ctx context.Context, store *sealstore.Store, bucket, ser
 		// Conditional: a replica claiming it at the same moment wrote the
 		// same document, which the second pass finds.
 		err = store.CreateBucketDoc(ctx, bucket, docOwner, doc)
-		if code := toAPIError(err).Code; err == nil || code != "PreconditionFailed" && code != "ConditionalRequestConflict" {
+		if code := toAPIError(err).Code; err == nil || code != s3err.PreconditionFailed && code != s3err.ConditionalRequestConflict {
 			return err
 		}
 	}

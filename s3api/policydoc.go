@@ -32,7 +32,7 @@ func (s *Server) getBucketPolicy(req *request) error {
 		return bucketErr(err)
 	}
 	if !ok {
-		return s3err.New("NoSuchBucketPolicy", "")
+		return s3err.New(s3err.NoSuchBucketPolicy, "")
 	}
 	req.w.Header().Set("Content-Type", "application/json")
 	req.w.WriteHeader(http.StatusOK)
@@ -42,10 +42,10 @@ func (s *Server) getBucketPolicy(req *request) error {
 
 func (s *Server) putBucketPolicy(req *request) error {
 	if !req.cred.Admin {
-		return s3err.New("AccessDenied", "Only credentials marked \"admin\": true may change ?policy.")
+		return s3err.New(s3err.AccessDenied, "Only credentials marked \"admin\": true may change ?policy.")
 	}
 	body, err := readXMLBody(req, maxPolicyBody)
-	if err != nil && toAPIError(err).Code == "MaxMessageLengthExceeded" {
+	if err != nil && toAPIError(err).Code == s3err.MaxMessageLengthExceeded {
 		return malformedPolicy("Policy exceeds the maximum allowed document size.")
 	}
 	if err != nil {
@@ -61,7 +61,7 @@ func (s *Server) putBucketPolicy(req *request) error {
 	}
 	if publicAccessBlockOf(docs).BlockPublicPolicy && p.IsPublic() {
 		// S3's words when BlockPublicPolicy refuses a policy.
-		return s3err.New("AccessDenied", "User is not authorized to perform: s3:PutBucketPolicy on resource: \"arn:aws:s3:::"+
+		return s3err.New(s3err.AccessDenied, "User is not authorized to perform: s3:PutBucketPolicy on resource: \"arn:aws:s3:::"+
 			req.bucket+"\" because public policies are blocked by the BlockPublicPolicy block public access setting.")
 	}
 	if err := s.store.PutBucketDoc(req.r.Context(), req.bucket, docPolicy, body); err != nil {
@@ -73,7 +73,7 @@ func (s *Server) putBucketPolicy(req *request) error {
 
 func (s *Server) deleteBucketPolicy(req *request) error {
 	if !req.cred.Admin {
-		return s3err.New("AccessDenied", "Only credentials marked \"admin\": true may change ?policy.")
+		return s3err.New(s3err.AccessDenied, "Only credentials marked \"admin\": true may change ?policy.")
 	}
 	if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err != nil {
 		return bucketErr(err)
@@ -100,7 +100,7 @@ func (s *Server) getBucketPolicyStatus(req *request) error {
 		return bucketErr(err)
 	}
 	if !ok {
-		return s3err.New("NoSuchBucketPolicy", "")
+		return s3err.New(s3err.NoSuchBucketPolicy, "")
 	}
 	// A document that no longer parses is reported public: s3seal
 	// cannot tell that it is not.

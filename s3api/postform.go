@@ -137,7 +137,7 @@ func (s *Server) postNotForm(w http.ResponseWriter, r *http.Request) {
 	if ri := infoFrom(r.Context()); ri != nil {
 		ri.op = "PostObject"
 	}
-	writeError(w, r, withExtra(s3err.New("PreconditionFailed", ""),
+	writeError(w, r, withExtra(s3err.New(s3err.PreconditionFailed, ""),
 		"Condition", "Bucket POST must be of the enclosure-type multipart/form-data"))
 }
 
@@ -163,7 +163,7 @@ func readPostForm(r *http.Request) (*postForm, *multipart.Part, error) {
 		// The reader also answers a bare io.EOF for a form cut inside a
 		// part's headers: only one that closed is a form without a file.
 		if err == io.EOF && lim.closed {
-			return nil, nil, &s3err.Error{Code: "InvalidArgument", StatusCode: 400, Message: "POST requires exactly one file upload per request."}
+			return nil, nil, s3err.New(s3err.InvalidArgument, "POST requires exactly one file upload per request.")
 		}
 		if err != nil {
 			return nil, nil, malformedPOST()
@@ -187,13 +187,11 @@ func readPostForm(r *http.Request) (*postForm, *multipart.Part, error) {
 }
 
 func malformedPOST() *s3err.Error {
-	return &s3err.Error{Code: "MalformedPOSTRequest", StatusCode: 400,
-		Message: "The body of your POST request is not well-formed multipart/form-data."}
+	return s3err.New(s3err.MalformedPOSTRequest, "The body of your POST request is not well-formed multipart/form-data.")
 }
 
 func preDataTooLarge() *s3err.Error {
-	return &s3err.Error{Code: "MaxPostPreDataLengthExceeded", StatusCode: 400,
-		Message: "Your POST request fields preceeding the upload file was too large."}
+	return s3err.New(s3err.MaxPostPreDataLengthExceeded, "Your POST request fields preceeding the upload file was too large.")
 }
 
 // preDataLimit refuses to read more than left bytes while it is >= 0,

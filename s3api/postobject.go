@@ -141,7 +141,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 		Observe: checks.hasher, Protect: protect, CustomerKey: ck,
 		Finalize: func() (map[string]string, error) {
 			if body.n < rng.Min {
-				return nil, withExtra(s3err.New("EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size"),
+				return nil, withExtra(s3err.New(s3err.EntityTooSmall, "Your proposed upload is smaller than the minimum allowed size"),
 					"ProposedSize", itoa(body.n), "MinSizeAllowed", itoa(rng.Min))
 			}
 			return finalize()
@@ -217,8 +217,8 @@ func objectURL(r *http.Request, key string) string {
 }
 
 func missingPostField(name string) *s3err.Error {
-	return &s3err.Error{Code: "InvalidArgument", StatusCode: 400,
-		Message: "Bucket POST must contain a field named '" + name + "'.  If it is specified, please check the order of the fields."}
+	return s3err.New(s3err.InvalidArgument,
+		"Bucket POST must contain a field named '"+name+"'.  If it is specified, please check the order of the fields.")
 }
 
 // rangedBody is the file of a POST: more than max bytes (max >= 0) is
@@ -259,7 +259,7 @@ const maxProposedCount = 16 << 20
 // the file's size, so the rest of the file part is counted (when it ends
 // cleanly within maxProposedCount) and discarded; nothing of it is kept.
 func (b *rangedBody) tooLarge() *s3err.Error {
-	e := s3err.New("EntityTooLarge", "")
+	e := s3err.New(s3err.EntityTooLarge, "")
 	n, err := io.Copy(io.Discard, io.LimitReader(b.r, maxProposedCount+1))
 	if err == nil && n <= maxProposedCount {
 		withExtra(e, "ProposedSize", itoa(b.n+n))

@@ -45,11 +45,11 @@ func protectionOf(h http.Header, cred Credential) (backend.Protection, error) {
 	}
 	mode, until := h.Get("X-Amz-Object-Lock-Mode"), h.Get("X-Amz-Object-Lock-Retain-Until-Date")
 	if (mode == "") != (until == "") {
-		return p, s3err.New("InvalidArgument", "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied.")
+		return p, s3err.New(s3err.InvalidArgument, "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied.")
 	}
 	if mode != "" {
 		if mode != "GOVERNANCE" && mode != "COMPLIANCE" {
-			return p, s3err.New("InvalidArgument", "Unknown wormMode directive.")
+			return p, s3err.New(s3err.InvalidArgument, "Unknown wormMode directive.")
 		}
 		t, err := parseRetainUntil(until)
 		if err != nil {
@@ -59,7 +59,7 @@ func protectionOf(h http.Header, cred Credential) (backend.Protection, error) {
 	}
 	if v := h.Get("X-Amz-Object-Lock-Legal-Hold"); v != "" {
 		if v != "ON" && v != "OFF" {
-			return p, s3err.New("InvalidArgument", "Legal Hold must be either of 'ON' or 'OFF'")
+			return p, s3err.New(s3err.InvalidArgument, "Legal Hold must be either of 'ON' or 'OFF'")
 		}
 		p.LegalHold = v
 	}
@@ -77,12 +77,12 @@ func protectionOf(h http.Header, cred Credential) (backend.Protection, error) {
 func parseRetainUntil(v string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		e := s3err.New("InvalidArgument", "The retain until date must be provided in ISO 8601 format")
+		e := s3err.New(s3err.InvalidArgument, "The retain until date must be provided in ISO 8601 format")
 		e.Fields = []sigv4.Field{{Name: "ArgumentName", Value: "x-amz-object-lock-retain-until-date"}, {Name: "ArgumentValue", Value: v}}
 		return time.Time{}, e
 	}
 	if !t.After(time.Now()) {
-		return time.Time{}, s3err.New("InvalidArgument", "The retain until date must be in the future!")
+		return time.Time{}, s3err.New(s3err.InvalidArgument, "The retain until date must be in the future!")
 	}
 	return t, nil
 }
@@ -114,11 +114,11 @@ func parseTagHeader(v string) ([]tag, error) {
 		if err1 != nil || err2 != nil || k == "" {
 			// A pair without a key ("=v") is bad encoding, as S3 has
 			// it, not an invalid key.
-			return nil, s3err.New("InvalidArgument", "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.")
+			return nil, s3err.New(s3err.InvalidArgument, "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.")
 		}
 		for _, t := range tags {
 			if t.Key == dk {
-				return nil, s3err.New("InvalidArgument", "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.")
+				return nil, s3err.New(s3err.InvalidArgument, "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.")
 			}
 		}
 		tags = append(tags, tag{dk, dv})
@@ -141,23 +141,23 @@ func parseTagBody(body []byte, limit int) ([]tag, error) {
 func checkTags(tags []tag, limit int) error {
 	if len(tags) > limit {
 		if limit == maxObjectTags {
-			return err400("BadRequest", "Object tags cannot be greater than 10")
+			return s3err.New(s3err.BadRequest, "Object tags cannot be greater than 10")
 		}
-		return err400("InvalidTag", "Bucket tag count cannot be greater than 50")
+		return s3err.New(s3err.InvalidTag, "Bucket tag count cannot be greater than 50")
 	}
 	seen := map[string]bool{}
 	for _, t := range tags {
 		switch {
 		case !utf8.ValidString(t.Key) || !utf8.ValidString(t.Value):
-			return err400("InvalidTag", "The TagKey and TagValue you have provided must be valid UTF-8.")
+			return s3err.New(s3err.InvalidTag, "The TagKey and TagValue you have provided must be valid UTF-8.")
 		case t.Key == "" || utf8.RuneCountInString(t.Key) > maxTagKey || !tagChars(t.Key):
-			return err400("InvalidTag", "The TagKey you have provided is invalid")
+			return s3err.New(s3err.InvalidTag, "The TagKey you have provided is invalid")
 		case utf8.RuneCountInString(t.Value) > maxTagValue || !tagChars(t.Value):
-			return err400("InvalidTag", "The TagValue you have provided is invalid")
+			return s3err.New(s3err.InvalidTag, "The TagValue you have provided is invalid")
 		case strings.HasPrefix(strings.ToLower(t.Key), "aws:"):
-			return err400("InvalidTag", "Your TagKey cannot be prefixed with aws:")
+			return s3err.New(s3err.InvalidTag, "Your TagKey cannot be prefixed with aws:")
 		case seen[t.Key]:
-			return err400("InvalidTag", "Cannot provide multiple Tags with the same key")
+			return s3err.New(s3err.InvalidTag, "Cannot provide multiple Tags with the same key")
 		}
 		seen[t.Key] = true
 	}
@@ -185,10 +185,6 @@ func encodeTags(tags []tag) string {
 }
 
 // err400 is a 400 error with a code s3seal's table does not hold.
-func err400(code, msg string) *s3err.Error {
-	return &s3err.Error{Code: code, StatusCode: http.StatusBadRequest, Message: msg}
-}
-
 // copyProtection is the lock and tags of a copy: the lock headers as
 // given; the tags of x-amz-tagging with x-amz-tagging-directive REPLACE,
 // else (COPY, the default) the source's, asked from the backend, which the
@@ -204,7 +200,7 @@ func (s *Server) copyProtection(req *request, srcBucket, srcKey string) (backend
 		return p, nil
 	case "", "COPY":
 	default:
-		return p, s3err.New("InvalidArgument", "Unknown tagging directive.")
+		return p, s3err.New(s3err.InvalidArgument, "Unknown tagging directive.")
 	}
 	p.Tagging = ""
 	if s.cfg.Forwarder == nil {
@@ -223,7 +219,7 @@ func (s *Server) copyProtection(req *request, srcBucket, srcKey string) (backend
 	}
 	var t tagging
 	if err := decodeXML(out.Body, &t); err != nil {
-		return p, s3err.New("InternalError", "The object store answered ?tagging of the copy source with something other than its tags.")
+		return p, s3err.New(s3err.InternalError, "The object store answered ?tagging of the copy source with something other than its tags.")
 	}
 	if len(t.TagSet.Tags) > 0 {
 		// Carrying the tags reads them: S3 decides it as the caller's
@@ -261,7 +257,7 @@ func bypassCtx(req *request) (context.Context, error) {
 // credential that is not an admin.
 func checkBypass(req *request) error {
 	if bypassAsked(req.r.Header) && !req.cred.Admin {
-		return s3err.New("AccessDenied", "Only credentials marked \"admin\": true may bypass a GOVERNANCE retention (x-amz-bypass-governance-retention).")
+		return s3err.New(s3err.AccessDenied, "Only credentials marked \"admin\": true may bypass a GOVERNANCE retention (x-amz-bypass-governance-retention).")
 	}
 	return nil
 }
@@ -279,7 +275,7 @@ func bypassAsked(h http.Header) bool {
 // (createBucket keeps them), never passed on.
 func (s *Server) createLockedBucket(req *request, body []byte) error {
 	if s.cfg.Forwarder == nil {
-		return s3err.New("NotImplemented", "s3seal does not implement Object Lock on this backend.")
+		return s3err.New(s3err.NotImplemented, "s3seal does not implement Object Lock on this backend.")
 	}
 	h := http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}
 	in := backend.RawRequest{Method: http.MethodPut, Bucket: req.bucket, Query: url.Values{}, Header: h, Body: body}
@@ -291,16 +287,19 @@ func (s *Server) createLockedBucket(req *request, body []byte) error {
 
 // lockRefusal passes on the backend's refusals of what s3seal passed on
 // (a lock on a bucket without Object Lock, a malformed tag), which are
-// about the client's request; nil for any other error.
+// about the client's request, with their status (storeRefusal): AWS's
+// words for its own lock codes (s3err's table; the embedded store's and
+// moto's lack the period), the store's for any other. nil for any other
+// error.
 func lockRefusal(be *backend.Error) *s3err.Error {
 	switch be.Code {
 	case "InvalidRequest", "InvalidArgument", "InvalidTag", "MalformedXML", "BadRequest",
 		"InvalidBucketState", "ObjectLockConfigurationNotFoundError", "NoSuchObjectLockConfiguration":
 		if be.StatusCode >= 400 && be.StatusCode < 500 {
-			return &s3err.Error{Code: be.Code, StatusCode: be.StatusCode, Message: lockMessage(be)}
+			return storeRefusal(be)
 		}
 	case "NotImplemented": // the embedded store names its limit
-		return s3err.New("NotImplemented", be.Message)
+		return s3err.New(s3err.NotImplemented, be.Message)
 	}
 	return nil
 }
@@ -346,15 +345,15 @@ func objectACL(h http.Header, _ Credential) (backend.Protection, error) {
 			continue
 		}
 		if !slices.Contains(objectGrants, suffix) {
-			return p, s3err.New("NotImplemented", "s3seal does not implement the header "+http.CanonicalHeaderKey(name)+" on objects")
+			return p, s3err.New(s3err.NotImplemented, "s3seal does not implement the header "+http.CanonicalHeaderKey(name)+" on objects")
 		}
 		grants[suffix] = strings.Join(vs, ",")
 	}
 	if acl != "" && !slices.Contains(cannedACLs, acl) {
-		return p, s3err.New("InvalidArgument", "")
+		return p, s3err.New(s3err.InvalidArgument, "")
 	}
 	if acl != "" && len(grants) > 0 {
-		return p, s3err.New("InvalidRequest", "Specifying both Canned ACLs and Header Grants is not allowed")
+		return p, s3err.New(s3err.InvalidRequest, "Specifying both Canned ACLs and Header Grants is not allowed")
 	}
 	return p, nil
 }

@@ -15,7 +15,7 @@ import (
 // refusedBy is AccessDenied, in S3's words for the client, with why (the
 // rule that refused it) for the log.
 func refusedBy(why string) *s3err.Error {
-	e := s3err.New("AccessDenied", "")
+	e := s3err.New(s3err.AccessDenied, "")
 	e.Why = why
 	return e
 }
@@ -88,10 +88,10 @@ func claimedAccessKey(r *http.Request) string {
 func anonymousRefusal(op string, r *http.Request) error {
 	switch r.Header.Get("X-Amz-Content-Sha256") {
 	case sigv4.StreamingSignedPayload, sigv4.StreamingSignedPayloadTrail:
-		return s3err.New("InvalidRequest", "Anonymous requests don't support this x-amz-content-sha256 value. Please use UNSIGNED-PAYLOAD or STREAMING-UNSIGNED-PAYLOAD-TRAILER.")
+		return s3err.New(s3err.InvalidRequest, "Anonymous requests don't support this x-amz-content-sha256 value. Please use UNSIGNED-PAYLOAD or STREAMING-UNSIGNED-PAYLOAD-TRAILER.")
 	}
 	if (op == "GetObject" || op == "HeadObject") && hasResponseOverride(r) {
-		return s3err.New("InvalidRequest", "Request specific response headers cannot be used for anonymous GET requests.")
+		return s3err.New(s3err.InvalidRequest, "Request specific response headers cannot be used for anonymous GET requests.")
 	}
 	msg := "Access Denied."
 	switch op {

@@ -47,14 +47,14 @@ func (s *Server) putBucketRequestPayment(req *request) error {
 		return err
 	}
 	if doc.Payer == nil {
-		return s3err.New("MalformedXML", "")
+		return s3err.New(s3err.MalformedXML, "")
 	}
 	switch strings.TrimSpace(*doc.Payer) {
 	case "BucketOwner":
 	case "Requester":
-		return s3err.New("NotImplemented", "s3seal does not bill requesters: every bucket is paid by its owner (Payer BucketOwner).")
+		return s3err.New(s3err.NotImplemented, "s3seal does not bill requesters: every bucket is paid by its owner (Payer BucketOwner).")
 	default:
-		return s3err.New("MalformedXML", "")
+		return s3err.New(s3err.MalformedXML, "")
 	}
 	if _, err := s.store.BucketDocs(req.r.Context(), req.bucket); err != nil {
 		return err

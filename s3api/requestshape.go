@@ -19,8 +19,7 @@ const maxHeaderSection = 8192
 // reveal nothing and read no body.
 func (s *Server) shapeError(r *http.Request) (string, *s3err.Error) {
 	if n := headerSection(r); n > maxHeaderSection {
-		e := s3err.New("RequestHeaderSectionTooLarge", "Your request header section exceeds the maximum allowed size.")
-		e.StatusCode = http.StatusBadRequest
+		e := s3err.New(s3err.RequestHeaderSectionTooLarge, "Your request header section exceeds the maximum allowed size.")
 		e.Fields = []sigv4.Field{{Name: "MaxSizeAllowed", Value: "8192"}}
 		return "RequestHeaderSectionTooLarge", e
 	}
@@ -30,7 +29,7 @@ func (s *Server) shapeError(r *http.Request) (string, *s3err.Error) {
 		// store that keeps them as directories (the embedded one): a
 		// bucket without s3seal's documents, decided by the lists alone,
 		// whose keys are every bucket's, s3seal's documents included.
-		return "InvalidBucketName", s3err.New("InvalidBucketName", "")
+		return "InvalidBucketName", s3err.New(s3err.InvalidBucketName, "")
 	}
 	q := r.URL.Query()
 	if src := r.Header.Get("X-Amz-Copy-Source"); src != "" && bucket != "" {
@@ -44,7 +43,7 @@ func (s *Server) shapeError(r *http.Request) (string, *s3err.Error) {
 		}
 	}
 	notAllowed := func(resourceType string) (string, *s3err.Error) {
-		e := s3err.New("MethodNotAllowed", "")
+		e := s3err.New(s3err.MethodNotAllowed, "")
 		e.Fields = []sigv4.Field{{Name: "Method", Value: r.Method}, {Name: "ResourceType", Value: resourceType}}
 		return "MethodNotAllowed", e
 	}
@@ -58,19 +57,19 @@ func (s *Server) shapeError(r *http.Request) (string, *s3err.Error) {
 	case r.Method == http.MethodPut && q.Has("uploadId") && !q.Has("partNumber"):
 		return notAllowed("UPLOAD")
 	case r.Method == http.MethodPut && q.Has("partNumber") && !q.Has("uploadId"):
-		e := s3err.New("InvalidArgument", "This operation does not accept partNumber without uploadId")
+		e := s3err.New(s3err.InvalidArgument, "This operation does not accept partNumber without uploadId")
 		e.Fields = []sigv4.Field{{Name: "ArgumentName", Value: "partNumber"}, {Name: "ArgumentValue", Value: "partNumber"}}
 		return "InvalidArgument", e
 	case r.Method == http.MethodGet && q.Has("uploads"):
-		return "InvalidRequest", s3err.New("InvalidRequest", "Key is not expected for the GET method ?uploads subresource")
+		return "InvalidRequest", s3err.New(s3err.InvalidRequest, "Key is not expected for the GET method ?uploads subresource")
 	case r.Method == http.MethodGet && q.Has("versions"):
-		return "InvalidRequest", s3err.New("InvalidRequest", "There is no such thing as the ?versions sub-resource for a key")
+		return "InvalidRequest", s3err.New(s3err.InvalidRequest, "There is no such thing as the ?versions sub-resource for a key")
 	}
 	return "", nil
 }
 
 func copySourceRefusal(src string) *s3err.Error {
-	e := s3err.New("InvalidArgument", "You can only specify a copy source header for copy requests.")
+	e := s3err.New(s3err.InvalidArgument, "You can only specify a copy source header for copy requests.")
 	e.Fields = []sigv4.Field{{Name: "ArgumentName", Value: "x-amz-copy-source"}, {Name: "ArgumentValue", Value: truncateValue(src)}}
 	return e
 }

@@ -177,7 +177,7 @@ func (s *Server) routes() *mux.Router {
 	// A multipart parameter anywhere else changes what the request means
 	// and is not ignored.
 	o.MatcherFunc(misplacedMultipart).HandlerFunc(s.serve("InvalidRequest", accService, func(*request) error {
-		return s3err.New("InvalidRequest", "This operation does not take the uploads, uploadId or partNumber parameter in this combination.")
+		return s3err.New(s3err.InvalidRequest, "This operation does not take the uploads, uploadId or partNumber parameter in this combination.")
 	}))
 	o.Methods(http.MethodPut, http.MethodPost).MatcherFunc(plainWithVersion).HandlerFunc(s.serve("InvalidArgument", accService, versionOnWrite))
 	o.Methods(http.MethodPut).HeadersRegexp("X-Amz-Copy-Source", ".").HandlerFunc(s.serve("CopyObject", accWrite, s.copyObject))
@@ -187,7 +187,7 @@ func (s *Server) routes() *mux.Router {
 	o.Methods(http.MethodDelete).HandlerFunc(s.serve("DeleteObject", accWrite, s.deleteObject))
 
 	r.NotFoundHandler = s.serve("NotImplemented", accService, notImplemented)
-	r.MethodNotAllowedHandler = s.serve("MethodNotAllowed", accService, func(*request) error { return s3err.New("MethodNotAllowed", "") })
+	r.MethodNotAllowedHandler = s.serve("MethodNotAllowed", accService, func(*request) error { return s3err.New(s3err.MethodNotAllowed, "") })
 	return r
 }
 
@@ -233,7 +233,7 @@ func notImplemented(req *request) error {
 	if len(subs) > 0 {
 		what = req.r.Method + " " + strings.Join(subs, " ")
 	}
-	return s3err.New("NotImplemented", "s3seal does not implement "+what+". "+unimplementedHint)
+	return s3err.New(s3err.NotImplemented, "s3seal does not implement "+what+". "+unimplementedHint)
 }
 
 // unimplementedHint says what s3seal serves and which client settings

@@ -331,7 +331,7 @@ func (s *Server) acquire(r *http.Request, accessKey string) (release func(), err
 		case slots <- struct{}{}:
 			return nil
 		case <-t.C:
-			return s3err.New("SlowDown", msg)
+			return s3err.New(s3err.SlowDown, msg)
 		case <-r.Context().Done():
 			return r.Context().Err()
 		}

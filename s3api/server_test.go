@@ -182,7 +182,7 @@ func TestCheckConditions(t *testing.T) {
 		err := checkConditions(r, info)
 		got := ""
 		if err != nil {
-			got = toAPIError(err).Code
+			got = string(toAPIError(err).Code)
 		}
 		if got != c.want {
 			t.Errorf("%v: got %q want %q", c.hdr, got, c.want)

@@ -87,7 +87,7 @@ func (g *transferGuard) timedOut(err error, what string) error {
 	}
 	slog.Info("client too slow, request cut", "remote", g.remote, "direction", what,
 		"min_bytes", g.minBytes, "timeout", g.timeout)
-	return s3err.New("RequestTimeout", "")
+	return s3err.New(s3err.RequestTimeout, "")
 }
 
 // body wraps a request body.

@@ -30,11 +30,11 @@ func checkSSEHeaders(h http.Header) *s3err.Error {
 	method := strings.TrimSpace(h.Get("X-Amz-Server-Side-Encryption"))
 	kms := strings.EqualFold(method, "aws:kms") || strings.EqualFold(method, "aws:kms:dsse")
 	if method != "" && !kms && !strings.EqualFold(method, "AES256") {
-		return s3err.New("InvalidArgument", "The encryption method specified is not supported.")
+		return s3err.New(s3err.InvalidArgument, "The encryption method specified is not supported.")
 	}
 	if !kms && (h.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id") != "" || h.Get("X-Amz-Server-Side-Encryption-Context") != "" ||
 		h.Get("X-Amz-Server-Side-Encryption-Bucket-Key-Enabled") != "") {
-		return s3err.New("InvalidArgument", "Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms.")
+		return s3err.New(s3err.InvalidArgument, "Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms.")
 	}
 	if e := checkKMSValues(h); e != nil {
 		return e
@@ -44,7 +44,7 @@ func checkSSEHeaders(h http.Header) *s3err.Error {
 		return err
 	}
 	if ck != nil && method != "" {
-		return s3err.New("InvalidArgument", "Server Side Encryption with Customer provided key is incompatible with the encryption method specified.")
+		return s3err.New(s3err.InvalidArgument, "Server Side Encryption with Customer provided key is incompatible with the encryption method specified.")
 	}
 	_, err = customerKeyFrom(h, copySSECPrefix)
 	return err
@@ -58,25 +58,25 @@ func customerKeyFrom(h http.Header, prefix string) (*crypto.CustomerKey, *s3err.
 		return nil, nil
 	}
 	if !strings.EqualFold(strings.TrimSpace(alg), "AES256") {
-		return nil, s3err.New("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide a valid encryption algorithm.")
+		return nil, s3err.New(s3err.InvalidArgument, "Requests specifying Server Side Encryption with Customer provided keys must provide a valid encryption algorithm.")
 	}
 	if key == "" {
-		return nil, s3err.New("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide an appropriate secret key.")
+		return nil, s3err.New(s3err.InvalidArgument, "Requests specifying Server Side Encryption with Customer provided keys must provide an appropriate secret key.")
 	}
 	raw, err := base64.StdEncoding.DecodeString(key)
 	if err != nil || len(raw) != crypto.KeySize {
-		return nil, s3err.New("InvalidArgument", "The secret key was invalid for the specified algorithm.")
+		return nil, s3err.New(s3err.InvalidArgument, "The secret key was invalid for the specified algorithm.")
 	}
 	if sum == "" {
-		return nil, s3err.New("InvalidArgument", "Requests specifying Server Side Encryption with Customer provided keys must provide the client calculated MD5 of the secret key.")
+		return nil, s3err.New(s3err.InvalidArgument, "Requests specifying Server Side Encryption with Customer provided keys must provide the client calculated MD5 of the secret key.")
 	}
 	if d := md5.Sum(raw); subtle.ConstantTimeCompare([]byte(sum), []byte(base64.StdEncoding.EncodeToString(d[:]))) != 1 {
-		return nil, s3err.New("InvalidArgument", "The calculated MD5 hash of the key did not match the hash that was provided.")
+		return nil, s3err.New(s3err.InvalidArgument, "The calculated MD5 hash of the key did not match the hash that was provided.")
 	}
 	ck, cerr := crypto.NewCustomerKey(raw)
 	clear(raw)
 	if cerr != nil {
-		return nil, s3err.New("InvalidArgument", "The secret key was invalid for the specified algorithm.")
+		return nil, s3err.New(s3err.InvalidArgument, "The secret key was invalid for the specified algorithm.")
 	}
 	return ck, nil
 }
@@ -151,7 +151,7 @@ func setSSEHeaders(h http.Header, info sealstore.ObjectInfo, ck *crypto.Customer
 // S3 does: an object's SSE-S3 or SSE-KMS is never named to read it.
 func refuseReadSSE(h http.Header) error {
 	if h.Get("X-Amz-Server-Side-Encryption") != "" || h.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id") != "" {
-		return s3err.New("InvalidArgument", "x-amz-server-side-encryption header is not supported for this operation.")
+		return s3err.New(s3err.InvalidArgument, "x-amz-server-side-encryption header is not supported for this operation.")
 	}
 	return nil
 }
@@ -188,15 +188,15 @@ const (
 // refuse.
 func checkKMSValues(h http.Header) *s3err.Error {
 	if id := h.Get("X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id"); len(id) > maxKMSKeyID {
-		return s3err.New("InvalidArgument", "The x-amz-server-side-encryption-aws-kms-key-id header is longer than a KMS key id may be (2048 characters).")
+		return s3err.New(s3err.InvalidArgument, "The x-amz-server-side-encryption-aws-kms-key-id header is longer than a KMS key id may be (2048 characters).")
 	}
 	ctx := h.Get("X-Amz-Server-Side-Encryption-Context")
 	if ctx == "" {
 		return nil
 	}
-	bad := s3err.New("InvalidArgument", "The header 'x-amz-server-side-encryption-context' shall be Base64-encoded UTF-8 string holding JSON which represents a string-string map")
+	bad := s3err.New(s3err.InvalidArgument, "The header 'x-amz-server-side-encryption-context' shall be Base64-encoded UTF-8 string holding JSON which represents a string-string map")
 	if len(ctx) > maxKMSContextB64 {
-		return s3err.New("InvalidArgument", "The x-amz-server-side-encryption-context header is larger than 8 KiB.")
+		return s3err.New(s3err.InvalidArgument, "The x-amz-server-side-encryption-context header is larger than 8 KiB.")
 	}
 	raw, err := base64.StdEncoding.DecodeString(ctx)
 	if err != nil || !utf8.Valid(raw) {
@@ -216,16 +216,15 @@ func checkKMSValues(h http.Header) *s3err.Error {
 func sizeRefusal(be *backend.Error) *s3err.Error {
 	switch {
 	case be.Code == "MetadataTooLarge":
-		return &s3err.Error{Code: "MetadataTooLarge", StatusCode: 400,
-			Message: "Your metadata headers exceed the maximum allowed metadata size (the object store refused them)."}
+		return s3err.New(s3err.MetadataTooLarge, "Your metadata headers exceed the maximum allowed metadata size (the object store refused them).")
 	case be.Code == "RequestHeaderSectionTooLarge" || be.Code == "RequestHeaderFieldsTooLarge" ||
 		be.StatusCode == http.StatusRequestHeaderFieldsTooLarge:
-		return &s3err.Error{Code: "RequestHeaderSectionTooLarge", StatusCode: 400,
-			Message: "Your request header section exceeds the maximum allowed size (the object store refused it)."}
+		return s3err.New(s3err.RequestHeaderSectionTooLarge,
+			"Your request header section exceeds the maximum allowed size (the object store refused it).")
 	case be.Code == "EntityTooLarge" || be.Code == "RequestEntityTooLarge" || be.StatusCode == http.StatusRequestEntityTooLarge:
-		return s3err.New("EntityTooLarge", "")
+		return s3err.New(s3err.EntityTooLarge, "")
 	case be.Code == "MaxMessageLengthExceeded":
-		return s3err.New("MaxMessageLengthExceeded", "")
+		return s3err.New(s3err.MaxMessageLengthExceeded, "")
 	}
 	return nil
 }

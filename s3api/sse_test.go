@@ -57,7 +57,7 @@ func TestSSEHeadersBadInput(t *testing.T) {
 	} {
 		got := ""
 		if err := checkSSEHeaders(c.h); err != nil {
-			got = err.Code
+			got = string(err.Code)
 		}
 		if got != c.want {
 			t.Errorf("%s: %q, want %q", name, got, c.want)

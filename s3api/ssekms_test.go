@@ -74,7 +74,7 @@ func TestStoreSizeRefusalsAre4xx(t *testing.T) {
 		{backend.Error{Code: "MaxMessageLengthExceeded", StatusCode: 400}, "MaxMessageLengthExceeded"},
 	} {
 		ae := fromBackend(&tc.be)
-		if ae.Code != tc.code || ae.StatusCode != 400 {
+		if string(ae.Code) != tc.code || ae.StatusCode != 400 {
 			t.Errorf("%s %d: %s %d, want 400 %s", tc.be.Code, tc.be.StatusCode, ae.Code, ae.StatusCode, tc.code)
 		}
 	}

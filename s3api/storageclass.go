@@ -26,18 +26,18 @@ func classAndRedirect(h http.Header) (class, redirect string, err error) {
 	if vs, ok := h["X-Amz-Storage-Class"]; ok {
 		class = strings.TrimSpace(strings.Join(vs, ","))
 		if !storageClasses[class] {
-			return "", "", s3err.New("InvalidStorageClass", "")
+			return "", "", s3err.New(s3err.InvalidStorageClass, "")
 		}
 	}
 	if vs, ok := h["X-Amz-Website-Redirect-Location"]; ok {
 		redirect = strings.Join(vs, ",")
 		if !strings.HasPrefix(redirect, "/") && !strings.HasPrefix(redirect, "http://") && !strings.HasPrefix(redirect, "https://") {
 			// AWS's own code for it (not in the shared table: one use).
-			return "", "", &s3err.Error{Code: "InvalidRedirectLocation", StatusCode: http.StatusBadRequest,
-				Message: "The website redirect location must have a prefix of 'http://' or 'https://' or '/'."}
+			return "", "", s3err.New(s3err.InvalidRedirectLocation,
+				"The website redirect location must have a prefix of 'http://' or 'https://' or '/'.")
 		}
 		if len(redirect) > maxRedirectLocation {
-			return "", "", s3err.New("InvalidArgument", "The length of website redirect location cannot exceed 2,048 characters.")
+			return "", "", s3err.New(s3err.InvalidArgument, "The length of website redirect location cannot exceed 2,048 characters.")
 		}
 	}
 	return class, redirect, nil

@@ -105,12 +105,12 @@ func (s *Server) forward(sr subresource) handler {
 		// Without a store to forward to, 501 to everyone, before the
 		// admin check.
 		if s.cfg.Forwarder == nil {
-			return s3err.New("NotImplemented", "s3seal does not implement ?"+sr.name+" on this backend.")
+			return s3err.New(s3err.NotImplemented, "s3seal does not implement ?"+sr.name+" on this backend.")
 		}
 		// Reading a configuration is open to the bucket's readers (s3cmd
 		// info, the console and SDK tools ask for it); changing it is for
 		// admins, since the object store enforces it against everyone.
-		denied := s3err.New("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (it is enforced by the object store).")
+		denied := s3err.New(s3err.AccessDenied, "Only credentials marked \"admin\": true may change ?"+sr.name+" (it is enforced by the object store).")
 		if sr.admin && !req.cred.Admin && req.r.Method != http.MethodGet {
 			return denied
 		}
@@ -118,10 +118,10 @@ func (s *Server) forward(sr subresource) handler {
 		// and its network (conditions): only admins read it. s3cmd info
 		// prints "Not available" on the 403.
 		if sr.adminGet && !req.cred.Admin {
-			return s3err.New("AccessDenied", "Only credentials marked \"admin\": true may read or change ?"+sr.name+" (it names the object store's account).")
+			return s3err.New(s3err.AccessDenied, "Only credentials marked \"admin\": true may read or change ?"+sr.name+" (it names the object store's account).")
 		}
 		if sr.adminPut && req.r.Method == http.MethodPut && !req.cred.Admin {
-			return s3err.New("AccessDenied", "Only credentials marked \"admin\": true may change ?"+sr.name+" (a default retention cannot be taken back).")
+			return s3err.New(s3err.AccessDenied, "Only credentials marked \"admin\": true may change ?"+sr.name+" (a default retention cannot be taken back).")
 		}
 		if sr.object {
 			if err := sealstore.CheckKey(req.key); err != nil {
@@ -162,7 +162,7 @@ func (s *Server) forward(sr subresource) handler {
 				limit = sr.limit
 			}
 			body, err := readXMLBody(req, limit)
-			if sr.overLimit != nil && err != nil && toAPIError(err).Code == "MaxMessageLengthExceeded" {
+			if sr.overLimit != nil && err != nil && toAPIError(err).Code == s3err.MaxMessageLengthExceeded {
 				return sr.overLimit()
 			}
 			if err != nil {
@@ -234,7 +234,7 @@ func (s *Server) forward(sr subresource) handler {
 				ok = true
 			}
 			if !ok {
-				return s3err.New("InternalError", "The object store answered ?"+sr.name+" with something other than its document; it was not passed on.")
+				return s3err.New(s3err.InternalError, "The object store answered ?"+sr.name+" with something other than its document; it was not passed on.")
 			}
 			ct := "application/xml"
 			if sr.doc == nil {
@@ -293,20 +293,18 @@ func forwardErr(err error) error {
 	var be *backend.Error
 	if errors.As(err, &be) && be.Code != "" && be.StatusCode >= 400 && be.StatusCode < 500 {
 		if be.Code == "NotFound" {
-			return s3err.New("NoSuchKey", "")
+			return s3err.New(s3err.NoSuchKey, "")
 		}
 		if be.Code == "AccessDenied" || be.StatusCode == 401 || be.StatusCode == 403 {
 			// A store's refusal names its own account and policy (AWS:
 			// "User: arn:aws:iam::<account>:... is not authorized"):
 			// the code passes, its words do not.
-			e := s3err.New("AccessDenied", "")
-			e.Code = be.Code
-			return e
+			return storeDenial(be)
 		}
 		return storeRefusal(be)
 	}
 	if errors.As(err, &be) && be.Code == "NotImplemented" {
-		return s3err.New("NotImplemented", be.Message)
+		return s3err.New(s3err.NotImplemented, be.Message)
 	}
 	return err
 }
@@ -325,7 +323,7 @@ func checkRetention(body []byte) ([]byte, error) {
 		return encodeLockDoc(doc) // removes a GOVERNANCE retention (with the bypass header)
 	}
 	if mode != "GOVERNANCE" && mode != "COMPLIANCE" {
-		return nil, s3err.New("MalformedXML", "")
+		return nil, s3err.New(s3err.MalformedXML, "")
 	}
 	until, err := parseRetainUntil(strings.TrimSpace(date))
 	if err != nil {
@@ -343,7 +341,7 @@ func checkLegalHold(body []byte) ([]byte, error) {
 	}
 	status, _ := n.value("Status")
 	if status != "ON" && status != "OFF" {
-		return nil, s3err.New("MalformedXML", "")
+		return nil, s3err.New(s3err.MalformedXML, "")
 	}
 	return encodeLockDoc(&legalHoldDoc{Status: status})
 }
@@ -359,7 +357,7 @@ func (s *Server) missingObject(req *request, sr subresource, in backend.RawReque
 		return err
 	}
 	if _, herr := s.store.Backend().HeadObject(req.r.Context(), req.bucket, req.key); backend.IsNotFound(herr) {
-		return s3err.New("NoSuchKey", "")
+		return s3err.New(s3err.NoSuchKey, "")
 	}
 	return err
 }

@@ -30,7 +30,7 @@ func (s *Server) subresourceMarkerErr(req *request, vid string, err error) error
 	}
 	switch backend.ErrorCode(herr) {
 	case "NotFound", "NoSuchKey", "NoSuchVersion", "BadRequest":
-		return s3err.New("NoSuchVersion", "")
+		return s3err.New(s3err.NoSuchVersion, "")
 	}
 	return err
 }

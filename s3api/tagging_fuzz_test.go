@@ -43,7 +43,7 @@ func FuzzParseTagHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		tags, err := parseTagHeader(v)
 		if err != nil {
-			if ae := toAPIError(err); !tagErrorCode(ae.Code) || ae.StatusCode != 400 {
+			if ae := toAPIError(err); !tagErrorCode(string(ae.Code)) || ae.StatusCode != 400 {
 				t.Fatalf("%.80q: unexpected error %v", v, err)
 			}
 			return
@@ -89,7 +89,7 @@ func FuzzParseTagBody(f *testing.F) {
 		} {
 			tags, err := parse.fn(body)
 			if err != nil {
-				if ae := toAPIError(err); !tagErrorCode(ae.Code) || ae.Code == "InvalidArgument" || ae.StatusCode != 400 {
+				if ae := toAPIError(err); !tagErrorCode(string(ae.Code)) || ae.Code == "InvalidArgument" || ae.StatusCode != 400 {
 					t.Fatalf("%.80q: unexpected error %v", body, err)
 				}
 				continue

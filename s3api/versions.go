@@ -58,11 +58,11 @@ func (s *Server) putBucketVersioning(req *request) error {
 	}
 	switch {
 	case vc.Status != "Enabled" && vc.Status != "Suspended":
-		return s3err.New("MalformedXML", "")
+		return s3err.New(s3err.MalformedXML, "")
 	case vc.MfaDelete == "Enabled":
-		return s3err.New("NotImplemented", "s3seal does not implement MFA delete")
+		return s3err.New(s3err.NotImplemented, "s3seal does not implement MFA delete")
 	case vc.MfaDelete != "" && vc.MfaDelete != "Disabled":
-		return s3err.New("MalformedXML", "")
+		return s3err.New(s3err.MalformedXML, "")
 	}
 	if vc.Status == "Suspended" {
 		if err := s.lockForbidsSuspend(req); err != nil {
@@ -83,14 +83,14 @@ func versionErr(err error) error {
 	if !errors.As(err, &be) {
 		return err
 	}
-	switch be.Code {
-	case "NoSuchVersion", "InvalidArgument", "MethodNotAllowed", "IllegalVersioningConfigurationException", "MalformedXML":
+	switch code := s3err.Code(be.Code); code {
+	case s3err.NoSuchVersion, s3err.InvalidArgument, s3err.MethodNotAllowed, "IllegalVersioningConfigurationException", s3err.MalformedXML:
 		if be.StatusCode > 0 {
 			return storeRefusal(be)
 		}
-		return s3err.New(be.Code, be.Message)
+		return s3err.New(code, be.Message)
 	case "NotImplemented":
-		return s3err.New("NotImplemented", be.Message)
+		return s3err.New(s3err.NotImplemented, be.Message)
 	}
 	return err
 }
@@ -110,10 +110,10 @@ func versionParam(r *http.Request) (string, error) {
 // backend would answer (moto takes any id for a missing version).
 func checkVersionID(v string) (string, error) {
 	if v == "" {
-		return "", s3err.New("InvalidArgument", "Version id cannot be the empty string")
+		return "", s3err.New(s3err.InvalidArgument, "Version id cannot be the empty string")
 	}
 	if !backend.WellFormedVersionID(v) {
-		return "", s3err.New("InvalidArgument", "Invalid version id specified")
+		return "", s3err.New(s3err.InvalidArgument, "Invalid version id specified")
 	}
 	return v, nil
 }
@@ -147,14 +147,14 @@ func readErr(h http.Header, err error, vid string) error {
 		setVersionID(h, be.VersionID)
 		if vid != "" {
 			setVersionID(h, vid)
-			return s3err.New("MethodNotAllowed", "The specified method is not allowed against this resource.")
+			return s3err.New(s3err.MethodNotAllowed, "The specified method is not allowed against this resource.")
 		}
-		return s3err.New("NoSuchKey", "")
+		return s3err.New(s3err.NoSuchKey, "")
 	}
 	if vid != "" && backend.ErrorCode(err) == "BadRequest" {
 		// A bare 400 to an id s3seal found well-formed (moto's HEAD of
 		// an id not its own): no such version.
-		return s3err.New("NoSuchVersion", "")
+		return s3err.New(s3err.NoSuchVersion, "")
 	}
 	return objectErr(versionErr(err))
 }
@@ -170,10 +170,10 @@ func attributesErr(h http.Header, err error, vid string) error {
 		h.Set("x-amz-delete-marker", "true")
 		setVersionID(h, be.VersionID)
 		setVersionID(h, vid)
-		return s3err.New("NoSuchKey", "")
+		return s3err.New(s3err.NoSuchKey, "")
 	}
 	if vid != "" && errors.As(err, &be) && (be.Code == "NotFound" || be.Code == "NoSuchKey") {
-		return s3err.New("NoSuchVersion", "")
+		return s3err.New(s3err.NoSuchVersion, "")
 	}
 	return readErr(h, err, vid)
 }
@@ -182,7 +182,7 @@ func attributesErr(h http.Header, err error, vid string) error {
 // for a version asked for by id: NoSuchVersion, as S3 answers it.
 func sourceVersionErr(err error, vid string) error {
 	if vid != "" && vid != "null" && backend.ErrorCode(err) == "NotFound" {
-		return s3err.New("NoSuchVersion", "")
+		return s3err.New(s3err.NoSuchVersion, "")
 	}
 	return err
 }
@@ -208,13 +208,13 @@ func parseDeleteCondition(ifMatch, size, lastModified string) (*sealstore.Delete
 			}
 		}
 		if c.IfMatch == nil {
-			return nil, s3err.New("InvalidArgument", "If-Match must name an ETag or *")
+			return nil, s3err.New(s3err.InvalidArgument, "If-Match must name an ETag or *")
 		}
 	}
 	if size != "" {
 		n, err := strconv.ParseInt(size, 10, 64)
 		if err != nil || n < 0 {
-			return nil, s3err.New("InvalidArgument", "x-amz-if-match-size must be a non-negative integer")
+			return nil, s3err.New(s3err.InvalidArgument, "x-amz-if-match-size must be a non-negative integer")
 		}
 		c.Size = n
 	}
@@ -222,7 +222,7 @@ func parseDeleteCondition(ifMatch, size, lastModified string) (*sealstore.Delete
 		t, err := http.ParseTime(lastModified)
 		if err != nil {
 			if t, err = time.Parse(time.RFC3339Nano, lastModified); err != nil {
-				return nil, s3err.New("InvalidArgument", "x-amz-if-match-last-modified-time must be an HTTP date or an ISO 8601 time")
+				return nil, s3err.New(s3err.InvalidArgument, "x-amz-if-match-last-modified-time must be an HTTP date or an ISO 8601 time")
 			}
 		}
 		c.LastModified = t
@@ -304,7 +304,7 @@ func (s *Server) listObjectVersions(req *request) error {
 	q := req.r.URL.Query()
 	if n, err := strconv.Atoi(q.Get("max-keys")); err == nil && n < 0 {
 		// S3's words here, unlike the object listings'.
-		return s3err.New("InvalidArgument", "max-keys cannot be negative")
+		return s3err.New(s3err.InvalidArgument, "max-keys cannot be negative")
 	}
 	li, encode, err := listParams(q)
 	if err != nil {
@@ -313,10 +313,10 @@ func (s *Server) listObjectVersions(req *request) error {
 	in := backend.ListVersionsInput{Bucket: req.bucket, Prefix: li.Prefix, Delimiter: li.Delimiter, MaxKeys: li.MaxKeys,
 		KeyMarker: q.Get("key-marker"), VersionIDMarker: q.Get("version-id-marker")}
 	if q.Has("version-id-marker") && in.VersionIDMarker == "" {
-		return s3err.New("InvalidArgument", "A version-id marker cannot be empty.")
+		return s3err.New(s3err.InvalidArgument, "A version-id marker cannot be empty.")
 	}
 	if in.VersionIDMarker != "" && in.KeyMarker == "" {
-		return s3err.New("InvalidArgument", "A version-id marker cannot be specified without a key marker.")
+		return s3err.New(s3err.InvalidArgument, "A version-id marker cannot be specified without a key marker.")
 	}
 	enc := encoder(encode)
 	out := listVersionsResult{Xmlns: s3ns, Name: req.bucket, Prefix: enc(in.Prefix), KeyMarker: enc(in.KeyMarker),
@@ -374,7 +374,7 @@ func hasAny(params ...string) mux.MatcherFunc {
 	}
 }
 
-func methodNotAllowed(*request) error { return s3err.New("MethodNotAllowed", "") }
+func methodNotAllowed(*request) error { return s3err.New(s3err.MethodNotAllowed, "") }
 
 // plainWithVersion matches a request whose only sub-resource parameter is
 // versionId (a PutObject or copy naming a version; sub-resources such as
@@ -395,5 +395,5 @@ func plainWithVersion(r *http.Request, _ *mux.RouteMatch) bool {
 // versionOnWrite refuses a versionId on a write: a write makes a new
 // version, it cannot name one.
 func versionOnWrite(*request) error {
-	return s3err.New("InvalidArgument", "This operation does not accept a version-id.")
+	return s3err.New(s3err.InvalidArgument, "This operation does not accept a version-id.")
 }

@@ -3,7 +3,6 @@ package s3api
 import (
 	"encoding/xml"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -63,7 +62,7 @@ func val(p *string) string {
 }
 
 func invalidWebsite(msg string) *s3err.Error {
-	return &s3err.Error{Code: "InvalidRequest", StatusCode: http.StatusBadRequest, Message: msg}
+	return s3err.New(s3err.InvalidRequest, msg)
 }
 
 // checkWebsite judges a WebsiteConfiguration as S3 does and returns it
@@ -73,7 +72,7 @@ func checkWebsite(body []byte) ([]byte, error) {
 	if err := decodeXML(body, doc); err != nil {
 		return nil, err
 	}
-	malformed := s3err.New("MalformedXML", "")
+	malformed := s3err.New(s3err.MalformedXML, "")
 	if r := doc.RedirectAllRequestsTo; r != nil {
 		// Redirecting every request excludes everything else.
 		if doc.IndexDocument != nil || doc.ErrorDocument != nil || doc.RoutingRules != nil || strings.TrimSpace(val(r.HostName)) == "" {
@@ -88,10 +87,10 @@ func checkWebsite(body []byte) ([]byte, error) {
 		return nil, malformed
 	}
 	if s := val(doc.IndexDocument.Suffix); s == "" || strings.Contains(s, "/") {
-		return nil, s3err.New("InvalidArgument", "The IndexDocument Suffix is not well formed")
+		return nil, s3err.New(s3err.InvalidArgument, "The IndexDocument Suffix is not well formed")
 	}
 	if e := doc.ErrorDocument; e != nil && val(e.Key) == "" {
-		return nil, s3err.New("InvalidArgument", "The ErrorDocument Key is not well formed")
+		return nil, s3err.New(s3err.InvalidArgument, "The ErrorDocument Key is not well formed")
 	}
 	if doc.RoutingRules != nil {
 		rules := doc.RoutingRules.Rules
@@ -111,7 +110,7 @@ func checkWebsite(body []byte) ([]byte, error) {
 }
 
 func checkRoutingRule(rule routingRule) error {
-	malformed := s3err.New("MalformedXML", "")
+	malformed := s3err.New(s3err.MalformedXML, "")
 	rd := rule.Redirect
 	if rd == nil {
 		return malformed
@@ -172,15 +171,15 @@ func encodeDoc(doc document) ([]byte, error) {
 
 // absentDocs are AWS's words for a bucket without the document (no
 // period, as AWS writes them); a store's own words (moto's) do not pass.
-var absentDocs = map[string]string{
-	"NoSuchCORSConfiguration":    "The CORS configuration does not exist",
-	"NoSuchWebsiteConfiguration": "The specified bucket does not have a website configuration",
+var absentDocs = map[s3err.Code]string{
+	s3err.NoSuchCORSConfiguration:    "The CORS configuration does not exist",
+	s3err.NoSuchWebsiteConfiguration: "The specified bucket does not have a website configuration",
 }
 
 func absentDoc(err error) *s3err.Error {
-	code := backend.ErrorCode(err)
+	code := s3err.Code(backend.ErrorCode(err))
 	if msg, ok := absentDocs[code]; ok {
-		return &s3err.Error{Code: code, StatusCode: http.StatusNotFound, Message: msg}
+		return s3err.New(code, msg)
 	}
 	return nil
 }

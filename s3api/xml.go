@@ -3,6 +3,8 @@ package s3api
 import (
 	"encoding/xml"
 	"time"
+
+	"github.com/s3seal/s3seal/s3api/s3err"
 )
 
 const s3ns = "http://s3.amazonaws.com/doc/2006-03-01/"
@@ -118,10 +120,10 @@ type deletedEntry struct {
 }
 
 type deleteError struct {
-	Key       string `xml:"Key"`
-	VersionID string `xml:"VersionId,omitempty"`
-	Code      string `xml:"Code"`
-	Message   string `xml:"Message"`
+	Key       string     `xml:"Key"`
+	VersionID string     `xml:"VersionId,omitempty"`
+	Code      s3err.Code `xml:"Code"`
+	Message   string     `xml:"Message"`
 }
 
 type deleteResult struct {

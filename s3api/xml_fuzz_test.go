@@ -93,13 +93,13 @@ func TestBackendCodesPassThrough(t *testing.T) {
 		"BucketNotEmpty", "BucketAlreadyExists", "BucketAlreadyOwnedByYou", "InvalidBucketName",
 		"NoSuchUpload", "SlowDown", "ServiceUnavailable", "AccessDenied", "InvalidRange",
 		"EntityTooSmall", "EntityTooLarge", "ConditionalRequestConflict"} {
-		want, ok := s3err.Lookup(code)
+		want, ok := s3err.Lookup(s3err.Code(code))
 		if !ok {
 			t.Errorf("%s: not in the error table", code)
 			continue
 		}
 		got := toAPIError(&backend.Error{Code: code, StatusCode: want.StatusCode})
-		if got.Code != code || got.StatusCode != want.StatusCode || got.Message != want.Message {
+		if string(got.Code) != code || got.StatusCode != want.StatusCode || got.Message != want.Message {
 			t.Errorf("%s: got %+v", code, got)
 		}
 	}

@@ -44,7 +44,7 @@ func validHeaderName(h string) bool {
 }
 
 func invalid(msg string) *s3err.Error {
-	return &s3err.Error{Code: "InvalidRequest", StatusCode: http.StatusBadRequest, Message: msg}
+	return s3err.New(s3err.InvalidRequest, msg)
 }
 
 // S3's limits on a CORS configuration: 100 rules, 64 KB.
@@ -55,7 +55,7 @@ const (
 
 // Check judges a CORSConfiguration's rules as S3 does.
 func Check(rules []Rule) error {
-	malformed := s3err.New("MalformedXML", "")
+	malformed := s3err.New(s3err.MalformedXML, "")
 	if len(rules) == 0 || len(rules) > MaxRules {
 		return malformed
 	}
@@ -186,8 +186,7 @@ func RequestHeaders(v string) ([]string, error) {
 	for _, part := range strings.Split(v, ",") {
 		h := strings.TrimSpace(part)
 		if !validHeaderName(h) {
-			return nil, &s3err.Error{Code: "BadRequest", StatusCode: http.StatusBadRequest,
-				Message: fmt.Sprintf("Access-Control-Request-Headers \"%s\" contains invalid character.", part)}
+			return nil, s3err.New(s3err.BadRequest, fmt.Sprintf("Access-Control-Request-Headers \"%s\" contains invalid character.", part))
 		}
 		out = append(out, strings.ToLower(h))
 	}

@@ -56,12 +56,12 @@ type cond struct {
 type SizeRange struct{ Min, Max int64 }
 
 func invalid(msg string) *s3err.Error {
-	return &s3err.Error{Code: "InvalidPolicyDocument", StatusCode: 400, Message: "Invalid Policy: " + msg}
+	return s3err.New(s3err.InvalidPolicyDocument, "Invalid Policy: "+msg)
 }
 
 // Denied is S3's refusal of a form its policy does not allow.
 func Denied(msg string) *s3err.Error {
-	return &s3err.Error{Code: "AccessDenied", StatusCode: 403, Message: "Invalid according to Policy: " + msg}
+	return s3err.New(s3err.AccessDenied, "Invalid according to Policy: "+msg)
 }
 
 // Parse decodes the base64 policy field. Its member names are

@@ -15,7 +15,7 @@ func asError(err error) *s3err.Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	return s3err.New("InternalError", "")
+	return s3err.New(s3err.InternalError, "")
 }
 
 // FuzzPostPolicy: a POST policy never panics its parser, which refuses
