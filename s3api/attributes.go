@@ -75,7 +75,7 @@ func (s *Server) getObjectAttributes(req *request) error {
 	if len(want) == 0 {
 		// A missing bucket is named before the missing header, as S3
 		// does.
-		if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err != nil {
+		if err := s.store.HeadBucket(req.r.Context(), req.bucket); err != nil {
 			return bucketErr(err)
 		}
 		return s3err.New(s3err.InvalidRequest, "The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty")

@@ -39,7 +39,7 @@ func checkBucketName(name string) error {
 }
 
 func (s *Server) headBucket(req *request) error {
-	if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err != nil {
+	if err := s.store.HeadBucket(req.r.Context(), req.bucket); err != nil {
 		return bucketErr(err)
 	}
 	req.w.Header().Set("x-amz-bucket-region", s.region())
@@ -56,7 +56,7 @@ func (s *Server) deleteBucket(req *request) error {
 }
 
 func (s *Server) getBucketLocation(req *request) error {
-	region, err := s.store.Backend().BucketRegion(req.r.Context(), req.bucket)
+	region, err := s.store.BucketRegion(req.r.Context(), req.bucket)
 	if err != nil {
 		return bucketErr(err)
 	}

@@ -26,7 +26,7 @@ func malformedPolicy(msg string) *s3err.Error {
 // principal may give besides "*", an account id and an ARN is one of
 // s3seal's access keys.
 func (s *Server) judgePolicy(req *request, body []byte) (*s3policy.Policy, error) {
-	if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err != nil {
+	if err := s.store.HeadBucket(req.r.Context(), req.bucket); err != nil {
 		return nil, bucketErr(err)
 	}
 	p, err := s3policy.Check(body, req.bucket, func(name string) bool {

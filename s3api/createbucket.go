@@ -114,7 +114,7 @@ func (s *Server) createBucket(req *request) error {
 	// re-create of an existing bucket with 200 (moto, AWS in us-east-1)
 	// must never see that bucket configured, or deleted, by a CreateBucket.
 	if len(tags) > 0 {
-		switch err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); {
+		switch err := s.store.HeadBucket(req.r.Context(), req.bucket); {
 		case err == nil:
 			return s3err.New(s3err.BucketAlreadyOwnedByYou, "")
 		case backend.ErrorCode(err) == "AccessDenied" || backend.ErrorCode(err) == "Forbidden":
@@ -142,7 +142,7 @@ func (s *Server) createBucket(req *request) error {
 		if err := s.createLockedBucket(req, body); err != nil {
 			return err
 		}
-	} else if err := s.store.Backend().CreateBucket(req.r.Context(), req.bucket); err != nil {
+	} else if err := s.store.CreateBucket(req.r.Context(), req.bucket); err != nil {
 		return err
 	}
 	if len(tags) > 0 {
@@ -164,7 +164,7 @@ func (s *Server) createBucket(req *request) error {
 		}
 		// A bucket without its owner would be open to every credential
 		// its lists reach: it goes again.
-		if derr := s.store.Backend().DeleteBucket(req.r.Context(), req.bucket); derr != nil {
+		if derr := s.store.UndoCreateBucket(req.r.Context(), req.bucket); derr != nil {
 			slog.WarnContext(req.r.Context(), "CreateBucket: the owner could not be kept and the new bucket could not be deleted",
 				"bucket", req.bucket, "err", derr)
 		}
@@ -204,7 +204,7 @@ func (s *Server) tagNewBucket(req *request, tags []tag) error {
 func (s *Server) configureNewBucket(req *request, sub string, b []byte) error {
 	in := backend.RawRequest{Method: http.MethodPut, Bucket: req.bucket, Query: url.Values{sub: {""}}, Header: http.Header{}, Body: b}
 	if _, err := s.cfg.Forwarder.Forward(req.r.Context(), in); err != nil {
-		if derr := s.store.Backend().DeleteBucket(req.r.Context(), req.bucket); derr != nil {
+		if derr := s.store.UndoCreateBucket(req.r.Context(), req.bucket); derr != nil {
 			slog.WarnContext(req.r.Context(), "CreateBucket: the store refused ?"+sub+" and the new bucket could not be deleted",
 				"bucket", req.bucket, "err", derr)
 		}

@@ -117,7 +117,7 @@ func (s *Server) listObjectsV2(req *request) error {
 
 func (s *Server) list(req *request, in backend.ListInput) (sealstore.ListPage, error) {
 	if in.MaxKeys == 0 {
-		return sealstore.ListPage{}, s.store.Backend().HeadBucket(req.r.Context(), in.Bucket)
+		return sealstore.ListPage{}, s.store.HeadBucket(req.r.Context(), in.Bucket)
 	}
 	page, err := s.store.List(req.r.Context(), in)
 	return page, bucketErr(err)
@@ -306,7 +306,7 @@ func (s *Server) listBuckets(req *request) error {
 		}
 		after = v[0]
 	}
-	buckets, err := s.store.Backend().ListBuckets(req.r.Context())
+	buckets, err := s.store.ListBuckets(req.r.Context())
 	if err != nil {
 		return err
 	}

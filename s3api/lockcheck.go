@@ -99,7 +99,7 @@ func (c *lockConfigDoc) dropZeroPeriods() {
 func (s *Server) lockBucketState(req *request, sr subresource) error {
 	ctx := req.r.Context()
 	if sr.name == "object-lock" && !sr.object && req.r.Method == http.MethodPut {
-		st, err := s.store.Backend().GetBucketVersioning(ctx, req.bucket)
+		st, err := s.store.BucketVersioning(ctx, req.bucket)
 		if err != nil {
 			return versionErr(err)
 		}

@@ -207,7 +207,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 	srcBucket, srcKey, srcVersion := src.bucket, src.key, src.versionID
 	if err != nil {
 		// S3 names a missing destination bucket before a bad source.
-		if be := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); backend.IsNotFound(be) {
+		if be := s.store.HeadBucket(req.r.Context(), req.bucket); backend.IsNotFound(be) {
 			return s3err.New(s3err.NoSuchBucket, "")
 		}
 		return err
@@ -252,7 +252,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 		err = objectErr(versionErr(sourceVersionErr(err, srcVersion)))
 		if toAPIError(err).Code == s3err.NoSuchKey && srcBucket != req.bucket {
 			// A source in a missing bucket: S3 names the bucket.
-			if be := s.store.Backend().HeadBucket(req.r.Context(), srcBucket); backend.IsNotFound(be) {
+			if be := s.store.HeadBucket(req.r.Context(), srcBucket); backend.IsNotFound(be) {
 				err = s3err.New(s3err.NoSuchBucket, "")
 			}
 		}

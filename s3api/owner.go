@@ -64,7 +64,7 @@ func (s *Server) existingBucket(req *request, plain bool) (existed bool, err err
 	// A HeadBucket first: the bucket is new in most CreateBuckets, and a
 	// listing of a bucket that is not there is a failure to the metrics
 	// (retry.refusalOutcome), where HeadBucket's 404 is an answer.
-	err = s.store.Backend().HeadBucket(req.r.Context(), req.bucket)
+	err = s.store.HeadBucket(req.r.Context(), req.bucket)
 	docs := map[string][]byte(nil)
 	if err == nil {
 		docs, err = s.store.BucketDocs(req.r.Context(), req.bucket)
@@ -180,7 +180,7 @@ func (s *Server) ownsListed(req *request, bucket string) bool {
 func ClaimServiceBucket(ctx context.Context, store *sealstore.Store, bucket, service string, cred Credential) error {
 	p := cred.principal()
 	want := access.Owner{ID: p.CanonicalID, DisplayName: p.DisplayName, Service: service}
-	if err := store.Backend().CreateBucket(ctx, bucket); err != nil {
+	if err := store.CreateBucket(ctx, bucket); err != nil {
 		switch backend.ErrorCode(err) {
 		case "BucketAlreadyOwnedByYou", "BucketAlreadyExists":
 		default:

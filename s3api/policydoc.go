@@ -75,7 +75,7 @@ func (s *Server) deleteBucketPolicy(req *request) error {
 	if !req.cred.Admin {
 		return s3err.New(s3err.AccessDenied, "Only credentials marked \"admin\": true may change ?policy.")
 	}
-	if err := s.store.Backend().HeadBucket(req.r.Context(), req.bucket); err != nil {
+	if err := s.store.HeadBucket(req.r.Context(), req.bucket); err != nil {
 		return bucketErr(err)
 	}
 	if err := s.store.DeleteBucketDoc(req.r.Context(), req.bucket, docPolicy); err != nil {

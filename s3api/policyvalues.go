@@ -157,7 +157,7 @@ func requestTags(h string) (url.Values, bool) {
 // existingTags are the tags of req's object (its version when the query
 // names one), as the store keeps them; false when it has none to give.
 func (s *Server) existingTags(req *request) (url.Values, bool) {
-	enc, err := s.store.Backend().ObjectTagging(req.r.Context(), req.bucket, req.key, req.r.URL.Query().Get("versionId"))
+	enc, err := s.store.ObjectTags(req.r.Context(), req.bucket, req.key, req.r.URL.Query().Get("versionId"))
 	if err != nil {
 		return nil, false
 	}

@@ -36,7 +36,7 @@ func (s *Server) getBucketVersioning(req *request) error {
 	if err := bucketPolicy.check(req.r.Header); err != nil {
 		return err
 	}
-	st, err := s.store.Backend().GetBucketVersioning(req.r.Context(), req.bucket)
+	st, err := s.store.BucketVersioning(req.r.Context(), req.bucket)
 	if err != nil {
 		return bucketErr(versionErr(err))
 	}
@@ -69,7 +69,7 @@ func (s *Server) putBucketVersioning(req *request) error {
 			return err
 		}
 	}
-	if err := s.store.Backend().PutBucketVersioning(req.r.Context(), req.bucket, vc.Status); err != nil {
+	if err := s.store.SetBucketVersioning(req.r.Context(), req.bucket, vc.Status); err != nil {
 		return bucketErr(versionErr(err))
 	}
 	req.w.WriteHeader(http.StatusOK)
@@ -326,7 +326,7 @@ func (s *Server) listObjectVersions(req *request) error {
 	}
 	var page sealstore.VersionsPage
 	if in.MaxKeys == 0 {
-		err = s.store.Backend().HeadBucket(req.r.Context(), req.bucket)
+		err = s.store.HeadBucket(req.r.Context(), req.bucket)
 	} else {
 		page, err = s.store.ListVersions(req.r.Context(), in)
 	}

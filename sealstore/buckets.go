@@ -1,0 +1,74 @@
+package sealstore
+
+import (
+	"context"
+	"time"
+)
+
+// The store's buckets as s3seal's front reaches them: through sealstore,
+// like everything else it asks of the store. Their documents are
+// bucketdocs.go's; DeleteBucket, which takes s3seal's own objects along,
+// is dropbucket.go's.
+
+// Bucket is one of the store's buckets.
+type Bucket struct {
+	Name    string
+	Created time.Time
+}
+
+// ListBuckets lists the store's buckets, in the store's order.
+func (s *Store) ListBuckets(ctx context.Context) ([]Bucket, error) {
+	bs, err := s.be.ListBuckets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Bucket, len(bs))
+	for i, b := range bs {
+		out[i] = Bucket{Name: b.Name, Created: b.Created}
+	}
+	return out, nil
+}
+
+// HeadBucket answers nil for a bucket that is there and s3seal may reach,
+// else the store's refusal (NoSuchBucket, AccessDenied).
+func (s *Store) HeadBucket(ctx context.Context, bucket string) error {
+	return s.be.HeadBucket(ctx, bucket)
+}
+
+// CreateBucket makes the bucket on the store, with no document of
+// s3seal's yet: the caller keeps its owner (CreateBucketDoc).
+func (s *Store) CreateBucket(ctx context.Context, bucket string) error {
+	return s.be.CreateBucket(ctx, bucket)
+}
+
+// UndoCreateBucket removes a bucket CreateBucket has just made, before
+// anything is in it (a CreateBucket whose settings the store then
+// refused): the store's own delete, which refuses a bucket that holds
+// anything.
+func (s *Store) UndoCreateBucket(ctx context.Context, bucket string) error {
+	defer s.bucketDocs.forget(bucket)
+	return s.be.DeleteBucket(ctx, bucket)
+}
+
+// BucketRegion is the region the store says the bucket is in.
+func (s *Store) BucketRegion(ctx context.Context, bucket string) (string, error) {
+	return s.be.BucketRegion(ctx, bucket)
+}
+
+// BucketVersioning is the bucket's versioning: "Enabled", "Suspended", or
+// "" when it was never enabled.
+func (s *Store) BucketVersioning(ctx context.Context, bucket string) (string, error) {
+	return s.be.GetBucketVersioning(ctx, bucket)
+}
+
+// SetBucketVersioning sets the bucket's versioning, "Enabled" or
+// "Suspended".
+func (s *Store) SetBucketVersioning(ctx context.Context, bucket, status string) error {
+	return s.be.PutBucketVersioning(ctx, bucket, status)
+}
+
+// ObjectTags are the tags the store keeps for an object (of one version
+// when versionID is not ""), URL-encoded as x-amz-tagging carries them.
+func (s *Store) ObjectTags(ctx context.Context, bucket, key, versionID string) (string, error) {
+	return s.be.ObjectTagging(ctx, bucket, key, versionID)
+}
