@@ -142,7 +142,7 @@ func TestClientMetaSealedS3cmd(t *testing.T) {
 	}
 }
 
-// TestClientMetaSealedAWSCLI: `aws s3 cp --metadata diagnosis=flu` with
+// TestClientMetaSealedAWSCLI: `aws s3 cp --metadata diagnosis=influenza` with
 // content headers: none of it reaches the store, all of it comes back.
 // The metadata limit after sealing (crypto.MaxObjectMeta) is taken
 // exactly and refused one byte past it with MetadataTooLarge.
@@ -153,11 +153,11 @@ func TestClientMetaSealedAWSCLI(t *testing.T) {
 	a := newAWSCLI(t, p)
 	src := writeFile(t, t.TempDir(), "report.bin", []byte("lab results"))
 	a.run("s3", "mb", "s3://clinic")
-	a.run("s3", "cp", src, "s3://clinic/patients/p1", "--metadata", "diagnosis=flu,ward=7b", "--content-type", "text/x-lab-report",
+	a.run("s3", "cp", src, "s3://clinic/patients/p1", "--metadata", "diagnosis=influenza,ward=seventh-b", "--content-type", "text/x-lab-report",
 		"--content-disposition", `attachment; filename="p1-report.txt"`, "--content-language", "x-klingon", "--cache-control", "x-private")
-	storeSeesNothing(t, m, "clinic", "patients/", "flu", "diagnosis", "7b", "lab-report", "p1-report", "klingon", "x-private")
+	storeSeesNothing(t, m, "clinic", "patients/", "influenza", "diagnosis", "seventh-b", "lab-report", "p1-report", "klingon", "x-private")
 	head := a.run("s3api", "head-object", "--bucket", "clinic", "--key", "patients/p1")
-	for _, want := range []string{`"diagnosis": "flu"`, `"ward": "7b"`, `"ContentType": "text/x-lab-report"`, `p1-report.txt`, `"ContentLanguage": "x-klingon"`, `"CacheControl": "x-private"`} {
+	for _, want := range []string{`"diagnosis": "influenza"`, `"ward": "seventh-b"`, `"ContentType": "text/x-lab-report"`, `p1-report.txt`, `"ContentLanguage": "x-klingon"`, `"CacheControl": "x-private"`} {
 		if !strings.Contains(head, want) {
 			t.Errorf("head-object lacks %s:\n%s", want, head)
 		}
