@@ -2,6 +2,7 @@ package sealstore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -192,5 +193,29 @@ func TestVerifyCoversBucketDocs(t *testing.T) {
 	verify()
 	if st := results[BucketDocPrefix+"owner"]; st == VerifyOK {
 		t.Fatal("verify passed an altered bucket document")
+	}
+}
+
+// uploadsRefused refuses every listing of uploads, as a store whose
+// credentials may not list them does.
+type uploadsRefused struct{ backend.Store }
+
+func (uploadsRefused) ListMultipartUploads(context.Context, backend.ListUploadsInput) (backend.ListUploadsOutput, error) {
+	return backend.ListUploadsOutput{}, &backend.Error{Op: "ListMultipartUploads", Code: "AccessDenied", StatusCode: 403, Message: "Access Denied"}
+}
+
+// TestOwnerlessDocumentsWhereUploadsCannotBeListed: a bucket without an
+// owner is looked at for the marker of documents set aside; on a store
+// that refuses to list uploads there is no marker to find, and its
+// documents read as they are (none), not as the store's refusal.
+func TestOwnerlessDocumentsWhereUploadsCannotBeListed(t *testing.T) {
+	f := newFixture(t)
+	st, err := New(Direct(uploadsRefused{f.be}), f.kr, Options{SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := st.BucketDocs(f.ctx, bucket)
+	if err != nil || len(docs) != 0 {
+		t.Fatalf("documents of an ownerless bucket where uploads cannot be listed: %v, %v", docs, err)
 	}
 }
