@@ -157,7 +157,7 @@ func (s *Server) lockTarget(req *request, sr subresource, in *backend.RawRequest
 	if err != nil {
 		return err
 	}
-	info, err := s.store.Backend().HeadObjectVersion(req.r.Context(), req.bucket, req.key, vid)
+	lock, err := s.store.ObjectLock(req.r.Context(), req.bucket, req.key, vid)
 	if isDeleteMarker(err) {
 		return readErr(req.w.Header(), err, vid)
 	}
@@ -176,11 +176,11 @@ func (s *Server) lockTarget(req *request, sr subresource, in *backend.RawRequest
 	if req.r.Method != http.MethodPut {
 		return nil
 	}
-	if vid == "" && info.VersionID != "" && info.VersionID != "null" {
-		in.Query.Set("versionId", info.VersionID)
+	if vid == "" && lock.VersionID != "" && lock.VersionID != "null" {
+		in.Query.Set("versionId", lock.VersionID)
 	}
 	if sr.name == "retention" {
-		return retentionRule(req, in.Body, info.Lock)
+		return retentionRule(req, in.Body, lock.Protection)
 	}
 	return nil
 }
@@ -238,14 +238,14 @@ func errObjectLocked() error {
 // NoSuchObjectLockConfiguration.
 func (s *Server) retentionFromHead(req *request, in backend.RawRequest) ([]byte, error) {
 	vid := in.Query.Get("versionId")
-	info, err := s.store.Backend().HeadObjectVersion(req.r.Context(), req.bucket, req.key, vid)
+	lock, err := s.store.ObjectLock(req.r.Context(), req.bucket, req.key, vid)
 	if err != nil {
 		return nil, readErr(req.w.Header(), err, vid)
 	}
-	if info.Lock.LockMode == "" || info.Lock.RetainUntil.IsZero() {
+	if lock.LockMode == "" || lock.RetainUntil.IsZero() {
 		return nil, s3err.New(s3err.NoSuchObjectLockConfiguration, "The specified object does not have a ObjectLock configuration.")
 	}
-	doc := retentionDoc{Mode: info.Lock.LockMode, RetainUntilDate: info.Lock.RetainUntil.UTC().Format(time.RFC3339)}
+	doc := retentionDoc{Mode: lock.LockMode, RetainUntilDate: lock.RetainUntil.UTC().Format(time.RFC3339)}
 	doc.setNS()
 	out, err := xml.Marshal(doc)
 	if err != nil {
@@ -282,11 +282,11 @@ func (s *Server) lockedDeleteErr(req *request, vid string, err error) error {
 	if vid == "" || backend.ErrorCode(err) != "AccessDenied" {
 		return err
 	}
-	info, herr := s.store.Backend().HeadObjectVersion(req.r.Context(), req.bucket, req.key, vid)
+	st, herr := s.store.ObjectLock(req.r.Context(), req.bucket, req.key, vid)
 	if herr != nil {
 		return err
 	}
-	l := info.Lock
+	l := st.Protection
 	if l.LegalHold == "ON" || (l.LockMode != "" && l.RetainUntil.After(time.Now())) {
 		return errObjectLocked()
 	}

@@ -356,7 +356,7 @@ func (s *Server) missingObject(req *request, sr subresource, in backend.RawReque
 	if !sr.object || in.Query.Has("versionId") || !errors.As(err, &be) || be.StatusCode < 500 {
 		return err
 	}
-	if _, herr := s.store.Backend().HeadObject(req.r.Context(), req.bucket, req.key); backend.IsNotFound(herr) {
+	if _, herr := s.store.ObjectLock(req.r.Context(), req.bucket, req.key, ""); backend.IsNotFound(herr) {
 		return s3err.New(s3err.NoSuchKey, "")
 	}
 	return err

@@ -24,7 +24,7 @@ func (s *Server) subresourceMarkerErr(req *request, vid string, err error) error
 	if !errors.As(err, &be) || (be.Code != "NoSuchVersion" && be.Code != "NoSuchKey" && be.Code != "NotFound" && be.StatusCode < 500) {
 		return err
 	}
-	_, herr := s.store.Backend().HeadObjectVersion(req.r.Context(), req.bucket, req.key, vid)
+	_, herr := s.store.ObjectLock(req.r.Context(), req.bucket, req.key, vid)
 	if isDeleteMarker(herr) {
 		return readErr(req.w.Header(), herr, vid)
 	}

@@ -3,10 +3,13 @@ package sealstore
 import (
 	"context"
 	"time"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
-// The store's buckets as s3seal's front reaches them: through sealstore,
-// like everything else it asks of the store. Their documents are
+// The store's buckets, and what the store enforces on an object, as
+// s3seal's front reaches them: through sealstore, like everything else it
+// asks of the store. Their documents are
 // bucketdocs.go's; DeleteBucket, which takes s3seal's own objects along,
 // is dropbucket.go's.
 
@@ -71,4 +74,20 @@ func (s *Store) SetBucketVersioning(ctx context.Context, bucket, status string) 
 // when versionID is not ""), URL-encoded as x-amz-tagging carries them.
 func (s *Store) ObjectTags(ctx context.Context, bucket, key, versionID string) (string, error) {
 	return s.be.ObjectTagging(ctx, bucket, key, versionID)
+}
+
+// LockState is what the store enforces on one version of an object (its
+// retention and legal hold), and which version that is.
+type LockState struct {
+	VersionID string // "" or "null" in a bucket without versioning
+	backend.Protection
+}
+
+// ObjectLock is the LockState of an object (one version when versionID is
+// not ""), as the store reports it on a HEAD. An object or version that
+// is not there is the store's error (a delete marker's included), so it
+// answers whether it is there too.
+func (s *Store) ObjectLock(ctx context.Context, bucket, key, versionID string) (LockState, error) {
+	info, err := s.be.HeadObjectVersion(ctx, bucket, key, versionID)
+	return LockState{VersionID: info.VersionID, Protection: info.Lock}, err
 }

@@ -185,10 +185,6 @@ func New(be Backend, kr *crypto.Keyring, opt Options) (*Store, error) {
 		space: newSpoolSpace(opt.SpoolDir, opt.SpoolReserve, opt.spoolFree)}, nil
 }
 
-// Backend returns the store underneath, for bucket operations that need no
-// encryption.
-func (s *Store) Backend() backend.Store { return s.be }
-
 // ObjectInfo describes an object in plaintext terms.
 type ObjectInfo struct {
 	Bucket, Key  string
