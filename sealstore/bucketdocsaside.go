@@ -114,13 +114,15 @@ func (s *Store) WithoutBucketDocs(ctx context.Context, bucket string, change fun
 	if err == nil {
 		changeErr = change()
 	}
-	return true, errors.Join(err, changeErr, s.restoreBucketDocs(ctx, bucket, docs))
+	return true, errors.Join(err, changeErr, s.restoreBucketDocs(ctx, bucket, docs, true))
 }
 
-// restoreBucketDocs writes docs back, the owner last: a process that
-// reads the documents meanwhile and finds no owner looks for the marker
-// and waits, and one that finds the owner finds every document.
-func (s *Store) restoreBucketDocs(ctx context.Context, bucket string, docs map[string][]byte) error {
+// restoreBucketDocs writes docs back. marked says a marker holds other
+// processes off while the bucket has no owner (WithoutBucketDocs): the
+// owner then goes back last, so that a process finding it finds every
+// document. Without one (DeleteBucket's clean-up undone) the owner goes
+// back first: the bucket is never without an owner longer than it must.
+func (s *Store) restoreBucketDocs(ctx context.Context, bucket string, docs map[string][]byte, marked bool) error {
 	defer s.bucketDocs.forget(bucket)
 	names := make([]string, 0, len(docs))
 	for name := range docs {
@@ -128,7 +130,12 @@ func (s *Store) restoreBucketDocs(ctx context.Context, bucket string, docs map[s
 	}
 	slices.Sort(names)
 	if i := slices.Index(names, "owner"); i >= 0 {
-		names = append(slices.Delete(names, i, i+1), "owner")
+		names = slices.Delete(names, i, i+1)
+		if marked {
+			names = append(names, "owner")
+		} else {
+			names = append([]string{"owner"}, names...)
+		}
 	}
 	var errs []error
 	for _, name := range names {

@@ -62,7 +62,7 @@ func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 			}
 		}
 		if len(docs) > 0 {
-			if rerr := s.restoreBucketDocs(ctx, bucket, docs); rerr != nil {
+			if rerr := s.restoreBucketDocs(ctx, bucket, docs, false); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
 		}
