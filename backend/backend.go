@@ -232,6 +232,13 @@ func ErrorCode(err error) string {
 	return ""
 }
 
+// IsRefused reports whether err is the store's refusal of the request
+// (a 4xx answer): it answered, and asking again will not change it.
+func IsRefused(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.StatusCode >= 400 && e.StatusCode < 500
+}
+
 // IsNotFound reports whether err says the object (or bucket) does not exist.
 func IsNotFound(err error) bool {
 	switch ErrorCode(err) {

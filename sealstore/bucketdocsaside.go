@@ -159,8 +159,7 @@ func (s *Store) restoreBucketDocs(ctx context.Context, bucket string, docs map[s
 // none, and must not take the bucket for one without an owner.
 func (s *Store) docsAside(ctx context.Context, bucket string) (bool, error) {
 	out, err := s.be.ListMultipartUploads(ctx, backend.ListUploadsInput{Bucket: bucket, Prefix: asideMarkerPrefix, MaxUploads: 100})
-	var be *backend.Error
-	if backend.ErrorCode(err) == "NotImplemented" || errors.As(err, &be) && be.StatusCode >= 400 && be.StatusCode < 500 {
+	if backend.ErrorCode(err) == "NotImplemented" || backend.IsRefused(err) {
 		// A store without uploads, or whose credentials may not list
 		// them, sets nothing aside either (WithoutBucketDocs makes its
 		// marker before anything goes).

@@ -2,7 +2,6 @@ package sealstore
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/s3seal/s3seal/backend"
@@ -85,8 +84,7 @@ func (s *Store) versionAtKey(ctx context.Context, bucket, key, vid, etag string)
 	case backend.IsNotFound(err) || backend.ErrorCode(err) == "NoSuchVersion":
 		return false, nil
 	}
-	var be *backend.Error
-	if errors.As(err, &be) && be.StatusCode >= 400 && be.StatusCode < 500 {
+	if backend.IsRefused(err) {
 		return true, nil
 	}
 	return false, err
