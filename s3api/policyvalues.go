@@ -2,7 +2,6 @@ package s3api
 
 import (
 	"net"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -33,20 +32,14 @@ func (s *Server) policyValues(req *request) s3policy.Values {
 	// operation reads, its first: a condition must judge what the
 	// operation does (a repeated prefix= or x-amz-acl whose other value
 	// met the condition would act on the one that did not).
-	header := func(name string) ([]string, bool) {
-		v, ok := r.Header[http.CanonicalHeaderKey(name)]
-		if !ok || len(v) == 0 {
+	first := func(v []string) ([]string, bool) {
+		if len(v) == 0 {
 			return nil, false
 		}
 		return v[:1], true
 	}
-	param := func(name string) ([]string, bool) {
-		v, ok := q[name]
-		if !ok || len(v) == 0 {
-			return nil, false
-		}
-		return v[:1], true
-	}
+	header := func(name string) ([]string, bool) { return first(r.Header.Values(name)) }
+	param := func(name string) ([]string, bool) { return first(q[name]) }
 	return func(key string) ([]string, bool) {
 		switch key {
 		case "aws:sourceip":
