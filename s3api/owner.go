@@ -209,7 +209,10 @@ func ClaimServiceBucket(ctx context.Context, store *sealstore.Store, bucket, ser
 		// Conditional: a replica claiming it at the same moment wrote the
 		// same document, which the second pass finds.
 		err = store.CreateBucketDoc(ctx, bucket, docOwner, doc)
-		if code := toAPIError(err).Code; err == nil || code != s3err.PreconditionFailed && code != s3err.ConditionalRequestConflict {
+		if err == nil {
+			return nil
+		}
+		if code := toAPIError(err).Code; code != s3err.PreconditionFailed && code != s3err.ConditionalRequestConflict {
 			return err
 		}
 	}
