@@ -77,7 +77,7 @@ func (s *Server) copyObject(req *request) error {
 	default:
 		return s3err.New(s3err.InvalidArgument, "Unknown metadata directive.")
 	}
-	if in.Protect, err = s.copyProtection(req, srcBucket, srcKey); err != nil {
+	if in.Protect, err = s.copyProtection(req, src); err != nil {
 		return err
 	}
 	if in.CustomerKey, err = customerKey(req.r); err != nil {

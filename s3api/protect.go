@@ -184,13 +184,12 @@ func encodeTags(tags []tag) string {
 	return strings.Join(parts, "&")
 }
 
-// err400 is a 400 error with a code s3seal's table does not hold.
 // copyProtection is the lock and tags of a copy: the lock headers as
 // given; the tags of x-amz-tagging with x-amz-tagging-directive REPLACE,
 // else (COPY, the default) the source's, asked from the backend, which the
 // caller must be allowed to read (s3:GetObjectTagging). A backend without
 // tags (501) has none to copy.
-func (s *Server) copyProtection(req *request, srcBucket, srcKey string) (backend.Protection, error) {
+func (s *Server) copyProtection(req *request, src copySrc) (backend.Protection, error) {
 	p, err := protection(req)
 	if err != nil {
 		return p, err
@@ -206,9 +205,9 @@ func (s *Server) copyProtection(req *request, srcBucket, srcKey string) (backend
 	if s.cfg.Forwarder == nil {
 		return p, nil
 	}
-	in := backend.RawRequest{Method: http.MethodGet, Bucket: srcBucket, Key: srcKey, Query: url.Values{"tagging": {""}}}
-	if v := copySourceVersion(req); v != "" {
-		in.Query.Set("versionId", v)
+	in := backend.RawRequest{Method: http.MethodGet, Bucket: src.bucket, Key: src.key, Query: url.Values{"tagging": {""}}}
+	if src.versionID != "" {
+		in.Query.Set("versionId", src.versionID)
 	}
 	out, err := s.cfg.Forwarder.Forward(req.r.Context(), in)
 	if backend.ErrorCode(err) == "NotImplemented" {
@@ -225,20 +224,12 @@ func (s *Server) copyProtection(req *request, srcBucket, srcKey string) (backend
 		// Carrying the tags reads them: S3 decides it as the caller's
 		// s3:GetObjectTagging on the source, besides the GetObject that
 		// copySource decided. A source without tags reads none.
-		if _, err := s.authorizeKey(req, "GetObjectTagging", srcBucket, srcKey, copySourceVersion(req)); err != nil {
+		if _, err := s.authorizeKey(req, "GetObjectTagging", src.bucket, src.key, src.versionID); err != nil {
 			return p, err
 		}
 	}
 	p.Tagging = encodeTags(t.TagSet.Tags)
 	return p, nil
-}
-
-// copySourceVersion is the versionId of x-amz-copy-source, or "", read as
-// parseCopySource read it.
-func copySourceVersion(req *request) string {
-	_, q, _ := strings.Cut(req.r.Header.Get("X-Amz-Copy-Source"), "?")
-	v, _ := copySourceVersionID(q)
-	return v
 }
 
 // bypassCtx is the request's context, marked to pass
