@@ -1,6 +1,8 @@
 package s3api
 
 import (
+	"sync"
+
 	"github.com/s3seal/s3seal/access"
 	s3policy "github.com/s3seal/s3seal/access/policy"
 	"github.com/s3seal/s3seal/backend"
@@ -73,10 +75,16 @@ func bucketState(docs map[string][]byte) access.Bucket {
 }
 
 // accessRequest is what req asks, as package access takes it: the object
-// record is read only when an object's ACL decides, and the condition
-// values only as the policy asks for them (policyValues).
+// record is read only when an object's ACL decides, and once however
+// often it does (GetObjectAttributes is decided as two actions), and the
+// condition values only as the policy asks for them (policyValues).
 func (s *Server) accessRequest(req *request, op string) access.Request {
 	q := req.r.URL.Query()
+	var (
+		once sync.Once
+		rec  access.Record
+		kept bool
+	)
 	return access.Request{
 		Who:     req.who,
 		Lists:   req.cred.lists(req.bucket),
@@ -86,11 +94,13 @@ func (s *Server) accessRequest(req *request, op string) access.Request {
 		Version: q.Has("versionId"),
 		Values:  s.policyValues(req),
 		Record: func() (access.Record, bool) {
-			a, forContent, kept, err := s.objectACL(req, req.bucket, req.key, q.Get("versionId"))
-			if err != nil || !kept {
-				return access.Record{}, false
-			}
-			return access.Record{ACL: a, For: forContent}, true
+			once.Do(func() {
+				a, forContent, ok, err := s.objectACL(req, req.bucket, req.key, q.Get("versionId"))
+				if err == nil && ok {
+					rec, kept = access.Record{ACL: a, For: forContent}, true
+				}
+			})
+			return rec, kept
 		},
 	}
 }
