@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 )
 
@@ -237,6 +238,13 @@ func ErrorCode(err error) string {
 func IsRefused(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && e.StatusCode >= 400 && e.StatusCode < 500
+}
+
+// IsBadRequest reports the store's 400 whatever its code: a request the
+// store cannot take in this form (moto's HEAD of the "null" version by id).
+func IsBadRequest(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.StatusCode == http.StatusBadRequest
 }
 
 // IsNotFound reports whether err says the object (or bucket) does not exist.

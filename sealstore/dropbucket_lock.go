@@ -2,8 +2,6 @@ package sealstore
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -49,8 +47,7 @@ func (s *Store) lockedState(ctx context.Context, bucket string) (string, error) 
 					if backend.IsNotFound(err) || backend.ErrorCode(err) == "NoSuchVersion" {
 						return nil // gone meanwhile
 					}
-					var be *backend.Error
-					if v.VersionID == "null" && errors.As(err, &be) && be.StatusCode == http.StatusBadRequest {
+					if v.VersionID == "null" && backend.IsBadRequest(err) {
 						// A store that cannot HEAD the "null" version by
 						// id (moto answers 400): the version written
 						// before versioning was enabled is taken as

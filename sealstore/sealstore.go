@@ -33,6 +33,11 @@ const DefaultCacheEntries = 100_000
 
 // Options configure a Store. The zero value of each field means its default.
 type Options struct {
+	// Settings sends the requests of Setting, PutSetting and DeleteSetting
+	// (the store's own configurations of buckets and objects: tags,
+	// Object Lock, CORS, lifecycle, website) as the store's S3 API takes
+	// them. nil for a store that keeps none: each answers NotImplemented.
+	Settings backend.Forwarder
 	// SpoolDir holds the unlinked temporary files that bodies are sealed
 	// into before they are published. Default: os.TempDir().
 	SpoolDir string
