@@ -24,7 +24,7 @@ import (
 func TestReaderSeesNoBackendAccount(t *testing.T) {
 	fw := &fakeForwarder{}
 	creds := Credentials{"reader": {AccessKey: "reader", SecretKey: "rs", Read: []string{"*"}}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	ctx := context.Background()
 	reader := sdkClient(srv.URL, "reader", "rs")
 	const canon = "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be"
@@ -76,7 +76,7 @@ func TestForwardedErrorHidesAccount(t *testing.T) {
 		"reader": {AccessKey: "reader", SecretKey: "rs", Read: []string{"*"}},
 		"writer": {AccessKey: "writer", SecretKey: "ws", Read: []string{"*"}, Write: []string{"*"}},
 	}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	ctx := context.Background()
 	reader, writer := sdkClient(srv.URL, "reader", "rs"), sdkClient(srv.URL, "writer", "ws")
 	b, k := aws.String("bkt"), aws.String("k")

@@ -5,12 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/s3seal/s3seal/access"
 	s3policy "github.com/s3seal/s3seal/access/policy"
-	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // Who may do what to a bucket is decided in two layers. The credential's
@@ -32,7 +32,7 @@ func (s *Server) authorize(req *request, op string) error {
 		return refusedBy("the bucket is being created and has no owner yet")
 	}
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
-	if backend.ErrorCode(err) == "NoSuchBucket" {
+	if sealstore.StoreCode(err) == "NoSuchBucket" {
 		if req.who.Anonymous() {
 			// The operation is not run: a store that says so here and
 			// serves the bucket to the operation would let an anonymous

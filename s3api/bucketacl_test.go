@@ -17,7 +17,7 @@ func TestBucketACLJudged(t *testing.T) {
 	fw := &fakeForwarder{}
 	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true, CanonicalID: "admin"},
 		"grantee": {AccessKey: "grantee", SecretKey: "gs", CanonicalID: "grt1"}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	ctx := context.Background()
 	c := sdkClient(srv.URL, "admin", "as")
 	b := aws.String("acl-bucket")
@@ -89,7 +89,7 @@ func TestBucketACLJudged(t *testing.T) {
 func TestOwnershipControlsJudged(t *testing.T) {
 	fw := &fakeForwarder{}
 	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	c := sdkClient(srv.URL, "admin", "as")
 	if _, err := c.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
 		t.Fatal(err)

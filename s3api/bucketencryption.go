@@ -6,11 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/gorilla/mux"
-
-	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // Bucket default encryption (?encryption) is kept by s3seal as the
@@ -85,20 +82,6 @@ func checkEncryptionConfig(body []byte) ([]byte, error) {
 	return encodeDoc(doc)
 }
 
-// addBucketDocRoutes registers the bucket configurations s3seal answers
-// itself (?encryption and ?logging, kept as its documents;
-// ?requestPayment, requestpayment.go) on the bucket router, before its
-// catch-all for unknown parameters.
-func (s *Server) addBucketDocRoutes(b *mux.Router) {
-	b.Methods(http.MethodGet).MatcherFunc(onlySub("encryption", false)).HandlerFunc(s.serve("GetBucketEncryption", accRead, s.getBucketEncryption))
-	b.Methods(http.MethodPut).MatcherFunc(onlySub("encryption", false)).HandlerFunc(s.serve("PutBucketEncryption", accWrite, s.putBucketEncryption))
-	b.Methods(http.MethodDelete).MatcherFunc(onlySub("encryption", false)).HandlerFunc(s.serve("DeleteBucketEncryption", accWrite, s.deleteBucketEncryption))
-	b.Methods(http.MethodGet).MatcherFunc(onlySub("logging", false)).HandlerFunc(s.serve("GetBucketLogging", accRead, s.getBucketLogging))
-	b.Methods(http.MethodPut).MatcherFunc(onlySub("logging", false)).HandlerFunc(s.serve("PutBucketLogging", accWrite, s.putBucketLogging))
-	b.Methods(http.MethodGet).MatcherFunc(onlySub("requestPayment", false)).HandlerFunc(s.serve("GetBucketRequestPayment", accRead, s.getBucketRequestPayment))
-	b.Methods(http.MethodPut).MatcherFunc(onlySub("requestPayment", false)).HandlerFunc(s.serve("PutBucketRequestPayment", accWrite, s.putBucketRequestPayment))
-}
-
 func errNoEncryptionConfig() error {
 	return s3err.New(s3err.ServerSideEncryptionConfigurationNotFoundError, "The server side encryption configuration was not found")
 }
@@ -159,7 +142,7 @@ func (s *Server) deleteBucketEncryption(req *request) error {
 // x-amz-server-side-encryption nor SSE-C), as S3 does: headers then
 // carry the default's algorithm, KMS key and bucket key as if the client
 // had sent them.
-func (s *Server) bucketDefaultSSE(ctx context.Context, bucket string, headers *backend.Headers, ck *crypto.CustomerKey) error {
+func (s *Server) bucketDefaultSSE(ctx context.Context, bucket string, headers *sealstore.Headers, ck *sealstore.CustomerKey) error {
 	if headers.SSE != "" || ck != nil {
 		return nil
 	}

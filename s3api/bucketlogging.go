@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // Bucket logging (?logging) is kept, not served: s3seal judges a
@@ -123,7 +123,7 @@ func (s *Server) putBucketLogging(req *request) error {
 	if !req.cred.canWrite(target) {
 		return s3err.New(s3err.AccessDenied, "")
 	}
-	if _, err := s.store.BucketDocs(ctx, target); backend.ErrorCode(err) == "NoSuchBucket" {
+	if _, err := s.store.BucketDocs(ctx, target); sealstore.StoreCode(err) == "NoSuchBucket" {
 		return s3err.New(s3err.InvalidTargetBucketForLogging, "The target bucket for logging does not exist")
 	} else if err != nil {
 		return err

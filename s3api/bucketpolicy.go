@@ -1,8 +1,6 @@
 package s3api
 
 import (
-	"net/http"
-
 	s3policy "github.com/s3seal/s3seal/access/policy"
 	"github.com/s3seal/s3seal/s3api/s3err"
 )
@@ -37,13 +35,4 @@ func (s *Server) judgePolicy(req *request, body []byte) (*s3policy.Policy, error
 		return nil, malformedPolicy(err.Error())
 	}
 	return p, nil
-}
-
-// putStatus is the status of a successful PUT of a sub-resource: AWS
-// answers PutBucketPolicy and PutBucketTagging with 204, the others 200.
-func putStatus(sr subresource) int {
-	if !sr.object && (sr.name == "policy" || sr.name == "tagging") {
-		return http.StatusNoContent
-	}
-	return http.StatusOK
 }

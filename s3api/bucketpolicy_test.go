@@ -18,7 +18,7 @@ import (
 func TestBucketPolicyJudged(t *testing.T) {
 	fw := &fakeForwarder{}
 	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	ctx := context.Background()
 	c := sdkClient(srv.URL, "admin", "as")
 	const b = "pol-bucket"

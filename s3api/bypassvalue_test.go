@@ -19,7 +19,7 @@ import (
 func TestBypassValueForwarded(t *testing.T) {
 	fw := &fakeForwarder{}
 	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	future := time.Now().Add(time.Hour)
 	// The version must exist: s3seal answers a missing one itself (404).
 	c := sdkClient(srv.URL, "admin", "as")
@@ -52,7 +52,7 @@ func TestBypassValueForwarded(t *testing.T) {
 func TestNonAdminLockDecisionsRefused(t *testing.T) {
 	fw := &fakeForwarder{body: "<ObjectLockConfiguration/>"}
 	creds := Credentials{"user": {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	ctx := context.Background()
 	user := sdkClient(srv.URL, "user", "us")
 	_, err := user.PutObjectLockConfiguration(ctx, &s3.PutObjectLockConfigurationInput{Bucket: aws.String("bkt"),
@@ -79,7 +79,7 @@ func TestNonAdminLockDecisionsRefused(t *testing.T) {
 func TestNonAdminBypassHeaderNotForwarded(t *testing.T) {
 	fw := &fakeForwarder{}
 	creds := Credentials{"user": {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	ctx := context.Background()
 	future := time.Now().Add(time.Hour)
 	for _, v := range []string{"%74rue", "false", "1"} {

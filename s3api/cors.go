@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/xml"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -12,9 +11,9 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/cors"
 	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // CORS: s3seal checks a bucket's CORS configuration as S3 does before
@@ -74,7 +73,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	}
 	var rules *corsDoc
 	if s.corsBucket(bucket) {
-		if rules, err = s.cors.rules(r.Context(), s.cfg.Forwarder, bucket, s.cfg.MaxInFlight); err != nil {
+		if rules, err = s.cors.rules(r.Context(), s.store, bucket, s.cfg.MaxInFlight); err != nil {
 			writeError(w, r, err)
 			return
 		}
@@ -118,7 +117,7 @@ func (s *Server) actualCORS(w http.ResponseWriter, r *http.Request) {
 	if !s.corsBucket(bucket) {
 		return
 	}
-	rules, err := s.cors.rules(r.Context(), s.cfg.Forwarder, bucket, s.cfg.MaxInFlight)
+	rules, err := s.cors.rules(r.Context(), s.store, bucket, s.cfg.MaxInFlight)
 	if err != nil || rules == nil {
 		return
 	}
@@ -200,7 +199,7 @@ func (c *corsCache) forget(bucket string) {
 // rules returns the bucket's CORS rules, nil when it has none (or the
 // store keeps none), or the error of a bucket that does not exist or a
 // store that failed.
-func (c *corsCache) rules(ctx context.Context, f backend.Forwarder, bucket string, maxFetches int) (*corsDoc, error) {
+func (c *corsCache) rules(ctx context.Context, st ObjectStore, bucket string, maxFetches int) (*corsDoc, error) {
 	now := time.Now()
 	c.mu.Lock()
 	e, ok := c.m[bucket]
@@ -212,14 +211,14 @@ func (c *corsCache) rules(ctx context.Context, f backend.Forwarder, bucket strin
 	v, _, _ := c.flight.Do(bucket, func() (any, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		return c.fetch(ctx, f, bucket, maxFetches), nil
+		return c.fetch(ctx, st, bucket, maxFetches), nil
 	})
 	e = v.(corsEntry)
 	return e.rules, e.err
 }
 
 // fetch reads a bucket's rules from the store and keeps the answer.
-func (c *corsCache) fetch(ctx context.Context, f backend.Forwarder, bucket string, maxFetches int) corsEntry {
+func (c *corsCache) fetch(ctx context.Context, st ObjectStore, bucket string, maxFetches int) corsEntry {
 	c.once.Do(func() { c.fetches = make(chan struct{}, max(1, min(corsMaxFetches, maxFetches))) })
 	select {
 	case c.fetches <- struct{}{}:
@@ -229,11 +228,11 @@ func (c *corsCache) fetch(ctx context.Context, f backend.Forwarder, bucket strin
 	}
 	now := time.Now()
 	e := corsEntry{until: now.Add(corsTTL)}
-	switch rules, err := fetchCORS(ctx, f, bucket); {
+	switch rules, err := fetchCORS(ctx, st, bucket); {
 	case err == nil:
 		e.rules = rules
-	case backend.ErrorCode(err) == "NoSuchCORSConfiguration":
-	case backend.ErrorCode(err) == "NoSuchBucket":
+	case sealstore.StoreCode(err) == "NoSuchCORSConfiguration":
+	case sealstore.StoreCode(err) == "NoSuchBucket":
 		e.err, e.until = s3err.New(s3err.NoSuchBucket, ""), now.Add(corsNoBucketTTL)
 	default:
 		e.err, e.until = err, now.Add(corsNoBucketTTL)
@@ -258,14 +257,13 @@ func (c *corsCache) fetch(ctx context.Context, f backend.Forwarder, bucket strin
 
 // fetchCORS reads a bucket's CORS configuration from the object store;
 // a store without CORS has none.
-func fetchCORS(ctx context.Context, f backend.Forwarder, bucket string) (*corsDoc, error) {
-	if f == nil {
+func fetchCORS(ctx context.Context, st ObjectStore, bucket string) (*corsDoc, error) {
+	if !st.HasSettings() {
 		return nil, nil
 	}
-	out, err := f.Forward(ctx, backend.RawRequest{Method: http.MethodGet, Bucket: bucket,
-		Query: url.Values{"cors": {""}}, Header: http.Header{}})
+	out, err := st.Setting(ctx, sealstore.BucketCORS, sealstore.SettingRef{Bucket: bucket})
 	if err != nil {
-		if backend.ErrorCode(err) == "NotImplemented" {
+		if sealstore.StoreCode(err) == "NotImplemented" {
 			return nil, nil
 		}
 		return nil, err

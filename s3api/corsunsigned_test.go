@@ -57,7 +57,7 @@ func (f *blockingCORSForwarder) Forward(ctx context.Context, in backend.RawReque
 func TestUnsignedCORSStoreReadsBounded(t *testing.T) {
 	fw := &blockingCORSForwarder{delay: 300 * time.Millisecond}
 	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw, MaxInFlight: 1, MaxInFlightPerKey: 1})
+	srv := newTestServerFw(t, Config{Credentials: creds, MaxInFlight: 1, MaxInFlightPerKey: 1}, fw)
 	const n = 40
 	var wg sync.WaitGroup
 	statuses := make([]int, n)
@@ -106,7 +106,7 @@ func TestCORSCacheBoundedBySize(t *testing.T) {
 	b.WriteString("</CORSConfiguration>")
 	fw := &blockingCORSForwarder{doc: []byte(b.String())}
 	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -139,7 +139,7 @@ func TestPreflightOutsideCredentialScope(t *testing.T) {
 	fw := &docForwarder{docs: map[string][]byte{"cors": []byte(`<CORSConfiguration><CORSRule><AllowedOrigin>http://internal.corp</AllowedOrigin>` +
 		`<AllowedMethod>PUT</AllowedMethod><MaxAgeSeconds>77</MaxAgeSeconds></CORSRule></CORSConfiguration>`)}}
 	creds := Credentials{"u": {AccessKey: "u", SecretKey: "us", Read: []string{"public"}, Write: []string{"public"}}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	exists := preflightReq(t, srv.URL+"/other-tenant-bucket/k", "http://internal.corp", "PUT", "")
 	missing := preflightReq(t, srv.URL+"/missing/k", "http://internal.corp", "PUT", "")
 	t.Logf("out-of-scope bucket: %+v; missing bucket: %+v", exists, missing)
@@ -166,7 +166,7 @@ func TestPreflightHidesStoreError(t *testing.T) {
 		fmt.Errorf("dial tcp 10.1.2.3:9000: connect: connection refused"),
 	} {
 		creds := Credentials{"u": {AccessKey: "u", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
-		srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: errCORSForwarder{e}})
+		srv := newTestServerFw(t, Config{Credentials: creds}, errCORSForwarder{e})
 		req, _ := http.NewRequest(http.MethodOptions, srv.URL+"/bkt/k", nil)
 		req.Header.Set("Origin", "http://o")
 		req.Header.Set("Access-Control-Request-Method", "GET")
@@ -254,7 +254,7 @@ func TestAnonymousActualCORS(t *testing.T) {
 	for _, anon := range []bool{true, false} {
 		fw := &docForwarder{}
 		creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
-		srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw, AllowAnonymous: anon})
+		srv := newTestServerFw(t, Config{Credentials: creds, AllowAnonymous: anon}, fw)
 		c := sdkClient(srv.URL, "admin", "as")
 		ctx := context.Background()
 		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt"), ACL: types.BucketCannedACLPublicRead}); err != nil {

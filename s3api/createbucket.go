@@ -6,11 +6,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -79,7 +77,7 @@ func (s *Server) createBucket(req *request) error {
 		if err := checkBucketTags(tags); err != nil {
 			return err
 		}
-		if len(tags) > 0 && s.cfg.Forwarder == nil {
+		if len(tags) > 0 && !s.store.HasSettings() {
 			return s3err.New(s3err.NotImplemented, "s3seal does not implement bucket tags on this backend.")
 		}
 	}
@@ -117,9 +115,9 @@ func (s *Server) createBucket(req *request) error {
 		switch err := s.store.HeadBucket(req.r.Context(), req.bucket); {
 		case err == nil:
 			return s3err.New(s3err.BucketAlreadyOwnedByYou, "")
-		case backend.ErrorCode(err) == "AccessDenied" || backend.ErrorCode(err) == "Forbidden":
+		case sealstore.StoreCode(err) == "AccessDenied" || sealstore.StoreCode(err) == "Forbidden":
 			return s3err.New(s3err.BucketAlreadyExists, "")
-		case !backend.IsNotFound(err):
+		case !sealstore.IsNotFound(err):
 			return err
 		}
 	}
@@ -158,7 +156,7 @@ func (s *Server) createBucket(req *request) error {
 		return nil
 	}
 	if err := s.recordOwner(req); err != nil {
-		if se := (*sealstore.Error)(nil); errors.As(err, &se) && se.Code == "PreconditionFailed" || backend.ErrorCode(err) == "PreconditionFailed" {
+		if se := (*sealstore.Error)(nil); errors.As(err, &se) && se.Code == "PreconditionFailed" || sealstore.StoreCode(err) == "PreconditionFailed" {
 			// Another CreateBucket made it first: it is that one's.
 			return s3err.New(s3err.BucketAlreadyExists, "")
 		}
@@ -196,16 +194,9 @@ func (s *Server) tagNewBucket(req *request, tags []tag) error {
 	if err != nil {
 		return err
 	}
-	return s.configureNewBucket(req, "tagging", b)
-}
-
-// configureNewBucket puts one document (?sub) on the bucket just created;
-// when the store refuses it, the bucket is deleted again.
-func (s *Server) configureNewBucket(req *request, sub string, b []byte) error {
-	in := backend.RawRequest{Method: http.MethodPut, Bucket: req.bucket, Query: url.Values{sub: {""}}, Header: http.Header{}, Body: b}
-	if _, err := s.cfg.Forwarder.Forward(req.r.Context(), in); err != nil {
+	if _, err := s.store.PutSetting(req.r.Context(), sealstore.BucketTagging, sealstore.SettingRef{Bucket: req.bucket}, b, sealstore.SettingOptions{}); err != nil {
 		if derr := s.store.UndoCreateBucket(req.r.Context(), req.bucket); derr != nil {
-			slog.WarnContext(req.r.Context(), "CreateBucket: the store refused ?"+sub+" and the new bucket could not be deleted",
+			slog.WarnContext(req.r.Context(), "CreateBucket: the store refused ?tagging and the new bucket could not be deleted",
 				"bucket", req.bucket, "err", derr)
 		}
 		return forwardErr(err)

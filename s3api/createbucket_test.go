@@ -27,7 +27,7 @@ func TestCreateBucketChecked(t *testing.T) {
 	fw := &fakeForwarder{}
 	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true},
 		"other": {AccessKey: "other", SecretKey: "os", Read: []string{"*"}, Write: []string{"*"}, Admin: true, Account: "222222222222"}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	ctx := context.Background()
 	c := sdkClient(srv.URL, "admin", "as")
 	tags := func(kv ...string) *types.CreateBucketConfiguration {
@@ -154,7 +154,7 @@ func (f *tagFailForwarder) Forward(ctx context.Context, in backend.RawRequest) (
 func TestLockedCreateBucketTagFailureAnswered(t *testing.T) {
 	fw := &tagFailForwarder{}
 	creds := Credentials{"ak": {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
-	srv := newTestServerOver(t, Config{Credentials: creds, Forwarder: fw}, func(be backend.Store) backend.Store { fw.be = be; return be })
+	srv := newTestServerOverFw(t, Config{Credentials: creds}, fw, func(be backend.Store) backend.Store { fw.be = be; return be })
 	ctx := context.Background()
 	for name, hdr := range map[string][2]string{
 		"locked": {"X-Amz-Bucket-Object-Lock-Enabled", "true"},
@@ -212,7 +212,7 @@ func TestLockedCreateBucketRefusedTags(t *testing.T) {
 	t.Logf("store saw: %q; SDK: %v", fw.log, err)
 	// What goes on the wire: the status line is what clients trust for
 	// CreateBucket.
-	srv := newTestServerWith(t, Config{Credentials: Credentials{"ak": {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: Credentials{"ak": {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}}, fw)
 	resp, body := doSigned(t, http.MethodPut, srv.URL+"/r3locked2", http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}},
 		`<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Tags><Tag><Key>k</Key><Value>v</Value></Tag></Tags></CreateBucketConfiguration>`)
 	if resp.StatusCode == http.StatusOK {

@@ -48,11 +48,11 @@ func TestDocumentsAsideKeptFromOtherProcess(t *testing.T) {
 	creds := aclCredsAliceAdmin()
 	fw := &emptyBucketLockStore{inside: make(chan struct{}), during: make(chan struct{})}
 	serve := func() *httptest.Server {
-		st, err := sealstore.New(sealstore.Direct(be), kr, sealstore.Options{SpoolDir: t.TempDir()})
+		st, err := sealstore.New(sealstore.Direct(be), kr, sealstore.Options{SpoolDir: t.TempDir(), Settings: fw})
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(New(Config{Credentials: creds, Store: st, Forwarder: fw}))
+		srv := httptest.NewServer(New(Config{Credentials: creds, Store: st}))
 		t.Cleanup(srv.Close)
 		return srv
 	}
@@ -90,14 +90,14 @@ func TestDocumentsAsideKeptFromOtherProcess(t *testing.T) {
 		t.Errorf("PutObjectLockConfiguration: %v", err)
 	}
 	// Past the other process's cache.
-	fresh, err := sealstore.New(sealstore.Direct(be), kr, sealstore.Options{SpoolDir: t.TempDir()})
+	fresh, err := sealstore.New(sealstore.Direct(be), kr, sealstore.Options{SpoolDir: t.TempDir(), Settings: fw})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d, ok, err := fresh.BucketDoc(ctx, "bkt", "owner"); !ok || err != nil || !strings.Contains(string(d), "a11ce") {
 		t.Errorf("owner after: %q %v %v", d, ok, err)
 	}
-	srv := httptest.NewServer(New(Config{Credentials: creds, Store: fresh, Forwarder: fw}))
+	srv := httptest.NewServer(New(Config{Credentials: creds, Store: fresh}))
 	defer srv.Close()
 	if _, err := sdkClient(srv.URL, "bob", "bs").ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: b}); errCode(err) != "AccessDenied" {
 		t.Errorf("bob listing alice's bucket after: %v, want AccessDenied", err)

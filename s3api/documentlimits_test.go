@@ -45,7 +45,7 @@ func (b *endlessBody) Read(p []byte) (int, error) {
 func adminLimitServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	creds := Credentials{"ak": {AccessKey: "ak", SecretKey: "sk", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: &fakeForwarder{}})
+	srv := newTestServerFw(t, Config{Credentials: creds}, &fakeForwarder{})
 	if _, err := sdkClient(srv.URL, "ak", "sk").CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/s3api/sigv4"
@@ -54,7 +53,7 @@ func toAPIError(err error) *s3err.Error {
 	if errors.As(err, &ce) {
 		return s3err.Forward(ce.Code, ce.StatusCode, ce.Message)
 	}
-	if backend.IsStall(err) {
+	if sealstore.IsStall(err) {
 		// The store stopped answering, wherever it was read (a listing, a
 		// segment of an object): what S3 answers when it is overloaded.
 		return s3err.New(s3err.ServiceUnavailable, "The object store stopped answering. Please try again.")
@@ -69,7 +68,7 @@ func toAPIError(err error) *s3err.Error {
 		}
 		return e
 	}
-	var be *backend.Error
+	var be *sealstore.StoreError
 	if errors.As(err, &be) {
 		return fromBackend(be)
 	}
@@ -78,7 +77,7 @@ func toAPIError(err error) *s3err.Error {
 
 // fromBackend passes the backend's S3 error through when it is one a
 // client understands, and hides transport detail otherwise.
-func fromBackend(be *backend.Error) *s3err.Error {
+func fromBackend(be *sealstore.StoreError) *s3err.Error {
 	if ae := lockRefusal(be); ae != nil {
 		return ae
 	}
@@ -114,7 +113,7 @@ func fromBackend(be *backend.Error) *s3err.Error {
 // for the NoSuch... codes s3seal's table knows: those read as AWS words
 // them, whatever the store says (a store's "The specified bucket does not
 // exist" without the period, RGW's or moto's own phrasing).
-func storeRefusal(be *backend.Error) *s3err.Error {
+func storeRefusal(be *sealstore.StoreError) *s3err.Error {
 	if e, known := s3err.Lookup(s3err.Code(be.Code)); known && (strings.HasPrefix(be.Code, "NoSuch") || strings.HasSuffix(be.Code, "NotFoundError")) {
 		status := e.StatusCode
 		if be.StatusCode > 0 {
@@ -128,7 +127,7 @@ func storeRefusal(be *backend.Error) *s3err.Error {
 // storeDenial passes a store's refusal of access (a 401 or 403) on with
 // its code, in S3's words for AccessDenied and with its status: a store's
 // own words name its account and policy.
-func storeDenial(be *backend.Error) *s3err.Error {
+func storeDenial(be *sealstore.StoreError) *s3err.Error {
 	d := s3err.New(s3err.AccessDenied, "")
 	return s3err.Forward(be.Code, d.StatusCode, d.Message)
 }

@@ -53,13 +53,24 @@ func newTestServerWith(t *testing.T, cfg Config) *httptest.Server {
 // newTestServerOver is newTestServerWith over the embedded store wrapped
 // by wrap (when not nil), e.g. to make it slow or flaky.
 func newTestServerOver(t *testing.T, cfg Config, wrap func(backend.Store) backend.Store) *httptest.Server {
+	return newTestServerOverFw(t, cfg, nil, wrap)
+}
+
+// newTestServerFw is newTestServerWith over a store that keeps its
+// settings (sealstore.Options.Settings) through fw.
+func newTestServerFw(t *testing.T, cfg Config, fw backend.Forwarder) *httptest.Server {
+	return newTestServerOverFw(t, cfg, fw, nil)
+}
+
+// newTestServerOverFw is newTestServerOver with the settings sent to fw.
+func newTestServerOverFw(t *testing.T, cfg Config, fw backend.Forwarder, wrap func(backend.Store) backend.Store) *httptest.Server {
 	t.Helper()
 	be := embeddedStore(t)
 	if wrap != nil {
 		be = wrap(be)
 	}
 	var err error
-	cfg.Store, err = sealstore.New(sealstore.Direct(be), testKeyring(), sealstore.Options{SpoolDir: t.TempDir()})
+	cfg.Store, err = sealstore.New(sealstore.Direct(be), testKeyring(), sealstore.Options{SpoolDir: t.TempDir(), Settings: fw})
 	if err != nil {
 		t.Fatal(err)
 	}

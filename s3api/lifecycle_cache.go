@@ -2,14 +2,11 @@ package s3api
 
 import (
 	"context"
-	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -52,8 +49,8 @@ func (c *lifecycleCache) forget(bucket string) {
 
 // rules returns the bucket's lifecycle rules, nil when it has none or
 // they could not be read.
-func (c *lifecycleCache) rules(ctx context.Context, f backend.Forwarder, bucket string, maxFetches int) []lcRule {
-	if f == nil {
+func (c *lifecycleCache) rules(ctx context.Context, st ObjectStore, bucket string, maxFetches int) []lcRule {
+	if !st.HasSettings() {
 		return nil
 	}
 	now := time.Now()
@@ -66,13 +63,13 @@ func (c *lifecycleCache) rules(ctx context.Context, f backend.Forwarder, bucket 
 	v, _, _ := c.flight.Do(bucket, func() (any, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		return c.fetch(ctx, f, bucket, maxFetches), nil
+		return c.fetch(ctx, st, bucket, maxFetches), nil
 	})
 	return v.([]lcRule)
 }
 
 // fetch reads a bucket's rules from the store and keeps them.
-func (c *lifecycleCache) fetch(ctx context.Context, f backend.Forwarder, bucket string, maxFetches int) []lcRule {
+func (c *lifecycleCache) fetch(ctx context.Context, st ObjectStore, bucket string, maxFetches int) []lcRule {
 	c.once.Do(func() { c.fetches = make(chan struct{}, max(1, min(lifecycleMaxFetches, maxFetches))) })
 	select {
 	case c.fetches <- struct{}{}:
@@ -82,8 +79,7 @@ func (c *lifecycleCache) fetch(ctx context.Context, f backend.Forwarder, bucket 
 	}
 	now := time.Now()
 	e := lifecycleEntry{until: now.Add(lifecycleTTL)}
-	out, err := f.Forward(ctx, backend.RawRequest{Method: http.MethodGet, Bucket: bucket,
-		Query: url.Values{"lifecycle": {""}}, Header: http.Header{}})
+	out, err := st.Setting(ctx, sealstore.BucketLifecycle, sealstore.SettingRef{Bucket: bucket})
 	if err == nil && len(out.Body) <= lifecycleMaxDoc {
 		// A document s3seal would refuse on PUT (the store's own, or
 		// forged) gives no header.
@@ -112,7 +108,7 @@ func (c *lifecycleCache) fetch(ctx context.Context, f backend.Forwarder, bucket 
 // (a PUT's x-amz-tagging); nil reads them from the store when a rule
 // filters on tags and the object has some.
 func (s *Server) setExpiration(req *request, info sealstore.ObjectInfo, tags []tag) {
-	rules := s.lifecycle.rules(req.r.Context(), s.cfg.Forwarder, req.bucket, s.cfg.MaxInFlight)
+	rules := s.lifecycle.rules(req.r.Context(), s.store, req.bucket, s.cfg.MaxInFlight)
 	if len(rules) == 0 {
 		return
 	}
@@ -124,12 +120,8 @@ func (s *Server) setExpiration(req *request, info sealstore.ObjectInfo, tags []t
 		if tags != nil || info.TagCount == 0 {
 			return tags
 		}
-		q := url.Values{"tagging": {""}}
-		if info.VersionID != "" {
-			q.Set("versionId", info.VersionID)
-		}
-		out, err := s.cfg.Forwarder.Forward(req.r.Context(), backend.RawRequest{Method: http.MethodGet,
-			Bucket: req.bucket, Key: req.key, Query: q, Header: http.Header{}})
+		out, err := s.store.Setting(req.r.Context(), sealstore.ObjectTagging,
+			sealstore.SettingRef{Bucket: req.bucket, Key: req.key, VersionID: info.VersionID})
 		if err != nil {
 			return nil
 		}

@@ -7,13 +7,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
 // listParams reads the parameters both listing versions share.
-func listParams(q url.Values) (in backend.ListInput, encode bool, err error) {
+func listParams(q url.Values) (in sealstore.ListInput, encode bool, err error) {
 	in.Prefix, in.Delimiter = q.Get("prefix"), q.Get("delimiter")
 	in.MaxKeys = 1000
 	if v := q.Get("max-keys"); v != "" {
@@ -115,7 +114,7 @@ func (s *Server) listObjectsV2(req *request) error {
 	return nil
 }
 
-func (s *Server) list(req *request, in backend.ListInput) (sealstore.ListPage, error) {
+func (s *Server) list(req *request, in sealstore.ListInput) (sealstore.ListPage, error) {
 	if in.MaxKeys == 0 {
 		return sealstore.ListPage{}, s.store.HeadBucket(req.r.Context(), in.Bucket)
 	}
@@ -236,7 +235,7 @@ func (s *Server) deleteObjects(req *request) error {
 			out.Errors = append(out.Errors, deleteError{Key: o.Key, Code: ae.Code, Message: ae.Message})
 			continue
 		}
-		if vid != "" && !backend.WellFormedVersionID(vid) {
+		if vid != "" && !sealstore.WellFormedVersionID(vid) {
 			// A malformed id (" ", a padded id) is refused as DeleteObject
 			// refuses it: a store may read a blank one as "no version".
 			ae := s3err.New(s3err.InvalidArgument, "Invalid version id specified")

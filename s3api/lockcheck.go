@@ -2,17 +2,13 @@ package s3api
 
 import (
 	"bytes"
-	"encoding/xml"
-	"log/slog"
-	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // S3's Object Lock rules that s3seal checks itself, so that the answer is
@@ -96,41 +92,22 @@ func (c *lockConfigDoc) dropZeroPeriods() {
 // Enabled (409 InvalidBucketState; S3 lets a versioned bucket take Object
 // Lock after its creation). The bucket's part of a retention or legal
 // hold request is objectLockOn's, its object's lockTarget's.
-func (s *Server) lockBucketState(req *request, sr subresource) error {
-	ctx := req.r.Context()
-	if sr.name == "object-lock" && !sr.object && req.r.Method == http.MethodPut {
-		st, err := s.store.BucketVersioning(ctx, req.bucket)
-		if err != nil {
-			return versionErr(err)
-		}
-		if st != "Enabled" {
-			return s3err.New(s3err.InvalidBucketState, "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration")
-		}
+func (s *Server) lockBucketState(req *request) error {
+	st, err := s.store.BucketVersioning(req.r.Context(), req.bucket)
+	if err != nil {
+		return versionErr(err)
+	}
+	if st != "Enabled" {
+		return s3err.New(s3err.InvalidBucketState, "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration")
 	}
 	return nil
 }
 
-// isLockSub reports a retention or legal-hold request.
-func isLockSub(sr subresource) bool {
-	return sr.object && (sr.name == "retention" || sr.name == "legal-hold")
-}
-
-// objectLockOn reads, for a retention or legal-hold request and before its
-// body is, whether the bucket has Object Lock: a missing bucket is S3's
-// first answer (NoSuchBucket), whatever the body.
-func (s *Server) objectLockOn(req *request, sr subresource) (bool, error) {
-	if !isLockSub(sr) {
-		return false, nil
-	}
-	return s.bucketLockOn(req)
-}
-
 // bucketLockOn reads whether the request's bucket has Object Lock.
 func (s *Server) bucketLockOn(req *request) (bool, error) {
-	out, err := s.cfg.Forwarder.Forward(req.r.Context(), backend.RawRequest{Method: http.MethodGet, Bucket: req.bucket,
-		Query: url.Values{"object-lock": {""}}, Header: http.Header{}})
+	out, err := s.store.Setting(req.r.Context(), sealstore.BucketObjectLock, sealstore.SettingRef{Bucket: req.bucket})
 	var c lockConfigDoc
-	switch code := backend.ErrorCode(err); {
+	switch code := sealstore.StoreCode(err); {
 	case code == "ObjectLockConfigurationNotFoundError" || code == "NoSuchObjectLockConfiguration":
 		return false, nil
 	case err != nil:
@@ -141,117 +118,9 @@ func (s *Server) bucketLockOn(req *request) (bool, error) {
 	return c.ObjectLockEnabled == "Enabled", nil
 }
 
-// lockTarget answers, for a retention or legal-hold request whose body
-// (if any) was judged, what S3 answers for its object: NoSuchKey (or
-// NoSuchVersion) for a missing one, from a HEAD, whatever the bucket
-// (moto answers 500 for a missing key); then the bucket needs Object Lock
-// (400 InvalidRequest); then a PutObjectRetention must pass
-// retentionRule. It pins in to the version it judged.
-func (s *Server) lockTarget(req *request, sr subresource, in *backend.RawRequest, lockOn bool) error {
-	if !isLockSub(sr) {
-		return nil
-	}
-	// An empty versionId names no version: S3's 400, on every store (the
-	// embedded one refuses it, moto answered 500).
-	vid, err := versionParam(req.r)
-	if err != nil {
-		return err
-	}
-	lock, err := s.store.ObjectLock(req.r.Context(), req.bucket, req.key, vid)
-	if isDeleteMarker(err) {
-		return readErr(req.w.Header(), err, vid)
-	}
-	if backend.IsNotFound(err) {
-		if vid != "" {
-			return s3err.New(s3err.NoSuchVersion, "")
-		}
-		return s3err.New(s3err.NoSuchKey, "")
-	}
-	if err != nil {
-		return readErr(req.w.Header(), err, vid)
-	}
-	if !lockOn {
-		return errMissingLockConfig()
-	}
-	if req.r.Method != http.MethodPut {
-		return nil
-	}
-	if vid == "" && lock.VersionID != "" && lock.VersionID != "null" {
-		in.Query.Set("versionId", lock.VersionID)
-	}
-	if sr.name == "retention" {
-		return retentionRule(req, in.Body, lock.Protection)
-	}
-	return nil
-}
-
-// errMissingLockConfig is S3's answer to a retention or legal hold in a
-// bucket without Object Lock (its words, without a period).
-func errMissingLockConfig() error {
-	return s3err.New(s3err.InvalidRequest, "Bucket is missing Object Lock Configuration")
-}
-
-// retentionRule refuses a PutObjectRetention that S3 refuses on the
-// version's current retention cur (read from a HEAD, where every store
-// reports it): an unexpired COMPLIANCE retention is never shortened,
-// removed or changed to GOVERNANCE, bypass or not; an unexpired GOVERNANCE
-// one is shortened, removed or changed to COMPLIANCE only with the bypass
-// (which only admins may send, checkBypass). Extending either is anyone's
-// who may write.
-func retentionRule(req *request, body []byte, cur backend.Protection) error {
-	var r struct {
-		Mode            string `xml:"Mode"`
-		RetainUntilDate string `xml:"RetainUntilDate"`
-	}
-	if err := xml.Unmarshal(body, &r); err != nil {
-		return s3err.New(s3err.MalformedXML, "")
-	}
-	if cur.LockMode == "" || !cur.RetainUntil.After(time.Now()) {
-		return nil
-	}
-	until, _ := time.Parse(time.RFC3339Nano, strings.TrimSpace(r.RetainUntilDate))
-	shorter := r.Mode == "" || until.Truncate(time.Second).Before(cur.RetainUntil.Truncate(time.Second))
-	switch cur.LockMode {
-	case "COMPLIANCE":
-		if shorter || r.Mode != "COMPLIANCE" {
-			return errObjectLocked()
-		}
-	case "GOVERNANCE":
-		bypass := req.cred.Admin && bypassAsked(req.r.Header)
-		if !bypass && (shorter || r.Mode != "GOVERNANCE") {
-			return errObjectLocked()
-		}
-	}
-	return nil
-}
-
 // errObjectLocked is S3's refusal of a change a lock forbids.
 func errObjectLocked() error {
 	return s3err.New(s3err.AccessDenied, "Access Denied because object protected by object lock.")
-}
-
-// retentionFromHead answers GetObjectRetention from the version's HEAD
-// when the store's answer to GET ?retention is not a Retention document
-// (moto has no GetObjectRetention and answers with the object's bytes,
-// which are never passed on): the lock headers of a HEAD are the store's
-// own report of the same retention. No retention there is S3's 404
-// NoSuchObjectLockConfiguration.
-func (s *Server) retentionFromHead(req *request, in backend.RawRequest) ([]byte, error) {
-	vid := in.Query.Get("versionId")
-	lock, err := s.store.ObjectLock(req.r.Context(), req.bucket, req.key, vid)
-	if err != nil {
-		return nil, readErr(req.w.Header(), err, vid)
-	}
-	if lock.LockMode == "" || lock.RetainUntil.IsZero() {
-		return nil, s3err.New(s3err.NoSuchObjectLockConfiguration, "The specified object does not have a ObjectLock configuration.")
-	}
-	doc := retentionDoc{Mode: lock.LockMode, RetainUntilDate: lock.RetainUntil.UTC().Format(time.RFC3339)}
-	doc.setNS()
-	out, err := xml.Marshal(doc)
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte(xml.Header), out...), nil
 }
 
 // lockForbidsSuspend refuses to suspend versioning on a bucket with
@@ -259,7 +128,7 @@ func (s *Server) retentionFromHead(req *request, in backend.RawRequest) ([]byte,
 // need versioning. A store without Object Lock, or a bucket it cannot
 // find, is left to the store's own answer.
 func (s *Server) lockForbidsSuspend(req *request) error {
-	if s.cfg.Forwarder == nil {
+	if !s.store.HasSettings() {
 		return nil
 	}
 	if on, err := s.bucketLockOn(req); err != nil || !on {
@@ -268,18 +137,12 @@ func (s *Server) lockForbidsSuspend(req *request) error {
 	return s3err.New(s3err.InvalidBucketState, "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.")
 }
 
-// errNoLegalHold is S3's answer to GetObjectLegalHold on a version that
-// never had one (moto answers a LegalHold without Status).
-func errNoLegalHold() error {
-	return s3err.New(s3err.NoSuchObjectLockConfiguration, "")
-}
-
 // lockedDeleteErr is the answer to a DeleteObject of a version the store
 // refused with AccessDenied: S3's "protected by object lock" when the
 // version is under a legal hold or an unexpired retention (moto words it
 // "Access Denied", s3seal's table too), the store's refusal otherwise.
 func (s *Server) lockedDeleteErr(req *request, vid string, err error) error {
-	if vid == "" || backend.ErrorCode(err) != "AccessDenied" {
+	if vid == "" || sealstore.StoreCode(err) != "AccessDenied" {
 		return err
 	}
 	st, herr := s.store.ObjectLock(req.r.Context(), req.bucket, req.key, vid)
@@ -293,18 +156,12 @@ func (s *Server) lockedDeleteErr(req *request, vid string, err error) error {
 	return err
 }
 
-// hasLegalHold reports a LegalHold answer that names a Status.
-func hasLegalHold(body []byte) bool {
-	var d legalHoldDoc
-	return decodeXML(body, &d) == nil && strings.TrimSpace(d.Status) != ""
-}
-
 // uploadLockAllowed refuses, as S3 does at once, a CreateMultipartUpload
 // asking for a retention or legal hold in a bucket without Object Lock:
 // s3seal keeps an upload's lock until completion (sealstore), so a store
 // would only judge it then, after every part was sent (moto never does).
-func (s *Server) uploadLockAllowed(req *request, p backend.Protection) error {
-	if !p.Locks() || s.cfg.Forwarder == nil {
+func (s *Server) uploadLockAllowed(req *request, p sealstore.Protection) error {
+	if !p.Locks() || !s.store.HasSettings() {
 		return nil
 	}
 	on, err := s.bucketLockOn(req)
@@ -355,27 +212,4 @@ func (k *keyLocks) lock(bucket, key string) (unlock func()) {
 		}
 		k.mu.Unlock()
 	}
-}
-
-// lockConfigWithoutDocs answers an ObjectLockConfiguration the store
-// refused because the bucket holds objects (moto's "InvalidBucket: Bucket
-// needs to be empty"; AWS and RGW take it on a bucket with objects): when
-// s3seal's bucket documents are all the bucket holds, the change is made
-// again with them set aside (sealstore.WithoutBucketDocs). Any other
-// failure, or a bucket with other objects, keeps the store's answer.
-func (s *Server) lockConfigWithoutDocs(req *request, in backend.RawRequest, out *backend.RawResponse, err error) (*backend.RawResponse, error) {
-	if backend.ErrorCode(err) != "InvalidBucket" {
-		return out, err
-	}
-	refused := err
-	ran, err := s.store.WithoutBucketDocs(req.r.Context(), req.bucket, func() error {
-		out, err = s.cfg.Forwarder.Forward(req.r.Context(), in)
-		return err
-	})
-	if !ran && err == nil {
-		return out, refused
-	}
-	slog.InfoContext(req.r.Context(), "object-lock: the store refused the configuration on a bucket holding only s3seal's documents; made it with them set aside",
-		"bucket", req.bucket, "err", err)
-	return out, err
 }

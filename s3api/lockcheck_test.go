@@ -17,7 +17,7 @@ import (
 func TestLockedBucketKeepsVersioning(t *testing.T) {
 	fw := &fakeForwarder{body: "none"} // answers the lock probe with Object Lock enabled
 	creds := Credentials{"user": {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	c := sdkClient(srv.URL, "user", "us")
 	_, err := c.PutBucketVersioning(context.Background(), &s3.PutBucketVersioningInput{Bucket: aws.String("bkt"),
 		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusSuspended}})

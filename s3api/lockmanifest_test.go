@@ -50,7 +50,7 @@ func (f *manifestRefuser) Forward(_ context.Context, in backend.RawRequest) (*ba
 func TestRetentionLocksManifestFirst(t *testing.T) {
 	fw := &manifestRefuser{}
 	creds := Credentials{"user": {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	ctx := context.Background()
 	c := sdkClient(srv.URL, "user", "us")
 	b, k := aws.String("bkt"), aws.String("mp")

@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/checksum"
-	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -81,7 +79,7 @@ func (s *Server) createMultipartUpload(req *request) error {
 // partNumber parses ?partNumber=: 1 to 10000.
 func partNumber(q string) (int, error) {
 	n, err := strconv.Atoi(q)
-	if err != nil || n < 1 || n > crypto.MaxParts {
+	if err != nil || n < 1 || n > sealstore.MaxParts {
 		return 0, s3err.New(s3err.InvalidArgument, "Part number must be an integer between 1 and 10000, inclusive.")
 	}
 	return n, nil
@@ -207,7 +205,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 	srcBucket, srcKey, srcVersion := src.bucket, src.key, src.versionID
 	if err != nil {
 		// S3 names a missing destination bucket before a bad source.
-		if be := s.store.HeadBucket(req.r.Context(), req.bucket); backend.IsNotFound(be) {
+		if be := s.store.HeadBucket(req.r.Context(), req.bucket); sealstore.IsNotFound(be) {
 			return s3err.New(s3err.NoSuchBucket, "")
 		}
 		return err
@@ -252,7 +250,7 @@ func (s *Server) uploadPartCopy(req *request) error {
 		err = objectErr(versionErr(sourceVersionErr(err, srcVersion)))
 		if toAPIError(err).Code == s3err.NoSuchKey && srcBucket != req.bucket {
 			// A source in a missing bucket: S3 names the bucket.
-			if be := s.store.HeadBucket(req.r.Context(), srcBucket); backend.IsNotFound(be) {
+			if be := s.store.HeadBucket(req.r.Context(), srcBucket); sealstore.IsNotFound(be) {
 				err = s3err.New(s3err.NoSuchBucket, "")
 			}
 		}
@@ -385,7 +383,7 @@ func (s *Server) listParts(req *request) error {
 
 func (s *Server) listMultipartUploads(req *request) error {
 	q := req.r.URL.Query()
-	in := backend.ListUploadsInput{Bucket: req.bucket, Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"),
+	in := sealstore.ListUploadsInput{Bucket: req.bucket, Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"),
 		KeyMarker: q.Get("key-marker"), UploadIDMarker: q.Get("upload-id-marker")}
 	maxUploads, err := countArg(q.Get("max-uploads"), 1000)
 	if err != nil {
@@ -406,7 +404,7 @@ func (s *Server) listMultipartUploads(req *request) error {
 	}
 	if maxUploads == 0 { // lists none, but says whether there are more (as max-parts=0)
 		more := out.IsTruncated || len(out.Uploads)+len(out.CommonPrefixes) > 0
-		out = backend.ListUploadsOutput{IsTruncated: more}
+		out = sealstore.ListUploadsOutput{IsTruncated: more}
 	}
 	enc := encoder(encode)
 	res := listMultipartUploadsResult{Xmlns: s3ns, Bucket: req.bucket, KeyMarker: enc(in.KeyMarker), UploadIDMarker: in.UploadIDMarker,

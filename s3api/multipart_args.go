@@ -6,10 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/s3seal/s3seal/backend"
-
 	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // countArg parses a listing's count or marker argument (max-parts,
@@ -62,7 +61,7 @@ func (s *Server) abortCondition(req *request) error {
 	// listing that fails, or one that does not move on (a hostile or
 	// broken store) keeps the upload, never aborts it unchecked.
 	id := req.r.URL.Query().Get("uploadId")
-	in := backend.ListUploadsInput{Bucket: req.bucket, Prefix: req.key, MaxUploads: 1000}
+	in := sealstore.ListUploadsInput{Bucket: req.bucket, Prefix: req.key, MaxUploads: 1000}
 	for page := 0; page < maxAbortConditionPages; page++ {
 		out, err := s.store.ListUploads(req.r.Context(), in)
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"
@@ -226,7 +225,7 @@ func (s *Server) headObject(req *request) error {
 
 // objectErr turns a bodiless 404 on an object into NoSuchKey.
 func objectErr(err error) error {
-	if backend.ErrorCode(err) == "NotFound" {
+	if sealstore.StoreCode(err) == "NotFound" {
 		return s3err.New(s3err.NoSuchKey, "")
 	}
 	return err
@@ -255,19 +254,19 @@ func userMeta(h http.Header) (map[string]string, error) {
 }
 
 // objectHeaders extracts user metadata and the standard headers S3 stores.
-func objectHeaders(h http.Header) (map[string]string, backend.Headers, error) {
+func objectHeaders(h http.Header) (map[string]string, sealstore.Headers, error) {
 	meta, err := userMeta(h)
 	if err != nil {
-		return nil, backend.Headers{}, err
+		return nil, sealstore.Headers{}, err
 	}
 	if err := sealstore.CheckMeta(meta); err != nil {
-		return nil, backend.Headers{}, err
+		return nil, sealstore.Headers{}, err
 	}
 	class, redirect, err := classAndRedirect(h)
 	if err != nil {
-		return nil, backend.Headers{}, err
+		return nil, sealstore.Headers{}, err
 	}
-	hdr := backend.Headers{
+	hdr := sealstore.Headers{
 		ContentType:        defaultContentType(h.Get("Content-Type")),
 		CacheControl:       h.Get("Cache-Control"),
 		ContentDisposition: h.Get("Content-Disposition"),

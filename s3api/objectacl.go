@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/s3seal/s3seal/access"
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -270,9 +269,9 @@ func (s *Server) objectThere(req *request) (aclTarget, error) {
 		if vid == "" {
 			t.content = info.ContentID()
 		}
-	case backend.IsNotFound(err) && vid != "":
+	case sealstore.IsNotFound(err) && vid != "":
 		// a version of a key whose current entry is a delete marker
-	case backend.IsNotFound(err):
+	case sealstore.IsNotFound(err):
 		return aclTarget{}, s3err.New(s3err.NoSuchKey, "")
 	default:
 		return aclTarget{}, bucketErr(err)

@@ -219,7 +219,7 @@ func TestTagRefusals(t *testing.T) {
 	}
 	// PutObjectTagging goes to a forwarder; its document is checked first.
 	fw := &fakeForwarder{}
-	srv := newTestServerWith(t, Config{Credentials: SingleCredential("ak", "sk"), Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: SingleCredential("ak", "sk")}, fw)
 	fc := sdkClient(srv.URL, "ak", "sk")
 	for name, tag := range map[string][3]string{
 		"percent key": {"data%20", "v", "The TagKey you have provided is invalid"},
@@ -279,7 +279,7 @@ func (failingForwarder) Forward(context.Context, backend.RawRequest) (*backend.R
 // is not there, as S3 answers; for an object that is there it stays the
 // store's failure.
 func TestSubresourceOfMissingObject(t *testing.T) {
-	srv := newTestServerWith(t, Config{Credentials: SingleCredential("ak", "sk"), Forwarder: failingForwarder{}})
+	srv := newTestServerFw(t, Config{Credentials: SingleCredential("ak", "sk")}, failingForwarder{})
 	ctx := context.Background()
 	c := sdkClient(srv.URL, "ak", "sk")
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {

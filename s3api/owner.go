@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/s3seal/s3seal/access"
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -70,9 +69,9 @@ func (s *Server) existingBucket(req *request, plain bool) (existed bool, err err
 		docs, err = s.store.BucketDocs(req.r.Context(), req.bucket)
 	}
 	switch {
-	case backend.ErrorCode(err) == "NoSuchBucket" || backend.IsNotFound(err):
+	case sealstore.StoreCode(err) == "NoSuchBucket" || sealstore.IsNotFound(err):
 		return false, nil
-	case backend.ErrorCode(err) == "AccessDenied" || backend.ErrorCode(err) == "Forbidden":
+	case sealstore.StoreCode(err) == "AccessDenied" || sealstore.StoreCode(err) == "Forbidden":
 		return false, s3err.New(s3err.BucketAlreadyExists, "")
 	case err != nil:
 		return false, err
@@ -177,11 +176,11 @@ func (s *Server) ownsListed(req *request, bucket string) bool {
 // decides it: the service's credential, and credentials whose lists name
 // it, never a policy or an ACL); CreateBucket of its name answers
 // BucketAlreadyExists and ListBuckets shows it to no one else.
-func ClaimServiceBucket(ctx context.Context, store *sealstore.Store, bucket, service string, cred Credential) error {
+func ClaimServiceBucket(ctx context.Context, store ObjectStore, bucket, service string, cred Credential) error {
 	p := cred.principal()
 	want := access.Owner{ID: p.CanonicalID, DisplayName: p.DisplayName, Service: service}
 	if err := store.CreateBucket(ctx, bucket); err != nil {
-		switch backend.ErrorCode(err) {
+		switch sealstore.StoreCode(err) {
 		case "BucketAlreadyOwnedByYou", "BucketAlreadyExists":
 		default:
 			return err

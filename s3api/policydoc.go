@@ -4,8 +4,6 @@ import (
 	"encoding/xml"
 	"net/http"
 
-	"github.com/gorilla/mux"
-
 	s3policy "github.com/s3seal/s3seal/access/policy"
 	"github.com/s3seal/s3seal/s3api/s3err"
 )
@@ -16,15 +14,6 @@ import (
 // put, DELETE ?policy removes it, and GET ?policyStatus says whether it
 // is public. authorize has package access evaluate it. Changing it is for
 // credentials marked admin, as before: the operator's ceiling.
-
-// addPolicyRoutes registers ?policy and ?policyStatus on the bucket
-// router, before its catch-all for unknown parameters.
-func (s *Server) addPolicyRoutes(b *mux.Router) {
-	b.Methods(http.MethodGet).MatcherFunc(onlySub("policy", false)).HandlerFunc(s.serve("GetBucketPolicy", accRead, s.getBucketPolicy))
-	b.Methods(http.MethodPut).MatcherFunc(onlySub("policy", false)).HandlerFunc(s.serve("PutBucketPolicy", accWrite, s.putBucketPolicy))
-	b.Methods(http.MethodDelete).MatcherFunc(onlySub("policy", false)).HandlerFunc(s.serve("DeleteBucketPolicy", accWrite, s.deleteBucketPolicy))
-	b.Methods(http.MethodGet).MatcherFunc(onlySub("policyStatus", false)).HandlerFunc(s.serve("GetBucketPolicyStatus", accRead, s.getBucketPolicyStatus))
-}
 
 func (s *Server) getBucketPolicy(req *request) error {
 	doc, ok, err := s.store.BucketDoc(req.r.Context(), req.bucket, docPolicy)

@@ -12,7 +12,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/s3api/sigv4"
 	"github.com/s3seal/s3seal/sealstore"
@@ -20,7 +19,7 @@ import (
 
 // Object Lock and tags are the backend's to enforce: s3seal checks them as
 // S3 does, so that the client gets S3's errors whatever the backend, and
-// passes them on (backend.Protection).
+// passes them on (sealstore.Protection).
 
 // S3's limits on tags.
 const (
@@ -32,13 +31,13 @@ const (
 
 // protection reads the lock, tagging and ACL headers of a PUT, copy or
 // CreateMultipartUpload.
-func protection(req *request) (backend.Protection, error) {
+func protection(req *request) (sealstore.Protection, error) {
 	return protectionOf(req.r.Header, req.cred)
 }
 
 // protectionOf reads them from h (a request's headers or a POST form's
 // fields) for a request made with cred.
-func protectionOf(h http.Header, cred Credential) (backend.Protection, error) {
+func protectionOf(h http.Header, cred Credential) (sealstore.Protection, error) {
 	p, err := objectACL(h, cred)
 	if err != nil {
 		return p, err
@@ -189,7 +188,7 @@ func encodeTags(tags []tag) string {
 // else (COPY, the default) the source's, asked from the backend, which the
 // caller must be allowed to read (s3:GetObjectTagging). A backend without
 // tags (501) has none to copy.
-func (s *Server) copyProtection(req *request, src copySrc) (backend.Protection, error) {
+func (s *Server) copyProtection(req *request, src copySrc) (sealstore.Protection, error) {
 	p, err := protection(req)
 	if err != nil {
 		return p, err
@@ -202,15 +201,12 @@ func (s *Server) copyProtection(req *request, src copySrc) (backend.Protection, 
 		return p, s3err.New(s3err.InvalidArgument, "Unknown tagging directive.")
 	}
 	p.Tagging = ""
-	if s.cfg.Forwarder == nil {
+	if !s.store.HasSettings() {
 		return p, nil
 	}
-	in := backend.RawRequest{Method: http.MethodGet, Bucket: src.bucket, Key: src.key, Query: url.Values{"tagging": {""}}}
-	if src.versionID != "" {
-		in.Query.Set("versionId", src.versionID)
-	}
-	out, err := s.cfg.Forwarder.Forward(req.r.Context(), in)
-	if backend.ErrorCode(err) == "NotImplemented" {
+	out, err := s.store.Setting(req.r.Context(), sealstore.ObjectTagging,
+		sealstore.SettingRef{Bucket: src.bucket, Key: src.key, VersionID: src.versionID})
+	if sealstore.StoreCode(err) == "NotImplemented" {
 		return p, nil
 	}
 	if err != nil {
@@ -241,7 +237,7 @@ func bypassCtx(req *request) (context.Context, error) {
 	if err := checkBypass(req); err != nil || !bypassAsked(req.r.Header) {
 		return req.r.Context(), err
 	}
-	return backend.WithBypassGovernance(req.r.Context()), nil
+	return sealstore.WithBypassGovernance(req.r.Context()), nil
 }
 
 // checkBypass refuses x-amz-bypass-governance-retention: true from a
@@ -265,12 +261,10 @@ func bypassAsked(h http.Header) bool {
 // enables versioning). Its ACL and object ownership are s3seal's
 // (createBucket keeps them), never passed on.
 func (s *Server) createLockedBucket(req *request, body []byte) error {
-	if s.cfg.Forwarder == nil {
+	if !s.store.HasSettings() {
 		return s3err.New(s3err.NotImplemented, "s3seal does not implement Object Lock on this backend.")
 	}
-	h := http.Header{"X-Amz-Bucket-Object-Lock-Enabled": {"true"}}
-	in := backend.RawRequest{Method: http.MethodPut, Bucket: req.bucket, Query: url.Values{}, Header: h, Body: body}
-	if _, err := s.cfg.Forwarder.Forward(req.r.Context(), in); err != nil {
+	if err := s.store.CreateLockedBucket(req.r.Context(), req.bucket, body); err != nil {
 		return forwardErr(err)
 	}
 	return nil // createBucket answers, once the rest is done
@@ -282,7 +276,7 @@ func (s *Server) createLockedBucket(req *request, body []byte) error {
 // words for its own lock codes (s3err's table; the embedded store's and
 // moto's lack the period), the store's for any other. nil for any other
 // error.
-func lockRefusal(be *backend.Error) *s3err.Error {
+func lockRefusal(be *sealstore.StoreError) *s3err.Error {
 	switch be.Code {
 	case "InvalidRequest", "InvalidArgument", "InvalidTag", "MalformedXML", "BadRequest",
 		"InvalidBucketState", "ObjectLockConfigurationNotFoundError", "NoSuchObjectLockConfiguration":
@@ -326,8 +320,8 @@ var objectGrants = []string{"read", "read-acp", "write-acp", "full-control"}
 
 // objectACL checks x-amz-acl and x-amz-grant-* as S3 does. The ACL is
 // not the store's: s3seal keeps it (objectACLOfWrite), so none goes on.
-func objectACL(h http.Header, _ Credential) (backend.Protection, error) {
-	var p backend.Protection
+func objectACL(h http.Header, _ Credential) (sealstore.Protection, error) {
+	var p sealstore.Protection
 	acl := strings.TrimSpace(h.Get("X-Amz-Acl"))
 	grants := map[string]string{}
 	for name, vs := range h {

@@ -131,7 +131,7 @@ func TestSubresourcesForwarded(t *testing.T) {
 		"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true},
 	}
 	creds = oneAccount(creds) // one account, as every credential was before owners (issue 22)
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	ctx := context.Background()
 	user, admin := sdkClient(srv.URL, "user", "us"), sdkClient(srv.URL, "admin", "as")
 
@@ -354,7 +354,7 @@ func TestBypassForAdmins(t *testing.T) {
 func TestAdminSubresourcesNotImplementedForAll(t *testing.T) {
 	for name, fw := range map[string]backend.Forwarder{"no forwarder": nil} {
 		creds := Credentials{"user": {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
-		srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+		srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 		ctx := context.Background()
 		c := sdkClient(srv.URL, "user", "us")
 		if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {

@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/s3api/sigv4"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // refusedBy is AccessDenied, in S3's words for the client, with why (the
@@ -45,7 +45,7 @@ func logRefusal(r *http.Request, ae *s3err.Error, err error) {
 		key = claimedAccessKey(r)
 	}
 	why := ae.Why
-	var be *backend.Error
+	var be *sealstore.StoreError
 	switch {
 	case why != "":
 	case errors.As(err, &be):

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // plainParams are the query parameters that select no sub-resource: list
@@ -39,8 +40,8 @@ var (
 	serviceSubs = map[string]bool{"max-buckets": true}
 )
 
-// routes is the table of contents of the S3 API: each route names its
-// handler, and the files hold them by subject:
+// routes is the table of contents of the S3 API: every route is here,
+// naming its handler, and the files hold them by subject:
 //
 //	server.go              Config, Server, serve (authentication, slots, the request)
 //	requestshape.go        refusals by the request's shape alone, before authentication
@@ -62,7 +63,9 @@ var (
 //	acl.go                 what S3 takes in ACL and ownership controls documents
 //	owner.go               bucket owners kept and shown, service buckets claimed, principals by id and e-mail
 //	acls.go                ACLs kept by s3seal: canned, grant headers, documents, answers
-//	bucketacl.go           ?acl, ?publicAccessBlock and ?ownershipControls of buckets
+//	bucketacl.go           ?acl of buckets
+//	publicaccess.go        ?publicAccessBlock
+//	ownership.go           ?ownershipControls, and what it does to ACLs
 //	objectacl.go           object ACLs and owners (object records), ?acl of objects
 //	uploadacl.go           a multipart upload's ACL until it completes
 //	anonymous.go           unsigned requests (--allow-anonymous)
@@ -76,10 +79,11 @@ var (
 //	storageclass.go        x-amz-storage-class and the website redirect header
 //	sse.go                 SSE-C and SSE-KMS headers
 //	protect.go             Object Lock and tag headers of a write
-//	lockcheck.go           Object Lock configurations and per-key locks
+//	lockcheck.go           ?object-lock: Object Lock configurations, per-key locks
+//	retention.go           ?retention and ?legal-hold of object versions
 //	lockdoc.go             strict reading of Object Lock documents
-//	subres.go              forwarded sub-resources (?tagging, ?acl, ?cors, ...)
-//	subdocs.go             the documents of forwarded sub-resources
+//	settings.go            the store's settings: ?tagging, and what ?object-lock, ?cors, ?lifecycle, ?website, ?retention, ?legal-hold share
+//	subdocs.go             the documents of the store's settings
 //	subresversion.go       version answers of object sub-resources
 //	multipart.go           multipart uploads: create, parts, copy parts, complete, list
 //	multipart_args.go      multipart arguments (counts, checksum type), conditional aborts
@@ -142,10 +146,51 @@ func (s *Server) routes() *mux.Router {
 	svc.Methods(http.MethodGet).MatcherFunc(unknownSub(serviceSubs)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
 	svc.Methods(http.MethodGet).HandlerFunc(s.serve("ListBuckets", accService, s.listBuckets))
 
+	// A sub-resource route takes the requests that name it and no other
+	// parameter but versionId (objects) and presigned-URL fields
+	// (onlySub); they come before each router's catch-all for unknown
+	// parameters.
+	sub := func(rt *mux.Router, object bool, method, name, op string, need bucketNeed, h handler) {
+		rt.Methods(method).MatcherFunc(onlySub(name, object)).HandlerFunc(s.serve(op, need, h))
+	}
+	get, put, del := http.MethodGet, http.MethodPut, http.MethodDelete
+
 	b := r.MatcherFunc(level(1)).Subrouter()
-	s.addSubresources(b, false)
-	s.addBucketDocRoutes(b) // bucketencryption.go
-	s.addPolicyRoutes(b)    // policydoc.go
+	// Kept by s3seal as the bucket's documents (sealstore.BucketDocs).
+	sub(b, false, get, "acl", "GetBucketAcl", accRead, s.getBucketACL) // bucketacl.go
+	sub(b, false, put, "acl", "PutBucketAcl", accWrite, s.putBucketACL)
+	sub(b, false, get, "publicAccessBlock", "GetPublicAccessBlock", accRead, s.getPublicAccessBlock) // publicaccess.go
+	sub(b, false, put, "publicAccessBlock", "PutPublicAccessBlock", accWrite, s.putPublicAccessBlock)
+	sub(b, false, del, "publicAccessBlock", "DeletePublicAccessBlock", accWrite, s.deletePublicAccessBlock)
+	sub(b, false, get, "ownershipControls", "GetBucketOwnershipControls", accRead, s.getOwnershipControls) // ownership.go
+	sub(b, false, put, "ownershipControls", "PutBucketOwnershipControls", accWrite, s.putOwnershipControls)
+	sub(b, false, del, "ownershipControls", "DeleteBucketOwnershipControls", accWrite, s.deleteOwnershipControls)
+	sub(b, false, get, "policy", "GetBucketPolicy", accRead, s.getBucketPolicy) // policydoc.go
+	sub(b, false, put, "policy", "PutBucketPolicy", accWrite, s.putBucketPolicy)
+	sub(b, false, del, "policy", "DeleteBucketPolicy", accWrite, s.deleteBucketPolicy)
+	sub(b, false, get, "policyStatus", "GetBucketPolicyStatus", accRead, s.getBucketPolicyStatus)
+	sub(b, false, get, "encryption", "GetBucketEncryption", accRead, s.getBucketEncryption) // bucketencryption.go
+	sub(b, false, put, "encryption", "PutBucketEncryption", accWrite, s.putBucketEncryption)
+	sub(b, false, del, "encryption", "DeleteBucketEncryption", accWrite, s.deleteBucketEncryption)
+	sub(b, false, get, "logging", "GetBucketLogging", accRead, s.getBucketLogging) // bucketlogging.go
+	sub(b, false, put, "logging", "PutBucketLogging", accWrite, s.putBucketLogging)
+	sub(b, false, get, "requestPayment", "GetBucketRequestPayment", accRead, s.getBucketRequestPayment) // requestpayment.go
+	sub(b, false, put, "requestPayment", "PutBucketRequestPayment", accWrite, s.putBucketRequestPayment)
+	// Kept and enforced by the object store (sealstore.Setting, settings.go).
+	sub(b, false, get, "tagging", "GetBucketTagging", accRead, s.setting(sealstore.BucketTagging)) // bucketconfig.go judges
+	sub(b, false, put, "tagging", "PutBucketTagging", accWrite, s.setting(sealstore.BucketTagging))
+	sub(b, false, del, "tagging", "DeleteBucketTagging", accWrite, s.setting(sealstore.BucketTagging))
+	sub(b, false, get, "object-lock", "GetObjectLockConfiguration", accRead, s.setting(sealstore.BucketObjectLock)) // lockcheck.go
+	sub(b, false, put, "object-lock", "PutObjectLockConfiguration", accWrite, s.setting(sealstore.BucketObjectLock))
+	sub(b, false, get, "cors", "GetBucketCors", accRead, s.setting(sealstore.BucketCORS)) // cors.go
+	sub(b, false, put, "cors", "PutBucketCors", accWrite, s.setting(sealstore.BucketCORS))
+	sub(b, false, del, "cors", "DeleteBucketCors", accWrite, s.setting(sealstore.BucketCORS))
+	sub(b, false, get, "lifecycle", "GetBucketLifecycle", accRead, s.setting(sealstore.BucketLifecycle)) // lifecycle.go
+	sub(b, false, put, "lifecycle", "PutBucketLifecycle", accWrite, s.setting(sealstore.BucketLifecycle))
+	sub(b, false, del, "lifecycle", "DeleteBucketLifecycle", accWrite, s.setting(sealstore.BucketLifecycle))
+	sub(b, false, get, "website", "GetBucketWebsite", accRead, s.setting(sealstore.BucketWebsite)) // website.go
+	sub(b, false, put, "website", "PutBucketWebsite", accWrite, s.setting(sealstore.BucketWebsite))
+	sub(b, false, del, "website", "DeleteBucketWebsite", accWrite, s.setting(sealstore.BucketWebsite))
 	b.MatcherFunc(unknownSub(bucketSubs)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
 	b.Methods(http.MethodGet).MatcherFunc(has("location")).HandlerFunc(s.serve("GetBucketLocation", accRead, s.getBucketLocation))
 	b.Methods(http.MethodGet).MatcherFunc(has("uploads")).HandlerFunc(s.serve("ListMultipartUploads", accWrite, s.listMultipartUploads))
@@ -163,7 +208,15 @@ func (s *Server) routes() *mux.Router {
 	b.Methods(http.MethodDelete).HandlerFunc(s.serve("DeleteBucket", accWrite, s.deleteBucket))
 
 	o := r.MatcherFunc(level(2)).Subrouter()
-	s.addSubresources(o, true)
+	sub(o, true, get, "acl", "GetObjectAcl", accRead, s.getObjectACL) // objectacl.go
+	sub(o, true, put, "acl", "PutObjectAcl", accWrite, s.putObjectACL)
+	sub(o, true, get, "tagging", "GetObjectTagging", accRead, s.setting(sealstore.ObjectTagging)) // settings.go
+	sub(o, true, put, "tagging", "PutObjectTagging", accWrite, s.setting(sealstore.ObjectTagging))
+	sub(o, true, del, "tagging", "DeleteObjectTagging", accWrite, s.setting(sealstore.ObjectTagging))
+	sub(o, true, get, "retention", "GetObjectRetention", accRead, s.setting(sealstore.ObjectRetention)) // retention.go
+	sub(o, true, put, "retention", "PutObjectRetention", accWrite, s.setting(sealstore.ObjectRetention))
+	sub(o, true, get, "legal-hold", "GetObjectLegalHold", accRead, s.setting(sealstore.ObjectLegalHold))
+	sub(o, true, put, "legal-hold", "PutObjectLegalHold", accWrite, s.setting(sealstore.ObjectLegalHold))
 	o.MatcherFunc(unknownSub(objectSubs)).HandlerFunc(s.serve("NotImplemented", accService, notImplemented))
 	// Multipart uploads.
 	o.Methods(http.MethodPost).MatcherFunc(has("uploads")).HandlerFunc(s.serve("CreateMultipartUpload", accWrite, s.createMultipartUpload))

@@ -21,7 +21,6 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/s3seal/s3seal/access"
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/internal/reqid"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/s3api/sigv4"
@@ -31,7 +30,7 @@ import (
 // Config is everything the HTTP front needs. Store and Verifier are required.
 type Config struct {
 	// Store is the encrypting object layer.
-	Store *sealstore.Store
+	Store ObjectStore
 	// Credentials are the clients s3seal accepts and what each may access.
 	Credentials Credentials
 	// AllowAnonymous serves unsigned requests as nobody (anonymous.go):
@@ -82,10 +81,6 @@ type Config struct {
 	// 16 KiB; a negative TransferTimeout disables the check.
 	TransferTimeout  time.Duration
 	TransferMinBytes int64
-	// Forwarder, when set, receives the sub-resource requests the backend
-	// enforces (Object Lock, tags, bucket configuration); without it they
-	// answer 501.
-	Forwarder backend.Forwarder
 	// Region is the object store's region, where s3seal creates buckets:
 	// reported by HeadBucket and ListBuckets, and the only
 	// LocationConstraint CreateBucket takes. Default us-east-1.
@@ -95,7 +90,7 @@ type Config struct {
 // Server is the HTTP handler for the S3 API.
 type Server struct {
 	cfg       Config
-	store     *sealstore.Store
+	store     ObjectStore
 	verifier  *sigv4.Verifier
 	router    *mux.Router
 	slots     chan struct{}            // one token per request in flight
@@ -166,8 +161,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ri := &reqInfo{}
 	// However many backend calls the request makes, the store's stalls
-	// cost it at most 2.5 backend timeouts in all (backend.WithStallBudget).
-	r = r.WithContext(context.WithValue(backend.WithStallBudget(reqid.With(r.Context(), id)), infoKey{}, ri))
+	// cost it at most 2.5 backend timeouts in all (sealstore.WithStallBudget).
+	r = r.WithContext(context.WithValue(sealstore.WithStallBudget(reqid.With(r.Context(), id)), infoKey{}, ri))
 	guard := newTransferGuard(w, r, s.cfg.TransferTimeout, s.cfg.TransferMinBytes)
 	body := r.Body
 	r.Body = guard.body(r.Body)

@@ -36,12 +36,12 @@ func serviceCreds() Credentials {
 // policy, re-create or see it; the service's credential reads.
 func TestServiceBucketIsItsOwn(t *testing.T) {
 	be := embeddedStore(t)
-	store, err := sealstore.New(sealstore.Direct(be), testKeyring(), sealstore.Options{SpoolDir: t.TempDir()})
+	store, err := sealstore.New(sealstore.Direct(be), testKeyring(), sealstore.Options{SpoolDir: t.TempDir(), Settings: be.(backend.Forwarder)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	creds := serviceCreds()
-	srv := httptest.NewServer(New(Config{Store: store, Credentials: creds, AllowAnonymous: true, Forwarder: be.(backend.Forwarder)}))
+	srv := httptest.NewServer(New(Config{Store: store, Credentials: creds, AllowAnonymous: true}))
 	t.Cleanup(srv.Close)
 	ctx := context.Background()
 	if err := ClaimServiceBucket(ctx, store, "blobs", "LFS API", creds["svc"]); err != nil {

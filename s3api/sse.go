@@ -9,8 +9,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -52,7 +50,7 @@ func checkSSEHeaders(h http.Header) *s3err.Error {
 
 // customerKeyFrom reads the SSE-C headers under prefix (the object's or
 // the copy source's): nil when there are none.
-func customerKeyFrom(h http.Header, prefix string) (*crypto.CustomerKey, *s3err.Error) {
+func customerKeyFrom(h http.Header, prefix string) (*sealstore.CustomerKey, *s3err.Error) {
 	alg, key, sum := h.Get(prefix+"Algorithm"), h.Get(prefix+"Key"), h.Get(prefix+"Key-Md5")
 	if alg == "" && key == "" && sum == "" {
 		return nil, nil
@@ -64,7 +62,7 @@ func customerKeyFrom(h http.Header, prefix string) (*crypto.CustomerKey, *s3err.
 		return nil, s3err.New(s3err.InvalidArgument, "Requests specifying Server Side Encryption with Customer provided keys must provide an appropriate secret key.")
 	}
 	raw, err := base64.StdEncoding.DecodeString(key)
-	if err != nil || len(raw) != crypto.KeySize {
+	if err != nil || len(raw) != sealstore.CustomerKeySize {
 		return nil, s3err.New(s3err.InvalidArgument, "The secret key was invalid for the specified algorithm.")
 	}
 	if sum == "" {
@@ -73,7 +71,7 @@ func customerKeyFrom(h http.Header, prefix string) (*crypto.CustomerKey, *s3err.
 	if d := md5.Sum(raw); subtle.ConstantTimeCompare([]byte(sum), []byte(base64.StdEncoding.EncodeToString(d[:]))) != 1 {
 		return nil, s3err.New(s3err.InvalidArgument, "The calculated MD5 hash of the key did not match the hash that was provided.")
 	}
-	ck, cerr := crypto.NewCustomerKey(raw)
+	ck, cerr := sealstore.NewCustomerKey(raw)
 	clear(raw)
 	if cerr != nil {
 		return nil, s3err.New(s3err.InvalidArgument, "The secret key was invalid for the specified algorithm.")
@@ -83,7 +81,7 @@ func customerKeyFrom(h http.Header, prefix string) (*crypto.CustomerKey, *s3err.
 
 // customerKey returns the request's SSE-C key (nil without one); the
 // headers passed checkSSEHeaders.
-func customerKey(r *http.Request) (*crypto.CustomerKey, error) {
+func customerKey(r *http.Request) (*sealstore.CustomerKey, error) {
 	ck, err := customerKeyFrom(r.Header, ssecPrefix)
 	if err != nil {
 		return nil, err
@@ -92,7 +90,7 @@ func customerKey(r *http.Request) (*crypto.CustomerKey, error) {
 }
 
 // copySourceKey returns the SSE-C key of the request's copy source.
-func copySourceKey(r *http.Request) (*crypto.CustomerKey, error) {
+func copySourceKey(r *http.Request) (*sealstore.CustomerKey, error) {
 	ck, err := customerKeyFrom(r.Header, copySSECPrefix)
 	if err != nil {
 		return nil, err
@@ -102,7 +100,7 @@ func copySourceKey(r *http.Request) (*crypto.CustomerKey, error) {
 
 // setCustomerKeyHeaders echoes the SSE-C algorithm and key MD5, as S3
 // answers every request on an object sealed with a customer key.
-func setCustomerKeyHeaders(h http.Header, ck *crypto.CustomerKey) {
+func setCustomerKeyHeaders(h http.Header, ck *sealstore.CustomerKey) {
 	if ck != nil {
 		h.Set("X-Amz-Server-Side-Encryption-Customer-Algorithm", "AES256")
 		h.Set("X-Amz-Server-Side-Encryption-Customer-Key-Md5", ck.MD5())
@@ -112,7 +110,7 @@ func setCustomerKeyHeaders(h http.Header, ck *crypto.CustomerKey) {
 // backendSSE reads the backend encryption (SSE-S3 or SSE-KMS) a write
 // asks for into headers: it is passed to the backend, which applies it to
 // the sealed bytes.
-func backendSSE(h http.Header, headers *backend.Headers) {
+func backendSSE(h http.Header, headers *sealstore.Headers) {
 	m := strings.TrimSpace(h.Get("X-Amz-Server-Side-Encryption"))
 	if m == "" {
 		return
@@ -131,7 +129,7 @@ func backendSSE(h http.Header, headers *backend.Headers) {
 // setSSEHeaders reports an object's encryption: the backend's (SSE-S3 or
 // SSE-KMS) and, for an object sealed with a customer key, the SSE-C
 // algorithm and the key's MD5.
-func setSSEHeaders(h http.Header, info sealstore.ObjectInfo, ck *crypto.CustomerKey) {
+func setSSEHeaders(h http.Header, info sealstore.ObjectInfo, ck *sealstore.CustomerKey) {
 	if info.CustomerKeyed {
 		setCustomerKeyHeaders(h, ck)
 		return
@@ -159,7 +157,7 @@ func refuseReadSSE(h http.Header) error {
 // addSSEHeaders is setSSEHeaders for an answer that may follow keep-alive
 // whitespace: the headers go out with the status line if it has not gone
 // out yet.
-func addSSEHeaders(ka *keepAlive, info sealstore.ObjectInfo, ck *crypto.CustomerKey) {
+func addSSEHeaders(ka *keepAlive, info sealstore.ObjectInfo, ck *sealstore.CustomerKey) {
 	h := http.Header{}
 	setSSEHeaders(h, info, ck)
 	if len(h) == 0 {
@@ -213,7 +211,7 @@ func checkKMSValues(h http.Header) *s3err.Error {
 // metadata, its headers, its body) into the client's 4xx: the request
 // can never succeed as it is, so it must not read as a server error (a
 // 5xx that SDKs retry). nil for any other error.
-func sizeRefusal(be *backend.Error) *s3err.Error {
+func sizeRefusal(be *sealstore.StoreError) *s3err.Error {
 	switch {
 	case be.Code == "MetadataTooLarge":
 		return s3err.New(s3err.MetadataTooLarge, "Your metadata headers exceed the maximum allowed metadata size (the object store refused them).")

@@ -1,14 +1,13 @@
 package s3api
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"sort"
 
 	"github.com/s3seal/s3seal/s3api/cors"
 )
 
-// The documents of forwarded sub-resources, as s3seal understands them. A
+// The documents of the store's settings (settings.go), as s3seal understands them. A
 // GET's answer is decoded into its operation's document and encoded anew
 // (answerDoc): what the client gets is what s3seal read, never the
 // backend's bytes, so nothing else the backend says (an extra element, a
@@ -103,18 +102,9 @@ type lifecycleDoc struct {
 	Nodes []xmlNode `xml:",any"`
 }
 
-// answerDoc decodes a GET answer into the operation's document and
-// returns it encoded anew; a policy must be one JSON object and is passed
-// as sent (its statements are the backend's to read: admins only). An
-// ACL shows the caller as its owner, and is redacted for a reader who is
-// not an admin; an admin reads an object's ACL as the store has it (its
-// owner may be another writer's, which s3-tests check).
-func answerDoc(sr subresource, body []byte, admin bool, caller string) ([]byte, bool) {
-	if sr.doc == nil {
-		var v map[string]any
-		return body, json.Unmarshal(body, &v) == nil && v != nil
-	}
-	doc := sr.doc()
+// answerDoc decodes a store's GET answer into the setting's document
+// and returns it encoded anew, false when it is no such document.
+func answerDoc(doc document, body []byte) ([]byte, bool) {
 	if decodeXML(body, doc) != nil {
 		return nil, false
 	}

@@ -21,7 +21,7 @@ import (
 func TestForwardedAnswersReencoded(t *testing.T) {
 	fw := &fakeForwarder{}
 	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	ctx := context.Background()
 	c := sdkClient(srv.URL, "admin", "as")
 	fw.body = `<LifecycleConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><!-- c --><Rule><ID>r</ID>
@@ -49,7 +49,7 @@ func TestForwardedAnswersReencoded(t *testing.T) {
 func TestTagSetSortedByKey(t *testing.T) {
 	fw := &fakeForwarder{body: `<Tagging><TagSet><Tag><Key>foo</Key><Value>bar</Value></Tag><Tag><Key>bar</Key><Value></Value></Tag></TagSet></Tagging>`}
 	creds := Credentials{"user": {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	c := sdkClient(srv.URL, "user", "us")
 	out, err := c.GetObjectTagging(context.Background(), &s3.GetObjectTaggingInput{Bucket: aws.String("bkt"), Key: aws.String("k")})
 	if err != nil {
@@ -69,7 +69,7 @@ func TestForwardedAnswerKeepsOnlyTheDocument(t *testing.T) {
 	smuggled := `<!DOCTYPE Tagging [<!ENTITY a "aaaaaaaa">]><Tagging><TagSet/><Smuggled>U0VBTEVEIENJUEhFUlRFWFQ=</Smuggled></Tagging>`
 	fw := &fakeForwarder{body: smuggled}
 	creds := Credentials{"user": {AccessKey: "user", SecretKey: "us", Read: []string{"*"}, Write: []string{"*"}}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/bkt/k?tagging", nil)
 	const empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 	req.Header.Set("X-Amz-Content-Sha256", empty)

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // The version answers of object sub-resources (tagging, retention, legal
@@ -20,7 +20,7 @@ func (s *Server) subresourceMarkerErr(req *request, vid string, err error) error
 	if vid == "" || vid == "null" {
 		return err
 	}
-	var be *backend.Error
+	var be *sealstore.StoreError
 	if !errors.As(err, &be) || (be.Code != "NoSuchVersion" && be.Code != "NoSuchKey" && be.Code != "NotFound" && be.StatusCode < 500) {
 		return err
 	}
@@ -28,7 +28,7 @@ func (s *Server) subresourceMarkerErr(req *request, vid string, err error) error
 	if isDeleteMarker(herr) {
 		return readErr(req.w.Header(), herr, vid)
 	}
-	switch backend.ErrorCode(herr) {
+	switch sealstore.StoreCode(herr) {
 	case "NotFound", "NoSuchKey", "NoSuchVersion", "BadRequest":
 		return s3err.New(s3err.NoSuchVersion, "")
 	}
@@ -37,7 +37,7 @@ func (s *Server) subresourceMarkerErr(req *request, vid string, err error) error
 
 // isDeleteMarker reports a backend answer about a delete marker.
 func isDeleteMarker(err error) bool {
-	var be *backend.Error
+	var be *sealstore.StoreError
 	return errors.As(err, &be) && (be.DeleteMarker || be.Code == "MethodNotAllowed")
 }
 

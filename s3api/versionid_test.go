@@ -203,9 +203,9 @@ func newEmbeddedFullServerFor(t *testing.T, creds Credentials) string {
 	be := embeddedStore(t)
 	kr := testKeyring()
 	var err error
-	cfg := Config{Credentials: creds, Forwarder: be.(backend.Forwarder)}
+	cfg := Config{Credentials: creds}
 	// Wrapped as serve wraps it (its SourceReader reads copy sources).
-	if cfg.Store, err = sealstore.New(retry.NewStore(be, retry.Policies{}), kr, sealstore.Options{SpoolDir: t.TempDir()}); err != nil {
+	if cfg.Store, err = sealstore.New(retry.NewStore(be, retry.Policies{}), kr, sealstore.Options{SpoolDir: t.TempDir(), Settings: be.(backend.Forwarder)}); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(New(cfg))

@@ -10,7 +10,6 @@ import (
 
 	"github.com/gorilla/mux"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -79,7 +78,7 @@ func (s *Server) putBucketVersioning(req *request) error {
 // versionErr passes on the backend's answers about versions that a
 // client must see as they are (fromBackend would hide them).
 func versionErr(err error) error {
-	var be *backend.Error
+	var be *sealstore.StoreError
 	if !errors.As(err, &be) {
 		return err
 	}
@@ -106,13 +105,13 @@ func versionParam(r *http.Request) (string, error) {
 }
 
 // checkVersionID refuses a version id no store makes: empty, or not
-// well-formed (backend.WellFormedVersionID), as S3 does, whatever the
+// well-formed (sealstore.WellFormedVersionID), as S3 does, whatever the
 // backend would answer (moto takes any id for a missing version).
 func checkVersionID(v string) (string, error) {
 	if v == "" {
 		return "", s3err.New(s3err.InvalidArgument, "Version id cannot be the empty string")
 	}
-	if !backend.WellFormedVersionID(v) {
+	if !sealstore.WellFormedVersionID(v) {
 		return "", s3err.New(s3err.InvalidArgument, "Invalid version id specified")
 	}
 	return v, nil
@@ -141,7 +140,7 @@ func setVersionID(h http.Header, vid string) {
 // MethodNotAllowed when it was asked for by id, with x-amz-delete-marker
 // and its version id, as S3 does.
 func readErr(h http.Header, err error, vid string) error {
-	var be *backend.Error
+	var be *sealstore.StoreError
 	if errors.As(err, &be) && (be.DeleteMarker || be.Code == "MethodNotAllowed") {
 		h.Set("x-amz-delete-marker", "true")
 		setVersionID(h, be.VersionID)
@@ -151,7 +150,7 @@ func readErr(h http.Header, err error, vid string) error {
 		}
 		return s3err.New(s3err.NoSuchKey, "")
 	}
-	if vid != "" && backend.ErrorCode(err) == "BadRequest" {
+	if vid != "" && sealstore.StoreCode(err) == "BadRequest" {
 		// A bare 400 to an id s3seal found well-formed (moto's HEAD of
 		// an id not its own): no such version.
 		return s3err.New(s3err.NoSuchVersion, "")
@@ -165,7 +164,7 @@ func readErr(h http.Header, err error, vid string) error {
 // version asked for by id that the store does not find is NoSuchVersion
 // (the HEAD beneath says only 404).
 func attributesErr(h http.Header, err error, vid string) error {
-	var be *backend.Error
+	var be *sealstore.StoreError
 	if errors.As(err, &be) && (be.DeleteMarker || be.Code == "MethodNotAllowed") {
 		h.Set("x-amz-delete-marker", "true")
 		setVersionID(h, be.VersionID)
@@ -181,7 +180,7 @@ func attributesErr(h http.Header, err error, vid string) error {
 // sourceVersionErr is a copy source's HEAD that found nothing (a bare 404)
 // for a version asked for by id: NoSuchVersion, as S3 answers it.
 func sourceVersionErr(err error, vid string) error {
-	if vid != "" && vid != "null" && backend.ErrorCode(err) == "NotFound" {
+	if vid != "" && vid != "null" && sealstore.StoreCode(err) == "NotFound" {
 		return s3err.New(s3err.NoSuchVersion, "")
 	}
 	return err
@@ -310,7 +309,7 @@ func (s *Server) listObjectVersions(req *request) error {
 	if err != nil {
 		return err
 	}
-	in := backend.ListVersionsInput{Bucket: req.bucket, Prefix: li.Prefix, Delimiter: li.Delimiter, MaxKeys: li.MaxKeys,
+	in := sealstore.ListVersionsInput{Bucket: req.bucket, Prefix: li.Prefix, Delimiter: li.Delimiter, MaxKeys: li.MaxKeys,
 		KeyMarker: q.Get("key-marker"), VersionIDMarker: q.Get("version-id-marker")}
 	if q.Has("version-id-marker") && in.VersionIDMarker == "" {
 		return s3err.New(s3err.InvalidArgument, "A version-id marker cannot be empty.")

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // Bucket website configuration (?website) is kept, not served: s3seal
@@ -177,7 +177,7 @@ var absentDocs = map[s3err.Code]string{
 }
 
 func absentDoc(err error) *s3err.Error {
-	code := s3err.Code(backend.ErrorCode(err))
+	code := s3err.Code(sealstore.StoreCode(err))
 	if msg, ok := absentDocs[code]; ok {
 		return s3err.New(code, msg)
 	}

@@ -58,7 +58,7 @@ func (f *docForwarder) Forward(_ context.Context, in backend.RawRequest) (*backe
 
 func adminClient(t *testing.T, fw backend.Forwarder) (*s3.Client, string) {
 	creds := Credentials{"admin": {AccessKey: "admin", SecretKey: "as", Read: []string{"*"}, Write: []string{"*"}, Admin: true}}
-	srv := newTestServerWith(t, Config{Credentials: creds, Forwarder: fw})
+	srv := newTestServerFw(t, Config{Credentials: creds}, fw)
 	return sdkClient(srv.URL, "admin", "as"), srv.URL
 }
 

@@ -95,7 +95,11 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	if reserve == 0 {
 		reserve = -1 // none
 	}
-	store, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: spool, SpoolReserve: reserve, CacheEntries: cfg.ListCacheEntries,
+	var settings backend.Forwarder // the store's own configurations (sealstore.Setting)
+	if fw, ok := raw.(backend.Forwarder); ok {
+		settings = retry.NewForwarder(fw, ps.Default)
+	}
+	store, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: spool, Settings: settings, SpoolReserve: reserve, CacheEntries: cfg.ListCacheEntries,
 		AllowPlaintextReads: cfg.AllowPlaintextReads, Logger: log, Observer: mets,
 		// Over plain HTTP nothing else protects ciphertext in transit.
 		BackendChecksum: strings.HasPrefix(strings.ToLower(cfg.BackendEndpoint), "http://")})
@@ -121,9 +125,6 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		Observer: mets, AllowAnonymous: cfg.AllowAnonymous}
 	if cfg.AllowAnonymous {
 		log.Warn("--allow-anonymous: unsigned requests are served, allowed what a bucket's public ACL or policy grants everyone")
-	}
-	if fw, ok := raw.(backend.Forwarder); ok {
-		apiCfg.Forwarder = retry.NewForwarder(fw, ps.Default)
 	}
 	if !cfg.embedded() {
 		apiCfg.Region = cfg.BackendRegion

@@ -84,8 +84,7 @@ var layersTable = table{
 		"cmd/s3seal": {may: []string{"backend", "backend/embedded", "crypto", "internal/reqid",
 			"lfs", "lfs/brokers", "metrics", "retry", "s3api", "sealstore"}},
 
-		// The S3 front reaches the store only through sealstore (but see
-		// knownViolations). Its tests build the whole stack on the
+		// The S3 front reaches the store only through sealstore. Its tests build the whole stack on the
 		// embedded store and look at the sealed bytes.
 		"s3api": {may: []string{"access", "access/policy", "checksum", "internal/reqid", "s3api/cors",
 			"s3api/postpolicy", "s3api/s3err", "s3api/sigv4", "sealstore"},
@@ -150,20 +149,7 @@ var layersTable = table{
 // knownViolations are the imports that break the rules today, each with
 // what removes it. Remove an entry with the import: the test fails while
 // an entry names an import no file makes.
-var knownViolations = map[string]map[string]string{
-	"s3api": {
-		// backend.Error and ErrorCode, RawRequest and Forwarder,
-		// Headers, Protection, the list inputs.
-		"backend": "to be removed: s3api reaches the store only through sealstore",
-		// crypto.CustomerKey (SSE-C), KeySize, MaxParts.
-		"crypto": "to be removed: s3api reaches the store only through sealstore",
-	},
-	"sealstore": {
-		// dropbucket_lock.go: a store's 400 to a HEAD of the "null"
-		// version by id.
-		"net/http": "to be removed: backend classifies the store's status codes (as IsNotFound does), not sealstore",
-	},
-}
+var knownViolations = map[string]map[string]string{}
 
 // listed is one package of the module as the check sees it.
 type listed struct {
