@@ -70,7 +70,7 @@ func bucketState(docs map[string][]byte) access.Bucket {
 		b.Policy, b.PolicyUnreadable = p, err != nil
 	}
 	b.Block = publicAccessBlockOf(docs)
-	_, b.ObjectRecords = docs[docObjectACLs]
+	_, b.ObjectRecords = docs[sealstore.ObjectRecordsDoc]
 	return b
 }
 

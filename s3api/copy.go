@@ -27,7 +27,7 @@ func (s *Server) copyObject(req *request) error {
 		return err
 	}
 	srcBucket, srcKey, srcVersion := src.bucket, src.key, src.versionID
-	aclWrite, err := s.objectACLOfWrite(req)
+	record, err := s.recordOfWrite(req, req.r.Header)
 	if err != nil {
 		return err
 	}
@@ -92,13 +92,11 @@ func (s *Server) copyObject(req *request) error {
 		return err
 	}
 	in.DefaultSSE = !sseAsked && in.Headers.SSE != ""
+	in.Record = record
 	ka := s.startKeepAlive(req)
 	info, err := s.store.Copy(req.r.Context(), in)
 	if err != nil {
 		return ka.finish(nil, objectErr(versionErr(err)))
-	}
-	if err := aclWrite.commit(s, req, req.key, info); err != nil {
-		return ka.finish(nil, err)
 	}
 	ka.extra = map[string]string{}
 	if vid := writtenVersion(info.VersionID); vid != "" {

@@ -32,8 +32,7 @@ func (s *Server) createMultipartUpload(req *request) error {
 	if err := s.uploadLockAllowed(req, in.Protect); err != nil {
 		return err
 	}
-	aclWrite, err := s.objectACLOfWrite(req)
-	if err != nil {
+	if in.Record, err = s.recordOfWrite(req, req.r.Header); err != nil {
 		return err
 	}
 	if in.CustomerKey, err = customerKey(req.r); err != nil {
@@ -66,9 +65,6 @@ func (s *Server) createMultipartUpload(req *request) error {
 	}
 	id, err := s.store.CreateMultipart(req.r.Context(), in)
 	if err != nil {
-		return err
-	}
-	if err := s.keepUploadACL(req, aclWrite, id); err != nil {
 		return err
 	}
 	setSSEHeaders(req.w.Header(), sealstore.ObjectInfo{Headers: in.Headers, CustomerKeyed: in.CustomerKey != nil}, in.CustomerKey)
@@ -319,9 +315,6 @@ func (s *Server) completeMultipartUpload(req *request) error {
 	if err != nil {
 		return ka.finish(nil, err)
 	}
-	if err := s.completeUploadACL(req, in.UploadID, info); err != nil {
-		return ka.finish(nil, err)
-	}
 	if vid := writtenVersion(info.VersionID); vid != "" {
 		ka.extra = map[string]string{"x-amz-version-id": vid}
 	}
@@ -339,9 +332,6 @@ func (s *Server) abortMultipartUpload(req *request) error {
 		return err
 	}
 	if err := s.store.AbortMultipart(req.r.Context(), req.bucket, req.key, req.r.URL.Query().Get("uploadId")); err != nil {
-		return err
-	}
-	if err := s.dropUploadACL(req, req.r.URL.Query().Get("uploadId")); err != nil {
 		return err
 	}
 	req.w.WriteHeader(http.StatusNoContent)
@@ -363,7 +353,7 @@ func (s *Server) listParts(req *request) error {
 	if err != nil {
 		return err
 	}
-	initiator := s.objectOwners(req)(uploadACLKey(q.Get("uploadId")))
+	initiator := s.objectOwners(req)(sealstore.UploadRecordKey(q.Get("uploadId")))
 	out := listPartsResult{Xmlns: s3ns, Bucket: req.bucket, Key: req.key, UploadID: q.Get("uploadId"),
 		Initiator: initiator, Owner: initiator, StorageClass: "STANDARD", PartNumberMarker: marker,
 		NextPartNumberMarker: page.NextMarker, MaxParts: maxParts, IsTruncated: page.IsTruncated,
@@ -423,8 +413,8 @@ func (s *Server) listMultipartUploads(req *request) error {
 		if class == "" {
 			class = "STANDARD"
 		}
-		res.Uploads = append(res.Uploads, listedUpload{Key: enc(u.Key), UploadID: u.UploadID, Initiator: owners(uploadACLKey(u.UploadID)),
-			Owner: owners(uploadACLKey(u.UploadID)), StorageClass: class, Initiated: s3Time(u.Initiated),
+		res.Uploads = append(res.Uploads, listedUpload{Key: enc(u.Key), UploadID: u.UploadID, Initiator: owners(sealstore.UploadRecordKey(u.UploadID)),
+			Owner: owners(sealstore.UploadRecordKey(u.UploadID)), StorageClass: class, Initiated: s3Time(u.Initiated),
 			ChecksumAlgorithm: strings.ToUpper(sums[i].Algorithm), ChecksumType: sums[i].Type})
 	}
 	for _, p := range out.CommonPrefixes {

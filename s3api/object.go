@@ -40,7 +40,7 @@ func (s *Server) putObject(req *request) error {
 	if err != nil {
 		return err
 	}
-	aclWrite, err := s.objectACLOfWrite(req)
+	record, err := s.recordOfWrite(req, req.r.Header)
 	if err != nil {
 		return err
 	}
@@ -56,12 +56,9 @@ func (s *Server) putObject(req *request) error {
 		Bucket: req.bucket, Key: req.key, Body: req.r.Body, Size: size,
 		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: req.cred.KeyID,
 		Observe: checks.hasher, Finalize: checks.finalize(req.auth.Trailer), Cond: cond, Protect: protect,
-		CustomerKey: ck,
+		CustomerKey: ck, Record: record,
 	})
 	if err != nil {
-		return err
-	}
-	if err := aclWrite.commit(s, req, req.key, info); err != nil {
 		return err
 	}
 	req.w.Header().Set("ETag", quote(info.ETag))

@@ -14,16 +14,13 @@ import (
 // (the bucket's owner owns the object and alone has FULL_CONTROL): then
 // as the object's record (sealstore.ObjectRecord, an AccessControlPolicy
 // whose Owner is the object's owner), and the bucket document
-// docObjectACLs says that some object of the bucket has one. In a bucket
-// without it, which is every bucket whose objects only its owner writes
-// with the default ACL, reading or writing an object costs no request
-// more than before; in one with it, a read of an object reads its record
-// too (package access), and a write of an object that takes the default
-// removes its record.
-
-// docObjectACLs is the bucket document that says some object of the
-// bucket has a record.
-const docObjectACLs = "object-acls"
+// sealstore.ObjectRecordsDoc says that some object of the bucket has
+// one. In a bucket without it, which is every bucket whose objects only
+// its owner writes with the default ACL, reading or writing an object
+// costs no request more than before; in one with it, a read of an object
+// reads its record too (package access), and a write of an object that
+// takes the default removes its record. Writes leave their record as
+// part of the write (recordOfWrite, sealstore.RecordWrite).
 
 // objectACL reads the ACL kept for bucket's key (version "": its current
 // object; else that version), the content it was kept for
@@ -73,22 +70,13 @@ func (s *Server) objectACLOfContent(req *request, key, version, content string) 
 	return a, true, nil
 }
 
-// objectACLWrite is what a PUT, copy or upload does to its object's ACL.
-type objectACLWrite struct {
-	acl     access.ACL
-	keep    bool // the ACL is not the default: keep a record
-	flagged bool // the bucket has docObjectACLs
-}
-
-// objectACLOfWrite reads the ACL a write gives its object: x-amz-acl or
-// x-amz-grant-*, owned by the writer. Checked before the write.
-func (s *Server) objectACLOfWrite(req *request) (*objectACLWrite, error) {
-	return s.objectACLOf(req, req.r.Header)
-}
-
-// objectACLOf is objectACLOfWrite of the ACL headers in h (a POST form's
-// fields).
-func (s *Server) objectACLOf(req *request, h http.Header) (*objectACLWrite, error) {
+// recordOfWrite is the record a write (PUT, copy, POST, upload) gives its
+// object, from the ACL headers in h (x-amz-acl, x-amz-grant-*; a POST
+// form's fields), owned by the writer: checked before the write, and
+// written by sealstore as part of it, bound to the content written
+// (sealstore.RecordWrite). The default ACL, the bucket owner's, keeps no
+// record.
+func (s *Server) recordOfWrite(req *request, h http.Header) (*sealstore.RecordWrite, error) {
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
 	if err != nil {
 		return nil, bucketErr(err)
@@ -123,13 +111,15 @@ func (s *Server) objectACLOf(req *request, h http.Header) (*objectACLWrite, erro
 	if !set {
 		a = newACL(writer, userGrant(writer, "FULL_CONTROL"))
 	}
-	_, flagged := docs[docObjectACLs]
-	w := &objectACLWrite{acl: a, flagged: flagged}
-	w.keep = !ownerOnlyGrants(a) || hasOwner && writer != bo.ID
+	keep := !ownerOnlyGrants(a) || hasOwner && writer != bo.ID
 	if ownershipOf(docs) == "BucketOwnerEnforced" {
-		w.keep = false // the bucket's owner owns every object, with the default ACL
+		keep = false // the bucket's owner owns every object, with the default ACL
 	}
-	return w, nil
+	if !keep {
+		return &sealstore.RecordWrite{}, nil
+	}
+	b, err := encodeACL(a)
+	return &sealstore.RecordWrite{Body: b}, err
 }
 
 // dropReplacedRecords drops the records a delete without a version id
@@ -143,28 +133,10 @@ func (s *Server) dropReplacedRecords(req *request, key string) error {
 	return s.store.DeleteObjectRecord(req.r.Context(), req.bucket, key, "null")
 }
 
-// commit keeps the write's ACL once its object is written, bound to the
-// content written (sealstore.ObjectInfo.ContentID).
-func (w *objectACLWrite) commit(s *Server, req *request, key string, written sealstore.ObjectInfo) error {
-	ctx := req.r.Context()
-	if !w.keep {
-		if w.flagged {
-			return s.store.DeleteObjectRecord(ctx, req.bucket, key, "")
-		}
-		return nil
-	}
-	return s.keepObjectACL(req, key, "", w.acl, w.flagged, written.ContentID())
-}
-
 // keepObjectACL keeps a as the record of key (version: as objectACL),
-// bound to content.
-func (s *Server) keepObjectACL(req *request, key, version string, a access.ACL, flagged bool, content string) error {
+// bound to content already there (PutObjectAcl).
+func (s *Server) keepObjectACL(req *request, key, version string, a access.ACL, content string) error {
 	ctx := req.r.Context()
-	if !flagged {
-		if err := s.store.PutBucketDoc(ctx, req.bucket, docObjectACLs, []byte("1")); err != nil {
-			return err
-		}
-	}
 	b, err := encodeACL(a)
 	if err != nil {
 		return err
@@ -218,7 +190,7 @@ func (s *Server) hasObjectACLs(req *request) bool {
 	if err != nil {
 		return true
 	}
-	_, flagged := docs[docObjectACLs]
+	_, flagged := docs[sealstore.ObjectRecordsDoc]
 	return flagged
 }
 
@@ -346,7 +318,7 @@ func (s *Server) putObjectACL(req *request) error {
 	if err != nil {
 		return err
 	}
-	_, flagged := docs[docObjectACLs]
+	_, flagged := docs[sealstore.ObjectRecordsDoc]
 	ownerID := bo.ID
 	if flagged {
 		cur, kept, err := s.targetACL(req, t)
@@ -385,7 +357,7 @@ func (s *Server) putObjectACL(req *request) error {
 			}
 			continue
 		}
-		if err := s.keepObjectACL(req, req.key, v, a, flagged, t.content); err != nil {
+		if err := s.keepObjectACL(req, req.key, v, a, t.content); err != nil {
 			return err
 		}
 		flagged = true

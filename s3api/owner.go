@@ -139,7 +139,7 @@ func (s *Server) objectOwners(req *request) func(key string) owner {
 		bo = owner{ID: req.who.CanonicalID, DisplayName: req.who.DisplayName}
 	}
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
-	if _, flagged := docs[docObjectACLs]; err != nil || !flagged {
+	if _, flagged := docs[sealstore.ObjectRecordsDoc]; err != nil || !flagged {
 		return func(string) owner { return bo }
 	}
 	return func(key string) owner {

@@ -116,7 +116,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	aclWrite, err := s.objectACLOf(req, h)
+	record, err := s.recordOfWrite(req, h)
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	info, err := s.store.Put(r.Context(), sealstore.PutInput{
 		Bucket: bucket, Key: key, Body: body, Size: -1,
 		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: cred.KeyID,
-		Observe: checks.hasher, Protect: protect, CustomerKey: ck,
+		Observe: checks.hasher, Protect: protect, CustomerKey: ck, Record: record,
 		Finalize: func() (map[string]string, error) {
 			if body.n < rng.Min {
 				return nil, withExtra(s3err.New(s3err.EntityTooSmall, "Your proposed upload is smaller than the minimum allowed size"),
@@ -148,9 +148,6 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 		},
 	})
 	if err != nil {
-		return err
-	}
-	if err := aclWrite.commit(s, req, key, info); err != nil {
 		return err
 	}
 	setSSEHeaders(w.Header(), info, ck) // the object's encryption, as on a PUT

@@ -41,6 +41,8 @@ type CopyInput struct {
 	// asked for by the request: it makes a copy onto itself a change only
 	// when the source was stored with another encryption.
 	DefaultSSE bool
+	// Record is what the copy does to its object's record (nil: nothing).
+	Record *RecordWrite
 }
 
 // Copy copies an object, re-encrypting it. A source without s3seal
@@ -86,5 +88,5 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 		in.Headers.SSE, in.Headers.SSEKMSKeyID, in.Headers.SSEContext, in.Headers.SSEBucketKey
 	return s.Put(ctx, PutInput{Bucket: in.Bucket, Key: in.Key, Body: rd, Size: src.Size,
 		Meta: meta, Headers: headers, KeyID: in.KeyID, Observe: in.Observe, Finalize: in.Finalize, Cond: in.Cond, Protect: in.Protect,
-		CustomerKey: in.CustomerKey})
+		CustomerKey: in.CustomerKey, Record: in.Record})
 }

@@ -9,6 +9,13 @@ import (
 // AbortMultipart ends an upload: the backend drops its parts and s3seal its
 // state.
 func (s *Store) AbortMultipart(ctx context.Context, bucket, key, uploadID string) error {
+	if err := s.abortMultipart(ctx, bucket, key, uploadID); err != nil {
+		return err
+	}
+	return s.dropPendingRecord(ctx, bucket, uploadID)
+}
+
+func (s *Store) abortMultipart(ctx context.Context, bucket, key, uploadID string) error {
 	u, err := s.loadUpload(ctx, bucket, key, uploadID)
 	if err != nil {
 		return err

@@ -48,6 +48,14 @@ type CompleteInput struct {
 // key is the one this completion asked for (see
 // completedDespiteStoreAnswer).
 func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (ObjectInfo, error) {
+	info, err := s.completeMultipart(ctx, in)
+	if err != nil {
+		return info, err
+	}
+	return info, s.completeRecord(ctx, in.Bucket, in.Key, in.UploadID, info)
+}
+
+func (s *Store) completeMultipart(ctx context.Context, in CompleteInput) (ObjectInfo, error) {
 	if len(in.Parts) == 0 {
 		return ObjectInfo{}, errorf("MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema.")
 	}

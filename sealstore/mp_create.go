@@ -28,12 +28,23 @@ type CreateMultipartInput struct {
 	// CustomerKey, when set, seals the object with the client's key
 	// (SSE-C); every part must then carry the same key.
 	CustomerKey *crypto.CustomerKey
+	// Record, when its Body is set, is kept as the upload's pending
+	// record, which its completion makes the object's (recordwrites.go).
+	Record *RecordWrite
 }
 
 // CreateMultipart starts an upload: a fresh data key and oid for the
 // object, wrapped into the metadata the backend upload carries and into the
 // upload's state object, from which any s3seal process serves its parts.
 func (s *Store) CreateMultipart(ctx context.Context, in CreateMultipartInput) (string, error) {
+	id, err := s.createMultipart(ctx, in)
+	if err != nil {
+		return id, err
+	}
+	return id, s.keepPendingRecord(ctx, in.Bucket, id, in.Record)
+}
+
+func (s *Store) createMultipart(ctx context.Context, in CreateMultipartInput) (string, error) {
 	if err := CheckNewKey(in.Key); err != nil {
 		return "", err
 	}

@@ -103,7 +103,9 @@ func (s *Store) ObjectRecord(ctx context.Context, bucket, key, version string) (
 }
 
 // PutObjectRecord keeps rec as the record of bucket's key (version: as
-// ObjectRecord).
+// ObjectRecord), flagging the bucket first (ObjectRecordsDoc). A write's
+// record is the write's own (RecordWrite); this is for a record of
+// content already there (PutObjectAcl).
 func (s *Store) PutObjectRecord(ctx context.Context, bucket, key, version string, rec Record) error {
 	b, err := rec.encode()
 	if err != nil {
@@ -111,6 +113,9 @@ func (s *Store) PutObjectRecord(ctx context.Context, bucket, key, version string
 	}
 	if len(b) > MaxBucketDoc {
 		return errorf("InternalError", "object record of %s/%s is over %d bytes", bucket, key, MaxBucketDoc)
+	}
+	if err := s.flagObjectRecords(ctx, bucket); err != nil {
+		return err
 	}
 	_, err = s.put(ctx, PutInput{Bucket: bucket, Key: objectRecordKey(key, version), Body: bytes.NewReader(b), Size: int64(len(b))})
 	return err

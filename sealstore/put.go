@@ -52,6 +52,9 @@ type PutInput struct {
 	// CustomerKey, when set, seals the object with the client's key
 	// (SSE-C): reading it will need that key too.
 	CustomerKey *crypto.CustomerKey
+	// Record is what the write does to its object's record, bound to the
+	// content written (nil: nothing; recordwrites.go).
+	Record *RecordWrite
 }
 
 // Put seals in.Body into a spool file, checks it, and publishes it to the
@@ -60,7 +63,11 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if err := CheckNewKey(in.Key); err != nil {
 		return ObjectInfo{}, err
 	}
-	return s.put(ctx, in)
+	info, err := s.put(ctx, in)
+	if err != nil {
+		return info, err
+	}
+	return info, s.writeRecord(ctx, in.Bucket, in.Key, in.Record, info.ContentID())
 }
 
 // put is Put of any key, s3seal's own under ReservedPrefix included.

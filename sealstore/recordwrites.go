@@ -1,0 +1,111 @@
+package sealstore
+
+import "context"
+
+// The records a write leaves: sealstore writes them as part of each
+// write (Put, Copy, CompleteMultipart), bound to the content the write
+// made, so that no caller can write an object without deciding its
+// record, nor bind a record to other content than the write's. A
+// multipart upload's record waits under a name of its own (pending)
+// until its completion makes it the object's, or its abort drops it.
+
+// ObjectRecordsDoc is the bucket document that says some object of the
+// bucket may have a record: a bucket without it has none, and its reads
+// look for none. PutObjectRecord sets it with the bucket's first record.
+const ObjectRecordsDoc = "object-acls"
+
+// RecordWrite is what a write does to its object's record. Body, when
+// not nil, is kept as the record of the content written; nil drops the
+// record the key had (the write gives the bucket's default).
+type RecordWrite struct {
+	Body []byte
+}
+
+// uploadRecordKey is the name whose record is an upload's pending one:
+// under ReservedPrefix, which no client key can be (CheckKey), so no
+// client's PutObjectAcl reaches it.
+func UploadRecordKey(uploadID string) string { return ReservedPrefix + "upload-acl/" + uploadID }
+
+// uploadContent is what an upload's pending record is bound to: a name
+// no object's content has.
+func uploadContent(uploadID string) string { return "upload:" + uploadID }
+
+// HasObjectRecords reports whether some object of bucket may have a
+// record (ObjectRecordsDoc).
+func (s *Store) HasObjectRecords(ctx context.Context, bucket string) (bool, error) {
+	docs, err := s.BucketDocs(ctx, bucket)
+	if err != nil {
+		return false, err
+	}
+	_, ok := docs[ObjectRecordsDoc]
+	return ok, nil
+}
+
+// flagObjectRecords sets ObjectRecordsDoc, before a bucket's first record.
+func (s *Store) flagObjectRecords(ctx context.Context, bucket string) error {
+	flagged, err := s.HasObjectRecords(ctx, bucket)
+	if err != nil || flagged {
+		return err
+	}
+	return s.PutBucketDoc(ctx, bucket, ObjectRecordsDoc, []byte("1"))
+}
+
+// writeRecord does w to key's record once content was written there.
+func (s *Store) writeRecord(ctx context.Context, bucket, key string, w *RecordWrite, content string) error {
+	if w == nil {
+		return nil
+	}
+	if w.Body != nil {
+		return s.PutObjectRecord(ctx, bucket, key, "", Record{For: content, Body: w.Body})
+	}
+	flagged, err := s.HasObjectRecords(ctx, bucket)
+	if err != nil || !flagged {
+		return err
+	}
+	return s.DeleteObjectRecord(ctx, bucket, key, "")
+}
+
+// keepPendingRecord keeps a new upload's record until it completes.
+func (s *Store) keepPendingRecord(ctx context.Context, bucket, uploadID string, w *RecordWrite) error {
+	if w == nil || w.Body == nil {
+		return nil
+	}
+	return s.PutObjectRecord(ctx, bucket, UploadRecordKey(uploadID), "", Record{For: uploadContent(uploadID), Body: w.Body})
+}
+
+// completeRecord gives the object an upload completed its pending
+// record, else none (the bucket's default): an upload is its
+// initiator's, not its completer's. A completion that finds no pending
+// record leaves the key's record when it is bound to this very content:
+// another completion of the upload (a client's retry sent to another
+// replica) already moved the pending one there.
+func (s *Store) completeRecord(ctx context.Context, bucket, key, uploadID string, done ObjectInfo) error {
+	flagged, err := s.HasObjectRecords(ctx, bucket)
+	if err != nil || !flagged {
+		return err
+	}
+	pending, ok, err := s.ObjectRecord(ctx, bucket, UploadRecordKey(uploadID), "")
+	if err != nil {
+		return err
+	}
+	if !ok || pending.For != uploadContent(uploadID) {
+		cur, ok, err := s.ObjectRecord(ctx, bucket, key, "")
+		if err != nil || ok && cur.For == done.ContentID() {
+			return err
+		}
+		return s.DeleteObjectRecord(ctx, bucket, key, "")
+	}
+	if err := s.PutObjectRecord(ctx, bucket, key, "", Record{For: done.ContentID(), Body: pending.Body}); err != nil {
+		return err
+	}
+	return s.DeleteObjectRecord(ctx, bucket, UploadRecordKey(uploadID), "")
+}
+
+// dropPendingRecord forgets an aborted upload's record.
+func (s *Store) dropPendingRecord(ctx context.Context, bucket, uploadID string) error {
+	flagged, err := s.HasObjectRecords(ctx, bucket)
+	if err != nil || !flagged {
+		return err
+	}
+	return s.DeleteObjectRecord(ctx, bucket, UploadRecordKey(uploadID), "")
+}
