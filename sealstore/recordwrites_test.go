@@ -107,7 +107,7 @@ func TestUploadRecordMovesToItsObject(t *testing.T) {
 		t.Fatalf("a repeated completion dropped the record: %+v %v", r, ok)
 	}
 	// An upload with the default ACL gives its object none.
-	info = complete(upload(&RecordWrite{}))
+	complete(upload(&RecordWrite{}))
 	if r, ok := recordOf(t, f, "mp"); ok {
 		t.Fatalf("an upload with the default ACL completed with the record %+v", r)
 	}
