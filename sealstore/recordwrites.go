@@ -21,9 +21,10 @@ type RecordWrite struct {
 	Body []byte
 }
 
-// uploadRecordKey is the name whose record is an upload's pending one:
-// under ReservedPrefix, which no client key can be (CheckKey), so no
-// client's PutObjectAcl reaches it.
+// UploadRecordKey is the name whose record (ObjectRecord) is an upload's
+// pending one, which shows the upload's initiator: under ReservedPrefix,
+// which no client key can be (CheckKey), so no client's PutObjectAcl
+// reaches it.
 func UploadRecordKey(uploadID string) string { return ReservedPrefix + "upload-acl/" + uploadID }
 
 // uploadContent is what an upload's pending record is bound to: a name
