@@ -19,7 +19,7 @@ import (
 // store sees it; a GET's answer is decoded into the operation's document
 // and encoded anew (subdocs.go), so the client gets what s3seal
 // understood, not the store's bytes. What one setting needs beyond that
-// is its own handler's (retention.go) or its judge and changed hooks.
+// is its own handler's (lockretention.go) or its judge and changed hooks.
 type settingRoute struct {
 	setting  sealstore.Setting
 	admin    bool // only credentials with "admin": true change it
