@@ -213,7 +213,7 @@ func (s *Server) routes() *mux.Router {
 	sub(o, true, get, "tagging", "GetObjectTagging", accRead, s.setting(sealstore.ObjectTagging)) // settings.go
 	sub(o, true, put, "tagging", "PutObjectTagging", accWrite, s.setting(sealstore.ObjectTagging))
 	sub(o, true, del, "tagging", "DeleteObjectTagging", accWrite, s.setting(sealstore.ObjectTagging))
-	sub(o, true, get, "retention", "GetObjectRetention", accRead, s.setting(sealstore.ObjectRetention)) // retention.go
+	sub(o, true, get, "retention", "GetObjectRetention", accRead, s.setting(sealstore.ObjectRetention)) // lockretention.go
 	sub(o, true, put, "retention", "PutObjectRetention", accWrite, s.setting(sealstore.ObjectRetention))
 	sub(o, true, get, "legal-hold", "GetObjectLegalHold", accRead, s.setting(sealstore.ObjectLegalHold))
 	sub(o, true, put, "legal-hold", "PutObjectLegalHold", accWrite, s.setting(sealstore.ObjectLegalHold))

@@ -37,7 +37,7 @@ type settingRoute struct {
 	// (the caches of the rules s3seal applies itself forget the bucket).
 	changed func(s *Server, bucket string)
 	// handle, when set, serves the setting instead (retention and legal
-	// hold, which are judged on their object version: retention.go).
+	// hold, which are judged on their object version: lockretention.go).
 	handle func(s *Server, rt settingRoute) handler
 	// noContent answers a PUT with 204, as AWS does for PutBucketTagging.
 	noContent bool
