@@ -80,7 +80,7 @@ var (
 //	sse.go                 SSE-C and SSE-KMS headers
 //	protect.go             Object Lock and tag headers of a write
 //	lockcheck.go           ?object-lock: Object Lock configurations, per-key locks
-//	lockretention.go         ?retention and ?legal-hold of object versions
+//	lockretention.go       ?retention and ?legal-hold of object versions
 //	lockdoc.go             strict reading of Object Lock documents
 //	settings.go            the store's settings: ?tagging, and what ?object-lock, ?cors, ?lifecycle, ?website, ?retention, ?legal-hold share
 //	subdocs.go             the documents of the store's settings
