@@ -35,12 +35,19 @@ func putRetention(c *s3.Client, mode types.ObjectLockRetentionMode, until time.T
 	return err
 }
 
-func TestComplianceRetentionIsNeverShortened(t *testing.T) {
+// lockedKey is a fake store whose bucket has Object Lock and whose key
+// "k" (version v1) has a retention of mode until a day from now, the
+// server over it, and now.
+func lockedKey(t *testing.T, mode string) (*fakeStore, string, time.Time) {
 	f := newFakeStore()
 	f.settings[sealstore.BucketObjectLock] = lockEnabledDoc
 	now := time.Now().UTC().Truncate(time.Second)
-	f.locks["k"] = sealstore.LockState{VersionID: "v1", Protection: sealstore.Protection{LockMode: "COMPLIANCE", RetainUntil: now.Add(24 * time.Hour)}}
-	url := fakeServer(t, f, lockCreds())
+	f.locks["k"] = sealstore.LockState{VersionID: "v1", Protection: sealstore.Protection{LockMode: mode, RetainUntil: now.Add(24 * time.Hour)}}
+	return f, fakeServer(t, f, lockCreds()), now
+}
+
+func TestComplianceRetentionIsNeverShortened(t *testing.T) {
+	f, url, now := lockedKey(t, "COMPLIANCE")
 	admin := sdkClient(url, "admin", "as")
 	for _, c := range []struct {
 		mode   types.ObjectLockRetentionMode
@@ -68,11 +75,7 @@ func TestComplianceRetentionIsNeverShortened(t *testing.T) {
 }
 
 func TestGovernanceBypassIsAnAdminsAlone(t *testing.T) {
-	f := newFakeStore()
-	f.settings[sealstore.BucketObjectLock] = lockEnabledDoc
-	now := time.Now().UTC().Truncate(time.Second)
-	f.locks["k"] = sealstore.LockState{VersionID: "v1", Protection: sealstore.Protection{LockMode: "GOVERNANCE", RetainUntil: now.Add(24 * time.Hour)}}
-	url := fakeServer(t, f, lockCreds())
+	f, url, now := lockedKey(t, "GOVERNANCE")
 	admin, writer := sdkClient(url, "admin", "as"), sdkClient(url, "writer", "ws")
 	if err := putRetention(writer, types.ObjectLockRetentionModeGovernance, now.Add(time.Hour), true); errCode(err) != "AccessDenied" {
 		t.Errorf("a writer's bypass: %v, want AccessDenied", err)
