@@ -9,10 +9,14 @@ import (
 // AbortMultipart ends an upload: the backend drops its parts and s3seal its
 // state.
 func (s *Store) AbortMultipart(ctx context.Context, bucket, key, uploadID string) error {
+	flagged, err := s.HasObjectRecords(ctx, bucket)
+	if err != nil {
+		return err
+	}
 	if err := s.abortMultipart(ctx, bucket, key, uploadID); err != nil {
 		return err
 	}
-	return s.dropPendingRecord(ctx, bucket, uploadID)
+	return s.dropPendingRecord(ctx, bucket, uploadID, flagged)
 }
 
 func (s *Store) abortMultipart(ctx context.Context, bucket, key, uploadID string) error {

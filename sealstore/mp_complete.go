@@ -48,11 +48,17 @@ type CompleteInput struct {
 // key is the one this completion asked for (see
 // completedDespiteStoreAnswer).
 func (s *Store) CompleteMultipart(ctx context.Context, in CompleteInput) (ObjectInfo, error) {
+	// Read before the completion, from the documents the request was
+	// decided by: a long completion would read them from the store again.
+	flagged, err := s.HasObjectRecords(ctx, in.Bucket)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
 	info, err := s.completeMultipart(ctx, in)
 	if err != nil {
 		return info, err
 	}
-	return info, s.completeRecord(ctx, in.Bucket, in.Key, in.UploadID, info)
+	return info, s.completeRecord(ctx, in.Bucket, in.Key, in.UploadID, flagged, info)
 }
 
 func (s *Store) completeMultipart(ctx context.Context, in CompleteInput) (ObjectInfo, error) {

@@ -63,11 +63,21 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if err := CheckNewKey(in.Key); err != nil {
 		return ObjectInfo{}, err
 	}
+	// Whether a record may be there to drop is read before the write,
+	// from the documents the request was decided by (cached): after a
+	// long write they would be read from the store again.
+	flagged := false
+	if in.Record != nil && in.Record.Body == nil {
+		var err error
+		if flagged, err = s.HasObjectRecords(ctx, in.Bucket); err != nil {
+			return ObjectInfo{}, err
+		}
+	}
 	info, err := s.put(ctx, in)
 	if err != nil {
 		return info, err
 	}
-	return info, s.writeRecord(ctx, in.Bucket, in.Key, in.Record, info.ContentID())
+	return info, s.writeRecord(ctx, in.Bucket, in.Key, in.Record, flagged, info.ContentID())
 }
 
 // put is Put of any key, s3seal's own under ReservedPrefix included.

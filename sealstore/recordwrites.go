@@ -51,19 +51,18 @@ func (s *Store) flagObjectRecords(ctx context.Context, bucket string) error {
 	return s.PutBucketDoc(ctx, bucket, ObjectRecordsDoc, []byte("1"))
 }
 
-// writeRecord does w to key's record once content was written there.
-func (s *Store) writeRecord(ctx context.Context, bucket, key string, w *RecordWrite, content string) error {
-	if w == nil {
+// writeRecord does w to key's record once content was written there;
+// flagged says whether the bucket had records before the write.
+func (s *Store) writeRecord(ctx context.Context, bucket, key string, w *RecordWrite, flagged bool, content string) error {
+	switch {
+	case w == nil:
 		return nil
-	}
-	if w.Body != nil {
+	case w.Body != nil:
 		return s.PutObjectRecord(ctx, bucket, key, "", Record{For: content, Body: w.Body})
+	case flagged:
+		return s.DeleteObjectRecord(ctx, bucket, key, "")
 	}
-	flagged, err := s.HasObjectRecords(ctx, bucket)
-	if err != nil || !flagged {
-		return err
-	}
-	return s.DeleteObjectRecord(ctx, bucket, key, "")
+	return nil
 }
 
 // keepPendingRecord keeps a new upload's record until it completes.
@@ -75,15 +74,15 @@ func (s *Store) keepPendingRecord(ctx context.Context, bucket, uploadID string, 
 }
 
 // completeRecord gives the object an upload completed its pending
-// record, else none (the bucket's default): an upload is its
+// record, else none (the bucket's default), in a bucket that had records
+// (flagged) before the completion: an upload is its
 // initiator's, not its completer's. A completion that finds no pending
 // record leaves the key's record when it is bound to this very content:
 // another completion of the upload (a client's retry sent to another
 // replica) already moved the pending one there.
-func (s *Store) completeRecord(ctx context.Context, bucket, key, uploadID string, done ObjectInfo) error {
-	flagged, err := s.HasObjectRecords(ctx, bucket)
-	if err != nil || !flagged {
-		return err
+func (s *Store) completeRecord(ctx context.Context, bucket, key, uploadID string, flagged bool, done ObjectInfo) error {
+	if !flagged {
+		return nil
 	}
 	pending, ok, err := s.ObjectRecord(ctx, bucket, UploadRecordKey(uploadID), "")
 	if err != nil {
@@ -103,10 +102,9 @@ func (s *Store) completeRecord(ctx context.Context, bucket, key, uploadID string
 }
 
 // dropPendingRecord forgets an aborted upload's record.
-func (s *Store) dropPendingRecord(ctx context.Context, bucket, uploadID string) error {
-	flagged, err := s.HasObjectRecords(ctx, bucket)
-	if err != nil || !flagged {
-		return err
+func (s *Store) dropPendingRecord(ctx context.Context, bucket, uploadID string, flagged bool) error {
+	if !flagged {
+		return nil
 	}
 	return s.DeleteObjectRecord(ctx, bucket, UploadRecordKey(uploadID), "")
 }
