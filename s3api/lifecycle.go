@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/s3seal/s3seal/s3api/s3err"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // Lifecycle configurations: the store keeps and applies them; s3seal
@@ -33,6 +34,7 @@ type lcRule struct {
 	MinSize, MaxSize int64
 	Days             int       // Expiration/Days; 0 when absent
 	Date             time.Time // Expiration/Date; zero when absent
+	Transitions      bool      // the rule moves current versions to another storage class
 }
 
 // child returns the first child element named name.
@@ -81,6 +83,19 @@ func parseLifecycleDate(s string) (time.Time, error) {
 		return time.Time{}, lcInvalid("'Date' must be at midnight GMT")
 	}
 	return t, nil
+}
+
+// reachesReserved reports an enabled rule that would expire or
+// transition current versions of s3seal's own keys (under
+// sealstore.ReservedPrefix), which carry no tags: the store would drop
+// the bucket's owner (opening the bucket to every credential whose lists
+// reach it), its policy and ACLs, and the manifests multipart objects
+// are read by. Removing expired delete markers and noncurrent versions
+// leaves them be.
+func (r lcRule) reachesReserved() bool {
+	acts := r.Days > 0 || !r.Date.IsZero() || r.Transitions
+	matches := len(r.Tags) == 0 && (strings.HasPrefix(sealstore.ReservedPrefix, r.Prefix) || strings.HasPrefix(r.Prefix, sealstore.ReservedPrefix))
+	return r.Enabled && acts && matches
 }
 
 // parseLifecycleRule reads one Rule element and judges it as S3 does.
@@ -139,6 +154,7 @@ func parseLifecycleRule(n *xmlNode) (lcRule, error) {
 		}
 	}
 	for _, t := range n.children("Transition") {
+		r.Transitions = true
 		if s, ok := t.text("Date"); ok {
 			if _, err := parseLifecycleDate(s); err != nil {
 				return r, err
@@ -187,9 +203,15 @@ func parseLifecycle(body []byte) (*lifecycleDoc, []lcRule, error) {
 // so every store answers one, and returns the document with it; a body
 // whose rules all have IDs is forwarded as sent.
 func checkLifecycle(body []byte) ([]byte, error) {
-	doc, _, err := parseLifecycle(body)
+	doc, rules, err := parseLifecycle(body)
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range rules {
+		if r.reachesReserved() {
+			return nil, s3err.New(s3err.InvalidRequest, "s3seal keeps the bucket's owner, policies, ACLs and multipart manifests under "+sealstore.ReservedPrefix+
+				" in the bucket; rule "+strconv.Quote(r.ID)+" would expire or move them, which opens the bucket and loses objects. Give the rule a prefix or a tag filter that does not match "+sealstore.ReservedPrefix+".")
+		}
 	}
 	named := false
 	for i := range doc.Nodes {

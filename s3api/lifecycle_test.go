@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // A lifecycle configuration's rules are judged as S3 judges them before
@@ -239,6 +240,55 @@ func TestLifecycleExpiryOfRules(t *testing.T) {
 	} {
 		if got := expirationHeader(rules, tc.key, tc.size, mod, func() []tag { return tc.tags }); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A lifecycle rule that would expire or move s3seal's own keys (the
+// bucket's owner, policy, ACL records, multipart manifests, all under
+// sealstore.ReservedPrefix) is refused before the store sees it: the
+// store would open the bucket to every credential whose lists reach it
+// and lose multipart objects. Rules scoped away from those keys, and
+// rules that only clear delete markers, pass.
+func TestLifecycleRuleSparesReservedKeys(t *testing.T) {
+	f := newFakeStore()
+	url := fakeServer(t, f, lockCreds())
+	c := sdkClient(url, "admin", "as")
+	put := func(rule types.LifecycleRule) error {
+		if rule.ID == nil {
+			rule.ID = aws.String("r")
+		}
+		_, err := c.PutBucketLifecycleConfiguration(context.Background(), &s3.PutBucketLifecycleConfigurationInput{Bucket: aws.String("bkt"),
+			LifecycleConfiguration: &types.BucketLifecycleConfiguration{Rules: []types.LifecycleRule{rule}}})
+		return err
+	}
+	days := &types.LifecycleExpiration{Days: aws.Int32(30)}
+	on := types.ExpirationStatusEnabled
+	for name, rule := range map[string]types.LifecycleRule{
+		"every key expires":           {Status: on, Filter: &types.LifecycleRuleFilter{Prefix: aws.String("")}, Expiration: days},
+		"the legacy empty prefix":     {Status: on, Prefix: aws.String(""), Expiration: days},
+		"a prefix of the reserved":    {Status: on, Filter: &types.LifecycleRuleFilter{Prefix: aws.String(".s3")}, Expiration: days},
+		"inside the reserved":         {Status: on, Filter: &types.LifecycleRuleFilter{Prefix: aws.String(sealstore.ReservedPrefix + "objects/")}, Expiration: days},
+		"a size filter alone":         {Status: on, Filter: &types.LifecycleRuleFilter{ObjectSizeLessThan: aws.Int64(1 << 20)}, Expiration: days},
+		"every key moves to Glacier":  {Status: on, Filter: &types.LifecycleRuleFilter{Prefix: aws.String("")}, Transitions: []types.Transition{{Days: aws.Int32(1), StorageClass: types.TransitionStorageClassGlacier}}},
+		"every key expires on a date": {Status: on, Filter: &types.LifecycleRuleFilter{Prefix: aws.String("")}, Expiration: &types.LifecycleExpiration{Date: aws.Time(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))}},
+	} {
+		if err := put(rule); errCode(err) != "InvalidRequest" {
+			t.Errorf("%s: %v, want InvalidRequest", name, err)
+		}
+	}
+	if p := f.putCalls(); len(p) != 0 {
+		t.Fatalf("refused rules reached the store: %+v", p)
+	}
+	for name, rule := range map[string]types.LifecycleRule{
+		"a prefix of the client's": {Status: on, Filter: &types.LifecycleRuleFilter{Prefix: aws.String("logs/")}, Expiration: days},
+		"a tag filter":             {Status: on, Filter: &types.LifecycleRuleFilter{Tag: &types.Tag{Key: aws.String("k"), Value: aws.String("v")}}, Expiration: days},
+		"delete markers only":      {Status: on, Filter: &types.LifecycleRuleFilter{}, Expiration: &types.LifecycleExpiration{ExpiredObjectDeleteMarker: aws.Bool(true)}},
+		"noncurrent versions only": {Status: on, Filter: &types.LifecycleRuleFilter{Prefix: aws.String("")}, NoncurrentVersionExpiration: &types.NoncurrentVersionExpiration{NoncurrentDays: aws.Int32(7)}},
+		"a disabled rule":          {Status: types.ExpirationStatusDisabled, Filter: &types.LifecycleRuleFilter{Prefix: aws.String("")}, Expiration: days},
+	} {
+		if err := put(rule); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
