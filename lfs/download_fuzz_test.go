@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/s3seal/s3seal/backend/embedded"
 	"github.com/s3seal/s3seal/crypto"
@@ -33,7 +34,7 @@ func fuzzHandler(f *testing.F) (*Handler, *sealstore.Store) {
 	if err := be.CreateBucket(context.Background(), testBucket); err != nil {
 		f.Fatal(err)
 	}
-	st, err := sealstore.New(sealstore.Direct(be), kr, sealstore.Options{SpoolDir: f.TempDir(), BackendChecksum: true})
+	st, err := sealstore.New(sealstore.Direct(be), kr, sealstore.Options{SpoolDir: f.TempDir(), BackendChecksum: true, OwnerPendingAge: time.Nanosecond})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -115,7 +115,7 @@ func (e *env) now() time.Time {
 }
 
 func (e *env) store() *sealstore.Store {
-	st, err := sealstore.New(sealstore.Direct(e.be), e.kr, sealstore.Options{SpoolDir: e.t.TempDir(), BackendChecksum: true})
+	st, err := sealstore.New(sealstore.Direct(e.be), e.kr, sealstore.Options{SpoolDir: e.t.TempDir(), BackendChecksum: true, OwnerPendingAge: time.Nanosecond})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -214,7 +214,7 @@ func (e *env) itServe(d *brokers.Discovery, onBlob func()) (*Handler, string) {
 	h, srv := e.replica(func(c *Config) {
 		c.Producer = FromDiscovery(d)
 		if onBlob != nil {
-			st, err := sealstore.New(sealstore.Direct(&hookBE{Store: e.be, onBlob: onBlob}), e.kr, sealstore.Options{SpoolDir: e.t.TempDir(), BackendChecksum: true})
+			st, err := sealstore.New(sealstore.Direct(&hookBE{Store: e.be, onBlob: onBlob}), e.kr, sealstore.Options{SpoolDir: e.t.TempDir(), BackendChecksum: true, OwnerPendingAge: time.Nanosecond})
 			if err != nil {
 				e.t.Fatal(err)
 			}

@@ -269,7 +269,7 @@ func TestConcurrentCompletionsOneOwner(t *testing.T) {
 	g := &gateBE{Store: e.be, both: make(chan struct{})}
 	mk := func(p *fakeProducer) func(*Config) {
 		return func(c *Config) {
-			st, err := sealstore.New(sealstore.Direct(g), e.kr, sealstore.Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+			st, err := sealstore.New(sealstore.Direct(g), e.kr, sealstore.Options{SpoolDir: t.TempDir(), BackendChecksum: true, OwnerPendingAge: time.Nanosecond})
 			if err != nil {
 				t.Fatal(err)
 			}

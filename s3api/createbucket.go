@@ -143,11 +143,6 @@ func (s *Server) createBucket(req *request) error {
 	} else if err := s.store.CreateBucket(req.r.Context(), req.bucket); err != nil {
 		return err
 	}
-	if len(tags) > 0 {
-		if err := s.tagNewBucket(req, tags); err != nil {
-			return err
-		}
-	}
 	if existed {
 		// The store took a re-create of a bucket without an owner:
 		// nothing of it changes (no owner, ACL or ownership is kept).
@@ -167,6 +162,14 @@ func (s *Server) createBucket(req *request) error {
 				"bucket", req.bucket, "err", derr)
 		}
 		return err
+	}
+	// The owner first, right after the store's create: until it is kept,
+	// other processes answer SlowDown for the young bucket
+	// (sealstore.Options.OwnerPendingAge), and nothing else is sent.
+	if len(tags) > 0 {
+		if err := s.tagNewBucket(req, tags); err != nil {
+			return err
+		}
 	}
 	if own != "" {
 		if err := s.keepOwnership(req, own); err != nil {

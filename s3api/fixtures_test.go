@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -70,7 +71,10 @@ func newTestServerOverFw(t *testing.T, cfg Config, fw backend.Forwarder, wrap fu
 		be = wrap(be)
 	}
 	var err error
-	cfg.Store, err = sealstore.New(sealstore.Direct(be), testKeyring(), sealstore.Options{SpoolDir: t.TempDir(), Settings: fw})
+	cfg.Store, err = sealstore.New(sealstore.Direct(be), testKeyring(), sealstore.Options{SpoolDir: t.TempDir(), Settings: fw,
+		// Buckets tests make on the store are from before owners, not
+		// ones whose owner is on its way (TestNewBucketIsNobodyElses...).
+		OwnerPendingAge: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -192,6 +192,12 @@ func ClaimServiceBucket(ctx context.Context, store ObjectStore, bucket, service 
 	}
 	for range 2 {
 		docs, err := store.BucketDocs(ctx, bucket)
+		if toAPIError(err).Code == s3err.SlowDown {
+			// A bucket the store made a moment ago (this claim's own
+			// CreateBucket) without an owner yet: the conditional write
+			// below decides whose it is.
+			docs, err = map[string][]byte{}, nil
+		}
 		if err != nil {
 			return err
 		}

@@ -34,6 +34,11 @@ const BucketDocPrefix = ReservedPrefix + "bucket/"
 // MaxBucketDoc bounds one document (S3's largest, a policy, is 20 KB).
 const MaxBucketDoc = 64 << 10
 
+// DefaultOwnerPendingAge is Options.OwnerPendingAge's default: a
+// CreateBucket keeps the owner right after the store's create, within
+// the store's timeouts.
+const DefaultOwnerPendingAge = 2 * time.Minute
+
 // DefaultBucketDocTTL is how long BucketDocs trusts what it read: a
 // change made through another s3seal process in front of the same store
 // takes effect here within it. A change made through this process takes
@@ -152,8 +157,34 @@ func (s *Store) BucketDoc(ctx context.Context, bucket, name string) ([]byte, boo
 	return d, ok, nil
 }
 
-// readBucketDocs lists BucketDocPrefix and opens every document there.
+// readBucketDocs is listBucketDocs for a decision: a bucket without an
+// owner whose owner may be on its way (ownerPending) is SlowDown, not a
+// bucket decided by the credential lists alone.
 func (s *Store) readBucketDocs(ctx context.Context, bucket string) (map[string][]byte, error) {
+	docs, err := s.listBucketDocs(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	if _, owned := docs["owner"]; !owned {
+		if err := s.ownerPending(ctx, bucket); err != nil {
+			return docs, err
+		}
+	}
+	return docs, nil
+}
+
+// pendingOwner is readBucketDocs's refusal to decide by a young bucket
+// whose owner may be on its way; the documents read come with it, for
+// what a write keeps besides its object (HasObjectRecords), which is no
+// decision. Documents set aside are no such refusal: they are not all
+// there.
+type pendingOwner struct{ err error }
+
+func (p pendingOwner) Error() string { return p.err.Error() }
+func (p pendingOwner) Unwrap() error { return p.err }
+
+// listBucketDocs lists BucketDocPrefix and opens every document there.
+func (s *Store) listBucketDocs(ctx context.Context, bucket string) (map[string][]byte, error) {
 	docs := map[string][]byte{}
 	in := backend.ListInput{Bucket: bucket, V2: true, Prefix: BucketDocPrefix, Delimiter: "/"}
 	for page := 0; ; page++ {
@@ -185,19 +216,60 @@ func (s *Store) readBucketDocs(ctx context.Context, bucket string) (map[string][
 		}
 		in.ContinuationToken = out.NextContinuationToken
 	}
-	if _, owned := docs["owner"]; !owned {
-		// No owner: a bucket made before s3seal kept owners, or one whose
-		// documents another process has set aside for a moment
-		// (WithoutBucketDocs puts the owner back last).
-		aside, err := s.docsAside(ctx, bucket)
-		if err != nil {
-			return nil, err
-		}
-		if aside {
-			return nil, errorf("SlowDown", "s3seal is changing the bucket's configuration on the store; please retry")
-		}
-	}
 	return docs, nil
+}
+
+// ownerPending answers SlowDown for a bucket without an owner document
+// whose owner may be on its way: one whose documents another process has
+// set aside for a moment (WithoutBucketDocs puts the owner back last), or
+// one the store created less than OwnerPendingAge ago, whose CreateBucket
+// (in any process) keeps its owner next. Only an older bucket without an
+// owner, made before s3seal kept owners, is decided by the credential
+// lists alone.
+func (s *Store) ownerPending(ctx context.Context, bucket string) error {
+	aside, err := s.docsAside(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	if aside {
+		return errorf("SlowDown", "s3seal is changing the bucket's configuration on the store; please retry")
+	}
+	young, err := s.createdRecently(ctx, bucket)
+	if err != nil {
+		return err
+	}
+	if young {
+		return pendingOwner{errorf("SlowDown", "the bucket was just created and s3seal is keeping its owner; please retry")}
+	}
+	return nil
+}
+
+// createdRecently reports a bucket the store says it created less than
+// OwnerPendingAge ago (a creation date ahead of this process's clock
+// counts too). A bucket the store does not list, or a store that may not
+// list its buckets, is not young. A bucket once seen older is taken as
+// old for a minute without asking again.
+func (s *Store) createdRecently(ctx context.Context, bucket string) (bool, error) {
+	if seen, ok := s.oldBuckets.Get(bucket); ok && time.Since(seen) < time.Minute {
+		return false, nil
+	}
+	bs, err := s.be.ListBuckets(ctx)
+	if backend.IsRefused(err) || backend.ErrorCode(err) == "NotImplemented" {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, b := range bs {
+		if b.Name != bucket {
+			continue
+		}
+		if time.Since(b.Created) < s.opt.OwnerPendingAge {
+			return true, nil
+		}
+		s.oldBuckets.Add(bucket, time.Now())
+	}
+	return false, nil
 }
 
 // maxBucketDocPages bounds the pages readBucketDocs follows.
@@ -254,7 +326,8 @@ func (s *Store) CreateBucketDoc(ctx context.Context, bucket, name string, doc []
 	defer mu.Unlock()
 	defer s.bucketDocs.forget(bucket)
 	// A store that ignores the condition is asked first.
-	docs, err := s.readBucketDocs(ctx, bucket)
+	// The raw listing: a bucket keeping its first owner is young.
+	docs, err := s.listBucketDocs(ctx, bucket)
 	if err != nil {
 		return err
 	}

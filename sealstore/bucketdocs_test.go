@@ -210,7 +210,7 @@ func (uploadsRefused) ListMultipartUploads(context.Context, backend.ListUploadsI
 // documents read as they are (none), not as the store's refusal.
 func TestOwnerlessDocumentsWhereUploadsCannotBeListed(t *testing.T) {
 	f := newFixture(t)
-	st, err := New(Direct(uploadsRefused{f.be}), f.kr, Options{SpoolDir: t.TempDir()})
+	st, err := New(Direct(uploadsRefused{f.be}), f.kr, Options{SpoolDir: t.TempDir(), OwnerPendingAge: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func (s *Store) WithoutBucketDocs(ctx context.Context, bucket string, change fun
 		}
 		ids = append(ids, backend.ObjectID{Key: e.Key, VersionID: e.VersionID})
 	}
-	docs, err := s.readBucketDocs(ctx, bucket)
+	docs, err := s.listBucketDocs(ctx, bucket)
 	if err != nil {
 		return false, err
 	}

@@ -44,13 +44,20 @@ func (s *Store) CreateBucket(ctx context.Context, bucket string) error {
 	return s.be.CreateBucket(ctx, bucket)
 }
 
-// UndoCreateBucket removes a bucket CreateBucket has just made, before
-// anything is in it (a CreateBucket whose settings the store then
-// refused): the store's own delete, which refuses a bucket that holds
-// anything.
+// UndoCreateBucket removes a bucket CreateBucket has just made, with the
+// owner document kept for it if any, before a client's object is in it
+// (a CreateBucket whose settings the store then refused): the store's own
+// delete, else DeleteBucket, which refuses a bucket holding a client's
+// object.
 func (s *Store) UndoCreateBucket(ctx context.Context, bucket string) error {
 	defer s.bucketDocs.forget(bucket)
-	return s.be.DeleteBucket(ctx, bucket)
+	err := s.be.DeleteBucket(ctx, bucket)
+	if backend.ErrorCode(err) == "BucketNotEmpty" {
+		// The owner document was kept already: DeleteBucket takes what
+		// s3seal keeps, and refuses if a client's object is there.
+		return s.DeleteBucket(ctx, bucket)
+	}
+	return err
 }
 
 // BucketRegion is the region the store says the bucket is in.

@@ -43,7 +43,7 @@ func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 	mu := s.bucketDocs.writeLock(bucket)
 	mu.Lock()
 	defer mu.Unlock()
-	docs, err := s.readBucketDocs(ctx, bucket)
+	docs, err := s.listBucketDocs(ctx, bucket)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (s *Store) DeleteBucket(ctx context.Context, bucket string) error {
 		return nil
 	}
 	if len(docs) > 0 && backend.ErrorCode(err) != "NoSuchBucket" {
-		if now, rerr := s.readBucketDocs(ctx, bucket); rerr == nil {
+		if now, rerr := s.listBucketDocs(ctx, bucket); rerr == nil {
 			for name := range now {
 				delete(docs, name)
 			}

@@ -61,6 +61,11 @@ func newFixtureWith(t testing.TB, opt Options, beOpts ...embedded.Option) *fixtu
 	if opt.SpoolDir == "" {
 		opt.SpoolDir = t.TempDir()
 	}
+	if opt.OwnerPendingAge == 0 {
+		// The fixture's bucket is made on the store, without an owner:
+		// a bucket from before owners, not one whose owner is on its way.
+		opt.OwnerPendingAge = time.Nanosecond
+	}
 	st, err := New(Direct(cs), kr, opt)
 	if err != nil {
 		t.Fatal(err)

@@ -86,6 +86,11 @@ type Options struct {
 	// Observer, when set, is told of spool use and listing cache lookups
 	// (metrics). Default: none.
 	Observer Observer
+	// OwnerPendingAge is how long after the store created a bucket one
+	// without an owner document is taken for one whose CreateBucket is
+	// still keeping its owner (SlowDown to others), rather than one made
+	// before s3seal kept owners. Default DefaultOwnerPendingAge.
+	OwnerPendingAge time.Duration
 	// BucketDocTTL is how long a bucket's documents, once read, are
 	// trusted (bucketdocs.go). Default DefaultBucketDocTTL.
 	BucketDocTTL time.Duration
@@ -124,6 +129,9 @@ type Store struct {
 	listedUploads *lru.Cache[uploadKey, UploadChecksum]
 	// bucketDocs caches the documents s3seal keeps per bucket.
 	bucketDocs *bucketDocCache
+	// oldBuckets remembers when buckets without an owner were seen older
+	// than OwnerPendingAge (createdRecently).
+	oldBuckets *lru.Cache[string, time.Time]
 }
 
 type cacheKey struct {
@@ -183,10 +191,17 @@ func New(be Backend, kr *crypto.Keyring, opt Options) (*Store, error) {
 	if opt.BucketDocTTL <= 0 {
 		opt.BucketDocTTL = DefaultBucketDocTTL
 	}
+	if opt.OwnerPendingAge <= 0 {
+		opt.OwnerPendingAge = DefaultOwnerPendingAge
+	}
+	old, err := lru.New[string, time.Time](4096)
+	if err != nil {
+		return nil, err
+	}
 	if opt.SpoolDir == "" {
 		opt.SpoolDir = os.TempDir()
 	}
-	return &Store{be: be, kr: kr, opt: opt, log: opt.Logger, cache: c, uploads: ups, manifests: mans, listedUploads: listed, bucketDocs: newBucketDocCache(),
+	return &Store{be: be, kr: kr, opt: opt, log: opt.Logger, cache: c, uploads: ups, manifests: mans, listedUploads: listed, bucketDocs: newBucketDocCache(), oldBuckets: old,
 		space: newSpoolSpace(opt.SpoolDir, opt.SpoolReserve, opt.spoolFree)}, nil
 }
 

@@ -103,6 +103,7 @@ func startServeWithLog(t *testing.T, args ...string) (s3Addr, metricsAddr string
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		select {
 		case err := <-done:
+			done <- err // for the clean-up, which waits on it
 			t.Fatalf("serve ended: %v\n%s", err, log.String())
 		default:
 		}

@@ -38,7 +38,7 @@ func loadServer(t *testing.T, headerTimeout, transferTimeout time.Duration) (str
 	t.Cleanup(func() { closer.Close() })
 	key, _ := crypto.GenerateKey()
 	kr, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": key})
-	store, err := sealstore.New(sealstore.Direct(be), kr, sealstore.Options{SpoolDir: t.TempDir()})
+	store, err := sealstore.New(sealstore.Direct(be), kr, sealstore.Options{SpoolDir: t.TempDir(), OwnerPendingAge: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
