@@ -3,6 +3,7 @@ package sealstore
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/s3seal/s3seal/backend"
@@ -37,64 +38,71 @@ type CreateMultipartInput struct {
 // object, wrapped into the metadata the backend upload carries and into the
 // upload's state object, from which any s3seal process serves its parts.
 func (s *Store) CreateMultipart(ctx context.Context, in CreateMultipartInput) (string, error) {
-	id, err := s.createMultipart(ctx, in)
+	flagged := false
+	if in.Record != nil {
+		var err error
+		if flagged, err = s.HasObjectRecords(ctx, in.Bucket); err != nil {
+			return "", err
+		}
+	}
+	id, content, err := s.createMultipart(ctx, in)
 	if err != nil {
 		return id, err
 	}
-	return id, s.keepPendingRecord(ctx, in.Bucket, id, in.Record)
+	return id, s.keepPendingRecord(ctx, in.Bucket, id, content, flagged, in.Record)
 }
 
-func (s *Store) createMultipart(ctx context.Context, in CreateMultipartInput) (string, error) {
+func (s *Store) createMultipart(ctx context.Context, in CreateMultipartInput) (id, content string, err error) {
 	if err := CheckNewKey(in.Key); err != nil {
-		return "", err
+		return "", "", err
 	}
 	if err := CheckMeta(in.Meta); err != nil {
-		return "", err
+		return "", "", err
 	}
 	om := objectMeta(in.Meta, in.Headers)
 	if err := checkObjectMeta(om); err != nil {
-		return "", err
+		return "", "", err
 	}
 	dk, err := crypto.NewDataKey()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	_, check, err := sealKey(dk, in.CustomerKey)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	env, err := s.kr.Wrap(dk, in.KeyID, crypto.Name{Bucket: in.Bucket, Key: in.Key}, crypto.Binding{Multipart: true, CustomerCheck: check})
 	if err != nil {
-		return "", fmt.Errorf("wrap data key: %w", err)
+		return "", "", fmt.Errorf("wrap data key: %w", err)
 	}
 	// The upload's state holds the envelope alone; the object, made of
 	// the backend upload, also its sealed metadata.
 	state := env.Metadata()
 	if env.SealedMeta, err = crypto.SealObjectMeta(dk, om); err != nil {
-		return "", fmt.Errorf("seal object metadata: %w", err)
+		return "", "", fmt.Errorf("seal object metadata: %w", err)
 	}
-	id, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: in.Bucket, Key: in.Key, Meta: env.Metadata(), Headers: storeHeaders(in.Headers), Protect: in.Protect})
+	id, err = s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: in.Bucket, Key: in.Key, Meta: env.Metadata(), Headers: storeHeaders(in.Headers), Protect: in.Protect})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	state[metaKey], state[metaUploadID] = b64url.EncodeToString([]byte(in.Key)), b64url.EncodeToString([]byte(id))
 	if in.ChecksumAlgorithm != "" {
 		state[metaChecksumAlg], state[metaChecksumType] = in.ChecksumAlgorithm, in.ChecksumType
 	}
 	if state[metaSettings], err = sealSettings(dk, id, in.ChecksumAlgorithm, in.ChecksumType); err != nil {
-		return "", s.abandonUpload(ctx, in.Bucket, in.Key, id, err)
+		return "", "", s.abandonUpload(ctx, in.Bucket, in.Key, id, err)
 	}
 	lockMeta(state, in.Protect)
 	sseMeta(state, in.Headers)
 	prefix := uploadPrefix(in.Bucket, in.Key, id)
 	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: in.Bucket, Key: prefix + infoName,
 		Body: bytes.NewReader(nil), Meta: state}); err != nil {
-		return "", s.abandonUpload(ctx, in.Bucket, in.Key, id, err)
+		return "", "", s.abandonUpload(ctx, in.Bucket, in.Key, id, err)
 	}
 	// Upload ids are the store's: one that gives an ended upload's id
 	// again must not find that upload's settings here.
 	s.forgetUpload(uploadKey{in.Bucket, in.Key, id})
-	return id, nil
+	return id, hex.EncodeToString(env.OID[:]), nil
 }
 
 // abandonUpload takes back a backend upload whose state could not be

@@ -77,7 +77,7 @@ func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if err != nil {
 		return info, err
 	}
-	return info, s.writeRecord(ctx, in.Bucket, in.Key, in.Record, flagged, info.ContentID())
+	return info, s.writeRecord(ctx, in.Bucket, in.Key, in.Record, flagged, info)
 }
 
 // put is Put of any key, s3seal's own under ReservedPrefix included.

@@ -1,6 +1,9 @@
 package sealstore
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // The records a write leaves: sealstore writes them as part of each
 // write (Put, Copy, CompleteMultipart), bound to the content the write
@@ -27,14 +30,21 @@ type RecordWrite struct {
 // reaches it.
 func UploadRecordKey(uploadID string) string { return ReservedPrefix + "upload-acl/" + uploadID }
 
-// uploadContent is what an upload's pending record is bound to: a name
-// no object's content has.
-func uploadContent(uploadID string) string { return "upload:" + uploadID }
+// uploadContent is what an upload's pending record is bound to: the
+// content the upload will make (its object id, which no other upload
+// has), marked as pending. Not the store's upload id, which a store may
+// give again to another upload after the first is gone (aborted by a
+// lifecycle rule around s3seal), whose completion must not take the
+// first's record.
+func uploadContent(content string) string { return "upload:" + content }
 
 // HasObjectRecords reports whether some object of bucket may have a
 // record (ObjectRecordsDoc).
 func (s *Store) HasObjectRecords(ctx context.Context, bucket string) (bool, error) {
 	docs, err := s.BucketDocs(ctx, bucket)
+	if po := (pendingOwner{}); errors.As(err, &po) && docs != nil {
+		err = nil // the documents are what they are, owner or not
+	}
 	if err != nil {
 		return false, err
 	}
@@ -51,26 +61,44 @@ func (s *Store) flagObjectRecords(ctx context.Context, bucket string) error {
 	return s.PutBucketDoc(ctx, bucket, ObjectRecordsDoc, []byte("1"))
 }
 
-// writeRecord does w to key's record once content was written there;
-// flagged says whether the bucket had records before the write.
-func (s *Store) writeRecord(ctx context.Context, bucket, key string, w *RecordWrite, flagged bool, content string) error {
+// writeRecord does w to key's record once the write made info there;
+// flagged says whether the bucket had records before the write. In a
+// versioned bucket the record is kept for the new version too, so that
+// it still decides a read of that version by id once another write has
+// replaced the key's.
+func (s *Store) writeRecord(ctx context.Context, bucket, key string, w *RecordWrite, flagged bool, info ObjectInfo) error {
 	switch {
 	case w == nil:
 		return nil
 	case w.Body != nil:
-		return s.PutObjectRecord(ctx, bucket, key, "", Record{For: content, Body: w.Body})
+		rec := Record{For: info.ContentID(), Body: w.Body}
+		if err := s.PutObjectRecord(ctx, bucket, key, "", rec); err != nil {
+			return err
+		}
+		if v := info.VersionID; v != "" && v != "null" {
+			return s.PutObjectRecord(ctx, bucket, key, v, rec)
+		}
+		return nil
 	case flagged:
 		return s.DeleteObjectRecord(ctx, bucket, key, "")
 	}
 	return nil
 }
 
-// keepPendingRecord keeps a new upload's record until it completes.
-func (s *Store) keepPendingRecord(ctx context.Context, bucket, uploadID string, w *RecordWrite) error {
-	if w == nil || w.Body == nil {
+// keepPendingRecord keeps a new upload's record until it completes,
+// bound to the content the upload makes; an upload without one drops
+// what an earlier upload of the same id may have left (flagged: the
+// bucket had records).
+func (s *Store) keepPendingRecord(ctx context.Context, bucket, uploadID, content string, flagged bool, w *RecordWrite) error {
+	switch {
+	case w == nil:
 		return nil
+	case w.Body != nil:
+		return s.PutObjectRecord(ctx, bucket, UploadRecordKey(uploadID), "", Record{For: uploadContent(content), Body: w.Body})
+	case flagged:
+		return s.DeleteObjectRecord(ctx, bucket, UploadRecordKey(uploadID), "")
 	}
-	return s.PutObjectRecord(ctx, bucket, UploadRecordKey(uploadID), "", Record{For: uploadContent(uploadID), Body: w.Body})
+	return nil
 }
 
 // completeRecord gives the object an upload completed its pending
@@ -88,14 +116,14 @@ func (s *Store) completeRecord(ctx context.Context, bucket, key, uploadID string
 	if err != nil {
 		return err
 	}
-	if !ok || pending.For != uploadContent(uploadID) {
+	if !ok || pending.For != uploadContent(done.ContentID()) {
 		cur, ok, err := s.ObjectRecord(ctx, bucket, key, "")
 		if err != nil || ok && cur.For == done.ContentID() {
 			return err
 		}
 		return s.DeleteObjectRecord(ctx, bucket, key, "")
 	}
-	if err := s.PutObjectRecord(ctx, bucket, key, "", Record{For: done.ContentID(), Body: pending.Body}); err != nil {
+	if err := s.writeRecord(ctx, bucket, key, &RecordWrite{Body: pending.Body}, true, done); err != nil {
 		return err
 	}
 	return s.DeleteObjectRecord(ctx, bucket, UploadRecordKey(uploadID), "")

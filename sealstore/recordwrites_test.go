@@ -120,3 +120,52 @@ func TestUploadRecordMovesToItsObject(t *testing.T) {
 		t.Fatalf("the pending record outlived its abort: %+v", r)
 	}
 }
+
+// A pending record left under an upload id by another upload (a store
+// that gave the id again after aborting the first upload around s3seal)
+// never reaches the object a later upload of that id makes: a new upload
+// without a record drops it, and a completion takes only a record bound
+// to the content it made.
+func TestPendingRecordOfAnotherUploadIsNotTaken(t *testing.T) {
+	f := newFixture(t)
+	if err := f.st.PutObjectRecord(f.ctx, bucket, "flag", "", Record{For: "x", Body: []byte("y")}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := f.st.CreateMultipart(f.ctx, CreateMultipartInput{Bucket: bucket, Key: "mp", Record: &RecordWrite{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another upload's record under this id, bound to that upload's
+	// content, as the store-side abort left it; and one in the form
+	// records had when they were bound to the upload id.
+	for _, stale := range []string{uploadContent("0123456789abcdef0123456789abcdef"), "upload:" + id} {
+		if err := f.st.PutObjectRecord(f.ctx, bucket, UploadRecordKey(id), "", Record{For: stale, Body: []byte("bob's public-read")}); err != nil {
+			t.Fatal(err)
+		}
+		data := bytes.Repeat([]byte("p"), 10)
+		pi, err := f.st.UploadPart(f.ctx, UploadPartInput{Bucket: bucket, Key: "mp", UploadID: id, PartNumber: 1, Body: bytes.NewReader(data), Size: int64(len(data))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.st.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: "mp", UploadID: id, ExpectSize: -1,
+			Parts: []CompletePart{{PartNumber: 1, ETag: pi.ETag}}}); err != nil {
+			t.Fatal(err)
+		}
+		if r, ok := recordOf(t, f, "mp"); ok {
+			t.Fatalf("the completion took another upload's record (bound to %q): %+v", stale, r)
+		}
+		if id, err = f.st.CreateMultipart(f.ctx, CreateMultipartInput{Bucket: bucket, Key: "mp", Record: &RecordWrite{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A new upload without a record drops what an earlier one left.
+	if err := f.st.PutObjectRecord(f.ctx, bucket, UploadRecordKey("reused"), "", Record{For: uploadContent("00"), Body: []byte("old")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.keepPendingRecord(f.ctx, bucket, "reused", "11", true, &RecordWrite{}); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := recordOf(t, f, UploadRecordKey("reused")); ok {
+		t.Fatalf("a new upload without a record kept an earlier upload's: %+v", r)
+	}
+}
