@@ -90,7 +90,8 @@ func (s *Store) Setting(ctx context.Context, k Setting, ref SettingRef) (Setting
 	if err != nil {
 		return SettingDoc{}, err
 	}
-	return SettingDoc{Body: out.Body, VersionID: out.Header.Get("X-Amz-Version-Id")}, nil
+	vid, err := answeredVersion(k, ref, out)
+	return SettingDoc{Body: out.Body, VersionID: vid}, err
 }
 
 // PutSetting puts k's document doc on ref, answering the version the
@@ -122,7 +123,8 @@ func (s *Store) PutSetting(ctx context.Context, k Setting, ref SettingRef, doc [
 		}
 		return SettingDoc{}, err
 	}
-	return SettingDoc{VersionID: out.Header.Get("X-Amz-Version-Id")}, nil
+	vid, err := answeredVersion(k, ref, out)
+	return SettingDoc{VersionID: vid}, err
 }
 
 // DeleteSetting removes k of ref.
@@ -134,7 +136,23 @@ func (s *Store) DeleteSetting(ctx context.Context, k Setting, ref SettingRef) (S
 	if err != nil {
 		return SettingDoc{}, err
 	}
-	return SettingDoc{VersionID: out.Header.Get("X-Amz-Version-Id")}, nil
+	vid, err := answeredVersion(k, ref, out)
+	return SettingDoc{VersionID: vid}, err
+}
+
+// answeredVersion is the object version the store's answer about ref
+// names: none for a bucket's setting; for a version asked for by id, that
+// version or none. An id no store makes (WellFormedVersionID), or another
+// version than the one asked for, is the store's lie, never passed on.
+func answeredVersion(k Setting, ref SettingRef, out *backend.RawResponse) (string, error) {
+	vid := out.Header.Get("X-Amz-Version-Id")
+	if !k.OfObject() || vid == "" {
+		return "", nil
+	}
+	if !backend.WellFormedVersionID(vid) || ref.VersionID != "" && vid != ref.VersionID {
+		return "", errorf("InternalError", "the object store answered ?%s of %s/%s (version %q) about version %q", k.Param(), ref.Bucket, ref.Key, ref.VersionID, vid)
+	}
+	return vid, nil
 }
 
 // CreateLockedBucket creates a bucket with Object Lock enabled (which
