@@ -109,12 +109,21 @@ func fromBackend(be *sealstore.StoreError) *s3err.Error {
 }
 
 // storeRefusal passes a store's 4xx refusal on with its code and status.
-// Its words pass too (they name what was wrong with the request), except
-// for the NoSuch... codes s3seal's table knows: those read as AWS words
-// them, whatever the store says (a store's "The specified bucket does not
-// exist" without the period, RGW's or moto's own phrasing).
+// Its words pass when the code is one s3seal's table knows (they name what
+// was wrong with the request: a malformed tag, a lock rule), except for
+// the NoSuch... codes, which read as AWS words them whatever the store
+// says (a store's "The specified bucket does not exist" without the
+// period, RGW's or moto's own phrasing), and except for words that name
+// an identity of the store's (an ARN, a user, an account number): the
+// table's words then. A code the table does not know passes with words of
+// s3seal's: the store's are its own business (an IAM denial names the
+// role and account s3seal uses).
 func storeRefusal(be *sealstore.StoreError) *s3err.Error {
-	if e, known := s3err.Lookup(s3err.Code(be.Code)); known && (strings.HasPrefix(be.Code, "NoSuch") || strings.HasSuffix(be.Code, "NotFoundError")) {
+	e, known := s3err.Lookup(s3err.Code(be.Code))
+	if !known {
+		return s3err.Forward(be.Code, be.StatusCode, "The object store refused the request.")
+	}
+	if strings.HasPrefix(be.Code, "NoSuch") || strings.HasSuffix(be.Code, "NotFoundError") || namesIdentity(be.Message) {
 		status := e.StatusCode
 		if be.StatusCode > 0 {
 			status = be.StatusCode
@@ -122,6 +131,25 @@ func storeRefusal(be *sealstore.StoreError) *s3err.Error {
 		return s3err.Forward(be.Code, status, e.Message)
 	}
 	return s3err.Forward(be.Code, be.StatusCode, be.Message)
+}
+
+// namesIdentity reports words that name an identity of the store's: an
+// ARN, an IAM user or role, or a 12-digit account number.
+func namesIdentity(msg string) bool {
+	if strings.Contains(msg, "arn:") || strings.Contains(msg, "User:") || strings.Contains(msg, "assumed-role") {
+		return true
+	}
+	run := 0
+	for _, c := range msg {
+		if c >= '0' && c <= '9' {
+			if run++; run >= 12 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }
 
 // storeDenial passes a store's refusal of access (a 401 or 403) on with

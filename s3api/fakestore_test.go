@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -22,8 +23,12 @@ type fakeStore struct {
 	locks    map[string]sealstore.LockState
 	// versioning is BucketVersioning's answer.
 	versioning string
-	// puts records PutSetting calls.
-	puts []fakeSettingPut
+	// settingDelay delays Setting's answers; settingReads counts them.
+	settingDelay time.Duration
+	settingReads int
+	// puts records PutSetting calls; putErr, when set, is their answer.
+	puts   []fakeSettingPut
+	putErr error
 }
 
 type fakeSettingPut struct {
@@ -61,8 +66,10 @@ func (f *fakeStore) BucketVersioning(context.Context, string) (string, error) {
 func (f *fakeStore) HasSettings() bool { return f.settings != nil }
 
 func (f *fakeStore) Setting(_ context.Context, k sealstore.Setting, _ sealstore.SettingRef) (sealstore.SettingDoc, error) {
+	time.Sleep(f.settingDelay)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.settingReads++
 	doc, ok := f.settings[k]
 	if !ok || doc == "" {
 		return sealstore.SettingDoc{}, &sealstore.StoreError{Code: absentCodes[k], StatusCode: 404}
@@ -74,6 +81,9 @@ func (f *fakeStore) PutSetting(_ context.Context, k sealstore.Setting, ref seals
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.puts = append(f.puts, fakeSettingPut{k: k, ref: ref, doc: string(doc), o: o})
+	if f.putErr != nil {
+		return sealstore.SettingDoc{}, f.putErr
+	}
 	return sealstore.SettingDoc{VersionID: ref.VersionID}, nil
 }
 

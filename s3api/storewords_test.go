@@ -1,0 +1,50 @@
+package s3api
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/s3seal/s3seal/sealstore"
+)
+
+// A store's refusal of a setting reaches the client with its code, and
+// with its words only when they are about the request: never words that
+// name the store's own identity (its IAM role, account), nor the words
+// of a code s3seal does not know.
+func TestStoreRefusalKeepsTheStoresIdentity(t *testing.T) {
+	for _, c := range []struct {
+		refusal  sealstore.StoreError
+		wantCode string
+		wantMsg  string // "" for any that names no identity
+	}{
+		{sealstore.StoreError{Code: "AccessDeniedException", StatusCode: 400,
+			Message: "User: arn:aws:iam::999988887777:role/s3seal-backend is not authorized to perform: s3:PutObjectTagging"}, "AccessDeniedException", ""},
+		{sealstore.StoreError{Code: "InvalidArgument", StatusCode: 400, Message: "account 999988887777 may not tag here"}, "InvalidArgument", ""},
+		{sealstore.StoreError{Code: "InvalidTag", StatusCode: 400, Message: "The TagValue you have provided is too long"}, "InvalidTag", "The TagValue you have provided is too long"},
+	} {
+		f := newFakeStore()
+		f.putErr = &c.refusal
+		url := fakeServer(t, f, lockCreds())
+		_, err := sdkClient(url, "admin", "as").PutObjectTagging(context.Background(), &s3.PutObjectTaggingInput{Bucket: aws.String("bkt"), Key: aws.String("k"),
+			Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("a"), Value: aws.String("b")}}}})
+		var ae smithy.APIError
+		if !errors.As(err, &ae) || ae.ErrorCode() != c.wantCode {
+			t.Errorf("store refused with %s: client got %v, want code %s", c.refusal.Code, err, c.wantCode)
+			continue
+		}
+		msg := ae.ErrorMessage()
+		if strings.Contains(msg, "999988887777") || strings.Contains(msg, "arn:") {
+			t.Errorf("store refused with %s: the client read the store's identity: %q", c.refusal.Code, msg)
+		}
+		if c.wantMsg != "" && msg != c.wantMsg {
+			t.Errorf("store refused with %s: message %q, want the store's %q", c.refusal.Code, msg, c.wantMsg)
+		}
+	}
+}
