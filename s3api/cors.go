@@ -226,9 +226,12 @@ func (c *corsCache) fetch(ctx context.Context, st ObjectStore, bucket string, ma
 	default:
 		return corsEntry{err: s3err.New(s3err.SlowDown, "")} // not kept
 	}
+	rules, err := fetchCORS(ctx, st, bucket)
+	// The entry lives from the answer on: a store slower than the TTL
+	// would otherwise be asked again by every request.
 	now := time.Now()
 	e := corsEntry{until: now.Add(corsTTL)}
-	switch rules, err := fetchCORS(ctx, st, bucket); {
+	switch {
 	case err == nil:
 		e.rules = rules
 	case sealstore.StoreCode(err) == "NoSuchCORSConfiguration":

@@ -60,13 +60,29 @@ func (c *lifecycleCache) rules(ctx context.Context, st ObjectStore, bucket strin
 	if ok && now.Before(e.until) {
 		return e.rules
 	}
-	v, _, _ := c.flight.Do(bucket, func() (any, error) {
+	ch := c.flight.DoChan(bucket, func() (any, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		return c.fetch(ctx, st, bucket, maxFetches), nil
 	})
-	return v.([]lcRule)
+	// x-amz-expiration is advice: an answer does not wait on a slow
+	// store for it longer than lifecycleWait. The read goes on and is
+	// kept for the requests after.
+	t := time.NewTimer(lifecycleWait)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		return r.Val.([]lcRule)
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return nil
+	}
 }
+
+// lifecycleWait bounds how long an answer waits for its bucket's
+// lifecycle rules.
+var lifecycleWait = time.Second
 
 // fetch reads a bucket's rules from the store and keeps them.
 func (c *lifecycleCache) fetch(ctx context.Context, st ObjectStore, bucket string, maxFetches int) []lcRule {
@@ -77,9 +93,10 @@ func (c *lifecycleCache) fetch(ctx context.Context, st ObjectStore, bucket strin
 	default:
 		return nil // not kept
 	}
+	out, err := st.Setting(ctx, sealstore.BucketLifecycle, sealstore.SettingRef{Bucket: bucket})
+	// The entry lives from the answer on (as the CORS rules').
 	now := time.Now()
 	e := lifecycleEntry{until: now.Add(lifecycleTTL)}
-	out, err := st.Setting(ctx, sealstore.BucketLifecycle, sealstore.SettingRef{Bucket: bucket})
 	if err == nil && len(out.Body) <= lifecycleMaxDoc {
 		// A document s3seal would refuse on PUT (the store's own, or
 		// forged) gives no header.

@@ -292,3 +292,30 @@ func TestLifecycleRuleSparesReservedKeys(t *testing.T) {
 		}
 	}
 }
+
+// An answer waits for its bucket's lifecycle rules (x-amz-expiration,
+// advice) no longer than lifecycleWait on a slow store; the read goes on
+// and the answers after it have the rules, read once.
+func TestLifecycleRulesDoNotHoldAnswersOnASlowStore(t *testing.T) {
+	defer func(w time.Duration) { lifecycleWait = w }(lifecycleWait)
+	lifecycleWait = 50 * time.Millisecond
+	f := newFakeStore()
+	f.settings[sealstore.BucketLifecycle] = `<LifecycleConfiguration><Rule><ID>r</ID><Status>Enabled</Status><Filter><Prefix>logs/</Prefix></Filter><Expiration><Days>3</Days></Expiration></Rule></LifecycleConfiguration>`
+	f.settingDelay = 400 * time.Millisecond
+	var c lifecycleCache
+	start := time.Now()
+	if r := c.rules(context.Background(), f, "bkt", 4); r != nil || time.Since(start) >= f.settingDelay {
+		t.Fatalf("first answer on a slow store: %v after %v, want none within lifecycleWait", r, time.Since(start))
+	}
+	time.Sleep(500 * time.Millisecond)
+	for i := 0; i < 3; i++ {
+		if r := c.rules(context.Background(), f, "bkt", 4); len(r) != 1 {
+			t.Fatalf("answer %d after the read: %v, want the rule", i, r)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.settingReads != 1 {
+		t.Fatalf("the store was read %d times, want once", f.settingReads)
+	}
+}
