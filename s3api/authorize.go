@@ -96,6 +96,13 @@ func (s *Server) accessRequest(req *request, op string) access.Request {
 		Record: func() (access.Record, bool) {
 			once.Do(func() {
 				a, forContent, ok, err := s.objectACL(req, req.bucket, req.key, q.Get("versionId"))
+				if err == nil && !ok && q.Get("versionId") != "" {
+					// A write keeps its record under the key: it
+					// decides a read by version id too, bound to the
+					// content it was written for (the operations an
+					// object's ACL allows all read that content only).
+					a, forContent, ok, err = s.objectACL(req, req.bucket, req.key, "")
+				}
 				if err == nil && ok {
 					rec, kept = access.Record{ACL: a, For: forContent}, true
 				}

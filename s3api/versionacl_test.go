@@ -126,3 +126,50 @@ func TestObjectACLIsPerVersion(t *testing.T) {
 		t.Errorf("another account's GetObject after DeleteObjects took the public current version: %v, want AccessDenied", err)
 	}
 }
+
+// TestWritersACLDecidesReadsOfItsVersion: the ACL a write gives its
+// object decides reads of that version by id too, as in S3, and keeps
+// deciding them once another write replaced the key: bob, writing into
+// alice's versioned bucket, reads his own version by id, before and
+// after alice's overwrite, and reads nothing of hers.
+func TestWritersACLDecidesReadsOfItsVersion(t *testing.T) {
+	url := newTestServer(t, aclCreds())
+	ctx := context.Background()
+	alice, bob := sdkClient(url, "alice", "as"), sdkClient(url, "bob", "bs")
+	b, k := aws.String("shared"), aws.String("bobs")
+	createBucketBobWrites(t, alice, "shared")
+	if _, err := alice.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: b,
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	mine, err := bob.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("bob's")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(vid *string) error {
+		out, err := bob.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k, VersionId: vid})
+		if err == nil {
+			out.Body.Close()
+		}
+		if err == nil {
+			_, err = bob.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k, VersionId: vid})
+		}
+		return err
+	}
+	if err := read(mine.VersionId); err != nil {
+		t.Errorf("bob reading his own version by id: %v", err)
+	}
+	hers, err := alice.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("alice's")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := read(mine.VersionId); err != nil {
+		t.Errorf("bob reading his own version by id after alice's overwrite: %v", err)
+	}
+	if err := read(hers.VersionId); errCode(err) != "AccessDenied" {
+		t.Errorf("bob reading alice's version by id: %v, want AccessDenied", err)
+	}
+	if err := read(nil); errCode(err) != "AccessDenied" {
+		t.Errorf("bob reading alice's current object: %v, want AccessDenied", err)
+	}
+}
