@@ -134,6 +134,7 @@ func (s *Server) getObject(req *request) error {
 		return conditionFailed(h, info, err)
 	}
 	setObjectHeaders(h, info, req.r.URL.Query())
+	s.setProtectionHeaders(req, h, info, vid)
 	echoVersion(h, vid)
 	setSSEHeaders(h, info, ck)
 	status := http.StatusOK
@@ -190,6 +191,7 @@ func (s *Server) headObject(req *request) error {
 		return conditionFailed(h, info, err)
 	}
 	setObjectHeaders(h, info, req.r.URL.Query())
+	s.setProtectionHeaders(req, h, info, vid)
 	echoVersion(h, vid)
 	setSSEHeaders(h, info, ck)
 	status := http.StatusOK
@@ -334,7 +336,6 @@ func setObjectHeaders(h http.Header, info sealstore.ObjectInfo, q map[string][]s
 	if _, ok := q["partNumber"]; ok && info.PartsCount > 0 {
 		h.Set("x-amz-mp-parts-count", strconv.Itoa(info.PartsCount))
 	}
-	setProtectionHeaders(h, info)
 }
 
 // conditionFailed prepares the answer to a failed condition: a 304 carries

@@ -296,17 +296,28 @@ func lockEnabled(h http.Header) bool {
 
 // setProtectionHeaders reports on GET and HEAD what the backend enforces
 // on the object: its tag count and lock.
-func setProtectionHeaders(h http.Header, info sealstore.ObjectInfo) {
+//
+// The lock headers show only to a caller that may read them, as S3 has
+// it: the retention to one allowed s3:GetObjectRetention, the legal hold
+// to one allowed s3:GetObjectLegalHold, on the version read (vid, or the
+// current one).
+func (s *Server) setProtectionHeaders(req *request, h http.Header, info sealstore.ObjectInfo, vid string) {
 	if info.TagCount > 0 {
 		h.Set("x-amz-tagging-count", strconv.Itoa(info.TagCount))
 	}
-	if info.Lock.LockMode != "" {
-		h.Set("x-amz-object-lock-mode", info.Lock.LockMode)
+	may := func(op string) bool {
+		_, err := s.authorizeKey(req, op, req.bucket, req.key, vid)
+		return err == nil
 	}
-	if !info.Lock.RetainUntil.IsZero() {
-		h.Set("x-amz-object-lock-retain-until-date", info.Lock.RetainUntil.UTC().Format(time.RFC3339))
+	if (info.Lock.LockMode != "" || !info.Lock.RetainUntil.IsZero()) && may("GetObjectRetention") {
+		if info.Lock.LockMode != "" {
+			h.Set("x-amz-object-lock-mode", info.Lock.LockMode)
+		}
+		if !info.Lock.RetainUntil.IsZero() {
+			h.Set("x-amz-object-lock-retain-until-date", info.Lock.RetainUntil.UTC().Format(time.RFC3339))
+		}
 	}
-	if info.Lock.LegalHold != "" {
+	if info.Lock.LegalHold != "" && may("GetObjectLegalHold") {
 		h.Set("x-amz-object-lock-legal-hold", info.Lock.LegalHold)
 	}
 }

@@ -371,3 +371,42 @@ func TestAdminSubresourcesNotImplementedForAll(t *testing.T) {
 		}
 	}
 }
+
+// TestLockHeadersShowToWhoMayReadTheLock: GET and HEAD name an object's
+// retention and legal hold only to a caller allowed to read them
+// (s3:GetObjectRetention, s3:GetObjectLegalHold), as S3 does: bob, given
+// READ on alice's object, reads it without learning its lock; alice sees
+// both.
+func TestLockHeadersShowToWhoMayReadTheLock(t *testing.T) {
+	url := newEmbeddedFullServerFor(t, aclCreds())
+	ctx := context.Background()
+	alice, bob := sdkClient(url, "alice", "as"), sdkClient(url, "bob", "bs")
+	b, k := aws.String("locked"), aws.String("k")
+	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: b, ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	if _, err := alice.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("x"),
+		ObjectLockMode: types.ObjectLockModeGovernance, ObjectLockRetainUntilDate: aws.Time(until),
+		ObjectLockLegalHoldStatus: types.ObjectLockLegalHoldStatusOn, GrantRead: aws.String(`id="b0b"`)}); err != nil {
+		t.Fatal(err)
+	}
+	head := func(c *s3.Client) *s3.HeadObjectOutput {
+		out, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if out := head(bob); out.ObjectLockMode != "" || out.ObjectLockRetainUntilDate != nil || out.ObjectLockLegalHoldStatus != "" {
+		t.Errorf("bob, allowed to read the object only, saw its lock: %q %v %q", out.ObjectLockMode, out.ObjectLockRetainUntilDate, out.ObjectLockLegalHoldStatus)
+	}
+	if out := head(alice); out.ObjectLockMode != types.ObjectLockModeGovernance || out.ObjectLockRetainUntilDate == nil || out.ObjectLockLegalHoldStatus != types.ObjectLockLegalHoldStatusOn {
+		t.Errorf("alice's HEAD of her locked object: %q %v %q, want its lock", out.ObjectLockMode, out.ObjectLockRetainUntilDate, out.ObjectLockLegalHoldStatus)
+	}
+	// Leave nothing locked behind for the store's clean-up.
+	if _, err := alice.PutObjectLegalHold(ctx, &s3.PutObjectLegalHoldInput{Bucket: b, Key: k,
+		LegalHold: &types.ObjectLockLegalHold{Status: types.ObjectLockLegalHoldStatusOff}}); err != nil {
+		t.Log(err)
+	}
+}
