@@ -79,6 +79,12 @@ func TestLockedMultipartManifestSurvivesBackendDelete(t *testing.T) {
 	var manifests int
 	for _, v := range vs.Versions {
 		key := aws.ToString(v.Key)
+		if key != *k && !strings.HasPrefix(key, ".s3seal/manifests/") {
+			// The backup is its data and its manifest; the bucket's
+			// owner document gone would make a young bucket pending
+			// (SlowDown) rather than test the manifest.
+			continue
+		}
 		_, derr := be.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: v.Key, VersionId: v.VersionId})
 		switch {
 		case key == *k && derr == nil:
