@@ -53,7 +53,7 @@ func (s *Store) DeleteVersion(ctx context.Context, in DeleteInput) (DeleteOutput
 	}
 	bin := backend.DeleteInput{Bucket: in.Bucket, Key: in.Key, VersionID: in.VersionID}
 	var pr prior
-	marker := false
+	marker, missing := false, false
 	if in.Cond != nil {
 		var err error
 		if pr, bin.IfMatch, err = s.deleteCondition(ctx, in); errors.Is(err, errNothingToDelete) {
@@ -62,7 +62,7 @@ func (s *Store) DeleteVersion(ctx context.Context, in DeleteInput) (DeleteOutput
 			return DeleteOutput{}, err
 		}
 	} else {
-		pr, marker = s.peekDelete(ctx, in.Bucket, in.Key, in.VersionID)
+		pr, marker, missing = s.peekDelete(ctx, in.Bucket, in.Key, in.VersionID)
 	}
 	out, err := s.be.DeleteObjectVersion(ctx, bin)
 	if err != nil {
@@ -79,6 +79,11 @@ func (s *Store) DeleteVersion(ctx context.Context, in DeleteInput) (DeleteOutput
 	if removed(in.VersionID, pr, out.VersionID, out.DeleteMarker) {
 		s.dropManifest(ctx, in.Bucket, in.Key, pr, in.VersionID != "")
 	}
+	if missing && !out.DeleteMarker && out.VersionID == "" {
+		if vid := s.missingKeyMarkers(ctx, in.Bucket, []string{in.Key})[in.Key]; vid != "" {
+			out.VersionID, out.DeleteMarker = vid, true
+		}
+	}
 	// S3 names the version deleted by id, and says when it was a delete
 	// marker; moto says neither, so the HEAD before tells.
 	if in.VersionID != "" && out.VersionID == "" {
@@ -88,13 +93,14 @@ func (s *Store) DeleteVersion(ctx context.Context, in DeleteInput) (DeleteOutput
 }
 
 // peekDelete is peekVersion for a delete, which also learns whether the
-// version asked for by id is a delete marker (its HEAD says so).
-func (s *Store) peekDelete(ctx context.Context, bucket, key, versionID string) (prior, bool) {
-	var p prior
+// version asked for by id is a delete marker (its HEAD says so), and
+// whether the key asked for without id has neither an object nor a
+// delete marker (missing, missingKeyMarkers).
+func (s *Store) peekDelete(ctx context.Context, bucket, key, versionID string) (p prior, marker, missing bool) {
 	bi, err := s.headObject(ctx, bucket, key, versionID)
 	var be *backend.Error
 	if versionID != "" && errors.As(err, &be) && (be.DeleteMarker || be.Code == "MethodNotAllowed") {
-		return p, true
+		return p, true, false
 	}
 	if err == nil {
 		p.versionID = bi.VersionID
@@ -102,7 +108,7 @@ func (s *Store) peekDelete(ctx context.Context, bucket, key, versionID string) (
 			p.manifest = manifestKey(env.OID, strings.Trim(bi.ETag, `"`))
 		}
 	}
-	return p, false
+	return p, false, versionID == "" && nothingAt(err)
 }
 
 // removed reports whether a delete asked for version asked, which found pr
@@ -125,7 +131,8 @@ func removed(asked string, pr prior, got string, marker bool) bool {
 // deleteCondition evaluates in.Cond on the plaintext description of the
 // version to delete, and returns what was found and the backend ETag the
 // backend delete is made conditional on, so an overwrite in between
-// fails the delete rather than deleting the newer object.
+// fails the delete rather than deleting the newer object ("" for a
+// version with an id of its own, which nothing overwrites).
 func (s *Store) deleteCondition(ctx context.Context, in DeleteInput) (prior, string, error) {
 	info, err := s.HeadVersion(ctx, in.Bucket, in.Key, in.VersionID)
 	if backend.IsNotFound(err) || backend.ErrorCode(err) == "NoSuchVersion" || backend.ErrorCode(err) == "MethodNotAllowed" {
@@ -143,6 +150,12 @@ func (s *Store) deleteCondition(ctx context.Context, in DeleteInput) (prior, str
 	pr := prior{versionID: info.VersionID}
 	if info.manifest != nil {
 		pr.manifest = manifestKey(info.env.OID, info.backendETag)
+	}
+	if in.VersionID != "" && in.VersionID != "null" {
+		// A version with an id of its own never changes: no write can
+		// come in between, and moto checks an If-Match sent with a
+		// version id against the current object instead.
+		return pr, "", nil
 	}
 	return pr, info.backendETag, nil
 }
@@ -191,6 +204,7 @@ type DeleteEntry struct {
 func (s *Store) DeleteEntries(ctx context.Context, bucket string, es []DeleteEntry) ([]backend.DeleteResult, error) {
 	res := make([]backend.DeleteResult, len(es))
 	priors := make([]prior, len(es))
+	missing := make([]bool, len(es))
 	var plain []backend.ObjectID
 	var plainAt []int
 	g, gctx := errgroup.WithContext(ctx)
@@ -198,7 +212,7 @@ func (s *Store) DeleteEntries(ctx context.Context, bucket string, es []DeleteEnt
 	for i, e := range es {
 		if e.Cond == nil {
 			plain, plainAt = append(plain, backend.ObjectID{Key: e.Key, VersionID: e.VersionID}), append(plainAt, i)
-			g.Go(func() error { priors[i] = <-s.peekVersion(gctx, bucket, e.Key, e.VersionID); return nil })
+			g.Go(func() error { priors[i], _, missing[i] = s.peekDelete(gctx, bucket, e.Key, e.VersionID); return nil })
 			continue
 		}
 		g.Go(func() error {
@@ -220,10 +234,15 @@ func (s *Store) DeleteEntries(ctx context.Context, bucket string, es []DeleteEnt
 	}
 	var drop []string
 	var check []int // versions gone from a bucket with versions: shared?
+	var unmarked []string
 	seen := map[string]bool{}
 	for j, r := range got {
 		i := plainAt[j]
 		res[i] = r
+		missing[i] = missing[i] && r.Code == "" && !r.DeleteMarker
+		if missing[i] {
+			unmarked = append(unmarked, r.Key)
+		}
 		m := priors[i].manifest
 		if r.Code != "" || m == "" || seen[m] || !removed(es[i].VersionID, priors[i], r.DeleteMarkerVersionID, r.DeleteMarker) {
 			continue
@@ -243,6 +262,12 @@ func (s *Store) DeleteEntries(ctx context.Context, bucket string, es []DeleteEnt
 		dg.Go(func() error { s.dropManifest(dctx, bucket, es[i].Key, priors[i], true); return nil })
 	}
 	_ = dg.Wait()
+	made := s.missingKeyMarkers(ctx, bucket, unmarked)
+	for i := range res {
+		if vid := made[res[i].Key]; vid != "" && missing[i] {
+			res[i].DeleteMarker, res[i].DeleteMarkerVersionID = true, vid
+		}
+	}
 	return res, nil
 }
 
