@@ -98,9 +98,36 @@ func (r lcRule) reachesReserved() bool {
 	return r.Enabled && acts && matches
 }
 
+// repeatsElement reports an element of a rule given twice where S3 takes
+// one, at the rule's level or in its Filter, And, Expiration and
+// transitions (Tag in And, Transition and NoncurrentVersionTransition
+// repeat by design).
+func repeatsElement(n *xmlNode) bool {
+	seen := map[string]bool{}
+	for i := range n.Nodes {
+		c := &n.Nodes[i]
+		name := c.XMLName.Local
+		many := name == "Transition" || name == "NoncurrentVersionTransition" || (name == "Tag" && n.XMLName.Local == "And")
+		if seen[name] && !many {
+			return true
+		}
+		seen[name] = true
+		if len(c.Nodes) > 0 && repeatsElement(c) {
+			return true
+		}
+	}
+	return false
+}
+
 // parseLifecycleRule reads one Rule element and judges it as S3 does.
 func parseLifecycleRule(n *xmlNode) (lcRule, error) {
 	r := lcRule{MinSize: -1, MaxSize: -1}
+	if repeatsElement(n) {
+		// S3 takes each element of a rule once. A second copy would be
+		// read by s3seal one way and by a store another (the first or the
+		// last), and the body goes to the store as sent.
+		return r, s3err.New(s3err.MalformedXML, "")
+	}
 	r.ID, _ = n.text("ID")
 	if utf8.RuneCountInString(r.ID) > maxLifecycleRuleID {
 		return r, lcInvalid("ID length should not exceed allowed limit of " + strconv.Itoa(maxLifecycleRuleID))

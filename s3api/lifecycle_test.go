@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -317,5 +318,32 @@ func TestLifecycleRulesDoNotHoldAnswersOnASlowStore(t *testing.T) {
 	defer f.mu.Unlock()
 	if f.settingReads != 1 {
 		t.Fatalf("the store was read %d times, want once", f.settingReads)
+	}
+}
+
+// A rule that gives an element twice is MalformedXML: s3seal would judge
+// the first copy and a store might act on the last (a second, empty
+// Prefix would expire .s3seal/).
+func TestLifecycleRuleElementsOnce(t *testing.T) {
+	rule := func(inner string) []byte {
+		return []byte(`<LifecycleConfiguration><Rule><ID>r</ID>` + inner + `</Rule></LifecycleConfiguration>`)
+	}
+	exp := `<Expiration><Days>3</Days></Expiration>`
+	for name, body := range map[string][]byte{
+		"two prefixes":          rule(`<Status>Enabled</Status><Filter><Prefix>logs/</Prefix><Prefix></Prefix></Filter>` + exp),
+		"two filters":           rule(`<Status>Enabled</Status><Filter><Prefix>logs/</Prefix></Filter><Filter><Prefix></Prefix></Filter>` + exp),
+		"two statuses":          rule(`<Status>Disabled</Status><Status>Enabled</Status><Filter><Prefix></Prefix></Filter>` + exp),
+		"two legacy prefixes":   rule(`<Status>Enabled</Status><Prefix>logs/</Prefix><Prefix></Prefix>` + exp),
+		"two prefixes in And":   rule(`<Status>Enabled</Status><Filter><And><Prefix>logs/</Prefix><Prefix></Prefix><Tag><Key>a</Key><Value>b</Value></Tag></And></Filter>` + exp),
+		"two days in an expiry": rule(`<Status>Enabled</Status><Filter><Prefix>logs/</Prefix></Filter><Expiration><Days>3</Days><Days>1</Days></Expiration>`),
+	} {
+		if _, err := checkLifecycle(body); toAPIError(err).Code != s3err.MalformedXML {
+			t.Errorf("%s: %v, want MalformedXML", name, err)
+		}
+	}
+	ok := rule(`<Status>Enabled</Status><Filter><And><Prefix>logs/</Prefix><Tag><Key>a</Key><Value>b</Value></Tag><Tag><Key>c</Key><Value>d</Value></Tag></And></Filter>` +
+		exp + `<Transition><Days>1</Days><StorageClass>GLACIER</StorageClass></Transition><Transition><Days>9</Days><StorageClass>DEEP_ARCHIVE</StorageClass></Transition>`)
+	if _, err := checkLifecycle(ok); err != nil {
+		t.Errorf("a rule with two tags in And and two transitions: %v", err)
 	}
 }
