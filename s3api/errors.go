@@ -99,7 +99,7 @@ func fromBackend(be *sealstore.StoreError) *s3err.Error {
 		// The store cannot take this key or request as the client gave
 		// it (the embedded store's limits name themselves): its words.
 		if be.StatusCode >= 400 && be.StatusCode < 500 || code == s3err.NotImplemented {
-			return s3err.New(code, be.Message)
+			return s3err.New(code, storeWords(be))
 		}
 	}
 	if be.StatusCode >= 500 {
@@ -131,6 +131,15 @@ func storeRefusal(be *sealstore.StoreError) *s3err.Error {
 		return s3err.Forward(be.Code, status, e.Message)
 	}
 	return s3err.Forward(be.Code, be.StatusCode, be.Message)
+}
+
+// storeWords are a store's words for its error, "" (the table's) when
+// they name an identity of the store's.
+func storeWords(be *sealstore.StoreError) string {
+	if namesIdentity(be.Message) {
+		return ""
+	}
+	return be.Message
 }
 
 // namesIdentity reports words that name an identity of the store's: an

@@ -284,7 +284,7 @@ func lockRefusal(be *sealstore.StoreError) *s3err.Error {
 			return storeRefusal(be)
 		}
 	case "NotImplemented": // the embedded store names its limit
-		return s3err.New(s3err.NotImplemented, be.Message)
+		return s3err.New(s3err.NotImplemented, storeWords(be))
 	}
 	return nil
 }

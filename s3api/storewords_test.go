@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/sealstore"
 )
 
@@ -45,6 +46,28 @@ func TestStoreRefusalKeepsTheStoresIdentity(t *testing.T) {
 		}
 		if c.wantMsg != "" && msg != c.wantMsg {
 			t.Errorf("store refused with %s: message %q, want the store's %q", c.refusal.Code, msg, c.wantMsg)
+		}
+	}
+}
+
+// The same holds for a store's words on any operation: the codes whose
+// words pass (InvalidArgument, KeyTooLongError, NotImplemented, and the
+// lock refusals) lose them when they name the store's identity.
+func TestStoreWordsOnAnyOperationKeepTheStoresIdentity(t *testing.T) {
+	for _, code := range []string{"InvalidArgument", "KeyTooLongError", "NotImplemented"} {
+		status := 400
+		if code == "NotImplemented" {
+			status = 501
+		}
+		be := &sealstore.StoreError{Code: code, StatusCode: status, Message: "User: arn:aws:iam::999988887777:role/s3seal may not"}
+		answers := map[string]*s3err.Error{"fromBackend": toAPIError(be)}
+		if lr := lockRefusal(be); lr != nil {
+			answers["lockRefusal"] = lr
+		}
+		for name, ae := range answers {
+			if strings.Contains(ae.Message, "999988887777") || strings.Contains(ae.Message, "arn:") {
+				t.Errorf("%s of %s: the client reads %q", name, code, ae.Message)
+			}
 		}
 	}
 }
