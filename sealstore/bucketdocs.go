@@ -255,6 +255,11 @@ func (s *Store) createdRecently(ctx context.Context, bucket string) (bool, error
 	}
 	bs, err := s.be.ListBuckets(ctx)
 	if backend.IsRefused(err) || backend.ErrorCode(err) == "NotImplemented" {
+		s.warnNoBucketAges.Do(func() {
+			s.log.Warn("the store does not list its buckets to s3seal's credential, so a bucket without an owner cannot be told from one being created: "+
+				"another process may decide such a bucket by the credential lists for the moment its CreateBucket keeps the owner; give the credential s3:ListAllMyBuckets",
+				"bucket", bucket, "err", err)
+		})
 		return false, nil
 	}
 	if err != nil {

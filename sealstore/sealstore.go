@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -132,6 +133,8 @@ type Store struct {
 	// oldBuckets remembers when buckets without an owner were seen older
 	// than OwnerPendingAge (createdRecently).
 	oldBuckets *lru.Cache[string, time.Time]
+	// warnNoBucketAges logs once that the store does not list buckets.
+	warnNoBucketAges sync.Once
 }
 
 type cacheKey struct {
