@@ -2,6 +2,7 @@ package crypto
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"testing"
@@ -30,7 +31,7 @@ func sealCustomer(t *testing.T, kr *Keyring, name Name, ck *CustomerKey, plain [
 		t.Fatal(err)
 	}
 	ct := seal(t, content, 0, plain, 0)
-	env, err := kr.Wrap(dk, "", name, Binding{PlainSize: int64(len(plain)), CustomerCheck: check})
+	env, err := kr.Wrap(context.Background(), dk, "", name, Binding{PlainSize: int64(len(plain)), CustomerCheck: check})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func unwrapMeta(kr *Keyring, meta map[string]string, name Name) (*DataKey, Bindi
 	if err != nil {
 		return nil, Binding{}, err
 	}
-	return kr.Unwrap(env, name)
+	return kr.Unwrap(context.Background(), env, name)
 }
 
 func TestCustomerKeyRoundTrip(t *testing.T) {
@@ -86,7 +87,7 @@ func TestCustomerKeyRoundTrip(t *testing.T) {
 	}
 	// A content key is never wrapped (it would store the content key under
 	// the master key alone).
-	if _, err := kr.Wrap(content, "", name, Binding{}); !errors.Is(err, ErrKeyring) {
+	if _, err := kr.Wrap(context.Background(), content, "", name, Binding{}); !errors.Is(err, ErrKeyring) {
 		t.Fatalf("Wrap(content key): %v, want ErrKeyring", err)
 	}
 }
@@ -138,7 +139,7 @@ func TestCustomerKeyLeavesOldObjects(t *testing.T) {
 	kr := testKeyring(t, "k1", "k1")
 	name := Name{Bucket: "b", Key: "k"}
 	dk := testDataKey(t, "old")
-	env, err := kr.Wrap(dk, "", name, Binding{PlainSize: 5})
+	env, err := kr.Wrap(context.Background(), dk, "", name, Binding{PlainSize: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,12 +149,12 @@ func TestCustomerKeyLeavesOldObjects(t *testing.T) {
 	if !bytes.Equal(wrapAAD(env, name), wrapAADBase(env, name)) {
 		t.Fatal("the AAD of an object without a customer key changed")
 	}
-	_, b, err := kr.Unwrap(env, name)
+	_, b, err := kr.Unwrap(context.Background(), env, name)
 	if err != nil || b.CustomerCheck != nil {
 		t.Fatalf("Unwrap: %v, check %x", err, b.CustomerCheck)
 	}
 	env.CustomerCheck = make([]byte, CheckSize)
-	if _, _, err := kr.Unwrap(env, name); !errors.Is(err, ErrAuth) {
+	if _, _, err := kr.Unwrap(context.Background(), env, name); !errors.Is(err, ErrAuth) {
 		t.Fatalf("a check added to an old object: %v, want ErrAuth", err)
 	}
 }

@@ -1,6 +1,7 @@
 package crypto
 
 import (
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hkdf"
@@ -86,6 +87,13 @@ type Binding struct {
 	// otherwise. It is stored in the clear and bound into the wrap, so it
 	// can be neither removed nor swapped.
 	CustomerCheck []byte
+	// KMSContext is, for a master key held outside s3seal, the client's
+	// encryption context (canonical JSON, [CanonicalKMSContext]; "" for
+	// none), and BucketKey whether the intermediate key is the bucket's
+	// (see [KeyRequest]). Both are stored in the clear and bound into the
+	// wrap; a local master key takes neither.
+	KMSContext string
+	BucketKey  bool
 }
 
 // ValidChecksumName reports whether name can name a checksum in a Binding:
@@ -121,6 +129,9 @@ func (b Binding) check() error {
 	if b.CustomerCheck != nil && len(b.CustomerCheck) != CheckSize {
 		return newErr(ErrCorrupt, "customer key check is %d bytes", len(b.CustomerCheck))
 	}
+	if len(b.KMSContext) > MaxKMSContext {
+		return newErr(ErrCorrupt, "encryption context is %d bytes, at most %d", len(b.KMSContext), MaxKMSContext)
+	}
 	if b.Multipart {
 		if b.PlainSize != 0 || b.PlainMD5 != ([16]byte{}) || len(b.Checksums) != 0 {
 			return newErr(ErrCorrupt, "multipart binding with a plaintext size, MD5 or checksum")
@@ -152,20 +163,31 @@ type Envelope struct {
 	// [SealObjectMeta]); "" when there is none, which [OpenObjectMeta]
 	// refuses. Format 1 has none.
 	SealedMeta string
+	// SealedKey is, for a master key held outside s3seal (KeyID is an
+	// external id), the intermediate key as the key service sealed it;
+	// the DEK is wrapped under that key. KMSContext and BucketKey are
+	// the Binding's. All three are empty for a local master key.
+	SealedKey  []byte
+	KMSContext string
+	BucketKey  bool
 }
+
+// External reports whether the envelope's master key is held outside
+// s3seal.
+func (e Envelope) External() bool { return IsExternalKeyID(e.KeyID) }
 
 // Wrap wraps dk's DEK under the master key keyID ("" means the primary
 // key), bound to dk's oid, the key id, the object's name and b, as
 // docs/FORMAT.md specifies. The 12-byte wrap nonce comes from dk's
-// Config.Rand (crypto/rand by default). It fails with [ErrUnknownKey] for a
-// key id not in the ring and [ErrCorrupt] for an invalid name or binding.
-func (kr *Keyring) Wrap(dk *DataKey, keyID string, name Name, b Binding) (Envelope, error) {
+// Config.Rand (crypto/rand by default). For a master key held outside
+// s3seal the key service makes the intermediate key (one call, or none
+// for a cached bucket key) and the envelope records the key's canonical
+// external id. It fails with [ErrUnknownKey] for a key id not in the
+// ring, [ErrCorrupt] for an invalid name or binding, and with the key
+// service's error, wrapped, when it cannot make a key.
+func (kr *Keyring) Wrap(ctx context.Context, dk *DataKey, keyID string, name Name, b Binding) (Envelope, error) {
 	if keyID == "" {
 		keyID = kr.primary
-	}
-	kek, ok := kr.keys[keyID]
-	if !ok {
-		return Envelope{}, newErr(ErrUnknownKey, "%q", keyID)
 	}
 	if dk.derived {
 		return Envelope{}, newErr(ErrKeyring, "a content key derived from a customer key is never wrapped")
@@ -176,6 +198,23 @@ func (kr *Keyring) Wrap(dk *DataKey, keyID string, name Name, b Binding) (Envelo
 	if err := b.check(); err != nil {
 		return Envelope{}, err
 	}
+	var sealed []byte
+	kek, ok := kr.keys[keyID]
+	if ext, external := kr.External(keyID); external {
+		req := KeyRequest{KeyID: ext, Name: name, Context: b.KMSContext, BucketKey: b.BucketKey}
+		var err error
+		if kek, sealed, keyID, err = kr.svc.NewKey(ctx, req); err != nil {
+			return Envelope{}, err
+		}
+		defer clear(kek)
+		if len(kek) != KeySize || len(sealed) == 0 || len(sealed) > MaxSealedKey || !IsExternalKeyID(keyID) {
+			return Envelope{}, newErr(ErrKeyring, "the key service answered a %d-byte key, %d sealed bytes and key id %q", len(kek), len(sealed), keyID)
+		}
+	} else if !ok {
+		return Envelope{}, newErr(ErrUnknownKey, "%q", keyID)
+	} else if b.KMSContext != "" || b.BucketKey {
+		return Envelope{}, newErr(ErrKeyring, "an encryption context or a bucket key needs a master key held outside s3seal, not %q", keyID)
+	}
 	aead, err := wrapAEAD(kek, dk.oid)
 	if err != nil {
 		return Envelope{}, err
@@ -185,6 +224,9 @@ func (kr *Keyring) Wrap(dk *DataKey, keyID string, name Name, b Binding) (Envelo
 		version = FormatV2
 	}
 	env := Envelope{Version: version, KeyID: keyID, OID: dk.oid, Multipart: b.Multipart, PlainSize: b.PlainSize, CustomerCheck: b.CustomerCheck}
+	if sealed != nil {
+		env.SealedKey, env.KMSContext, env.BucketKey = sealed, b.KMSContext, b.BucketKey
+	}
 	payload := wrapPayload(dk.dek[:], b)
 	defer clear(payload)
 	wrapped := make([]byte, nonceSize, nonceSize+len(payload)+tagSize)
@@ -201,8 +243,11 @@ func (kr *Keyring) Wrap(dk *DataKey, keyID string, name Name, b Binding) (Envelo
 // the sealed payload. It fails with an error matching [ErrUnknownKey]
 // (naming the id) when the key id is not in the ring, [ErrAuth] when the
 // wrapped key, oid, key id, name or size are not what was wrapped, and
-// [ErrCorrupt] for a malformed envelope.
-func (kr *Keyring) Unwrap(e Envelope, name Name) (*DataKey, Binding, error) {
+// [ErrCorrupt] for a malformed envelope. For a master key held outside
+// s3seal it asks the key service to open the intermediate key (which may
+// answer from its cache) and fails with the service's error, wrapped,
+// when it cannot.
+func (kr *Keyring) Unwrap(ctx context.Context, e Envelope, name Name) (*DataKey, Binding, error) {
 	if len(e.Wrapped) < wrappedMin || len(e.Wrapped) > wrappedMax || (e.Multipart && len(e.Wrapped) != wrappedMin) {
 		return nil, Binding{}, newErr(ErrCorrupt, "wrapped data key is %d bytes", len(e.Wrapped))
 	}
@@ -218,9 +263,12 @@ func (kr *Keyring) Unwrap(e Envelope, name Name) (*DataKey, Binding, error) {
 	if e.Version != FormatV1 && e.Version != FormatV2 {
 		return nil, Binding{}, newErr(ErrVersion, "format %d", e.Version)
 	}
-	kek, ok := kr.keys[e.KeyID]
-	if !ok {
-		return nil, Binding{}, newErr(ErrUnknownKey, "%q", e.KeyID)
+	kek, err := kr.openKEK(ctx, e, name)
+	if err != nil {
+		return nil, Binding{}, err
+	}
+	if e.External() {
+		defer clear(kek)
 	}
 	aead, err := wrapAEAD(kek, e.OID)
 	if err != nil {
@@ -231,7 +279,8 @@ func (kr *Keyring) Unwrap(e Envelope, name Name) (*DataKey, Binding, error) {
 	if err != nil {
 		return nil, Binding{}, newErr(ErrAuth, "wrapped data key (key id %q)", e.KeyID)
 	}
-	b := Binding{Version: e.Version, Multipart: e.Multipart, PlainSize: e.PlainSize, CustomerCheck: e.CustomerCheck}
+	b := Binding{Version: e.Version, Multipart: e.Multipart, PlainSize: e.PlainSize, CustomerCheck: e.CustomerCheck,
+		KMSContext: e.KMSContext, BucketKey: e.BucketKey}
 	if b.Multipart {
 		if len(payload) != KeySize {
 			return nil, Binding{}, newErr(ErrCorrupt, "multipart payload is %d bytes", len(payload))
@@ -251,6 +300,36 @@ func (kr *Keyring) Unwrap(e Envelope, name Name) (*DataKey, Binding, error) {
 	}
 	dk, err := Config{}.DataKeyFrom(payload[:KeySize], e.OID)
 	return dk, b, err
+}
+
+// openKEK returns the key that wraps e's DEK: the local master key, or
+// the intermediate key the key service opens.
+func (kr *Keyring) openKEK(ctx context.Context, e Envelope, name Name) ([]byte, error) {
+	if !e.External() {
+		if e.SealedKey != nil || e.KMSContext != "" || e.BucketKey {
+			return nil, newErr(ErrCorrupt, "a sealed key, encryption context or bucket key with local key %q", e.KeyID)
+		}
+		kek, ok := kr.keys[e.KeyID]
+		if !ok {
+			return nil, newErr(ErrUnknownKey, "%q", e.KeyID)
+		}
+		return kek, nil
+	}
+	if len(e.SealedKey) == 0 || len(e.SealedKey) > MaxSealedKey || len(e.KMSContext) > MaxKMSContext {
+		return nil, newErr(ErrCorrupt, "sealed key of %d bytes, encryption context of %d", len(e.SealedKey), len(e.KMSContext))
+	}
+	if kr.svc == nil {
+		return nil, newErr(ErrUnknownKey, "%q (no key service is configured)", e.KeyID)
+	}
+	kek, err := kr.svc.OpenKey(ctx, KeyRequest{KeyID: e.KeyID, Name: name, Context: e.KMSContext, BucketKey: e.BucketKey}, e.SealedKey)
+	if err != nil {
+		return nil, err
+	}
+	if len(kek) != KeySize {
+		clear(kek)
+		return nil, newErr(ErrAuth, "the key service opened a %d-byte key for %q", len(kek), e.KeyID)
+	}
+	return kek, nil
 }
 
 // wrapPayload = DEK || for a single stream: plainMD5 (16) || checksum block.
@@ -286,10 +365,19 @@ func wrapAEAD(kek []byte, oid [OIDSize]byte) (cipher.AEAD, error) {
 // wrapAAD = "s3seal v<format> wrap\x00" || u8(len(keyID)) || keyID || oid ||
 // u16be(len(bucket)) || bucket || u16be(len(key)) || key ||
 // kind ('S' or 'M') || for 'S': u64be(plainSize) || for an SSE-C object:
-// 'C' || customerCheck (16). Objects without a customer key keep the AAD
-// they always had.
+// 'C' || customerCheck (16). For a master key held outside s3seal, before
+// the 'C' part: 'K' || u8(bucketKey) || u16be(len(kmsContext)) ||
+// kmsContext. Objects without either keep the AAD they always had.
 func wrapAAD(e Envelope, n Name) []byte {
 	a := wrapAADBase(e, n)
+	if e.External() {
+		a = append(a, 'K', 0)
+		if e.BucketKey {
+			a[len(a)-1] = 1
+		}
+		a = binary.BigEndian.AppendUint16(a, uint16(len(e.KMSContext)))
+		a = append(a, e.KMSContext...)
+	}
 	if e.CustomerCheck != nil {
 		a = append(a, 'C')
 		a = append(a, e.CustomerCheck...)

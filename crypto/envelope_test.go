@@ -2,6 +2,7 @@ package crypto
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"errors"
 	"maps"
@@ -24,7 +25,7 @@ func TestWrapUnwrap(t *testing.T) {
 		{Multipart: true},
 	} {
 		for _, id := range []string{"", "k1", "k2"} {
-			env, err := kr.Wrap(dk, id, testName, b)
+			env, err := kr.Wrap(context.Background(), dk, id, testName, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,7 +38,7 @@ func TestWrapUnwrap(t *testing.T) {
 			if err != nil || !enc || !reflect.DeepEqual(env2, env) {
 				t.Fatalf("metadata round trip: %+v, %v, %v", env2, enc, err)
 			}
-			got, gotB, err := kr.Unwrap(env2, testName)
+			got, gotB, err := kr.Unwrap(context.Background(), env2, testName)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,8 +49,8 @@ func TestWrapUnwrap(t *testing.T) {
 		}
 	}
 	// Two wraps of one key differ (random nonce).
-	e1, _ := kr.Wrap(dk, "", testName, Binding{})
-	e2, _ := kr.Wrap(dk, "", testName, Binding{})
+	e1, _ := kr.Wrap(context.Background(), dk, "", testName, Binding{})
+	e2, _ := kr.Wrap(context.Background(), dk, "", testName, Binding{})
 	if bytes.Equal(e1.Wrapped, e2.Wrapped) {
 		t.Fatal("two wraps are identical")
 	}
@@ -57,19 +58,19 @@ func TestWrapUnwrap(t *testing.T) {
 	five := map[string]string{"a": "1", "b": "1", "c": "1", "d": "1", "e": "1"}
 	for _, b := range []Binding{{PlainSize: -1}, {PlainSize: MaxPlainSize + 1}, {Multipart: true, PlainSize: 1},
 		{Multipart: true, PlainMD5: [16]byte{1}}, {Checksums: five}, {Multipart: true, Checksums: map[string]string{"a": "1"}}} {
-		if _, err := kr.Wrap(dk, "", testName, b); !errors.Is(err, ErrCorrupt) {
+		if _, err := kr.Wrap(context.Background(), dk, "", testName, b); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("Wrap(%+v): %v", b, err)
 		}
 	}
 	for _, n := range []Name{{}, {Bucket: "b"}, {Key: "k"}, {Bucket: "b", Key: strings.Repeat("k", MaxKeyLen+1)}} {
-		if _, err := kr.Wrap(dk, "", n, Binding{}); !errors.Is(err, ErrCorrupt) {
+		if _, err := kr.Wrap(context.Background(), dk, "", n, Binding{}); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("Wrap(name %q/%d bytes): %v", n.Bucket, len(n.Key), err)
 		}
-		if _, _, err := kr.Unwrap(e1, n); !errors.Is(err, ErrCorrupt) {
+		if _, _, err := kr.Unwrap(context.Background(), e1, n); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("Unwrap(name %q/%d bytes): %v", n.Bucket, len(n.Key), err)
 		}
 	}
-	if _, err := kr.Wrap(dk, "", Name{Bucket: "b", Key: strings.Repeat("k", MaxKeyLen)}, Binding{}); err != nil {
+	if _, err := kr.Wrap(context.Background(), dk, "", Name{Bucket: "b", Key: strings.Repeat("k", MaxKeyLen)}, Binding{}); err != nil {
 		t.Errorf("longest key: %v", err)
 	}
 }
@@ -79,9 +80,9 @@ func TestWrapUnwrap(t *testing.T) {
 func TestEnvelopeTamper(t *testing.T) {
 	kr := testKeyring(t, "k1", "k1", "k2")
 	dkA, dkB := testDataKey(t, "env A"), testDataKey(t, "env B")
-	envA, _ := kr.Wrap(dkA, "k1", testName, Binding{PlainSize: 1000, PlainMD5: md5.Sum([]byte("A"))})
-	envB, _ := kr.Wrap(dkB, "k1", testName, Binding{PlainSize: 1000, PlainMD5: md5.Sum([]byte("B"))})
-	mpA, _ := kr.Wrap(dkA, "k1", testName, Binding{Multipart: true})
+	envA, _ := kr.Wrap(context.Background(), dkA, "k1", testName, Binding{PlainSize: 1000, PlainMD5: md5.Sum([]byte("A"))})
+	envB, _ := kr.Wrap(context.Background(), dkB, "k1", testName, Binding{PlainSize: 1000, PlainMD5: md5.Sum([]byte("B"))})
+	mpA, _ := kr.Wrap(context.Background(), dkA, "k1", testName, Binding{Multipart: true})
 	envA, envB, mpA = withObjectMeta(t, dkA, envA), withObjectMeta(t, dkB, envB), withObjectMeta(t, dkA, mpA)
 
 	cases := map[string]func(e *Envelope){
@@ -112,7 +113,7 @@ func TestEnvelopeTamper(t *testing.T) {
 		if env.Multipart { // refused by its length before any decryption
 			want = ErrCorrupt
 		}
-		if _, _, err := kr.Unwrap(env2, testName); !errors.Is(err, want) {
+		if _, _, err := kr.Unwrap(context.Background(), env2, testName); !errors.Is(err, want) {
 			t.Errorf("%s: %v, want %v", name, err, want)
 		}
 	}
@@ -124,23 +125,23 @@ func TestEnvelopeTamper(t *testing.T) {
 		{Bucket: testName.Bucket + "2", Key: testName.Key},
 		{Bucket: "bucketd", Key: "ir/object"}, // same bytes, other split
 	} {
-		if _, _, err := kr.Unwrap(envA, n); !errors.Is(err, ErrAuth) {
+		if _, _, err := kr.Unwrap(context.Background(), envA, n); !errors.Is(err, ErrAuth) {
 			t.Errorf("name %+v: %v, want ErrAuth", n, err)
 		}
 	}
 	short := envA
 	short.Wrapped = envA.Wrapped[:wrappedMin-1]
-	if _, _, err := kr.Unwrap(short, testName); !errors.Is(err, ErrCorrupt) {
+	if _, _, err := kr.Unwrap(context.Background(), short, testName); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("short wrapped key: %v", err)
 	}
 	long := mpA
 	long.Wrapped = append(bytes.Clone(mpA.Wrapped), 0)
-	if _, _, err := kr.Unwrap(long, testName); !errors.Is(err, ErrCorrupt) {
+	if _, _, err := kr.Unwrap(context.Background(), long, testName); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("multipart wrapped key with a byte more: %v", err)
 	}
 	unknown := envA
 	unknown.KeyID = "k9"
-	if _, _, err := kr.Unwrap(unknown, testName); !errors.Is(err, ErrUnknownKey) {
+	if _, _, err := kr.Unwrap(context.Background(), unknown, testName); !errors.Is(err, ErrUnknownKey) {
 		t.Errorf("unknown key id: %v", err)
 	}
 }
@@ -150,8 +151,8 @@ func TestEnvelopeTamper(t *testing.T) {
 func TestSwappedEnvelopes(t *testing.T) {
 	kr := testKeyring(t, "k1", "k1")
 	f := newTamperFixture(t)
-	envA, _ := kr.Wrap(f.dkA, "", testName, Binding{PlainSize: tamperSize, PlainMD5: md5.Sum(f.plainA)})
-	dk, _, err := kr.Unwrap(envA, testName)
+	envA, _ := kr.Wrap(context.Background(), f.dkA, "", testName, Binding{PlainSize: tamperSize, PlainMD5: md5.Sum(f.plainA)})
+	dk, _, err := kr.Unwrap(context.Background(), envA, testName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestMetadata(t *testing.T) {
 	kr := testKeyring(t, "k1", "k1")
 	dk, _ := Config{Rand: newDetRand("meta")}.DataKeyFrom(key(5), [16]byte{0xfb, 0xff})
 	sum := md5.Sum([]byte("x"))
-	env, _ := kr.Wrap(dk, "", testName, Binding{PlainSize: 42, PlainMD5: sum, Checksums: map[string]string{"crc32": "AAAAAA=="}})
+	env, _ := kr.Wrap(context.Background(), dk, "", testName, Binding{PlainSize: 42, PlainMD5: sum, Checksums: map[string]string{"crc32": "AAAAAA=="}})
 	env = withObjectMeta(t, dk, env)
 	m := env.Metadata()
 	want := []string{"s3seal-dek", "s3seal-kid", "s3seal-meta", "s3seal-oid", "s3seal-size", "s3seal-v"}
@@ -186,7 +187,7 @@ func TestMetadata(t *testing.T) {
 	if !strings.HasPrefix(m["s3seal-oid"], "-_8") { // base64url alphabet
 		t.Fatalf("oid %s is not base64url", m["s3seal-oid"])
 	}
-	mpEnv, _ := kr.Wrap(dk, "", testName, Binding{Multipart: true})
+	mpEnv, _ := kr.Wrap(context.Background(), dk, "", testName, Binding{Multipart: true})
 	mpEnv = withObjectMeta(t, dk, mpEnv)
 	mm := mpEnv.Metadata()
 	if mm["s3seal-mp"] != "1" || len(mm) != 6 || mm["s3seal-size"] != "" || len(mm["s3seal-dek"]) != 80 {
@@ -347,15 +348,15 @@ func TestUnwrapRefusesBytesAfterPayload(t *testing.T) {
 		{Version: FormatV2, PlainSize: 7},
 		{Version: FormatV2, Multipart: true},
 	} {
-		env, err := kr.Wrap(dk, "k1", testName, b)
+		env, err := kr.Wrap(context.Background(), dk, "k1", testName, b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := kr.Unwrap(env, testName); err != nil {
+		if _, _, err := kr.Unwrap(context.Background(), env, testName); err != nil {
 			t.Fatalf("%+v: the exact payload: %v", b, err)
 		}
 		env.Wrapped = resealPayload(t, kr, dk, env, append(wrapPayload(dk.dek[:], b), 0))
-		if _, _, err := kr.Unwrap(env, testName); !errors.Is(err, ErrCorrupt) {
+		if _, _, err := kr.Unwrap(context.Background(), env, testName); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%+v: one byte after the payload: %v, want ErrCorrupt", b, err)
 		}
 	}
@@ -365,14 +366,14 @@ func TestUnwrapRefusesBytesAfterPayload(t *testing.T) {
 // nor v2 is ErrVersion, before any key is tried.
 func TestUnwrapRefusesUnknownVersion(t *testing.T) {
 	kr := testKeyring(t, "k1", "k1")
-	env, err := kr.Wrap(testDataKey(t, "version"), "k1", testName, Binding{PlainSize: 7})
+	env, err := kr.Wrap(context.Background(), testDataKey(t, "version"), "k1", testName, Binding{PlainSize: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range []int{0, FormatV2 + 1, 255} {
 		e := env
 		e.Version = v
-		if _, _, err := kr.Unwrap(e, testName); !errors.Is(err, ErrVersion) {
+		if _, _, err := kr.Unwrap(context.Background(), e, testName); !errors.Is(err, ErrVersion) {
 			t.Errorf("version %d: %v, want ErrVersion", v, err)
 		}
 	}
@@ -383,13 +384,13 @@ func TestUnwrapRefusesUnknownVersion(t *testing.T) {
 func TestUnwrapRefusesSingleStreamWithoutMD5(t *testing.T) {
 	kr := testKeyring(t, "k1", "k1")
 	dk := testDataKey(t, "short")
-	env, err := kr.Wrap(dk, "k1", testName, Binding{PlainSize: 7})
+	env, err := kr.Wrap(context.Background(), dk, "k1", testName, Binding{PlainSize: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []int{0, 15} {
 		env.Wrapped = resealPayload(t, kr, dk, env, append(bytes.Clone(dk.dek[:]), make([]byte, n)...))
-		if _, _, err := kr.Unwrap(env, testName); !errors.Is(err, ErrCorrupt) {
+		if _, _, err := kr.Unwrap(context.Background(), env, testName); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("payload of the DEK and %d bytes: %v, want ErrCorrupt", n, err)
 		}
 	}
@@ -401,7 +402,7 @@ func TestUnwrapRefusesSingleStreamWithoutMD5(t *testing.T) {
 // wrong key or a changed binding).
 func TestUnwrapRefusesOutOfRangeFields(t *testing.T) {
 	kr := testKeyring(t, "k1", "k1")
-	env, err := kr.Wrap(testDataKey(t, "range"), "k1", testName, Binding{PlainSize: 7})
+	env, err := kr.Wrap(context.Background(), testDataKey(t, "range"), "k1", testName, Binding{PlainSize: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +414,7 @@ func TestUnwrapRefusesOutOfRangeFields(t *testing.T) {
 	} {
 		e := env
 		change(&e)
-		if _, _, err := kr.Unwrap(e, testName); !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrAuth) {
+		if _, _, err := kr.Unwrap(context.Background(), e, testName); !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrAuth) {
 			t.Errorf("%s: %v, want ErrCorrupt without ErrAuth", name, err)
 		}
 	}

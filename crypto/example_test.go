@@ -2,6 +2,7 @@ package crypto_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"fmt"
 	"io"
@@ -33,7 +34,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	name := crypto.Name{Bucket: "photos", Key: "cat.txt"}
-	env, err := kr.Wrap(dk, kr.Primary(), name, crypto.Binding{PlainSize: int64(len(plain)), PlainMD5: md5.Sum(plain)})
+	env, err := kr.Wrap(context.Background(), dk, kr.Primary(), name, crypto.Binding{PlainSize: int64(len(plain)), PlainMD5: md5.Sum(plain)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func Example() {
 	if err != nil || !encrypted {
 		log.Fatal(err)
 	}
-	dk2, b, err := kr.Unwrap(env2, name) // authenticates name, size and MD5 too
+	dk2, b, err := kr.Unwrap(context.Background(), env2, name) // authenticates name, size and MD5 too
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package crypto
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"testing"
 )
@@ -52,13 +53,13 @@ func FuzzUnwrapMetadata(f *testing.F) {
 	kr := testKeyring(f, "k1", "k1")
 	dk := testDataKey(f, "fuzz unwrap")
 	b := Binding{PlainSize: 5, PlainMD5: [16]byte{1}, Checksums: map[string]string{"crc32": "AAAAAA=="}}
-	env, err := kr.Wrap(dk, "", testName, b)
+	env, err := kr.Wrap(context.Background(), dk, "", testName, b)
 	if err != nil {
 		f.Fatal(err)
 	}
 	m := withObjectMeta(f, dk, env).Metadata()
 	f.Add(m[MetaVersion], m[MetaKeyID], m[MetaOID], m[MetaDEK], m[MetaSize], "", m[MetaObject], testName.Key)
-	mp, _ := kr.Wrap(dk, "", testName, Binding{Multipart: true})
+	mp, _ := kr.Wrap(context.Background(), dk, "", testName, Binding{Multipart: true})
 	mm := withObjectMeta(f, dk, mp).Metadata()
 	f.Add(mm[MetaVersion], mm[MetaKeyID], mm[MetaOID], mm[MetaDEK], "", mm[MetaMP], mm[MetaObject], testName.Key)
 	f.Add("1", m[MetaKeyID], m[MetaOID], m[MetaDEK], m[MetaSize], "", "", testName.Key)
@@ -79,7 +80,7 @@ func FuzzUnwrapMetadata(f *testing.F) {
 		if !enc {
 			return
 		}
-		_, got, err := kr.Unwrap(e, Name{Bucket: testName.Bucket, Key: key})
+		_, got, err := kr.Unwrap(context.Background(), e, Name{Bucket: testName.Bucket, Key: key})
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrUnknownKey) {
 				t.Fatalf("unwrap: %v", err)

@@ -18,10 +18,17 @@ const maxKeyIDLen = 64
 // make it primary; objects wrapped under the old key stay readable while it
 // is in the ring.
 //
+// A keyring may also name master keys held outside s3seal
+// ([WithService]): by their external id, or by a local alias of one.
+//
 // A Keyring is immutable and safe for concurrent use.
 type Keyring struct {
 	primary string
 	keys    map[string][]byte
+	// aliases maps a local id to the external id of a master key held by
+	// svc; svc is nil when the keyring has no external keys.
+	aliases map[string]string
+	svc     KeyService
 }
 
 // NewKeyring returns a keyring of copies of keys (id -> 32-byte key) whose
@@ -49,19 +56,77 @@ func NewKeyring(primary string, keys map[string][]byte) (*Keyring, error) {
 	return kr, nil
 }
 
+// WithService returns a keyring that has kr's local keys and, through
+// svc, master keys held outside s3seal: every external id, and each
+// alias of aliases (local id -> external id) by its local name. primary
+// names the new primary key (a local id, an alias or an external id; ""
+// keeps kr's). It fails with [ErrKeyring] on an alias that is a local id
+// already or not a valid local id, an external id that is not valid, or
+// a primary the keyring cannot name. kr may be nil: the keyring then has
+// no local keys.
+func (kr *Keyring) WithService(svc KeyService, primary string, aliases map[string]string) (*Keyring, error) {
+	if svc == nil {
+		return nil, newErr(ErrKeyring, "no key service")
+	}
+	out := &Keyring{keys: map[string][]byte{}, aliases: map[string]string{}, svc: svc}
+	if kr != nil {
+		out.primary, out.keys = kr.primary, kr.keys
+	}
+	for alias, ext := range aliases {
+		if !ValidKeyID(alias) {
+			return nil, newErr(ErrKeyring, "invalid key id %q (want 1 to 64 of [A-Za-z0-9._-])", alias)
+		}
+		if _, dup := out.keys[alias]; dup {
+			return nil, newErr(ErrKeyring, "key id %q names both a local key and %s", alias, ext)
+		}
+		if !IsExternalKeyID(ext) {
+			return nil, newErr(ErrKeyring, "key id %q: %q is not an external key id", alias, ext)
+		}
+		out.aliases[alias] = ext
+	}
+	if primary != "" {
+		out.primary = primary
+	}
+	if !out.Has(out.primary) {
+		return nil, newErr(ErrKeyring, "primary key id %q is not in the keyring", out.primary)
+	}
+	return out, nil
+}
+
 // Primary returns the id of the primary key.
 func (kr *Keyring) Primary() string { return kr.primary }
 
-// Has reports whether the keyring holds a key with this id.
+// Has reports whether the keyring can name a key with this id: a local
+// key, an alias, or (with a key service) any external id.
 func (kr *Keyring) Has(id string) bool {
-	_, ok := kr.keys[id]
-	return ok
+	if _, ok := kr.keys[id]; ok {
+		return true
+	}
+	if _, ok := kr.aliases[id]; ok {
+		return true
+	}
+	return kr.svc != nil && IsExternalKeyID(id)
 }
 
-// IDs returns the key ids, sorted.
+// External returns the external id id names (itself or the external key
+// of an alias), and whether it names one.
+func (kr *Keyring) External(id string) (string, bool) {
+	if ext, ok := kr.aliases[id]; ok {
+		return ext, true
+	}
+	if _, local := kr.keys[id]; local || kr.svc == nil || !IsExternalKeyID(id) {
+		return "", false
+	}
+	return id, true
+}
+
+// IDs returns the ids of the local keys and the aliases, sorted.
 func (kr *Keyring) IDs() []string {
-	ids := make([]string, 0, len(kr.keys))
+	ids := make([]string, 0, len(kr.keys)+len(kr.aliases))
 	for id := range kr.keys {
+		ids = append(ids, id)
+	}
+	for id := range kr.aliases {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)

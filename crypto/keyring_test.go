@@ -2,6 +2,7 @@ package crypto
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -175,7 +176,7 @@ func TestRotation(t *testing.T) {
 	dk := testDataKey(t, "rotation")
 	plain := []byte("written before the rotation")
 	ct := seal(t, dk, 0, plain, 0)
-	env, err := old.Wrap(dk, "", testName, Binding{PlainSize: int64(len(plain))})
+	env, err := old.Wrap(context.Background(), dk, "", testName, Binding{PlainSize: int64(len(plain))})
 	if err != nil || env.KeyID != "k1" {
 		t.Fatal(env.KeyID, err)
 	}
@@ -186,29 +187,29 @@ func TestRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dk2, _, err := rotated.Unwrap(env2, testName)
+	dk2, _, err := rotated.Unwrap(context.Background(), env2, testName)
 	if err != nil {
 		t.Fatalf("unwrap after rotation: %v", err)
 	}
 	if got, err := openAll(dk2, 0, ct, int64(len(plain))); err != nil || !bytes.Equal(got, plain) {
 		t.Fatal(err)
 	}
-	newEnv, err := rotated.Wrap(testDataKey(t, "new"), "", testName, Binding{})
+	newEnv, err := rotated.Wrap(context.Background(), testDataKey(t, "new"), "", testName, Binding{})
 	if err != nil || newEnv.KeyID != "k2" {
 		t.Fatalf("new objects: %q, %v", newEnv.KeyID, err)
 	}
 
 	retired, _ := NewKeyring("k2", map[string][]byte{"k2": k2})
-	_, _, err = retired.Unwrap(env2, testName)
+	_, _, err = retired.Unwrap(context.Background(), env2, testName)
 	if !errors.Is(err, ErrUnknownKey) || !strings.Contains(err.Error(), `"k1"`) || errors.Is(err, ErrCorrupt) {
 		t.Fatalf("retired key: %v", err)
 	}
 	// A different key under the same id fails authentication.
 	impostor, _ := NewKeyring("k1", map[string][]byte{"k1": key(9)})
-	if _, _, err := impostor.Unwrap(env2, testName); !errors.Is(err, ErrAuth) {
+	if _, _, err := impostor.Unwrap(context.Background(), env2, testName); !errors.Is(err, ErrAuth) {
 		t.Fatalf("other key, same id: %v", err)
 	}
-	if _, err := rotated.Wrap(dk, "k3", testName, Binding{}); !errors.Is(err, ErrUnknownKey) {
+	if _, err := rotated.Wrap(context.Background(), dk, "k3", testName, Binding{}); !errors.Is(err, ErrUnknownKey) {
 		t.Fatalf("Wrap with an unknown id: %v", err)
 	}
 }

@@ -18,6 +18,13 @@ const (
 	// MetaSSEC holds the customer key check value of an object sealed
 	// with a customer key (SSE-C); absent on every other object.
 	MetaSSEC = "s3seal-ssec"
+	// MetaSealedKey, MetaKMSContext and MetaBucketKey are on an object
+	// whose master key is held outside s3seal: the intermediate key as
+	// the key service sealed it, the client's encryption context (if
+	// any) and "1" when the intermediate key is the bucket's.
+	MetaSealedKey  = "s3seal-kms"
+	MetaKMSContext = "s3seal-kctx"
+	MetaBucketKey  = "s3seal-bk"
 )
 
 var b64url = base64.RawURLEncoding.Strict()
@@ -39,6 +46,15 @@ func (e Envelope) Metadata() map[string]string {
 	}
 	if e.SealedMeta != "" {
 		m[MetaObject] = e.SealedMeta
+	}
+	if e.SealedKey != nil {
+		m[MetaSealedKey] = b64url.EncodeToString(e.SealedKey)
+	}
+	if e.KMSContext != "" {
+		m[MetaKMSContext] = b64url.EncodeToString([]byte(e.KMSContext))
+	}
+	if e.BucketKey {
+		m[MetaBucketKey] = "1"
 	}
 	if e.Multipart {
 		m[MetaMP] = "1"
@@ -112,7 +128,7 @@ func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err er
 	}
 	for k := range v {
 		switch k {
-		case MetaVersion, MetaKeyID, MetaOID, MetaDEK, MetaSize, MetaMP, MetaSSEC:
+		case MetaVersion, MetaKeyID, MetaOID, MetaDEK, MetaSize, MetaMP, MetaSSEC, MetaSealedKey, MetaKMSContext, MetaBucketKey:
 		case MetaUser:
 			if env.Version != FormatV1 {
 				return Envelope{}, true, newErr(ErrCorrupt, "%s in a format %d object", k, env.Version)
@@ -130,8 +146,11 @@ func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err er
 	if env.KeyID, ok = v[MetaKeyID]; !ok {
 		return Envelope{}, true, missing(MetaKeyID)
 	}
-	if !ValidKeyID(env.KeyID) {
+	if !ValidKeyID(env.KeyID) && !IsExternalKeyID(env.KeyID) {
 		return Envelope{}, true, newErr(ErrCorrupt, "%s: invalid key id %q", MetaKeyID, env.KeyID)
+	}
+	if err := parseExternal(v, &env); err != nil {
+		return Envelope{}, true, err
 	}
 	if err := decodeB64(v, MetaOID, env.OID[:]); err != nil {
 		return Envelope{}, true, err
@@ -166,6 +185,43 @@ func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err er
 		}
 	}
 	return env, true, nil
+}
+
+// parseExternal reads s3seal-kms, s3seal-kctx and s3seal-bk: the first
+// is on every object of an external master key, and none of them on any
+// other.
+func parseExternal(v map[string]string, env *Envelope) error {
+	sealed, hasSealed := v[MetaSealedKey]
+	kctx, hasCtx := v[MetaKMSContext]
+	bk, hasBK := v[MetaBucketKey]
+	if !env.External() {
+		if hasSealed || hasCtx || hasBK {
+			return newErr(ErrCorrupt, "%s, %s or %s with local key %q", MetaSealedKey, MetaKMSContext, MetaBucketKey, env.KeyID)
+		}
+		return nil
+	}
+	if !hasSealed {
+		return missing(MetaSealedKey)
+	}
+	raw, err := b64url.DecodeString(sealed)
+	if err != nil || len(raw) == 0 || len(raw) > MaxSealedKey {
+		return newErr(ErrCorrupt, "%s: not base64url of 1 to %d bytes", MetaSealedKey, MaxSealedKey)
+	}
+	env.SealedKey = raw
+	if hasCtx {
+		raw, err := b64url.DecodeString(kctx)
+		if err != nil || len(raw) == 0 || len(raw) > MaxKMSContext {
+			return newErr(ErrCorrupt, "%s: not base64url of 1 to %d bytes", MetaKMSContext, MaxKMSContext)
+		}
+		env.KMSContext = string(raw)
+	}
+	if hasBK {
+		if bk != "1" {
+			return newErr(ErrCorrupt, "%s = %q, want \"1\"", MetaBucketKey, bk)
+		}
+		env.BucketKey = true
+	}
+	return nil
 }
 
 func missing(k string) error { return newErr(ErrCorrupt, "metadata key %s missing", k) }

@@ -2,6 +2,7 @@ package crypto
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"encoding/binary"
 	"errors"
@@ -111,7 +112,7 @@ func TestObjectMetaFitsS3Limit(t *testing.T) {
 	}
 	// 5 TiB is S3's largest object (13 digits); s3seal writes a single
 	// stream of at most its PUT limit, 5 GiB by default.
-	env, err := kr.Wrap(dk, kid, testName, Binding{PlainSize: 5 << 40, PlainMD5: md5.Sum(nil), CustomerCheck: check,
+	env, err := kr.Wrap(context.Background(), dk, kid, testName, Binding{PlainSize: 5 << 40, PlainMD5: md5.Sum(nil), CustomerCheck: check,
 		Checksums: map[string]string{"sha512": strings.Repeat("A", 86) + "=="}})
 	if err != nil {
 		t.Fatal(err)

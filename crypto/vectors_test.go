@@ -2,6 +2,7 @@ package crypto
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/binary"
@@ -355,7 +356,7 @@ func wrapVectorEnvelope(t *testing.T, kek []byte, kid string, dek []byte, oid [O
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := kr.Wrap(dk, kid, vecName, b)
+	env, err := kr.Wrap(context.Background(), dk, kid, vecName, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +494,7 @@ func checkWrapVector(t *testing.T, v wrapVector) {
 		t.Fatal(err)
 	}
 	kr, _ := NewKeyring(v.KeyID, map[string][]byte{v.KeyID: kek})
-	dk, gotB, err := kr.Unwrap(got, name)
+	dk, gotB, err := kr.Unwrap(context.Background(), got, name)
 	if err != nil || !bytes.Equal(dk.dek[:], dek) || dk.OID() != oid || !reflect.DeepEqual(gotB, b) {
 		t.Fatalf("unwrap: %v", err)
 	}

@@ -71,7 +71,7 @@ func (s *Store) createMultipart(ctx context.Context, in CreateMultipartInput) (i
 	if err != nil {
 		return "", "", err
 	}
-	env, err := s.kr.Wrap(dk, in.KeyID, crypto.Name{Bucket: in.Bucket, Key: in.Key}, crypto.Binding{Multipart: true, CustomerCheck: check})
+	env, err := s.kr.Wrap(ctx, dk, in.KeyID, crypto.Name{Bucket: in.Bucket, Key: in.Key}, crypto.Binding{Multipart: true, CustomerCheck: check})
 	if err != nil {
 		return "", "", fmt.Errorf("wrap data key: %w", err)
 	}

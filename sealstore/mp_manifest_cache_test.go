@@ -2,6 +2,7 @@ package sealstore
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"runtime"
 	"testing"
@@ -25,7 +26,7 @@ func TestManifestCacheMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		key := fmt.Sprintf("big-%d", i)
-		env, err := f.kr.Wrap(dk, "", crypto.Name{Bucket: bucket, Key: key}, crypto.Binding{Multipart: true})
+		env, err := f.kr.Wrap(context.Background(), dk, "", crypto.Name{Bucket: bucket, Key: key}, crypto.Binding{Multipart: true})
 		if err != nil {
 			t.Fatal(err)
 		}

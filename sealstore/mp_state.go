@@ -70,7 +70,7 @@ func (s *Store) readUpload(ctx context.Context, bucket, key, uploadID string) (*
 	if err != nil {
 		return nil, integrityErr(bucket, prefix+infoName, err)
 	}
-	dk, _, err := s.kr.Unwrap(env, crypto.Name{Bucket: bucket, Key: key})
+	dk, _, err := s.kr.Unwrap(ctx, env, crypto.Name{Bucket: bucket, Key: key})
 	if err != nil {
 		return nil, integrityErr(bucket, prefix+infoName, err)
 	}

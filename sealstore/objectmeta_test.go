@@ -2,6 +2,7 @@ package sealstore
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"io"
 	"maps"
@@ -264,7 +265,7 @@ func (f *fixture) putFormat1(t *testing.T, key string, data []byte, meta map[str
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	env, err := f.kr.Wrap(dk, "", crypto.Name{Bucket: bucket, Key: key}, crypto.Binding{Version: crypto.FormatV1,
+	env, err := f.kr.Wrap(context.Background(), dk, "", crypto.Name{Bucket: bucket, Key: key}, crypto.Binding{Version: crypto.FormatV1,
 		PlainSize: int64(len(data)), PlainMD5: md5.Sum(data)})
 	if err != nil {
 		t.Fatal(err)

@@ -113,7 +113,7 @@ func (s *Store) put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if keyID == "" {
 		keyID = s.kr.Primary()
 	}
-	env, err := s.kr.Wrap(dk, keyID, crypto.Name{Bucket: in.Bucket, Key: in.Key},
+	env, err := s.kr.Wrap(ctx, dk, keyID, crypto.Name{Bucket: in.Bucket, Key: in.Key},
 		crypto.Binding{PlainSize: sp.size, PlainMD5: sp.md5, Checksums: sp.checksums, CustomerCheck: check})
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("wrap data key: %w", err)

@@ -150,11 +150,11 @@ func (s *Store) rewrapOne(ctx context.Context, bucket string, e backend.ListEntr
 		return r
 	}
 	name := crypto.Name{Bucket: bucket, Key: e.Key}
-	dk, b, err := s.kr.Unwrap(env, name)
+	dk, b, err := s.kr.Unwrap(ctx, env, name)
 	if err != nil {
 		return fail(err)
 	}
-	newEnv, err := s.kr.Wrap(dk, opt.To, name, b)
+	newEnv, err := s.kr.Wrap(ctx, dk, opt.To, name, b)
 	if err != nil {
 		return fail(err)
 	}

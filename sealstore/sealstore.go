@@ -417,7 +417,7 @@ func (s *Store) describe(ctx context.Context, bucket string, bi backend.ObjectIn
 		// the sealed metadata, once opened, is.
 		info.Meta, info.Headers = map[string]string{}, storeHeaders(bi.Headers)
 	}
-	dk, b, err := s.kr.Unwrap(env, crypto.Name{Bucket: bucket, Key: bi.Key})
+	dk, b, err := s.kr.Unwrap(ctx, env, crypto.Name{Bucket: bucket, Key: bi.Key})
 	if err != nil {
 		if errors.Is(err, crypto.ErrUnknownKey) {
 			return info, nil, &Error{Code: "InternalError",

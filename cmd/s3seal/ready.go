@@ -110,10 +110,10 @@ func (r *readiness) checkKeyring() error {
 		return err
 	}
 	name := crypto.Name{Bucket: "readyz", Key: "probe"}
-	env, err := r.kr.Wrap(dk, "", name, crypto.Binding{})
+	env, err := r.kr.Wrap(context.TODO(), dk, "", name, crypto.Binding{})
 	if err != nil {
 		return err
 	}
-	_, _, err = r.kr.Unwrap(env, name)
+	_, _, err = r.kr.Unwrap(context.TODO(), env, name)
 	return err
 }

@@ -1,0 +1,126 @@
+package crypto
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+)
+
+// Master keys held outside s3seal (a KMS or an HSM) are named by an
+// external key id: a scheme, a colon and the key's name at its service
+// ("aws-kms:arn:aws:kms:...", "hcvault:transit/keys/tenant-a",
+// "pkcs11:token=s3seal;object=tenant-a"). The key never enters s3seal's
+// memory. For each object (or, with a bucket key, for each bucket, master
+// key and context, for a while) the service makes a fresh 32-byte
+// intermediate key and seals it; the object's DEK is wrapped under that
+// key exactly as under a local master key, and the sealed intermediate
+// key is stored beside it (s3seal-kms). docs/FORMAT.md, "Master keys in a
+// KMS or an HSM", specifies it.
+
+// MaxExternalKeyID bounds an external key id: it is stored in s3seal-kid
+// and bound into the wrap with a one-byte length.
+const MaxExternalKeyID = 255
+
+// MaxSealedKey bounds the sealed form of an intermediate key that an
+// envelope carries (s3seal-kms); AWS KMS's is about 185 bytes for 32.
+const MaxSealedKey = 1024
+
+// MaxKMSContext bounds the client's encryption context (canonical JSON)
+// that an envelope carries (s3seal-kctx): S3 keeps at most 2 KB of user
+// metadata per object, s3seal's own keys included.
+const MaxKMSContext = 1024
+
+// IsExternalKeyID reports whether id names a master key held outside
+// s3seal: a scheme of lower-case letters, digits and '-', a colon, then
+// 1 to MaxExternalKeyID bytes in all of printable ASCII without spaces.
+// A local key id never has a colon.
+func IsExternalKeyID(id string) bool {
+	scheme, rest, ok := strings.Cut(id, ":")
+	if !ok || scheme == "" || rest == "" || len(id) > MaxExternalKeyID {
+		return false
+	}
+	for i := 0; i < len(scheme); i++ {
+		if c := scheme[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	for i := 0; i < len(rest); i++ {
+		if rest[i] < 0x21 || rest[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// KeyRequest says which intermediate key a [KeyService] makes or opens:
+// the master key, the object it is for and what is bound to it.
+type KeyRequest struct {
+	// KeyID is the external id of the master key.
+	KeyID string
+	// Name is the object the key is for. With BucketKey set, the key
+	// serves the whole bucket and the service binds only Name.Bucket.
+	Name Name
+	// Context is the client's encryption context, canonical JSON of a
+	// string-to-string object ([CanonicalKMSContext]), "" for none.
+	Context string
+	// BucketKey asks for a key shared by the bucket's objects of the same
+	// master key and context (S3's bucket keys): fewer calls to the
+	// service for small objects.
+	BucketKey bool
+}
+
+// KeyService holds master keys outside s3seal. Its errors are passed on
+// unchanged (wrapped), so a caller can tell an unreachable service from a
+// disabled or unknown key.
+type KeyService interface {
+	// NewKey returns a fresh 32-byte intermediate key and its sealed form
+	// under the master key req.KeyID, bound to req. keyID is the master
+	// key's canonical external id (an alias resolved to what the service
+	// reports), which the envelope records.
+	NewKey(ctx context.Context, req KeyRequest) (key, sealed []byte, keyID string, err error)
+	// OpenKey returns the intermediate key that sealed holds, sealed by
+	// NewKey (or re-sealed by the service) for req.
+	OpenKey(ctx context.Context, req KeyRequest, sealed []byte) (key []byte, err error)
+}
+
+// CanonicalKMSContext returns an encryption context (a JSON object of
+// string values, as S3's x-amz-server-side-encryption-context holds it
+// once decoded) in the canonical form an envelope binds: compact JSON,
+// keys sorted. An empty object gives "". It fails with [ErrKeyring] on
+// anything else, or when the canonical form is longer than MaxKMSContext.
+func CanonicalKMSContext(doc []byte) (string, error) {
+	var m map[string]string
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	if err := dec.Decode(&m); err != nil || m == nil || dec.More() {
+		return "", newErr(ErrKeyring, "the encryption context is not a JSON object of string values")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return "", newErr(ErrKeyring, "the encryption context is not a JSON object of string values")
+	}
+	if len(m) == 0 {
+		return "", nil
+	}
+	out, err := json.Marshal(m) // sorts the keys
+	if err != nil {
+		return "", newErr(ErrKeyring, "the encryption context: %v", err)
+	}
+	if len(out) > MaxKMSContext {
+		return "", newErr(ErrKeyring, "the encryption context is %d bytes as canonical JSON, at most %d", len(out), MaxKMSContext)
+	}
+	return string(out), nil
+}
+
+// KMSContextMap returns the pairs of a canonical encryption context ("" is
+// none).
+func KMSContextMap(canonical string) (map[string]string, error) {
+	m := map[string]string{}
+	if canonical == "" {
+		return m, nil
+	}
+	if err := json.Unmarshal([]byte(canonical), &m); err != nil {
+		return nil, newErr(ErrCorrupt, "encryption context is not a JSON object of string values")
+	}
+	return m, nil
+}

@@ -1,0 +1,387 @@
+package kms
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// Options bound what a Service does. The zero value means the defaults.
+type Options struct {
+	// CacheTTL is how long an opened intermediate key is kept, so that
+	// reads of a recently used object make no call. Default 5 minutes;
+	// negative: no cache. A disabled or deleted master key stops reading
+	// once its keys have left the cache.
+	CacheTTL time.Duration
+	// CacheSize bounds the opened keys kept (32 bytes each). Default
+	// 10000.
+	CacheSize int
+	// BucketKeyTTL is how long one bucket key seals new objects of a
+	// bucket, master key and context before a new one is made. Default 5
+	// minutes.
+	BucketKeyTTL time.Duration
+	// Timeout bounds one call to the service. Default 5 s.
+	Timeout time.Duration
+	// Attempts bounds the tries of a call the service did not answer.
+	// Default 3.
+	Attempts int
+	// Backoff is the ceiling of the first wait between tries (doubling,
+	// full jitter). Default 200 ms.
+	Backoff time.Duration
+	// Observer is told of every call (metrics). Default none.
+	Observer Observer
+	// Logger receives retries. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.CacheTTL == 0 {
+		o.CacheTTL = 5 * time.Minute
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = 10000
+	}
+	if o.BucketKeyTTL <= 0 {
+		o.BucketKeyTTL = 5 * time.Minute
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Second
+	}
+	if o.Attempts <= 0 {
+		o.Attempts = 3
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = 200 * time.Millisecond
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Service is s3seal's crypto.KeyService over one or more providers.
+type Service struct {
+	opt       Options
+	providers map[string]Provider // by scheme
+	// def is the scheme of the provider that client key names without a
+	// scheme belong to.
+	def string
+
+	opened     *expirable.LRU[string, []byte]
+	bucketKeys *expirable.LRU[string, bucketKey]
+	flight     singleflight.Group
+}
+
+type bucketKey struct {
+	plain, sealed []byte
+	keyID         string
+}
+
+var _ crypto.KeyService = (*Service)(nil)
+
+// NewService returns a Service over providers; the first one's scheme is
+// the default for key names without one.
+func NewService(opt Options, providers ...Provider) (*Service, error) {
+	if len(providers) == 0 {
+		return nil, fmt.Errorf("kms: no provider")
+	}
+	opt = opt.withDefaults()
+	s := &Service{opt: opt, providers: map[string]Provider{}, def: providers[0].Scheme()}
+	for _, p := range providers {
+		if _, dup := s.providers[p.Scheme()]; dup {
+			return nil, fmt.Errorf("kms: two %s providers: give one master key URI per kind of service", p.Scheme())
+		}
+		s.providers[p.Scheme()] = p
+	}
+	if opt.CacheTTL > 0 {
+		s.opened = expirable.NewLRU(opt.CacheSize, func(_ string, k []byte) { clear(k) }, opt.CacheTTL)
+	}
+	s.bucketKeys = expirable.NewLRU(1024, func(_ string, k bucketKey) { clear(k.plain) }, opt.BucketKeyTTL)
+	return s, nil
+}
+
+// Resolve returns the external id of a key a client or an operator names:
+// an external id of a configured provider as it is, an AWS ARN
+// ("arn:aws:kms:...") for the aws-kms provider, and any other name for
+// the default provider. ok is false for a name no provider takes.
+func (s *Service) Resolve(name string) (string, bool) {
+	if name == "" {
+		return "", false
+	}
+	if scheme, _, ok := strings.Cut(name, ":"); ok {
+		if _, known := s.providers[scheme]; known {
+			return name, crypto.IsExternalKeyID(name)
+		}
+		if scheme == "arn" {
+			if _, known := s.providers["aws-kms"]; known {
+				id := "aws-kms:" + name
+				return id, crypto.IsExternalKeyID(id)
+			}
+		}
+	}
+	id := s.def + ":" + name
+	return id, crypto.IsExternalKeyID(id)
+}
+
+// DisplayName is how S3 answers name a master key: its name at the
+// provider (for AWS KMS, the key's ARN), without s3seal's scheme.
+func DisplayName(externalID string) string {
+	_, name, ok := strings.Cut(externalID, ":")
+	if !ok {
+		return externalID
+	}
+	return name
+}
+
+func (s *Service) provider(keyID string) (Provider, string, error) {
+	scheme, name, _ := strings.Cut(keyID, ":")
+	p, ok := s.providers[scheme]
+	if !ok {
+		return nil, "", &Error{Kind: NotFound, Key: keyID, Op: "resolve",
+			Err: fmt.Errorf("no %s service is configured (give its master key URI)", scheme)}
+	}
+	return p, name, nil
+}
+
+// Context returns the encryption context s3seal gives the service for
+// req: the client's pairs and, as S3 does, "aws:s3:arn" naming the object
+// (the bucket, for a bucket key). A client pair of that name is
+// overwritten; s3api refuses one that differs.
+func Context(req crypto.KeyRequest) (map[string]string, error) {
+	m, err := crypto.KMSContextMap(req.Context)
+	if err != nil {
+		return nil, err
+	}
+	m[ARNContextKey] = ContextARN(req.Name.Bucket, req.Name.Key, req.BucketKey)
+	return m, nil
+}
+
+// ARNContextKey is the encryption context pair S3 always adds.
+const ARNContextKey = "aws:s3:arn"
+
+// ContextARN is the value of the "aws:s3:arn" pair: the object's ARN, or
+// the bucket's for a bucket key.
+func ContextARN(bucket, key string, bucketKey bool) string {
+	if bucketKey {
+		return "arn:aws:s3:::" + bucket
+	}
+	return "arn:aws:s3:::" + bucket + "/" + key
+}
+
+// NewKey implements crypto.KeyService.
+func (s *Service) NewKey(ctx context.Context, req crypto.KeyRequest) ([]byte, []byte, string, error) {
+	if !req.BucketKey {
+		return s.generate(ctx, req)
+	}
+	id := cacheID(req.KeyID, "", []byte(req.Name.Bucket), []byte(req.Context))
+	if bk, ok := s.bucketKeys.Get(id); ok {
+		return clone(bk.plain), bk.sealed, bk.keyID, nil
+	}
+	v, err, _ := s.flight.Do(id, func() (any, error) {
+		if bk, ok := s.bucketKeys.Get(id); ok {
+			return bk, nil
+		}
+		plain, sealed, keyID, err := s.generate(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		bk := bucketKey{plain: plain, sealed: sealed, keyID: keyID}
+		s.bucketKeys.Add(id, bk)
+		return bk, nil
+	})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	bk := v.(bucketKey)
+	return clone(bk.plain), bk.sealed, bk.keyID, nil
+}
+
+func (s *Service) generate(ctx context.Context, req crypto.KeyRequest) ([]byte, []byte, string, error) {
+	p, name, err := s.provider(req.KeyID)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	kctx, err := Context(req)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	var plain, sealed []byte
+	var canonical string
+	err = s.call(ctx, "generate", req.KeyID, func(ctx context.Context) error {
+		var err error
+		plain, sealed, canonical, err = p.GenerateKey(ctx, name, kctx)
+		return err
+	})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	keyID := p.Scheme() + ":" + canonical
+	if s.opened != nil {
+		s.opened.Add(cacheID(keyID, ctxString(kctx), sealed), clone(plain))
+	}
+	return plain, sealed, keyID, nil
+}
+
+// OpenKey implements crypto.KeyService: from the cache when the key was
+// opened (or made) within CacheTTL, else one call to the service.
+func (s *Service) OpenKey(ctx context.Context, req crypto.KeyRequest, sealed []byte) ([]byte, error) {
+	p, name, err := s.provider(req.KeyID)
+	if err != nil {
+		return nil, err
+	}
+	kctx, err := Context(req)
+	if err != nil {
+		return nil, err
+	}
+	id := cacheID(req.KeyID, ctxString(kctx), sealed)
+	if s.opened != nil {
+		if k, ok := s.opened.Get(id); ok {
+			return clone(k), nil
+		}
+	}
+	v, err, _ := s.flight.Do("open:"+id, func() (any, error) {
+		var plain []byte
+		err := s.call(ctx, "decrypt", req.KeyID, func(ctx context.Context) error {
+			var err error
+			plain, err = p.Decrypt(ctx, name, sealed, kctx)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if s.opened != nil {
+			s.opened.Add(id, clone(plain))
+		}
+		return plain, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return clone(v.([]byte)), nil
+}
+
+// Rewrap seals an envelope's intermediate key anew under its master key's
+// current version, inside the service, and returns the new sealed form.
+func (s *Service) Rewrap(ctx context.Context, req crypto.KeyRequest, sealed []byte) ([]byte, error) {
+	p, name, err := s.provider(req.KeyID)
+	if err != nil {
+		return nil, err
+	}
+	kctx, err := Context(req)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	err = s.call(ctx, "rewrap", req.KeyID, func(ctx context.Context) error {
+		var err error
+		out, err = p.Rewrap(ctx, name, sealed, kctx)
+		return err
+	})
+	return out, err
+}
+
+// Version names the master key version a sealed key was made under, ""
+// when the service does not tell.
+func (s *Service) Version(keyID string, sealed []byte) string {
+	p, name, err := s.provider(keyID)
+	if err != nil {
+		return ""
+	}
+	return p.Version(name, sealed)
+}
+
+// Check tells whether the service of keyID answers and the key can be
+// used (one call).
+func (s *Service) Check(ctx context.Context, keyID string) error {
+	p, name, err := s.provider(keyID)
+	if err != nil {
+		return err
+	}
+	return s.call(ctx, "check", keyID, func(ctx context.Context) error { return p.Check(ctx, name) })
+}
+
+// call runs f with a timeout per try, retrying what the service did not
+// answer, and reports each try.
+func (s *Service) call(ctx context.Context, op, keyID string, f func(context.Context) error) error {
+	ceiling := s.opt.Backoff
+	var err error
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, s.opt.Timeout)
+		start := time.Now()
+		err = f(actx)
+		cancel()
+		kind := Kind(0)
+		if err != nil {
+			kind = kindOfProviderError(err)
+			if ctx.Err() != nil {
+				kind = Unavailable
+			}
+		}
+		s.observe(op, kind, time.Since(start))
+		if err == nil {
+			return nil
+		}
+		if kind != Unavailable || attempt >= s.opt.Attempts || ctx.Err() != nil {
+			return &Error{Kind: kind, Key: keyID, Op: op, Err: err}
+		}
+		wait := rand.N(ceiling + 1)
+		s.opt.Logger.Warn("KMS call failed, retrying", "op", op, "key", keyID, "attempt", attempt, "wait", wait, "error", err)
+		select {
+		case <-ctx.Done():
+			return &Error{Kind: Unavailable, Key: keyID, Op: op, Err: err}
+		case <-time.After(wait):
+		}
+		ceiling *= 2
+	}
+}
+
+func (s *Service) observe(op string, k Kind, d time.Duration) {
+	if s.opt.Observer == nil {
+		return
+	}
+	outcome := "ok"
+	if k != 0 {
+		outcome = strings.ReplaceAll(k.String(), " ", "_")
+	}
+	s.opt.Observer.KMSRequest(op, outcome, d)
+}
+
+// cacheID names an opened key by everything it was opened for: the
+// master key, the context the service bound and the sealed bytes.
+func cacheID(keyID, kctx string, sealed ...[]byte) string {
+	h := sha256.New()
+	for _, p := range append([][]byte{[]byte(keyID), []byte(kctx)}, sealed...) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
+		h.Write(n[:])
+		h.Write(p)
+	}
+	return string(h.Sum(nil))
+}
+
+// ctxString is a context as canonical JSON (the cache's part of its key).
+func ctxString(m map[string]string) string {
+	var b strings.Builder
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%d:%s%d:%s", len(k), k, len(m[k]), m[k])
+	}
+	return b.String()
+}
+
+func clone(b []byte) []byte { return append([]byte(nil), b...) }
