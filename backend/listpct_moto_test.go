@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/s3seal/s3seal/backend/internal/moto"
+	"github.com/s3seal/s3seal/internal/moto"
 )
 
 // moto's V1 answer says EncodingType=url but leaves CommonPrefixes raw: a

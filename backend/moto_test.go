@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/backend/internal/moto"
+	"github.com/s3seal/s3seal/internal/moto"
 	"github.com/s3seal/s3seal/backend/internal/storetest"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/s3seal/s3seal/backend/internal/moto"
+	"github.com/s3seal/s3seal/internal/moto"
 )
 
 // A bucket with Object Lock on moto: Protection reaches the object (PUT

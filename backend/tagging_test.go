@@ -7,7 +7,7 @@ import (
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/backend/embedded"
-	"github.com/s3seal/s3seal/backend/internal/moto"
+	"github.com/s3seal/s3seal/internal/moto"
 	"github.com/s3seal/s3seal/backend/internal/storetest"
 )
 

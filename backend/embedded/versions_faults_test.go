@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/s3seal/s3seal/backend/internal/moto"
+	"github.com/s3seal/s3seal/internal/moto"
 )
 
 // DeleteObjects' per-entry <ETag> (a conditional

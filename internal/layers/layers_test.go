@@ -114,6 +114,11 @@ var layersTable = table{
 			"net":     noHTTP + "; the format does no I/O beyond readers, writers and the keyring file",
 			"os/exec": "the format does no I/O beyond readers, writers and the keyring file",
 		}},
+		// Master keys held outside s3seal: the key service over the
+		// providers, and each provider on its own client.
+		"kms":        {may: []string{"crypto"}},
+		"kms/awskms": {may: []string{"kms"}, testMay: []string{"crypto", "internal/localkms", "internal/moto"}},
+
 		"retry":            {may: []string{"backend"}, testMay: []string{"backend/embedded"}},
 		"backend":          {testMay: []string{"backend/embedded"}}, // its external tests run the store contract on the embedded store
 		"backend/embedded": {may: []string{"backend"}},
@@ -129,18 +134,19 @@ var layersTable = table{
 		"internal/faultproxy":        {},
 		"internal/kafkatest":         {},
 		"backend/internal/storetest": {may: []string{"backend"}},
-		"backend/internal/moto":      {},
+		"internal/moto":              {},
+		"internal/localkms":          {},
 
 		// The binary driven from outside; tests only.
 		"e2e": {testMay: []string{"backend", "backend/embedded", "checksum", "crypto"}},
 	},
-	helpers: []string{"internal/faultproxy", "internal/kafkatest", "backend/internal/storetest", "backend/internal/moto"},
+	helpers: []string{"internal/faultproxy", "internal/kafkatest", "backend/internal/storetest", "internal/moto", "internal/localkms"},
 	onlyIn: map[string][]string{
 		"github.com/gorilla/mux": {"s3api"}, // the S3 front's router
 		// The store's client; lfs presigns GETs of s3seal's own S3 API
 		// with it (presign.go).
-		"github.com/aws/aws-sdk-go-v2":      {"backend", "lfs"},
-		"github.com/aws/smithy-go":          {"backend"},
+		"github.com/aws/aws-sdk-go-v2":      {"backend", "lfs", "kms/awskms"},
+		"github.com/aws/smithy-go":          {"backend", "kms/awskms"},
 		"github.com/johannesboyne/gofakes3": {"backend/embedded"}, // the embedded store's engine
 	},
 	known: knownViolations,
