@@ -178,17 +178,86 @@ func (e Envelope) External() bool { return IsExternalKeyID(e.KeyID) }
 
 // Wrap wraps dk's DEK under the master key keyID ("" means the primary
 // key), bound to dk's oid, the key id, the object's name and b, as
-// docs/FORMAT.md specifies. The 12-byte wrap nonce comes from dk's
-// Config.Rand (crypto/rand by default). For a master key held outside
-// s3seal the key service makes the intermediate key (one call, or none
-// for a cached bucket key) and the envelope records the key's canonical
-// external id. It fails with [ErrUnknownKey] for a key id not in the
-// ring, [ErrCorrupt] for an invalid name or binding, and with the key
-// service's error, wrapped, when it cannot make a key.
+// docs/FORMAT.md specifies: [Keyring.NewWrapKey] and [WrapKey.Wrap] in
+// one call.
 func (kr *Keyring) Wrap(ctx context.Context, dk *DataKey, keyID string, name Name, b Binding) (Envelope, error) {
+	wk, err := kr.NewWrapKey(ctx, keyID, name, b.KMSContext, b.BucketKey)
+	if err != nil {
+		return Envelope{}, err
+	}
+	defer wk.Close()
+	return wk.Wrap(dk, name, b)
+}
+
+// WrapKey is the key that wraps one object's DEK: a local master key, or
+// an intermediate key a key service made under an external one. Getting
+// it before the object's body is read lets a write that cannot have a
+// key fail before it reads a byte.
+type WrapKey struct {
+	keyID     string
+	kek       []byte
+	sealed    []byte
+	kmsCtx    string
+	bucketKey bool
+	external  bool
+}
+
+// NewWrapKey returns the key that wraps the DEK of an object at name
+// under the master key keyID ("" means the primary key). For a master
+// key held outside s3seal the key service makes the intermediate key
+// bound to name, kmsContext and bucketKey (one call, or none for a cached
+// bucket key) and the key's canonical external id is the one recorded.
+// It fails with [ErrUnknownKey] for a key id not in the ring,
+// [ErrKeyring] for a context or bucket key with a local key, and with the
+// key service's error, wrapped, when it cannot make a key.
+func (kr *Keyring) NewWrapKey(ctx context.Context, keyID string, name Name, kmsContext string, bucketKey bool) (*WrapKey, error) {
 	if keyID == "" {
 		keyID = kr.primary
 	}
+	if err := name.check(); err != nil {
+		return nil, err
+	}
+	if len(kmsContext) > MaxKMSContext {
+		return nil, newErr(ErrKeyring, "encryption context is %d bytes, at most %d", len(kmsContext), MaxKMSContext)
+	}
+	ext, external := kr.External(keyID)
+	if !external {
+		kek, ok := kr.keys[keyID]
+		if !ok {
+			return nil, newErr(ErrUnknownKey, "%q", keyID)
+		}
+		if kmsContext != "" || bucketKey {
+			return nil, newErr(ErrKeyring, "an encryption context or a bucket key needs a master key held outside s3seal, not %q", keyID)
+		}
+		return &WrapKey{keyID: keyID, kek: kek}, nil
+	}
+	req := KeyRequest{KeyID: ext, Name: name, Context: kmsContext, BucketKey: bucketKey}
+	kek, sealed, canonical, err := kr.svc.NewKey(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if len(kek) != KeySize || len(sealed) == 0 || len(sealed) > MaxSealedKey || !IsExternalKeyID(canonical) {
+		clear(kek)
+		return nil, newErr(ErrKeyring, "the key service answered a %d-byte key, %d sealed bytes and key id %q", len(kek), len(sealed), canonical)
+	}
+	return &WrapKey{keyID: canonical, kek: kek, sealed: sealed, kmsCtx: kmsContext, bucketKey: bucketKey, external: true}, nil
+}
+
+// KeyID is the id of the master key the envelope will name.
+func (wk *WrapKey) KeyID() string { return wk.keyID }
+
+// Close forgets an intermediate key.
+func (wk *WrapKey) Close() {
+	if wk.external {
+		clear(wk.kek)
+	}
+}
+
+// Wrap wraps dk's DEK, bound to dk's oid, the key id, name and b (whose
+// KMSContext and BucketKey must be those the key was made for). The
+// 12-byte wrap nonce comes from dk's Config.Rand (crypto/rand by
+// default). It fails with [ErrCorrupt] for an invalid name or binding.
+func (wk *WrapKey) Wrap(dk *DataKey, name Name, b Binding) (Envelope, error) {
 	if dk.derived {
 		return Envelope{}, newErr(ErrKeyring, "a content key derived from a customer key is never wrapped")
 	}
@@ -198,24 +267,10 @@ func (kr *Keyring) Wrap(ctx context.Context, dk *DataKey, keyID string, name Nam
 	if err := b.check(); err != nil {
 		return Envelope{}, err
 	}
-	var sealed []byte
-	kek, ok := kr.keys[keyID]
-	if ext, external := kr.External(keyID); external {
-		req := KeyRequest{KeyID: ext, Name: name, Context: b.KMSContext, BucketKey: b.BucketKey}
-		var err error
-		if kek, sealed, keyID, err = kr.svc.NewKey(ctx, req); err != nil {
-			return Envelope{}, err
-		}
-		defer clear(kek)
-		if len(kek) != KeySize || len(sealed) == 0 || len(sealed) > MaxSealedKey || !IsExternalKeyID(keyID) {
-			return Envelope{}, newErr(ErrKeyring, "the key service answered a %d-byte key, %d sealed bytes and key id %q", len(kek), len(sealed), keyID)
-		}
-	} else if !ok {
-		return Envelope{}, newErr(ErrUnknownKey, "%q", keyID)
-	} else if b.KMSContext != "" || b.BucketKey {
-		return Envelope{}, newErr(ErrKeyring, "an encryption context or a bucket key needs a master key held outside s3seal, not %q", keyID)
+	if b.KMSContext != wk.kmsCtx || b.BucketKey != wk.bucketKey {
+		return Envelope{}, newErr(ErrKeyring, "the binding's encryption context or bucket key is not the one the key was made for")
 	}
-	aead, err := wrapAEAD(kek, dk.oid)
+	aead, err := wrapAEAD(wk.kek, dk.oid)
 	if err != nil {
 		return Envelope{}, err
 	}
@@ -223,9 +278,9 @@ func (kr *Keyring) Wrap(ctx context.Context, dk *DataKey, keyID string, name Nam
 	if version == 0 {
 		version = FormatV2
 	}
-	env := Envelope{Version: version, KeyID: keyID, OID: dk.oid, Multipart: b.Multipart, PlainSize: b.PlainSize, CustomerCheck: b.CustomerCheck}
-	if sealed != nil {
-		env.SealedKey, env.KMSContext, env.BucketKey = sealed, b.KMSContext, b.BucketKey
+	env := Envelope{Version: version, KeyID: wk.keyID, OID: dk.oid, Multipart: b.Multipart, PlainSize: b.PlainSize, CustomerCheck: b.CustomerCheck}
+	if wk.external {
+		env.SealedKey, env.KMSContext, env.BucketKey = wk.sealed, wk.kmsCtx, wk.bucketKey
 	}
 	payload := wrapPayload(dk.dek[:], b)
 	defer clear(payload)

@@ -75,6 +75,9 @@ type KeyRequest struct {
 // unchanged (wrapped), so a caller can tell an unreachable service from a
 // disabled or unknown key.
 type KeyService interface {
+	// Handles reports whether the service holds master keys of the
+	// external id's kind (its scheme).
+	Handles(keyID string) bool
 	// NewKey returns a fresh 32-byte intermediate key and its sealed form
 	// under the master key req.KeyID, bound to req. keyID is the master
 	// key's canonical external id (an alias resolved to what the service

@@ -37,12 +37,48 @@ func LoadKeyringFile(path string) (*Keyring, error) {
 // [ErrKeyring]. Errors name fields, ids, lines and columns but never quote
 // key material, not even one character of a malformed document.
 func ParseKeyring(data []byte) (*Keyring, error) {
-	p := keyfileParser{dec: json.NewDecoder(bytes.NewReader(data)), data: data}
-	primary, keys, err := p.document()
+	doc, err := ParseKeyringDoc(data)
 	if err != nil {
 		return nil, err
 	}
-	return NewKeyring(primary, keys)
+	if len(doc.KMS) > 0 {
+		return nil, newErr(ErrKeyring, `field "kms" names master keys held outside s3seal, which need a key service`)
+	}
+	return NewKeyring(doc.Primary, doc.Keys)
+}
+
+// KeyringDoc is a keyring file as written: the primary key's id, the
+// local keys, and the master keys held outside s3seal by local id ->
+// URI (aws-kms://..., hcvault://..., pkcs11:...), as in
+//
+//	{"primary": "tenant-a", "keys": {"k1": "<base64>"},
+//	 "kms": {"tenant-a": "aws-kms://arn:aws:kms:...:key/...", "tenant-b": "aws-kms://alias/b"}}
+//
+// The URIs are not judged here: the key service opens them.
+type KeyringDoc struct {
+	Primary string
+	Keys    map[string][]byte
+	KMS     map[string]string
+}
+
+// ParseKeyringDoc parses a keyring file with the rules of [ParseKeyring];
+// "keys" may be absent or empty when "kms" names a key. A "kms" id must
+// be a valid local id that "keys" does not also name.
+func ParseKeyringDoc(data []byte) (KeyringDoc, error) {
+	p := keyfileParser{dec: json.NewDecoder(bytes.NewReader(data)), data: data}
+	doc, err := p.document()
+	if err != nil {
+		return KeyringDoc{}, err
+	}
+	for id := range doc.KMS {
+		if !ValidKeyID(id) {
+			return KeyringDoc{}, newErr(ErrKeyring, "invalid key id %q (want 1 to 64 of [A-Za-z0-9._-])", id)
+		}
+		if _, dup := doc.Keys[id]; dup {
+			return KeyringDoc{}, newErr(ErrKeyring, "key id %q is in both \"keys\" and \"kms\"", id)
+		}
+	}
+	return doc, nil
 }
 
 type keyfileParser struct {
@@ -60,49 +96,78 @@ func (p *keyfileParser) where() string {
 	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
-func (p *keyfileParser) document() (primary string, keys map[string][]byte, err error) {
+func (p *keyfileParser) document() (doc KeyringDoc, err error) {
+	fail := func(err error) (KeyringDoc, error) { return KeyringDoc{}, err }
 	if err := p.delim('{', "document"); err != nil {
-		return "", nil, err
+		return fail(err)
 	}
 	seenPrimary := false
 	for p.dec.More() {
 		field, err := p.str("field name")
 		if err != nil {
-			return "", nil, err
+			return fail(err)
 		}
 		switch field {
 		case "primary":
 			if seenPrimary {
-				return "", nil, newErr(ErrKeyring, `field "primary" appears twice`)
+				return fail(newErr(ErrKeyring, `field "primary" appears twice`))
 			}
 			seenPrimary = true
-			if primary, err = p.str(`value of "primary"`); err != nil {
-				return "", nil, err
+			if doc.Primary, err = p.str(`value of "primary"`); err != nil {
+				return fail(err)
 			}
 		case "keys":
-			if keys != nil {
-				return "", nil, newErr(ErrKeyring, `field "keys" appears twice`)
+			if doc.Keys != nil {
+				return fail(newErr(ErrKeyring, `field "keys" appears twice`))
 			}
-			if keys, err = p.keys(); err != nil {
-				return "", nil, err
+			if doc.Keys, err = p.keys(); err != nil {
+				return fail(err)
+			}
+		case "kms":
+			if doc.KMS != nil {
+				return fail(newErr(ErrKeyring, `field "kms" appears twice`))
+			}
+			if doc.KMS, err = p.uris(); err != nil {
+				return fail(err)
 			}
 		default:
-			return "", nil, newErr(ErrKeyring, "unknown field %q", field)
+			return fail(newErr(ErrKeyring, "unknown field %q", field))
 		}
 	}
 	if err := p.delim('}', "end of document"); err != nil {
-		return "", nil, err
+		return fail(err)
 	}
 	if _, err := p.dec.Token(); err != io.EOF {
-		return "", nil, newErr(ErrKeyring, "data after the JSON document")
+		return fail(newErr(ErrKeyring, "data after the JSON document"))
 	}
 	if !seenPrimary {
-		return "", nil, newErr(ErrKeyring, `missing field "primary"`)
+		return fail(newErr(ErrKeyring, `missing field "primary"`))
 	}
-	if keys == nil {
-		return "", nil, newErr(ErrKeyring, `missing field "keys"`)
+	if doc.Keys == nil && doc.KMS == nil {
+		return fail(newErr(ErrKeyring, `missing field "keys"`))
 	}
-	return primary, keys, nil
+	return doc, nil
+}
+
+// uris reads the "kms" object: local id -> master key URI.
+func (p *keyfileParser) uris() (map[string]string, error) {
+	if err := p.delim('{', `value of "kms"`); err != nil {
+		return nil, err
+	}
+	uris := map[string]string{}
+	for p.dec.More() {
+		id, err := p.str("key id")
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := uris[id]; dup {
+			return nil, newErr(ErrKeyring, "key id %q appears twice", id)
+		}
+		if uris[id], err = p.str("the URI of key " + strconv.Quote(id)); err != nil {
+			return nil, err
+		}
+	}
+	return uris, p.delim('}', `end of "kms"`)
 }
 
 func (p *keyfileParser) keys() (map[string][]byte, error) {

@@ -105,7 +105,7 @@ func (kr *Keyring) Has(id string) bool {
 	if _, ok := kr.aliases[id]; ok {
 		return true
 	}
-	return kr.svc != nil && IsExternalKeyID(id)
+	return kr.svc != nil && IsExternalKeyID(id) && kr.svc.Handles(id)
 }
 
 // External returns the external id id names (itself or the external key
@@ -114,7 +114,7 @@ func (kr *Keyring) External(id string) (string, bool) {
 	if ext, ok := kr.aliases[id]; ok {
 		return ext, true
 	}
-	if _, local := kr.keys[id]; local || kr.svc == nil || !IsExternalKeyID(id) {
+	if _, local := kr.keys[id]; local || kr.svc == nil || !IsExternalKeyID(id) || !kr.svc.Handles(id) {
 		return "", false
 	}
 	return id, true

@@ -111,6 +111,14 @@ func NewService(opt Options, providers ...Provider) (*Service, error) {
 	return s, nil
 }
 
+// Handles implements crypto.KeyService: the id's scheme is one of a
+// configured provider.
+func (s *Service) Handles(keyID string) bool {
+	scheme, _, ok := strings.Cut(keyID, ":")
+	_, known := s.providers[scheme]
+	return ok && known
+}
+
 // Resolve returns the external id of a key a client or an operator names:
 // an external id of a configured provider as it is, an AWS ARN
 // ("arn:aws:kms:...") for the aws-kms provider, and any other name for

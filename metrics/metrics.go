@@ -31,6 +31,8 @@ type Metrics struct {
 	giveUps         *prometheus.CounterVec
 	spoolBytes      prometheus.Gauge
 	listCache       *prometheus.CounterVec
+	kmsRequests     *prometheus.CounterVec
+	kmsTime         *prometheus.HistogramVec
 }
 
 // durationBuckets are the upper bounds, in seconds, of the buckets of the
@@ -74,12 +76,18 @@ func New(version string) *Metrics {
 		listCache: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "s3seal_list_cache_lookups_total",
 			Help: "Lookups of listing entries in the cache of resolved sizes and ETags, by result (hit, miss)."},
 			[]string{"result"}),
+		kmsRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "s3seal_kms_requests_total",
+			Help: "Calls to the KMS or HSM holding master keys, each try counted, by operation (generate, decrypt, rewrap, check) and outcome (ok, unavailable, disabled, not_found, access_denied, invalid_ciphertext, failed)."},
+			[]string{"operation", "outcome"}),
+		kmsTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "s3seal_kms_request_duration_seconds",
+			Help:    "Time of each call to the KMS or HSM, by operation.",
+			Buckets: durationBuckets}, []string{"operation"}),
 	}
 	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: "s3seal_build_info",
 		Help: "Always 1; the version label names the running build.", ConstLabels: prometheus.Labels{"version": version}})
 	build.Set(1)
 	m.reg.MustRegister(m.requests, m.requestTime, m.bytesIn, m.bytesOut, m.inFlight, m.slotWaits, m.integrity,
-		m.backendRequests, m.backendTime, m.retries, m.giveUps, m.spoolBytes, m.listCache, build,
+		m.backendRequests, m.backendTime, m.retries, m.giveUps, m.spoolBytes, m.listCache, m.kmsRequests, m.kmsTime, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -127,6 +135,12 @@ func (m *Metrics) IntegrityFailure() { m.integrity.Inc() }
 func (m *Metrics) Attempt(op, outcome string, d time.Duration) {
 	m.backendRequests.WithLabelValues(op, outcome).Inc()
 	m.backendTime.WithLabelValues(op).Observe(d.Seconds())
+}
+
+// KMSRequest implements kms.Observer.
+func (m *Metrics) KMSRequest(op, outcome string, d time.Duration) {
+	m.kmsRequests.WithLabelValues(op, outcome).Inc()
+	m.kmsTime.WithLabelValues(op).Observe(d.Seconds())
 }
 
 // Retry implements retry.Observer.

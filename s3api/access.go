@@ -22,6 +22,11 @@ type Credential struct {
 	Read      []string `json:"read"`
 	Write     []string `json:"write"`
 	KeyID     string   `json:"key_id,omitempty"`
+	// SSEKMSToStore passes this credential's SSE-KMS writes to the
+	// object store, which then holds the keys (on top of s3seal's
+	// sealing under KeyID), as when s3seal has no key service; without
+	// it, a key service seals them under their KMS key (ssekms.go).
+	SSEKMSToStore bool `json:"sse_kms_to_store,omitempty"`
 	// Admin may read and change what the object store enforces for a
 	// bucket (policy, CORS, lifecycle, ownership controls, ACLs, the
 	// Object Lock configuration) and bypass GOVERNANCE retention.

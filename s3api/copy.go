@@ -44,7 +44,7 @@ func (s *Server) copyObject(req *request) error {
 	}
 	hasher := &lazyHasher{}
 	var srcVersionSeen string
-	in := sealstore.CopyInput{KeyID: req.cred.KeyID, Cond: cond, SrcBucket: srcBucket, SrcKey: srcKey, SrcVersionID: srcVersion,
+	in := sealstore.CopyInput{Cond: cond, SrcBucket: srcBucket, SrcKey: srcKey, SrcVersionID: srcVersion,
 		SrcContentID: src.bound,
 		Bucket:       req.bucket, Key: req.key,
 		Check: func(src sealstore.ObjectInfo) error {
@@ -92,6 +92,11 @@ func (s *Server) copyObject(req *request) error {
 		return err
 	}
 	in.DefaultSSE = !sseAsked && in.Headers.SSE != ""
+	sk, err := s.sealKeyOf(req.cred, req.bucket, req.key, &in.Headers)
+	if err != nil {
+		return err
+	}
+	in.KeyID, in.KMSContext, in.BucketKey = sk.keyID, sk.kmsContext, sk.bucketKey
 	in.Record = record
 	ka := s.startKeepAlive(req)
 	info, err := s.store.Copy(req.r.Context(), in)

@@ -110,3 +110,6 @@ func (f *fakeStore) putCalls() []fakeSettingPut {
 	defer f.mu.Unlock()
 	return append([]fakeSettingPut(nil), f.puts...)
 }
+
+// KMSKey: the fake has no key service, so SSE-KMS goes to the store.
+func (f *fakeStore) KMSKey(string, string) (string, bool, error) { return "", false, nil }

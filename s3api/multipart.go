@@ -42,6 +42,11 @@ func (s *Server) createMultipartUpload(req *request) error {
 	if err := s.bucketDefaultSSE(req.r.Context(), req.bucket, &in.Headers, in.CustomerKey); err != nil {
 		return err
 	}
+	sk, err := s.sealKeyOf(req.cred, req.bucket, req.key, &in.Headers)
+	if err != nil {
+		return err
+	}
+	in.KeyID, in.KMSContext, in.BucketKey = sk.keyID, sk.kmsContext, sk.bucketKey
 	typ, err := uploadChecksumType(req.r.Header.Get("X-Amz-Checksum-Type"))
 	if err != nil {
 		return err

@@ -52,9 +52,14 @@ func (s *Server) putObject(req *request) error {
 	if err := s.bucketDefaultSSE(req.r.Context(), req.bucket, &headers, ck); err != nil {
 		return err
 	}
+	sk, err := s.sealKeyOf(req.cred, req.bucket, req.key, &headers)
+	if err != nil {
+		return err
+	}
 	info, err := s.store.Put(req.r.Context(), sealstore.PutInput{
 		Bucket: req.bucket, Key: req.key, Body: req.r.Body, Size: size,
-		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: req.cred.KeyID,
+		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers,
+		KeyID: sk.keyID, KMSContext: sk.kmsContext, BucketKey: sk.bucketKey,
 		Observe: checks.hasher, Finalize: checks.finalize(req.auth.Trailer), Cond: cond, Protect: protect,
 		CustomerKey: ck, Record: record,
 	})

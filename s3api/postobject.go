@@ -133,11 +133,16 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	if err := s.bucketDefaultSSE(r.Context(), bucket, &headers, ck); err != nil {
 		return err
 	}
+	sk, err := s.sealKeyOf(cred, bucket, key, &headers)
+	if err != nil {
+		return err
+	}
 	body := &rangedBody{r: file, max: rng.Max}
 	finalize := checks.finalize(nil)
 	info, err := s.store.Put(r.Context(), sealstore.PutInput{
 		Bucket: bucket, Key: key, Body: body, Size: -1,
-		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers, KeyID: cred.KeyID,
+		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers,
+		KeyID: sk.keyID, KMSContext: sk.kmsContext, BucketKey: sk.bucketKey,
 		Observe: checks.hasher, Protect: protect, CustomerKey: ck, Record: record,
 		Finalize: func() (map[string]string, error) {
 			if body.n < rng.Min {

@@ -10,6 +10,9 @@ import (
 // door to the store. *sealstore.Store is the one in service; handler
 // tests give a fake that answers what a test needs (fakestore_test.go).
 type ObjectStore interface {
+	// The KMS master key an SSE-KMS write is sealed under (sealstore/kms.go).
+	KMSKey(name, credKey string) (id string, terminated bool, err error)
+
 	// Buckets (sealstore/buckets.go).
 	ListBuckets(ctx context.Context) ([]sealstore.Bucket, error)
 	HeadBucket(ctx context.Context, bucket string) error

@@ -22,7 +22,11 @@ type CopyInput struct {
 	ReplaceMeta bool
 	Meta        map[string]string
 	Headers     backend.Headers
-	KeyID       string
+	// KeyID, KMSContext and BucketKey seal the copy, as in PutInput: a
+	// copy takes the destination's key.
+	KeyID      string
+	KMSContext string
+	BucketKey  bool
 	// Check, when set, sees the source's description before any byte is
 	// copied (copy-source conditions); an error aborts the copy.
 	Check func(src ObjectInfo) error
@@ -87,6 +91,6 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 	headers.SSE, headers.SSEKMSKeyID, headers.SSEContext, headers.SSEBucketKey =
 		in.Headers.SSE, in.Headers.SSEKMSKeyID, in.Headers.SSEContext, in.Headers.SSEBucketKey
 	return s.Put(ctx, PutInput{Bucket: in.Bucket, Key: in.Key, Body: rd, Size: src.Size,
-		Meta: meta, Headers: headers, KeyID: in.KeyID, Observe: in.Observe, Finalize: in.Finalize, Cond: in.Cond, Protect: in.Protect,
+		Meta: meta, Headers: headers, KeyID: in.KeyID, KMSContext: in.KMSContext, BucketKey: in.BucketKey, Observe: in.Observe, Finalize: in.Finalize, Cond: in.Cond, Protect: in.Protect,
 		CustomerKey: in.CustomerKey, Record: in.Record})
 }

@@ -19,6 +19,10 @@ type CreateMultipartInput struct {
 	Meta        map[string]string // user metadata, lower-case keys without "x-amz-meta-"
 	Headers     backend.Headers
 	KeyID       string // master key for the object; "" means the primary
+	// KMSContext and BucketKey go with a KeyID held outside s3seal, as
+	// in PutInput.
+	KMSContext string
+	BucketKey  bool
 	// ChecksumAlgorithm is the lower-case algorithm every part must carry
 	// (x-amz-checksum-algorithm), or "". ChecksumType is "COMPOSITE" or
 	// "FULL_OBJECT" (x-amz-checksum-type) when it is set.
@@ -71,7 +75,13 @@ func (s *Store) createMultipart(ctx context.Context, in CreateMultipartInput) (i
 	if err != nil {
 		return "", "", err
 	}
-	env, err := s.kr.Wrap(ctx, dk, in.KeyID, crypto.Name{Bucket: in.Bucket, Key: in.Key}, crypto.Binding{Multipart: true, CustomerCheck: check})
+	name := crypto.Name{Bucket: in.Bucket, Key: in.Key}
+	wk, err := s.newWrapKey(ctx, in.KeyID, name, in.KMSContext, in.BucketKey)
+	if err != nil {
+		return "", "", err
+	}
+	defer wk.Close()
+	env, err := wk.Wrap(dk, name, crypto.Binding{Multipart: true, CustomerCheck: check, KMSContext: in.KMSContext, BucketKey: in.BucketKey})
 	if err != nil {
 		return "", "", fmt.Errorf("wrap data key: %w", err)
 	}
@@ -81,7 +91,7 @@ func (s *Store) createMultipart(ctx context.Context, in CreateMultipartInput) (i
 	if env.SealedMeta, err = crypto.SealObjectMeta(dk, om); err != nil {
 		return "", "", fmt.Errorf("seal object metadata: %w", err)
 	}
-	id, err = s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: in.Bucket, Key: in.Key, Meta: env.Metadata(), Headers: storeHeaders(in.Headers), Protect: in.Protect})
+	id, err = s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: in.Bucket, Key: in.Key, Meta: env.Metadata(), Headers: storeHeadersFor(env, in.Headers), Protect: in.Protect})
 	if err != nil {
 		return "", "", err
 	}

@@ -72,14 +72,14 @@ func (s *Store) readUpload(ctx context.Context, bucket, key, uploadID string) (*
 	}
 	dk, _, err := s.kr.Unwrap(ctx, env, crypto.Name{Bucket: bucket, Key: key})
 	if err != nil {
-		return nil, integrityErr(bucket, prefix+infoName, err)
+		return nil, unwrapErr(bucket, prefix+infoName, err)
 	}
 	alg, typ, err := uploadSettings(dk, bi.Meta, uploadID)
 	if err != nil {
 		return nil, integrityErr(bucket, prefix+infoName, err)
 	}
 	return &upload{bucket: bucket, key: key, id: uploadID, prefix: prefix, dk: dk, env: env,
-		checksumAlg: alg, checksumType: typ, lock: lockOfMeta(bi.Meta), sse: sseOfMeta(bi.Meta)}, nil
+		checksumAlg: alg, checksumType: typ, lock: lockOfMeta(bi.Meta), sse: sseOfState(env, bi.Meta)}, nil
 }
 
 // uploadSettings gives the checksum algorithm and type of the upload whose
@@ -144,6 +144,17 @@ func sseMeta(state map[string]string, h backend.Headers) {
 	if h.SSEBucketKey {
 		state[metaSSEBucketKey] = "true"
 	}
+}
+
+// sseOfState is the encryption an upload's parts and completion report:
+// its KMS key when s3seal seals it under one, else the store's.
+func sseOfState(env crypto.Envelope, meta map[string]string) backend.Headers {
+	var h backend.Headers
+	if env.External() {
+		kmsHeaders(env, &h)
+		return h
+	}
+	return sseOfMeta(meta)
 }
 
 func sseOfMeta(meta map[string]string) backend.Headers {

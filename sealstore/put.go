@@ -33,7 +33,12 @@ type PutInput struct {
 	Meta       map[string]string // user metadata, lower-case keys without "x-amz-meta-"
 	Headers    backend.Headers
 	// KeyID names the master key for this object; "" means the primary.
-	KeyID string
+	// A key held outside s3seal (an SSE-KMS write s3seal terminates)
+	// takes KMSContext (canonical, see KMSContext) and BucketKey, and
+	// Headers' SSE fields then never reach the store.
+	KeyID      string
+	KMSContext string
+	BucketKey  bool
 	// Observe, when set, sees every plaintext byte (e.g. checksum hashes).
 	Observe io.Writer
 	// Finalize, when set, runs after the whole body was read and sealed and
@@ -96,6 +101,12 @@ func (s *Store) put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if err != nil {
 		return ObjectInfo{}, err
 	}
+	name := crypto.Name{Bucket: in.Bucket, Key: in.Key}
+	wk, err := s.newWrapKey(ctx, in.KeyID, name, in.KMSContext, in.BucketKey)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	defer wk.Close()
 	// While the body arrives, learn whether the key holds a multipart
 	// object, whose manifest this PUT will make unreachable.
 	content, check, err := sealKey(dk, in.CustomerKey)
@@ -109,12 +120,8 @@ func (s *Store) put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	}
 	defer sp.close()
 
-	keyID := in.KeyID
-	if keyID == "" {
-		keyID = s.kr.Primary()
-	}
-	env, err := s.kr.Wrap(ctx, dk, keyID, crypto.Name{Bucket: in.Bucket, Key: in.Key},
-		crypto.Binding{PlainSize: sp.size, PlainMD5: sp.md5, Checksums: sp.checksums, CustomerCheck: check})
+	env, err := wk.Wrap(dk, name, crypto.Binding{PlainSize: sp.size, PlainMD5: sp.md5, Checksums: sp.checksums,
+		CustomerCheck: check, KMSContext: in.KMSContext, BucketKey: in.BucketKey})
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("wrap data key: %w", err)
 	}
@@ -127,7 +134,7 @@ func (s *Store) put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	bin := backend.PutInput{
 		Bucket: in.Bucket, Key: in.Key,
 		Body: sp.file, Size: sp.cipherSize, ContentMD5: sp.cipherMD5, ContentCRC32C: sp.cipherCRC32C,
-		Meta: env.Metadata(), Headers: storeHeaders(in.Headers), Protect: in.Protect,
+		Meta: env.Metadata(), Headers: storeHeadersFor(env, in.Headers), Protect: in.Protect,
 	}
 	if in.Cond != nil {
 		if err := s.pin(ctx, in.Bucket, in.Key, in.Cond, &bin); err != nil {
@@ -149,9 +156,10 @@ func (s *Store) put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 		s.dropManifest(ctx, in.Bucket, in.Key, old, false)
 	}
 	etag := fmt.Sprintf("%x", sp.md5)
-	if out.SSE != "" { // the backend's answer wins over what was asked
+	if out.SSE != "" && !env.External() { // the backend's answer wins over what was asked
 		in.Headers.SSE, in.Headers.SSEKMSKeyID, in.Headers.SSEBucketKey = out.SSE, out.SSEKMSKeyID, out.SSEBucketKey
 	}
+	kmsHeaders(env, &in.Headers)
 	s.cache.Add(cacheKey{in.Bucket, in.Key, out.ETag, sp.cipherSize}, resolved{sp.size, etag, sp.checksums})
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: sp.size, ETag: etag,
 		Meta: in.Meta, Headers: in.Headers, Encrypted: true, env: env, Checksums: sp.checksums, CustomerKeyed: check != nil,

@@ -65,6 +65,16 @@ func headerValue(s string) bool {
 // storeHeaders is what the store is told of an object's headers in
 // format 2: its storage class and its own encryption, which it acts on;
 // the content headers are sealed.
+// storeHeadersFor is storeHeaders of a write sealed as env: an object
+// sealed under a KMS key asks the store for no encryption of its own
+// (s3seal terminated the client's SSE-KMS).
+func storeHeadersFor(env crypto.Envelope, h backend.Headers) backend.Headers {
+	if env.External() {
+		h.SSE, h.SSEKMSKeyID, h.SSEContext, h.SSEBucketKey = "", "", "", false
+	}
+	return storeHeaders(h)
+}
+
 func storeHeaders(h backend.Headers) backend.Headers {
 	return backend.Headers{StorageClass: h.StorageClass, SSE: h.SSE, SSEKMSKeyID: h.SSEKMSKeyID,
 		SSEContext: h.SSEContext, SSEBucketKey: h.SSEBucketKey}

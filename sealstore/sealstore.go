@@ -19,6 +19,7 @@ import (
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/kms"
 )
 
 // ReservedPrefix is the key prefix under which s3seal keeps its own objects
@@ -34,6 +35,13 @@ const DefaultCacheEntries = 100_000
 
 // Options configure a Store. The zero value of each field means its default.
 type Options struct {
+	// KMS is the key service of the keyring's master keys held outside
+	// s3seal; with it, SSE-KMS writes are sealed under the KMS key they
+	// name (KMSKey) instead of going to the store. KMSDefault is the
+	// external id of the key an SSE-KMS write without a key id gets (""
+	// for none: such a write is refused).
+	KMS        *kms.Service
+	KMSDefault string
 	// Settings sends the requests of Setting, PutSetting and DeleteSetting
 	// (the store's own configurations of buckets and objects: tags,
 	// Object Lock, CORS, lifecycle, website) as the store's S3 API takes
@@ -419,15 +427,12 @@ func (s *Store) describe(ctx context.Context, bucket string, bi backend.ObjectIn
 	}
 	dk, b, err := s.kr.Unwrap(ctx, env, crypto.Name{Bucket: bucket, Key: bi.Key})
 	if err != nil {
-		if errors.Is(err, crypto.ErrUnknownKey) {
-			return info, nil, &Error{Code: "InternalError",
-				Message: "the object was encrypted with a master key that is not in s3seal's keyring", Err: err}
-		}
-		return info, nil, integrityErr(bucket, bi.Key, err)
+		return info, nil, unwrapErr(bucket, bi.Key, err)
 	}
 	if err := openMeta(dk, env, bi, &info); err != nil {
 		return info, nil, integrityErr(bucket, bi.Key, err)
 	}
+	kmsHeaders(env, &info.Headers)
 	if env.Multipart {
 		m, err := s.manifest(ctx, bucket, bi.Key, dk, strings.Trim(bi.ETag, `"`), bi.Size)
 		if err != nil {

@@ -91,6 +91,10 @@ type config struct {
 
 	Key      string
 	KeysFile string
+	// Master keys held outside s3seal (kmskeys.go).
+	KMSKey                                    string
+	KMSCacheTTL, KMSBucketKeyTTL, KMSTimeout time.Duration
+	KMSCacheSize                              int
 
 	// The secrets above can also come from files (--key-file, ...).
 	KeyFile, SecretKeyFile, BackendSecretKeyFile string
@@ -196,6 +200,11 @@ func parseCommandConfigHelp(name string, args []string, getenv func(string) stri
 	str(&c.Key, "key", "", "master key, base64 of 32 bytes (key id \"default\"; for tests: prefer S3SEAL_KEY or --key-file)")
 	str(&c.KeyFile, "key-file", "", "file holding the master key as s3seal keygen prints it (mode 600)")
 	str(&c.KeysFile, "keys-file", "", "JSON keyring file (instead of --key)")
+	str(&c.KMSKey, "kms-key", "", "master key held in a KMS or HSM, by URI: aws-kms://<key id, ARN or alias>, hcvault://<host:port>/<mount>/keys/<name>, pkcs11:token=<label>;object=<label>?module-path=<path>&pin-source=file:<path>; it seals new objects and is SSE-KMS's default key (a URI without a key configures the service alone)")
+	fs.DurationVar(&c.KMSCacheTTL, "kms-cache-ttl", 5*time.Minute, "how long a data key opened through the KMS is kept, so reads of recent objects make no KMS call (and keep working while the KMS is down); a disabled key stops reading after it; negative: no cache")
+	fs.IntVar(&c.KMSCacheSize, "kms-cache-size", 10000, "opened data keys kept (about 100 bytes each)")
+	fs.DurationVar(&c.KMSBucketKeyTTL, "kms-bucket-key-ttl", 5*time.Minute, "how long one bucket key seals new objects of a bucket before the KMS makes a new one (SSE-KMS with bucket keys)")
+	fs.DurationVar(&c.KMSTimeout, "kms-timeout", 5*time.Second, "bound on one KMS call; a call the KMS does not answer is tried 3 times in all")
 	fs.BoolVar(&c.AllowAnonymous, "allow-anonymous", false, "serve unsigned (anonymous) requests, allowed only what a bucket's public ACL grants or policy allows to everyone")
 	fs.BoolVar(&c.AllowPlaintextReads, "allow-plaintext-reads", false, "serve objects without s3seal metadata as they are (migrating a bucket; each such read is logged at WARN)")
 	fs.IntVar(&c.MaxRequests, "max-requests", 256, "S3 requests served at once, and LFS requests on their own listener; more wait up to 10 s, then get 503 (S3 SlowDown, LFS proxy_busy)")
@@ -395,8 +404,8 @@ func (c *config) validate() error {
 	if err := c.validateEndpoint(); err != nil {
 		return err
 	}
-	if c.Key == "" && c.KeysFile == "" {
-		return usagef("a real backend needs a master key: --key-file or --keys-file (s3seal keygen makes one)")
+	if c.Key == "" && c.KeysFile == "" && c.KMSKey == "" {
+		return usagef("a real backend needs a master key: --key-file, --keys-file or --kms-key (s3seal keygen makes one)")
 	}
 	if c.AccessKey == "" && c.CredentialsFile == "" && !c.tool {
 		return usagef("a real backend needs client credentials: --access-key with --secret-key-file, or --credentials-file")

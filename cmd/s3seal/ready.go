@@ -11,6 +11,7 @@ import (
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/kms"
 )
 
 // readiness answers /readyz: can s3seal serve? It asks the backend for its
@@ -24,8 +25,13 @@ import (
 // which may name endpoints, addresses or the store's message, goes to the
 // log each time the state changes.
 type readiness struct {
-	be      backend.Store // without retries: a probe must answer quickly
-	kr      *crypto.Keyring
+	be backend.Store // without retries: a probe must answer quickly
+	kr *crypto.Keyring
+	// kms, when set, is the key service of the master keys held outside
+	// s3seal; kmsKey the default KMS key ("" for none). The primary key
+	// if it is one, else kmsKey, is checked with one cheap call.
+	kms     *kms.Service
+	kmsKey  string
 	log     *slog.Logger
 	ttl     time.Duration
 	timeout time.Duration
@@ -51,6 +57,7 @@ func newReadiness(be backend.Store, kr *crypto.Keyring, log *slog.Logger) *readi
 var (
 	errNotReadyKeyring = errors.New("keyring: cannot wrap a data key under the primary master key (see the log)")
 	errNotReadyStore   = errors.New("object store: unreachable or refusing s3seal's requests (see the log)")
+	errNotReadyKMS     = errors.New("kms: the KMS or HSM holding the master key cannot be reached or refuses the key (see the log)")
 	errShuttingDown    = errors.New("shutting down")
 )
 
@@ -92,13 +99,29 @@ func (r *readiness) check(ctx context.Context) error {
 
 // probe returns the public reason and the error behind it.
 func (r *readiness) probe(ctx context.Context) (public, err error) {
-	if err := r.checkKeyring(); err != nil {
+	if key := r.kmsProbeKey(); key != "" {
+		if err := r.kms.Check(ctx, key); err != nil {
+			return errNotReadyKMS, fmt.Errorf("kms: %w", err)
+		}
+	} else if err := r.checkKeyring(); err != nil {
 		return errNotReadyKeyring, fmt.Errorf("keyring: %w", err)
 	}
 	if _, err := r.be.ListBuckets(ctx); err != nil {
 		return errNotReadyStore, fmt.Errorf("object store: %w", err)
 	}
 	return nil, nil
+}
+
+// kmsProbeKey is the KMS key a probe checks: the primary key when the KMS
+// holds it, else the default KMS key; "" without a key service.
+func (r *readiness) kmsProbeKey() string {
+	if r.kms == nil || r.kr == nil {
+		return ""
+	}
+	if ext, ok := r.kr.External(r.kr.Primary()); ok {
+		return ext
+	}
+	return r.kmsKey
 }
 
 func (r *readiness) checkKeyring() error {

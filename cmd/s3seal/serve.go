@@ -64,20 +64,19 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	defer ln.Close()
 	loopback := isLoopback(ln.Addr())
 
-	kr, err := loadKeyring(cfg, loopback)
+	mets := metrics.New(buildVersion())
+	ks, err := loadKeys(cfg, loopback, mets)
 	if err != nil {
 		return err
 	}
+	kr := ks.kr
 	creds, err := loadCredentials(cfg, loopback)
 	if err != nil {
 		return err
 	}
-	for _, c := range creds {
-		if c.KeyID != "" && !kr.Has(c.KeyID) {
-			return usagef("credential %q names master key %q, which is not in the keyring", c.AccessKey, c.KeyID)
-		}
+	if err := checkCredentialKeys(creds, ks); err != nil {
+		return err
 	}
-	mets := metrics.New(buildVersion())
 	raw, closeBackend, backendName, err := openRawBackend(cfg)
 	if err != nil {
 		return err
@@ -86,6 +85,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	ps := cfg.retryPolicies(mets)
 	be := retry.NewStore(raw, ps)
 	ready := newReadiness(raw, kr, log)
+	ready.kms, ready.kmsKey = ks.svc, ks.kmsDefault
 
 	spool := filepath.Join(cfg.DataDir, "spool")
 	if err := os.MkdirAll(spool, 0o700); err != nil {
@@ -99,7 +99,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	if fw, ok := raw.(backend.Forwarder); ok {
 		settings = retry.NewForwarder(fw, ps.Default)
 	}
-	store, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: spool, Settings: settings, SpoolReserve: reserve, CacheEntries: cfg.ListCacheEntries,
+	store, err := sealstore.New(be, kr, sealstore.Options{KMS: ks.svc, KMSDefault: ks.kmsDefault, SpoolDir: spool, Settings: settings, SpoolReserve: reserve, CacheEntries: cfg.ListCacheEntries,
 		AllowPlaintextReads: cfg.AllowPlaintextReads, Logger: log, Observer: mets,
 		// Over plain HTTP nothing else protects ciphertext in transit.
 		BackendChecksum: strings.HasPrefix(strings.ToLower(cfg.BackendEndpoint), "http://")})

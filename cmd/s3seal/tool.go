@@ -31,17 +31,19 @@ func openToolStore(cfg *config) (*sealstore.Store, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	kr, err := loadKeyring(cfg, cfg.embedded())
+	ks, err := loadKeys(cfg, cfg.embedded(), nil)
 	if err != nil {
 		unlock()
 		return nil, nil, err
 	}
+	kr := ks.kr
 	be, closeBackend, _, err := openBackend(cfg, nil)
 	if err != nil {
 		unlock()
 		return nil, nil, err
 	}
-	st, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: filepath.Join(cfg.DataDir, "spool"), AllowPlaintextReads: true})
+	st, err := sealstore.New(be, kr, sealstore.Options{SpoolDir: filepath.Join(cfg.DataDir, "spool"), AllowPlaintextReads: true,
+		KMS: ks.svc, KMSDefault: ks.kmsDefault})
 	if err != nil {
 		closeBackend()
 		unlock()
