@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
-	"github.com/s3seal/s3seal/internal/moto"
 	"github.com/s3seal/s3seal/backend/internal/storetest"
+	"github.com/s3seal/s3seal/internal/moto"
 )
 
 func TestMotoContract(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/backend/embedded"
-	"github.com/s3seal/s3seal/internal/moto"
 	"github.com/s3seal/s3seal/backend/internal/storetest"
+	"github.com/s3seal/s3seal/internal/moto"
 )
 
 // ObjectTagging reads an object's tags in x-amz-tagging's encoding (so

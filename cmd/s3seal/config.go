@@ -92,9 +92,9 @@ type config struct {
 	Key      string
 	KeysFile string
 	// Master keys held outside s3seal (kmskeys.go).
-	KMSKey                                    string
+	KMSKey                                   string
 	KMSCacheTTL, KMSBucketKeyTTL, KMSTimeout time.Duration
-	KMSCacheSize                              int
+	KMSCacheSize                             int
 
 	// The secrets above can also come from files (--key-file, ...).
 	KeyFile, SecretKeyFile, BackendSecretKeyFile string
