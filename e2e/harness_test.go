@@ -159,6 +159,9 @@ type sealOpts struct {
 	// KeysFile and CredentialsFile, when set, are passed as --keys-file and
 	// --credentials-file instead of --key and --access-key/--secret-key.
 	KeysFile, CredentialsFile string
+	// KMSKey, when set, is passed as --kms-key; with a backend, no --key
+	// is given then.
+	KMSKey string
 	// TLSCert and TLSKey (PEM files) make s3seal serve HTTPS: Endpoint is
 	// then https://ADDR and /healthz is polled trusting TLSRoots.
 	TLSCert, TLSKey string
@@ -225,7 +228,7 @@ func startS3seal(t testing.TB, o sealOpts) *sealProc {
 		if p.AccessKey == "" && o.CredentialsFile == "" {
 			p.AccessKey, p.SecretKey = "e2e-access", "e2e-secret-key"
 		}
-		if p.Key == "" && o.KeysFile == "" {
+		if p.Key == "" && o.KeysFile == "" && o.KMSKey == "" {
 			p.Key = randomKey(t)
 		}
 		args = append(args,
@@ -239,6 +242,9 @@ func startS3seal(t testing.TB, o sealOpts) *sealProc {
 	}
 	if o.KeysFile != "" {
 		args = append(args, "--keys-file", o.KeysFile)
+	}
+	if o.KMSKey != "" {
+		args = append(args, "--kms-key", o.KMSKey)
 	}
 	switch {
 	case o.CredentialsFile != "":

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/s3seal/s3seal/crypto"
@@ -150,4 +152,32 @@ func checkCredentialKeys(creds s3api.Credentials, ks keys) error {
 		return usagef("credential %q names master key %q, which is not in the keyring", c.AccessKey, c.KeyID)
 	}
 	return nil
+}
+
+// kmsProbeKeys are the keys /readyz checks: one of each KMS service
+// s3seal seals with (the primary, the default KMS key, the credentials'
+// keys, the keys file's, in that order of preference).
+func kmsProbeKeys(ks keys, creds s3api.Credentials) []string {
+	if ks.svc == nil {
+		return nil
+	}
+	candidates := []string{ks.kr.Primary(), ks.kmsDefault}
+	for _, ak := range slices.Sorted(maps.Keys(creds)) {
+		candidates = append(candidates, creds[ak].KeyID)
+	}
+	candidates = append(candidates, ks.kr.IDs()...)
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range candidates {
+		ext, ok := ks.kr.External(c)
+		if !ok {
+			continue
+		}
+		scheme, _, _ := strings.Cut(ext, ":")
+		if !seen[scheme] {
+			seen[scheme] = true
+			out = append(out, ext)
+		}
+	}
+	return out
 }

@@ -28,10 +28,10 @@ type readiness struct {
 	be backend.Store // without retries: a probe must answer quickly
 	kr *crypto.Keyring
 	// kms, when set, is the key service of the master keys held outside
-	// s3seal; kmsKey the default KMS key ("" for none). The primary key
-	// if it is one, else kmsKey, is checked with one cheap call.
+	// s3seal; kmsKeys are the keys a probe checks, one cheap call each:
+	// one key of each service s3seal uses (kmsProbeKeys).
 	kms     *kms.Service
-	kmsKey  string
+	kmsKeys []string
 	log     *slog.Logger
 	ttl     time.Duration
 	timeout time.Duration
@@ -99,29 +99,20 @@ func (r *readiness) check(ctx context.Context) error {
 
 // probe returns the public reason and the error behind it.
 func (r *readiness) probe(ctx context.Context) (public, err error) {
-	if key := r.kmsProbeKey(); key != "" {
+	for _, key := range r.kmsKeys {
 		if err := r.kms.Check(ctx, key); err != nil {
 			return errNotReadyKMS, fmt.Errorf("kms: %w", err)
 		}
-	} else if err := r.checkKeyring(); err != nil {
-		return errNotReadyKeyring, fmt.Errorf("keyring: %w", err)
+	}
+	if _, external := r.kr.External(r.kr.Primary()); !external {
+		if err := r.checkKeyring(); err != nil {
+			return errNotReadyKeyring, fmt.Errorf("keyring: %w", err)
+		}
 	}
 	if _, err := r.be.ListBuckets(ctx); err != nil {
 		return errNotReadyStore, fmt.Errorf("object store: %w", err)
 	}
 	return nil, nil
-}
-
-// kmsProbeKey is the KMS key a probe checks: the primary key when the KMS
-// holds it, else the default KMS key; "" without a key service.
-func (r *readiness) kmsProbeKey() string {
-	if r.kms == nil || r.kr == nil {
-		return ""
-	}
-	if ext, ok := r.kr.External(r.kr.Primary()); ok {
-		return ext
-	}
-	return r.kmsKey
 }
 
 func (r *readiness) checkKeyring() error {

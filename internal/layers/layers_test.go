@@ -138,7 +138,7 @@ var layersTable = table{
 		"internal/localkms":          {},
 
 		// The binary driven from outside; tests only.
-		"e2e": {testMay: []string{"backend", "backend/embedded", "checksum", "crypto"}},
+		"e2e": {testMay: []string{"backend", "backend/embedded", "checksum", "crypto", "internal/localkms"}},
 	},
 	helpers: []string{"internal/faultproxy", "internal/kafkatest", "backend/internal/storetest", "internal/moto", "internal/localkms"},
 	onlyIn: map[string][]string{

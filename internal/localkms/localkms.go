@@ -55,9 +55,22 @@ const (
 	Account = "111122223333"
 )
 
+// Server is a running local-kms.
+type Server struct {
+	Endpoint string
+	kill     func()
+}
+
+// Kill stops it at once (a KMS outage); the test's cleanup is a no-op
+// after it.
+func (s *Server) Kill() { s.kill() }
+
 // Start runs local-kms on a free loopback port for the test and returns
 // its endpoint.
-func Start(t *testing.T) string {
+func Start(t *testing.T) string { return StartServer(t).Endpoint }
+
+// StartServer is Start returning the server, which a test may kill.
+func StartServer(t *testing.T) *Server {
 	t.Helper()
 	bin := binary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -74,10 +87,14 @@ func Start(t *testing.T) string {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
+	var once sync.Once
+	kill := func() {
+		once.Do(func() {
+			cmd.Process.Kill()
+			<-exited
+		})
+	}
+	t.Cleanup(kill)
 	endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
 	deadline := time.Now().Add(20 * time.Second)
 	client := &http.Client{Timeout: time.Second}
@@ -90,7 +107,7 @@ func Start(t *testing.T) string {
 		resp, err := client.Get(endpoint + "/")
 		if err == nil {
 			resp.Body.Close()
-			return endpoint
+			return &Server{Endpoint: endpoint, kill: kill}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("local-kms not ready on %s: %v", endpoint, err)
