@@ -95,57 +95,58 @@ func TestOpenWithoutObject(t *testing.T) {
 // new keys without a restart; what older versions sealed still opens,
 // and Rewrap moves it to the newest.
 func TestRotation(t *testing.T) {
-	keygen(t, "rotating", "01", "AES:32", "--sensitive", "--private")
-	p := newProvider(t, "rotating")
+	label := newLabel("rotating")
+	keygen(t, label, "01", "AES:32", "--sensitive", "--private")
+	p := newProvider(t, label)
 	ctx := context.Background()
-	plain1, sealed1, _, err := p.GenerateKey(ctx, "rotating", testContext)
+	plain1, sealed1, _, err := p.GenerateKey(ctx, label, testContext)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keygen(t, "rotating", "02", "AES:32", "--sensitive", "--private")
+	keygen(t, label, "02", "AES:32", "--sensitive", "--private")
 	var sealed2 []byte
 	deadline := time.Now().Add(lookupTTL + 3*time.Second)
 	for {
-		_, sealed2, _, err = p.GenerateKey(ctx, "rotating", testContext)
+		_, sealed2, _, err = p.GenerateKey(ctx, label, testContext)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Version("rotating", sealed2) == "02" {
+		if p.Version(label, sealed2) == "02" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("new keys are still sealed under version %s", p.Version("rotating", sealed2))
+			t.Fatalf("new keys are still sealed under version %s", p.Version(label, sealed2))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if v := p.Version("rotating", sealed1); v != "01" {
+	if v := p.Version(label, sealed1); v != "01" {
 		t.Errorf("Version of the first key = %q", v)
 	}
-	if got, err := p.Decrypt(ctx, "rotating", sealed1, testContext); err != nil || !bytes.Equal(got, plain1) {
+	if got, err := p.Decrypt(ctx, label, sealed1, testContext); err != nil || !bytes.Equal(got, plain1) {
 		t.Fatalf("Decrypt of a key of version 01 after the rotation: %v", err)
 	}
-	moved, err := p.Rewrap(ctx, "rotating", sealed1, testContext)
+	moved, err := p.Rewrap(ctx, label, sealed1, testContext)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := p.Version("rotating", moved); v != "02" {
+	if v := p.Version(label, moved); v != "02" {
 		t.Errorf("Version after Rewrap = %q, want 02", v)
 	}
-	if got, err := p.Decrypt(ctx, "rotating", moved, testContext); err != nil || !bytes.Equal(got, plain1) {
+	if got, err := p.Decrypt(ctx, label, moved, testContext); err != nil || !bytes.Equal(got, plain1) {
 		t.Errorf("Decrypt after Rewrap: %v", err)
 	}
-	_, err = p.Rewrap(ctx, "rotating", sealed1, map[string]string{"team": "blue"})
+	_, err = p.Rewrap(ctx, label, sealed1, map[string]string{"team": "blue"})
 	wantKind(t, "Rewrap with another context", err, kms.Invalid)
 
 	// CKA_IDs are numbers: 0100 (256) is newer than 02.
-	keygen(t, "rotating", "0100", "AES:32", "--sensitive", "--private")
+	keygen(t, label, "0100", "AES:32", "--sensitive", "--private")
 	p.ttl = 0
-	if _, sealed, _, err := p.GenerateKey(ctx, "rotating", nil); err != nil || p.Version("rotating", sealed) != "0100" {
-		t.Errorf("after version 0100: %v, new keys under version %q", err, p.Version("rotating", sealed))
+	if _, sealed, _, err := p.GenerateKey(ctx, label, nil); err != nil || p.Version(label, sealed) != "0100" {
+		t.Errorf("after version 0100: %v, new keys under version %q", err, p.Version(label, sealed))
 	}
 	// Two versions equal as numbers are refused.
-	keygen(t, "rotating", "000100", "AES:32", "--sensitive", "--private")
-	_, _, _, err = p.GenerateKey(ctx, "rotating", nil)
+	keygen(t, label, "000100", "AES:32", "--sensitive", "--private")
+	_, _, _, err = p.GenerateKey(ctx, label, nil)
 	wantKind(t, "GenerateKey with versions 0100 and 000100", err, kms.Failed)
 	if err == nil || !strings.Contains(err.Error(), "equal as numbers") {
 		t.Errorf("the refusal does not say why: %v", err)
@@ -156,32 +157,33 @@ func TestRotation(t *testing.T) {
 // read-write session set it) opens nothing and seals nothing; set true
 // again, it works again.
 func TestDisabled(t *testing.T) {
-	keygen(t, "disabled", "01", "AES:32", "--sensitive", "--private")
+	label := newLabel("disabled")
+	keygen(t, label, "01", "AES:32", "--sensitive", "--private")
 	a := newAdmin(t)
 	ctx := context.Background()
 	for _, cached := range []bool{false, true} {
 		t.Run(fmt.Sprintf("cached=%t", cached), func(t *testing.T) {
-			p := newProvider(t, "disabled")
+			p := newProvider(t, label)
 			if !cached {
 				p.ttl = 0
 			} else {
 				p.ttl = time.Hour // the attributes read before are stale: the token refuses
 			}
-			plain, sealed, _, err := p.GenerateKey(ctx, "disabled", nil)
+			plain, sealed, _, err := p.GenerateKey(ctx, label, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			a.set(t, "disabled", []byte{1}, p11.CKA_DECRYPT, false)
-			_, err = p.Decrypt(ctx, "disabled", sealed, nil)
+			a.set(t, label, []byte{1}, p11.CKA_DECRYPT, false)
+			_, err = p.Decrypt(ctx, label, sealed, nil)
 			wantKind(t, "Decrypt", err, kms.Disabled)
 			if cached && !isRV(err, p11.CKR_KEY_FUNCTION_NOT_PERMITTED) {
 				t.Errorf("Decrypt under the stale attributes: %v, want the token's CKR_KEY_FUNCTION_NOT_PERMITTED", err)
 			}
-			_, _, _, err = p.GenerateKey(ctx, "disabled", nil)
+			_, _, _, err = p.GenerateKey(ctx, label, nil)
 			wantKind(t, "GenerateKey", err, kms.Disabled)
-			wantKind(t, "Check", p.Check(ctx, "disabled"), kms.Disabled)
-			a.set(t, "disabled", []byte{1}, p11.CKA_DECRYPT, true)
-			if got, err := p.Decrypt(ctx, "disabled", sealed, nil); err != nil || !bytes.Equal(got, plain) {
+			wantKind(t, "Check", p.Check(ctx, label), kms.Disabled)
+			a.set(t, label, []byte{1}, p11.CKA_DECRYPT, true)
+			if got, err := p.Decrypt(ctx, label, sealed, nil); err != nil || !bytes.Equal(got, plain) {
 				t.Errorf("Decrypt once enabled again: %v", err)
 			}
 		})
@@ -192,27 +194,28 @@ func TestDisabled(t *testing.T) {
 // is remembered is looked up again; what the destroyed one sealed no
 // longer opens.
 func TestKeyRecreated(t *testing.T) {
-	keygen(t, "recreated", "01", "AES:32", "--sensitive", "--private")
-	p := newProvider(t, "recreated")
+	label := newLabel("recreated")
+	keygen(t, label, "01", "AES:32", "--sensitive", "--private")
+	p := newProvider(t, label)
 	p.ttl = time.Hour
 	ctx := context.Background()
-	_, sealed, _, err := p.GenerateKey(ctx, "recreated", nil)
+	_, sealed, _, err := p.GenerateKey(ctx, label, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := newAdmin(t)
-	if err := a.mod.DestroyObject(a.h, a.key(t, "recreated", []byte{1})); err != nil {
+	if err := a.mod.DestroyObject(a.h, a.key(t, label, []byte{1})); err != nil {
 		t.Fatal(err)
 	}
-	keygen(t, "recreated", "01", "AES:32", "--sensitive", "--private")
-	plain, sealed2, _, err := p.GenerateKey(ctx, "recreated", nil)
+	keygen(t, label, "01", "AES:32", "--sensitive", "--private")
+	plain, sealed2, _, err := p.GenerateKey(ctx, label, nil)
 	if err != nil {
 		t.Fatalf("GenerateKey after the key was made anew: %v", err)
 	}
-	if got, err := p.Decrypt(ctx, "recreated", sealed2, nil); err != nil || !bytes.Equal(got, plain) {
+	if got, err := p.Decrypt(ctx, label, sealed2, nil); err != nil || !bytes.Equal(got, plain) {
 		t.Errorf("Decrypt under the new key: %v", err)
 	}
-	_, err = p.Decrypt(ctx, "recreated", sealed, nil)
+	_, err = p.Decrypt(ctx, label, sealed, nil)
 	wantKind(t, "Decrypt of what the destroyed key sealed", err, kms.Invalid)
 }
 
@@ -240,14 +243,22 @@ func TestNotExtractable(t *testing.T) {
 // TestWeakKeysRefused: s3seal seals under no key that could leave the
 // token, be used without the PIN, or is not AES-256.
 func TestWeakKeysRefused(t *testing.T) {
-	keygen(t, "public", "01", "AES:32", "--sensitive")
-	keygen(t, "extractable", "01", "AES:32", "--sensitive", "--private", "--extractable")
-	keygen(t, "aes128", "01", "AES:16", "--sensitive", "--private")
-	keygen(t, "no-id", "", "AES:32", "--sensitive", "--private")
-	p := newProvider(t, "")
-	for label, want := range map[string]string{
-		"public": "CKA_PRIVATE false", "extractable": "CKA_EXTRACTABLE true", "aes128": "AES-128", "no-id": "CKA_ID of 0 bytes",
+	weak := map[string]string{} // label -> what the refusal says
+	for _, k := range []struct {
+		base, id, keyType, says string
+		flags                   []string
+	}{
+		{"public", "01", "AES:32", "CKA_PRIVATE false", []string{"--sensitive"}},
+		{"extractable", "01", "AES:32", "CKA_EXTRACTABLE true", []string{"--sensitive", "--private", "--extractable"}},
+		{"aes128", "01", "AES:16", "AES-128", []string{"--sensitive", "--private"}},
+		{"no-id", "", "AES:32", "CKA_ID of 0 bytes", []string{"--sensitive", "--private"}},
 	} {
+		label := newLabel(k.base)
+		keygen(t, label, k.id, k.keyType, k.flags...)
+		weak[label] = k.says
+	}
+	p := newProvider(t, "")
+	for label, want := range weak {
 		_, _, _, err := p.GenerateKey(context.Background(), label, nil)
 		wantKind(t, "GenerateKey under "+label, err, kms.Failed)
 		if err == nil || !strings.Contains(err.Error(), want) {

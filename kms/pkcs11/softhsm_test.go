@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	p11 "github.com/miekg/pkcs11"
@@ -131,6 +132,12 @@ func needHSM(t *testing.T) *softHSM {
 	}
 	return testHSM
 }
+
+var labels atomic.Int64
+
+// newLabel returns a label that no other test, nor another run of the
+// test (-count), has used: the token outlives them.
+func newLabel(base string) string { return fmt.Sprintf("%s-%d", base, labels.Add(1)) }
 
 // keygen makes a key on the s3seal token (see softHSM.keygen).
 func keygen(t *testing.T, label, id, keyType string, flags ...string) {
