@@ -122,7 +122,7 @@ func (s *sessions) run(ctx context.Context, f func(p11.SessionHandle) error, dis
 
 // ended is the error of a call whose context ended first.
 func ended(ctx context.Context) error {
-	return kms.Errorf(kms.Unavailable, "the HSM did not answer in time: %w", ctx.Err())
+	return kms.Errorf(kms.Unavailable, "the call was left before the HSM answered: %w", ctx.Err())
 }
 
 // get returns a logged-in session: an idle one or a new one.
