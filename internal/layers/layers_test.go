@@ -118,6 +118,7 @@ var layersTable = table{
 		// providers, and each provider on its own client.
 		"kms":        {may: []string{"crypto"}},
 		"kms/awskms": {may: []string{"kms"}, testMay: []string{"crypto", "internal/localkms", "internal/moto"}},
+		"kms/pkcs11": {may: []string{"crypto", "kms"}}, // only with -tags pkcs11 and cgo
 
 		"retry":            {may: []string{"backend"}, testMay: []string{"backend/embedded"}},
 		"backend":          {testMay: []string{"backend/embedded"}}, // its external tests run the store contract on the embedded store
@@ -148,6 +149,7 @@ var layersTable = table{
 		"github.com/aws/aws-sdk-go-v2":      {"backend", "lfs", "kms/awskms"},
 		"github.com/aws/smithy-go":          {"backend", "kms/awskms"},
 		"github.com/johannesboyne/gofakes3": {"backend/embedded"}, // the embedded store's engine
+		"github.com/miekg/pkcs11":           {"kms/pkcs11"},       // cgo: linked only into a PKCS#11 build
 	},
 	known: knownViolations,
 }
