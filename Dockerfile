@@ -19,6 +19,8 @@
 # The Go version of go.mod's "go" line (scripts/lint-deploy.sh checks that
 # they agree).
 ARG GO_VERSION=1.26.8
+# The runtime image: static by default; glibc for a PKCS11=1 build.
+ARG BASE=gcr.io/distroless/static-debian12:nonroot
 
 FROM golang:${GO_VERSION}-bookworm AS build
 WORKDIR /src
@@ -31,8 +33,12 @@ COPY . .
 # "(devel)".
 ARG VERSION=""
 ARG COMMIT=""
-ENV CGO_ENABLED=0
-RUN go build -trimpath -buildvcs=false \
+# PKCS11=1 links the PKCS#11 provider (master keys in an HSM), which needs
+# cgo: give BASE=gcr.io/distroless/base-debian12:nonroot too (glibc), and
+# mount the HSM vendor's module. The default image stays static.
+ARG PKCS11=""
+RUN if [ -n "${PKCS11}" ]; then export CGO_ENABLED=1 TAGS=pkcs11; else export CGO_ENABLED=0 TAGS=""; fi \
+ && go build -trimpath -buildvcs=false -tags "${TAGS}" \
       -ldflags="-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" \
       -o /out/s3seal ./cmd/s3seal \
  && mkdir -p /out/data
@@ -41,7 +47,7 @@ RUN go build -trimpath -buildvcs=false \
 # (distroless has no HTTP client, and s3seal has no health-check command).
 FROM busybox:1.37-musl AS busybox
 
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM ${BASE}
 COPY --from=busybox /bin/busybox /usr/local/bin/wget
 COPY --from=build /out/s3seal /usr/local/bin/s3seal
 # The data dir (spool files; the embedded store and development key only
