@@ -91,7 +91,8 @@ type KeyService interface {
 // CanonicalKMSContext returns an encryption context (a JSON object of
 // string values, as S3's x-amz-server-side-encryption-context holds it
 // once decoded) in the canonical form an envelope binds: compact JSON,
-// keys sorted. An empty object gives "". It fails with [ErrKeyring] on
+// keys sorted, no HTML escaping (a reader takes the bound bytes as they
+// are: the form only makes s3seal's writes deterministic). An empty object gives "". It fails with [ErrKeyring] on
 // anything else, or when the canonical form is longer than MaxKMSContext.
 func CanonicalKMSContext(doc []byte) (string, error) {
 	var m map[string]string
@@ -105,10 +106,13 @@ func CanonicalKMSContext(doc []byte) (string, error) {
 	if len(m) == 0 {
 		return "", nil
 	}
-	out, err := json.Marshal(m) // sorts the keys
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil { // sorts the keys
 		return "", newErr(ErrKeyring, "the encryption context: %v", err)
 	}
+	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if len(out) > MaxKMSContext {
 		return "", newErr(ErrKeyring, "the encryption context is %d bytes as canonical JSON, at most %d", len(out), MaxKMSContext)
 	}

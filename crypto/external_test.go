@@ -21,9 +21,9 @@ type fakeService struct {
 	// own associated data must then hold every binding.
 	bindsNothing bool
 	masters      map[string][]byte
-	newKeys  int
-	opens    int
-	failWith error
+	newKeys      int
+	opens        int
+	failWith     error
 }
 
 func newFakeService(ids ...string) *fakeService {

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -70,6 +71,11 @@ type wrapVector struct {
 	Payload   string            `json:"payload"`
 	Wrapped   string            `json:"wrapped"`
 	Metadata  map[string]string `json:"metadata"`
+	// For a master key held in a KMS: the sealed intermediate key (as
+	// stored, opaque), the bound encryption context and bucket-key flag.
+	SealedKey  string `json:"sealed_key,omitempty"`
+	KMSContext string `json:"kms_context,omitempty"`
+	BucketKey  bool   `json:"bucket_key,omitempty"`
 }
 
 // blobVector is a sealed manifest or part record: the message (encoding),
@@ -134,7 +140,35 @@ var wrapInputs = []struct {
 		return Binding{Version: FormatV2, PlainSize: S + 1, PlainMD5: md5.Sum(pattern(S + 1)), Checksums: map[string]string{"crc64nvme": "4n0Fu+Bw1KY="}}
 	}},
 	{"v2-multipart", "rotated.key_2-2025", func() Binding { return Binding{Version: FormatV2, Multipart: true} }},
+	// A master key held in a KMS: "kek" is then the intermediate key the
+	// KMS made (and opens from sealed_key); the KMS's own sealing is its
+	// business, the vector's sealed_key is opaque bytes.
+	{"v2-kms-single-context", vecKMSKeyID, func() Binding {
+		return Binding{Version: FormatV2, PlainSize: 1, PlainMD5: md5.Sum(pattern(1)), KMSContext: `{"department":"r&d","tenant":"a"}`}
+	}},
+	{"v2-kms-multipart-bucket-key", vecKMSKeyID, func() Binding { return Binding{Version: FormatV2, Multipart: true, BucketKey: true} }},
 }
+
+// vecKMSKeyID names the KMS master key of the external-key vectors.
+const vecKMSKeyID = "aws-kms:arn:aws:kms:eu-west-1:111122223333:key/0d9a5e1c-vector"
+
+// vecService is a KeyService that makes the vector KEK with a fixed
+// sealed form: the wrap under an external key is the wrap under the
+// intermediate key it opens to.
+type vecService struct{}
+
+func (vecService) Handles(id string) bool { return id == vecKMSKeyID }
+func (vecService) NewKey(context.Context, KeyRequest) ([]byte, []byte, string, error) {
+	return slices.Clone(vecKEK), slices.Clone(vecSealedKey), vecKMSKeyID, nil
+}
+func (vecService) OpenKey(_ context.Context, _ KeyRequest, sealed []byte) ([]byte, error) {
+	if !bytes.Equal(sealed, vecSealedKey) {
+		return nil, errors.New("not the vector's sealed key")
+	}
+	return slices.Clone(vecKEK), nil
+}
+
+var vecSealedKey = seq(0xc0, 48)
 
 // objectMetaInputs are the sealed object metadata vectors: none at all,
 // and every kind of entry (headers left out are not sent).
@@ -258,6 +292,7 @@ func generateVectors(t *testing.T) (vectorFile, map[string][]byte) {
 			WrapAAD:   hex.EncodeToString(wrapAAD(env, vecName)),
 			Payload:   hex.EncodeToString(wrapPayload(vecDEK, b)),
 			Wrapped:   hex.EncodeToString(env.Wrapped), Metadata: env.Metadata(),
+			SealedKey: hex.EncodeToString(env.SealedKey), KMSContext: env.KMSContext, BucketKey: env.BucketKey,
 		})
 	}
 	vf.Manifests = append(vf.Manifests, blobVectorOf(t, "manifest-three-parts", vecManifest()))
@@ -348,7 +383,12 @@ func manifestJSON(m Manifest) map[string]any {
 }
 
 func wrapVectorEnvelope(t *testing.T, kek []byte, kid string, dek []byte, oid [OIDSize]byte, b Binding, nonce []byte) Envelope {
-	kr, err := NewKeyring(kid, map[string][]byte{kid: kek})
+	kr, err := NewKeyring("local", map[string][]byte{"local": kek})
+	if err == nil && IsExternalKeyID(kid) {
+		kr, err = kr.WithService(vecService{}, kid, nil)
+	} else if err == nil {
+		kr, err = NewKeyring(kid, map[string][]byte{kid: kek})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +516,8 @@ func checkStreamVector(t *testing.T, v streamVector) {
 func checkWrapVector(t *testing.T, v wrapVector) {
 	kek, dek, oid := unhex(t, v.KEK), unhex(t, v.DEK), [OIDSize]byte(unhex(t, v.OID))
 	name := Name{Bucket: v.Bucket, Key: v.Key}
-	b := Binding{Version: v.Version, Multipart: v.Multipart, PlainSize: v.PlainSize, PlainMD5: [16]byte(unhex(t, v.PlainMD5)), Checksums: v.Checksums}
+	b := Binding{Version: v.Version, Multipart: v.Multipart, PlainSize: v.PlainSize, PlainMD5: [16]byte(unhex(t, v.PlainMD5)), Checksums: v.Checksums,
+		KMSContext: v.KMSContext, BucketKey: v.BucketKey}
 	if wk, _ := wrapKey(kek, oid); hex.EncodeToString(wk) != v.WrapKey {
 		t.Error("wrap key differs")
 	}
@@ -494,6 +535,13 @@ func checkWrapVector(t *testing.T, v wrapVector) {
 		t.Fatal(err)
 	}
 	kr, _ := NewKeyring(v.KeyID, map[string][]byte{v.KeyID: kek})
+	if IsExternalKeyID(v.KeyID) {
+		if hex.EncodeToString(got.SealedKey) != v.SealedKey {
+			t.Fatal("sealed key differs")
+		}
+		kr, _ = NewKeyring("local", map[string][]byte{"local": kek})
+		kr, _ = kr.WithService(vecService{}, v.KeyID, nil)
+	}
 	dk, gotB, err := kr.Unwrap(context.Background(), got, name)
 	if err != nil || !bytes.Equal(dk.dek[:], dek) || dk.OID() != oid || !reflect.DeepEqual(gotB, b) {
 		t.Fatalf("unwrap: %v", err)

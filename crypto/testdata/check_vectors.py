@@ -114,6 +114,20 @@ def check_wrap(v, object_metas):
         aad += b"M"
     else:
         aad += b"S" + struct.pack(">Q", int(m["s3seal-size"]))
+    external = ":" in kid
+    if external:
+        # A master key in a KMS: "kek" is the intermediate key the KMS
+        # opens from s3seal-kms; the context and bucket-key flag are bound.
+        assert b64url(m["s3seal-kms"]).hex() == v["sealed_key"], "sealed key"
+        kctx = b64url(m["s3seal-kctx"]).decode() if "s3seal-kctx" in m else ""
+        assert kctx == v.get("kms_context", ""), "encryption context"
+        if kctx:
+            assert isinstance(json.loads(kctx), dict), "context is a JSON object"
+        bk = m.get("s3seal-bk") == "1"
+        assert bk == v.get("bucket_key", False) and m.get("s3seal-bk", "1") == "1", "bucket key flag"
+        aad += b"K" + bytes([1 if bk else 0]) + struct.pack(">H", len(kctx.encode())) + kctx.encode()
+    else:
+        assert not any(k in m for k in ("s3seal-kms", "s3seal-kctx", "s3seal-bk")), "KMS keys on a local key"
     assert aad.hex() == v["wrap_aad"], "wrap AAD"
     payload = AESGCM(wrap_key).decrypt(wrapped[:12], wrapped[12:], aad)
     assert payload.hex() == v["payload"], "payload"
@@ -132,7 +146,7 @@ def check_wrap(v, object_metas):
     # Format 2: everything the client wrote beside the bytes is sealed in
     # s3seal-meta, with the DEK; no other user metadata is stored.
     assert set(m) <= {"s3seal-v", "s3seal-kid", "s3seal-oid", "s3seal-dek", "s3seal-size", "s3seal-mp", "s3seal-ssec",
-                      "s3seal-meta"}, "format 2 stores nothing else"
+                      "s3seal-meta", "s3seal-kms", "s3seal-kctx", "s3seal-bk"}, "format 2 stores nothing else"
     sealed = b64url(m["s3seal-meta"])
     aad = b"s3seal v2 object meta\x00" + oid
     msg = AESGCM(payload[:32]).decrypt(sealed[:12], sealed[12:], aad)
