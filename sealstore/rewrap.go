@@ -2,6 +2,7 @@ package sealstore
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"strings"
 	"sync"
@@ -30,11 +31,19 @@ const (
 // HasKey reports whether the store's keyring holds the master key id.
 func (s *Store) HasKey(id string) bool { return s.kr.Has(id) }
 
+// HasKMS reports whether the store has a key service (Options.KMS).
+func (s *Store) HasKMS() bool { return s.opt.KMS != nil }
+
 // RewrapOptions configure Rewrap.
 type RewrapOptions struct {
 	Prefix string
 	To     string // master key id to wrap every data key under
-	DryRun bool   // report what would be rewrapped, change nothing
+	// Latest, instead of To, keeps every object under its KMS key and has
+	// the key service seal its intermediate key under the key's current
+	// version (AWS ReEncrypt, Transit rewrap, inside the HSM): no data key
+	// leaves the service. Objects under local keys are left as they are.
+	Latest bool
+	DryRun bool // report what would be rewrapped, change nothing
 	// Concurrency bounds the objects handled at once. Default 8.
 	Concurrency int
 	// NoWriters says no client writes to the bucket during the run. Only
@@ -50,11 +59,14 @@ type RewrapOptions struct {
 
 // RewrapResult is Rewrap's outcome for one object.
 type RewrapResult struct {
-	Key    string
-	Size   int64  // backend (ciphertext) size
-	From   string // master key id the object was under
-	Status string // one of the Rewrap* constants
-	Err    error  // for RewrapFailed
+	Key  string
+	Size int64  // backend (ciphertext) size
+	From string // master key id the object was under
+	// FromVersion and ToVersion name the KMS key versions of a Latest
+	// run, when the key service tells them.
+	FromVersion, ToVersion string
+	Status                 string // one of the Rewrap* constants
+	Err                    error  // for RewrapFailed
 }
 
 // Rewrap wraps the data key of every object of bucket under opt.Prefix
@@ -71,7 +83,11 @@ type RewrapResult struct {
 // error is a listing failure or the refusal; per-object failures are
 // reported.
 func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, report func(RewrapResult)) error {
-	if !s.kr.Has(opt.To) {
+	switch {
+	case opt.Latest && (opt.To != "" || s.opt.KMS == nil):
+		return &Error{Code: "InvalidArgument", Message: "a rewrap to the latest key versions needs a key service and no target key"}
+	case opt.Latest:
+	case !s.kr.Has(opt.To):
 		return &Error{Code: "InvalidArgument", Message: "the target master key is not in the keyring", Err: crypto.ErrUnknownKey}
 	}
 	if opt.Concurrency <= 0 {
@@ -114,6 +130,11 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 	if err != nil {
 		return err
 	}
+	if opt.Latest {
+		// An upload in progress keeps the key version it was created
+		// under; its object is rewrapped by the next run.
+		return nil
+	}
 	return s.rewrapUploads(ctx, bucket, opt, before, func(r RewrapResult) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -145,18 +166,32 @@ func (s *Store) rewrapOne(ctx context.Context, bucket string, e backend.ListEntr
 		return r
 	}
 	r.From = env.KeyID
-	if env.KeyID == opt.To {
-		r.Status = RewrapCurrent
-		return r
-	}
 	name := crypto.Name{Bucket: bucket, Key: e.Key}
-	dk, b, err := s.kr.Unwrap(ctx, env, name)
-	if err != nil {
-		return fail(err)
-	}
-	newEnv, err := s.kr.Wrap(ctx, dk, opt.To, name, b)
-	if err != nil {
-		return fail(err)
+	var newEnv crypto.Envelope
+	if opt.Latest {
+		var current bool
+		if newEnv, current, err = s.rewrapSealedKey(ctx, env, name, &r); err != nil {
+			return fail(err)
+		}
+		if current {
+			r.Status = RewrapCurrent
+			return r
+		}
+	} else {
+		if to, _ := s.kr.External(opt.To); env.KeyID == opt.To || env.KeyID == to {
+			r.Status = RewrapCurrent
+			return r
+		}
+		dk, b, err := s.kr.Unwrap(ctx, env, name)
+		if err != nil {
+			return fail(err)
+		}
+		if _, external := s.kr.External(opt.To); !external {
+			b.KMSContext, b.BucketKey = "", false // a local key binds neither
+		}
+		if newEnv, err = s.kr.Wrap(ctx, dk, opt.To, name, b); err != nil {
+			return fail(err)
+		}
 	}
 	if opt.DryRun {
 		r.Status = RewrapWould
@@ -200,6 +235,33 @@ func (s *Store) rewrapOne(ctx context.Context, bucket string, e backend.ListEntr
 	}
 	r.Status = RewrapDone
 	return r
+}
+
+// rewrapSealedKey has the key service seal an object's intermediate key
+// under its master key's current version and returns the envelope with
+// it; current says the object was under that version already (when the
+// service tells versions). The new sealed key is opened and the object's
+// data key unwrapped with it before it is used: a key service that
+// answers with something else changes nothing.
+func (s *Store) rewrapSealedKey(ctx context.Context, env crypto.Envelope, name crypto.Name, r *RewrapResult) (crypto.Envelope, bool, error) {
+	if !env.External() {
+		return env, true, nil
+	}
+	req := crypto.KeyRequest{KeyID: env.KeyID, Name: name, Context: env.KMSContext, BucketKey: env.BucketKey}
+	sealed, err := s.opt.KMS.Rewrap(ctx, req, env.SealedKey)
+	if err != nil {
+		return env, false, err
+	}
+	r.FromVersion, r.ToVersion = s.opt.KMS.Version(env.KeyID, env.SealedKey), s.opt.KMS.Version(env.KeyID, sealed)
+	if r.FromVersion != "" && r.FromVersion == r.ToVersion {
+		return env, true, nil
+	}
+	newEnv := env
+	newEnv.SealedKey = sealed
+	if _, _, err := s.kr.Unwrap(ctx, newEnv, name); err != nil {
+		return env, false, fmt.Errorf("the key service's rewrapped key does not open the object's data key: %w", err)
+	}
+	return newEnv, false, nil
 }
 
 // rewrapManifest keeps a multipart object's manifest findable by name once

@@ -26,6 +26,9 @@ type VerifyResult struct {
 	Key    string
 	Size   int64  // backend (ciphertext) size
 	KeyID  string // master key id from the metadata, when it parsed
+	// KeyVersion names the version of a KMS master key the object's
+	// intermediate key is sealed under, when the key service tells.
+	KeyVersion string
 	Status string // one of the Verify* constants
 	Err    error  // why the object is not VerifyOK
 	// CustomerKeyed says the object is sealed with a customer key (SSE-C):
@@ -111,6 +114,9 @@ func (s *Store) verifyOne(ctx context.Context, bucket string, e backend.ListEntr
 	}
 	r.CustomerKeyed = info.CustomerKeyed
 	r.KeyID = info.env.KeyID
+	if info.env.External() && s.opt.KMS != nil {
+		r.KeyVersion = s.opt.KMS.Version(info.env.KeyID, info.env.SealedKey)
+	}
 	if info.backendSize > 0 {
 		r.Size = info.backendSize
 	}

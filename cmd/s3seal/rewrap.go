@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,13 +49,14 @@ type rewrapProblem struct {
 // a usage mistake.
 func rewrap(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var bucket, prefix, to string
-	var dry, asJSON, noWriters bool
+	var dry, asJSON, noWriters, latest bool
 	var every, conc int
 	var maxCopy int64
 	cfg, err := parseCommandConfigHelp("rewrap", args, getenv, func(fs *flag.FlagSet) {
 		fs.StringVar(&bucket, "bucket", "", "bucket to rewrap (required)")
 		fs.StringVar(&prefix, "prefix", "", "rewrap only the keys under this prefix")
-		fs.StringVar(&to, "to", "", "id of the master key to wrap every data key under (required; it must be in the keyring)")
+		fs.StringVar(&to, "to", "", "id of the master key to wrap every data key under: a keyring id, or a KMS key (aws-kms:<ARN>, ...); it must be in the keyring (this or --latest is required)")
+		fs.BoolVar(&latest, "latest", false, "keep every object under its KMS key and have the KMS seal its key under the key's current version (AWS ReEncrypt, Transit rewrap, inside the HSM), after a rotation in the KMS; no data key leaves the KMS")
 		fs.BoolVar(&dry, "dry-run", false, "print what would be rewrapped, and whether the real run needs --no-concurrent-writers (told by a scratch object under .s3seal/, removed at once); change no object")
 		fs.BoolVar(&asJSON, "json", false, "print a JSON summary on stdout instead of a line per object")
 		fs.IntVar(&every, "progress-every", 1000, "print a progress line on stderr every N objects when stderr is not a terminal (0: never)")
@@ -65,8 +67,8 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return usageExit(err, stderr)
 	}
-	if bucket == "" || to == "" {
-		return usageExit(usagef("--bucket and --to are required"), stderr)
+	if bucket == "" || (to == "") == !latest {
+		return usageExit(usagef("--bucket and one of --to and --latest are required"), stderr)
 	}
 	if conc < 1 || every < 0 || maxCopy < 1 {
 		return usageExit(usagef("--concurrency and --max-copy-size must be at least 1 and --progress-every not negative"), stderr)
@@ -76,12 +78,18 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 		return usageExit(err, stderr)
 	}
 	defer closeStore()
-	if !st.HasKey(to) {
+	if latest && !st.HasKMS() {
+		return usageExit(usagef("--latest needs the KMS: give --kms-key (or a keys file's kms entries)"), stderr)
+	}
+	if !latest && !st.HasKey(to) {
 		return usageExit(usagef("--to: key id %q is not in the keyring", to), stderr)
 	}
 	sum := rewrapSummary{Bucket: bucket, Prefix: prefix, To: to, DryRun: dry, Counts: map[string]int{}, Problems: []rewrapProblem{}}
 	prog := newProgress(stderr, every)
-	opt := sealstore.RewrapOptions{Prefix: prefix, To: to, DryRun: dry, Concurrency: conc, MaxCopySize: maxCopy, NoWriters: noWriters}
+	if latest {
+		sum.To = "their KMS keys' current versions"
+	}
+	opt := sealstore.RewrapOptions{Prefix: prefix, To: to, Latest: latest, DryRun: dry, Concurrency: conc, MaxCopySize: maxCopy, NoWriters: noWriters}
 	err = st.Rewrap(ctx, bucket, opt, func(r sealstore.RewrapResult) {
 		prog.add(r.Size)
 		sum.Objects++
@@ -92,6 +100,9 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 		case sealstore.RewrapDone, sealstore.RewrapWould:
 			sum.RewrappedBytes += r.Size
 			line = fmt.Sprintf("%s %s/%s (%s -> %s)", r.Status, bucket, r.Key, r.From, to)
+			if latest {
+				line = fmt.Sprintf("%s %s/%s (%s %s -> %s)", r.Status, bucket, r.Key, r.From, cmp.Or(r.FromVersion, "?"), cmp.Or(r.ToVersion, "current"))
+			}
 		case sealstore.RewrapInProgress:
 			sum.Problems = append(sum.Problems, rewrapProblem{Key: r.Key, Status: r.Status, Error: "multipart upload in progress under " + r.From})
 			line = fmt.Sprintf("in progress %s/%s: an upload under %s; complete or abort it, then run again before removing %s", bucket, r.Key, r.From, r.From)

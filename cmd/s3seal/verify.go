@@ -6,6 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/s3seal/s3seal/sealstore"
 )
@@ -21,9 +24,13 @@ type verifyReport struct {
 	// CustomerKeyed counts objects sealed with a customer key (SSE-C),
 	// whose content cannot be read without it: only their metadata,
 	// wrapped key and manifest are checked, also with --deep.
-	CustomerKeyed int             `json:"customer_keyed"`
-	Problems      []verifyProblem `json:"problems"`
-	Error         string          `json:"error,omitempty"`
+	CustomerKeyed int `json:"customer_keyed"`
+	// Keys counts the objects under each master key and, for a KMS key
+	// whose service tells, version ("<key id> <version>"): before an old
+	// key or version is retired, nothing may be under it.
+	Keys     map[string]int  `json:"keys"`
+	Problems []verifyProblem `json:"problems"`
+	Error    string          `json:"error,omitempty"`
 }
 
 type verifyProblem struct {
@@ -62,7 +69,7 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 		return usageExit(err, stderr)
 	}
 	defer closeStore()
-	rep := verifyReport{Bucket: bucket, Prefix: prefix, Deep: deep, Problems: []verifyProblem{}}
+	rep := verifyReport{Bucket: bucket, Prefix: prefix, Deep: deep, Problems: []verifyProblem{}, Keys: map[string]int{}}
 	prog := newProgress(stderr, every)
 	err = st.Verify(ctx, bucket, sealstore.VerifyOptions{Prefix: prefix, Deep: deep, Concurrency: conc}, func(r sealstore.VerifyResult) {
 		prog.add(r.Size)
@@ -70,6 +77,9 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 		rep.Bytes += r.Size
 		if r.CustomerKeyed {
 			rep.CustomerKeyed++
+		}
+		if r.KeyID != "" {
+			rep.Keys[strings.TrimSpace(r.KeyID+" "+r.KeyVersion)]++
 		}
 		if r.Status == sealstore.VerifyOK {
 			rep.OK++
@@ -98,6 +108,9 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 				rep.Objects, rep.Bytes, bucket, rep.Error, rep.OK, len(rep.Problems))
 		default:
 			fmt.Fprintf(stdout, "%d object(s), %d bytes checked in %s: %d ok, %d problem(s)\n", rep.Objects, rep.Bytes, bucket, rep.OK, len(rep.Problems))
+		}
+		for _, k := range slices.Sorted(maps.Keys(rep.Keys)) {
+			fmt.Fprintf(stdout, "under %s: %d object(s)\n", k, rep.Keys[k])
 		}
 		if rep.CustomerKeyed > 0 {
 			fmt.Fprintf(stdout, "%d object(s) sealed with a customer key (SSE-C): metadata, wrapped key and manifest checked; their content needs the customer's key and was not read\n", rep.CustomerKeyed)
