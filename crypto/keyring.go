@@ -175,6 +175,25 @@ func GenerateKey() ([]byte, error) {
 	return k, nil
 }
 
+// DerivationKey returns the id of the local master key DeriveKey derives
+// from for new tokens: the primary, or, when the primary is held outside
+// s3seal, the first local key (sorted by id). ok is false when the
+// keyring has no local key.
+func (kr *Keyring) DerivationKey() (id string, ok bool) {
+	if _, local := kr.keys[kr.primary]; local {
+		return kr.primary, true
+	}
+	ids := make([]string, 0, len(kr.keys))
+	for id := range kr.keys {
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return "", false
+	}
+	slices.Sort(ids)
+	return ids[0], true
+}
+
 // DeriveKey returns a 32-byte key for purpose derived (HKDF-SHA256) from the
 // master key id, so that a feature can authenticate or seal its own tokens
 // without a secret of its own; a purpose names one use (e.g. "s3seal lfs

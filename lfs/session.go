@@ -52,7 +52,7 @@ func (h *Handler) sessionAEAD(keyID string) (cipher.AEAD, bool) {
 }
 
 func (h *Handler) sealSession(s *session) (string, error) {
-	keyID := h.cfg.Keyring.Primary()
+	keyID, _ := h.cfg.Keyring.DerivationKey() // serve refuses --lfs without one
 	g, _ := h.sessionAEAD(keyID)
 	pt, err := json.Marshal(s)
 	if err != nil {

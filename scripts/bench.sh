@@ -10,6 +10,10 @@
 #   several minutes; S3SEAL_BENCH_UPLOADS and S3SEAL_BENCH_UPLOAD_MIB
 #   change the load).
 #
+#   scripts/bench.sh kms   instead: PUT and GET of 4 KiB and 128 MiB
+#   through s3seal with a file key, with its key in a KMS (local-kms) and
+#   with KMS bucket keys, ratios to the file key.
+#
 #   scripts/bench.sh compare [RUNS]   instead: real S3 client commands
 #   (rclone >= 1.65) timed through four fronts of one store, versitygw
 #   posix on tmpfs (/dev/shm): the store directly, a plain proxy (a
@@ -376,6 +380,31 @@ compare() {
 if [[ ${1:-} == compare ]]; then
 	shift
 	compare "$@"
+	exit
+fi
+if [[ ${1:-} == kms ]]; then
+	# PUT and GET of 4 KiB and 128 MiB with a file key, a KMS key and the
+	# KMS with bucket keys (e2e/bench_kms_test.go), ratios to the file key.
+	shift
+	out=$(mktemp)
+	trap 'rm -f "$out"' EXIT
+	go test ./e2e -run '^$' -bench 'BenchmarkKMS$' -count 5 -timeout 60m "$@" | tee "$out"
+	echo
+	echo "ratio to the file key (median of 5 runs, ns/op; 1.00 = as fast):"
+	awk '
+	/^BenchmarkKMS\// {
+	  split($1, p, "/"); op = p[2]; mode = p[3]; sub(/-[0-9]+$/, "", mode)
+	  n[op, mode]++; v[op, mode, n[op, mode]] = $3; ops[op] = 1
+	}
+	function median(op, mode,   i, j, t, c, a) {
+	  c = n[op, mode]; for (i = 1; i <= c; i++) a[i] = v[op, mode, i]
+	  for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	  return a[int((c + 1) / 2)]
+	}
+	END {
+	  printf "  %-12s %8s %16s\n", "", "kms", "kms+bucket-key"
+	  for (op in ops) printf "  %-12s %8.2f %16.2f\n", op, median(op, "kms") / median(op, "file"), median(op, "kms-bucket-key") / median(op, "file")
+	}' "$out" | sort
 	exit
 fi
 if [[ ${1:-} == multipart ]]; then

@@ -68,6 +68,10 @@ fi
 sed -e "s/^port = .*/port = $port/" -e "s/^host = .*/host = $host/" \
 	-e 's/^bucket prefix = .*/bucket prefix = s3seal-{random}-/' \
 	"$suite/s3tests.conf.SAMPLE" >"$out/s3tests.conf"
+# The suite's SSE-KMS tests name two keys (kms_keyid, kms_keyid2).
+if [[ -n ${kms_arn1:-} ]]; then
+	sed -i "/^\[s3 main\]/a kms_keyid = $kms_arn1\nkms_keyid2 = $kms_arn2" "$out/s3tests.conf"
+fi
 # S3TESTS_ISOLATE=1 gives every test its own bucket prefix: the suite
 # empties a test's buckets in setup and teardown with ListObjectVersions and
 # one bucket it cannot empty (versions unsupported, objects locked) would

@@ -5,7 +5,8 @@
 #   start_s3seal OUT MODE CREDS_JSON   (MODE: embedded or moto)
 #
 # builds ./cmd/s3seal into OUT, writes CREDS_JSON as OUT/creds.json, keeps
-# the logs in OUT, and sets port to where s3seal listens.
+# the logs in OUT, and sets port to where s3seal listens, and kms_arn1
+# and kms_arn2 to two keys of the KMS s3seal terminates SSE-KMS with.
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 
@@ -28,6 +29,20 @@ start_s3seal() {
 		args+=(--backend-endpoint "http://127.0.0.1:$mport" --backend-path-style --key-file "$out/key")
 		export S3SEAL_BACKEND_ACCESS_KEY=moto S3SEAL_BACKEND_SECRET_KEY=moto
 	fi
+	# SSE-KMS is terminated in s3seal, its keys in moto's KMS (the store's
+	# own moto, or one of its own on the embedded store): kms_arn1 and
+	# kms_arn2 name two keys, and no key is SSE-KMS's default.
+	local kport=${mport:-}
+	if [[ -z $kport ]]; then
+		kport=$(free_port)
+		moto_server -H 127.0.0.1 -p "$kport" >"$out/moto-kms.log" 2>&1 &
+		pids+=($!)
+		wait_port "$kport"
+	fi
+	export AWS_ENDPOINT_URL_KMS="http://127.0.0.1:$kport" AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=kms AWS_SECRET_ACCESS_KEY=kms
+	kms_arn1=$(env -u AWS_CA_BUNDLE aws --endpoint-url "$AWS_ENDPOINT_URL_KMS" --region us-east-1 kms create-key --query KeyMetadata.Arn --output text)
+	kms_arn2=$(env -u AWS_CA_BUNDLE aws --endpoint-url "$AWS_ENDPOINT_URL_KMS" --region us-east-1 kms create-key --query KeyMetadata.Arn --output text)
+	args+=(--kms-key aws-kms://)
 	"$out/s3seal" "${args[@]}" >"$out/s3seal.log" 2>&1 &
 	pids+=($!)
 	wait_port "$port"

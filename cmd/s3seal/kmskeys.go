@@ -50,6 +50,14 @@ func loadKeys(cfg *config, loopback bool, obs kms.Observer) (keys, error) {
 	case cfg.KMSKey == "":
 		kr, err := loadKeyring(cfg, loopback)
 		return keys{kr: kr}, err
+	case !kmsURINamesKey(cfg.KMSKey):
+		// The KMS as a service only (SSE-KMS naming its keys): new objects
+		// get the development key, on the terms loadKeyring sets.
+		var err error
+		if local, err = loadKeyring(cfg, loopback); err != nil {
+			return keys{}, err
+		}
+		return openKMS(cfg, doc, local, obs)
 	}
 	if len(doc.Keys) > 0 {
 		primary := doc.Primary
@@ -180,4 +188,19 @@ func kmsProbeKeys(ks keys, creds s3api.Credentials) []string {
 		}
 	}
 	return out
+}
+
+// kmsURINamesKey reports whether a master key URI names a key, not the
+// service alone (aws-kms://, hcvault://host:port/transit, pkcs11:token=x).
+func kmsURINamesKey(uri string) bool {
+	switch {
+	case strings.HasPrefix(uri, "aws-kms://"):
+		return len(uri) > len("aws-kms://")
+	case strings.HasPrefix(uri, "hcvault://"):
+		return strings.Contains(uri, "/keys/")
+	case strings.HasPrefix(uri, "pkcs11:"):
+		path, _, _ := strings.Cut(strings.TrimPrefix(uri, "pkcs11:"), "?")
+		return strings.Contains(";"+path, ";object=")
+	}
+	return true
 }

@@ -34,7 +34,11 @@ func lfsPresignCredential(kr *crypto.Keyring, bucket string, creds s3api.Credent
 	if _, ok := creds[lfsPresignAccessKey]; ok {
 		return s3api.Credential{}, usagef("access key %q is s3seal's own with --lfs (it signs presigned LFS downloads): give the credential another access key", lfsPresignAccessKey)
 	}
-	key, _ := kr.DeriveKey(kr.Primary(), "lfs presign credential")
+	id, ok := kr.DerivationKey()
+	if !ok {
+		return s3api.Credential{}, usagef("--lfs needs a local master key beside the KMS key (its session ids and presigned downloads are sealed with keys derived from it): give --keys-file with a local key and the KMS key in its \"kms\" entries")
+	}
+	key, _ := kr.DeriveKey(id, "lfs presign credential")
 	c := s3api.Credential{AccessKey: lfsPresignAccessKey, SecretKey: hex.EncodeToString(key), Read: []string{bucket}}
 	creds[c.AccessKey] = c
 	if err := creds.Check(); err != nil {

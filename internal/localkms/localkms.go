@@ -23,7 +23,7 @@ var (
 
 // binary builds local-kms once per test process (go build of the tool the
 // module pins; the build cache makes it quick after the first time).
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "s3seal-local-kms-")
 		if err != nil {
@@ -67,10 +67,10 @@ func (s *Server) Kill() { s.kill() }
 
 // Start runs local-kms on a free loopback port for the test and returns
 // its endpoint.
-func Start(t *testing.T) string { return StartServer(t).Endpoint }
+func Start(t testing.TB) string { return StartServer(t).Endpoint }
 
 // StartServer is Start returning the server, which a test may kill.
-func StartServer(t *testing.T) *Server {
+func StartServer(t testing.TB) *Server {
 	t.Helper()
 	bin := binary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
