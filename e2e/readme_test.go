@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// readmeBlock returns the indented code block under the README heading
-// that starts with heading, without its four-space indent.
+// readmeBlock returns the first indented code block under the README
+// heading (## or ###) that starts with heading, without its four-space
+// indent.
 func readmeBlock(t *testing.T, heading string) string {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "README.md"))
@@ -24,7 +25,7 @@ func readmeBlock(t *testing.T, heading string) string {
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
-		case strings.HasPrefix(line, "## "):
+		case strings.HasPrefix(line, "## ") || strings.HasPrefix(line, "### "):
 			in = strings.HasPrefix(line, heading)
 		case in && strings.HasPrefix(line, "    "):
 			block = append(block, strings.TrimPrefix(line, "    "))
@@ -71,5 +72,44 @@ func TestReadmeWalkthrough(t *testing.T) {
 		if !strings.Contains(out+errOut, want) {
 			t.Errorf("walkthrough output lacks %q:\n%s\n%s", want, out, errOut)
 		}
+	}
+}
+
+// TestReadmeKMSWalk runs the README's AWS KMS walk as a bash script: moto
+// as the KMS, s3seal with its master key there and none in its data dir,
+// an object sealed under the primary KMS key and one under the key its
+// SSE-KMS names, each HEAD naming its key.
+func TestReadmeKMSWalk(t *testing.T) {
+	t.Parallel()
+	requireBinary(t)
+	for _, tool := range []string{"aws", "curl", "moto_server"} {
+		requireTool(t, tool)
+	}
+	script := readmeBlock(t, "### A walk with AWS KMS")
+	dir := t.TempDir()
+	script = strings.ReplaceAll(script, "127.0.0.1:7070", "127.0.0.1:"+strconv.Itoa(freePort(t)))
+	script = strings.ReplaceAll(script, "5055", strconv.Itoa(freePort(t)))
+	path := writeFile(t, dir, "kms-walk.sh", []byte("set -euo pipefail\ncd "+dir+"\ntrap 'kill $(jobs -p) 2>/dev/null; wait' EXIT\n"+
+		script+"echo KEYS \"$KEY\" \"$OTHER\"\necho WALK-DONE\n"))
+	env := cleanEnv([]string{"AWS_CA_BUNDLE", "HOME", "PATH", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"},
+		"HOME="+t.TempDir(), "PATH="+filepath.Dir(s3sealBin)+":"+os.Getenv("PATH"))
+	out, errOut, err := tryTool(t, env, "bash", path)
+	if err != nil || !strings.Contains(out, "WALK-DONE") {
+		serveLog, _ := os.ReadFile(filepath.Join(dir, "serve.log"))
+		t.Fatalf("README KMS walk: %v\nstdout:\n%s\nstderr:\n%s\nserve.log:\n%s", err, out, errOut, serveLog)
+	}
+	var key, other string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "KEYS" {
+			key, other = f[1], f[2]
+		}
+	}
+	for _, want := range []string{"aws:kms\t" + key, "aws:kms\t" + other} {
+		if key == "" || !strings.Contains(out, want) {
+			t.Errorf("walk output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "dev-master.key") {
+		t.Errorf("a master key in the data dir:\n%s", out)
 	}
 }
