@@ -228,7 +228,7 @@ func startS3seal(t testing.TB, o sealOpts) *sealProc {
 		if p.AccessKey == "" && o.CredentialsFile == "" {
 			p.AccessKey, p.SecretKey = "e2e-access", "e2e-secret-key"
 		}
-		if p.Key == "" && o.KeysFile == "" && o.KMSKey == "" {
+		if p.Key == "" && o.KeysFile == "" && (o.KMSKey == "" || strings.HasSuffix(o.KMSKey, "://")) {
 			p.Key = randomKey(t)
 		}
 		args = append(args,

@@ -276,3 +276,86 @@ func TestKMSRewrapAndVerify(t *testing.T) {
 		t.Fatalf("HEAD after the move: %v", h)
 	}
 }
+
+// boto3KMSScript drives terminated SSE-KMS with boto3 (the client of
+// Ceph's s3-tests) and prints "name ok" or "name FAIL detail" per check:
+// an encryption context, a bucket's default encryption with a bucket key,
+// a copy to another key, multipart answers, and the refusals AWS gives.
+const boto3KMSScript = `
+import sys, base64, json, boto3, botocore
+from botocore.config import Config
+endpoint, ak, sk, key_a, key_b = sys.argv[1:6]
+c = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=ak, aws_secret_access_key=sk, region_name="us-east-1",
+                 config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
+def check(name, cond, detail=""):
+    print(name, "ok" if cond else "FAIL " + str(detail))
+def err(f):
+    try:
+        f()
+        return "none"
+    except botocore.exceptions.ClientError as e:
+        return "%s %s" % (e.response["ResponseMetadata"]["HTTPStatusCode"], e.response["Error"].get("Code", ""))
+c.create_bucket(Bucket="kms-b")
+ctx = base64.b64encode(json.dumps({"project": "x"}).encode()).decode()
+r = c.put_object(Bucket="kms-b", Key="ctx", Body=b"with context", ServerSideEncryption="aws:kms", SSEKMSKeyId=key_b, SSEKMSEncryptionContext=ctx)
+check("put answer", r.get("ServerSideEncryption") == "aws:kms" and r.get("SSEKMSKeyId") == key_b, r)
+h = c.head_object(Bucket="kms-b", Key="ctx")
+check("head", h.get("ServerSideEncryption") == "aws:kms" and h.get("SSEKMSKeyId") == key_b, h)
+check("get", c.get_object(Bucket="kms-b", Key="ctx")["Body"].read() == b"with context")
+bad = base64.b64encode(json.dumps({"aws:s3:arn": "arn:aws:s3:::kms-b/elsewhere"}).encode()).decode()
+check("arn of another object", err(lambda: c.put_object(Bucket="kms-b", Key="x", Body=b"x", ServerSideEncryption="aws:kms", SSEKMSEncryptionContext=bad)) == "400 InvalidArgument")
+check("unknown key", err(lambda: c.put_object(Bucket="kms-b", Key="x", Body=b"x", ServerSideEncryption="aws:kms",
+    SSEKMSKeyId="arn:aws:kms:us-east-1:123456789012:key/00000000-0000-0000-0000-000000000000")).startswith("400 KMS.NotFoundException"))
+c.copy_object(Bucket="kms-b", Key="copied", CopySource="kms-b/ctx", ServerSideEncryption="aws:kms", SSEKMSKeyId=key_a)
+check("copy takes the destination's key", c.head_object(Bucket="kms-b", Key="copied").get("SSEKMSKeyId") == key_a)
+c.put_bucket_encryption(Bucket="kms-b", ServerSideEncryptionConfiguration={"Rules": [{"ApplyServerSideEncryptionByDefault":
+    {"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": key_b}, "BucketKeyEnabled": True}]})
+r = c.put_object(Bucket="kms-b", Key="default", Body=b"bucket default")
+h = c.head_object(Bucket="kms-b", Key="default")
+check("bucket default", h.get("SSEKMSKeyId") == key_b and h.get("BucketKeyEnabled") is True, h)
+up = c.create_multipart_upload(Bucket="kms-b", Key="mp", ServerSideEncryption="aws:kms", SSEKMSKeyId=key_a)
+check("create answer", up.get("ServerSideEncryption") == "aws:kms" and up.get("SSEKMSKeyId") == key_a, up)
+p1 = c.upload_part(Bucket="kms-b", Key="mp", UploadId=up["UploadId"], PartNumber=1, Body=b"1" * (5 << 20))
+check("part answer", p1.get("ServerSideEncryption") == "aws:kms" and p1.get("SSEKMSKeyId") == key_a, p1)
+p2 = c.upload_part(Bucket="kms-b", Key="mp", UploadId=up["UploadId"], PartNumber=2, Body=b"2" * 100)
+r = c.complete_multipart_upload(Bucket="kms-b", Key="mp", UploadId=up["UploadId"],
+    MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p1["ETag"]}, {"PartNumber": 2, "ETag": p2["ETag"]}]})
+check("complete answer", r.get("ServerSideEncryption") == "aws:kms" and r.get("SSEKMSKeyId") == key_a, r)
+g = c.get_object(Bucket="kms-b", Key="mp", Range="bytes=%d-%d" % ((5 << 20) - 2, (5 << 20) + 1))
+check("multipart range", g["Body"].read() == b"1122" and g.get("SSEKMSKeyId") == key_a)
+`
+
+// TestKMSBoto3AndRcloneOnMoto: terminated SSE-KMS through boto3 and rclone
+// (--s3-server-side-encryption aws:kms --s3-sse-kms-key-id), s3seal in
+// front of moto with its keys in moto's KMS and no default KMS key.
+func TestKMSBoto3AndRcloneOnMoto(t *testing.T) {
+	t.Parallel()
+	py := requireBoto3(t)
+	requireRclone(t)
+	m := startMoto(t)
+	k := kmsCLI(t, m.Endpoint, "us-east-1")
+	keyA, keyB := createKMSKey(t, k), createKMSKey(t, k)
+	p := startS3seal(t, sealOpts{Backend: m, KMSKey: "aws-kms://", Env: kmsEnv(m.Endpoint, "us-east-1")})
+	dir := t.TempDir()
+	script := writeFile(t, dir, "kms.py", []byte(boto3KMSScript))
+	out := runTool(t, isolatedPythonEnv(dir), py, script, p.Endpoint, p.AccessKey, p.SecretKey, keyA, keyB)
+	checks := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		checks++
+		if !strings.HasSuffix(line, " ok") {
+			t.Errorf("boto3: %s", line)
+		}
+	}
+	if checks != 11 {
+		t.Fatalf("boto3 ran %d checks, want 11:\n%s", checks, out)
+	}
+
+	env := rcloneEnv(t, p)
+	src := writeFile(t, dir, "rc/file.bin", patternBytes(9, 300000))
+	runTool(t, env, rcloneBin, "--retries", "1", "--s3-server-side-encryption", "aws:kms", "--s3-sse-kms-key-id", keyB,
+		"copyto", src, "s3seal:kms-b/file.bin")
+	runTool(t, env, rcloneBin, "--retries", "1", "check", filepath.Dir(src), "s3seal:kms-b", "--include", "file.bin", "--one-way")
+	if h := headJSON(t, newAWSCLI(t, p), "kms-b", "file.bin"); h["SSEKMSKeyId"] != keyB || h["ServerSideEncryption"] != "aws:kms" {
+		t.Fatalf("rclone's upload: %v, want key %s", h, keyB)
+	}
+}
