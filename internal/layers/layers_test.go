@@ -114,6 +114,11 @@ var layersTable = table{
 			"net":     noHTTP + "; the format does no I/O beyond readers, writers and the keyring file",
 			"os/exec": "the format does no I/O beyond readers, writers and the keyring file",
 		}},
+
+		// Master keys held outside s3seal: kms puts the providers behind
+		// crypto.KeyService.
+		"kms": {may: []string{"crypto"}},
+
 		"retry":            {may: []string{"backend"}, testMay: []string{"backend/embedded"}},
 		"backend":          {testMay: []string{"backend/embedded"}}, // its external tests run the store contract on the embedded store
 		"backend/embedded": {may: []string{"backend"}},
