@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -234,9 +235,13 @@ func (d *devServer) open(t *testing.T, mount, name, token string) *Provider {
 // envOf is a getenv over m.
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
+// keys counts the key names handed out: the server outlives a test run
+// (go test -count).
+var keys atomic.Int64
+
 // keyName is a fresh key name for a test.
 func keyName(t *testing.T) string {
-	return strings.NewReplacer("/", "-", "#", "-").Replace(t.Name())
+	return fmt.Sprintf("%s-%d", strings.NewReplacer("/", "-", "#", "-").Replace(t.Name()), keys.Add(1))
 }
 
 func testCtx(t *testing.T) context.Context {
