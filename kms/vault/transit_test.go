@@ -312,3 +312,38 @@ func writeFile(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+// The policy the package documentation gives s3seal's token is enough
+// for every call.
+func TestDocumentedPolicy(t *testing.T) {
+	d := needDev(t)
+	ctx := testCtx(t)
+	name := keyName(t)
+	d.createKey(t, "transit", name, nil)
+	policy := strings.NewReplacer("<mount>", "transit", "<name>", name).Replace(`
+path "<mount>/datakey/plaintext/<name>" { capabilities = ["update"] }
+path "<mount>/decrypt/<name>"           { capabilities = ["update"] }
+path "<mount>/rewrap/<name>"            { capabilities = ["update"] }
+path "<mount>/keys/<name>"              { capabilities = ["read"] }`)
+	if err := d.root.Sys().PutPolicy(name, policy); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := d.root.Auth().Token().Create(&api.TokenCreateRequest{Policies: []string{name}, NoDefaultPolicy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := d.open(t, "transit", name, tok.Auth.ClientToken)
+	if err := p.Check(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	plain, sealed, _, err := p.GenerateKey(ctx, name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := p.Decrypt(ctx, name, sealed, nil); err != nil || !bytes.Equal(got, plain) {
+		t.Fatalf("Decrypt: %v", err)
+	}
+	if _, err := p.Rewrap(ctx, name, sealed, nil); err != nil {
+		t.Fatal(err)
+	}
+}
