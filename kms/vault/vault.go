@@ -94,7 +94,8 @@
 //     (Disabled; reversible until the versions are trimmed with
 //     <mount>/keys/<name>/trim min_available_version=<N>);
 //   - taking the decrypt capability out of s3seal's policy, or revoking
-//     its token (Denied; reversible).
+//     its token (Denied; undone by giving the capability back, or a new
+//     token).
 //
 // Objects stay readable until their intermediate keys leave kms.Service's
 // cache (Options.CacheTTL).
