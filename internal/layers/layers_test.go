@@ -119,6 +119,7 @@ var layersTable = table{
 		"kms":        {may: []string{"crypto"}},
 		"kms/awskms": {may: []string{"kms"}, testMay: []string{"crypto", "internal/localkms", "internal/moto"}},
 		"kms/pkcs11": {may: []string{"crypto", "kms"}}, // only with -tags pkcs11 and cgo
+		"kms/vault":  {may: []string{"crypto", "kms"}},
 
 		"retry":            {may: []string{"backend"}, testMay: []string{"backend/embedded"}},
 		"backend":          {testMay: []string{"backend/embedded"}}, // its external tests run the store contract on the embedded store
@@ -150,6 +151,7 @@ var layersTable = table{
 		"github.com/aws/smithy-go":          {"backend", "kms/awskms"},
 		"github.com/johannesboyne/gofakes3": {"backend/embedded"}, // the embedded store's engine
 		"github.com/miekg/pkcs11":           {"kms/pkcs11"},       // cgo: linked only into a PKCS#11 build
+		"github.com/hashicorp/vault/api":    {"kms/vault"},        // Vault's client, for Transit
 	},
 	known: knownViolations,
 }
