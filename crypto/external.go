@@ -10,8 +10,8 @@ import (
 
 // Master keys held outside s3seal (a KMS or an HSM) are named by an
 // external key id: a scheme, a colon and the key's name at its service
-// ("aws-kms:arn:aws:kms:...", "hcvault:transit/keys/tenant-a",
-// "pkcs11:token=s3seal;object=tenant-a"). The key never enters s3seal's
+// ("aws-kms:arn:aws:kms:...", "hcvault:tenant-a", "pkcs11:tenant-a": a
+// Transit key name, a PKCS#11 object label). The key never enters s3seal's
 // memory. For each object (or, with a bucket key, for each bucket, master
 // key and context, for a while) the service makes a fresh 32-byte
 // intermediate key and seals it; the object's DEK is wrapped under that

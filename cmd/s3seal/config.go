@@ -404,7 +404,7 @@ func (c *config) validate() error {
 	if err := c.validateEndpoint(); err != nil {
 		return err
 	}
-	if c.Key == "" && c.KeysFile == "" && !kmsURINamesKey(c.KMSKey) {
+	if c.Key == "" && c.KeysFile == "" && (c.KMSKey == "" || !kmsURINamesKey(c.KMSKey)) {
 		return usagef("a real backend needs a master key: --key-file, --keys-file or --kms-key (s3seal keygen makes one)")
 	}
 	if c.AccessKey == "" && c.CredentialsFile == "" && !c.tool {

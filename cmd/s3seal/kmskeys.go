@@ -11,6 +11,7 @@ import (
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/kms"
 	_ "github.com/s3seal/s3seal/kms/awskms" // aws-kms:// master keys
+	_ "github.com/s3seal/s3seal/kms/vault"  // hcvault:// master keys
 	"github.com/s3seal/s3seal/s3api"
 )
 

@@ -104,7 +104,7 @@ func (r *readiness) probe(ctx context.Context) (public, err error) {
 			return errNotReadyKMS, fmt.Errorf("kms: %w", err)
 		}
 	}
-	if _, external := r.kr.External(r.kr.Primary()); !external {
+	if external := r.kr != nil && r.kms != nil && len(r.kmsKeys) > 0 && isExternal(r.kr); !external {
 		if err := r.checkKeyring(); err != nil {
 			return errNotReadyKeyring, fmt.Errorf("keyring: %w", err)
 		}
@@ -130,4 +130,11 @@ func (r *readiness) checkKeyring() error {
 	}
 	_, _, err = r.kr.Unwrap(context.TODO(), env, name)
 	return err
+}
+
+// isExternal reports whether the keyring's primary key is held outside
+// s3seal (then a probe checks it through the KMS, not by a local wrap).
+func isExternal(kr *crypto.Keyring) bool {
+	_, ok := kr.External(kr.Primary())
+	return ok
 }
