@@ -113,3 +113,35 @@ func TestReadmeKMSWalk(t *testing.T) {
 		t.Errorf("a master key in the data dir:\n%s", out)
 	}
 }
+
+// TestReadmeVaultWalk runs the README's Vault walk as a bash script with
+// the Vault binary scripts/vault-dev.sh built (skipped without it, as
+// the other Vault tests are): Transit enabled, s3seal's key there, an
+// object sealed under it, a rotation in Vault and a write after it.
+func TestReadmeVaultWalk(t *testing.T) {
+	t.Parallel()
+	requireBinary(t)
+	for _, tool := range []string{"aws", "curl"} {
+		requireTool(t, tool)
+	}
+	startVaultDev(t) // skips without a Vault binary; this test starts its own below
+	script := readmeBlock(t, "### A walk with Vault Transit")
+	repo, _ := filepath.Abs("..")
+	dir := t.TempDir()
+	script = strings.ReplaceAll(script, "scripts/vault-dev.sh", filepath.Join(repo, "scripts", "vault-dev.sh"))
+	script = strings.ReplaceAll(script, "127.0.0.1:7070", "127.0.0.1:"+strconv.Itoa(freePort(t)))
+	script = strings.ReplaceAll(script, "127.0.0.1:8200", "127.0.0.1:"+strconv.Itoa(freePort(t)))
+	path := writeFile(t, dir, "vault-walk.sh", []byte("set -euo pipefail\ncd "+dir+"\ntrap 'kill $(jobs -p) 2>/dev/null; wait' EXIT\n"+
+		script+"echo WALK-DONE\n"))
+	cache, _ := os.UserCacheDir() // where scripts/vault-dev.sh left Vault
+	env := cleanEnv([]string{"AWS_CA_BUNDLE", "HOME", "PATH", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "VAULT_ADDR", "VAULT_TOKEN", "XDG_CACHE_HOME"},
+		"HOME="+t.TempDir(), "PATH="+filepath.Dir(s3sealBin)+":"+os.Getenv("PATH"), "XDG_CACHE_HOME="+cache)
+	out, errOut, err := tryTool(t, env, "bash", path)
+	if err != nil || !strings.Contains(out, "WALK-DONE") {
+		serveLog, _ := os.ReadFile(filepath.Join(dir, "serve.log"))
+		t.Fatalf("README Vault walk: %v\nstdout:\n%s\nstderr:\n%s\nserve.log:\n%s", err, out, errOut, serveLog)
+	}
+	if !strings.Contains(out, "aws:kms\ts3seal") {
+		t.Errorf("the HEAD does not name the Transit key:\n%s", out)
+	}
+}
