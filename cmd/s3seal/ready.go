@@ -104,7 +104,11 @@ func (r *readiness) probe(ctx context.Context) (public, err error) {
 			return errNotReadyKMS, fmt.Errorf("kms: %w", err)
 		}
 	}
-	if _, external := r.kr.External(r.kr.Primary()); !external {
+	external := false
+	if r.kr != nil {
+		_, external = r.kr.External(r.kr.Primary())
+	}
+	if !external { // a local primary key, or none (checkKeyring says so)
 		if err := r.checkKeyring(); err != nil {
 			return errNotReadyKeyring, fmt.Errorf("keyring: %w", err)
 		}
