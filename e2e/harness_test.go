@@ -166,6 +166,9 @@ type sealOpts struct {
 	// then https://ADDR and /healthz is polled trusting TLSRoots.
 	TLSCert, TLSKey string
 	TLSRoots        *x509.CertPool
+	// Binary, when set, is the s3seal executable run instead of
+	// s3sealBin (a build with other tags).
+	Binary string
 }
 
 // sealProc is a running s3seal.
@@ -264,7 +267,11 @@ func startS3seal(t testing.TB, o sealOpts) *sealProc {
 	args = append(args, o.Args...)
 
 	p.log = newLogBuffer(listenRE)
-	p.cmd = exec.Command(s3sealBin, args...)
+	bin := s3sealBin
+	if o.Binary != "" {
+		bin = o.Binary
+	}
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = sealEnv(o.Env)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {

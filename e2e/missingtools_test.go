@@ -23,8 +23,9 @@ func (c *toolCheck) said(ci bool) (what string) {
 }
 
 // TestMissingToolsNamed: a test needing a program that is not installed,
-// or a python3 without boto3, says which (failing under CI, skipping
-// elsewhere) instead of dying with a traceback.
+// a python3 without boto3, or SoftHSM2, OpenSC and gcc for the PKCS#11
+// tests, says which (failing under CI, skipping elsewhere) instead of
+// dying with a traceback.
 func TestMissingToolsNamed(t *testing.T) {
 	dir := t.TempDir()
 	// A python3 without boto3, as on a fresh Debian machine.
@@ -42,6 +43,12 @@ func TestMissingToolsNamed(t *testing.T) {
 			}
 		}
 		c := &toolCheck{TB: t}
+		if ok := requirePKCS11(c); ok || !strings.Contains(c.said(ci), "softhsm2-util not found on PATH") ||
+			!strings.Contains(c.said(ci), "pkcs11-tool not found on PATH") || !strings.Contains(c.said(ci), "gcc not found on PATH") ||
+			!strings.Contains(c.said(ci), "Debian's softhsm2 opensc gcc") {
+			t.Errorf("CI=%v: requirePKCS11 = %v, said %q", ci, ok, c.said(ci))
+		}
+		c = &toolCheck{TB: t}
 		if p := requireBoto3(c); p != "" || !strings.Contains(c.said(ci), "cannot import boto3") ||
 			!strings.Contains(c.said(ci), "No module named 'boto3'") || !strings.Contains(c.said(ci), "python3-boto3") {
 			t.Errorf("CI=%v: requireBoto3 = %q, said %q", ci, p, c.said(ci))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every s3seal test on a fresh Debian machine: installs the Debian
 # packages the tests need (gcc for -race, rclone, s3cmd, restic, haproxy,
-# python3-boto3 and the rest: scripts/test-tools.sh), installs aws (and
+# python3-boto3, softhsm2 and opensc for the PKCS#11 tests, and the rest:
+# scripts/test-tools.sh), installs aws (and
 # moto_server where Debian has it) when missing, then vets and tests. From
 # any directory:
 #   bash scripts/test.sh
@@ -34,6 +35,11 @@ if ((${#unit[@]})); then
 	echo "test.sh: go test ./crypto/"
 	go test -count=1 -timeout 15m ./crypto/
 fi
+# The PKCS#11 provider is compiled only with -tags pkcs11 (and cgo): its
+# tests, on SoftHSM2 tokens they make, fail rather than skip here when
+# SoftHSM2 or pkcs11-tool is missing.
+echo "test.sh: go test -race -tags pkcs11 ./kms/pkcs11/"
+S3SEAL_REQUIRE_PKCS11=1 go test -race -tags pkcs11 -count=1 -timeout 15m ./kms/pkcs11/
 echo "test.sh: go test ./e2e/"
 go test -count=1 -timeout 25m ./e2e/
 
