@@ -33,7 +33,7 @@ func TestReadmePKCS11(t *testing.T) {
 	for _, tool := range []string{"aws", "curl", "go"} {
 		requireTool(t, tool)
 	}
-	script := readmeBlock(t, "## Master key in an HSM (PKCS#11)")
+	script := readmeBlock(t, "### A walk with a PKCS#11 HSM")
 	demo := filepath.Join(t.TempDir(), "hsm-demo")
 	script = strings.ReplaceAll(script, "127.0.0.1:7070", "127.0.0.1:"+strconv.Itoa(freePort(t)))
 	script = strings.ReplaceAll(script, "~/hsm-demo", demo)
