@@ -331,6 +331,9 @@ func (kr *Keyring) Unwrap(ctx context.Context, e Envelope, name Name) (*DataKey,
 	}
 	payload, err := aead.Open(nil, e.Wrapped[:nonceSize], e.Wrapped[nonceSize:], wrapAAD(e, name))
 	defer clear(payload)
+	if err != nil && e.External() && kr.svc != nil {
+		kr.svc.Forget(KeyRequest{KeyID: e.KeyID, Name: name, Context: e.KMSContext, BucketKey: e.BucketKey}, e.SealedKey)
+	}
 	if err != nil {
 		return nil, Binding{}, newErr(ErrAuth, "wrapped data key (key id %q)", e.KeyID)
 	}

@@ -29,8 +29,9 @@ const MaxSealedKey = 1024
 
 // MaxKMSContext bounds the client's encryption context (canonical JSON)
 // that an envelope carries (s3seal-kctx): S3 keeps at most 2 KB of user
-// metadata per object, s3seal's own keys included.
-const MaxKMSContext = 1024
+// metadata per object, s3seal's own keys included, and the context
+// leaves less room to the object's own metadata (MaxObjectMetaFor).
+const MaxKMSContext = 512
 
 // IsExternalKeyID reports whether id names a master key held outside
 // s3seal: a scheme of lower-case letters, digits and '-', a colon, then
@@ -86,6 +87,9 @@ type KeyService interface {
 	// OpenKey returns the intermediate key that sealed holds, sealed by
 	// NewKey (or re-sealed by the service) for req.
 	OpenKey(ctx context.Context, req KeyRequest, sealed []byte) (key []byte, err error)
+	// Forget is told that the key OpenKey answered for req and sealed
+	// did not authenticate the wrap: a service that caches keys drops it.
+	Forget(req KeyRequest, sealed []byte)
 }
 
 // CanonicalKMSContext returns an encryption context (a JSON object of
@@ -130,4 +134,32 @@ func KMSContextMap(canonical string) (map[string]string, error) {
 		return nil, newErr(ErrCorrupt, "encryption context is not a JSON object of string values")
 	}
 	return m, nil
+}
+
+// MetaOverhead is how many bytes of the store's user metadata an
+// envelope wrapped with wk takes beyond what a local master key's takes
+// (whose id is at most 64 bytes): for a KMS key, the longer key id and
+// s3seal-kms, s3seal-kctx and s3seal-bk. Known before the object's body
+// is read, so a write whose metadata cannot fit is refused first.
+func (wk *WrapKey) MetaOverhead() int {
+	if !wk.external {
+		return 0
+	}
+	n := max(0, len(wk.keyID)-maxKeyIDLen)
+	n += len(MetaSealedKey) + b64url.EncodedLen(len(wk.sealed))
+	if wk.kmsCtx != "" {
+		n += len(MetaKMSContext) + b64url.EncodedLen(len(wk.kmsCtx))
+	}
+	if wk.bucketKey {
+		n += len(MetaBucketKey) + 1
+	}
+	return n
+}
+
+// MaxObjectMetaFor is MaxObjectMeta for an envelope whose metadata takes
+// overhead more bytes (MetaOverhead): the sealed object metadata grows by
+// 4 bytes of base64 for every 3 of its encoding, so it must shrink by 3
+// for every 4 the envelope adds. Below zero nothing fits.
+func MaxObjectMetaFor(overhead int) int {
+	return MaxObjectMeta - (overhead*3+3)/4
 }

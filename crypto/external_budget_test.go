@@ -9,12 +9,10 @@ import (
 
 // TestExternalEnvelopeFitsS3Limit: an object sealed under an AWS KMS key
 // (s3seal-kid "aws-kms:" + an 75-character ARN, s3seal-kms of 184 bytes,
-// what AWS KMS answers for a 32-byte key), with no encryption context
-// and the user metadata s3seal accepts (MaxObjectMeta), must fit S3's
-// 2 KB of user metadata, as FORMAT.md promises for every object s3seal
-// writes. Today it does not: the store refuses the PUT (MetadataTooLarge)
-// after the body was read, and a client encryption context (up to
-// MaxKMSContext, 1365 base64 characters) adds far more.
+// what AWS KMS answers for a 32-byte key), with the longest encryption
+// context, a bucket key, and the user metadata s3seal accepts for it
+// (MaxObjectMetaFor the wrap key's MetaOverhead), fits S3's 2 KB of user
+// metadata, as FORMAT.md promises for every object s3seal writes.
 func TestExternalEnvelopeFitsS3Limit(t *testing.T) {
 	kid := strings.Repeat("k", 64)
 	kr := testKeyring(t, kid, kid)
@@ -24,13 +22,15 @@ func TestExternalEnvelopeFitsS3Limit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	env.KeyID = "aws-kms:arn:aws:kms:eu-west-2:111122223333:key/b74389fe-bd76-48d7-a652-1690ac76af3a"
+	env.SealedKey = make([]byte, 184)
+	env.KMSContext, env.BucketKey = `{"k":"`+strings.Repeat("v", MaxKMSContext-8)+`"}`, true
+	wk := &WrapKey{keyID: env.KeyID, sealed: env.SealedKey, kmsCtx: env.KMSContext, bucketKey: true, external: true}
 	m := ObjectMeta{User: map[string]string{"pad": ""}}
-	m.User["pad"] = strings.Repeat("x", MaxObjectMeta-m.EncodedSize())
+	m.User["pad"] = strings.Repeat("x", MaxObjectMetaFor(wk.MetaOverhead())-m.EncodedSize())
 	if env.SealedMeta, err = SealObjectMeta(dk, m); err != nil {
 		t.Fatal(err)
 	}
-	env.KeyID = "aws-kms:arn:aws:kms:eu-west-2:111122223333:key/b74389fe-bd76-48d7-a652-1690ac76af3a"
-	env.SealedKey = make([]byte, 184)
 	total := 0
 	for k, v := range env.Metadata() {
 		total += len(k) + len(v)

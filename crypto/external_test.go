@@ -74,6 +74,8 @@ func (s *fakeService) NewKey(_ context.Context, req KeyRequest) ([]byte, []byte,
 	return key, g.Seal(nonce, nonce, key, s.aad(req)), req.KeyID, nil
 }
 
+func (s *fakeService) Forget(KeyRequest, []byte) {}
+
 func (s *fakeService) OpenKey(_ context.Context, req KeyRequest, sealed []byte) ([]byte, error) {
 	s.opens++
 	if s.failWith != nil {

@@ -161,6 +161,8 @@ func (vecService) Handles(id string) bool { return id == vecKMSKeyID }
 func (vecService) NewKey(context.Context, KeyRequest) ([]byte, []byte, string, error) {
 	return slices.Clone(vecKEK), slices.Clone(vecSealedKey), vecKMSKeyID, nil
 }
+func (vecService) Forget(KeyRequest, []byte) {}
+
 func (vecService) OpenKey(_ context.Context, _ KeyRequest, sealed []byte) ([]byte, error) {
 	if !bytes.Equal(sealed, vecSealedKey) {
 		return nil, errors.New("not the vector's sealed key")

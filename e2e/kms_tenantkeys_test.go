@@ -15,10 +15,17 @@ import (
 // crypto-shred, and probes which keys exist and which are disabled).
 func TestKMSTenantCannotSealUnderAnotherTenantsKey(t *testing.T) {
 	t.Parallel()
-	p, _, _, keyA, _ := kmsTenants(t)
+	p, _, _, keyA, keyB := kmsTenants(t)
 	b := newAWSCLIAs(t, p, "tenant-b", "tenant-b-secret")
 	body := writeFile(t, t.TempDir(), "body", []byte("tenant b data"))
 	b.run("s3", "mb", "s3://b-data")
 	b.fails("AccessDenied", "s3api", "put-object", "--bucket", "b-data", "--key", "under-a", "--body", body,
 		"--server-side-encryption", "aws:kms", "--ssekms-key-id", keyA)
+	// Nor through a bucket's default encryption, which would seal every
+	// later writer's objects under it.
+	b.fails("AccessDenied", "s3api", "put-bucket-encryption", "--bucket", "b-data", "--server-side-encryption-configuration",
+		`{"Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": "`+keyA+`"}}]}`)
+	// Its own key it may name.
+	b.run("s3api", "put-object", "--bucket", "b-data", "--key", "under-b", "--body", body,
+		"--server-side-encryption", "aws:kms", "--ssekms-key-id", keyB)
 }

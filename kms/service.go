@@ -3,7 +3,9 @@ package kms
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -39,6 +41,14 @@ type Options struct {
 	// Backoff is the ceiling of the first wait between tries (doubling,
 	// full jitter). Default 200 ms.
 	Backoff time.Duration
+	// TrustGenerate skips opening every key the service makes before it
+	// is used: one call per object written instead of two. Without it a
+	// service that answers GenerateDataKey with a key its sealed form
+	// does not hold (a bug, a proxy, another key's answer) is caught
+	// before a write is acknowledged, instead of when the object is read
+	// from a cold cache and found lost. Bucket keys are always checked
+	// (once per bucket key).
+	TrustGenerate bool
 	// Observer is told of every call (metrics). Default none.
 	Observer Observer
 	// Logger receives retries. Default slog.Default().
@@ -54,6 +64,10 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BucketKeyTTL <= 0 {
 		o.BucketKeyTTL = 5 * time.Minute
+	}
+	if o.CacheTTL > 0 && o.BucketKeyTTL > o.CacheTTL {
+		// A disabled key stops sealing no later than it stops reading.
+		o.BucketKeyTTL = o.CacheTTL
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Second
@@ -189,8 +203,10 @@ func ContextARN(bucket, key string, bucketKey bool) string {
 
 // NewKey implements crypto.KeyService.
 func (s *Service) NewKey(ctx context.Context, req crypto.KeyRequest) ([]byte, []byte, string, error) {
-	if !req.BucketKey {
-		return s.generate(ctx, req)
+	if !req.BucketKey || s.opened == nil {
+		// Without the cache, revocation takes effect at once: no bucket
+		// key outlives a call.
+		return s.generate(ctx, req, !s.opt.TrustGenerate)
 	}
 	id := cacheID(req.KeyID, "", []byte(req.Name.Bucket), []byte(req.Context))
 	if bk, ok := s.bucketKeys.Get(id); ok {
@@ -200,7 +216,7 @@ func (s *Service) NewKey(ctx context.Context, req crypto.KeyRequest) ([]byte, []
 		if bk, ok := s.bucketKeys.Get(id); ok {
 			return bk, nil
 		}
-		plain, sealed, keyID, err := s.generate(ctx, req)
+		plain, sealed, keyID, err := s.generate(ctx, req, true)
 		if err != nil {
 			return nil, err
 		}
@@ -215,7 +231,7 @@ func (s *Service) NewKey(ctx context.Context, req crypto.KeyRequest) ([]byte, []
 	return clone(bk.plain), bk.sealed, bk.keyID, nil
 }
 
-func (s *Service) generate(ctx context.Context, req crypto.KeyRequest) ([]byte, []byte, string, error) {
+func (s *Service) generate(ctx context.Context, req crypto.KeyRequest, check bool) ([]byte, []byte, string, error) {
 	p, name, err := s.provider(req.KeyID)
 	if err != nil {
 		return nil, nil, "", err
@@ -235,6 +251,28 @@ func (s *Service) generate(ctx context.Context, req crypto.KeyRequest) ([]byte, 
 		return nil, nil, "", err
 	}
 	keyID := p.Scheme() + ":" + canonical
+	if len(plain) != crypto.KeySize {
+		clear(plain)
+		return nil, nil, "", &Error{Kind: Failed, Key: req.KeyID, Op: "generate", Err: fmt.Errorf("the KMS made a %d-byte key", len(plain))}
+	}
+	if check {
+		var opened []byte
+		err := s.call(ctx, "decrypt", keyID, func(ctx context.Context) error {
+			var err error
+			opened, err = p.Decrypt(ctx, canonical, sealed, kctx)
+			return err
+		})
+		same := err == nil && subtle.ConstantTimeCompare(opened, plain) == 1
+		clear(opened)
+		if !same {
+			clear(plain)
+			if err == nil {
+				err = errors.New("the sealed key it answered opens to another key")
+			}
+			return nil, nil, "", &Error{Kind: Invalid, Key: keyID, Op: "generate",
+				Err: fmt.Errorf("the key the KMS made does not open: %w", err)}
+		}
+	}
 	if s.opened != nil {
 		s.opened.Add(cacheID(keyID, ctxString(kctx), sealed), clone(plain))
 	}
@@ -268,6 +306,10 @@ func (s *Service) OpenKey(ctx context.Context, req crypto.KeyRequest, sealed []b
 		if err != nil {
 			return nil, err
 		}
+		if len(plain) != crypto.KeySize {
+			clear(plain)
+			return nil, &Error{Kind: Invalid, Key: req.KeyID, Op: "decrypt", Err: fmt.Errorf("the KMS opened a %d-byte key", len(plain))}
+		}
 		if s.opened != nil {
 			s.opened.Add(id, clone(plain))
 		}
@@ -277,6 +319,20 @@ func (s *Service) OpenKey(ctx context.Context, req crypto.KeyRequest, sealed []b
 		return nil, err
 	}
 	return clone(v.([]byte)), nil
+}
+
+// Forget drops an opened key from the cache: the wrap it was opened for
+// did not authenticate with it (a KMS that answered wrongly once must not
+// keep the object unreadable for the cache's lifetime).
+func (s *Service) Forget(req crypto.KeyRequest, sealed []byte) {
+	if s.opened == nil {
+		return
+	}
+	kctx, err := Context(req)
+	if err != nil {
+		return
+	}
+	s.opened.Remove(cacheID(req.KeyID, ctxString(kctx), sealed))
 }
 
 // Rewrap seals an envelope's intermediate key anew under its master key's

@@ -97,8 +97,8 @@ func TestOpenedKeysAreCached(t *testing.T) {
 			t.Fatalf("open: %v", err)
 		}
 	}
-	if f.n("generate") != 1 || f.n("decrypt") != 0 {
-		t.Fatalf("calls %v: one generate, opens from the cache", f.calls)
+	if f.n("generate") != 1 || f.n("decrypt") != 1 {
+		t.Fatalf("calls %v: one generate, the decrypt that checks it, opens from the cache", f.calls)
 	}
 	// Another name is another context: not the cached key.
 	opened.Name.Key = "other"
@@ -110,9 +110,26 @@ func TestOpenedKeysAreCached(t *testing.T) {
 	}
 }
 
+// TestTrustGenerateMakesOneCallPerObject: with TrustGenerate a write
+// costs one call, and the read after it none.
+func TestTrustGenerateMakesOneCallPerObject(t *testing.T) {
+	f := newFake()
+	s, _ := kms.NewService(kms.Options{TrustGenerate: true}, f)
+	ctx := context.Background()
+	_, sealed, id, _ := s.NewKey(ctx, req("b", "k", false))
+	r := req("b", "k", false)
+	r.KeyID = id
+	if _, err := s.OpenKey(ctx, r, sealed); err != nil {
+		t.Fatal(err)
+	}
+	if f.n("generate") != 1 || f.n("decrypt") != 0 {
+		t.Fatalf("calls %v, want one generate", f.calls)
+	}
+}
+
 func TestNoCacheOpensEveryTime(t *testing.T) {
 	f := newFake()
-	s, _ := kms.NewService(kms.Options{CacheTTL: -1}, f)
+	s, _ := kms.NewService(kms.Options{CacheTTL: -1, TrustGenerate: true}, f)
 	ctx := context.Background()
 	_, sealed, _, _ := s.NewKey(ctx, req("b", "k", false))
 	s.OpenKey(ctx, req("b", "k", false), sealed)
@@ -124,7 +141,7 @@ func TestNoCacheOpensEveryTime(t *testing.T) {
 
 func TestCacheExpires(t *testing.T) {
 	f := newFake()
-	s, _ := kms.NewService(kms.Options{CacheTTL: 50 * time.Millisecond}, f)
+	s, _ := kms.NewService(kms.Options{CacheTTL: 50 * time.Millisecond, TrustGenerate: true}, f)
 	ctx := context.Background()
 	_, sealed, _, _ := s.NewKey(ctx, req("b", "k", false))
 	time.Sleep(150 * time.Millisecond)

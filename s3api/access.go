@@ -27,6 +27,13 @@ type Credential struct {
 	// sealing under KeyID), as when s3seal has no key service; without
 	// it, a key service seals them under their KMS key (ssekms.go).
 	SSEKMSToStore bool `json:"sse_kms_to_store,omitempty"`
+	// KMSKeys are the KMS keys this credential may have its writes
+	// sealed under, as requests name them (an ARN, alias, key id, a keys
+	// file's id), besides its own key_id and the default KMS key; "*":
+	// any key s3seal's KMS credential may use. Every KMS call is
+	// s3seal's own, so this list is the only check of which key a
+	// request may name (ssekms.go).
+	KMSKeys []string `json:"kms_keys,omitempty"`
 	// Admin may read and change what the object store enforces for a
 	// bucket (policy, CORS, lifecycle, ownership controls, ACLs, the
 	// Object Lock configuration) and bypass GOVERNANCE retention.
@@ -51,7 +58,7 @@ func (c Credentials) Secret(accessKey string) (string, bool) {
 
 // SingleCredential allows one client full access to every bucket.
 func SingleCredential(accessKey, secretKey string) Credentials {
-	return Credentials{accessKey: {AccessKey: accessKey, SecretKey: secretKey, Read: []string{"*"}, Write: []string{"*"}}}
+	return Credentials{accessKey: {AccessKey: accessKey, SecretKey: secretKey, Read: []string{"*"}, Write: []string{"*"}, KMSKeys: []string{"*"}}}
 }
 
 // ParseCredentials parses a JSON document of the form

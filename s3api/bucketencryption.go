@@ -115,6 +115,9 @@ func (s *Server) putBucketEncryption(req *request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.checkDefaultKMSKey(req.cred, canon); err != nil {
+		return err
+	}
 	// The bucket must be there: BucketDocs answers its NoSuchBucket.
 	if _, err := s.store.BucketDocs(req.r.Context(), req.bucket); err != nil {
 		return err
@@ -161,6 +164,31 @@ func (s *Server) bucketDefaultSSE(ctx context.Context, bucket string, headers *s
 			headers.SSEKMSKeyID = *r.Default.KMSMasterKeyID
 		}
 		headers.SSEBucketKey = r.BucketKeyEnabled != nil && *r.BucketKeyEnabled
+	}
+	return nil
+}
+
+// checkDefaultKMSKey refuses a default encryption naming a KMS key that
+// s3seal seals under (it has a key service) and that the credential may
+// not use: the default would seal other writers' objects under it. Each
+// write is checked again against its own writer (sealKeyOf).
+func (s *Server) checkDefaultKMSKey(cred Credential, canon []byte) error {
+	cfg := &encryptionConfig{}
+	if err := decodeXML(canon, cfg); err != nil || len(cfg.Rules) != 1 || cfg.Rules[0].Default == nil {
+		return nil
+	}
+	d := cfg.Rules[0].Default
+	if d.SSEAlgorithm == nil || !strings.HasPrefix(*d.SSEAlgorithm, "aws:kms") || d.KMSMasterKeyID == nil || cred.SSEKMSToStore {
+		return nil
+	}
+	id, terminated, err := s.store.KMSKey(*d.KMSMasterKeyID, "")
+	switch {
+	case !terminated:
+		return nil
+	case err != nil:
+		return err
+	case !s.mayUseKMSKey(cred, id):
+		return s3err.New(s3err.AccessDenied, "This credential may not use the KMS key "+*d.KMSMasterKeyID+" (kms_keys).")
 	}
 	return nil
 }

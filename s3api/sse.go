@@ -142,6 +142,9 @@ func setSSEHeaders(h http.Header, info sealstore.ObjectInfo, ck *sealstore.Custo
 		if hd.SSEBucketKey {
 			h.Set("X-Amz-Server-Side-Encryption-Bucket-Key-Enabled", "true")
 		}
+		if hd.SSEContext != "" && strings.HasPrefix(hd.SSE, "aws:kms") {
+			h.Set("X-Amz-Server-Side-Encryption-Context", hd.SSEContext)
+		}
 	}
 }
 

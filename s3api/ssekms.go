@@ -43,6 +43,9 @@ func (s *Server) sealKeyOf(cred Credential, bucket, key string, headers *sealsto
 	case err != nil:
 		return sk, err
 	}
+	if !s.mayUseKMSKey(cred, id) {
+		return sk, s3err.New(s3err.AccessDenied, "This credential may not use the KMS key "+headers.SSEKMSKeyID+" (kms_keys).")
+	}
 	sk = sealKey{keyID: id, bucketKey: headers.SSEBucketKey}
 	if headers.SSEContext != "" {
 		raw, err := base64.StdEncoding.DecodeString(headers.SSEContext)
@@ -50,9 +53,31 @@ func (s *Server) sealKeyOf(cred Credential, bucket, key string, headers *sealsto
 			return sk, s3err.New(s3err.InvalidArgument, "The header 'x-amz-server-side-encryption-context' shall be Base64-encoded UTF-8 string holding JSON which represents a string-string map")
 		}
 		if sk.kmsContext, err = sealstore.KMSContext(raw, bucket, key, sk.bucketKey); err != nil {
-			return sk, s3err.New(s3err.InvalidArgument, "The x-amz-server-side-encryption-context header: "+err.Error())
+			return sk, s3err.New(s3err.InvalidArgument, "The x-amz-server-side-encryption-context header: "+sealstore.ErrorDetail(err))
 		}
 	}
 	headers.SSE, headers.SSEKMSKeyID = "aws:kms", sealstore.KeyDisplayName(id)
 	return sk, nil
+}
+
+// mayUseKMSKey reports whether cred may have a write sealed under the KMS
+// key id (an external id): its own key_id, the default KMS key, a key its
+// kms_keys names, or any with "*". Decided before any KMS call, so a
+// refusal tells nothing of the key.
+func (s *Server) mayUseKMSKey(cred Credential, id string) bool {
+	if own, _, err := s.store.KMSKey("", cred.KeyID); err == nil && own == id {
+		return true // the credential's key_id, or else the default KMS key
+	}
+	if def, _, err := s.store.KMSKey("", ""); err == nil && def == id {
+		return true
+	}
+	for _, k := range cred.KMSKeys {
+		if k == "*" {
+			return true
+		}
+		if named, _, err := s.store.KMSKey(k, ""); err == nil && named == id {
+			return true
+		}
+	}
+	return false
 }

@@ -52,15 +52,16 @@ else
 	# suite's teardown does on every DeleteObjects; it makes no credential
 	# the owner of another's bucket. Unsigned requests are served
 	# (--allow-anonymous): the suite checks what public ACLs grant them.
+	# Each may name any KMS key (kms_keys): the suite names two.
 	export S3SEAL_ALLOW_ANONYMOUS=true
 	start_s3seal "$out" "$mode" '{"credentials": [
-	  {"access_key": "0555b35654ad1656d804", "secret_key": "h7GhxuBLTrlhVUyxSPUKUV8r/2EI4ngqJxD7iBdBYLhwluN30JaT3Q==", "read": ["*"], "write": ["*"], "admin": true,
+	  {"access_key": "0555b35654ad1656d804", "secret_key": "h7GhxuBLTrlhVUyxSPUKUV8r/2EI4ngqJxD7iBdBYLhwluN30JaT3Q==", "read": ["*"], "write": ["*"], "admin": true, "kms_keys": ["*"],
 	   "account": "100000000001", "canonical_id": "testid", "display_name": "M. Tester", "email": "tester@ceph.com"},
-	  {"access_key": "NOPQRSTUVWXYZABCDEFG", "secret_key": "nopqrstuvwxyzabcdefghijklmnabcdefghijklm", "read": ["*"], "write": ["*"], "admin": true,
+	  {"access_key": "NOPQRSTUVWXYZABCDEFG", "secret_key": "nopqrstuvwxyzabcdefghijklmnabcdefghijklm", "read": ["*"], "write": ["*"], "admin": true, "kms_keys": ["*"],
 	   "account": "100000000002", "canonical_id": "56789abcdef0123456789abcdef0123456789abcdef0123456789abcdef01234", "display_name": "john.doe", "email": "john.doe@example.com"},
-	  {"access_key": "HIJKLMNOPQRSTUVWXYZA", "secret_key": "opqrstuvwxyzabcdefghijklmnopqrstuvwxyzab", "read": ["*"], "write": ["*"], "admin": true,
+	  {"access_key": "HIJKLMNOPQRSTUVWXYZA", "secret_key": "opqrstuvwxyzabcdefghijklmnopqrstuvwxyzab", "read": ["*"], "write": ["*"], "admin": true, "kms_keys": ["*"],
 	   "account": "100000000003", "canonical_id": "testx$9876543210abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "display_name": "testx$tenanteduser", "email": "tenanteduser@example.com"},
-	  {"access_key": "ABCDEFGHIJKLMNOPQRST", "secret_key": "abcdefghijklmnopqrstuvwxyzabcdefghijklmn", "read": ["*"], "write": ["*"], "admin": true,
+	  {"access_key": "ABCDEFGHIJKLMNOPQRST", "secret_key": "abcdefghijklmnopqrstuvwxyzabcdefghijklmn", "read": ["*"], "write": ["*"], "admin": true, "kms_keys": ["*"],
 	   "account": "100000000004", "canonical_id": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "display_name": "youruseridhere", "email": "s3@example.com"}
 	]}'
 fi

@@ -100,7 +100,8 @@ func kmsHeaders(env crypto.Envelope, h *backend.Headers) {
 		return
 	}
 	h.SSE, h.SSEKMSKeyID, h.SSEBucketKey = "aws:kms", kms.DisplayName(env.KeyID), env.BucketKey
-	h.SSEContext = ""
+	// SSEContext stays what the write's client sent (its answer echoes
+	// it, as AWS's does); a read has none.
 }
 
 // newWrapKey is the key that wraps a new object's DEK, got before its
@@ -158,4 +159,42 @@ func unwrapErr(bucket, key string, err error) error {
 			Message: "the object was encrypted with a master key that is not in s3seal's keyring", Err: err}
 	}
 	return integrityErr(bucket, key, err)
+}
+
+// checkMetaRoom refuses, before the body is read, an object whose sealed
+// metadata and KMS envelope would not fit the store's 2 KB of user
+// metadata together: the KMS key's id, sealed key and encryption context
+// leave less room than a local key's (crypto.MaxObjectMetaFor).
+func checkMetaRoom(wk *crypto.WrapKey, om crypto.ObjectMeta) error {
+	over := wk.MetaOverhead()
+	if over == 0 {
+		return nil
+	}
+	if n, room := om.EncodedSize(), crypto.MaxObjectMetaFor(over); n > room {
+		return errorf("MetadataTooLarge", "Your metadata headers exceed the maximum allowed metadata size: sealed under the KMS key %s (with its encryption context), an object's user metadata and content headers may take at most %d bytes (each entry's key and value plus 4, each header's value plus 3, plus 3); this request needs %d.",
+			KeyDisplayName(wk.KeyID()), max(room, 0), n)
+	}
+	return nil
+}
+
+// maxStoreMeta is S3's limit on an object's user metadata: keys and
+// values, in bytes.
+const maxStoreMeta = 2048
+
+func metaSize(m map[string]string) int {
+	n := 0
+	for k, v := range m {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
+// ErrorDetail is an error's message without the crypto package's kind
+// ("invalid keyring: "), for a client's answer.
+func ErrorDetail(err error) string {
+	var ce *crypto.Error
+	if errors.As(err, &ce) && ce.Msg != "" {
+		return ce.Msg
+	}
+	return err.Error()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/kms"
 )
 
 // ListPage is one page of a listing. Markers and tokens are the backend's,
@@ -142,8 +143,17 @@ func (s *Store) resolveInfo(ctx context.Context, bucket string, e *ListedObject,
 		e.Size, e.ETag, e.Checksums = info.Size, info.ETag, info.Checksums
 		return nil
 	}
+	kind := kms.KindOf(err)
+	if kind == kms.Unavailable {
+		// The KMS is down or slow: the page fails at once (503), rather
+		// than wait out every entry's calls and list them unverified.
+		return err
+	}
 	e.Size, e.ETag, e.Checksums = bi.Size, UnverifiedETagPrefix+strings.Trim(bi.ETag, `"`), nil
 	switch {
+	case kind != 0 && kind != kms.Invalid:
+		// Its KMS key is disabled, gone or denied: unreadable, not tampered with.
+		slog.Warn("listing: the object's KMS key refuses; listed as unverified", "bucket", bucket, "key", e.Key, "err", err)
 	case errors.Is(err, crypto.ErrUnknownKey):
 		// Unreadable here, but not known to be tampered with.
 		slog.Warn("listing: object sealed under a master key not in the keyring; listed as unverified", "bucket", bucket, "key", e.Key)

@@ -81,6 +81,9 @@ func (s *Store) createMultipart(ctx context.Context, in CreateMultipartInput) (i
 		return "", "", err
 	}
 	defer wk.Close()
+	if err := checkMetaRoom(wk, om); err != nil {
+		return "", "", err
+	}
 	env, err := wk.Wrap(dk, name, crypto.Binding{Multipart: true, CustomerCheck: check, KMSContext: in.KMSContext, BucketKey: in.BucketKey})
 	if err != nil {
 		return "", "", fmt.Errorf("wrap data key: %w", err)
@@ -103,7 +106,14 @@ func (s *Store) createMultipart(ctx context.Context, in CreateMultipartInput) (i
 		return "", "", s.abandonUpload(ctx, in.Bucket, in.Key, id, err)
 	}
 	lockMeta(state, in.Protect)
-	sseMeta(state, in.Headers)
+	if !env.External() { // a KMS key's upload reports its key from the envelope
+		sseMeta(state, in.Headers)
+	}
+	if n := metaSize(state); n > maxStoreMeta {
+		// A long key and a KMS key's envelope: the state would not fit.
+		return "", "", s.abandonUpload(ctx, in.Bucket, in.Key, id, errorf("KeyTooLongError",
+			"Your key is too long for a multipart upload sealed under this master key: the upload's state would take %d bytes of the store's %d of metadata. Use a shorter key, or a single PUT.", n, maxStoreMeta))
+	}
 	prefix := uploadPrefix(in.Bucket, in.Key, id)
 	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: in.Bucket, Key: prefix + infoName,
 		Body: bytes.NewReader(nil), Meta: state}); err != nil {

@@ -107,6 +107,9 @@ func (s *Store) put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 		return ObjectInfo{}, err
 	}
 	defer wk.Close()
+	if err := checkMetaRoom(wk, om); err != nil {
+		return ObjectInfo{}, err
+	}
 	// While the body arrives, learn whether the key holds a multipart
 	// object, whose manifest this PUT will make unreachable.
 	content, check, err := sealKey(dk, in.CustomerKey)

@@ -95,6 +95,7 @@ type config struct {
 	KMSKey                                   string
 	KMSCacheTTL, KMSBucketKeyTTL, KMSTimeout time.Duration
 	KMSCacheSize                             int
+	KMSCheckWrites                           bool
 
 	// The secrets above can also come from files (--key-file, ...).
 	KeyFile, SecretKeyFile, BackendSecretKeyFile string
@@ -204,6 +205,7 @@ func parseCommandConfigHelp(name string, args []string, getenv func(string) stri
 	fs.DurationVar(&c.KMSCacheTTL, "kms-cache-ttl", 5*time.Minute, "how long a data key opened through the KMS is kept, so reads of recent objects make no KMS call (and keep working while the KMS is down); a disabled key stops reading after it; negative: no cache")
 	fs.IntVar(&c.KMSCacheSize, "kms-cache-size", 10000, "opened data keys kept (about 100 bytes each)")
 	fs.DurationVar(&c.KMSBucketKeyTTL, "kms-bucket-key-ttl", 5*time.Minute, "how long one bucket key seals new objects of a bucket before the KMS makes a new one (SSE-KMS with bucket keys)")
+	fs.BoolVar(&c.KMSCheckWrites, "kms-check-writes", true, "open every key the KMS makes before sealing with it (one more KMS call per object written without a bucket key; bucket keys are always checked): a KMS that answers a key its sealed form does not hold fails the write instead of losing the object")
 	fs.DurationVar(&c.KMSTimeout, "kms-timeout", 5*time.Second, "bound on one KMS call; a call the KMS does not answer is tried 3 times in all")
 	fs.BoolVar(&c.AllowAnonymous, "allow-anonymous", false, "serve unsigned (anonymous) requests, allowed only what a bucket's public ACL grants or policy allows to everyone")
 	fs.BoolVar(&c.AllowPlaintextReads, "allow-plaintext-reads", false, "serve objects without s3seal metadata as they are (migrating a bucket; each such read is logged at WARN)")

@@ -118,7 +118,7 @@ func openKMS(cfg *config, doc crypto.KeyringDoc, local *crypto.Keyring, obs kms.
 		aliases[alias] = id
 	}
 	svc, err := kms.NewService(kms.Options{CacheTTL: cfg.KMSCacheTTL, CacheSize: cfg.KMSCacheSize,
-		BucketKeyTTL: cfg.KMSBucketKeyTTL, Timeout: cfg.KMSTimeout, Observer: obs}, order...)
+		BucketKeyTTL: cfg.KMSBucketKeyTTL, Timeout: cfg.KMSTimeout, TrustGenerate: !cfg.KMSCheckWrites, Observer: obs}, order...)
 	if err != nil {
 		return keys{}, usagef("%v", err)
 	}

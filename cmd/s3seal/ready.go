@@ -32,6 +32,11 @@ type readiness struct {
 	// one key of each service s3seal uses (kmsProbeKeys).
 	kms     *kms.Service
 	kmsKeys []string
+	// kmsDefault is the default KMS key: like an external primary, any
+	// refusal of it makes s3seal not ready. Of the other keys (a
+	// tenant's) only an unreachable KMS does: one tenant's disabled key
+	// is that tenant's crypto-shred, not every tenant's outage.
+	kmsDefault string
 	log     *slog.Logger
 	ttl     time.Duration
 	timeout time.Duration
@@ -100,7 +105,12 @@ func (r *readiness) check(ctx context.Context) error {
 // probe returns the public reason and the error behind it.
 func (r *readiness) probe(ctx context.Context) (public, err error) {
 	for _, key := range r.kmsKeys {
-		if err := r.kms.Check(ctx, key); err != nil {
+		err := r.kms.Check(ctx, key)
+		if err == nil {
+			continue
+		}
+		primary, _ := r.kr.External(r.kr.Primary())
+		if key == primary || key == r.kmsDefault || kms.KindOf(err) == kms.Unavailable {
 			return errNotReadyKMS, fmt.Errorf("kms: %w", err)
 		}
 	}

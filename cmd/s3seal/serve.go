@@ -85,7 +85,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	ps := cfg.retryPolicies(mets)
 	be := retry.NewStore(raw, ps)
 	ready := newReadiness(raw, kr, log)
-	ready.kms, ready.kmsKeys = ks.svc, kmsProbeKeys(ks, creds)
+	ready.kms, ready.kmsKeys, ready.kmsDefault = ks.svc, kmsProbeKeys(ks, creds), ks.kmsDefault
 
 	spool := filepath.Join(cfg.DataDir, "spool")
 	if err := os.MkdirAll(spool, 0o700); err != nil {
