@@ -23,14 +23,14 @@ const (
 
 // VerifyResult is Verify's finding for one object.
 type VerifyResult struct {
-	Key    string
-	Size   int64  // backend (ciphertext) size
-	KeyID  string // master key id from the metadata, when it parsed
+	Key   string
+	Size  int64  // backend (ciphertext) size
+	KeyID string // master key id from the metadata, when it parsed
 	// KeyVersion names the version of a KMS master key the object's
 	// intermediate key is sealed under, when the key service tells.
 	KeyVersion string
-	Status string // one of the Verify* constants
-	Err    error  // why the object is not VerifyOK
+	Status     string // one of the Verify* constants
+	Err        error  // why the object is not VerifyOK
 	// CustomerKeyed says the object is sealed with a customer key (SSE-C):
 	// its metadata, wrapped key and manifest were checked, but a deep run
 	// cannot read its content without the customer's key.

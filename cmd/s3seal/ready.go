@@ -37,9 +37,9 @@ type readiness struct {
 	// tenant's) only an unreachable KMS does: one tenant's disabled key
 	// is that tenant's crypto-shred, not every tenant's outage.
 	kmsDefault string
-	log     *slog.Logger
-	ttl     time.Duration
-	timeout time.Duration
+	log        *slog.Logger
+	ttl        time.Duration
+	timeout    time.Duration
 
 	// stopping is set on SIGTERM: /readyz answers 503 from then on, so
 	// that load balancers stop sending before the listener closes.
