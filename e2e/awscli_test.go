@@ -174,3 +174,14 @@ func TestAWSCLIEmptyThenBodyOnOneConnection(t *testing.T) {
 		t.Fatalf("listing after upload:\n%s", ls)
 	}
 }
+
+// newAWSCLIMultipart is newAWSCLI whose s3 commands upload files above
+// 8 MiB as multipart uploads of 5 MiB parts.
+func newAWSCLIMultipart(t *testing.T, p *sealProc) *awsCLI {
+	t.Helper()
+	a := newAWSCLI(t, p)
+	config := writeFile(t, t.TempDir(), "config", []byte("[default]\nregion = us-east-1\noutput = json\ns3 =\n"+
+		"    multipart_threshold = 8MB\n    multipart_chunksize = 5MB\n    addressing_style = path\n"))
+	a.env = append(a.env, "AWS_CONFIG_FILE="+config)
+	return a
+}

@@ -236,13 +236,7 @@ func TestKMSPKCS11SoftHSM(t *testing.T) {
 	}
 
 	// Multipart above 8 MiB, in 5 MiB parts.
-	cliConfig := writeFile(t, t.TempDir(), "config", []byte("[default]\nregion = us-east-1\noutput = json\ns3 =\n"+
-		"    multipart_threshold = 8MB\n    multipart_chunksize = 5MB\n    addressing_style = path\n"))
-	cli := func(p *sealProc) *awsCLI {
-		a := newAWSCLI(t, p)
-		a.env = append(a.env, "AWS_CONFIG_FILE="+cliConfig)
-		return a
-	}
+	cli := func(p *sealProc) *awsCLI { return newAWSCLIMultipart(t, p) }
 	a := cli(p)
 	dir := t.TempDir()
 	objects := map[string]hsmObject{

@@ -62,7 +62,7 @@ func TestKMSOnMotoWithTheAWSCLI(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(p.DataDir, "dev-master.key")); err == nil {
 		t.Fatal("a master key was written to the data dir")
 	}
-	a := newAWSCLI(t, p)
+	a := newAWSCLIMultipart(t, p)
 	dir := t.TempDir()
 	small := writeFile(t, dir, "small", []byte("kms sealed body"))
 	bigBody := patternBytes(7, 12<<20)
@@ -80,6 +80,9 @@ func TestKMSOnMotoWithTheAWSCLI(t *testing.T) {
 		bucketKey bool
 	}{{"default", keyA, false}, {"named", keyB, true}, {"big", keyB, false}, {"copied", keyA, false}} {
 		h := headJSON(t, a, "kms", c.key)
+		if etag, _ := h["ETag"].(string); c.key == "big" && !strings.HasSuffix(etag, `-3"`) {
+			t.Errorf("big: ETag %s, want a multipart object of 3 parts", etag)
+		}
 		bk, _ := h["BucketKeyEnabled"].(bool)
 		if h["ServerSideEncryption"] != "aws:kms" || h["SSEKMSKeyId"] != c.arn || bk != c.bucketKey {
 			t.Errorf("%s: HEAD %v, want aws:kms, %s, bucket key %v", c.key, h, c.arn, c.bucketKey)
@@ -231,7 +234,7 @@ func TestKMSRewrapAndVerify(t *testing.T) {
 	env := kmsEnv(kmsd.Endpoint, localkms.Region)
 	opts := sealOpts{KMSKey: "aws-kms://" + keyA, Env: env}
 	p := startS3seal(t, opts)
-	a := newAWSCLI(t, p)
+	a := newAWSCLIMultipart(t, p)
 	dir := t.TempDir()
 	small := writeFile(t, dir, "small", []byte("rotated"))
 	bigBody := patternBytes(3, 11<<20)

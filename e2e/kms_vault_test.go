@@ -99,7 +99,7 @@ func TestKMSVaultTransit(t *testing.T) {
 	uri := fmt.Sprintf("hcvault://%s/transit/keys/tenant-a?tls=false", v.addr)
 	opts := sealOpts{KMSKey: uri, Env: []string{"VAULT_TOKEN=root"}, Args: []string{"--kms-cache-ttl", "-1s"}}
 	p := startS3seal(t, opts)
-	a := newAWSCLI(t, p)
+	a := newAWSCLIMultipart(t, p)
 	dir := t.TempDir()
 	small := writeFile(t, dir, "small", []byte("in vault"))
 	bigBody := patternBytes(5, 11<<20)
