@@ -166,6 +166,17 @@ func DisplayName(externalID string) string {
 	return name
 }
 
+// target is the provider of req's key, the key's name there and the
+// context S3 binds to req.
+func (s *Service) target(req crypto.KeyRequest) (Provider, string, map[string]string, error) {
+	p, name, err := s.provider(req.KeyID)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	kctx, err := Context(req)
+	return p, name, kctx, err
+}
+
 func (s *Service) provider(keyID string) (Provider, string, error) {
 	scheme, name, _ := strings.Cut(keyID, ":")
 	p, ok := s.providers[scheme]
@@ -232,11 +243,7 @@ func (s *Service) NewKey(ctx context.Context, req crypto.KeyRequest) ([]byte, []
 }
 
 func (s *Service) generate(ctx context.Context, req crypto.KeyRequest, check bool) ([]byte, []byte, string, error) {
-	p, name, err := s.provider(req.KeyID)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	kctx, err := Context(req)
+	p, name, kctx, err := s.target(req)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -282,11 +289,7 @@ func (s *Service) generate(ctx context.Context, req crypto.KeyRequest, check boo
 // OpenKey implements crypto.KeyService: from the cache when the key was
 // opened (or made) within CacheTTL, else one call to the service.
 func (s *Service) OpenKey(ctx context.Context, req crypto.KeyRequest, sealed []byte) ([]byte, error) {
-	p, name, err := s.provider(req.KeyID)
-	if err != nil {
-		return nil, err
-	}
-	kctx, err := Context(req)
+	p, name, kctx, err := s.target(req)
 	if err != nil {
 		return nil, err
 	}
@@ -338,11 +341,7 @@ func (s *Service) Forget(req crypto.KeyRequest, sealed []byte) {
 // Rewrap seals an envelope's intermediate key anew under its master key's
 // current version, inside the service, and returns the new sealed form.
 func (s *Service) Rewrap(ctx context.Context, req crypto.KeyRequest, sealed []byte) ([]byte, error) {
-	p, name, err := s.provider(req.KeyID)
-	if err != nil {
-		return nil, err
-	}
-	kctx, err := Context(req)
+	p, name, kctx, err := s.target(req)
 	if err != nil {
 		return nil, err
 	}
