@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
@@ -95,6 +96,14 @@ type Service struct {
 	opened     *expirable.LRU[string, []byte]
 	bucketKeys *expirable.LRU[string, bucketKey]
 	flight     singleflight.Group
+
+	// down holds, per scheme, until when a service that did not answer a
+	// whole call (every try) is not asked again: while a KMS is down,
+	// each request that needs it fails at once with 503 instead of
+	// waiting out its own tries (a listing of many buckets, each
+	// sealed document).
+	downMu sync.Mutex
+	down   map[string]time.Time
 }
 
 type bucketKey struct {
@@ -111,7 +120,7 @@ func NewService(opt Options, providers ...Provider) (*Service, error) {
 		return nil, fmt.Errorf("kms: no provider")
 	}
 	opt = opt.withDefaults()
-	s := &Service{opt: opt, providers: map[string]Provider{}, def: providers[0].Scheme()}
+	s := &Service{opt: opt, providers: map[string]Provider{}, def: providers[0].Scheme(), down: map[string]time.Time{}}
 	for _, p := range providers {
 		if _, dup := s.providers[p.Scheme()]; dup {
 			return nil, fmt.Errorf("kms: two %s providers: give one master key URI per kind of service", p.Scheme())
@@ -364,6 +373,15 @@ func (s *Service) Version(keyID string, sealed []byte) string {
 	return p.Version(name, sealed)
 }
 
+// Probe makes a key under keyID and opens it again (two calls, no
+// cache): what every write needs of the key, so a readiness probe tells
+// a key that s3seal may describe but not seal with.
+func (s *Service) Probe(ctx context.Context, keyID string) error {
+	k, _, _, err := s.generate(ctx, crypto.KeyRequest{KeyID: keyID, Name: crypto.Name{Bucket: "s3seal-readyz", Key: "probe"}}, true)
+	clear(k)
+	return err
+}
+
 // Check tells whether the service of keyID answers and the key can be
 // used (one call).
 func (s *Service) Check(ctx context.Context, keyID string) error {
@@ -377,6 +395,15 @@ func (s *Service) Check(ctx context.Context, keyID string) error {
 // call runs f with a timeout per try, retrying what the service did not
 // answer, and reports each try.
 func (s *Service) call(ctx context.Context, op, keyID string, f func(context.Context) error) error {
+	scheme, _, _ := strings.Cut(keyID, ":")
+	s.downMu.Lock()
+	until := s.down[scheme]
+	s.downMu.Unlock()
+	if time.Now().Before(until) {
+		s.observe(op, Unavailable, 0)
+		return &Error{Kind: Unavailable, Key: keyID, Op: op,
+			Err: fmt.Errorf("the KMS did not answer its last call; not asked again before %s", until.UTC().Format(time.TimeOnly))}
+	}
 	ceiling := s.opt.Backoff
 	var err error
 	for attempt := 1; ; attempt++ {
@@ -394,6 +421,11 @@ func (s *Service) call(ctx context.Context, op, keyID string, f func(context.Con
 		s.observe(op, kind, time.Since(start))
 		if err == nil {
 			return nil
+		}
+		if kind == Unavailable && attempt >= s.opt.Attempts && ctx.Err() == nil {
+			s.downMu.Lock()
+			s.down[scheme] = time.Now().Add(s.opt.Timeout)
+			s.downMu.Unlock()
 		}
 		if kind != Unavailable || attempt >= s.opt.Attempts || ctx.Err() != nil {
 			return &Error{Kind: kind, Key: keyID, Op: op, Err: err}

@@ -190,7 +190,7 @@ func TestRetriesAreBoundedAndOnlyForUnavailable(t *testing.T) {
 	var obs observer
 	f := newFake()
 	f.fail = kms.Unavailable
-	s, _ := kms.NewService(kms.Options{Attempts: 3, Backoff: time.Millisecond, Observer: &obs}, f)
+	s, _ := kms.NewService(kms.Options{Attempts: 3, Backoff: time.Millisecond, Timeout: 50 * time.Millisecond, Observer: &obs}, f)
 	_, _, _, err := s.NewKey(context.Background(), req("b", "k", false))
 	if kms.KindOf(err) != kms.Unavailable || kms.KeyOf(err) != "fake:k" || f.n("generate") != 3 {
 		t.Fatalf("%v (kind %v), %d tries; want Unavailable naming the key after 3", err, kms.KindOf(err), f.n("generate"))
@@ -198,6 +198,12 @@ func TestRetriesAreBoundedAndOnlyForUnavailable(t *testing.T) {
 	if obs.get("generate unavailable") != 3 {
 		t.Fatalf("observed %v", obs.m)
 	}
+	// Until its timeout has passed, a KMS that did not answer a whole
+	// call is not asked again: the next call fails at once.
+	if _, _, _, err := s.NewKey(context.Background(), req("b", "k", false)); kms.KindOf(err) != kms.Unavailable || f.n("generate") != 3 {
+		t.Fatalf("right after: %v, %d tries; want Unavailable without a call", err, f.n("generate"))
+	}
+	time.Sleep(60 * time.Millisecond)
 	f.fail = kms.Disabled
 	_, _, _, err = s.NewKey(context.Background(), req("b", "k", false))
 	if kms.KindOf(err) != kms.Disabled || f.n("generate") != 4 {

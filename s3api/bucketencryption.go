@@ -178,7 +178,9 @@ func (s *Server) checkDefaultKMSKey(cred Credential, canon []byte) error {
 		return nil
 	}
 	d := cfg.Rules[0].Default
-	if d.SSEAlgorithm == nil || !strings.HasPrefix(*d.SSEAlgorithm, "aws:kms") || d.KMSMasterKeyID == nil || cred.SSEKMSToStore {
+	// Also for a credential whose own SSE-KMS goes to the store: the
+	// default applies to every writer, and seals theirs in s3seal.
+	if d.SSEAlgorithm == nil || !strings.HasPrefix(*d.SSEAlgorithm, "aws:kms") || d.KMSMasterKeyID == nil {
 		return nil
 	}
 	id, terminated, err := s.store.KMSKey(*d.KMSMasterKeyID, "")

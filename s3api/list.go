@@ -312,7 +312,12 @@ func (s *Server) listBuckets(req *request) error {
 	sort.Slice(buckets, func(i, j int) bool { return buckets[i].Name < buckets[j].Name })
 	out := listAllMyBucketsResult{Xmlns: s3ns, Owner: owner{ID: req.who.CanonicalID, DisplayName: req.who.DisplayName}, Prefix: prefix}
 	for _, b := range buckets {
-		if !req.cred.canRead(b.Name) || !strings.HasPrefix(b.Name, prefix) || b.Name <= after || !s.ownsListed(req, b.Name) {
+		if !req.cred.canRead(b.Name) || !strings.HasPrefix(b.Name, prefix) || b.Name <= after {
+			continue
+		}
+		if owns, err := s.ownsListed(req, b.Name); err != nil {
+			return err
+		} else if !owns {
 			continue
 		}
 		if len(out.Buckets) == limit {

@@ -156,13 +156,18 @@ func (s *Server) objectOwners(req *request) func(key string) owner {
 // ownsListed reports whether ListBuckets shows bucket to req's caller:
 // S3 lists the buckets the caller's account owns; a bucket without an owner
 // document is listed to every credential whose lists reach it, as before.
-func (s *Server) ownsListed(req *request, bucket string) bool {
+func (s *Server) ownsListed(req *request, bucket string) (bool, error) {
 	docs, err := s.store.BucketDocs(req.r.Context(), bucket)
-	if err != nil {
-		return true // listed as before; any request to it is decided then
+	switch {
+	case sealstore.IsKMSUnavailable(err):
+		// The documents are sealed under a KMS key the KMS does not
+		// answer for: the listing cannot tell owners apart (503).
+		return false, err
+	case err != nil:
+		return true, nil // listed as before; any request to it is decided then
 	}
 	o, ok := bucketOwnerOf(docs)
-	return !ok || o.OwnedBy(req.who)
+	return !ok || o.OwnedBy(req.who), nil
 }
 
 // ClaimServiceBucket makes bucket the service's: it creates the bucket on

@@ -198,3 +198,21 @@ func ErrorDetail(err error) string {
 	}
 	return err.Error()
 }
+
+// openedByKMS checks that the KMS itself (not s3seal's cache) opens env's
+// intermediate key for name and that it unwraps the data key: before a
+// completion acknowledges an upload whose key may have gone since its
+// parts, and before rewrap overwrites an object's only envelope.
+func (s *Store) openedByKMS(ctx context.Context, env crypto.Envelope, name crypto.Name) error {
+	if !env.External() || s.opt.KMS == nil {
+		return nil
+	}
+	s.opt.KMS.Forget(crypto.KeyRequest{KeyID: env.KeyID, Name: name, Context: env.KMSContext, BucketKey: env.BucketKey}, env.SealedKey)
+	if _, _, err := s.kr.Unwrap(ctx, env, name); err != nil {
+		return unwrapErr(name.Bucket, name.Key, err)
+	}
+	return nil
+}
+
+// IsKMSUnavailable reports whether err is a KMS that did not answer.
+func IsKMSUnavailable(err error) bool { return kms.KindOf(err) == kms.Unavailable }

@@ -76,6 +76,12 @@ func (s *Store) completeMultipart(ctx context.Context, in CompleteInput) (Object
 			return info, err
 		}
 	}
+	if err == nil {
+		// Parts used the key cached with the upload; the KMS may have
+		// disabled or lost it since: never acknowledge an object that
+		// cannot be read (one call per completion).
+		err = s.openedByKMS(ctx, u.env, crypto.Name{Bucket: in.Bucket, Key: in.Key})
+	}
 	if err != nil {
 		return ObjectInfo{}, err
 	}

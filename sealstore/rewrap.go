@@ -192,6 +192,11 @@ func (s *Store) rewrapOne(ctx context.Context, bucket string, e backend.ListEntr
 		if newEnv, err = s.kr.Wrap(ctx, dk, opt.To, name, b); err != nil {
 			return fail(err)
 		}
+		// The object's only envelope is about to be replaced: the KMS
+		// itself must open the new one (whatever --kms-check-writes says).
+		if err := s.openedByKMS(ctx, newEnv, name); err != nil {
+			return fail(err)
+		}
 	}
 	if opt.DryRun {
 		r.Status = RewrapWould

@@ -177,13 +177,13 @@ func kmsProbeKeys(ks keys, creds s3api.Credentials) []string {
 	candidates = append(candidates, ks.kr.IDs()...)
 	var out []string
 	seen := map[string]bool{}
-	for _, c := range candidates {
+	for i, c := range candidates {
 		ext, ok := ks.kr.External(c)
 		if !ok {
 			continue
 		}
 		scheme, _, _ := strings.Cut(ext, ":")
-		if !seen[scheme] {
+		if i < 2 && !slices.Contains(out, ext) || !seen[scheme] { // the primary and the default always
 			seen[scheme] = true
 			out = append(out, ext)
 		}

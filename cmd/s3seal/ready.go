@@ -104,13 +104,22 @@ func (r *readiness) check(ctx context.Context) error {
 
 // probe returns the public reason and the error behind it.
 func (r *readiness) probe(ctx context.Context) (public, err error) {
+	primary := ""
+	if r.kr != nil {
+		primary, _ = r.kr.External(r.kr.Primary())
+	}
 	for _, key := range r.kmsKeys {
-		err := r.kms.Check(ctx, key)
-		if err == nil {
-			continue
+		// The keys every write may need are made and opened (what a write
+		// needs: a key that may be described but not sealed with is not
+		// enough); a tenant's only tells the KMS answers.
+		required := key == primary || key == r.kmsDefault
+		var err error
+		if required {
+			err = r.kms.Probe(ctx, key)
+		} else {
+			err = r.kms.Check(ctx, key)
 		}
-		primary, _ := r.kr.External(r.kr.Primary())
-		if key == primary || key == r.kmsDefault || kms.KindOf(err) == kms.Unavailable {
+		if err != nil && (required || kms.KindOf(err) == kms.Unavailable) {
 			return errNotReadyKMS, fmt.Errorf("kms: %w", err)
 		}
 	}
