@@ -55,8 +55,8 @@ const (
 	IncompleteBody                                 Code = "IncompleteBody"
 	InternalError                                  Code = "InternalError"
 	InvalidArgument                                Code = "InvalidArgument"
-	KMSDisabled                                    Code = "KMS.DisabledException"
-	KMSNotFound                                    Code = "KMS.NotFoundException"
+	KMSDisabledException                           Code = "KMS.DisabledException"
+	KMSNotFoundException                           Code = "KMS.NotFoundException"
 	InvalidBucketAclWithObjectOwnership            Code = "InvalidBucketAclWithObjectOwnership"
 	InvalidBucketName                              Code = "InvalidBucketName"
 	InvalidBucketState                             Code = "InvalidBucketState"
@@ -155,8 +155,8 @@ var table = map[Code]Error{
 	RequestTimeout:               {StatusCode: 400, Message: "Your socket connection to the server was not read from or written to within the timeout period."},
 	SlowDown:                     {StatusCode: 503, Message: "Please reduce your request rate."},
 	// SSE-KMS terminated in s3seal: the KMS key a write or read needs.
-	KMSDisabled: {StatusCode: 400, Message: "The KMS key is disabled."},
-	KMSNotFound: {StatusCode: 400, Message: "The KMS key does not exist."},
+	KMSDisabledException: {StatusCode: 400, Message: "The KMS key is disabled."},
+	KMSNotFoundException: {StatusCode: 400, Message: "The KMS key does not exist."},
 	// POST (browser-based) uploads and their policy.
 	InvalidPolicyDocument:        {StatusCode: 400, Message: "The content of the form does not meet the conditions specified in the policy document."},
 	MalformedPOSTRequest:         {StatusCode: 400, Message: "The body of your POST request is not well-formed multipart/form-data."},

@@ -48,7 +48,9 @@ func TestEveryCodeInTable(t *testing.T) {
 					continue
 				}
 				v, _ := strconv.Unquote(lit.Value)
-				if v != name.Name {
+				// A code with a dot (AWS's "KMS.DisabledException") is named
+				// without it.
+				if strings.ReplaceAll(v, ".", "") != name.Name {
 					t.Errorf("constant %s is code %q: a constant is named as its code", name.Name, v)
 				}
 				consts[Code(v)] = true
