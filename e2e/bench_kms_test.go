@@ -16,11 +16,13 @@ import (
 )
 
 // BenchmarkKMS times PUTs and GETs of 4 KiB and 128 MiB objects through
-// three s3seal processes on the embedded store, side by side in one run:
-// a file key, a master key in a KMS (local-kms on this machine: one
-// GenerateDataKey per object written, reads from the cache of opened
-// keys), and the KMS with bucket keys (the bucket's default encryption
-// asks for them: no KMS call while the bucket key lives). scripts/bench.sh
+// four s3seal processes on the embedded store, side by side in one run:
+// a file key, a master key in a KMS (local-kms on this machine: a
+// GenerateDataKey and the Decrypt that checks it per object written,
+// reads from the cache of opened keys), the same with
+// --kms-check-writes=false (the GenerateDataKey alone), and the KMS with
+// bucket keys (the bucket's default encryption asks for them: no KMS call
+// while the bucket key lives). scripts/bench.sh
 // kms prints the ratios to the file key.
 //
 //	go test ./e2e -run '^$' -bench KMS -count 5
@@ -48,6 +50,7 @@ func BenchmarkKMS(b *testing.B) {
 	}{
 		{"file", sealOpts{Env: env}, false},
 		{"kms", sealOpts{KMSKey: "aws-kms://" + arn, Env: env}, false},
+		{"kms-unchecked", sealOpts{KMSKey: "aws-kms://" + arn, Env: env, Args: []string{"--kms-check-writes=false"}}, false},
 		{"kms-bucket-key", sealOpts{KMSKey: "aws-kms://" + arn, Env: env}, true},
 	} {
 		p := startS3seal(b, f.o)
