@@ -259,15 +259,15 @@ func TestKeysAndCredentialsFiles(t *testing.T) {
 	}
 	keys := `{"primary": "k1", "keys": {"k1": "` + key + `"}}`
 	creds := `{"credentials": [{"access_key": "a", "secret_key": "Xq7secret", "read": ["*"], "write": ["*"]}]}`
-	loadKeys := func(f string) error {
-		_, err := loadKeyring(&config{KeysFile: f}, true)
+	loadKeysFile := func(f string) error {
+		_, err := loadKeys(&config{KeysFile: f}, true, nil)
 		return err
 	}
 	loadCreds := func(f string) error {
 		_, err := loadCredentials(&config{CredentialsFile: f}, true)
 		return err
 	}
-	if loadKeys(write("keys.json", keys, 0o600)) != nil || loadCreds(write("creds.json", creds, 0o400)) != nil {
+	if loadKeysFile(write("keys.json", keys, 0o600)) != nil || loadCreds(write("creds.json", creds, 0o400)) != nil {
 		t.Fatal("private files refused")
 	}
 	cases := []struct {
@@ -275,13 +275,13 @@ func TestKeysAndCredentialsFiles(t *testing.T) {
 		load       func(string) error
 		want       string
 	}{
-		{"open keyring", write("open-keys.json", keys, 0o644), loadKeys, "chmod 600"},
+		{"open keyring", write("open-keys.json", keys, 0o644), loadKeysFile, "chmod 600"},
 		{"open credentials", write("open-creds.json", creds, 0o640), loadCreds, "chmod 600"},
 		{"group-writable credentials", write("gw-creds.json", creds, 0o620), loadCreds, "chmod 600"},
 		{"malformed credentials", write("bad-creds.json", "{\"credentials\": [\n{\"access_key\": \"a\", \"secret_key\": Xq7secret}]}", 0o600),
 			loadCreds, "line 2, column"},
 		{"malformed keyring", write("bad-keys.json", "{\"primary\": \"k1\",\n\"keys\": {\"k1\": Xq7"+key+"}}", 0o600),
-			loadKeys, "line 2, column"},
+			loadKeysFile, "line 2, column"},
 	}
 	for _, tc := range cases {
 		err := tc.load(tc.file)

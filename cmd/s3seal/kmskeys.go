@@ -49,13 +49,13 @@ func loadKeys(cfg *config, loopback bool, obs kms.Observer) (keys, error) {
 			return keys{}, usagef("--keys-file %s: %v", cfg.KeysFile, err)
 		}
 	case cfg.KMSKey == "":
-		kr, err := loadKeyring(cfg, loopback)
+		kr, err := devKeyring(cfg, loopback)
 		return keys{kr: kr}, err
 	case !kmsURINamesKey(cfg.KMSKey):
 		// The KMS as a service only (SSE-KMS naming its keys): new objects
-		// get the development key, on the terms loadKeyring sets.
+		// get the development key, on the terms devKeyring sets.
 		var err error
-		if local, err = loadKeyring(cfg, loopback); err != nil {
+		if local, err = devKeyring(cfg, loopback); err != nil {
 			return keys{}, err
 		}
 		return openKMS(cfg, doc, local, obs)

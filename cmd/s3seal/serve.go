@@ -294,28 +294,10 @@ func (c *config) retryPolicies(obs retry.Observer) retry.Policies {
 // devKeyFile is where the embedded default keeps its development master key.
 const devKeyFile = "dev-master.key"
 
-// loadKeyring builds the keyring from --key or --keys-file; with neither,
-// on the embedded store and a loopback address only, it uses (and on first
-// start creates) a development key in the data dir.
-func loadKeyring(cfg *config, loopback bool) (*crypto.Keyring, error) {
-	switch {
-	case cfg.Key != "":
-		key, err := crypto.ParseKey(strings.TrimSpace(cfg.Key))
-		if err != nil {
-			return nil, usagef("%s: %v", cfg.keySource(), err)
-		}
-		return crypto.NewKeyring("default", map[string][]byte{"default": key})
-	case cfg.KeysFile != "":
-		data, err := readPrivateFile(cfg.KeysFile)
-		if err != nil {
-			return nil, usagef("--keys-file: %v", err)
-		}
-		kr, err := crypto.ParseKeyring(data)
-		if err != nil {
-			return nil, usagef("--keys-file %s: %v", cfg.KeysFile, err)
-		}
-		return kr, nil
-	}
+// devKeyring is the keyring of the development key when no master key is
+// given (loadKeys): on the embedded store and a loopback address only, a
+// key in the data dir, made on first start.
+func devKeyring(cfg *config, loopback bool) (*crypto.Keyring, error) {
 	if !loopback {
 		return nil, usagef("no master key given: the development key is only used on a loopback --listen address; give --key-file or --keys-file")
 	}
