@@ -176,6 +176,12 @@ type Envelope struct {
 // s3seal.
 func (e Envelope) External() bool { return IsExternalKeyID(e.KeyID) }
 
+// KeyRequest is what the key service is asked to open (or reseal, or
+// forget) the envelope's intermediate key for, when it is read under name.
+func (e Envelope) KeyRequest(name Name) KeyRequest {
+	return KeyRequest{KeyID: e.KeyID, Name: name, Context: e.KMSContext, BucketKey: e.BucketKey}
+}
+
 // Wrap wraps dk's DEK under the master key keyID ("" means the primary
 // key), bound to dk's oid, the key id, the object's name and b, as
 // docs/FORMAT.md specifies: [Keyring.NewWrapKey] and [WrapKey.Wrap] in
@@ -332,7 +338,7 @@ func (kr *Keyring) Unwrap(ctx context.Context, e Envelope, name Name) (*DataKey,
 	payload, err := aead.Open(nil, e.Wrapped[:nonceSize], e.Wrapped[nonceSize:], wrapAAD(e, name))
 	defer clear(payload)
 	if err != nil && e.External() && kr.svc != nil {
-		kr.svc.Forget(KeyRequest{KeyID: e.KeyID, Name: name, Context: e.KMSContext, BucketKey: e.BucketKey}, e.SealedKey)
+		kr.svc.Forget(e.KeyRequest(name), e.SealedKey)
 	}
 	if err != nil {
 		return nil, Binding{}, newErr(ErrAuth, "wrapped data key (key id %q)", e.KeyID)
@@ -379,7 +385,7 @@ func (kr *Keyring) openKEK(ctx context.Context, e Envelope, name Name) ([]byte, 
 	if kr.svc == nil {
 		return nil, newErr(ErrUnknownKey, "%q (no key service is configured)", e.KeyID)
 	}
-	kek, err := kr.svc.OpenKey(ctx, KeyRequest{KeyID: e.KeyID, Name: name, Context: e.KMSContext, BucketKey: e.BucketKey}, e.SealedKey)
+	kek, err := kr.svc.OpenKey(ctx, e.KeyRequest(name), e.SealedKey)
 	if err != nil {
 		return nil, err
 	}

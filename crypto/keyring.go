@@ -102,10 +102,8 @@ func (kr *Keyring) Has(id string) bool {
 	if _, ok := kr.keys[id]; ok {
 		return true
 	}
-	if _, ok := kr.aliases[id]; ok {
-		return true
-	}
-	return kr.svc != nil && IsExternalKeyID(id) && kr.svc.Handles(id)
+	_, ok := kr.External(id)
+	return ok
 }
 
 // External returns the external id id names (itself or the external key

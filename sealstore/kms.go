@@ -207,7 +207,7 @@ func (s *Store) openedByKMS(ctx context.Context, env crypto.Envelope, name crypt
 	if !env.External() || s.opt.KMS == nil {
 		return nil
 	}
-	s.opt.KMS.Forget(crypto.KeyRequest{KeyID: env.KeyID, Name: name, Context: env.KMSContext, BucketKey: env.BucketKey}, env.SealedKey)
+	s.opt.KMS.Forget(env.KeyRequest(name), env.SealedKey)
 	if _, _, err := s.kr.Unwrap(ctx, env, name); err != nil {
 		return unwrapErr(name.Bucket, name.Key, err)
 	}

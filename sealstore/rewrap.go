@@ -252,7 +252,7 @@ func (s *Store) rewrapSealedKey(ctx context.Context, env crypto.Envelope, name c
 	if !env.External() {
 		return env, true, nil
 	}
-	req := crypto.KeyRequest{KeyID: env.KeyID, Name: name, Context: env.KMSContext, BucketKey: env.BucketKey}
+	req := env.KeyRequest(name)
 	sealed, err := s.opt.KMS.Rewrap(ctx, req, env.SealedKey)
 	if err != nil {
 		return env, false, err

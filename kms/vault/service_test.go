@@ -107,7 +107,7 @@ func TestThroughService(t *testing.T) {
 	if v := svc.Version(env2.KeyID, env2.SealedKey); v != "v2" {
 		t.Fatalf("after rotation a new object's key is of %q, want v2", v)
 	}
-	req := crypto.KeyRequest{KeyID: env.KeyID, Name: obj, Context: env.KMSContext, BucketKey: env.BucketKey}
+	req := env.KeyRequest(obj)
 	rewrapped, err := svc.Rewrap(ctx, req, env.SealedKey)
 	if err != nil {
 		t.Fatal(err)
