@@ -127,10 +127,13 @@ func NewService(opt Options, providers ...Provider) (*Service, error) {
 		}
 		s.providers[p.Scheme()] = p
 	}
+	// Cached keys are not cleared when they leave the cache: a caller
+	// that got one a moment before may still be copying it, and a key
+	// zeroed under it would wrap a DEK that nothing can open again.
 	if opt.CacheTTL > 0 {
-		s.opened = expirable.NewLRU(opt.CacheSize, func(_ string, k []byte) { clear(k) }, opt.CacheTTL)
+		s.opened = expirable.NewLRU[string, []byte](opt.CacheSize, nil, opt.CacheTTL)
 	}
-	s.bucketKeys = expirable.NewLRU(1024, func(_ string, k bucketKey) { clear(k.plain) }, opt.BucketKeyTTL)
+	s.bucketKeys = expirable.NewLRU[string, bucketKey](1024, nil, opt.BucketKeyTTL)
 	return s, nil
 }
 
