@@ -95,3 +95,7 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.requests, m.uploads, m.uploadBytes, m.uploadDuration, m.storageErrors, m.orphans}
 }
+
+// TopicLabel is the label a topic is counted under (the topic once a
+// broker accepted a record for it, within the cap; else "_other").
+func (m *Metrics) TopicLabel(topic string) string { return m.topicLabel(topic) }

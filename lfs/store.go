@@ -61,34 +61,40 @@ func (b *blobReader) Read(p []byte) (int, error) {
 // upload is aborted instead of completed.
 func (h *Handler) storeStream(ctx context.Context, key string, body io.Reader, size int64, contentType string, spec checksumSpec) (*sums, error) {
 	s := newSums(spec)
+	return s, h.storeBody(ctx, key, body, size, contentType, s)
+}
+
+// storeBody is storeStream with the sums to feed, or nil for a body whose
+// sums are already known (a record value, hashed before its key is chosen).
+func (h *Handler) storeBody(ctx context.Context, key string, body io.Reader, size int64, contentType string, s *sums) error {
 	br := &blobReader{r: body, s: s, max: h.cfg.MaxBlobSize}
 	hdr := backend.Headers{ContentType: contentType}
 	if size >= 0 && size <= h.cfg.PartSize {
 		_, err := h.cfg.Store.Put(ctx, sealstore.PutInput{Bucket: h.cfg.Bucket, Key: key, Body: br, Size: size, Headers: hdr,
 			Finalize: func() (map[string]string, error) {
-				if s.mismatch() {
+				if s != nil && s.mismatch() {
 					return nil, errChecksum
 				}
 				return nil, nil
 			}})
-		return s, err
+		return err
 	}
 	buf := bufio.NewReaderSize(br, 64<<10)
 	if _, err := buf.Peek(1); err != nil {
 		if err == io.EOF {
-			return s, errEmpty
+			return errEmpty
 		}
-		return s, err
+		return err
 	}
 	id, err := h.cfg.Store.CreateMultipart(ctx, sealstore.CreateMultipartInput{Bucket: h.cfg.Bucket, Key: key, Headers: hdr})
 	if err != nil {
-		return s, err
+		return err
 	}
 	parts, err := h.streamParts(ctx, key, id, buf)
-	if err == nil && s.mismatch() {
+	if err == nil && s != nil && s.mismatch() {
 		err = errChecksum
 	}
-	if err == nil && size >= 0 && s.n != size {
+	if err == nil && size >= 0 && br.n != size {
 		err = &bodyError{io.ErrUnexpectedEOF}
 	}
 	if err == nil {
@@ -97,7 +103,7 @@ func (h *Handler) storeStream(ctx context.Context, key string, body io.Reader, s
 	if err != nil {
 		h.abort(ctx, key, id)
 	}
-	return s, err
+	return err
 }
 
 func (h *Handler) streamParts(ctx context.Context, key, id string, buf *bufio.Reader) ([]sealstore.CompletePart, error) {

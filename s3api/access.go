@@ -34,6 +34,12 @@ type Credential struct {
 	// s3seal's own, so this list is the only check of which key a
 	// request may name (ssekms.go).
 	KMSKeys []string `json:"kms_keys,omitempty"`
+	// KafkaTopics are the topics this credential may produce to and
+	// consume from through the LFS Kafka listener, where its access key
+	// is the SASL user name and its secret key the password: exact
+	// names, or prefixes ending in "*" ("*": every topic). None: the
+	// credential cannot use the listener's topics.
+	KafkaTopics []string `json:"kafka_topics,omitempty"`
 	// Admin may read and change what the object store enforces for a
 	// bucket (policy, CORS, lifecycle, ownership controls, ACLs, the
 	// Object Lock configuration) and bypass GOVERNANCE retention.
@@ -58,7 +64,18 @@ func (c Credentials) Secret(accessKey string) (string, bool) {
 
 // SingleCredential allows one client full access to every bucket.
 func SingleCredential(accessKey, secretKey string) Credentials {
-	return Credentials{accessKey: {AccessKey: accessKey, SecretKey: secretKey, Read: []string{"*"}, Write: []string{"*"}, KMSKeys: []string{"*"}}}
+	return Credentials{accessKey: {AccessKey: accessKey, SecretKey: secretKey, Read: []string{"*"}, Write: []string{"*"}, KMSKeys: []string{"*"}, KafkaTopics: []string{"*"}}}
+}
+
+// MayUseTopic reports whether the credential may use topic over the LFS
+// Kafka listener (KafkaTopics).
+func (c Credential) MayUseTopic(topic string) bool {
+	for _, p := range c.KafkaTopics {
+		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(topic, prefix) || p == topic {
+			return true
+		}
+	}
+	return false
 }
 
 // ParseCredentials parses a JSON document of the form

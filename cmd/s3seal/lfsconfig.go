@@ -33,6 +33,13 @@ type lfsConfig struct {
 	KafkaSASLMechanism, KafkaSASLUser                 string
 	KafkaSASLPassword, KafkaSASLPasswordFile          string
 
+	// The Kafka listener (lfskafkalisten.go).
+	KafkaListen, KafkaAdvertise           string
+	KafkaListenTLSCert, KafkaListenTLSKey string
+	KafkaListenSASL                       string
+	KafkaMaxRequest                       int
+	KafkaMaxInFlight                      int
+
 	// PublicURL is the S3 API's URL as LFS clients reach it (an ingress
 	// or load balancer), named by presigned downloads; default the S3
 	// listener's address.
@@ -60,11 +67,21 @@ func (l *lfsConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&l.KafkaSASLPassword, "lfs-kafka-sasl-password", "", "SASL password (prefer S3SEAL_LFS_KAFKA_SASL_PASSWORD or --lfs-kafka-sasl-password-file)")
 	fs.StringVar(&l.KafkaSASLPasswordFile, "lfs-kafka-sasl-password-file", "", "file holding the SASL password (mode 600)")
 	fs.StringVar(&l.PublicURL, "lfs-public-url", "", "URL of the S3 API as LFS clients reach it (an ingress or load balancer: scheme://host[:port]), named by presigned downloads; default the S3 listener's address")
+	fs.StringVar(&l.KafkaListen, "lfs-kafka-listen", "", "address of a Kafka listener: producers put it in bootstrap.servers and mark large records with the header LFS_BLOB (needs --lfs)")
+	fs.StringVar(&l.KafkaAdvertise, "lfs-kafka-advertise", "", "host:port clients are told to connect to (default --lfs-kafka-listen's address; required when it listens on every interface)")
+	fs.StringVar(&l.KafkaListenTLSCert, "lfs-kafka-listen-tls-cert-file", "", "PEM certificate of the Kafka listener's TLS toward clients (with --lfs-kafka-listen-tls-key-file)")
+	fs.StringVar(&l.KafkaListenTLSKey, "lfs-kafka-listen-tls-key-file", "", "PEM private key of --lfs-kafka-listen-tls-cert-file")
+	fs.StringVar(&l.KafkaListenSASL, "lfs-kafka-listen-sasl", "", "SASL mechanisms clients of the Kafka listener authenticate with (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, comma-separated): user = an s3seal access key, password = its secret key; topics from the credential's kafka_topics")
+	fs.IntVar(&l.KafkaMaxRequest, "lfs-kafka-max-request", 64<<20, "largest Kafka request taken, in bytes (producers raise max.request.size / message.max.bytes to it)")
+	fs.IntVar(&l.KafkaMaxInFlight, "lfs-kafka-max-inflight", 8, "Kafka requests held at once; memory is about twice --lfs-kafka-max-request times this")
 	fs.StringVar(&l.DevKafka, "lfs-dev-kafka", "127.0.0.1:9092", "address of the in-process Kafka started when neither --lfs-brokers nor --lfs-etcd-endpoints is set")
 }
 
 func (l *lfsConfig) validate() error {
 	if !l.Enabled {
+		if l.KafkaListen != "" {
+			return usagef("--lfs-kafka-listen needs --lfs: the Kafka listener stores blobs through the LFS module")
+		}
 		return nil
 	}
 	switch {
@@ -76,6 +93,21 @@ func (l *lfsConfig) validate() error {
 		return usagef("--lfs-bucket must not be empty")
 	case l.Namespace == "" || strings.Contains(l.Namespace, "/") || l.Namespace == "." || l.Namespace == "..":
 		return usagef("--lfs-namespace must be one path component")
+	}
+	if l.KafkaListen != "" {
+		switch {
+		case l.KafkaMaxRequest < 1<<20:
+			return usagef("--lfs-kafka-max-request must be at least 1 MiB")
+		case l.KafkaMaxInFlight <= 0:
+			return usagef("--lfs-kafka-max-inflight must be > 0")
+		case (l.KafkaListenTLSCert == "") != (l.KafkaListenTLSKey == ""):
+			return usagef("--lfs-kafka-listen-tls-cert-file and --lfs-kafka-listen-tls-key-file go together")
+		}
+		for _, m := range splitList(l.KafkaListenSASL) {
+			if m != "PLAIN" && m != "SCRAM-SHA-256" && m != "SCRAM-SHA-512" {
+				return usagef("--lfs-kafka-listen-sasl %q: the mechanisms are PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512", m)
+			}
+		}
 	}
 	if l.PublicURL != "" {
 		u, err := url.Parse(l.PublicURL)

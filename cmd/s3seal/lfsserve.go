@@ -55,13 +55,14 @@ type lfsModule struct {
 	dev       *kfake.Cluster
 	stop      context.CancelFunc
 	metrics   *lfs.Metrics
+	kafka     *kafkaListener // nil without --lfs-kafka-listen
 }
 
 // startLFS starts the LFS HTTP API on its own listener. Without
 // --lfs-brokers or --lfs-etcd-endpoints it runs an in-process Kafka
 // (franz-go's kfake) on --lfs-dev-kafka, on loopback only, for trying it
 // out.
-func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *crypto.Keyring, presign s3api.Credential,
+func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *crypto.Keyring, creds s3api.Credentials, presign s3api.Credential,
 	s3Endpoint string, log *slog.Logger) (*lfsModule, error) {
 	l := cfg.LFS
 	m := &lfsModule{}
@@ -136,6 +137,11 @@ func startLFS(ctx context.Context, cfg *config, store *sealstore.Store, kr *cryp
 		}
 	}()
 	log.Info(fmt.Sprintf("LFS API listening on http://%s", m.ln.Addr()), "bucket", l.Bucket, "namespace", l.Namespace, "kafka", auth.String())
+	if l.KafkaListen != "" {
+		if m.kafka, err = startKafkaListener(cfg, h, m.discovery, creds, kr, log); err != nil {
+			return fail(err)
+		}
+	}
 	return m, nil
 }
 
@@ -163,6 +169,7 @@ func (m *lfsModule) close() {
 	if m == nil {
 		return
 	}
+	m.kafka.close()
 	if m.srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		_ = m.srv.Shutdown(ctx)

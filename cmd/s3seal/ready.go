@@ -37,9 +37,12 @@ type readiness struct {
 	// tenant's) only an unreachable KMS does: one tenant's disabled key
 	// is that tenant's crypto-shred, not every tenant's outage.
 	kmsDefault string
-	log        *slog.Logger
-	ttl        time.Duration
-	timeout    time.Duration
+	// kafka, when set, checks the LFS Kafka listener's brokers: a
+	// replica whose Kafka clients would find no broker is not ready.
+	kafka   func(context.Context) error
+	log     *slog.Logger
+	ttl     time.Duration
+	timeout time.Duration
 
 	// stopping is set on SIGTERM: /readyz answers 503 from then on, so
 	// that load balancers stop sending before the listener closes.
@@ -62,6 +65,7 @@ func newReadiness(be backend.Store, kr *crypto.Keyring, log *slog.Logger) *readi
 var (
 	errNotReadyKeyring = errors.New("keyring: cannot wrap a data key under the primary master key (see the log)")
 	errNotReadyStore   = errors.New("object store: unreachable or refusing s3seal's requests (see the log)")
+	errNotReadyKafka   = errors.New("kafka: no broker of the LFS Kafka listener answers (see the log)")
 	errNotReadyKMS     = errors.New("kms: the KMS or HSM holding the master key cannot be reached or refuses the key (see the log)")
 	errShuttingDown    = errors.New("shutting down")
 )
@@ -130,6 +134,11 @@ func (r *readiness) probe(ctx context.Context) (public, err error) {
 	}
 	if _, err := r.be.ListBuckets(ctx); err != nil {
 		return errNotReadyStore, fmt.Errorf("object store: %w", err)
+	}
+	if r.kafka != nil {
+		if err := r.kafka(ctx); err != nil {
+			return errNotReadyKafka, err
+		}
 	}
 	return nil, nil
 }

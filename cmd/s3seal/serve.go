@@ -150,7 +150,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		"version", buildVersion(), "backend", backendName, "primary_key", kr.Primary(), "data_dir", cfg.DataDir)
 	srvs := []*http.Server{srv} // drained on SIGTERM
 	if cfg.LFS.Enabled {
-		mod, err := startLFS(ctx, cfg, store, kr, presign, scheme+"://"+ln.Addr().String(), log)
+		mod, err := startLFS(ctx, cfg, store, kr, creds, presign, scheme+"://"+ln.Addr().String(), log)
 		if err != nil {
 			return err
 		}
@@ -163,6 +163,14 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 			if err := mets.Register(mod.metrics.Collectors()...); err != nil {
 				return fmt.Errorf("LFS metrics: %w", err)
 			}
+			if mod.kafka != nil {
+				if err := mets.Register(mod.kafka.proxy.Metrics().Collectors()...); err != nil {
+					return fmt.Errorf("LFS Kafka listener metrics: %w", err)
+				}
+			}
+		}
+		if mod.kafka != nil {
+			ready.kafka = mod.kafka.check
 		}
 		srvs = append(srvs, mod.srv)
 	}

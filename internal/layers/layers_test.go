@@ -82,7 +82,7 @@ var layersTable = table{
 	rows: map[string]rule{
 		// The binary: configuration and start-up build every piece.
 		"cmd/s3seal": {may: []string{"backend", "backend/embedded", "crypto", "internal/reqid", "kms", "kms/awskms", "kms/pkcs11", "kms/vault",
-			"lfs", "lfs/brokers", "metrics", "retry", "s3api", "sealstore"}},
+			"lfs", "lfs/brokers", "lfs/kafkaproxy", "metrics", "retry", "s3api", "sealstore"}},
 
 		// The S3 front reaches the store only through sealstore. Its tests build the whole stack on the
 		// embedded store and look at the sealed bytes.
@@ -105,6 +105,9 @@ var layersTable = table{
 		// as it does to s3api. Its tests read blobs back through s3api.
 		"lfs":         {may: []string{"backend", "crypto", "lfs/brokers", "sealstore"}, testMay: []string{"backend/embedded", "s3api"}},
 		"lfs/brokers": {},
+		// The Kafka front: the protocol (kmsg) toward clients, blobs
+		// through the LFS module, brokers through lfs/brokers.
+		"lfs/kafkaproxy": {may: []string{"lfs", "lfs/brokers"}, testMay: []string{"backend", "backend/embedded", "crypto", "internal/kafkatest", "s3api", "sealstore"}},
 
 		// The encrypting object layer, on the store's client.
 		"sealstore": {may: []string{"backend", "checksum", "crypto", "kms"}, testMay: []string{"backend/embedded", "retry"},
@@ -150,6 +153,7 @@ var layersTable = table{
 		"github.com/aws/aws-sdk-go-v2":      {"backend", "lfs", "kms/awskms"},
 		"github.com/aws/smithy-go":          {"backend", "kms/awskms"},
 		"github.com/johannesboyne/gofakes3": {"backend/embedded"}, // the embedded store's engine
+		"github.com/xdg-go/scram":           {"lfs/kafkaproxy"},   // the Kafka listener's SCRAM server
 		"github.com/miekg/pkcs11":           {"kms/pkcs11"},       // cgo: linked only into a PKCS#11 build
 		"github.com/hashicorp/vault/api":    {"kms/vault"},        // Vault's client, for Transit
 	},

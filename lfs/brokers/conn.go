@@ -37,7 +37,8 @@ type brokerConn struct {
 	addr     string
 	nc       net.Conn
 	corr     int32
-	versions map[int16]int16 // api key -> broker's max version
+	versions map[int16]int16    // api key -> broker's max version
+	ranges   map[int16][2]int16 // api key -> broker's [min, max] version
 	format   *kmsg.RequestFormatter
 	timeout  time.Duration
 	broken   bool
@@ -90,8 +91,10 @@ func (c *brokerConn) handshake(ctx context.Context) error {
 		return fmt.Errorf("api versions: %w", err)
 	}
 	c.versions = make(map[int16]int16, len(resp.ApiKeys))
+	c.ranges = make(map[int16][2]int16, len(resp.ApiKeys))
 	for _, k := range resp.ApiKeys {
 		c.versions[k.ApiKey] = k.MaxVersion
+		c.ranges[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
 	}
 	return nil
 }

@@ -1,0 +1,154 @@
+package kafkaproxy
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Identity and transactions. The brokers see one principal, s3seal's, so
+// s3seal keeps clients apart itself: an authenticated client's
+// transactional ids and group ids are sent to the brokers prefixed with
+// its name and a slash (a client naming another's transactional id names
+// a different one, and cannot fence it), and a client uses only the topics
+// MayUse grants it.
+
+// mayUse reports whether the client may use topic.
+func (c *conn) mayUse(topic string) bool {
+	return c.p.cfg.MayUse == nil || c.p.cfg.MayUse(c.principal, topic)
+}
+
+// txnID is the transactional id the brokers see for the client's id.
+func (c *conn) txnID(id string) *string {
+	if c.principal == "" {
+		return &id
+	}
+	s := c.principal + "/" + id
+	return &s
+}
+
+// groupID is the group id the brokers see for the client's group.
+func (c *conn) groupID(id string) string {
+	if c.principal == "" {
+		return id
+	}
+	return c.principal + "/" + id
+}
+
+// ownGroup returns the client's name of a group the brokers list, false
+// for another client's.
+func (c *conn) ownGroup(id string) (string, bool) {
+	if c.principal == "" {
+		return id, true
+	}
+	return strings.CutPrefix(id, c.principal+"/")
+}
+
+// txnBook records, per transaction (transactional id as the brokers see
+// it, producer id, epoch), the blobs stored for its records, so that an
+// abort deletes them. It lives in memory: blobs of a transaction that
+// ends through another replica, times out at the coordinator, or outlives
+// a crash are left to the sweep.
+type txnBook struct {
+	mu    sync.Mutex
+	open  map[txnKey]map[string]bool
+	total int
+}
+
+type txnKey struct {
+	id    string
+	pid   int64
+	epoch int16
+}
+
+// maxTxnBlobs bounds the blob keys recorded at once.
+const maxTxnBlobs = 100000
+
+func newTxnBook() *txnBook { return &txnBook{open: map[txnKey]map[string]bool{}} }
+
+// add records a blob of transaction k; false when the book is full.
+func (b *txnBook) add(k txnKey, key string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m := b.open[k]
+	if m == nil {
+		m = map[string]bool{}
+		b.open[k] = m
+	}
+	if m[key] {
+		return true
+	}
+	if b.total >= maxTxnBlobs {
+		return false
+	}
+	m[key] = true
+	b.total++
+	return true
+}
+
+// end removes transaction k and returns its blobs.
+func (b *txnBook) end(k txnKey) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m := b.open[k]
+	delete(b.open, k)
+	b.total -= len(m)
+	out := make([]string, 0, len(m))
+	for key := range m {
+		out = append(out, key)
+	}
+	return out
+}
+
+// addPartitionsToTxn checks the topics before forwarding: a request
+// naming a topic the client may not use is answered without being sent,
+// as a broker answers one failing its ACLs.
+func (c *conn) addPartitionsToTxn(ctx context.Context, r *kmsg.AddPartitionsToTxnRequest) kmsg.Response {
+	denied := false
+	for _, t := range r.Topics {
+		denied = denied || !c.mayUse(t.Topic)
+	}
+	if denied {
+		resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+		for _, t := range r.Topics {
+			code := kerr.OperationNotAttempted.Code
+			if !c.mayUse(t.Topic) {
+				code = kerr.TopicAuthorizationFailed.Code
+			}
+			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
+	r.TransactionalID = *c.txnID(r.TransactionalID)
+	return c.toCoordinator(ctx, coordTxn, r.TransactionalID, r)
+}
+
+// endTxn forwards EndTxn; a committed transaction's blobs are its records'
+// from now on, an aborted one's are deleted once the coordinator answered.
+func (c *conn) endTxn(ctx context.Context, r *kmsg.EndTxnRequest) kmsg.Response {
+	r.TransactionalID = *c.txnID(r.TransactionalID)
+	resp := c.toCoordinator(ctx, coordTxn, r.TransactionalID, r)
+	er, ok := resp.(*kmsg.EndTxnResponse)
+	if !ok || er.ErrorCode != 0 {
+		return resp
+	}
+	keys := c.p.txns.end(txnKey{r.TransactionalID, r.ProducerID, r.ProducerEpoch})
+	if r.Commit {
+		return resp
+	}
+	for _, k := range keys {
+		c.p.cfg.Blobs.DeleteBlob(ctx, k, "transaction aborted")
+	}
+	c.p.metrics.abortedBlobs.Add(float64(len(keys)))
+	return resp
+}
