@@ -10,8 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/s3seal/s3seal/backend"
 )
 
 // The record blob path serves lfs/kafkaproxy: a record value a producer
@@ -51,6 +54,10 @@ type BlobSlot struct {
 	ProducerID    int64
 	ProducerEpoch int16
 	Sequence      int32 // the batch's base sequence plus the record's offset delta
+	// LogEnd is the partition's log end offset before the record was
+	// sent (-1: unknown): the record, if it is ever written, is at or
+	// after it. Kept with the blob for SweepKafkaBlobs' reader.
+	LogEnd int64
 }
 
 // StoredBlob is a record blob in storage.
@@ -77,8 +84,9 @@ func (e *BlobError) Unwrap() error { return e.Err }
 
 const recordKeyPurpose = "lfs kafka record object key"
 
-// blobKey names a record's blob. An idempotent producer's record gets a
-// key derived (HMAC under a key derived from the master key, so neither
+// blobKey names a record's blob, under <namespace>/<topic>/lfs/kafka/<partition>/
+// (KafkaBlobs reads topic and partition back from it). An idempotent
+// producer's record gets a key derived (HMAC under a key derived from the master key, so neither
 // the store nor a client can aim at one) from its slot and its content:
 // a retry of the batch hashes to the same key; a client that forges
 // another producer's ids with other content gets another key and cannot
@@ -86,7 +94,7 @@ const recordKeyPurpose = "lfs kafka record object key"
 // /lfs/produce's.
 func (h *Handler) blobKey(slot BlobSlot, sha []byte, contentType string) string {
 	if slot.ProducerID < 0 {
-		return h.objectKey(slot.Topic)
+		return fmt.Sprintf("%s/%s/lfs/kafka/%d/obj-%s", h.cfg.Namespace, slot.Topic, slot.Partition, newUUID())
 	}
 	keyID, _ := h.cfg.Keyring.DerivationKey()
 	k, _ := h.cfg.Keyring.DeriveKey(keyID, recordKeyPurpose)
@@ -104,6 +112,69 @@ func (h *Handler) blobKey(slot BlobSlot, sha []byte, contentType string) string 
 	m.Write(b[8:])
 	m.Write(sha)
 	return fmt.Sprintf("%s/%s/lfs/kafka/%d/obj-%s", h.cfg.Namespace, slot.Topic, slot.Partition, hex.EncodeToString(m.Sum(nil)[:16]))
+}
+
+// logEndMeta is the user metadata holding a record blob's BlobSlot.LogEnd.
+const logEndMeta = "kafka-log-end"
+
+// KafkaBlob is a record blob of the Kafka listener in storage.
+type KafkaBlob struct {
+	Key       string
+	Topic     string
+	Partition int32
+	LogEnd    int64 // -1: unknown
+	Modified  time.Time
+}
+
+// KafkaBlobs calls fn for each record blob of the Kafka listener last
+// written before before: keys <namespace>/<topic>/lfs/kafka/<partition>/obj-*.
+// Random keys (non-idempotent producers) are listed as well; both are named
+// by that path. /lfs/produce's blobs are not.
+func (h *Handler) KafkaBlobs(ctx context.Context, before time.Time, fn func(KafkaBlob)) error {
+	in := backend.ListInput{Bucket: h.cfg.Bucket, V2: true, Prefix: h.cfg.Namespace + "/"}
+	for {
+		page, err := h.cfg.Store.List(ctx, in)
+		if err != nil {
+			h.metrics.storageErrors.Inc()
+			return err
+		}
+		for _, e := range page.Entries {
+			kb, ok := h.parseKafkaKey(e.Key)
+			if !ok || !e.LastModified.Before(before) {
+				continue
+			}
+			kb.Modified = e.LastModified
+			info, err := h.cfg.Store.Head(ctx, h.cfg.Bucket, e.Key)
+			if err != nil {
+				continue // gone since, or unreadable: nothing to decide
+			}
+			if v, err := strconv.ParseInt(info.Meta[logEndMeta], 10, 64); err == nil && v >= 0 {
+				kb.LogEnd = v
+			}
+			fn(kb)
+		}
+		if !page.IsTruncated {
+			return nil
+		}
+		in.ContinuationToken = page.NextContinuationToken
+	}
+}
+
+// parseKafkaKey reads topic and partition from a record blob's key.
+func (h *Handler) parseKafkaKey(key string) (KafkaBlob, bool) {
+	rest, ok := strings.CutPrefix(key, h.cfg.Namespace+"/")
+	if !ok {
+		return KafkaBlob{}, false
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 5 || parts[1] != "lfs" || parts[2] != "kafka" || !strings.HasPrefix(parts[4], "obj-") {
+		return KafkaBlob{}, false
+	}
+	p, err := strconv.ParseInt(parts[3], 10, 32)
+	if err != nil || p < 0 {
+		return KafkaBlob{}, false
+	}
+	return KafkaBlob{Key: key, Topic: parts[0], Partition: int32(p), LogEnd: -1}, true
 }
 
 // StoreRecordBlob stores value, the value of a record marked LFS_BLOB, and
@@ -153,7 +224,11 @@ func (h *Handler) StoreRecordBlob(ctx context.Context, slot BlobSlot, value []by
 			return out, err
 		}
 	}
-	if err := h.storeBody(ctx, key, bytes.NewReader(value), int64(len(value)), contentType, nil); err != nil {
+	var meta map[string]string
+	if slot.LogEnd >= 0 {
+		meta = map[string]string{logEndMeta: strconv.FormatInt(slot.LogEnd, 10)}
+	}
+	if err := h.storeBody(ctx, key, bytes.NewReader(value), int64(len(value)), contentType, meta, nil); err != nil {
 		if e := h.storeError(err); e.status < 500 {
 			return StoredBlob{}, &BlobError{Kind: "invalid", Msg: e.message, Err: err}
 		}

@@ -61,16 +61,17 @@ func (b *blobReader) Read(p []byte) (int, error) {
 // upload is aborted instead of completed.
 func (h *Handler) storeStream(ctx context.Context, key string, body io.Reader, size int64, contentType string, spec checksumSpec) (*sums, error) {
 	s := newSums(spec)
-	return s, h.storeBody(ctx, key, body, size, contentType, s)
+	return s, h.storeBody(ctx, key, body, size, contentType, nil, s)
 }
 
-// storeBody is storeStream with the sums to feed, or nil for a body whose
-// sums are already known (a record value, hashed before its key is chosen).
-func (h *Handler) storeBody(ctx context.Context, key string, body io.Reader, size int64, contentType string, s *sums) error {
+// storeBody is storeStream with the user metadata to keep and the sums to
+// feed, or nil for a body whose sums are already known (a record value,
+// hashed before its key is chosen).
+func (h *Handler) storeBody(ctx context.Context, key string, body io.Reader, size int64, contentType string, meta map[string]string, s *sums) error {
 	br := &blobReader{r: body, s: s, max: h.cfg.MaxBlobSize}
 	hdr := backend.Headers{ContentType: contentType}
 	if size >= 0 && size <= h.cfg.PartSize {
-		_, err := h.cfg.Store.Put(ctx, sealstore.PutInput{Bucket: h.cfg.Bucket, Key: key, Body: br, Size: size, Headers: hdr,
+		_, err := h.cfg.Store.Put(ctx, sealstore.PutInput{Bucket: h.cfg.Bucket, Key: key, Body: br, Size: size, Headers: hdr, Meta: meta,
 			Finalize: func() (map[string]string, error) {
 				if s != nil && s.mismatch() {
 					return nil, errChecksum
@@ -86,7 +87,7 @@ func (h *Handler) storeBody(ctx context.Context, key string, body io.Reader, siz
 		}
 		return err
 	}
-	id, err := h.cfg.Store.CreateMultipart(ctx, sealstore.CreateMultipartInput{Bucket: h.cfg.Bucket, Key: key, Headers: hdr})
+	id, err := h.cfg.Store.CreateMultipart(ctx, sealstore.CreateMultipartInput{Bucket: h.cfg.Bucket, Key: key, Headers: hdr, Meta: meta})
 	if err != nil {
 		return err
 	}

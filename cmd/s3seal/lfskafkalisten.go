@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"time"
 
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/lfs"
@@ -15,11 +16,15 @@ import (
 	"github.com/s3seal/s3seal/s3api"
 )
 
+// kafkaSweepEvery is how often the listener's orphaned blobs are looked for.
+const kafkaSweepEvery = 10 * time.Minute
+
 // kafkaListener is the running Kafka listener (--lfs-kafka-listen).
 type kafkaListener struct {
 	proxy *kafkaproxy.Proxy
 	fwd   *brokers.Forwarder
 	ln    net.Listener
+	stop  context.CancelFunc
 }
 
 // startKafkaListener serves the Kafka protocol on --lfs-kafka-listen.
@@ -84,6 +89,10 @@ func startKafkaListener(cfg *config, h *lfs.Handler, d *brokers.Discovery, creds
 			log.Error("Kafka listener stopped", "err", err)
 		}
 	}()
+	// Every replica sweeps: two deleting the same orphan is harmless.
+	sctx, stop := context.WithCancel(context.Background())
+	k.stop = stop
+	go k.proxy.RunSweeper(sctx, kafkaSweepEvery, kafkaproxy.DefaultSweepGrace)
 	scheme := "kafka"
 	if pc.TLS != nil {
 		scheme = "kafka+tls"
@@ -104,6 +113,7 @@ func (k *kafkaListener) close() {
 	if k == nil {
 		return
 	}
+	k.stop()
 	_ = k.proxy.Close()
 	k.fwd.Close()
 }

@@ -13,6 +13,7 @@ type Metrics struct {
 	refused      *prometheus.CounterVec
 	brokerErrors prometheus.Counter
 	abortedBlobs prometheus.Counter
+	swept        prometheus.Counter
 	connections  prometheus.Gauge
 }
 
@@ -43,6 +44,10 @@ func newMetrics() *Metrics {
 			Name: "s3seal_lfs_kafka_aborted_blobs_total",
 			Help: "Blobs deleted because their transaction was aborted.",
 		}),
+		swept: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "s3seal_lfs_kafka_swept_blobs_total",
+			Help: "Blobs the sweep deleted: older than its grace, named by no committed record.",
+		}),
 		connections: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "s3seal_lfs_kafka_connections",
 			Help: "Open client connections to the Kafka listener.",
@@ -52,5 +57,5 @@ func newMetrics() *Metrics {
 
 // Collectors returns every collector.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.requests, m.duration, m.records, m.refused, m.brokerErrors, m.abortedBlobs, m.connections}
+	return []prometheus.Collector{m.requests, m.duration, m.records, m.refused, m.brokerErrors, m.abortedBlobs, m.swept, m.connections}
 }

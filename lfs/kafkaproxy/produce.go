@@ -34,7 +34,8 @@ type part struct {
 	code       int16
 	msg        string
 	answer     *kmsg.ProduceResponseTopicPartition
-	unanswered bool // sent, and no answer came
+	unanswered bool   // sent, and no answer came
+	logEnd     *int64 // the log end offset before the send, once asked
 }
 
 func (c *conn) produce(ctx context.Context, req *kmsg.ProduceRequest) kmsg.Response {
@@ -182,7 +183,7 @@ func (c *conn) rewrite(ctx context.Context, req *kmsg.ProduceRequest, pt *part) 
 
 // storeBlob stores one record's value, recording it with its transaction.
 func (c *conn) storeBlob(ctx context.Context, req *kmsg.ProduceRequest, pt *part, b *batch, r *kmsg.Record) (lfs.StoredBlob, error) {
-	slot := lfs.BlobSlot{Principal: c.principal, Topic: pt.topic, Partition: pt.partition, ProducerID: -1}
+	slot := lfs.BlobSlot{Principal: c.principal, Topic: pt.topic, Partition: pt.partition, ProducerID: -1, LogEnd: c.logEnd(ctx, pt)}
 	if b.ProducerID >= 0 && b.FirstSequence >= 0 {
 		slot.ProducerID, slot.ProducerEpoch, slot.Sequence = b.ProducerID, b.ProducerEpoch, b.FirstSequence+r.OffsetDelta
 	}
@@ -204,6 +205,43 @@ func (c *conn) storeBlob(ctx context.Context, req *kmsg.ProduceRequest, pt *part
 		}
 	}
 	return sb, nil
+}
+
+// logEnd is the partition's log end offset, asked of its leader once per
+// request before any blob is stored (-1 when it does not answer: the sweep
+// then keeps the blob).
+func (c *conn) logEnd(ctx context.Context, pt *part) int64 {
+	if pt.logEnd != nil {
+		return *pt.logEnd
+	}
+	v := int64(-1)
+	pt.logEnd = &v
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.SetVersion(1)
+	if bv, err := c.p.cfg.Brokers.Versions(ctx); err == nil {
+		if r, ok := bv[kmsg.ListOffsets.Int16()]; ok {
+			req.SetVersion(max(1, min(r[1], 7)))
+		}
+	}
+	req.ReplicaID = -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = pt.topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = pt.partition, -1, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	kr, err := c.p.cfg.Brokers.Send(ctx, pt.leader, req)
+	if err != nil {
+		return v
+	}
+	for _, t := range kr.(*kmsg.ListOffsetsResponse).Topics {
+		for _, p := range t.Partitions {
+			if t.Topic == pt.topic && p.Partition == pt.partition && p.ErrorCode == 0 && p.Offset >= 0 {
+				v = p.Offset
+			}
+		}
+	}
+	return v
 }
 
 // sendParts sends the partitions still on their way to their leaders, one

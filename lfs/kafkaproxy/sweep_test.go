@@ -1,0 +1,83 @@
+package kafkaproxy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// blobRecord is a record marked LFS_BLOB.
+func blobRecord(topic string, i int) *kgo.Record {
+	return &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint(i)), Value: randBytes(2000+i, uint64(i)),
+		Headers: []kgo.RecordHeader{{Key: "LFS_BLOB"}}}
+}
+
+// A transaction aborted where s3seal did not see it end (another replica,
+// a crash) leaves its blobs; the sweep deletes them and keeps every blob a
+// committed record names, and the blobs of records produced outside
+// transactions.
+func TestSweepDeletesBlobsOfAbortedTransactions(t *testing.T) {
+	h := newHarness(t, 3, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := h.client(kgo.TransactionalID("tx-sweep"), kgo.DefaultProduceTopic("txsweep"))
+	plain := h.client(kgo.DefaultProduceTopic("txsweep"))
+	if err := plain.ProduceSync(ctx, blobRecord("txsweep", 100)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	run := func(first int, commit bool) {
+		t.Helper()
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := first; i < first+3; i++ {
+			if err := cl.ProduceSync(ctx, blobRecord("txsweep", i)).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !commit {
+			// The abort goes through a replica that did not store the
+			// blobs: nothing deletes them now.
+			h.proxy.txns = newTxnBook()
+		}
+		if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(0, true)
+	run(10, false)
+	run(20, true)
+	if n := len(h.blobKeys()); n != 10 {
+		t.Fatalf("%d blobs before the sweep, want 10", n)
+	}
+	// Not yet old enough: nothing judged.
+	if res, err := h.proxy.Sweep(ctx, time.Hour); err != nil || res.Checked != 0 {
+		t.Fatalf("sweep within the grace: %+v %v", res, err)
+	}
+	res, err := h.proxy.Sweep(ctx, -time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Deleted != 3 || res.Checked != 10 {
+		t.Fatalf("sweep: %+v, want 3 of 10 deleted", res)
+	}
+	recs := h.consume("txsweep", 7, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	var named []string
+	for _, r := range recs {
+		named = append(named, h.envelope(r).Key)
+	}
+	left := h.blobKeys()
+	slices.Sort(named)
+	slices.Sort(left)
+	if !slices.Equal(named, left) {
+		t.Fatalf("blobs left %v, committed envelopes name %v", left, named)
+	}
+	// A second sweep finds nothing more.
+	if res, err := h.proxy.Sweep(ctx, -time.Minute); err != nil || res.Deleted != 0 {
+		t.Fatalf("second sweep: %+v %v", res, err)
+	}
+}
