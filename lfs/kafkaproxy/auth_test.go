@@ -24,7 +24,9 @@ func withSASL(mechs ...string) func(*Config) {
 			p, ok := users[u]
 			return p, ok
 		}}
-		c.MayUse = func(principal, topic string) bool { return principal != "" && strings.HasPrefix(topic, principal[:1]+"-") }
+		c.MayUse = func(principal, topic string) bool {
+			return principal != "" && strings.HasPrefix(topic, principal[:1]+"-")
+		}
 	}
 }
 

@@ -204,38 +204,80 @@ func (p *Proxy) serveConn(nc net.Conn) {
 			return
 		}
 		n := int64(int32(binary.BigEndian.Uint32(size[:])))
-		if n < 8 || n > int64(p.cfg.MaxRequest) {
+		limit := int64(p.cfg.MaxRequest)
+		if !c.authed {
+			limit = maxPreAuthRequest
+		}
+		if n < 8 || n > limit {
 			p.log.Warn("kafka listener: request size out of bounds; closing the connection",
-				"client", nc.RemoteAddr().String(), "size", n, "max", p.cfg.MaxRequest)
+				"client", nc.RemoteAddr().String(), "size", n, "max", limit)
 			p.metrics.refused.WithLabelValues("too_large").Inc()
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), p.cfg.Wait)
-		err := p.budget.Acquire(ctx, n)
-		cancel()
-		if err != nil {
-			p.log.Warn("kafka listener: no room for a request within the wait; closing the connection",
-				"client", nc.RemoteAddr().String(), "size", n)
-			p.metrics.refused.WithLabelValues("busy").Inc()
-			return
+		body, held, ok := c.readBody(n)
+		if ok {
+			ok = c.serveOne(body)
 		}
-		ok := c.serveOne(n)
-		p.budget.Release(n)
+		p.budget.Release(held)
 		if !ok {
 			return
 		}
 	}
 }
 
-// serveOne reads one request of n bytes and answers it; false ends the
-// connection.
-func (c *conn) serveOne(n int64) bool {
-	body := make([]byte, n)
+// Bounds of requests other than a Produce: before SASL authentication
+// (ApiVersions and SASL exchanges are a few hundred bytes) and after (a
+// Fetch of every partition of thousands of topics is well under it).
+const (
+	maxPreAuthRequest = 64 << 10
+	maxOtherRequest   = 8 << 20
+	readChunk         = 1 << 20
+)
+
+// readBody reads a request of n bytes, taking room in the budget for each
+// chunk before reading it: a client that announces a large request and
+// then sends slowly holds only what it sent, and at most until the
+// request's deadline. held is the room taken, to release.
+func (c *conn) readBody(n int64) (body []byte, held int64, ok bool) {
 	// A request that started arriving must finish within the wait.
 	_ = c.nc.SetReadDeadline(time.Now().Add(c.p.cfg.Wait + 30*time.Second))
-	if _, err := io.ReadFull(c.nc, body); err != nil {
-		return false
+	for int64(len(body)) < n {
+		chunk := min(n-int64(len(body)), readChunk)
+		ctx, cancel := context.WithTimeout(context.Background(), c.p.cfg.Wait)
+		err := c.p.budget.Acquire(ctx, chunk)
+		cancel()
+		if err != nil {
+			c.p.log.Warn("kafka listener: no room for a request within the wait; closing the connection",
+				"client", c.nc.RemoteAddr().String(), "size", n)
+			c.p.metrics.refused.WithLabelValues("busy").Inc()
+			return nil, held, false
+		}
+		held += chunk
+		if body == nil {
+			body = make([]byte, 0, min(n, 4*readChunk))
+		}
+		if int64(cap(body)-len(body)) < chunk {
+			grown := make([]byte, len(body), min(n, int64(cap(body))*4))
+			copy(grown, body)
+			body = grown
+		}
+		m := len(body)
+		if _, err := io.ReadFull(c.nc, body[m:m+int(chunk)]); err != nil {
+			return nil, held, false
+		}
+		body = body[:m+int(chunk)]
+		if m == 0 && int16(binary.BigEndian.Uint16(body)) != kmsg.Produce.Int16() && n > maxOtherRequest {
+			c.p.log.Warn("kafka listener: a request other than Produce past its bound; closing the connection",
+				"client", c.nc.RemoteAddr().String(), "size", n, "max", maxOtherRequest)
+			c.p.metrics.refused.WithLabelValues("too_large").Inc()
+			return nil, held, false
+		}
 	}
+	return body, held, true
+}
+
+// serveOne answers one request; false ends the connection.
+func (c *conn) serveOne(body []byte) bool {
 	h, req, err := parseRequest(body)
 	if err != nil {
 		c.p.log.Info("kafka listener: bad request; closing the connection", "client", c.nc.RemoteAddr().String(), "err", err)
