@@ -257,6 +257,9 @@ func (f *Forwarder) refresh(ctx context.Context, topics []string) (*kmsg.Metadat
 	}
 	req := kmsg.NewPtrMetadataRequest()
 	req.SetVersion(ver)
+	// As Kafka's own producers do: the broker's auto.create.topics.enable
+	// decides whether a missing topic is created.
+	req.AllowAutoTopicCreation = true
 	if topics != nil {
 		req.Topics = []kmsg.MetadataRequestTopic{}
 		for _, t := range topics {

@@ -29,7 +29,6 @@ type part struct {
 	leader     int32
 	records    []byte
 	blobs      []lfs.StoredBlob
-	txn        *txnKey
 	pid        int64
 	code       int16
 	msg        string
@@ -198,7 +197,6 @@ func (c *conn) storeBlob(ctx context.Context, req *kmsg.ProduceRequest, pt *part
 	pt.blobs = append(pt.blobs, sb)
 	if b.Attributes&attrTxn != 0 && req.TransactionID != nil {
 		k := txnKey{*req.TransactionID, b.ProducerID, b.ProducerEpoch}
-		pt.txn = &k
 		if !c.p.txns.add(k, sb.Key) {
 			c.p.log.Warn("kafka listener: too many open transactions' blobs recorded; an abort of this one leaves its blob to the sweep",
 				"key", sb.Key)
