@@ -423,3 +423,7 @@ func LeaderMoved(code int16) bool { return leaderMoved(code) }
 
 // SkipTags skips a tag buffer of a flexible header.
 func SkipTags(b []byte) ([]byte, error) { return skipTags(b) }
+
+// MaxResponse is the largest answer read from a broker: a Fetch asked for
+// on a client's behalf must ask for less.
+const MaxResponse = maxResponseSize

@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/s3seal/s3seal/lfs/brokers"
 )
 
 // The requests split by partition leader: Fetch, ListOffsets and
@@ -47,9 +49,10 @@ func (c *conn) fetch(ctx context.Context, req *kmsg.FetchRequest) kmsg.Response 
 	mk := func(tps map[string][]int32) kmsg.Request {
 		r := *req
 		r.SessionID, r.SessionEpoch, r.ForgottenTopics = 0, -1, nil
-		r.MaxBytes = min(r.MaxBytes, int32(c.p.cfg.MaxRequest))
+		limit := int32(min(c.p.cfg.MaxRequest, brokers.MaxResponse-1<<20))
+		r.MaxBytes = min(r.MaxBytes, limit)
 		if r.MaxBytes <= 0 {
-			r.MaxBytes = int32(c.p.cfg.MaxRequest)
+			r.MaxBytes = limit
 		}
 		r.Topics = nil
 		for _, t := range req.Topics {

@@ -1,6 +1,7 @@
 package kafkaproxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -125,8 +126,10 @@ func (c *conn) rewrite(ctx context.Context, req *kmsg.ProduceRequest, pt *part) 
 		return nil, err
 	}
 	lim := batchLimits{decompressed: c.p.cfg.MaxRequest, headers: maxHeaders}
+	// Each batch's bytes as they go on: its own, or rewritten. Joined
+	// only when one changed, so an untouched request is not copied.
+	outs := make([][]byte, 0, len(batches))
 	changed := false
-	out := make([]byte, 0, len(pt.records))
 	for i := range batches {
 		b := &batches[i]
 		pt.pid = b.ProducerID
@@ -164,20 +167,20 @@ func (c *conn) rewrite(ctx context.Context, req *kmsg.ProduceRequest, pt *part) 
 			return nil, err
 		}
 		if !marked {
-			out = append(out, b.raw...)
+			outs = append(outs, b.raw)
 			continue
 		}
 		nb, err := b.rebuild(recs)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, nb...)
+		outs = append(outs, nb)
 		changed = true
 	}
 	if !changed {
 		return pt.records, nil
 	}
-	return out, nil
+	return bytes.Join(outs, nil), nil
 }
 
 // storeBlob stores one record's value, recording it with its transaction.

@@ -189,8 +189,13 @@ type conn struct {
 }
 
 // idleTimeout closes a connection that sends nothing (Kafka's
-// connections.max.idle.ms is 10 minutes).
-const idleTimeout = 10 * time.Minute
+// connections.max.idle.ms is 10 minutes); preAuthIdle one that has not
+// authenticated yet, so that connections nobody authenticates on do not
+// linger.
+const (
+	idleTimeout = 10 * time.Minute
+	preAuthIdle = 30 * time.Second
+)
 
 func (p *Proxy) serveConn(nc net.Conn) {
 	defer nc.Close()
@@ -198,7 +203,11 @@ func (p *Proxy) serveConn(nc net.Conn) {
 	p.metrics.connections.Inc()
 	defer p.metrics.connections.Dec()
 	for {
-		_ = nc.SetReadDeadline(time.Now().Add(idleTimeout))
+		idle := idleTimeout
+		if !c.authed {
+			idle = preAuthIdle
+		}
+		_ = nc.SetReadDeadline(time.Now().Add(idle))
 		var size [4]byte
 		if _, err := io.ReadFull(nc, size[:]); err != nil {
 			return
@@ -368,7 +377,9 @@ func parseRequest(b []byte) (header, kmsg.Request, error) {
 	if req == nil || !served(h.key) {
 		return h, nil, fmt.Errorf("api key %d not served", h.key)
 	}
-	if h.version < 0 || h.version > req.MaxVersion() {
+	// A version past the one s3seal lists would be one whose fields it
+	// does not route by (topic ids): refused as one kmsg does not know.
+	if h.version < 0 || h.version > req.MaxVersion() || (h.key != kmsg.ApiVersions.Int16() && h.version > apis[kmsg.Key(h.key)].max) {
 		return h, nil, fmt.Errorf("%w: %s v%d", errVersion, kmsg.NameForKey(h.key), h.version)
 	}
 	if len(b) < 2 {
