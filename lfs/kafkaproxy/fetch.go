@@ -14,16 +14,9 @@ import (
 
 // fetch forwards a Fetch to each leader, without fetch sessions (s3seal
 // answers session id 0, so clients send full fetches), its MaxBytes capped
-// at MaxRequest, and merges the answers.
+// below the largest answer s3seal reads, and merges the answers.
 func (c *conn) fetch(ctx context.Context, req *kmsg.FetchRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	groups, failed := c.byLeader(ctx, func(yield func(string, int32)) {
-		for _, t := range req.Topics {
-			for _, p := range t.Partitions {
-				yield(t.Topic, p.Partition)
-			}
-		}
-	})
 	byTopic := map[string]int{}
 	add := func(t kmsg.FetchResponseTopic) {
 		i, ok := byTopic[t.Topic]
@@ -34,44 +27,25 @@ func (c *conn) fetch(ctx context.Context, req *kmsg.FetchRequest) kmsg.Response 
 		}
 		resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, t.Partitions...)
 	}
-	fail := func(topic string, partition int32, code int16) {
-		p := kmsg.NewFetchResponseTopicPartition()
-		p.Partition, p.ErrorCode, p.HighWatermark, p.LastStableOffset = partition, code, -1, -1
-		t := kmsg.NewFetchResponseTopic()
-		t.Topic, t.Partitions = topic, []kmsg.FetchResponseTopicPartition{p}
-		add(t)
-	}
-	for t, ps := range failed {
-		for p, code := range ps {
-			fail(t, p, code)
-		}
-	}
-	mk := func(tps map[string][]int32) kmsg.Request {
+	sp := partitioned[kmsg.FetchRequestTopic, kmsg.FetchRequestTopicPartition]{req.Topics,
+		func(t kmsg.FetchRequestTopic) (string, []kmsg.FetchRequestTopicPartition) {
+			return t.Topic, t.Partitions
+		},
+		func(p kmsg.FetchRequestTopicPartition) int32 { return p.Partition },
+		func(t kmsg.FetchRequestTopic, ps []kmsg.FetchRequestTopicPartition) kmsg.FetchRequestTopic {
+			t.Partitions = ps
+			return t
+		}}
+	limit := int32(min(c.p.cfg.MaxRequest, brokers.MaxResponse-1<<20))
+	c.splitByLeader(ctx, sp.each, func(tps map[string][]int32) kmsg.Request {
 		r := *req
 		r.SessionID, r.SessionEpoch, r.ForgottenTopics = 0, -1, nil
-		limit := int32(min(c.p.cfg.MaxRequest, brokers.MaxResponse-1<<20))
-		r.MaxBytes = min(r.MaxBytes, limit)
-		if r.MaxBytes <= 0 {
+		if r.MaxBytes = min(r.MaxBytes, limit); r.MaxBytes <= 0 {
 			r.MaxBytes = limit
 		}
-		r.Topics = nil
-		for _, t := range req.Topics {
-			ps := tps[t.Topic]
-			var keep []kmsg.FetchRequestTopicPartition
-			for _, p := range t.Partitions {
-				if has(ps, p.Partition) {
-					keep = append(keep, p)
-				}
-			}
-			if len(keep) > 0 {
-				nt := t
-				nt.Partitions = keep
-				r.Topics = append(r.Topics, nt)
-			}
-		}
+		r.Topics = sp.only(tps)
 		return &r
-	}
-	c.fanOut(ctx, groups, mk, func(kr kmsg.Response) {
+	}, func(kr kmsg.Response) {
 		fr := kr.(*kmsg.FetchResponse)
 		resp.ThrottleMillis = max(resp.ThrottleMillis, fr.ThrottleMillis)
 		if fr.ErrorCode != 0 && resp.ErrorCode == 0 {
@@ -83,13 +57,19 @@ func (c *conn) fetch(ctx context.Context, req *kmsg.FetchRequest) kmsg.Response 
 				if p.CurrentLeader.LeaderID >= 0 {
 					p.CurrentLeader.LeaderID = nodeID
 				}
-				if c.p.cfg.Brokers != nil && leaderMovedCode(p.ErrorCode) {
+				if leaderMovedCode(p.ErrorCode) {
 					c.p.cfg.Brokers.Forget(t.Topic, p.Partition)
 				}
 			}
 			add(t)
 		}
-	}, func(t string, p int32) { fail(t, p, kerr.NotLeaderForPartition.Code) })
+	}, func(topic string, partition int32, code int16) {
+		p := kmsg.NewFetchResponseTopicPartition()
+		p.Partition, p.ErrorCode, p.HighWatermark, p.LastStableOffset = partition, code, -1, -1
+		t := kmsg.NewFetchResponseTopic()
+		t.Topic, t.Partitions = topic, []kmsg.FetchResponseTopicPartition{p}
+		add(t)
+	})
 	resp.SessionID = 0
 	resp.Brokers = nil
 	return resp
@@ -97,96 +77,96 @@ func (c *conn) fetch(ctx context.Context, req *kmsg.FetchRequest) kmsg.Response 
 
 func (c *conn) listOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
-	groups, failed := c.byLeader(ctx, func(yield func(string, int32)) {
-		for _, t := range req.Topics {
-			for _, p := range t.Partitions {
-				yield(t.Topic, p.Partition)
-			}
-		}
-	})
-	fail := func(topic string, partition int32, code int16) {
+	sp := partitioned[kmsg.ListOffsetsRequestTopic, kmsg.ListOffsetsRequestTopicPartition]{req.Topics,
+		func(t kmsg.ListOffsetsRequestTopic) (string, []kmsg.ListOffsetsRequestTopicPartition) {
+			return t.Topic, t.Partitions
+		},
+		func(p kmsg.ListOffsetsRequestTopicPartition) int32 { return p.Partition },
+		func(t kmsg.ListOffsetsRequestTopic, ps []kmsg.ListOffsetsRequestTopicPartition) kmsg.ListOffsetsRequestTopic {
+			t.Partitions = ps
+			return t
+		}}
+	c.splitByLeader(ctx, sp.each, func(tps map[string][]int32) kmsg.Request {
+		r := *req
+		r.Topics = sp.only(tps)
+		return &r
+	}, func(kr kmsg.Response) {
+		lr := kr.(*kmsg.ListOffsetsResponse)
+		resp.ThrottleMillis = max(resp.ThrottleMillis, lr.ThrottleMillis)
+		resp.Topics = append(resp.Topics, lr.Topics...)
+	}, func(topic string, partition int32, code int16) {
 		p := kmsg.NewListOffsetsResponseTopicPartition()
 		p.Partition, p.ErrorCode = partition, code
 		t := kmsg.NewListOffsetsResponseTopic()
 		t.Topic, t.Partitions = topic, []kmsg.ListOffsetsResponseTopicPartition{p}
 		resp.Topics = append(resp.Topics, t)
-	}
-	for t, ps := range failed {
-		for p, code := range ps {
-			fail(t, p, code)
-		}
-	}
-	mk := func(tps map[string][]int32) kmsg.Request {
-		r := *req
-		r.Topics = nil
-		for _, t := range req.Topics {
-			var keep []kmsg.ListOffsetsRequestTopicPartition
-			for _, p := range t.Partitions {
-				if has(tps[t.Topic], p.Partition) {
-					keep = append(keep, p)
-				}
-			}
-			if len(keep) > 0 {
-				nt := t
-				nt.Partitions = keep
-				r.Topics = append(r.Topics, nt)
-			}
-		}
-		return &r
-	}
-	c.fanOut(ctx, groups, mk, func(kr kmsg.Response) {
-		lr := kr.(*kmsg.ListOffsetsResponse)
-		resp.ThrottleMillis = max(resp.ThrottleMillis, lr.ThrottleMillis)
-		resp.Topics = append(resp.Topics, lr.Topics...)
-	}, func(t string, p int32) { fail(t, p, kerr.NotLeaderForPartition.Code) })
+	})
 	return resp
 }
 
 func (c *conn) offsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLeaderEpochRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
-	groups, failed := c.byLeader(ctx, func(yield func(string, int32)) {
-		for _, t := range req.Topics {
-			for _, p := range t.Partitions {
-				yield(t.Topic, p.Partition)
-			}
-		}
-	})
-	fail := func(topic string, partition int32, code int16) {
+	sp := partitioned[kmsg.OffsetForLeaderEpochRequestTopic, kmsg.OffsetForLeaderEpochRequestTopicPartition]{req.Topics,
+		func(t kmsg.OffsetForLeaderEpochRequestTopic) (string, []kmsg.OffsetForLeaderEpochRequestTopicPartition) {
+			return t.Topic, t.Partitions
+		},
+		func(p kmsg.OffsetForLeaderEpochRequestTopicPartition) int32 { return p.Partition },
+		func(t kmsg.OffsetForLeaderEpochRequestTopic, ps []kmsg.OffsetForLeaderEpochRequestTopicPartition) kmsg.OffsetForLeaderEpochRequestTopic {
+			t.Partitions = ps
+			return t
+		}}
+	c.splitByLeader(ctx, sp.each, func(tps map[string][]int32) kmsg.Request {
+		r := *req
+		r.Topics = sp.only(tps)
+		return &r
+	}, func(kr kmsg.Response) {
+		or := kr.(*kmsg.OffsetForLeaderEpochResponse)
+		resp.ThrottleMillis = max(resp.ThrottleMillis, or.ThrottleMillis)
+		resp.Topics = append(resp.Topics, or.Topics...)
+	}, func(topic string, partition int32, code int16) {
 		p := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 		p.Partition, p.ErrorCode, p.LeaderEpoch, p.EndOffset = partition, code, -1, -1
 		t := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		t.Topic, t.Partitions = topic, []kmsg.OffsetForLeaderEpochResponseTopicPartition{p}
 		resp.Topics = append(resp.Topics, t)
-	}
-	for t, ps := range failed {
-		for p, code := range ps {
-			fail(t, p, code)
-		}
-	}
-	mk := func(tps map[string][]int32) kmsg.Request {
-		r := *req
-		r.Topics = nil
-		for _, t := range req.Topics {
-			var keep []kmsg.OffsetForLeaderEpochRequestTopicPartition
-			for _, p := range t.Partitions {
-				if has(tps[t.Topic], p.Partition) {
-					keep = append(keep, p)
-				}
-			}
-			if len(keep) > 0 {
-				nt := t
-				nt.Partitions = keep
-				r.Topics = append(r.Topics, nt)
-			}
-		}
-		return &r
-	}
-	c.fanOut(ctx, groups, mk, func(kr kmsg.Response) {
-		or := kr.(*kmsg.OffsetForLeaderEpochResponse)
-		resp.ThrottleMillis = max(resp.ThrottleMillis, or.ThrottleMillis)
-		resp.Topics = append(resp.Topics, or.Topics...)
-	}, func(t string, p int32) { fail(t, p, kerr.NotLeaderForPartition.Code) })
+	})
 	return resp
+}
+
+// partitioned reads and cuts the topics of a request that names
+// partitions (T a topic, P one of its partitions).
+type partitioned[T, P any] struct {
+	topics []T
+	of     func(T) (string, []P)
+	number func(P) int32
+	with   func(T, []P) T
+}
+
+func (s partitioned[T, P]) each(yield func(string, int32)) {
+	for _, t := range s.topics {
+		name, ps := s.of(t)
+		for _, p := range ps {
+			yield(name, s.number(p))
+		}
+	}
+}
+
+// only returns the topics with only the partitions tps names.
+func (s partitioned[T, P]) only(tps map[string][]int32) []T {
+	var out []T
+	for _, t := range s.topics {
+		name, ps := s.of(t)
+		var keep []P
+		for _, p := range ps {
+			if has(tps[name], s.number(p)) {
+				keep = append(keep, p)
+			}
+		}
+		if len(keep) > 0 {
+			out = append(out, s.with(t, keep))
+		}
+	}
+	return out
 }
 
 // describeGroups asks each group's coordinator.

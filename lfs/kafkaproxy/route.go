@@ -212,6 +212,20 @@ func (c *conn) byLeader(ctx context.Context, each func(yield func(topic string, 
 	return out, failed
 }
 
+// splitByLeader sends the partitions each names to their leaders, one
+// request per leader built by mk, and merges the answers; a partition
+// without a leader or whose leader does not answer is answered by fail.
+func (c *conn) splitByLeader(ctx context.Context, each func(yield func(string, int32)), mk func(map[string][]int32) kmsg.Request,
+	merge func(kmsg.Response), fail func(topic string, partition int32, code int16)) {
+	groups, failed := c.byLeader(ctx, each)
+	for t, ps := range failed {
+		for p, code := range ps {
+			fail(t, p, code)
+		}
+	}
+	c.fanOut(ctx, groups, mk, merge, func(t string, p int32) { fail(t, p, kerr.NotLeaderForPartition.Code) })
+}
+
 // fanOut sends one request per leader, built by mk, in parallel, and
 // calls merge with each answer; a leader that fails gets fail for its
 // partitions.
