@@ -361,7 +361,8 @@ func definite(code int16) bool {
 	switch code {
 	case kerr.InvalidProducerEpoch.Code, kerr.ProducerFenced.Code, kerr.InvalidProducerIDMapping.Code,
 		kerr.InvalidTxnState.Code, kerr.TransactionalIDAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Code,
-		kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code:
+		kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code, kerr.OutOfOrderSequenceNumber.Code,
+		kerr.UnknownProducerID.Code:
 		return true
 	}
 	return false
