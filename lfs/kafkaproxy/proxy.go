@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/s3seal/s3seal/lfs"
 	"github.com/s3seal/s3seal/lfs/brokers"
@@ -55,8 +54,10 @@ type Config struct {
 	// as a broker past socket.request.max.bytes does. Default 64 MiB.
 	MaxRequest int
 	// MaxInFlight bounds the requests held at once: memory is at most
-	// MaxRequest times MaxInFlight for requests, and as much again for the
-	// answers (Fetch sizes are capped at MaxRequest). Default 8.
+	// MaxRequest times MaxInFlight for requests (the buffers of requests
+	// read and of large ones kept for the next, buffers.go), and as much
+	// again for the answers (Fetch sizes are capped at MaxRequest).
+	// Default 8.
 	MaxInFlight int
 	// Wait is how long a request waits for room before its connection is
 	// closed. Default 10 s.
@@ -68,7 +69,7 @@ type Config struct {
 type Proxy struct {
 	cfg     Config
 	log     *slog.Logger
-	budget  *semaphore.Weighted
+	bufs    *bufs
 	metrics *Metrics
 	txns    *txnBook
 	adv     struct {
@@ -100,7 +101,7 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	p := &Proxy{cfg: cfg, log: cfg.Logger, budget: semaphore.NewWeighted(int64(cfg.MaxRequest) * int64(cfg.MaxInFlight)),
+	p := &Proxy{cfg: cfg, log: cfg.Logger, bufs: newBufs(int64(cfg.MaxRequest) * int64(cfg.MaxInFlight)),
 		metrics: newMetrics(), txns: newTxnBook(), conns: map[net.Conn]struct{}{}}
 	host, port, err := splitHostPort(cfg.Advertise)
 	if err != nil {
@@ -173,6 +174,7 @@ func (p *Proxy) Close() error {
 	}
 	p.mu.Unlock()
 	p.wg.Wait()
+	p.bufs.close()
 	return nil
 }
 
@@ -211,7 +213,7 @@ func (p *Proxy) serveConn(nc net.Conn) {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), p.cfg.Wait)
-		err := p.budget.Acquire(ctx, n)
+		body, err := p.bufs.get(ctx, int(n))
 		cancel()
 		if err != nil {
 			p.log.Warn("kafka listener: no room for a request within the wait; closing the connection",
@@ -219,18 +221,18 @@ func (p *Proxy) serveConn(nc net.Conn) {
 			p.metrics.refused.WithLabelValues("busy").Inc()
 			return
 		}
-		ok := c.serveOne(n)
-		p.budget.Release(n)
+		ok := c.serveOne(body)
+		p.bufs.put(body)
 		if !ok {
 			return
 		}
 	}
 }
 
-// serveOne reads one request of n bytes and answers it; false ends the
-// connection.
-func (c *conn) serveOne(n int64) bool {
-	body := make([]byte, n)
+// serveOne reads one request into body, its size, and answers it; false
+// ends the connection. Nothing may refer to body once it returns: the
+// buffer serves the next request.
+func (c *conn) serveOne(body []byte) bool {
 	// A request that started arriving must finish within the wait.
 	_ = c.nc.SetReadDeadline(time.Now().Add(c.p.cfg.Wait + 30*time.Second))
 	if _, err := io.ReadFull(c.nc, body); err != nil {
