@@ -12,7 +12,7 @@ func TestLFSSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := lfsConfig{Listen: "127.0.0.1:7071", Bucket: "lfs", Namespace: "default", CacheTTL: time.Minute,
-		MaxBlobSize: 5 << 30, DevKafka: "127.0.0.1:9092"}
+		MaxBlobSize: 5 << 30, DevKafka: "127.0.0.1:9092", KafkaMaxRequest: 64 << 20, KafkaMaxInFlight: 8}
 	if c.LFS != want {
 		t.Fatalf("defaults %+v", c.LFS)
 	}
