@@ -77,7 +77,7 @@
 #   parts, the in-process store's). What was stored is checked: every
 #   envelope's size and SHA-256, read back through the Kafka listener for
 #   the Kafka phases, and one blob of each phase downloaded whole. Needs
-#   go, curl, kcat, jq and python3, and about 3 GB of /dev/shm.
+#   go, curl, kcat, jq and python3, and about 2 GB of /dev/shm (5 rounds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
