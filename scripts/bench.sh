@@ -53,6 +53,31 @@
 #   RCLONE and VERSITYGW name the binaries; versitygw is otherwise taken
 #   from ${XDG_CACHE_HOME:-~/.cache}/s3seal-bench/bin or the PATH, or
 #   installed there with go install.
+#
+#   scripts/bench.sh lfs-kafka [ROUNDS]   instead: 100 MiB blobs into the
+#   LFS module, alternating in each round: POSTed to /lfs/produce (curl
+#   --data-binary), produced through the Kafka listener as a record marked
+#   LFS_BLOB (kcat), and the same from an idempotent producer (kcat with
+#   enable.idempotence: the path that names the blob from the producer's
+#   ids and looks for it first). /lfs/produce goes to one s3seal, both
+#   Kafka phases to a second one started with the same flags, so that each
+#   process's peak RSS (VmHWM) is its own path's. Each s3seal has its store
+#   embedded and its data dir (spool included) on tmpfs (/dev/shm) and runs
+#   its in-process development Kafka; the Kafka listener takes requests of
+#   up to 128 MiB (a 100 MiB record and its framing) and one at a time
+#   (--lfs-kafka-max-inflight 1: the bench's producers send one request at
+#   a time, and a bound for one is tight enough to catch a copy of a record
+#   too many). The table gives each phase's MB/s (10^6 bytes) over ROUNDS
+#   rounds (default 5), Kafka's over /lfs/produce's (the target is 0.80 or
+#   more; the machine's noise is in it, nothing is asserted), and each
+#   process's peak RSS beside its idle RSS. The bench fails if the Kafka
+#   process's peak passes the documented bound: its idle RSS plus twice
+#   --lfs-kafka-max-request times --lfs-kafka-max-inflight, plus 32 MiB for
+#   the streaming part of the path (the copy and seal buffers of the
+#   parts, the in-process store's). What was stored is checked: every
+#   envelope's size and SHA-256, read back through the Kafka listener for
+#   the Kafka phases, and one blob of each phase downloaded whole. Needs
+#   go, curl, kcat, jq and python3, and about 2 GB of /dev/shm (5 rounds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -378,7 +403,163 @@ compare() {
 }
 
 # ---------------------------------------------------------------------------
+# lfs-kafka mode: 100 MiB blobs through /lfs/produce and the Kafka listener.
+# ---------------------------------------------------------------------------
 
+BLOB_MIB=100
+KMAXREQ=$((128 << 20)) # --lfs-kafka-max-request: a 100 MiB record and its framing
+KINFLIGHT=1            # --lfs-kafka-max-inflight: the producers send one request at a time
+PART_SLACK_MIB=32      # the streaming part of the path (copy and seal buffers, the in-process store's)
+LFS_PHASES=(http kafka idem)
+declare -A PHASE_LABEL=([http]="/lfs/produce (curl)" [kafka]="Kafka listener (kcat)" [idem]="Kafka, idempotent (kcat)")
+declare -A PHASE_PROC=([http]=lfs-http [kafka]=lfs-kafka [idem]=lfs-kafka)
+declare -A KPORT=()
+
+# wait_port NAME PORT: waits until PORT answers while NAME runs.
+wait_port() {
+	for _ in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null && return 0
+		kill -0 "${PID[$1]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	tail -20 "$tmp/$1.log" >&2
+	die "$1 did not start listening on 127.0.0.1:$2"
+}
+
+# start_lfs NAME: an s3seal with the LFS module and its Kafka listener,
+# its store embedded in $tmp/NAME-data; PORT[NAME] is the LFS HTTP API,
+# KPORT[NAME] the Kafka listener.
+start_lfs() {
+	local n=$1 s3 dev
+	PORT[$n]=$(free_port) KPORT[$n]=$(free_port) s3=$(free_port) dev=$(free_port)
+	mkdir -p "$tmp/$n-data"
+	start "$n" env S3SEAL_SECRET_KEY=$SK "$tmp/s3seal" serve --listen "127.0.0.1:$s3" --data-dir "$tmp/$n-data" \
+		--key-file "$tmp/master.key" --access-key "$AK" --shutdown-delay 0s \
+		--lfs --lfs-listen "127.0.0.1:${PORT[$n]}" --lfs-dev-kafka "127.0.0.1:$dev" \
+		--lfs-kafka-listen "127.0.0.1:${KPORT[$n]}" --lfs-kafka-max-request "$KMAXREQ" --lfs-kafka-max-inflight "$KINFLIGHT"
+	wait_port "$n" "${KPORT[$n]}"
+}
+
+# lfs_send PHASE PROC TOPIC FILE OUT: FILE as one blob into PROC's LFS
+# module by PHASE's path; /lfs/produce's envelope goes to OUT.
+lfs_send() {
+	local kafka=(kcat -P -b "127.0.0.1:${KPORT[$2]}" -t "$3" -H LFS_BLOB= -X message.max.bytes="$KMAXREQ")
+	case $1 in
+	http) curl -sS --fail-with-body -o "$5" -X POST "http://127.0.0.1:${PORT[$2]}/lfs/produce" \
+		-H "X-Kafka-Topic: $3" -H 'Content-Type: application/octet-stream' --data-binary "@$4" ;;
+	kafka) "${kafka[@]}" "$4" ;;
+	idem) "${kafka[@]}" -X enable.idempotence=true "$4" ;;
+	esac
+}
+
+# hwm NAME: the process's peak RSS so far, in KiB.
+hwm() { awk '/^VmHWM/ {print $2}' "/proc/${PID[$1]}/status"; }
+
+# check_envelopes PHASE FILE: FILE holds ROUNDS envelopes, one a line,
+# each of the blob's size and SHA-256.
+check_envelopes() {
+	local got want
+	got=$(jq -r '"\(.size) \(.sha256)"' "$2" | sort | uniq -c | sed 's/^ *//') || die "${PHASE_LABEL[$1]}: the envelopes are not JSON"
+	want="$rounds $((BLOB_MIB << 20)) $blob_sha"
+	[[ $got == "$want" ]] || die "${PHASE_LABEL[$1]}: envelopes (count size sha256) are '$got', not '$want'"
+}
+
+# check_download PHASE PROC ENVELOPE: the blob comes back whole through
+# PROC's /lfs/download (stream mode, checked against the envelope).
+check_download() {
+	jq '{bucket, key, mode: "stream", integrity: {sha256, size}}' <<<"$3" |
+		curl -sS --fail-with-body -X POST "http://127.0.0.1:${PORT[$2]}/lfs/download" \
+			-H 'Content-Type: application/json' --data-binary @- -o "$tmp/back" ||
+		die "${PHASE_LABEL[$1]}: downloading a blob failed: $(head -c 300 "$tmp/back" 2>/dev/null)"
+	cmp -s "$tmp/blob" "$tmp/back" || die "${PHASE_LABEL[$1]}: a blob came back different"
+	rm -f "$tmp/back"
+}
+
+lfs_kafka() {
+	local p r t0 t1 idle_http idle_kafka peak_http peak_kafka bound c
+	rounds=${1:-5}
+	[[ $rounds =~ ^[1-9][0-9]*$ && $# -le 1 ]] || die "usage: scripts/bench.sh lfs-kafka [ROUNDS]   (ROUNDS: a positive number, default 5)"
+	unset AWS_CA_BUNDLE # set on some machines, it breaks clients talking plain HTTP
+	export LC_ALL=C     # a dot in $EPOCHREALTIME
+	for c in go curl kcat jq python3; do command -v "$c" >/dev/null || die "needs $c"; done
+	tmp=$(mktemp -d /dev/shm/s3seal-bench-XXXX) || die "cannot create a directory in /dev/shm (tmpfs)"
+	trap cleanup EXIT
+	go build -o "$tmp/s3seal" ./cmd/s3seal || die "building s3seal failed"
+	head -c 32 /dev/urandom | base64 >"$tmp/master.key"
+	chmod 600 "$tmp/master.key"
+	head -c "${BLOB_MIB}M" /dev/urandom >"$tmp/blob"
+	head -c 1M /dev/urandom >"$tmp/warm"
+	blob_sha=$(sha256sum <"$tmp/blob") && blob_sha=${blob_sha%% *}
+	start_lfs lfs-http
+	start_lfs lfs-kafka
+	# Untimed: a small blob by each path through each process, so that the
+	# first request's costs (connections, the store's first checks, topic
+	# creation) are in neither phase, and the idle RSS is taken after them.
+	for p in lfs-http lfs-kafka; do
+		lfs_send http "$p" warm "$tmp/warm" /dev/null || die "warming $p through /lfs/produce failed"
+		lfs_send kafka "$p" warm "$tmp/warm" || die "warming $p through the Kafka listener failed"
+	done
+	idle_http=$(hwm lfs-http) idle_kafka=$(hwm lfs-kafka)
+	echo "s3seal at $(git describe --always --dirty 2>/dev/null || echo '?'), $(kcat -V 2>&1 | sed -n 's/^Version \([^ ]*\) .*librdkafka \([^ ]*\) .*/kcat \1 (librdkafka \2)/p'), $(nproc) CPUs, $rounds round(s) of ${BLOB_MIB} MiB per phase"
+	: >"$tmp/times"
+	for r in $(seq "$rounds"); do
+		for p in "${LFS_PHASES[@]}"; do
+			t0=$EPOCHREALTIME
+			lfs_send "$p" "${PHASE_PROC[$p]}" "bench-$p" "$tmp/blob" "$tmp/env-$p-$r.json" ||
+				die "round $r: ${PHASE_LABEL[$p]} failed"
+			t1=$EPOCHREALTIME
+			echo "$p $r $t0 $t1" >>"$tmp/times"
+		done
+		echo "round $r of $rounds done" >&2
+	done
+	peak_http=$(hwm lfs-http) peak_kafka=$(hwm lfs-kafka)
+
+	# What was stored: /lfs/produce's answers, and the records the Kafka
+	# phases left, read back through the listener; one blob of each whole.
+	jq -c . "$tmp"/env-http-*.json >"$tmp/env-http" || die "${PHASE_LABEL[http]}: the answers are not JSON"
+	check_envelopes http "$tmp/env-http"
+	check_download http lfs-http "$(tail -1 "$tmp/env-http")"
+	for p in kafka idem; do
+		kcat -C -b "127.0.0.1:${KPORT[lfs-kafka]}" -t "bench-$p" -o beginning -e -q -f '%s\n' >"$tmp/env-$p" ||
+			die "${PHASE_LABEL[$p]}: reading the records back failed"
+		check_envelopes "$p" "$tmp/env-$p"
+		check_download "$p" lfs-kafka "$(tail -1 "$tmp/env-$p")"
+	done
+
+	echo
+	echo "${BLOB_MIB} MiB blobs, seconds per round and MB/s over all rounds; Kafka over /lfs/produce (the target is 0.80 or more):"
+	awk -v phases="${LFS_PHASES[*]}" -v mib="$BLOB_MIB" \
+		-v lh="${PHASE_LABEL[http]}" -v lk="${PHASE_LABEL[kafka]}" -v li="${PHASE_LABEL[idem]}" '
+	{ t[$1, $2] = $4 - $3; tot[$1] += $4 - $3; if ($2 > n) n = $2 }
+	END {
+		np = split(phases, ph, " "); lab["http"] = lh; lab["kafka"] = lk; lab["idem"] = li
+		printf "  %-26s", "round"; for (r = 1; r <= n; r++) printf " %6d", r; printf " %9s %8s\n", "MB/s", "ratio"
+		for (i = 1; i <= np; i++) {
+			p = ph[i]; printf "  %-26s", lab[p]
+			for (r = 1; r <= n; r++) printf " %6.2f", t[p, r]
+			mbs = n * mib * 1048576 / 1e6 / tot[p]
+			if (i == 1) { base = mbs; printf " %9.1f %8s\n", mbs, "" } else printf " %9.1f %8.2f\n", mbs, mbs / base
+		}
+	}' "$tmp/times"
+	echo
+	bound=$((idle_kafka / 1024 + 2 * KMAXREQ * KINFLIGHT / 1048576 + PART_SLACK_MIB))
+	echo "peak RSS (VmHWM), MiB:"
+	printf '  %-26s peak %5d, idle %5d\n' "${PHASE_LABEL[http]}" $((peak_http / 1024)) $((idle_http / 1024))
+	printf '  %-26s peak %5d, idle %5d, bound %d (idle + 2 x max-request %d MiB x inflight %d + %d)\n' \
+		"Kafka listener, both" $((peak_kafka / 1024)) $((idle_kafka / 1024)) "$bound" $((KMAXREQ >> 20)) "$KINFLIGHT" "$PART_SLACK_MIB"
+	if ((peak_kafka / 1024 > bound)); then
+		echo "bench.sh: FAILED: the Kafka listener's peak RSS, $((peak_kafka / 1024)) MiB, is past its documented bound of $bound MiB" >&2
+		exit 1
+	fi
+}
+
+# ---------------------------------------------------------------------------
+
+if [[ ${1:-} == lfs-kafka ]]; then
+	shift
+	lfs_kafka "$@"
+	exit
+fi
 if [[ ${1:-} == compare ]]; then
 	shift
 	compare "$@"

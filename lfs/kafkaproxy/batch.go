@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/s3seal/s3seal/lfs"
 )
 
 // A partition's records in a Produce request are record batches (magic 2,
@@ -280,6 +282,92 @@ func hasHeader(r *kmsg.Record, key string) bool {
 		}
 	}
 	return false
+}
+
+// rewriteRecords returns records (a partition's batches) with the value of
+// every record marked LFS_BLOB replaced by what store returns for it, and
+// LFS_BLOB dropped from its headers. Only what changes is copied: a batch
+// is rebuilt from its first marked record on (the records before it are
+// copied as they are), batches without one go on as their bytes, and
+// records holding no marked record at all are returned themselves. A
+// record value (up to the whole request) is never copied: store reads it
+// where it came, in the request.
+func rewriteRecords(records []byte, lim batchLimits, store func(b *batch, r *kmsg.Record) ([]byte, error)) ([]byte, error) {
+	if len(records) == 0 {
+		return records, nil
+	}
+	batches, err := splitBatches(records)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte // the new records, from the first batch that changes
+	changed := false
+	pos := 0 // bytes of records before the batch at hand
+	for i := range batches {
+		b := &batches[i]
+		raw, err := b.records(lim)
+		if err != nil {
+			return nil, err
+		}
+		var recs []byte // the batch's new records, from its first marked one
+		marked := false
+		at := 0 // bytes of raw before the record at hand
+		err = eachRecord(raw, b.NumRecords, lim, func(r *kmsg.Record, enc []byte) error {
+			before := at
+			at += len(enc)
+			if !hasHeader(r, lfs.BlobHeader) {
+				if marked {
+					recs = append(recs, enc...)
+				}
+				return nil
+			}
+			if b.Attributes&attrControl != 0 {
+				return refuse(kerr.InvalidRecord, "a control batch cannot carry an LFS blob")
+			}
+			v, err := store(b, r)
+			if err != nil {
+				return err
+			}
+			if !marked {
+				marked = true
+				recs = append(recs, raw[:before]...)
+			}
+			r.Value = v
+			kept := r.Headers[:0]
+			for _, h := range r.Headers {
+				if h.Key != lfs.BlobHeader {
+					kept = append(kept, h)
+				}
+			}
+			r.Headers = kept
+			recs = encodeRecord(recs, r)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !marked {
+			if changed {
+				out = append(out, b.raw...)
+			}
+			pos += len(b.raw)
+			continue
+		}
+		nb, err := b.rebuild(recs)
+		if err != nil {
+			return nil, err
+		}
+		if !changed {
+			changed = true
+			out = append(make([]byte, 0, pos+len(nb)), records[:pos]...)
+		}
+		out = append(out, nb...)
+		pos += len(b.raw)
+	}
+	if !changed {
+		return records, nil
+	}
+	return out, nil
 }
 
 // encodeRecord appends r, its Length computed, to dst.

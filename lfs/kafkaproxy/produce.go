@@ -1,7 +1,6 @@
 package kafkaproxy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -118,69 +117,12 @@ func codeOf(err error, def *kerr.Error) int16 {
 // and replaced. The blobs stored are kept in pt even on failure, so that
 // the caller deletes them.
 func (c *conn) rewrite(ctx context.Context, req *kmsg.ProduceRequest, pt *part) ([]byte, error) {
-	if len(pt.records) == 0 {
-		return pt.records, nil
-	}
-	batches, err := splitBatches(pt.records)
-	if err != nil {
-		return nil, err
-	}
 	lim := batchLimits{decompressed: c.p.cfg.MaxRequest, headers: maxHeaders}
-	// Each batch's bytes as they go on: its own, or rewritten. Joined
-	// only when one changed, so an untouched request is not copied.
-	outs := make([][]byte, 0, len(batches))
-	changed := false
-	for i := range batches {
-		b := &batches[i]
+	return rewriteRecords(pt.records, lim, func(b *batch, r *kmsg.Record) ([]byte, error) {
 		pt.pid = b.ProducerID
-		raw, err := b.records(lim)
-		if err != nil {
-			return nil, err
-		}
-		var recs []byte
-		marked := false
-		err = eachRecord(raw, b.NumRecords, lim, func(r *kmsg.Record, enc []byte) error {
-			if !hasHeader(r, lfs.BlobHeader) {
-				recs = append(recs, enc...)
-				return nil
-			}
-			if b.Attributes&attrControl != 0 {
-				return refuse(kerr.InvalidRecord, "a control batch cannot carry an LFS blob")
-			}
-			marked = true
-			sb, err := c.storeBlob(ctx, req, pt, b, r)
-			if err != nil {
-				return err
-			}
-			r.Value = sb.Envelope
-			kept := r.Headers[:0]
-			for _, h := range r.Headers {
-				if h.Key != lfs.BlobHeader {
-					kept = append(kept, h)
-				}
-			}
-			r.Headers = kept
-			recs = encodeRecord(recs, r)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		if !marked {
-			outs = append(outs, b.raw)
-			continue
-		}
-		nb, err := b.rebuild(recs)
-		if err != nil {
-			return nil, err
-		}
-		outs = append(outs, nb)
-		changed = true
-	}
-	if !changed {
-		return pt.records, nil
-	}
-	return bytes.Join(outs, nil), nil
+		sb, err := c.storeBlob(ctx, req, pt, b, r)
+		return sb.Envelope, err
+	})
 }
 
 // storeBlob stores one record's value, recording it with its transaction.

@@ -55,8 +55,10 @@ type Config struct {
 	// as a broker past socket.request.max.bytes does. Default 64 MiB.
 	MaxRequest int
 	// MaxInFlight bounds the requests held at once: memory is at most
-	// MaxRequest times MaxInFlight for requests, and as much again for the
-	// answers (Fetch sizes are capped at MaxRequest). Default 8.
+	// MaxRequest times MaxInFlight for requests (the buffers of requests
+	// read and of large ones kept for the next, buffers.go), and as much
+	// again for the answers (Fetch sizes are capped at MaxRequest).
+	// Default 8.
 	MaxInFlight int
 	// Wait is how long a request waits for room before its connection is
 	// closed. Default 10 s.
@@ -68,7 +70,8 @@ type Config struct {
 type Proxy struct {
 	cfg     Config
 	log     *slog.Logger
-	budget  *semaphore.Weighted
+	budget  *semaphore.Weighted // bytes of requests received and not yet answered
+	bufs    *bufs               // buffers of past requests, for the next
 	metrics *Metrics
 	txns    *txnBook
 	adv     struct {
@@ -100,7 +103,8 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	p := &Proxy{cfg: cfg, log: cfg.Logger, budget: semaphore.NewWeighted(int64(cfg.MaxRequest) * int64(cfg.MaxInFlight)),
+	budget := int64(cfg.MaxRequest) * int64(cfg.MaxInFlight)
+	p := &Proxy{cfg: cfg, log: cfg.Logger, budget: semaphore.NewWeighted(budget), bufs: newBufs(budget),
 		metrics: newMetrics(), txns: newTxnBook(), conns: map[net.Conn]struct{}{}}
 	host, port, err := splitHostPort(cfg.Advertise)
 	if err != nil {
@@ -173,6 +177,7 @@ func (p *Proxy) Close() error {
 	}
 	p.mu.Unlock()
 	p.wg.Wait()
+	p.bufs.close()
 	return nil
 }
 
@@ -227,6 +232,7 @@ func (p *Proxy) serveConn(nc net.Conn) {
 		if ok {
 			ok = c.serveOne(body)
 		}
+		p.bufs.give(body)
 		p.budget.Release(held)
 		if !ok {
 			return
@@ -263,10 +269,12 @@ func (c *conn) readBody(n int64) (body []byte, held int64, ok bool) {
 		}
 		held += chunk
 		if body == nil {
-			body = make([]byte, 0, min(n, 4*readChunk))
+			body = c.p.bufs.take(int(n))
 		}
 		if int64(cap(body)-len(body)) < chunk {
-			grown := make([]byte, len(body), min(n, int64(cap(body))*4))
+			// Grown as bytes arrive, never ahead of them: at most twice
+			// what was received.
+			grown := make([]byte, len(body), min(n, max(int64(cap(body))*2, int64(len(body))+chunk)))
 			copy(grown, body)
 			body = grown
 		}
