@@ -204,7 +204,11 @@ func (p *Proxy) serveConn(nc net.Conn) {
 			return
 		}
 		n := int64(int32(binary.BigEndian.Uint32(size[:])))
-		if n < 8 || n > int64(p.cfg.MaxRequest) {
+		least := int64(8) // a request header
+		if c.rawSASL() {
+			least = 0 // a raw SASL token
+		}
+		if n < least || n > int64(p.cfg.MaxRequest) {
 			p.log.Warn("kafka listener: request size out of bounds; closing the connection",
 				"client", nc.RemoteAddr().String(), "size", n, "max", p.cfg.MaxRequest)
 			p.metrics.refused.WithLabelValues("too_large").Inc()
@@ -235,6 +239,9 @@ func (c *conn) serveOne(n int64) bool {
 	_ = c.nc.SetReadDeadline(time.Now().Add(c.p.cfg.Wait + 30*time.Second))
 	if _, err := io.ReadFull(c.nc, body); err != nil {
 		return false
+	}
+	if c.rawSASL() {
+		return c.saslRaw(body)
 	}
 	h, req, err := parseRequest(body)
 	if err != nil {
@@ -367,6 +374,16 @@ func (c *conn) write(h header, resp kmsg.Response) error {
 	}
 	buf = resp.AppendTo(buf)
 	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+	return c.writeRaw(buf)
+}
+
+// writeFrame sends b as one size-prefixed frame (a raw SASL token).
+func (c *conn) writeFrame(b []byte) error {
+	return c.writeRaw(append(binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b))), b...))
+}
+
+// writeRaw sends buf as it is, within the wait.
+func (c *conn) writeRaw(buf []byte) error {
 	_ = c.nc.SetWriteDeadline(time.Now().Add(c.p.cfg.Wait + 30*time.Second))
 	_, err := c.nc.Write(buf)
 	return err
