@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -16,14 +17,14 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
-// The refusals a producer sees from the Kafka listener, one test per row
-// of README's table ("What a producer sees"), each with kcat (librdkafka's
-// words) and kgo (the Kafka error).
+// The refusals a producer sees from the Kafka listener, a test for each
+// row of README's table ("What a producer sees when s3seal refuses a
+// record"), each with kcat (librdkafka's words) and kgo (the Kafka error).
 
 // refusalSetup is one s3seal for the refusals: real brokers (kfake) that
 // do not create topics, with topics "events" and "secret"; SASL
 // (SCRAM-SHA-256, PLAIN) with the credential "app", whose kafka_topics
-// grant "events" only; blobs of at most 1 MB; requests of at most 2 MiB.
+// grant the topics named events*, not "secret"; blobs of at most 1 MB; requests of at most 2 MiB.
 type refusalSetup struct {
 	*lfsKafka
 	kcat string
@@ -52,7 +53,7 @@ func startRefusalSetup(t *testing.T) *refusalSetup {
 	return &refusalSetup{lfsKafka: k, kcat: kcat}
 }
 
-// kcatProduce produces the file at path with kcat as user (SCRAM-SHA-256)
+// kcatProduce produces blob from a file with kcat as user (SCRAM-SHA-256)
 // to topic, with LFS_BLOB set to sum, idempotence on and message.max.bytes
 // raised; it returns kcat's stderr and whether it failed.
 func (s *refusalSetup) kcatProduce(t *testing.T, user, pass, topic, sum string, blob []byte, extra ...string) (string, bool) {
@@ -203,7 +204,16 @@ func TestLFSKafkaStoreDown(t *testing.T) {
 	if err := p.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = p.Wait()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", strings.TrimPrefix(m.Endpoint, "http://"), time.Second)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("moto_server still answers after SIGKILL")
+		}
+	}
 
 	_, errOut, err := tryTool(t, nil, kcat, append(args, "-X", "retries=0", path)...)
 	if want := "Delivery failed for message: Broker: Disk error when trying to access log file on disk"; err == nil || !strings.Contains(errOut, want) {

@@ -169,3 +169,62 @@ func headerMap(r *kgo.Record) map[string]string {
 	}
 	return m
 }
+
+// TestLFSKafkaTransaction: a transactional producer (confluent-kafka)
+// through the listener commits one blob and aborts another. A
+// read_committed consumer of the broker sees only the committed record,
+// an envelope whose blob downloads byte for byte; the aborted one's blob
+// is deleted from the store once the abort is answered.
+func TestLFSKafkaTransaction(t *testing.T) {
+	t.Parallel()
+	py := requireConfluentKafka(t)
+	k := startLFSKafka(t, sealOpts{})
+	dir := t.TempDir()
+	committed, aborted := blobBytes(701, 1<<20), blobBytes(702, 600_000)
+	script, err := filepath.Abs(filepath.Join("testdata", "lfs_kafka_transaction.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, err := tryTool(t, cleanEnv([]string{"AWS_CA_BUNDLE"}), py, script, k.listen, "lfs-txn",
+		writeFile(t, dir, "committed", committed), writeFile(t, dir, "aborted", aborted)); err != nil {
+		t.Fatalf("confluent-kafka transactions: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	// Read committed: the committed record, then nothing but the
+	// transaction markers up to the end.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(k.broker), kgo.ConsumeTopics("lfs-txn"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var recs []*kgo.Record
+	poll := func(d time.Duration, until int) {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		for ctx.Err() == nil && len(recs) < until {
+			cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { recs = append(recs, r) })
+		}
+	}
+	poll(20*time.Second, 1)
+	poll(time.Second, 2) // and no other
+	if len(recs) != 1 || string(recs[0].Key) != "committed" {
+		t.Fatalf("read committed: %d records %v, want the committed one", len(recs), recs)
+	}
+	k.checkBlob(t, recs[0], committed)
+	// The aborted record is in the log (read uncommitted), its blob gone.
+	var abortedEnv *kafkaEnvelope
+	for _, r := range k.consumeBroker(t, 2, "lfs-txn") {
+		if string(r.Key) == "aborted" {
+			env := envelopeOf(t, r)
+			abortedEnv = &env
+		}
+	}
+	if abortedEnv == nil {
+		t.Fatal("no aborted record in the log")
+	}
+	req := fmt.Sprintf(`{"bucket":%q,"key":%q,"mode":"stream"}`, abortedEnv.Bucket, abortedEnv.Key)
+	if code, body := lfsPost(t, k.base+"/lfs/download", nil, strings.NewReader(req)); code != 404 {
+		t.Errorf("the aborted transaction's blob: download %d %.200s, want 404", code, body)
+	}
+	requireNoPlaintext(t, k.p.DataDir, [][]byte{committed, aborted})
+}
