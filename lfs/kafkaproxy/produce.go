@@ -199,7 +199,7 @@ func (c *conn) storeBlob(ctx context.Context, req *kmsg.ProduceRequest, pt *part
 		k := txnKey{*req.TransactionID, b.ProducerID, b.ProducerEpoch}
 		pt.txn = &k
 		if !c.p.txns.add(k, sb.Key) {
-			c.p.log.Warn("kafka listener: too many open transactions' blobs recorded; an abort of this one leaves its blob to the sweep",
+			c.p.log.Warn("kafka listener: too many open transactions' blobs recorded; an abort of this one leaves its blob in the store",
 				"key", sb.Key)
 		}
 	}
