@@ -26,9 +26,10 @@ var kafkaCodecs = []string{"none", "gzip", "snappy", "lz4", "zstd"}
 // record is an envelope whose blob /lfs/download streams back byte for
 // byte, with no LFS_BLOB header left and its other headers kept; every
 // plain record is as it was sent. kcat consuming through the listener
-// (a consumer group over every topic: Fetch forwarded and merged) reads
-// the same envelopes. The data dir holds no 64-byte window of any blob,
-// and s3seal closed no client's connection.
+// (a consumer group over every topic: Fetch forwarded and merged; and a
+// plain consumer of one topic) reads the same envelopes. The data dir
+// holds no 64-byte window of any blob, and s3seal closed no client's
+// connection.
 func TestLFSKafkaProducers(t *testing.T) {
 	t.Parallel()
 	kcat := requireTool(t, "kcat")
@@ -149,6 +150,15 @@ func TestLFSKafkaProducers(t *testing.T) {
 		if err := json.Unmarshal([]byte(got[s.topic]), &env); err != nil || env.Key != envelopes[s.topic].Key {
 			t.Errorf("%s through the listener: %q, want the envelope naming %s", s.topic, got[s.topic], envelopes[s.topic].Key)
 		}
+	}
+
+	// And a plain consumer (no group) of one topic through the listener.
+	out = runTool(t, nil, kcat, "-C", "-b", k.listen, "-t", "lfs-python-zstd", "-o", "beginning", "-e", "-f", "%k %s\n")
+	if !strings.Contains(out, `blob {"kfs_lfs":1`) || !strings.Contains(out, envelopes["lfs-python-zstd"].Key) {
+		t.Errorf("kcat -C through the listener read %q, want the envelope naming %s", out, envelopes["lfs-python-zstd"].Key)
+	}
+	if !strings.Contains(out, "plain plain record zstd") {
+		t.Errorf("kcat -C through the listener read %q, want the plain record", out)
 	}
 
 	blobs := make([][]byte, len(all))
