@@ -23,8 +23,8 @@ func (c *toolCheck) said(ci bool) (what string) {
 }
 
 // TestMissingToolsNamed: a test needing a program that is not installed,
-// a python3 without boto3, or SoftHSM2, OpenSC and gcc for the PKCS#11
-// tests, says which (failing under CI, skipping elsewhere) instead of
+// a python3 without boto3, Debian's python3 without confluent-kafka, or
+// SoftHSM2, OpenSC and gcc for the PKCS#11 tests, says which (failing under CI, skipping elsewhere) instead of
 // dying with a traceback.
 func TestMissingToolsNamed(t *testing.T) {
 	dir := t.TempDir()
@@ -34,6 +34,14 @@ func TestMissingToolsNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir)
+	// Debian's python3 without python3-confluent-kafka.
+	debian := filepath.Join(dir, "debian-python3")
+	stub = "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'confluent_kafka'\" >&2\nexit 1\n"
+	if err := os.WriteFile(debian, []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer func(p string) { debianPython = p }(debianPython)
+	debianPython = debian
 	for _, ci := range []bool{false, true} {
 		t.Setenv("CI", fmt.Sprint(ci))
 		for _, tool := range []string{"aws", "moto_server", "rclone", "s3cmd", "restic", "kcat", "haproxy", "jq"} {
@@ -52,6 +60,11 @@ func TestMissingToolsNamed(t *testing.T) {
 		if p := requireBoto3(c); p != "" || !strings.Contains(c.said(ci), "cannot import boto3") ||
 			!strings.Contains(c.said(ci), "No module named 'boto3'") || !strings.Contains(c.said(ci), "python3-boto3") {
 			t.Errorf("CI=%v: requireBoto3 = %q, said %q", ci, p, c.said(ci))
+		}
+		c = &toolCheck{TB: t}
+		if p := requireConfluentKafka(c); p != "" || !strings.Contains(c.said(ci), "cannot import confluent_kafka") ||
+			!strings.Contains(c.said(ci), "No module named 'confluent_kafka'") || !strings.Contains(c.said(ci), "python3-confluent-kafka") {
+			t.Errorf("CI=%v: requireConfluentKafka = %q, said %q", ci, p, c.said(ci))
 		}
 	}
 }

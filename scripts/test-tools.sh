@@ -2,8 +2,10 @@
 # are on the PATH. On Debian it installs what is missing of gcc (go test
 # -race and the PKCS#11 build need cgo), rclone, s3cmd, restic, curl,
 # kcat, jq, haproxy, SoftHSM2 and OpenSC's pkcs11-tool (softhsm2, opensc:
-# the PKCS#11 tests' HSM), boto3 for python3 (python3-boto3) and aws
-# (package awscli), which needs root;
+# the PKCS#11 tests' HSM), boto3 for python3 (python3-boto3), the
+# confluent-kafka producer for Debian's /usr/bin/python3
+# (python3-confluent-kafka: librdkafka from Python, the Kafka listener's
+# tests) and aws (package awscli), which needs root;
 # moto is not packaged by Debian, so without moto_server it stops and says
 # how to install it. The caller defines die.
 
@@ -22,6 +24,10 @@ done
 # boto3, which the e2e tests' python3 scripts import.
 has_boto3() { python3 -c 'import boto3' >/dev/null 2>&1; }
 has_boto3 || missing+=(python3-boto3)
+# confluent-kafka, which the Kafka listener's tests import from Debian's
+# python3 (/usr/bin/python3, whatever python3 comes first on PATH).
+has_confluent_kafka() { /usr/bin/python3 -c 'import confluent_kafka' >/dev/null 2>&1; }
+has_confluent_kafka || missing+=(python3-confluent-kafka)
 [[ -e $softhsm_module || " ${missing[*]} " == *" softhsm2 "* ]] || missing+=(softhsm2)
 if ((${#missing[@]})); then
 	[[ $(id -u) -eq 0 ]] || die "missing ${missing[*]}: run as root or install them (apt-get install -y ${missing[*]})"
@@ -36,6 +42,7 @@ command -v softhsm2-util >/dev/null 2>&1 || die "softhsm2-util missing after ins
 command -v pkcs11-tool >/dev/null 2>&1 || die "pkcs11-tool missing after installing Debian's opensc: the PKCS#11 tests make their keys with it"
 [[ -e $softhsm_module ]] || die "$softhsm_module missing after installing Debian's softhsm2 (its libsofthsm2): the PKCS#11 tests load it"
 has_boto3 || die "python3 ($(command -v python3)) cannot import boto3 after installing python3-boto3, which is for Debian's /usr/bin/python3: put /usr/bin first on PATH, or pip install boto3 for this python3"
+has_confluent_kafka || die "/usr/bin/python3 cannot import confluent_kafka after installing Debian's python3-confluent-kafka: the Kafka listener's tests produce with it"
 
 # aws and moto_server usually come with the machine (pyenv). When they are
 # missing, install what Debian has: awscli gives aws; moto is looked for as a

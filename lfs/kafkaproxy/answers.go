@@ -19,7 +19,10 @@ type versionRange struct{ min, max int16 }
 // Produce, Fetch and Metadata stop before the versions that name topics
 // by id only (routing is by name); OffsetFetch before it batches groups
 // and AddPartitionsToTxn before its broker-to-broker batching (each is
-// routed to one coordinator).
+// routed to one coordinator). SaslHandshake starts at v0, as every
+// broker's does: librdkafka takes a broker for one that speaks SASL only
+// when v0 is listed, and then uses v1; a client that sends v0 sends its
+// tokens raw (sasl.go).
 var apis = map[kmsg.Key]versionRange{
 	kmsg.Produce:              {3, 12}, // v3: record batch v2
 	kmsg.Fetch:                {4, 12},
@@ -34,7 +37,7 @@ var apis = map[kmsg.Key]versionRange{
 	kmsg.SyncGroup:            {0, 5},
 	kmsg.DescribeGroups:       {0, 5},
 	kmsg.ListGroups:           {0, 5},
-	kmsg.SASLHandshake:        {1, 1},
+	kmsg.SASLHandshake:        {0, 1},
 	kmsg.ApiVersions:          {0, 3},
 	kmsg.InitProducerID:       {0, 5},
 	kmsg.OffsetForLeaderEpoch: {2, 4},

@@ -222,7 +222,11 @@ func (p *Proxy) serveConn(nc net.Conn) {
 		if !c.authed {
 			limit = maxPreAuthRequest
 		}
-		if n < 8 || n > limit {
+		least := int64(8) // a request header
+		if c.rawSASL() {
+			least = 0 // a raw SASL token
+		}
+		if n < least || n > limit {
 			p.log.Warn("kafka listener: request size out of bounds; closing the connection",
 				"client", nc.RemoteAddr().String(), "size", n, "max", limit)
 			p.metrics.refused.WithLabelValues("too_large").Inc()
@@ -283,7 +287,7 @@ func (c *conn) readBody(n int64) (body []byte, held int64, ok bool) {
 			return nil, held, false
 		}
 		body = body[:m+int(chunk)]
-		if m == 0 && int16(binary.BigEndian.Uint16(body)) != kmsg.Produce.Int16() && n > maxOtherRequest {
+		if m == 0 && len(body) >= 2 && int16(binary.BigEndian.Uint16(body)) != kmsg.Produce.Int16() && n > maxOtherRequest {
 			c.p.log.Warn("kafka listener: a request other than Produce past its bound; closing the connection",
 				"client", c.nc.RemoteAddr().String(), "size", n, "max", maxOtherRequest)
 			c.p.metrics.refused.WithLabelValues("too_large").Inc()
@@ -295,6 +299,9 @@ func (c *conn) readBody(n int64) (body []byte, held int64, ok bool) {
 
 // serveOne answers one request; false ends the connection.
 func (c *conn) serveOne(body []byte) bool {
+	if c.rawSASL() {
+		return c.saslRaw(body)
+	}
 	h, req, err := parseRequest(body)
 	if err != nil {
 		c.p.log.Info("kafka listener: bad request; closing the connection", "client", c.nc.RemoteAddr().String(), "err", err)
@@ -428,6 +435,16 @@ func (c *conn) write(h header, resp kmsg.Response) error {
 	}
 	buf = resp.AppendTo(buf)
 	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+	return c.writeRaw(buf)
+}
+
+// writeFrame sends b as one size-prefixed frame (a raw SASL token).
+func (c *conn) writeFrame(b []byte) error {
+	return c.writeRaw(append(binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b))), b...))
+}
+
+// writeRaw sends buf as it is, within the wait.
+func (c *conn) writeRaw(buf []byte) error {
 	_ = c.nc.SetWriteDeadline(time.Now().Add(c.p.cfg.Wait + 30*time.Second))
 	_, err := c.nc.Write(buf)
 	return err

@@ -14,8 +14,9 @@ import (
 	"github.com/xdg-go/scram"
 )
 
-// SASLConfig is the SASL the listener asks of clients (SaslHandshake v1 and
-// SaslAuthenticate; the raw tokens of handshake v0 are not taken).
+// SASLConfig is the SASL the listener asks of clients: SaslHandshake v1
+// then SaslAuthenticate requests, or SaslHandshake v0 then the tokens
+// raw, each a size-prefixed frame answered with one (Kafka before 1.0).
 type SASLConfig struct {
 	// Mechanisms offered: "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512".
 	Mechanisms []string
@@ -26,7 +27,7 @@ type SASLConfig struct {
 	Salt []byte
 
 	once   sync.Once
-	scram  map[string]*scram.Server
+	hashes map[string]scram.HashGeneratorFcn
 	mu     sync.Mutex
 	stored map[storedKey]scram.StoredCredentials
 }
@@ -46,14 +47,8 @@ func (s *SASLConfig) offers(mech string) bool {
 
 func (s *SASLConfig) init() {
 	s.once.Do(func() {
-		s.scram = map[string]*scram.Server{}
+		s.hashes = map[string]scram.HashGeneratorFcn{"SCRAM-SHA-256": scram.SHA256, "SCRAM-SHA-512": scram.SHA512}
 		s.stored = map[storedKey]scram.StoredCredentials{}
-		for mech, hf := range map[string]scram.HashGeneratorFcn{"SCRAM-SHA-256": scram.SHA256, "SCRAM-SHA-512": scram.SHA512} {
-			srv, err := hf.NewServer(func(user string) (scram.StoredCredentials, error) { return s.lookup(mech, hf, user) })
-			if err == nil {
-				s.scram[mech] = srv
-			}
-		}
 	})
 }
 
@@ -93,7 +88,9 @@ func (s *SASLConfig) lookup(mech string, hf scram.HashGeneratorFcn, user string)
 // saslExchange is a connection's authentication in progress.
 type saslExchange struct {
 	mech string
-	conv *scram.ServerConversation
+	conv *scramConv
+	// raw: the handshake was v0, so the tokens come as bare frames.
+	raw bool
 }
 
 func (c *conn) saslHandshake(req *kmsg.SASLHandshakeRequest) kmsg.Response {
@@ -113,9 +110,10 @@ func (c *conn) saslHandshake(req *kmsg.SASLHandshakeRequest) kmsg.Response {
 		return resp
 	}
 	s.init()
-	c.sasl = &saslExchange{mech: req.Mechanism}
-	if srv := s.scram[req.Mechanism]; srv != nil {
-		c.sasl.conv = srv.NewConversation()
+	c.sasl = &saslExchange{mech: req.Mechanism, raw: req.Version == 0}
+	if hf := s.hashes[req.Mechanism]; hf != nil {
+		mech := req.Mechanism
+		c.sasl.conv = &scramConv{hash: hf, lookup: func(user string) (scram.StoredCredentials, error) { return s.lookup(mech, hf, user) }}
 	}
 	return resp
 }
@@ -162,4 +160,22 @@ func (c *conn) saslAuthenticate(req *kmsg.SASLAuthenticateRequest) (kmsg.Respons
 		c.authed, c.principal, c.sasl = true, x.conv.Username(), nil
 	}
 	return resp, true
+}
+
+// rawSASL reports whether the next frame is a raw SASL token (after a v0
+// handshake) instead of a request.
+func (c *conn) rawSASL() bool { return !c.authed && c.sasl != nil && c.sasl.raw }
+
+// saslRaw runs one step of a v0 exchange: token is the client's frame,
+// the answer the server's token as a frame of its own. A failure closes
+// the connection without an answer, as a broker does.
+func (c *conn) saslRaw(token []byte) bool {
+	req := kmsg.NewPtrSASLAuthenticateRequest()
+	req.SASLAuthBytes = token
+	resp, keep := c.saslAuthenticate(req)
+	c.p.metrics.requests.WithLabelValues(kmsg.NameForKey(req.Key())).Inc()
+	if r := resp.(*kmsg.SASLAuthenticateResponse); keep && r.ErrorCode == 0 {
+		return c.writeFrame(r.SASLAuthBytes) == nil
+	}
+	return false
 }

@@ -51,7 +51,7 @@ func (c *conn) ownGroup(id string) (string, bool) {
 // it, producer id, epoch), the blobs stored for its records, so that an
 // abort deletes them. It lives in memory: blobs of a transaction that
 // ends through another replica, times out at the coordinator, or outlives
-// a crash are left to the sweep.
+// a crash are left to the sweep (sweep.go).
 type txnBook struct {
 	mu    sync.Mutex
 	open  map[txnKey]map[string]bool
