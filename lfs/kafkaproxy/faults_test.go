@@ -10,6 +10,7 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"sort"
@@ -397,6 +398,7 @@ func TestCutAfterWriteIdempotent(t *testing.T) {
 	start := time.Now()
 	cuts := newBrokerCuts(1)
 	cuts.cut(kmsg.Produce, 0.5, wantCuts)
+	cuts.cut(kmsg.Metadata, 0.2, math.MaxInt) // s3seal's leader look-ups and its clients' Metadata fail too
 	h := newHarnessDial(t, 3, cuts.dial, quietLog, kfake.SeedTopics(partitions, topic))
 
 	var mu sync.Mutex
@@ -439,13 +441,293 @@ func TestCutAfterWriteIdempotent(t *testing.T) {
 	}
 
 	got := h.consumeKeys(topic, acked)
+	bumped := 0 // records sent again under a new epoch, to other blob keys
+	for _, recs := range got {
+		for _, r := range recs {
+			if r.ProducerEpoch > 0 {
+				bumped++
+			}
+		}
+	}
 	inLog := h.endOffsets(topic, partitions)
 	dups, orphans, missing := h.checkBucket(got, acked)
 	if inLog != int64(len(acked)) {
 		t.Errorf("the topic holds %d records; %d were produced", inLog, len(acked))
 	}
-	t.Logf("%d cuts of a Produce after the broker answered (partition answers cut: %s); %d records by %d idempotent producers in %v; "+
-		"%d records in the topic; %d duplicates, %d orphans, %d blobs missing; %v in all",
-		cuts.count(kmsg.Produce), cuts.answerCodes(kmsg.Produce), len(acked), producers, produced.Round(time.Millisecond),
-		inLog, dups, orphans, missing, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d cuts of a Produce after the broker answered (partition answers cut: %s), %d of a Metadata; %d records by %d idempotent producers in %v; "+
+		"%d records in the topic, %d of them under a producer epoch past 0; %d duplicates, %d orphans, %d blobs missing; %v in all",
+		cuts.count(kmsg.Produce), cuts.answerCodes(kmsg.Produce), cuts.count(kmsg.Metadata), len(acked), producers, produced.Round(time.Millisecond),
+		inLog, bumped, dups, orphans, missing, time.Since(start).Round(time.Millisecond))
+}
+
+// abortedTxn is an aborted transaction: the records it had acknowledged
+// and the bucket right after its EndTransaction returned.
+type abortedTxn struct {
+	name   string
+	keys   []string
+	bucket map[string]bool
+}
+
+// Transactional producers through s3seal, each transaction committed or
+// aborted at random (some aborted with records still buffered), while
+// s3seal's broker connections are cut after the broker answered a
+// Produce or an EndTxn. Right after an aborted EndTransaction returns,
+// no blob of its records is in the bucket; at the end a read_committed
+// consumer sees every committed record once and no aborted one, and the
+// bucket holds exactly the committed records' blobs.
+func TestCutAfterWriteTransactions(t *testing.T) {
+	const (
+		topic        = "cut-txn"
+		partitions   = 3
+		producers    = 4
+		produceCuts  = 500
+		endTxnCuts   = 100
+		minAborts    = 200
+		maxTxnRecord = 4
+	)
+	start := time.Now()
+	cuts := newBrokerCuts(2)
+	cuts.cut(kmsg.Produce, 0.5, produceCuts)
+	cuts.cut(kmsg.EndTxn, 0.4, endTxnCuts)
+	cuts.cut(kmsg.AddPartitionsToTxn, 0.1, math.MaxInt)
+	cuts.cut(kmsg.Metadata, 0.1, math.MaxInt)
+	h := newHarnessDial(t, 3, cuts.dial, quietLog, kfake.SeedTopics(partitions, topic))
+
+	var (
+		mu          sync.Mutex
+		committed   = map[string]bool{}
+		aborted     []abortedTxn
+		unflushed   int
+		slowestEnd  time.Duration
+		failures    []error
+		abortsSoFar int
+		commits     int
+	)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		failures = append(failures, err)
+	}
+	more := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(failures) == 0 && (!cuts.done(kmsg.Produce) || !cuts.done(kmsg.EndTxn) || abortsSoFar < minAborts)
+	}
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("txn-%d", p)
+			cl := h.client(append(fastRetries(), kgo.TransactionalID(id), kgo.MaxBufferedRecords(24))...)
+			rng := rand.New(rand.NewPCG(uint64(p), 7))
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			for n := 0; more() && ctx.Err() == nil; n++ {
+				name := fmt.Sprintf("%s/%d", id, n)
+				if err := cl.BeginTransaction(); err != nil {
+					fail(fmt.Errorf("%s: begin: %w", name, err))
+					return
+				}
+				var keys []string
+				for i := range 1 + rng.IntN(maxTxnRecord) {
+					keys = append(keys, fmt.Sprintf("%s-%d", name, i))
+				}
+				var (
+					kmu   sync.Mutex
+					acked []string
+				)
+				commit := kgo.TransactionEndTry(rng.IntN(2) == 0)
+				early := !commit && rng.IntN(4) == 0 // abort with records still buffered
+				if early {
+					for _, k := range keys {
+						cl.Produce(ctx, blobRecord(topic, k), func(_ *kgo.Record, err error) {
+							if err == nil {
+								kmu.Lock()
+								acked = append(acked, k)
+								kmu.Unlock()
+							}
+						})
+					}
+					if err := cl.AbortBufferedRecords(ctx); err != nil {
+						fail(fmt.Errorf("%s: abort buffered records: %w", name, err))
+						return
+					}
+				} else {
+					var recs []*kgo.Record
+					for _, k := range keys {
+						recs = append(recs, blobRecord(topic, k))
+					}
+					if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+						fail(fmt.Errorf("%s: produce: %w", name, err))
+						return
+					}
+					acked = keys
+				}
+				began := time.Now()
+				if err := cl.EndTransaction(ctx, commit); err != nil {
+					fail(fmt.Errorf("%s: end (commit %v): %w", name, commit, err))
+					return
+				}
+				took := time.Since(began)
+				var bucket map[string]bool
+				if !commit {
+					bucket = map[string]bool{}
+					for _, k := range h.allBlobKeys() {
+						bucket[k] = true
+					}
+				}
+				mu.Lock()
+				slowestEnd = max(slowestEnd, took)
+				if commit {
+					commits++
+					for _, k := range keys {
+						committed[k] = true
+					}
+				} else {
+					kmu.Lock()
+					aborted = append(aborted, abortedTxn{name, acked, bucket})
+					kmu.Unlock()
+					abortsSoFar++
+					if early {
+						unflushed++
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	produced := time.Since(start)
+	if len(failures) > 0 {
+		t.Fatalf("%d transactions failed, first: %v", len(failures), failures[0])
+	}
+	if !cuts.done(kmsg.Produce) || !cuts.done(kmsg.EndTxn) {
+		t.Fatalf("only %d Produce and %d EndTxn cuts happened within the time", cuts.count(kmsg.Produce), cuts.count(kmsg.EndTxn))
+	}
+
+	// Every record acknowledged in an aborted transaction is in the log,
+	// marked aborted; its envelope names the blob that must have been
+	// gone when EndTransaction returned.
+	abortedKeys := map[string]bool{}
+	for _, a := range aborted {
+		for _, k := range a.keys {
+			abortedKeys[k] = true
+		}
+	}
+	all := h.consumeKeys(topic, abortedKeys)
+	survived := 0
+	for _, a := range aborted {
+		for _, k := range a.keys {
+			for _, r := range all[k] {
+				if env := h.envelope(r); a.bucket[env.Key] {
+					survived++
+					t.Errorf("transaction %s aborted; right after, its record %q's blob %s was still in the bucket", a.name, k, env.Key)
+				}
+			}
+		}
+	}
+
+	got := h.consumeKeys(topic, committed, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	for k := range got {
+		if !committed[k] {
+			t.Errorf("a read_committed consumer sees record %q, not committed", k)
+			delete(got, k)
+		}
+	}
+	dups, orphans, missing := h.checkBucket(got, committed)
+	t.Logf("%d transactions committed, %d aborted (%d with records still buffered), %d records committed; "+
+		"%d cuts of a Produce after the broker answered (%s), %d of an EndTxn (%s), %d of an AddPartitionsToTxn, %d of a Metadata; slowest EndTransaction %v; "+
+		"%d blobs of aborted transactions left after EndTransaction; %d duplicates, %d orphans, %d blobs missing; "+
+		"%v producing, %v in all",
+		commits, len(aborted), unflushed, len(committed),
+		cuts.count(kmsg.Produce), cuts.answerCodes(kmsg.Produce), cuts.count(kmsg.EndTxn), cuts.answerCodes(kmsg.EndTxn),
+		cuts.count(kmsg.AddPartitionsToTxn), cuts.count(kmsg.Metadata),
+		slowestEnd.Round(time.Millisecond), survived, dups, orphans, missing, produced.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+}
+
+// produceTxn begins a transaction on cl and produces records keys, marked
+// LFS_BLOB, in it.
+func produceTxn(t *testing.T, cl *kgo.Client, topic string, keys ...string) {
+	t.Helper()
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for _, k := range keys {
+		recs = append(recs, blobRecord(topic, k))
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The coordinator's answer to an EndTxn is lost three times in a row:
+// the producer is answered COORDINATOR_NOT_AVAILABLE, looks the
+// coordinator up again and retries on the same connection, and the
+// coordinator answers the retry of a transaction it ended as it did the
+// first. An abort's blobs are gone when EndTransaction returns; a
+// commit's stay and read back. (Left unanswered, kgo waits 10 s for each
+// answer; with the connection closed instead, it does not retry a request
+// that was the first on its connection.)
+func TestEndTxnAnswerLost(t *testing.T) {
+	for _, commit := range []kgo.TransactionEndTry{kgo.TryAbort, kgo.TryCommit} {
+		t.Run(fmt.Sprintf("commit=%v", commit), func(t *testing.T) {
+			const topic = "lost-end"
+			cuts := newBrokerCuts(4)
+			h := newHarnessDial(t, 3, cuts.dial, quietLog, kfake.SeedTopics(3, topic))
+			cl := h.client(append(fastRetries(), kgo.TransactionalID("lost-end"))...)
+			produceTxn(t, cl, topic, "a", "b")
+			cuts.cut(kmsg.EndTxn, 1, 3)
+			began := time.Now()
+			if err := cl.EndTransaction(context.Background(), commit); err != nil {
+				t.Fatalf("EndTransaction: %v", err)
+			}
+			took := time.Since(began)
+			left := h.allBlobKeys()
+			if n := cuts.count(kmsg.EndTxn); n != 3 {
+				t.Fatalf("%d EndTxn answers cut, want 3", n)
+			}
+			if took > 5*time.Second {
+				t.Errorf("EndTransaction took %v", took)
+			}
+			if !commit {
+				if len(left) != 0 {
+					t.Fatalf("aborted; right after, the bucket holds %v", left)
+				}
+				return
+			}
+			want := map[string]bool{"a": true, "b": true}
+			got := h.consumeKeys(topic, want, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+			if dups, orphans, missing := h.checkBucket(got, want); dups+orphans+missing != 0 || len(left) != 2 {
+				t.Fatalf("committed: %d duplicates, %d orphans, %d missing; %d blobs right after", dups, orphans, missing, len(left))
+			}
+		})
+	}
+}
+
+// A transactiot producer's InitProducerID, which any broker answers, is
+// answered by the broker and the answer lost: the producer is answered
+// COORDINATOR_NOT_AVAILABLE and asks again, and its records go through.
+// (Left unanswered, kgo waits 10 s for the answer; with the connection
+// closed instead, it fails the records.)
+func TestInitProducerIDAnswerLost(t *testing.T) {
+	cuts := newBrokerCuts(6)
+	cuts.cut(kmsg.InitProducerID, 1, 2)
+	h := newHarnessDial(t, 3, cuts.dial, quietLog, kfake.SeedTopics(3, "lost-init"))
+	cl := h.client(fastRetries()...)
+	began := time.Now()
+	if err := cl.ProduceSync(context.Background(), blobRecord("lost-init", "a")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("the produce took %v", took)
+	}
+	if n := cuts.count(kmsg.InitProducerID); n != 2 {
+		t.Fatalf("%d InitProducerID answers cut, want 2", n)
+	}
+	want := map[string]bool{"a": true}
+	if dups, orphans, missing := h.checkBucket(h.consumeKeys("lost-init", want), want); dups+orphans+missing != 0 {
+		t.Fatalf("%d duplicates, %d orphans, %d missing", dups, orphans, missing)
+	}
 }
