@@ -270,7 +270,13 @@ func (h *harness) consumeKeys(topic string, want map[string]bool, opts ...kgo.Op
 	var quiet time.Time
 	for quiet.IsZero() || time.Now().Before(quiet) {
 		if time.Now().After(deadline) {
-			h.t.Fatalf("consumed %d records of %s; %d of the %d expected keys not seen", len(got), topic, missing, len(want))
+			var unseen []string
+			for k := range want {
+				if len(got[k]) == 0 && len(unseen) < 10 {
+					unseen = append(unseen, k)
+				}
+			}
+			h.t.Fatalf("consumed %d records of %s; %d of the %d expected keys not seen: %q", len(got), topic, missing, len(want), unseen)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		fs := cl.PollFetches(ctx)
@@ -383,7 +389,7 @@ func (h *harness) checkBucket(got map[string][]*kgo.Record, want map[string]bool
 
 // Idempotent producers through s3seal while the connection to a broker
 // is cut, 1000 times, after the broker wrote a batch and before its answer
-// reached s3seal: s3seal answers NETWORK_EXCEPTION, the producer sends the
+// reached s3seal: s3seal answers REQUEST_TIMED_OUT, the producer sends the
 // batch again with the same producer id, epoch and sequence, s3seal
 // stores its blobs to the keys of the first attempt and the broker keeps
 // one copy. Every record is in the topic once, every envelope's blob reads
@@ -706,7 +712,7 @@ func TestEndTxnAnswerLost(t *testing.T) {
 	}
 }
 
-// A transactiot producer's InitProducerID, which any broker answers, is
+// An idempotent producer's InitProducerID, which any broker answers, is
 // answered by the broker and the answer lost: the producer is answered
 // COORDINATOR_NOT_AVAILABLE and asks again, and its records go through.
 // (Left unanswered, kgo waits 10 s for the answer; with the connection
@@ -728,6 +734,46 @@ func TestInitProducerIDAnswerLost(t *testing.T) {
 	}
 	want := map[string]bool{"a": true}
 	if dups, orphans, missing := h.checkBucket(h.consumeKeys("lost-init", want), want); dups+orphans+missing != 0 {
+		t.Fatalf("%d duplicates, %d orphans, %d missing", dups, orphans, missing)
+	}
+}
+
+// A transactional producer aborts while its batch's answer is lost: the
+// broker wrote the batch, s3seal could not say so. The answer s3seal
+// gives must not let the producer take the batch as unwritten, fail its
+// records and send the next transaction's under the same sequence
+// numbers: the broker would take those for a retry of the aborted batch,
+// answer OK and keep nothing, and a committed record would be lost.
+func TestAbortWhileProduceAnswerLost(t *testing.T) {
+	const topic = "abort-lost"
+	cuts := newBrokerCuts(7)
+	h := newHarnessDial(t, 1, cuts.dial, quietLog, kfake.SeedTopics(1, topic))
+	cl := h.client(kgo.TransactionalID("abort-lost"), kgo.RetryBackoffFn(func(int) time.Duration { return 200 * time.Millisecond }),
+		kgo.ProducerLinger(0))
+	ctx := context.Background()
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	cuts.cut(kmsg.Produce, 1, 1)
+	done := make(chan error, 1)
+	cl.Produce(ctx, blobRecord(topic, "aborted"), func(_ *kgo.Record, err error) { done <- err })
+	for cuts.count(kmsg.Produce) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := cl.AbortBufferedRecords(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the aborted record's produce: %v", <-done)
+	if err := cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	produceTxn(t, cl, topic, "committed")
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"committed": true}
+	got := h.consumeKeys(topic, want, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if dups, orphans, missing := h.checkBucket(got, want); dups+orphans+missing != 0 {
 		t.Fatalf("%d duplicates, %d orphans, %d missing", dups, orphans, missing)
 	}
 }

@@ -20,7 +20,15 @@ import (
 // bytes. Partitions are sent to their leaders, the answers merged. A blob
 // whose partition a broker refused before writing is deleted; one whose
 // answer never came is kept (an idempotent producer's retry stores to the
-// same key and the broker keeps one copy of the batch).
+// same key and the broker keeps one copy of the batch). Such a partition
+// is answered REQUEST_TIMED_OUT, which clients read as "maybe written" (a
+// broker answers it when it wrote the batch but its replicas did not
+// confirm in time): an idempotent producer then retries the batch until
+// it learns its fate. Taking it for unwritten (kgo does so with
+// NETWORK_EXCEPTION), a producer that aborts its transaction fails the
+// batch's records and sends the next ones under the same sequence
+// numbers, which the broker takes for a retry of the written batch:
+// answered OK, kept nowhere.
 
 // part is one partition of a Produce on its way.
 type part struct {
@@ -258,7 +266,7 @@ func (c *conn) sendLeader(ctx context.Context, req *kmsg.ProduceRequest, id int3
 			if unsent {
 				pt.code = kerr.NotLeaderForPartition.Code
 			} else {
-				pt.code, pt.unanswered = kerr.NetworkException.Code, true
+				pt.code, pt.unanswered = kerr.RequestTimedOut.Code, true
 			}
 		}
 		return
@@ -276,7 +284,7 @@ func (c *conn) sendLeader(ctx context.Context, req *kmsg.ProduceRequest, id int3
 	}
 	for _, pt := range ps {
 		if pt.answer == nil && pt.code == 0 {
-			pt.code, pt.unanswered = kerr.NetworkException.Code, true
+			pt.code, pt.unanswered = kerr.RequestTimedOut.Code, true
 		}
 		if leaderMovedCode(pt.code) {
 			c.p.cfg.Brokers.Forget(pt.topic, pt.partition)
