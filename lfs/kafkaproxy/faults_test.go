@@ -712,6 +712,75 @@ func TestEndTxnAnswerLost(t *testing.T) {
 	}
 }
 
+// A transaction ends without an EndTxn through s3seal when its producer
+// starts again under the same transactional id: the coordinator aborts it
+// on InitProducerID. That happens when the producer crashed (a new one
+// takes the id over), and when kgo never got the answer to its EndTxn
+// (its next TryAbort reloads the producer id instead of sending EndTxn
+// again). The blobs of such an aborted transaction are gone once the
+// InitProducerID is answered; those of a transaction whose commit
+// happened, though its producer never learnt it, stay.
+func TestInitProducerIDEndsLeftTransaction(t *testing.T) {
+	const topic = "left-txn"
+	t.Run("producer restarted", func(t *testing.T) {
+		h := newHarnessDial(t, 3, nil, quietLog, kfake.SeedTopics(3, topic))
+		old := h.client(append(fastRetries(), kgo.TransactionalID("left"))...)
+		produceTxn(t, old, topic, "a", "b")
+		old.Close() // a crash: the transaction is left open
+		if n := len(h.allBlobKeys()); n != 2 {
+			t.Fatalf("%d blobs before the restart, want 2", n)
+		}
+		cl := h.client(append(fastRetries(), kgo.TransactionalID("left"))...)
+		if _, _, err := cl.ProducerID(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if left := h.allBlobKeys(); len(left) != 0 {
+			t.Fatalf("the restarted producer's InitProducerID aborted the transaction; the bucket still holds %v", left)
+		}
+		produceTxn(t, cl, topic, "c")
+		if err := cl.EndTransaction(context.Background(), kgo.TryCommit); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]bool{"c": true}
+		got := h.consumeKeys(topic, want, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+		if dups, orphans, missing := h.checkBucket(got, want); dups+orphans+missing != 0 {
+			t.Fatalf("%d duplicates, %d orphans, %d missing", dups, orphans, missing)
+		}
+	})
+	for _, commit := range []kgo.TransactionEndTry{kgo.TryAbort, kgo.TryCommit} {
+		t.Run(fmt.Sprintf("end unconfirmed, commit=%v", commit), func(t *testing.T) {
+			cuts := newBrokerCuts(5)
+			h := newHarnessDial(t, 3, cuts.dial, quietLog, kfake.SeedTopics(3, topic))
+			// Two EndTxn attempts, both answers lost: kgo gives up.
+			cl := h.client(append(fastRetries(), kgo.TransactionalID("unconfirmed"), kgo.RequestRetries(1))...)
+			produceTxn(t, cl, topic, "a", "b")
+			cuts.cut(kmsg.EndTxn, 1, 2)
+			if err := cl.EndTransaction(context.Background(), commit); err == nil {
+				t.Fatal("EndTransaction succeeded with every answer lost")
+			}
+			if n := len(h.allBlobKeys()); n != 2 {
+				t.Fatalf("%d blobs after the unconfirmed end, want 2", n)
+			}
+			// kgo's way out: TryAbort reloads the producer id.
+			if err := cl.EndTransaction(context.Background(), kgo.TryAbort); err != nil {
+				t.Fatal(err)
+			}
+			left := h.allBlobKeys()
+			if !commit {
+				if len(left) != 0 {
+					t.Fatalf("aborted through InitProducerID; the bucket still holds %v", left)
+				}
+				return
+			}
+			want := map[string]bool{"a": true, "b": true}
+			got := h.consumeKeys(topic, want, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+			if dups, orphans, missing := h.checkBucket(got, want); dups+orphans+missing != 0 {
+				t.Fatalf("committed: %d duplicates, %d orphans, %d missing", dups, orphans, missing)
+			}
+		})
+	}
+}
+
 // An idempotent producer's InitProducerID, which any broker answers, is
 // answered by the broker and the answer lost: the producer is answered
 // COORDINATOR_NOT_AVAILABLE and asks again, and its records go through.

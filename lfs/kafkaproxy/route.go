@@ -38,8 +38,7 @@ func (c *conn) forward(ctx context.Context, req kmsg.Request) kmsg.Response {
 		if r.TransactionalID == nil {
 			return c.send(ctx, brokers.AnyBroker, req)
 		}
-		r.TransactionalID = c.txnID(*r.TransactionalID)
-		return c.toCoordinator(ctx, coordTxn, *r.TransactionalID, req)
+		return c.initProducerID(ctx, r)
 	case *kmsg.AddPartitionsToTxnRequest:
 		return c.addPartitionsToTxn(ctx, r)
 	case *kmsg.AddOffsetsToTxnRequest:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -49,9 +50,11 @@ func (c *conn) ownGroup(id string) (string, bool) {
 
 // txnBook records, per transaction (transactional id as the brokers see
 // it, producer id, epoch), the blobs stored for its records, so that an
-// abort deletes them. It lives in memory: blobs of a transaction that
-// ends through another replica, times out at the coordinator, or outlives
-// a crash are left to the sweep.
+// abort deletes them: an EndTxn with abort, or an InitProducerID of the
+// same transactional id, before which s3seal aborts the transaction
+// itself. It lives in memory: blobs of a transaction that ends through
+// another replica, times out at the coordinator, or outlives a crash are
+// left to the sweep.
 type txnBook struct {
 	mu    sync.Mutex
 	open  map[txnKey]map[string]bool
@@ -101,6 +104,92 @@ func (b *txnBook) end(k txnKey) []string {
 		out = append(out, key)
 	}
 	return out
+}
+
+// openFor returns the transactions of transactional id id that have blobs
+// recorded.
+func (b *txnBook) openFor(id string) []txnKey {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []txnKey
+	for k := range b.open {
+		if k.id == id {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// initProducerID forwards a transactional InitProducerID. The coordinator
+// fences the transactional id: a transaction still open under it is
+// aborted, and no EndTxn says so. That is how a client restarted under
+// the same id ends the transaction its previous run left open, and how
+// kgo ends one whose EndTxn answer it never got. So s3seal first aborts,
+// itself, each transaction of the id it holds blobs of, and deletes them
+// once the coordinator answers that abort OK. Any other answer (the
+// transaction committed, or is committing) keeps them.
+func (c *conn) initProducerID(ctx context.Context, r *kmsg.InitProducerIDRequest) kmsg.Response {
+	r.TransactionalID = c.txnID(*r.TransactionalID)
+	for _, k := range c.p.txns.openFor(*r.TransactionalID) {
+		c.abortLeft(ctx, k)
+	}
+	return c.toCoordinator(ctx, coordTxn, *r.TransactionalID, r)
+}
+
+// abortLeft aborts transaction k, which its producer is leaving, and
+// deletes its blobs if the coordinator answers the abort OK.
+func (c *conn) abortLeft(ctx context.Context, k txnKey) {
+	req := kmsg.NewPtrEndTxnRequest()
+	req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = k.id, k.pid, k.epoch, false
+	code := kerr.UnsupportedVersion.Code
+	vs, err := c.p.cfg.Brokers.Versions(ctx)
+	// Version 5 on would bump the producer's epoch under it: at most 4,
+	// as clients are offered.
+	if v, ok := vs[kmsg.EndTxn.Int16()]; err == nil && ok && v[0] <= apis[kmsg.EndTxn].max {
+		req.SetVersion(min(v[1], apis[kmsg.EndTxn].max))
+		// An abort whose answer was lost is answered OK again: the
+		// coordinator takes a retried EndTxn of an ended transaction.
+		for attempt := 0; attempt < 3; attempt++ {
+			code = kerr.CoordinatorNotAvailable.Code
+			if er, ok := c.toCoordinator(ctx, coordTxn, k.id, req).(*kmsg.EndTxnResponse); ok {
+				code = er.ErrorCode
+			}
+			if !retryEnd(code) || !sleepCtx(ctx, time.Duration(attempt+1)*20*time.Millisecond) {
+				break
+			}
+		}
+	}
+	keys := c.p.txns.end(k)
+	if code != 0 {
+		c.p.log.Info("kafka listener: a transaction left open ends with the producer's InitProducerID; its blobs are kept",
+			"transactional_id", k.id, "producer_id", k.pid, "epoch", k.epoch, "blobs", len(keys), "abort", kerr.ErrorForCode(code))
+		return
+	}
+	for _, key := range keys {
+		c.p.cfg.Blobs.DeleteBlob(ctx, key, "transaction aborted as its producer started again")
+	}
+	c.p.metrics.abortedBlobs.Add(float64(len(keys)))
+}
+
+// sleepCtx waits d; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// retryEnd reports the EndTxn answers worth asking again.
+func retryEnd(code int16) bool {
+	switch code {
+	case kerr.CoordinatorNotAvailable.Code, kerr.NotCoordinator.Code, kerr.CoordinatorLoadInProgress.Code, kerr.ConcurrentTransactions.Code:
+		return true
+	}
+	return false
 }
 
 // addPartitionsToTxn checks the topics before forwarding: a request
