@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -842,6 +843,45 @@ func TestAbortWhileProduceAnswerLost(t *testing.T) {
 	}
 	want := map[string]bool{"committed": true}
 	got := h.consumeKeys(topic, want, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if dups, orphans, missing := h.checkBucket(got, want); dups+orphans+missing != 0 {
+		t.Fatalf("%d duplicates, %d orphans, %d missing", dups, orphans, missing)
+	}
+}
+
+// A batch the broker refuses with OUT_OF_ORDER_SEQUENCE_NUMBER was not
+// written; kgo then bumps its producer epoch and sends the records again
+// under new sequence numbers, which name other blobs. The first
+// attempt's blobs are deleted: the bucket holds only the blob the record
+// names.
+func TestOutOfOrderSequenceLeavesNoBlob(t *testing.T) {
+	const topic = "out-of-order"
+	h := newHarnessDial(t, 1, nil, quietLog, kfake.SeedTopics(1, topic))
+	var refused atomic.Int32
+	h.kafka.ControlKey(kmsg.Produce.Int16(), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		req := kr.(*kmsg.ProduceRequest)
+		resp := req.ResponseKind().(*kmsg.ProduceResponse)
+		for _, t := range req.Topics {
+			rt := kmsg.NewProduceResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewProduceResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.BaseOffset = p.Partition, kerr.OutOfOrderSequenceNumber.Code, -1
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		refused.Add(1)
+		return resp, nil, true
+	})
+	cl := h.client(fastRetries()...)
+	if err := cl.ProduceSync(context.Background(), blobRecord(topic, "a")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"a": true}
+	got := h.consumeKeys(topic, want)
+	if n := refused.Load(); n != 1 || got["a"][0].ProducerEpoch == 0 {
+		t.Fatalf("%d produces refused; the record went in under epoch %d: the producer did not start a new epoch", n, got["a"][0].ProducerEpoch)
+	}
 	if dups, orphans, missing := h.checkBucket(got, want); dups+orphans+missing != 0 {
 		t.Fatalf("%d duplicates, %d orphans, %d missing", dups, orphans, missing)
 	}

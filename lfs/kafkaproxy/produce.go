@@ -325,10 +325,14 @@ func (c *conn) settle(ctx context.Context, pt *part, start time.Time) {
 }
 
 // definite reports the answers for a batch the log cannot hold: a producer
-// fenced or out of sequence has nothing of this batch written.
+// fenced or out of sequence has nothing of this batch written. After
+// OUT_OF_ORDER_SEQUENCE_NUMBER or UNKNOWN_PRODUCER_ID a producer starts a
+// new epoch and sends the records again under other sequence numbers,
+// whose blobs have other keys: this attempt's would be orphans.
 func definite(code int16) bool {
 	switch code {
-	case kerr.InvalidProducerEpoch.Code, kerr.ProducerFenced.Code, kerr.InvalidProducerIDMapping.Code,
+	case kerr.OutOfOrderSequenceNumber.Code, kerr.UnknownProducerID.Code,
+		kerr.InvalidProducerEpoch.Code, kerr.ProducerFenced.Code, kerr.InvalidProducerIDMapping.Code,
 		kerr.InvalidTxnState.Code, kerr.TransactionalIDAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Code,
 		kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code:
 		return true
