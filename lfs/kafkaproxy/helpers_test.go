@@ -25,15 +25,14 @@ const testBucket = "lfs"
 // harness is a kfake cluster, an embedded store, the LFS module on it and
 // a Proxy in front of the cluster.
 type harness struct {
-	t       *testing.T
-	kafka   *kfake.Cluster
-	be      backend.Store
-	kr      *crypto.Keyring
-	blobs   *lfs.Handler
-	proxy   *Proxy
-	addr    string
-	fwd     *brokers.Forwarder
-	cleanup []func()
+	t     *testing.T
+	kafka *kfake.Cluster
+	be    backend.Store
+	kr    *crypto.Keyring
+	blobs *lfs.Handler
+	proxy *Proxy
+	addr  string
+	fwd   *brokers.Forwarder
 }
 
 // newHarness starts everything; edit tweaks the Proxy's Config.
