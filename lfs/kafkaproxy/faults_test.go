@@ -886,3 +886,31 @@ func TestOutOfOrderSequenceLeavesNoBlob(t *testing.T) {
 		t.Fatalf("%d duplicates, %d orphans, %d missing", dups, orphans, missing)
 	}
 }
+
+// The broker wrote a batch, its answer was lost, and the producer never
+// sent it again (closed before its retry): the record is in the topic,
+// so its blob stays. (An idempotent retry would have stored it again and
+// hidden a blob deleted too early.)
+func TestAnswerLostWithoutRetryKeepsBlob(t *testing.T) {
+	const topic = "lost-no-retry"
+	cuts := newBrokerCuts(8)
+	cuts.cut(kmsg.Produce, 1, 1)
+	h := newHarnessDial(t, 1, cuts.dial, quietLog, kfake.SeedTopics(1, topic))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(h.addr), kgo.RetryBackoffFn(func(int) time.Duration { return time.Minute }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	cl.Produce(context.Background(), blobRecord(topic, "a"), func(_ *kgo.Record, err error) { done <- err })
+	for cuts.count(kmsg.Produce) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cl.Close()
+	if err := <-done; err == nil {
+		t.Fatal("the record was acknowledged though its answer was cut and never retried")
+	}
+	want := map[string]bool{"a": true}
+	if dups, orphans, missing := h.checkBucket(h.consumeKeys(topic, want), want); dups+orphans+missing != 0 {
+		t.Fatalf("%d duplicates, %d orphans, %d missing", dups, orphans, missing)
+	}
+}
