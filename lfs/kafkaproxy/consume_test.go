@@ -21,7 +21,7 @@ func TestConsumerGroupThroughListener(t *testing.T) {
 	for i := range 30 {
 		r := &kgo.Record{Key: []byte(fmt.Sprint(i)), Value: []byte(fmt.Sprint("v", i))}
 		if i%3 == 0 {
-			r = blobRecord("cg", i)
+			r = lfsRecord("cg", i)
 		}
 		if err := p.ProduceSync(ctx, r).FirstErr(); err != nil {
 			t.Fatal(err)

@@ -38,6 +38,14 @@ type harness struct {
 // newHarness starts everything; edit tweaks the Proxy's Config.
 func newHarness(t *testing.T, brokersN int, edit func(*Config), kopts ...kfake.Opt) *harness {
 	t.Helper()
+	return newHarnessDial(t, brokersN, nil, edit, kopts...)
+}
+
+// newHarnessDial is newHarness with every broker connection s3seal opens
+// made by dial (nil: net.Dialer's).
+func newHarnessDial(t *testing.T, brokersN int, dial func(ctx context.Context, network, addr string) (net.Conn, error),
+	edit func(*Config), kopts ...kfake.Opt) *harness {
+	t.Helper()
 	be, closer, err := embedded.NewStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +65,7 @@ func newHarness(t *testing.T, brokersN int, edit func(*Config), kopts ...kfake.O
 		t.Fatal(err)
 	}
 	t.Cleanup(kc.Close)
-	d, err := brokers.New(context.Background(), brokers.Config{Static: kc.ListenAddrs()})
+	d, err := brokers.New(context.Background(), brokers.Config{Static: kc.ListenAddrs(), Dial: dial})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,15 @@ import (
 // bytes. Partitions are sent to their leaders, the answers merged. A blob
 // whose partition a broker refused before writing is deleted; one whose
 // answer never came is kept (an idempotent producer's retry stores to the
-// same key and the broker keeps one copy of the batch).
+// same key and the broker keeps one copy of the batch). Such a partition
+// is answered REQUEST_TIMED_OUT, which clients read as "maybe written" (a
+// broker answers it when it wrote the batch but its replicas did not
+// confirm in time): an idempotent producer then retries the batch until
+// it learns its fate. Taking it for unwritten (kgo does so with
+// NETWORK_EXCEPTION), a producer that aborts its transaction fails the
+// batch's records and sends the next ones under the same sequence
+// numbers, which the broker takes for a retry of the written batch:
+// answered OK, kept nowhere.
 
 // part is one partition of a Produce on its way.
 type part struct {
@@ -142,7 +150,7 @@ func (c *conn) storeBlob(ctx context.Context, req *kmsg.ProduceRequest, pt *part
 	pt.blobs = append(pt.blobs, sb)
 	if b.Attributes&attrTxn != 0 && req.TransactionID != nil {
 		k := txnKey{*req.TransactionID, b.ProducerID, b.ProducerEpoch}
-		if !c.p.txns.add(k, sb.Key) {
+		if !c.p.txns.add(k, lfs.KafkaBlob{Key: sb.Key, Topic: pt.topic, Partition: pt.partition, LogEnd: slot.LogEnd}) {
 			c.p.log.Warn("kafka listener: too many open transactions' blobs recorded; an abort of this one leaves its blob to the sweep",
 				"key", sb.Key)
 		}
@@ -239,7 +247,7 @@ func (c *conn) sendLeader(ctx context.Context, req *kmsg.ProduceRequest, id int3
 			if unsent {
 				pt.code = kerr.NotLeaderForPartition.Code
 			} else {
-				pt.code, pt.unanswered = kerr.NetworkException.Code, true
+				pt.code, pt.unanswered = kerr.RequestTimedOut.Code, true
 			}
 		}
 		return
@@ -257,7 +265,7 @@ func (c *conn) sendLeader(ctx context.Context, req *kmsg.ProduceRequest, id int3
 	}
 	for _, pt := range ps {
 		if pt.answer == nil && pt.code == 0 {
-			pt.code, pt.unanswered = kerr.NetworkException.Code, true
+			pt.code, pt.unanswered = kerr.RequestTimedOut.Code, true
 		}
 		if leaderMovedCode(pt.code) {
 			c.p.cfg.Brokers.Forget(pt.topic, pt.partition)
@@ -298,10 +306,14 @@ func (c *conn) settle(ctx context.Context, pt *part, start time.Time) {
 }
 
 // definite reports the answers for a batch the log cannot hold: a producer
-// fenced or out of sequence has nothing of this batch written.
+// fenced or out of sequence has nothing of this batch written. After
+// OUT_OF_ORDER_SEQUENCE_NUMBER or UNKNOWN_PRODUCER_ID a producer starts a
+// new epoch and sends the records again under other sequence numbers,
+// whose blobs have other keys: this attempt's would be orphans.
 func definite(code int16) bool {
 	switch code {
-	case kerr.InvalidProducerEpoch.Code, kerr.ProducerFenced.Code, kerr.InvalidProducerIDMapping.Code,
+	case kerr.OutOfOrderSequenceNumber.Code, kerr.UnknownProducerID.Code,
+		kerr.InvalidProducerEpoch.Code, kerr.ProducerFenced.Code, kerr.InvalidProducerIDMapping.Code,
 		kerr.InvalidTxnState.Code, kerr.TransactionalIDAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Code,
 		kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code, kerr.OutOfOrderSequenceNumber.Code,
 		kerr.UnknownProducerID.Code:

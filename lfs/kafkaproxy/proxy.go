@@ -349,7 +349,8 @@ func preAuth(key int16) bool {
 const requestTimeout = 5 * time.Minute
 
 // handle answers one request. keep false closes the connection after the
-// answer (a failed authentication).
+// answer (a failed authentication), or without one (a forward no broker
+// answered).
 func (c *conn) handle(req kmsg.Request) (kmsg.Response, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
@@ -367,7 +368,14 @@ func (c *conn) handle(req kmsg.Request) (kmsg.Response, bool) {
 	case *kmsg.ProduceRequest:
 		return c.produce(ctx, r), true
 	}
-	return c.forward(ctx, req), true
+	// A forward no broker answered is answered with an error the
+	// client retries, or else ends the connection: an answer never
+	// written would hold the client until its request timeout.
+	resp := c.forward(ctx, req)
+	if resp == nil {
+		resp = coordinatorUnavailable(req)
+	}
+	return resp, resp != nil
 }
 
 // header is a request's header.

@@ -3,8 +3,11 @@ package kafkaproxy
 import (
 	"bytes"
 	"context"
+	"maps"
 	"testing"
 	"time"
+
+	"github.com/s3seal/s3seal/lfs"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -134,7 +137,7 @@ func TestAbortDeletesBlobsBeforeAnswering(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range 3 {
-			if err := cl.ProduceSync(ctx, blobRecord("abort", i)).FirstErr(); err != nil {
+			if err := cl.ProduceSync(ctx, lfsRecord("abort", i)).FirstErr(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -148,5 +151,55 @@ func TestAbortDeletesBlobsBeforeAnswering(t *testing.T) {
 		if n := len(h.blobKeys()); n != want {
 			t.Fatalf("commit %v: %d blobs after EndTxn, want %d", commit, n, want)
 		}
+	}
+}
+
+// A producer's consecutive transactions share its id and epoch (EndTxn up
+// to v4), and one may commit through another replica, its blobs still in
+// this one's book: aborting the next through this one deletes only the
+// blobs no committed record names.
+func TestAbortKeepsBlobsOfACommitSeenElsewhere(t *testing.T) {
+	h := newHarness(t, 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl := h.client(kgo.TransactionalID("elsewhere"), kgo.DefaultProduceTopic("elsewhere"))
+	run := func(first int, commit bool) {
+		t.Helper()
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := first; i < first+2; i++ {
+			if err := cl.ProduceSync(ctx, lfsRecord("elsewhere", i)).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The book as it was before EndTxn: a commit that goes through
+		// another replica leaves it so.
+		h.proxy.txns.mu.Lock()
+		saved := map[txnKey]map[string]lfs.KafkaBlob{}
+		for k, m := range h.proxy.txns.open {
+			saved[k] = maps.Clone(m)
+		}
+		h.proxy.txns.mu.Unlock()
+		if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			h.proxy.txns.mu.Lock()
+			h.proxy.txns.open = saved
+			h.proxy.txns.mu.Unlock()
+		}
+	}
+	run(0, true)
+	run(10, false)
+	recs := h.consume("elsewhere", 2, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	for _, r := range recs {
+		env := h.envelope(r)
+		if _, err := h.store().Head(ctx, testBucket, env.Key); err != nil {
+			t.Fatalf("the committed record's blob %s: %v", env.Key, err)
+		}
+	}
+	if n := len(h.blobKeys()); n != 2 {
+		t.Fatalf("%d blobs, want the committed transaction's 2", n)
 	}
 }

@@ -13,9 +13,11 @@ import (
 // Requests other than Produce and those s3seal answers are forwarded: by
 // partition to each partition's leader (Fetch, ListOffsets,
 // OffsetForLeaderEpoch), the answers merged; to the group or transaction
-// coordinator the request names; or to any broker. A broker that cannot
-// be reached closes the client's connection, which every client takes as
-// a network error to retry after asking for metadata again.
+// coordinator the request names; or to any broker. A coordinator's
+// request no broker answered is answered COORDINATOR_NOT_AVAILABLE (see
+// coordinatorUnavailable); any other closes the client's connection, which
+// every client takes as a network error to retry after asking for
+// metadata again.
 
 const (
 	coordGroup = 0
@@ -36,8 +38,7 @@ func (c *conn) forward(ctx context.Context, req kmsg.Request) kmsg.Response {
 		if r.TransactionalID == nil {
 			return c.send(ctx, brokers.AnyBroker, req)
 		}
-		r.TransactionalID = c.txnID(*r.TransactionalID)
-		return c.toCoordinator(ctx, coordTxn, *r.TransactionalID, req)
+		return c.initProducerID(ctx, r)
 	case *kmsg.AddPartitionsToTxnRequest:
 		return c.addPartitionsToTxn(ctx, r)
 	case *kmsg.AddOffsetsToTxnRequest:
@@ -120,6 +121,94 @@ func (c *conn) toCoordinator(ctx context.Context, typ int8, key string, req kmsg
 	resp := c.send(ctx, id, req)
 	if resp == nil || coordinatorMoved(resp) {
 		c.p.cfg.Brokers.ForgetCoordinator(typ, key)
+	}
+	return resp
+}
+
+// coordinatorUnavailable is the answer to a request no broker answered
+// when it is a coordinator's (or an InitProducerID or ListGroups, which
+// any broker answers): COORDINATOR_NOT_AVAILABLE, as a broker whose
+// coordinator moved answers. Clients look the coordinator up again
+// (s3seal) and retry on the same connection. A closed connection would
+// do less: kgo does not retry a request that was the first on its
+// connection, and gives up a producer id or an EndTxn. A request the
+// coordinator acted on before its answer was lost is safe to retry: it
+// answers a retried EndTxn of a transaction it already ended as it did
+// the first. Nil, closing the connection, for other requests.
+func coordinatorUnavailable(req kmsg.Request) kmsg.Response {
+	code := kerr.CoordinatorNotAvailable.Code
+	resp := req.ResponseKind()
+	switch r := resp.(type) {
+	case *kmsg.InitProducerIDResponse:
+		r.ErrorCode, r.ProducerID, r.ProducerEpoch = code, -1, -1
+	case *kmsg.EndTxnResponse:
+		r.ErrorCode, r.ProducerID, r.ProducerEpoch = code, -1, -1
+	case *kmsg.AddOffsetsToTxnResponse:
+		r.ErrorCode = code
+	case *kmsg.JoinGroupResponse:
+		r.ErrorCode, r.Generation = code, -1
+	case *kmsg.SyncGroupResponse:
+		r.ErrorCode = code
+	case *kmsg.HeartbeatResponse:
+		r.ErrorCode = code
+	case *kmsg.LeaveGroupResponse:
+		r.ErrorCode = code
+	case *kmsg.ListGroupsResponse:
+		r.ErrorCode = code
+	case *kmsg.AddPartitionsToTxnResponse:
+		for _, t := range req.(*kmsg.AddPartitionsToTxnRequest).Topics {
+			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			r.Topics = append(r.Topics, rt)
+		}
+	case *kmsg.TxnOffsetCommitResponse:
+		for _, t := range req.(*kmsg.TxnOffsetCommitRequest).Topics {
+			rt := kmsg.NewTxnOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			r.Topics = append(r.Topics, rt)
+		}
+	case *kmsg.OffsetCommitResponse:
+		for _, t := range req.(*kmsg.OffsetCommitRequest).Topics {
+			rt := kmsg.NewOffsetCommitResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			r.Topics = append(r.Topics, rt)
+		}
+	case *kmsg.OffsetFetchResponse:
+		// v2 on has the top-level code; v1 only the partitions'.
+		r.ErrorCode = code
+		for _, t := range req.(*kmsg.OffsetFetchRequest).Topics {
+			rt := kmsg.NewOffsetFetchResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetFetchResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.Offset = p, code, -1
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			r.Topics = append(r.Topics, rt)
+		}
+	case *kmsg.DescribeGroupsResponse:
+		for _, g := range req.(*kmsg.DescribeGroupsRequest).Groups {
+			rg := kmsg.NewDescribeGroupsResponseGroup()
+			rg.Group, rg.ErrorCode = g, code
+			r.Groups = append(r.Groups, rg)
+		}
+	default:
+		return nil
 	}
 	return resp
 }

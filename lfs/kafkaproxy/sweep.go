@@ -44,18 +44,32 @@ type SweepResult struct {
 // record names.
 func (p *Proxy) Sweep(ctx context.Context, grace time.Duration) (SweepResult, error) {
 	var res SweepResult
-	byPartition := map[topicPartition][]lfs.KafkaBlob{}
+	var blobs []lfs.KafkaBlob
 	err := p.cfg.Blobs.KafkaBlobs(ctx, time.Now().Add(-grace), func(b lfs.KafkaBlob) {
 		res.Checked++
-		if b.LogEnd < 0 {
-			res.Kept++
-			return
-		}
-		tp := topicPartition{b.Topic, b.Partition}
-		byPartition[tp] = append(byPartition[tp], b)
+		blobs = append(blobs, b)
 	})
 	if err != nil {
 		return res, err
+	}
+	res.Deleted, res.Kept = p.dropUnnamed(ctx, blobs, "no committed record names it")
+	p.metrics.swept.Add(float64(res.Deleted))
+	return res, nil
+}
+
+// dropUnnamed deletes the blobs no committed envelope names, reading each
+// partition with read_committed from the lowest of its blobs' offsets. It
+// keeps a blob whose offset is unknown or below the log start, and those
+// of a partition that cannot be read to its end.
+func (p *Proxy) dropUnnamed(ctx context.Context, blobs []lfs.KafkaBlob, why string) (deleted, kept int) {
+	byPartition := map[topicPartition][]lfs.KafkaBlob{}
+	for _, b := range blobs {
+		if b.LogEnd < 0 {
+			kept++
+			continue
+		}
+		tp := topicPartition{b.Topic, b.Partition}
+		byPartition[tp] = append(byPartition[tp], b)
 	}
 	for tp, blobs := range byPartition {
 		from := blobs[0].LogEnd
@@ -64,22 +78,21 @@ func (p *Proxy) Sweep(ctx context.Context, grace time.Duration) (SweepResult, er
 		}
 		named, start, err := p.committedKeys(ctx, tp, from)
 		if err != nil {
-			p.log.Info("kafka listener sweep: a partition could not be read to its end; its blobs wait", "topic", tp.topic,
+			p.log.Info("kafka listener: a partition could not be read to its end; its blobs wait for the sweep", "topic", tp.topic,
 				"partition", tp.partition, "err", err)
-			res.Kept += len(blobs)
+			kept += len(blobs)
 			continue
 		}
 		for _, b := range blobs {
 			if named[b.Key] || b.LogEnd < start {
-				res.Kept++
+				kept++
 				continue
 			}
-			p.cfg.Blobs.DeleteBlob(ctx, b.Key, "no committed record names it")
-			res.Deleted++
+			p.cfg.Blobs.DeleteBlob(ctx, b.Key, why)
+			deleted++
 		}
 	}
-	p.metrics.swept.Add(float64(res.Deleted))
-	return res, nil
+	return deleted, kept
 }
 
 // RunSweeper sweeps every interval until ctx ends.
@@ -118,10 +131,6 @@ func (p *Proxy) committedKeys(ctx context.Context, tp topicPartition, from int64
 	read, empty := 0, 0
 	start := int64(-1)
 	for {
-		leader, err := p.cfg.Brokers.Leader(ctx, tp.topic, tp.partition)
-		if err != nil {
-			return nil, 0, err
-		}
 		req := kmsg.NewPtrFetchRequest()
 		req.SetVersion(p.fetchVersion(ctx))
 		req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = -1, 0, 0, 4<<20
@@ -132,11 +141,7 @@ func (p *Proxy) committedKeys(ctx context.Context, tp topicPartition, from int64
 		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset = tp.partition, from, 4<<20, -1, -1
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		kr, err := p.cfg.Brokers.Send(ctx, leader, req)
-		if err != nil {
-			return nil, 0, err
-		}
-		fp, err := onePartition(kr.(*kmsg.FetchResponse), tp)
+		fp, err := p.fetchOne(ctx, tp, req)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -172,6 +177,33 @@ func (p *Proxy) committedKeys(ctx context.Context, tp topicPartition, from int64
 		}
 		from = next
 	}
+}
+
+// fetchOne sends a Fetch of tp to its leader, asking again (up to three
+// times) when the leader cannot be found or reached, or says it no longer
+// leads.
+func (p *Proxy) fetchOne(ctx context.Context, tp topicPartition, req *kmsg.FetchRequest) (*kmsg.FetchResponseTopicPartition, error) {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if attempt > 0 && !sleepCtx(ctx, time.Duration(attempt)*50*time.Millisecond) {
+			break
+		}
+		var leader int32
+		if leader, err = p.cfg.Brokers.Leader(ctx, tp.topic, tp.partition); err != nil {
+			continue
+		}
+		var kr kmsg.Response
+		if kr, err = p.cfg.Brokers.Send(ctx, leader, req); err != nil {
+			p.cfg.Brokers.Forget(tp.topic, tp.partition)
+			continue
+		}
+		var fp *kmsg.FetchResponseTopicPartition
+		if fp, err = onePartition(kr.(*kmsg.FetchResponse), tp); err == nil {
+			return fp, nil
+		}
+		p.cfg.Brokers.Forget(tp.topic, tp.partition)
+	}
+	return nil, err
 }
 
 func (p *Proxy) fetchVersion(ctx context.Context) int16 {

@@ -10,8 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// blobRecord is a record marked LFS_BLOB.
-func blobRecord(topic string, i int) *kgo.Record {
+// lfsRecord is a record marked LFS_BLOB.
+func lfsRecord(topic string, i int) *kgo.Record {
 	return &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint(i)), Value: randBytes(2000+i, uint64(i)),
 		Headers: []kgo.RecordHeader{{Key: "LFS_BLOB"}}}
 }
@@ -26,7 +26,7 @@ func TestSweepDeletesBlobsOfAbortedTransactions(t *testing.T) {
 	defer cancel()
 	cl := h.client(kgo.TransactionalID("tx-sweep"), kgo.DefaultProduceTopic("txsweep"))
 	plain := h.client(kgo.DefaultProduceTopic("txsweep"))
-	if err := plain.ProduceSync(ctx, blobRecord("txsweep", 100)).FirstErr(); err != nil {
+	if err := plain.ProduceSync(ctx, lfsRecord("txsweep", 100)).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	run := func(first int, commit bool) {
@@ -35,7 +35,7 @@ func TestSweepDeletesBlobsOfAbortedTransactions(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := first; i < first+3; i++ {
-			if err := cl.ProduceSync(ctx, blobRecord("txsweep", i)).FirstErr(); err != nil {
+			if err := cl.ProduceSync(ctx, lfsRecord("txsweep", i)).FirstErr(); err != nil {
 				t.Fatal(err)
 			}
 		}

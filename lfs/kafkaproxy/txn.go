@@ -3,8 +3,9 @@ package kafkaproxy
 import (
 	"context"
 	"strings"
-	"sync"
+	"time"
 
+	"github.com/s3seal/s3seal/lfs"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -47,60 +48,73 @@ func (c *conn) ownGroup(id string) (string, bool) {
 	return strings.CutPrefix(id, c.principal+"/")
 }
 
-// txnBook records, per transaction (transactional id as the brokers see
-// it, producer id, epoch), the blobs stored for its records, so that an
-// abort deletes them. It lives in memory: blobs of a transaction that
-// ends through another replica, times out at the coordinator, or outlives
-// a crash are left to the sweep (sweep.go).
-type txnBook struct {
-	mu    sync.Mutex
-	open  map[txnKey]map[string]bool
-	total int
-}
-
-type txnKey struct {
-	id    string
-	pid   int64
-	epoch int16
-}
-
-// maxTxnBlobs bounds the blob keys recorded at once.
-const maxTxnBlobs = 100000
-
-func newTxnBook() *txnBook { return &txnBook{open: map[txnKey]map[string]bool{}} }
-
-// add records a blob of transaction k; false when the book is full.
-func (b *txnBook) add(k txnKey, key string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	m := b.open[k]
-	if m == nil {
-		m = map[string]bool{}
-		b.open[k] = m
+// initProducerID forwards a transactional InitProducerID. The coordinator
+// fences the transactional id: a transaction still open under it is
+// aborted, and no EndTxn says so. That is how a client restarted under
+// the same id ends the transaction its previous run left open, and how
+// kgo ends one whose EndTxn answer it never got. So s3seal first aborts,
+// itself, each transaction of the id it holds blobs of, and deletes them
+// once the coordinator answers that abort OK. Any other answer (the
+// transaction committed, or is committing) keeps them.
+func (c *conn) initProducerID(ctx context.Context, r *kmsg.InitProducerIDRequest) kmsg.Response {
+	r.TransactionalID = c.txnID(*r.TransactionalID)
+	for _, k := range c.p.txns.openFor(*r.TransactionalID) {
+		c.abortLeft(ctx, k)
 	}
-	if m[key] {
+	return c.toCoordinator(ctx, coordTxn, *r.TransactionalID, r)
+}
+
+// abortLeft aborts transaction k, which its producer is leaving, and
+// deletes its blobs if the coordinator answers the abort OK.
+func (c *conn) abortLeft(ctx context.Context, k txnKey) {
+	req := kmsg.NewPtrEndTxnRequest()
+	req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = k.id, k.pid, k.epoch, false
+	code := kerr.UnsupportedVersion.Code
+	vs, err := c.p.cfg.Brokers.Versions(ctx)
+	// Version 5 on would bump the producer's epoch under it: at most 4,
+	// as clients are offered.
+	if v, ok := vs[kmsg.EndTxn.Int16()]; err == nil && ok && v[0] <= apis[kmsg.EndTxn].max {
+		req.SetVersion(min(v[1], apis[kmsg.EndTxn].max))
+		// An abort whose answer was lost is answered OK again: the
+		// coordinator takes a retried EndTxn of an ended transaction.
+		for attempt := 0; attempt < 3; attempt++ {
+			code = kerr.CoordinatorNotAvailable.Code
+			if er, ok := c.toCoordinator(ctx, coordTxn, k.id, req).(*kmsg.EndTxnResponse); ok {
+				code = er.ErrorCode
+			}
+			if !retryEnd(code) || !sleepCtx(ctx, time.Duration(attempt+1)*20*time.Millisecond) {
+				break
+			}
+		}
+	}
+	blobs := c.p.txns.end(k)
+	if code != 0 {
+		c.p.log.Info("kafka listener: a transaction left open ends with the producer's InitProducerID; its blobs are kept",
+			"transactional_id", k.id, "producer_id", k.pid, "epoch", k.epoch, "blobs", len(blobs), "abort", kerr.ErrorForCode(code))
+		return
+	}
+	c.dropAborted(ctx, blobs, "transaction aborted as its producer started again")
+}
+
+// sleepCtx waits d; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
 		return true
 	}
-	if b.total >= maxTxnBlobs {
-		return false
-	}
-	m[key] = true
-	b.total++
-	return true
 }
 
-// end removes transaction k and returns its blobs.
-func (b *txnBook) end(k txnKey) []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	m := b.open[k]
-	delete(b.open, k)
-	b.total -= len(m)
-	out := make([]string, 0, len(m))
-	for key := range m {
-		out = append(out, key)
+// retryEnd reports the EndTxn answers worth asking again.
+func retryEnd(code int16) bool {
+	switch code {
+	case kerr.CoordinatorNotAvailable.Code, kerr.NotCoordinator.Code, kerr.CoordinatorLoadInProgress.Code, kerr.ConcurrentTransactions.Code:
+		return true
 	}
-	return out
+	return false
 }
 
 // addPartitionsToTxn checks the topics before forwarding: a request
@@ -142,13 +156,18 @@ func (c *conn) endTxn(ctx context.Context, r *kmsg.EndTxnRequest) kmsg.Response 
 	if !ok || er.ErrorCode != 0 {
 		return resp
 	}
-	keys := c.p.txns.end(txnKey{r.TransactionalID, r.ProducerID, r.ProducerEpoch})
-	if r.Commit {
-		return resp
+	blobs := c.p.txns.end(txnKey{r.TransactionalID, r.ProducerID, r.ProducerEpoch})
+	if !r.Commit {
+		c.dropAborted(ctx, blobs, "transaction aborted")
 	}
-	for _, k := range keys {
-		c.p.cfg.Blobs.DeleteBlob(ctx, k, "transaction aborted")
-	}
-	c.p.metrics.abortedBlobs.Add(float64(len(keys)))
 	return resp
+}
+
+// dropAborted deletes the blobs of an aborted transaction, but those a
+// committed envelope names: up to EndTxn v4 a producer's consecutive
+// transactions share its id and epoch, and an earlier one may have
+// committed through another replica, its blobs still in the book.
+func (c *conn) dropAborted(ctx context.Context, blobs []lfs.KafkaBlob, why string) {
+	deleted, _ := c.p.dropUnnamed(ctx, blobs, why)
+	c.p.metrics.abortedBlobs.Add(float64(deleted))
 }
