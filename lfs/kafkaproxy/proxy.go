@@ -251,17 +251,24 @@ const (
 	maxPreAuthRequest = 64 << 10
 	maxOtherRequest   = 8 << 20
 	readChunk         = 1 << 20
+	firstChunk        = 4 << 10
 )
 
 // readBody reads a request of n bytes, taking room in the budget for each
-// chunk before reading it: a client that announces a large request and
-// then sends slowly holds only what it sent, and at most until the
+// chunk only once its first byte has arrived, and a chunk at most as large
+// as what arrived before it (firstChunk at first): a client that
+// announces a large request and then sends slowly, or nothing, holds at
+// most twice what it sent plus firstChunk, and at most until the
 // request's deadline. held is the room taken, to release.
 func (c *conn) readBody(n int64) (body []byte, held int64, ok bool) {
 	// A request that started arriving must finish within the wait.
 	_ = c.nc.SetReadDeadline(time.Now().Add(c.p.cfg.Wait + 30*time.Second))
+	var first [1]byte
 	for int64(len(body)) < n {
-		chunk := min(n-int64(len(body)), readChunk)
+		if _, err := io.ReadFull(c.nc, first[:]); err != nil {
+			return nil, held, false
+		}
+		chunk := min(n-int64(len(body)), readChunk, max(firstChunk, int64(len(body))))
 		ctx, cancel := context.WithTimeout(context.Background(), c.p.cfg.Wait)
 		err := c.p.budget.Acquire(ctx, chunk)
 		cancel()
@@ -283,7 +290,8 @@ func (c *conn) readBody(n int64) (body []byte, held int64, ok bool) {
 			body = grown
 		}
 		m := len(body)
-		if _, err := io.ReadFull(c.nc, body[m:m+int(chunk)]); err != nil {
+		body = append(body, first[0])
+		if _, err := io.ReadFull(c.nc, body[m+1:m+int(chunk)]); err != nil {
 			return nil, held, false
 		}
 		body = body[:m+int(chunk)]
