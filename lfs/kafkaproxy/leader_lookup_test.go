@@ -62,7 +62,7 @@ func TestFetchOfManyMissingPartitionsAsksOnce(t *testing.T) {
 	req.MaxWaitMillis, req.MaxBytes = 0, 1<<20
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic = "few"
-	for p := range int32(100000) {
+	for p := range int32(maxListed - 10) {
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition, rp.PartitionMaxBytes = p, 1<<10
 		rt.Partitions = append(rt.Partitions, rp)
@@ -82,14 +82,14 @@ func TestFetchOfManyMissingPartitionsAsksOnce(t *testing.T) {
 	for _, rt := range resp.Topics {
 		n += len(rt.Partitions)
 	}
-	if n != 100000 {
-		t.Fatalf("answered %d partitions of 100000", n)
+	if n != maxListed-10 {
+		t.Fatalf("answered %d partitions of %d", n, maxListed-10)
 	}
 	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("a Fetch of 100000 partitions took %v", d)
+		t.Fatalf("a Fetch of 9990 partitions took %v", d)
 	}
 	if n := asked.Load(); n > 10 {
-		t.Fatalf("a Fetch of 100000 partitions asked the brokers for metadata %d times", n)
+		t.Fatalf("a Fetch of 9990 partitions asked the brokers for metadata %d times", n)
 	}
 }
 
@@ -112,7 +112,7 @@ func TestProduceToManyMissingPartitionsAsksOnce(t *testing.T) {
 	req.Acks, req.TimeoutMillis = 1, 5000
 	rt := kmsg.NewProduceRequestTopic()
 	rt.Topic = "few"
-	for p := range int32(100000) {
+	for p := range int32(maxListed - 10) {
 		rp := kmsg.NewProduceRequestTopicPartition()
 		rp.Partition = p + 3
 		rt.Partitions = append(rt.Partitions, rp)
@@ -136,6 +136,6 @@ func TestProduceToManyMissingPartitionsAsksOnce(t *testing.T) {
 		}
 	}
 	if n := asked.Load(); n > 10 {
-		t.Fatalf("a Produce to 100000 partitions asked the brokers for metadata %d times", n)
+		t.Fatalf("a Produce to 9990 partitions asked the brokers for metadata %d times", n)
 	}
 }
