@@ -265,9 +265,9 @@ const (
 	// answers are capped (maxListed) well below that.
 	decodeFactor = 64
 	// maxListed bounds the topics or partitions a request may name.
-	maxListed = 10000
-	readChunk         = 1 << 20
-	firstChunk        = 4 << 10
+	maxListed  = 10000
+	readChunk  = 1 << 20
+	firstChunk = 4 << 10
 )
 
 // readBody reads a request of n bytes, taking room in the budget for each
