@@ -258,7 +258,11 @@ func (c *conn) sendLeader(ctx context.Context, req *kmsg.ProduceRequest, id int3
 		for i := range t.Partitions {
 			rp := &t.Partitions[i]
 			for _, pt := range ps {
-				if pt.topic == t.Topic && pt.partition == rp.Partition {
+				// A broker that answers a partition twice is taken at
+				// its word that it wrote the batch if either answer says
+				// so: a blob is deleted only on a refusal never
+				// contradicted.
+				if pt.topic == t.Topic && pt.partition == rp.Partition && (pt.answer == nil || pt.code != 0) {
 					pt.answer, pt.code = rp, rp.ErrorCode
 				}
 			}
