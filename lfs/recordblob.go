@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
+	"crypto/md5"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -218,8 +219,11 @@ func (h *Handler) StoreRecordBlob(ctx context.Context, slot BlobSlot, value []by
 	if slot.ProducerID >= 0 {
 		// A retry of a batch finds the blob an earlier attempt stored:
 		// same key, same content (the key hashes it), so it is not sent
-		// again. A blob of another size there is not ours: overwrite.
-		if info, err := h.cfg.Store.Head(ctx, h.cfg.Bucket, key); err == nil && info.Size == int64(len(value)) {
+		// again. The object there must be the value: its size and its
+		// plaintext ETag (authenticated with the object's key) as the
+		// store was sent it; anything else is overwritten.
+		if info, err := h.cfg.Store.Head(ctx, h.cfg.Bucket, key); err == nil && info.Size == int64(len(value)) &&
+			info.ETag == h.storedETag(value) {
 			out.Envelope, err = h.recordEnvelope(s, key, contentType, orig)
 			return out, err
 		}
@@ -242,6 +246,25 @@ func (h *Handler) StoreRecordBlob(ctx context.Context, slot BlobSlot, value []by
 	}
 	out.Envelope = env
 	return out, nil
+}
+
+// storedETag is the plaintext ETag storeBody gives value: its MD5 when
+// it is one PUT, else the MD5 of its PartSize parts' MD5s and the count.
+func (h *Handler) storedETag(value []byte) string {
+	if int64(len(value)) <= h.cfg.PartSize {
+		sum := md5.Sum(value)
+		return hex.EncodeToString(sum[:])
+	}
+	var all []byte
+	n := 0
+	for rest := value; len(rest) > 0; n++ {
+		part := rest[:min(int64(len(rest)), h.cfg.PartSize)]
+		sum := md5.Sum(part)
+		all = append(all, sum[:]...)
+		rest = rest[len(part):]
+	}
+	sum := md5.Sum(all)
+	return hex.EncodeToString(sum[:]) + "-" + strconv.Itoa(n)
 }
 
 func (h *Handler) recordEnvelope(s *sums, key, contentType string, orig map[string]string) ([]byte, error) {

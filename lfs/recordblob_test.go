@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // A record value is stored whole or refused whole, in one PUT (1000 bytes)
@@ -52,5 +54,40 @@ func TestStoreRecordBlobChecksum(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A retry of an idempotent producer's record finds its blob and does not
+// store it again, in one PUT or in parts; an object of the same size but
+// other content at that key (a store that swapped it) is no reason to
+// skip: the value is stored again and reads back.
+func TestStoreRecordBlobRetryFindsItsBlob(t *testing.T) {
+	for _, n := range []int{1000, 6 << 20} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			e := newEnv(t)
+			h, _ := e.replica(nil)
+			ctx := context.Background()
+			slot := BlobSlot{Topic: "orders", ProducerID: 7, Sequence: 3, LogEnd: -1}
+			v := randBytes(n, 11)
+			first, err := h.StoreRecordBlob(ctx, slot, v, []RecordHeader{{Key: BlobHeader}})
+			if err != nil || !first.Created {
+				t.Fatalf("%+v %v", first, err)
+			}
+			again, err := h.StoreRecordBlob(ctx, slot, v, []RecordHeader{{Key: BlobHeader}})
+			if err != nil || again.Created || again.Key != first.Key {
+				t.Fatalf("a retry: %+v %v, want the first blob found", again, err)
+			}
+			other := randBytes(n, 12)
+			if _, err := e.store().Put(ctx, sealstore.PutInput{Bucket: testBucket, Key: first.Key, Body: bytes.NewReader(other), Size: int64(n)}); err != nil {
+				t.Fatal(err)
+			}
+			swapped, err := h.StoreRecordBlob(ctx, slot, v, []RecordHeader{{Key: BlobHeader}})
+			if err != nil || !swapped.Created {
+				t.Fatalf("over another object of the same size: %+v %v, want the value stored again", swapped, err)
+			}
+			if !bytes.Equal(e.readBlob(first.Key), v) {
+				t.Fatal("the blob does not read back")
+			}
+		})
 	}
 }

@@ -308,6 +308,56 @@ func (f *Forwarder) learn(md *kmsg.MetadataResponse, all bool) {
 // metaTTL). kerr.UnknownTopicOrPartition or kerr.LeaderNotAvailable when
 // there is none.
 func (f *Forwarder) Leader(ctx context.Context, topic string, partition int32) (int32, error) {
+	return f.leader(ctx, topic, partition, nil)
+}
+
+// Lookup finds the leaders of the partitions one client request names,
+// asking the brokers for a topic's metadata at most once: a request
+// naming a hundred thousand partitions a topic does not have costs one
+// Metadata request, not one per partition. Not safe for concurrent use.
+type Lookup struct {
+	f      *Forwarder
+	topics map[string]*topicAnswer
+}
+
+// topicAnswer is what one Metadata answer (or its failure) said of a
+// topic.
+type topicAnswer struct {
+	err   error
+	parts map[int32]partitionAnswer
+}
+
+type partitionAnswer struct {
+	leader int32
+	code   int16
+}
+
+func (a *topicAnswer) leader(partition int32) (int32, error) {
+	if a.err != nil {
+		return 0, a.err
+	}
+	p, ok := a.parts[partition]
+	switch {
+	case !ok:
+		return 0, kerr.UnknownTopicOrPartition
+	case p.code != 0:
+		return 0, kerrFor(p.code)
+	case p.leader < 0:
+		return 0, kerr.LeaderNotAvailable
+	}
+	return p.leader, nil
+}
+
+// Lookup returns a Lookup for one request.
+func (f *Forwarder) Lookup() *Lookup { return &Lookup{f: f, topics: map[string]*topicAnswer{}} }
+
+// Leader is Forwarder.Leader, asking for topic's metadata at most once in
+// this lookup.
+func (l *Lookup) Leader(ctx context.Context, topic string, partition int32) (int32, error) {
+	return l.f.leader(ctx, topic, partition, l)
+}
+
+func (f *Forwarder) leader(ctx context.Context, topic string, partition int32, l *Lookup) (int32, error) {
 	if f.d.etcd != nil {
 		if v, err := f.d.view(ctx); err == nil && !v.cached {
 			if id, ok := f.d.leaseOwner(ctx, v, topic, partition); ok {
@@ -323,30 +373,31 @@ func (f *Forwarder) Leader(ctx context.Context, topic string, partition int32) (
 	if ok && fresh {
 		return id, nil
 	}
+	if l != nil {
+		if a, ok := l.topics[topic]; ok {
+			return a.leader(partition)
+		}
+	}
+	a := &topicAnswer{parts: map[int32]partitionAnswer{}}
 	md, err := f.refresh(ctx, []string{topic})
 	if err != nil {
-		return 0, fmt.Errorf("%w: metadata: %w", ErrUnsent, err)
-	}
-	for _, t := range md.Topics {
-		if t.Topic == nil || *t.Topic != topic {
-			continue
-		}
-		if err := kerrFor(t.ErrorCode); err != nil {
-			return 0, err
-		}
-		for _, p := range t.Partitions {
-			if p.Partition == partition {
-				if p.ErrorCode != 0 {
-					return 0, kerrFor(p.ErrorCode)
-				}
-				if p.Leader < 0 {
-					return 0, kerr.LeaderNotAvailable
-				}
-				return p.Leader, nil
+		a.err = fmt.Errorf("%w: metadata: %w", ErrUnsent, err)
+	} else {
+		a.err = kerr.UnknownTopicOrPartition
+		for _, t := range md.Topics {
+			if t.Topic == nil || *t.Topic != topic {
+				continue
+			}
+			a.err = kerrFor(t.ErrorCode)
+			for _, p := range t.Partitions {
+				a.parts[p.Partition] = partitionAnswer{p.Leader, p.ErrorCode}
 			}
 		}
 	}
-	return 0, kerr.UnknownTopicOrPartition
+	if l != nil {
+		l.topics[topic] = a
+	}
+	return a.leader(partition)
 }
 
 // Forget drops what is known of topic/partition's leader (after a broker

@@ -156,3 +156,27 @@ func TestTransactionalIDsKeptApart(t *testing.T) {
 		t.Fatalf("alice fenced by bob naming her transactional id: %v", err)
 	}
 }
+
+// Access keys may hold a slash: the prefixes principals' transactional
+// and group ids get must still keep them apart ("alice" naming "x/t" is
+// not "alice/x" naming "t"), and a principal lists only its own groups.
+func TestPrincipalsWithSlashesKeptApart(t *testing.T) {
+	alice, other := &conn{principal: "alice"}, &conn{principal: "alice/x"}
+	if a, o := *alice.txnID("x/t"), *other.txnID("t"); a == o {
+		t.Fatalf("alice's transactional id x/t and alice/x's t both reach the brokers as %q", a)
+	}
+	if a, o := alice.groupID("x/g"), other.groupID("g"); a == o {
+		t.Fatalf("alice's group x/g and alice/x's g both reach the brokers as %q", a)
+	}
+	if name, ok := alice.ownGroup(other.groupID("g")); ok {
+		t.Fatalf("alice lists alice/x's group g as its own %q", name)
+	}
+	for _, c := range []*conn{alice, other, {principal: "a%2Fb"}, {principal: "a/b"}} {
+		if name, ok := c.ownGroup(c.groupID("g/h")); !ok || name != "g/h" {
+			t.Fatalf("%q does not find its own group back: %q %v", c.principal, name, ok)
+		}
+	}
+	if (&conn{principal: "a%2Fb"}).groupID("g") == (&conn{principal: "a/b"}).groupID("g") {
+		t.Fatal("principals a%2Fb and a/b share a prefix")
+	}
+}

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
 // rawRequest writes a request of the given size whose body starts with
@@ -80,5 +82,48 @@ func TestStalledRequestHoldsWhatItSent(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if err := produceOne(t, h.client(), "stalled"); err != nil {
 		t.Fatalf("a producer beside four stalled requests: %v", err)
+	}
+}
+
+// Connections that send a request's length and nothing more hold no room
+// in the budget: with as many of them as the budget has megabytes (each
+// announcing a large Produce), and as many again announcing requests
+// before SASL authentication, a producer is still served.
+func TestLengthOnlyRequestsHoldNoRoom(t *testing.T) {
+	for _, authed := range []bool{true, false} {
+		edit := func(c *Config) { c.MaxRequest, c.MaxInFlight, c.Wait = 8<<20, 1, time.Second }
+		size := uint32(8 << 20)
+		if !authed {
+			edit = func(c *Config) {
+				withSASL("PLAIN")(c)
+				c.MaxRequest, c.MaxInFlight, c.Wait = 8<<20, 1, time.Second
+			}
+			size = 64 << 10
+		}
+		h := newHarness(t, 1, edit)
+		n := int(int64(8<<20) / int64(min(size, 1<<20)))
+		var conns []net.Conn
+		for range n + 1 {
+			nc, err := net.Dial("tcp", h.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, nc)
+			if _, err := nc.Write(binary.BigEndian.AppendUint32(nil, size)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
+		cl := h.client()
+		if !authed {
+			cl = h.client(kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()))
+		}
+		err := produceOne(t, cl, "a-length-only")
+		for _, c := range conns {
+			c.Close()
+		}
+		if err != nil {
+			t.Fatalf("authenticated %v: a producer beside %d connections that sent only a length: %v", authed, n+1, err)
+		}
 	}
 }

@@ -52,11 +52,12 @@ func (c *conn) produce(ctx context.Context, req *kmsg.ProduceRequest) kmsg.Respo
 		req.TransactionID = c.txnID(*req.TransactionID)
 	}
 	var parts []*part
+	leaders := c.p.cfg.Brokers.Lookup()
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			pt := &part{topic: t.Topic, partition: p.Partition, records: p.Records, pid: -1}
 			parts = append(parts, pt)
-			c.prepare(ctx, req, pt)
+			c.prepare(ctx, req, pt, leaders)
 		}
 	}
 	c.sendParts(ctx, req, parts)
@@ -71,12 +72,12 @@ func (c *conn) produce(ctx context.Context, req *kmsg.ProduceRequest) kmsg.Respo
 
 // prepare checks a partition's access and leader, then rewrites its
 // batches; a failure sets the partition's answer.
-func (c *conn) prepare(ctx context.Context, req *kmsg.ProduceRequest, pt *part) {
+func (c *conn) prepare(ctx context.Context, req *kmsg.ProduceRequest, pt *part, leaders *brokers.Lookup) {
 	if !c.mayUse(pt.topic) {
 		pt.code = kerr.TopicAuthorizationFailed.Code
 		return
 	}
-	id, err := c.p.cfg.Brokers.Leader(ctx, pt.topic, pt.partition)
+	id, err := leaders.Leader(ctx, pt.topic, pt.partition)
 	if err != nil {
 		pt.code, pt.msg = codeOf(err, kerr.NotLeaderForPartition), ""
 		return
@@ -257,7 +258,11 @@ func (c *conn) sendLeader(ctx context.Context, req *kmsg.ProduceRequest, id int3
 		for i := range t.Partitions {
 			rp := &t.Partitions[i]
 			for _, pt := range ps {
-				if pt.topic == t.Topic && pt.partition == rp.Partition {
+				// A broker that answers a partition twice is taken at
+				// its word that it wrote the batch if either answer says
+				// so: a blob is deleted only on a refusal never
+				// contradicted.
+				if pt.topic == t.Topic && pt.partition == rp.Partition && (pt.answer == nil || pt.code != 0) {
 					pt.answer, pt.code = rp, rp.ErrorCode
 				}
 			}

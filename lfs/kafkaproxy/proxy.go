@@ -233,6 +233,15 @@ func (p *Proxy) serveConn(nc net.Conn) {
 			return
 		}
 		body, held, ok := c.readBody(n)
+		if ok && len(body) >= 2 && !c.rawSASL() && int16(binary.BigEndian.Uint16(body)) != kmsg.Produce.Int16() {
+			// kmsg decodes an array of tiny elements into structs many
+			// times their size (a Metadata request naming millions of
+			// empty topics): the decoding takes room for that.
+			extra := min(n*(decodeFactor-1), int64(p.cfg.MaxRequest)*int64(p.cfg.MaxInFlight)-held)
+			if ok = c.acquire(extra, n); ok {
+				held += extra
+			}
+		}
 		if ok {
 			ok = c.serveOne(body)
 		}
@@ -249,26 +258,34 @@ func (p *Proxy) serveConn(nc net.Conn) {
 // Fetch of every partition of thousands of topics is well under it).
 const (
 	maxPreAuthRequest = 64 << 10
-	maxOtherRequest   = 8 << 20
-	readChunk         = 1 << 20
+	maxOtherRequest   = 1 << 20
+	// decodeFactor is the room a request other than Produce takes per
+	// byte while kmsg decodes it and s3seal answers it: measured at 190
+	// for a Metadata request of empty topic names; the lists s3seal
+	// answers are capped (maxListed) well below that.
+	decodeFactor = 64
+	// maxListed bounds the topics or partitions a request may name.
+	maxListed  = 10000
+	readChunk  = 1 << 20
+	firstChunk = 4 << 10
 )
 
 // readBody reads a request of n bytes, taking room in the budget for each
-// chunk before reading it: a client that announces a large request and
-// then sends slowly holds only what it sent, and at most until the
+// chunk only once its first byte has arrived, and a chunk at most as large
+// as what arrived before it (firstChunk at first): a client that
+// announces a large request and then sends slowly, or nothing, holds at
+// most twice what it sent plus firstChunk, and at most until the
 // request's deadline. held is the room taken, to release.
 func (c *conn) readBody(n int64) (body []byte, held int64, ok bool) {
 	// A request that started arriving must finish within the wait.
 	_ = c.nc.SetReadDeadline(time.Now().Add(c.p.cfg.Wait + 30*time.Second))
+	var first [1]byte
 	for int64(len(body)) < n {
-		chunk := min(n-int64(len(body)), readChunk)
-		ctx, cancel := context.WithTimeout(context.Background(), c.p.cfg.Wait)
-		err := c.p.budget.Acquire(ctx, chunk)
-		cancel()
-		if err != nil {
-			c.p.log.Warn("kafka listener: no room for a request within the wait; closing the connection",
-				"client", c.nc.RemoteAddr().String(), "size", n)
-			c.p.metrics.refused.WithLabelValues("busy").Inc()
+		if _, err := io.ReadFull(c.nc, first[:]); err != nil {
+			return nil, held, false
+		}
+		chunk := min(n-int64(len(body)), readChunk, max(firstChunk, int64(len(body))))
+		if !c.acquire(chunk, n) {
 			return nil, held, false
 		}
 		held += chunk
@@ -283,7 +300,8 @@ func (c *conn) readBody(n int64) (body []byte, held int64, ok bool) {
 			body = grown
 		}
 		m := len(body)
-		if _, err := io.ReadFull(c.nc, body[m:m+int(chunk)]); err != nil {
+		body = append(body, first[0])
+		if _, err := io.ReadFull(c.nc, body[m+1:m+int(chunk)]); err != nil {
 			return nil, held, false
 		}
 		body = body[:m+int(chunk)]
@@ -295,6 +313,23 @@ func (c *conn) readBody(n int64) (body []byte, held int64, ok bool) {
 		}
 	}
 	return body, held, true
+}
+
+// acquire takes room in the budget for a request of n bytes, waiting up to
+// the wait; false (logged) when none came.
+func (c *conn) acquire(room, n int64) bool {
+	if room <= 0 {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.p.cfg.Wait)
+	defer cancel()
+	if err := c.p.budget.Acquire(ctx, room); err != nil {
+		c.p.log.Warn("kafka listener: no room for a request within the wait; closing the connection",
+			"client", c.nc.RemoteAddr().String(), "size", n)
+		c.p.metrics.refused.WithLabelValues("busy").Inc()
+		return false
+	}
+	return true
 }
 
 // serveOne answers one request; false ends the connection.
@@ -352,6 +387,12 @@ const requestTimeout = 5 * time.Minute
 // answer (a failed authentication), or without one (a forward no broker
 // answered).
 func (c *conn) handle(req kmsg.Request) (kmsg.Response, bool) {
+	if n := listed(req); n > maxListed {
+		c.p.log.Warn("kafka listener: a request naming too many topics, partitions or groups; closing the connection",
+			"client", c.nc.RemoteAddr().String(), "api", kmsg.NameForKey(req.Key()), "named", n, "max", maxListed)
+		c.p.metrics.refused.WithLabelValues("too_large").Inc()
+		return nil, false
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
 	switch r := req.(type) {
@@ -456,4 +497,52 @@ func (c *conn) writeRaw(buf []byte) error {
 	_ = c.nc.SetWriteDeadline(time.Now().Add(c.p.cfg.Wait + 30*time.Second))
 	_, err := c.nc.Write(buf)
 	return err
+}
+
+// listed is the number of topics, partitions or groups a request names:
+// what s3seal holds, routes and answers one by one.
+func listed(req kmsg.Request) int {
+	n := 0
+	switch r := req.(type) {
+	case *kmsg.MetadataRequest:
+		n = len(r.Topics)
+	case *kmsg.ProduceRequest:
+		for _, t := range r.Topics {
+			n += 1 + len(t.Partitions)
+		}
+	case *kmsg.FetchRequest:
+		for _, t := range r.Topics {
+			n += 1 + len(t.Partitions)
+		}
+		n += len(r.ForgottenTopics)
+	case *kmsg.ListOffsetsRequest:
+		for _, t := range r.Topics {
+			n += 1 + len(t.Partitions)
+		}
+	case *kmsg.OffsetForLeaderEpochRequest:
+		for _, t := range r.Topics {
+			n += 1 + len(t.Partitions)
+		}
+	case *kmsg.OffsetCommitRequest:
+		for _, t := range r.Topics {
+			n += 1 + len(t.Partitions)
+		}
+	case *kmsg.TxnOffsetCommitRequest:
+		for _, t := range r.Topics {
+			n += 1 + len(t.Partitions)
+		}
+	case *kmsg.OffsetFetchRequest:
+		for _, t := range r.Topics {
+			n += 1 + len(t.Partitions)
+		}
+	case *kmsg.AddPartitionsToTxnRequest:
+		for _, t := range r.Topics {
+			n += 1 + len(t.Partitions)
+		}
+	case *kmsg.DescribeGroupsRequest:
+		n = len(r.Groups)
+	case *kmsg.FindCoordinatorRequest:
+		n = len(r.CoordinatorKeys)
+	}
+	return n
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/s3seal/s3seal/lfs"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -201,5 +202,38 @@ func TestAbortKeepsBlobsOfACommitSeenElsewhere(t *testing.T) {
 	}
 	if n := len(h.blobKeys()); n != 2 {
 		t.Fatalf("%d blobs, want the committed transaction's 2", n)
+	}
+}
+
+// A broker answering a partition twice, once OK, once refused, has its
+// OK believed: the blob a record may name stays.
+func TestProduceAnsweredTwiceKeepsBlob(t *testing.T) {
+	h := newHarness(t, 1, nil)
+	cl := h.client(kgo.DisableIdempotentWrite(), kgo.RecordRetries(0), kgo.DefaultProduceTopic("twice"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	h.kafka.ControlKey(kmsg.Produce.Int16(), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		req := kr.(*kmsg.ProduceRequest)
+		resp := req.ResponseKind().(*kmsg.ProduceResponse)
+		for _, rt := range req.Topics {
+			t := kmsg.NewProduceResponseTopic()
+			t.Topic = rt.Topic
+			for _, p := range rt.Partitions {
+				ok := kmsg.NewProduceResponseTopicPartition()
+				ok.Partition, ok.BaseOffset = p.Partition, 7
+				no := kmsg.NewProduceResponseTopicPartition()
+				no.Partition, no.ErrorCode = p.Partition, kerr.NotLeaderForPartition.Code
+				t.Partitions = append(t.Partitions, ok, no)
+			}
+			resp.Topics = append(resp.Topics, t)
+		}
+		return resp, nil, true
+	})
+	_ = cl.ProduceSync(ctx, &kgo.Record{Value: randBytes(5000, 9), Headers: []kgo.RecordHeader{{Key: "LFS_BLOB"}}})
+	if n := len(h.blobKeys()); n != 1 {
+		t.Fatalf("%d blobs after an answer saying OK: the blob was deleted", n)
 	}
 }

@@ -272,6 +272,7 @@ func keepTopics[T any](c *conn, ts []T, name func(T) string) []T {
 func (c *conn) byLeader(ctx context.Context, each func(yield func(topic string, partition int32))) (map[int32]map[string][]int32, map[string]map[int32]int16) {
 	out := map[int32]map[string][]int32{}
 	failed := map[string]map[int32]int16{}
+	leaders := c.p.cfg.Brokers.Lookup()
 	each(func(topic string, partition int32) {
 		code := int16(0)
 		var id int32
@@ -279,7 +280,7 @@ func (c *conn) byLeader(ctx context.Context, each func(yield func(topic string, 
 			code = kerr.TopicAuthorizationFailed.Code
 		} else {
 			var err error
-			if id, err = c.p.cfg.Brokers.Leader(ctx, topic, partition); err != nil {
+			if id, err = leaders.Leader(ctx, topic, partition); err != nil {
 				code = kerr.NotLeaderForPartition.Code
 				if ke, ok := err.(*kerr.Error); ok {
 					code = ke.Code

@@ -27,7 +27,7 @@ func (c *conn) txnID(id string) *string {
 	if c.principal == "" {
 		return &id
 	}
-	s := c.principal + "/" + id
+	s := idPrefix(c.principal) + id
 	return &s
 }
 
@@ -36,7 +36,7 @@ func (c *conn) groupID(id string) string {
 	if c.principal == "" {
 		return id
 	}
-	return c.principal + "/" + id
+	return idPrefix(c.principal) + id
 }
 
 // ownGroup returns the client's name of a group the brokers list, false
@@ -45,7 +45,20 @@ func (c *conn) ownGroup(id string) (string, bool) {
 	if c.principal == "" {
 		return id, true
 	}
-	return strings.CutPrefix(id, c.principal+"/")
+	return strings.CutPrefix(id, idPrefix(c.principal))
+}
+
+// prefixEscaper writes a principal without slashes, so that the first
+// slash of an id the brokers see ends the principal: access keys may
+// hold slashes, and "alice" naming "x/t" must not be "alice/x" naming
+// "t".
+var prefixEscaper = strings.NewReplacer("%", "%25", "/", "%2F")
+
+// idPrefix is what an authenticated principal's transactional and group
+// ids are prefixed with: the principal, its "%" and "/" escaped, and a
+// slash.
+func idPrefix(principal string) string {
+	return prefixEscaper.Replace(principal) + "/"
 }
 
 // initProducerID forwards a transactional InitProducerID. The coordinator
