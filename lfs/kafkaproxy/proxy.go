@@ -502,47 +502,38 @@ func (c *conn) writeRaw(buf []byte) error {
 // listed is the number of topics, partitions or groups a request names:
 // what s3seal holds, routes and answers one by one.
 func listed(req kmsg.Request) int {
-	n := 0
 	switch r := req.(type) {
 	case *kmsg.MetadataRequest:
-		n = len(r.Topics)
+		return len(r.Topics)
 	case *kmsg.ProduceRequest:
-		for _, t := range r.Topics {
-			n += 1 + len(t.Partitions)
-		}
+		return named(r.Topics, func(t kmsg.ProduceRequestTopic) int { return len(t.Partitions) })
 	case *kmsg.FetchRequest:
-		for _, t := range r.Topics {
-			n += 1 + len(t.Partitions)
-		}
-		n += len(r.ForgottenTopics)
+		return named(r.Topics, func(t kmsg.FetchRequestTopic) int { return len(t.Partitions) }) + len(r.ForgottenTopics)
 	case *kmsg.ListOffsetsRequest:
-		for _, t := range r.Topics {
-			n += 1 + len(t.Partitions)
-		}
+		return named(r.Topics, func(t kmsg.ListOffsetsRequestTopic) int { return len(t.Partitions) })
 	case *kmsg.OffsetForLeaderEpochRequest:
-		for _, t := range r.Topics {
-			n += 1 + len(t.Partitions)
-		}
+		return named(r.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) int { return len(t.Partitions) })
 	case *kmsg.OffsetCommitRequest:
-		for _, t := range r.Topics {
-			n += 1 + len(t.Partitions)
-		}
+		return named(r.Topics, func(t kmsg.OffsetCommitRequestTopic) int { return len(t.Partitions) })
 	case *kmsg.TxnOffsetCommitRequest:
-		for _, t := range r.Topics {
-			n += 1 + len(t.Partitions)
-		}
+		return named(r.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) int { return len(t.Partitions) })
 	case *kmsg.OffsetFetchRequest:
-		for _, t := range r.Topics {
-			n += 1 + len(t.Partitions)
-		}
+		return named(r.Topics, func(t kmsg.OffsetFetchRequestTopic) int { return len(t.Partitions) })
 	case *kmsg.AddPartitionsToTxnRequest:
-		for _, t := range r.Topics {
-			n += 1 + len(t.Partitions)
-		}
+		return named(r.Topics, func(t kmsg.AddPartitionsToTxnRequestTopic) int { return len(t.Partitions) })
 	case *kmsg.DescribeGroupsRequest:
-		n = len(r.Groups)
+		return len(r.Groups)
 	case *kmsg.FindCoordinatorRequest:
-		n = len(r.CoordinatorKeys)
+		return len(r.CoordinatorKeys)
+	}
+	return 0
+}
+
+// named counts topics and the partitions each names.
+func named[T any](topics []T, partitions func(T) int) int {
+	n := len(topics)
+	for _, t := range topics {
+		n += partitions(t)
 	}
 	return n
 }
