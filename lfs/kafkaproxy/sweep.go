@@ -249,8 +249,10 @@ func onePartition(fr *kmsg.FetchResponse, tp topicPartition) (*kmsg.FetchRespons
 
 // committedEnvelopes calls fn with each envelope in the committed records
 // of a read_committed fetch answer (the data batches of aborted
-// transactions skipped, as a consumer skips them) at or after offset from,
-// and returns the offset after the last batch read.
+// transactions skipped, as a consumer skips them) of the batches that end
+// at or after offset from, and returns the offset after the last of them.
+// A record is not judged by its own offset: one before from that names a
+// blob only keeps it, and offsets a broker got wrong hide no envelope.
 func committedEnvelopes(fp *kmsg.FetchResponseTopicPartition, from int64, max int, fn func(lfs.Envelope)) (int64, error) {
 	aborted := map[int64]bool{} // producer ids inside an aborted transaction
 	pending := fp.AbortedTransactions
@@ -272,15 +274,19 @@ func committedEnvelopes(fp *kmsg.FetchResponseTopicPartition, from int64, max in
 					j--
 				}
 			}
+			txn := b.Attributes&attrTxn != 0
+			if b.Attributes&attrControl != 0 && txn {
+				// The marker ends the transaction, even one before
+				// from: the producer's next one is not aborted.
+				delete(aborted, b.ProducerID)
+			}
 			if last < from {
 				continue
 			}
-			next = last + 1
-			txn := b.Attributes&attrTxn != 0
+			if last >= next {
+				next = last + 1
+			}
 			if b.Attributes&attrControl != 0 {
-				if txn {
-					delete(aborted, b.ProducerID) // the marker ends the transaction
-				}
 				continue
 			}
 			if txn && aborted[b.ProducerID] {
@@ -291,9 +297,6 @@ func committedEnvelopes(fp *kmsg.FetchResponseTopicPartition, from int64, max in
 				return 0, err
 			}
 			err = eachRecord(recs, b.NumRecords, batchLimits{decompressed: max, headers: maxHeaders}, func(r *kmsg.Record, _ []byte) error {
-				if b.FirstOffset+int64(r.OffsetDelta) < from {
-					return nil
-				}
 				var env lfs.Envelope
 				if bytes.HasPrefix(r.Value, []byte("{")) && bytes.Contains(r.Value, []byte(`"kfs_lfs"`)) &&
 					json.Unmarshal(r.Value, &env) == nil && env.Version == 1 && env.Key != "" {
