@@ -309,8 +309,30 @@ func rewriteRecords(records []byte, lim batchLimits, store func(b *batch, r *kms
 		if err != nil {
 			return nil, err
 		}
-		var recs []byte // the batch's new records, from its first marked one
+		// The whole batch is read before any of its values is stored: a
+		// batch refused for a record after a marked one stores nothing.
 		marked := false
+		err = eachRecord(raw, b.NumRecords, lim, func(r *kmsg.Record, _ []byte) error {
+			if hasHeader(r, lfs.BlobHeader) {
+				if b.Attributes&attrControl != 0 {
+					return refuse(kerr.InvalidRecord, "a control batch cannot carry an LFS blob")
+				}
+				marked = true
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !marked {
+			if changed {
+				out = append(out, b.raw...)
+			}
+			pos += len(b.raw)
+			continue
+		}
+		var recs []byte // the batch's new records, from its first marked one
+		marked = false
 		at := 0 // bytes of raw before the record at hand
 		err = eachRecord(raw, b.NumRecords, lim, func(r *kmsg.Record, enc []byte) error {
 			before := at
@@ -320,9 +342,6 @@ func rewriteRecords(records []byte, lim batchLimits, store func(b *batch, r *kms
 					recs = append(recs, enc...)
 				}
 				return nil
-			}
-			if b.Attributes&attrControl != 0 {
-				return refuse(kerr.InvalidRecord, "a control batch cannot carry an LFS blob")
 			}
 			v, err := store(b, r)
 			if err != nil {
@@ -345,13 +364,6 @@ func rewriteRecords(records []byte, lim batchLimits, store func(b *batch, r *kms
 		})
 		if err != nil {
 			return nil, err
-		}
-		if !marked {
-			if changed {
-				out = append(out, b.raw...)
-			}
-			pos += len(b.raw)
-			continue
 		}
 		nb, err := b.rebuild(recs)
 		if err != nil {

@@ -21,10 +21,11 @@ import (
 // keeps the partition's log end offset from before its record was sent
 // (lfs.BlobSlot.LogEnd); the record, if ever written, is at or after it.
 // So a blob older than the grace is an orphan when the partition, read
-// with read_committed from that offset to its last stable offset, has no
+// with read_committed from that offset to its high watermark, has no
 // envelope naming it. A blob whose offset is unknown, or below the
 // partition's log start (retention took the records), or whose partition
-// could not be read to its end, is kept.
+// could not be read to its end (an open transaction holding the last
+// stable offset below the high watermark, too), is kept.
 
 // DefaultSweepGrace is how old a blob must be before the sweep judges it:
 // past Kafka's largest transaction timeout (15 minutes) and a producer's
@@ -121,15 +122,16 @@ type topicPartition struct {
 	partition int32
 }
 
-// committedKeys reads tp with read_committed from offset from to its last
-// stable offset and returns the blob keys the envelopes there name, and
+// committedKeys reads tp with read_committed from offset from to its high
+// watermark (waiting briefly for the last stable offset to reach it) and
+// returns the blob keys the envelopes there name, and
 // the partition's log start offset (blobs whose offset lies below it may
 // have lost their record to retention).
 func (p *Proxy) committedKeys(ctx context.Context, tp topicPartition, from int64) (map[string]bool, int64, error) {
 	named := map[string]bool{}
 	bucket := p.cfg.Blobs.Bucket()
 	read, empty := 0, 0
-	start := int64(-1)
+	start, end := int64(-1), int64(0)
 	for {
 		req := kmsg.NewPtrFetchRequest()
 		req.SetVersion(p.fetchVersion(ctx))
@@ -146,17 +148,25 @@ func (p *Proxy) committedKeys(ctx context.Context, tp topicPartition, from int64
 			return nil, 0, err
 		}
 		if start < 0 {
-			start = fp.LogStartOffset
+			start, end = fp.LogStartOffset, fp.HighWatermark
 			if start > from {
 				from = start // an older offset's records are gone: only newer ones are read
 			}
 		}
-		if from >= fp.LastStableOffset {
+		// The read ends at the high watermark of the first answer, not
+		// at the last stable offset: a transaction still open holds the
+		// last stable offset below records committed after it began, and
+		// those may name the blobs.
+		if from >= end {
 			return named, start, nil
 		}
 		if len(fp.RecordBatches) == 0 {
 			if empty++; empty > 3 {
-				return nil, 0, fmt.Errorf("no records at offset %d below the last stable offset %d", from, fp.LastStableOffset)
+				return nil, 0, fmt.Errorf("no records at offset %d below the high watermark %d (last stable offset %d)",
+					from, end, fp.LastStableOffset)
+			}
+			if !sleepCtx(ctx, time.Duration(empty)*50*time.Millisecond) {
+				return nil, 0, ctx.Err()
 			}
 			continue
 		}
@@ -239,8 +249,10 @@ func onePartition(fr *kmsg.FetchResponse, tp topicPartition) (*kmsg.FetchRespons
 
 // committedEnvelopes calls fn with each envelope in the committed records
 // of a read_committed fetch answer (the data batches of aborted
-// transactions skipped, as a consumer skips them) at or after offset from,
-// and returns the offset after the last batch read.
+// transactions skipped, as a consumer skips them) of the batches that end
+// at or after offset from, and returns the offset after the last of them.
+// A record is not judged by its own offset: one before from that names a
+// blob only keeps it, and offsets a broker got wrong hide no envelope.
 func committedEnvelopes(fp *kmsg.FetchResponseTopicPartition, from int64, max int, fn func(lfs.Envelope)) (int64, error) {
 	aborted := map[int64]bool{} // producer ids inside an aborted transaction
 	pending := fp.AbortedTransactions
@@ -262,15 +274,19 @@ func committedEnvelopes(fp *kmsg.FetchResponseTopicPartition, from int64, max in
 					j--
 				}
 			}
+			txn := b.Attributes&attrTxn != 0
+			if b.Attributes&attrControl != 0 && txn {
+				// The marker ends the transaction, even one before
+				// from: the producer's next one is not aborted.
+				delete(aborted, b.ProducerID)
+			}
 			if last < from {
 				continue
 			}
-			next = last + 1
-			txn := b.Attributes&attrTxn != 0
+			if last >= next {
+				next = last + 1
+			}
 			if b.Attributes&attrControl != 0 {
-				if txn {
-					delete(aborted, b.ProducerID) // the marker ends the transaction
-				}
 				continue
 			}
 			if txn && aborted[b.ProducerID] {
@@ -281,9 +297,6 @@ func committedEnvelopes(fp *kmsg.FetchResponseTopicPartition, from int64, max in
 				return 0, err
 			}
 			err = eachRecord(recs, b.NumRecords, batchLimits{decompressed: max, headers: maxHeaders}, func(r *kmsg.Record, _ []byte) error {
-				if b.FirstOffset+int64(r.OffsetDelta) < from {
-					return nil
-				}
 				var env lfs.Envelope
 				if bytes.HasPrefix(r.Value, []byte("{")) && bytes.Contains(r.Value, []byte(`"kfs_lfs"`)) &&
 					json.Unmarshal(r.Value, &env) == nil && env.Version == 1 && env.Key != "" {

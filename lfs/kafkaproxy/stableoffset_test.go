@@ -1,0 +1,94 @@
+package kafkaproxy
+
+import (
+	"context"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/s3seal/s3seal/lfs"
+)
+
+// Another producer's transaction, open on the same partitions, holds the
+// last stable offset below a transaction that committed through another
+// replica. Committed records past the last stable offset are not yet
+// readable with read_committed, but they are committed: aborting the same
+// producer's next transaction through this replica must keep the blobs
+// they name.
+func TestAbortKeepsBlobsOfACommitPastTheStableOffset(t *testing.T) {
+	h := newHarness(t, 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const topic = "stable"
+	cl := h.client(kgo.TransactionalID("stable-a"), kgo.DefaultProduceTopic(topic))
+	// Create the topic, then open another producer's transaction on each
+	// of its partitions, straight on the cluster.
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	other := h.direct(kgo.TransactionalID("stable-other"), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := other.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for p := int32(0); p < 3; p++ {
+		if err := other.ProduceSync(ctx, &kgo.Record{Partition: p, Value: []byte("open")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(first int, commit bool) {
+		t.Helper()
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := first; i < first+2; i++ {
+			if err := cl.ProduceSync(ctx, lfsRecord(topic, i)).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h.proxy.txns.mu.Lock()
+		saved := map[txnKey]map[string]lfs.KafkaBlob{}
+		for k, m := range h.proxy.txns.open {
+			saved[k] = maps.Clone(m)
+		}
+		h.proxy.txns.mu.Unlock()
+		if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			// The commit went through another replica: this one's
+			// book still holds its blobs.
+			h.proxy.txns.mu.Lock()
+			h.proxy.txns.open = saved
+			h.proxy.txns.mu.Unlock()
+		}
+	}
+	run(0, true)
+	run(10, false)
+	if err := other.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	recs := h.consume(topic, 3, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	named := 0
+	for _, r := range recs {
+		if string(r.Value) == "warm" {
+			continue
+		}
+		named++
+		env := h.envelope(r)
+		if _, err := h.store().Head(ctx, testBucket, env.Key); err != nil {
+			t.Fatalf("the blob %s of a committed record was deleted: %v", env.Key, err)
+		}
+	}
+	if named != 2 {
+		t.Fatalf("%d committed records with blobs, want 2", named)
+	}
+}
