@@ -163,33 +163,39 @@ func (c *conn) storeBlob(ctx context.Context, req *kmsg.ProduceRequest, pt *part
 // request before any blob is stored (-1 when it does not answer: the sweep
 // then keeps the blob).
 func (c *conn) logEnd(ctx context.Context, pt *part) int64 {
-	if pt.logEnd != nil {
-		return *pt.logEnd
+	if pt.logEnd == nil {
+		v := c.p.listOffset(ctx, pt.topic, pt.partition, pt.leader, -1)
+		pt.logEnd = &v
 	}
-	v := int64(-1)
-	pt.logEnd = &v
+	return *pt.logEnd
+}
+
+// listOffset asks broker leader for an offset of topic/partition:
+// timestamp -1 its log end, -2 its log start. -1 when it does not answer.
+func (p *Proxy) listOffset(ctx context.Context, topic string, partition, leader int32, timestamp int64) int64 {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.SetVersion(1)
-	if bv, err := c.p.cfg.Brokers.Versions(ctx); err == nil {
+	if bv, err := p.cfg.Brokers.Versions(ctx); err == nil {
 		if r, ok := bv[kmsg.ListOffsets.Int16()]; ok {
 			req.SetVersion(max(1, min(r[1], 7)))
 		}
 	}
 	req.ReplicaID = -1
 	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = pt.topic
+	rt.Topic = topic
 	rp := kmsg.NewListOffsetsRequestTopicPartition()
-	rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = pt.partition, -1, -1
+	rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = partition, timestamp, -1
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	kr, err := c.p.cfg.Brokers.Send(ctx, pt.leader, req)
+	kr, err := p.cfg.Brokers.Send(ctx, leader, req)
 	if err != nil {
-		return v
+		return -1
 	}
+	v := int64(-1)
 	for _, t := range kr.(*kmsg.ListOffsetsResponse).Topics {
-		for _, p := range t.Partitions {
-			if t.Topic == pt.topic && p.Partition == pt.partition && p.ErrorCode == 0 && p.Offset >= 0 {
-				v = p.Offset
+		for _, rp := range t.Partitions {
+			if t.Topic == topic && rp.Partition == partition && rp.ErrorCode == 0 && rp.Offset >= 0 {
+				v = rp.Offset
 			}
 		}
 	}

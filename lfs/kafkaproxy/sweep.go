@@ -144,6 +144,19 @@ func (p *Proxy) committedKeys(ctx context.Context, tp topicPartition, from int64
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
 		fp, err := p.fetchOne(ctx, tp, req)
+		if errors.Is(err, kerr.OffsetOutOfRange) && start < 0 {
+			// Retention took the records at from: read from the log
+			// start instead (blobs below it are kept, as their records
+			// are gone).
+			leader, lerr := p.cfg.Brokers.Leader(ctx, tp.topic, tp.partition)
+			if lerr != nil {
+				return nil, 0, lerr
+			}
+			if ls := p.listOffset(ctx, tp.topic, tp.partition, leader, -2); ls > from {
+				from = ls
+				continue
+			}
+		}
 		if err != nil {
 			return nil, 0, err
 		}

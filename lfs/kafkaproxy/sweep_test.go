@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/s3seal/s3seal/lfs"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // lfsRecord is a record marked LFS_BLOB.
@@ -79,5 +82,53 @@ func TestSweepDeletesBlobsOfAbortedTransactions(t *testing.T) {
 	// A second sweep finds nothing more.
 	if res, err := h.proxy.Sweep(ctx, -time.Minute); err != nil || res.Deleted != 0 {
 		t.Fatalf("second sweep: %+v %v", res, err)
+	}
+}
+
+// Retention took a partition's first records: the sweep reads from the log
+// start instead, keeps the blobs whose records may be gone, and still
+// deletes an orphan stored after the log start.
+func TestSweepReadsFromTheLogStartAfterRetention(t *testing.T) {
+	h := newHarness(t, 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl := h.client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DefaultProduceTopic("retained"))
+	for i := range 3 {
+		r := lfsRecord("retained", i)
+		r.Partition = 0
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := kmsg.NewPtrDeleteRecordsRequest()
+	rt := kmsg.NewDeleteRecordsRequestTopic()
+	rt.Topic = "retained"
+	rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+	rp.Partition, rp.Offset = 0, 2
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	kr, err := h.direct().Request(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := kr.(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("delete records: %v", kerr.ErrorForCode(code))
+	}
+	orphan, err := h.blobs.StoreRecordBlob(ctx, lfs.BlobSlot{Topic: "retained", Partition: 0, ProducerID: -1, LogEnd: 3},
+		randBytes(3000, 77), []lfs.RecordHeader{{Key: "LFS_BLOB"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.proxy.Sweep(ctx, -time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Deleted != 1 || res.Checked != 4 {
+		t.Fatalf("sweep %+v, want the orphan alone deleted of 4", res)
+	}
+	for _, k := range h.blobKeys() {
+		if k == orphan.Key {
+			t.Fatal("the orphan stored after the log start was kept")
+		}
 	}
 }
