@@ -164,35 +164,8 @@ func TestAbortKeepsBlobsOfACommitSeenElsewhere(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cl := h.client(kgo.TransactionalID("elsewhere"), kgo.DefaultProduceTopic("elsewhere"))
-	run := func(first int, commit bool) {
-		t.Helper()
-		if err := cl.BeginTransaction(); err != nil {
-			t.Fatal(err)
-		}
-		for i := first; i < first+2; i++ {
-			if err := cl.ProduceSync(ctx, lfsRecord("elsewhere", i)).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		// The book as it was before EndTxn: a commit that goes through
-		// another replica leaves it so.
-		h.proxy.txns.mu.Lock()
-		saved := map[txnKey]map[string]lfs.KafkaBlob{}
-		for k, m := range h.proxy.txns.open {
-			saved[k] = maps.Clone(m)
-		}
-		h.proxy.txns.mu.Unlock()
-		if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
-			t.Fatal(err)
-		}
-		if commit {
-			h.proxy.txns.mu.Lock()
-			h.proxy.txns.open = saved
-			h.proxy.txns.mu.Unlock()
-		}
-	}
-	run(0, true)
-	run(10, false)
+	transactElsewhere(t, h, cl, "elsewhere", 0, true)
+	transactElsewhere(t, h, cl, "elsewhere", 10, false)
 	recs := h.consume("elsewhere", 2, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	for _, r := range recs {
 		env := h.envelope(r)
@@ -235,5 +208,36 @@ func TestProduceAnsweredTwiceKeepsBlob(t *testing.T) {
 	_ = cl.ProduceSync(ctx, &kgo.Record{Value: randBytes(5000, 9), Headers: []kgo.RecordHeader{{Key: "LFS_BLOB"}}})
 	if n := len(h.blobKeys()); n != 1 {
 		t.Fatalf("%d blobs after an answer saying OK: the blob was deleted", n)
+	}
+}
+
+// transactElsewhere runs one transaction of two records marked LFS_BLOB
+// (keys first and first+1) to topic; a commit is made to look as if it
+// went through another replica: this one's book keeps its blobs.
+func transactElsewhere(t *testing.T, h *harness, cl *kgo.Client, topic string, first int, commit bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for i := first; i < first+2; i++ {
+		if err := cl.ProduceSync(ctx, lfsRecord(topic, i)).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.proxy.txns.mu.Lock()
+	saved := map[txnKey]map[string]lfs.KafkaBlob{}
+	for k, m := range h.proxy.txns.open {
+		saved[k] = maps.Clone(m)
+	}
+	h.proxy.txns.mu.Unlock()
+	if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+		t.Fatal(err)
+	}
+	if commit {
+		h.proxy.txns.mu.Lock()
+		h.proxy.txns.open = saved
+		h.proxy.txns.mu.Unlock()
 	}
 }

@@ -2,13 +2,10 @@ package kafkaproxy
 
 import (
 	"context"
-	"maps"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/s3seal/s3seal/lfs"
 )
 
 // Another producer's transaction, open on the same partitions, holds the
@@ -44,35 +41,8 @@ func TestAbortKeepsBlobsOfACommitPastTheStableOffset(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run := func(first int, commit bool) {
-		t.Helper()
-		if err := cl.BeginTransaction(); err != nil {
-			t.Fatal(err)
-		}
-		for i := first; i < first+2; i++ {
-			if err := cl.ProduceSync(ctx, lfsRecord(topic, i)).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		h.proxy.txns.mu.Lock()
-		saved := map[txnKey]map[string]lfs.KafkaBlob{}
-		for k, m := range h.proxy.txns.open {
-			saved[k] = maps.Clone(m)
-		}
-		h.proxy.txns.mu.Unlock()
-		if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
-			t.Fatal(err)
-		}
-		if commit {
-			// The commit went through another replica: this one's
-			// book still holds its blobs.
-			h.proxy.txns.mu.Lock()
-			h.proxy.txns.open = saved
-			h.proxy.txns.mu.Unlock()
-		}
-	}
-	run(0, true)
-	run(10, false)
+	transactElsewhere(t, h, cl, topic, 0, true)
+	transactElsewhere(t, h, cl, topic, 10, false)
 	if err := other.EndTransaction(ctx, kgo.TryAbort); err != nil {
 		t.Fatal(err)
 	}
