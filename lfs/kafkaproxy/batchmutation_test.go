@@ -132,7 +132,11 @@ func TestMalformedBatchesRefusedBeforeStoring(t *testing.T) {
 			t.Fatalf("%s: panic %v", what, o.panic)
 		case o.took > 2*time.Second:
 			t.Fatalf("%s: took %v", what, o.took)
-		case o.alloc > 16<<20:
+		case o.alloc > 40<<20:
+			// lz4 frames name blocks of up to 4 MiB, whose buffers the
+			// decoder takes whatever the data; the race detector's
+			// sync.Pool drops some of them, so a few are allocated
+			// again. Past that, allocation would follow the data.
 			t.Fatalf("%s: allocated %d bytes for a bound of %d", what, o.alloc, lim.decompressed)
 		case o.err != nil && o.stored > 0:
 			t.Fatalf("%s: refused (%v) after storing %d values", what, o.err, o.stored)
