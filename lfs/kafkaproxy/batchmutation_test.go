@@ -218,7 +218,14 @@ func TestConcatenatedCompressionBombsBounded(t *testing.T) {
 		if err == nil || out != nil {
 			t.Errorf("%s: %d bytes, %v: not refused", f.name, len(out), err)
 		}
-		if a := after.TotalAlloc - before.TotalAlloc; a > 16*bound {
+		limit := uint64(16 * bound)
+		if f.name == "lz4" {
+			// Each lz4 frame takes block buffers (up to 4 MiB) from the
+			// decoder's pool, which the race detector empties at random:
+			// allocated again, and freed, frame after frame.
+			limit = 40 << 20
+		}
+		if a := after.TotalAlloc - before.TotalAlloc; a > limit {
 			t.Errorf("%s: %d bytes allocated refusing %d bytes of input under a bound of %d", f.name, a, len(src), bound)
 		}
 	}
