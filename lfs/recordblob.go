@@ -94,8 +94,11 @@ const recordKeyPurpose = "lfs kafka record object key"
 // overwrite the first blob. Others get a fresh random key, as
 // /lfs/produce's.
 func (h *Handler) blobKey(slot BlobSlot, sha []byte, contentType string) string {
+	name := func(id string) string {
+		return fmt.Sprintf("%s/%s/lfs/kafka/%d/obj-%s", h.cfg.Namespace, slot.Topic, slot.Partition, id)
+	}
 	if slot.ProducerID < 0 {
-		return fmt.Sprintf("%s/%s/lfs/kafka/%d/obj-%s", h.cfg.Namespace, slot.Topic, slot.Partition, newUUID())
+		return name(newUUID())
 	}
 	keyID, _ := h.cfg.Keyring.DerivationKey()
 	k, _ := h.cfg.Keyring.DeriveKey(keyID, recordKeyPurpose)
@@ -112,7 +115,7 @@ func (h *Handler) blobKey(slot BlobSlot, sha []byte, contentType string) string 
 	binary.BigEndian.PutUint32(b[22:], uint32(slot.Sequence))
 	m.Write(b[8:])
 	m.Write(sha)
-	return fmt.Sprintf("%s/%s/lfs/kafka/%d/obj-%s", h.cfg.Namespace, slot.Topic, slot.Partition, hex.EncodeToString(m.Sum(nil)[:16]))
+	return name(hex.EncodeToString(m.Sum(nil)[:16]))
 }
 
 // logEndMeta is the user metadata holding a record blob's BlobSlot.LogEnd.
@@ -277,14 +280,9 @@ func (h *Handler) recordEnvelope(s *sums, key, contentType string, orig map[stri
 
 // DeleteBlob deletes a record blob no envelope will point at (its produce
 // was refused, its transaction aborted). A delete that fails leaves an
-// orphan, counted and logged.
+// orphan, counted and logged, as /lfs/produce's discard does.
 func (h *Handler) DeleteBlob(ctx context.Context, key, why string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if err := h.cfg.Store.Delete(ctx, h.cfg.Bucket, key); err != nil && sealstoreCode(err) != "NoSuchKey" {
-		h.metrics.storageErrors.Inc()
-		h.orphan(&request{id: "kafka"}, key, why+"; deleting the blob failed", err)
-	}
+	h.discard(ctx, &request{id: "kafka"}, key, why)
 }
 
 // Orphan counts and logs a record blob left without a known envelope
