@@ -190,11 +190,9 @@ func (c *conn) describeGroups(ctx context.Context, req *kmsg.DescribeGroupsReque
 	return resp
 }
 
+// leaderMovedCode reports an answer after which s3seal asks for the
+// partition's leader again: the broker does not lead it (any more), or
+// does not know it yet.
 func leaderMovedCode(code int16) bool {
-	switch code {
-	case kerr.NotLeaderForPartition.Code, kerr.LeaderNotAvailable.Code, kerr.FencedLeaderEpoch.Code,
-		kerr.UnknownLeaderEpoch.Code, kerr.UnknownTopicOrPartition.Code:
-		return true
-	}
-	return false
+	return brokers.LeaderMoved(code) || code == kerr.UnknownTopicOrPartition.Code
 }
