@@ -156,16 +156,7 @@ func coordinatorUnavailable(req kmsg.Request) kmsg.Response {
 	case *kmsg.ListGroupsResponse:
 		r.ErrorCode = code
 	case *kmsg.AddPartitionsToTxnResponse:
-		for _, t := range req.(*kmsg.AddPartitionsToTxnRequest).Topics {
-			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p, code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			r.Topics = append(r.Topics, rt)
-		}
+		r.Topics = addPartitionsAnswer(req.(*kmsg.AddPartitionsToTxnRequest), func(string) int16 { return code })
 	case *kmsg.TxnOffsetCommitResponse:
 		for _, t := range req.(*kmsg.TxnOffsetCommitRequest).Topics {
 			rt := kmsg.NewTxnOffsetCommitResponseTopic()

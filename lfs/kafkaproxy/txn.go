@@ -140,24 +140,33 @@ func (c *conn) addPartitionsToTxn(ctx context.Context, r *kmsg.AddPartitionsToTx
 	}
 	if denied {
 		resp := r.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
-		for _, t := range r.Topics {
-			code := kerr.OperationNotAttempted.Code
-			if !c.mayUse(t.Topic) {
-				code = kerr.TopicAuthorizationFailed.Code
+		resp.Topics = addPartitionsAnswer(r, func(topic string) int16 {
+			if !c.mayUse(topic) {
+				return kerr.TopicAuthorizationFailed.Code
 			}
-			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p, code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
+			return kerr.OperationNotAttempted.Code
+		})
 		return resp
 	}
 	r.TransactionalID = *c.txnID(r.TransactionalID)
 	return c.toCoordinator(ctx, coordTxn, r.TransactionalID, r)
+}
+
+// addPartitionsAnswer answers each partition r names with the code of
+// its topic.
+func addPartitionsAnswer(r *kmsg.AddPartitionsToTxnRequest, code func(topic string) int16) []kmsg.AddPartitionsToTxnResponseTopic {
+	var out []kmsg.AddPartitionsToTxnResponseTopic
+	for _, t := range r.Topics {
+		rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p, code(t.Topic)
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		out = append(out, rt)
+	}
+	return out
 }
 
 // endTxn forwards EndTxn; a committed transaction's blobs are its records'
