@@ -35,7 +35,8 @@ const (
 // as what arrived before it (firstChunk at first): a client that
 // announces a large request and then sends slowly, or nothing, holds at
 // most twice what it sent plus firstChunk, and at most until the
-// request's deadline. held is the room taken, to release.
+// request's deadline. A request other than Produce then takes room for
+// its decoding. held is the room taken, to release.
 func (c *conn) readBody(n int64) (body []byte, held int64, ok bool) {
 	// A request that started arriving must finish within the wait.
 	_ = c.nc.SetReadDeadline(time.Now().Add(c.p.cfg.Wait + 30*time.Second))
@@ -65,14 +66,29 @@ func (c *conn) readBody(n int64) (body []byte, held int64, ok bool) {
 			return nil, held, false
 		}
 		body = body[:m+int(chunk)]
-		if m == 0 && len(body) >= 2 && int16(binary.BigEndian.Uint16(body)) != kmsg.Produce.Int16() && n > maxOtherRequest {
+		if m == 0 && !isProduce(body) && n > maxOtherRequest {
 			c.p.log.Warn("kafka listener: a request other than Produce past its bound; closing the connection",
 				"client", c.nc.RemoteAddr().String(), "size", n, "max", maxOtherRequest)
 			c.p.metrics.refused.WithLabelValues("too_large").Inc()
 			return nil, held, false
 		}
 	}
+	if !c.rawSASL() && !isProduce(body) {
+		// kmsg decodes an array of tiny elements into structs many
+		// times their size (a Metadata request naming millions of empty
+		// topics): the decoding and the answer take room for that.
+		extra := min(n*(decodeFactor-1), int64(c.p.cfg.MaxRequest)*int64(c.p.cfg.MaxInFlight)-held)
+		if !c.acquire(extra, n) {
+			return nil, held, false
+		}
+		held += extra
+	}
 	return body, held, true
+}
+
+// isProduce reports whether a request's first bytes name a Produce.
+func isProduce(body []byte) bool {
+	return len(body) >= 2 && int16(binary.BigEndian.Uint16(body)) == kmsg.Produce.Int16()
 }
 
 // acquire takes room in the budget for a request of n bytes, waiting up to

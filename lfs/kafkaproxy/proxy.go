@@ -233,15 +233,6 @@ func (p *Proxy) serveConn(nc net.Conn) {
 			return
 		}
 		body, held, ok := c.readBody(n)
-		if ok && len(body) >= 2 && !c.rawSASL() && int16(binary.BigEndian.Uint16(body)) != kmsg.Produce.Int16() {
-			// kmsg decodes an array of tiny elements into structs many
-			// times their size (a Metadata request naming millions of
-			// empty topics): the decoding takes room for that.
-			extra := min(n*(decodeFactor-1), int64(p.cfg.MaxRequest)*int64(p.cfg.MaxInFlight)-held)
-			if ok = c.acquire(extra, n); ok {
-				held += extra
-			}
-		}
 		if ok {
 			ok = c.serveOne(body)
 		}
