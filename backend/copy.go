@@ -32,9 +32,13 @@ type CopyInput struct {
 	// SrcVersionID, when set, copies that version of the source.
 	SrcVersionID string
 	// Lock is the copy's retention (LockMode, RetainUntil) and legal hold,
-	// which a store never copies from the source. Its other fields are not
-	// used: the store copies the source's tags.
+	// which a store never copies from the source, and its canned ACL and
+	// grants. Its Tagging is used with ReplaceTags only: otherwise the
+	// store copies the source's tags.
 	Lock Protection
+	// ReplaceTags gives the copy Lock.Tagging ("": none) in place of the
+	// source's tags (x-amz-tagging-directive REPLACE).
+	ReplaceTags bool
 }
 
 // CopyOutput is what the backend answered to a copy.
@@ -63,6 +67,10 @@ func (c *S3) CopyObject(ctx context.Context, in CopyInput) (CopyOutput, error) {
 	setClassAndRedirect(in.Headers, &input.StorageClass, &input.WebsiteRedirectLocation)
 	setSSE(in.Headers, &input.ServerSideEncryption, &input.SSEKMSKeyId, &input.SSEKMSEncryptionContext, &input.BucketKeyEnabled)
 	protectCopy(input, in.Lock)
+	if in.ReplaceTags {
+		input.TaggingDirective = types.TaggingDirectiveReplace
+		input.Tagging = optString(in.Lock.Tagging)
+	}
 	if in.SrcIfMatch != "" {
 		input.CopySourceIfMatch = aws.String(`"` + unquote(in.SrcIfMatch) + `"`)
 	}

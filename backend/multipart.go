@@ -61,8 +61,10 @@ type UploadPartCopyInput struct {
 	SrcBucket, SrcKey     string
 	// SrcIfMatch, when set, makes the copy conditional on the source's
 	// backend ETag (quotes optional): PreconditionFailed when it differs.
-	SrcIfMatch  string
-	First, Last int64 // byte range of the source, inclusive
+	SrcIfMatch string
+	// SrcVersionID, when set, copies from that version of the source.
+	SrcVersionID string
+	First, Last  int64 // byte range of the source, inclusive
 }
 
 // CompletedPart names one part of a completion.

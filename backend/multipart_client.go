@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -224,7 +223,7 @@ func (c *S3) UploadPartCopy(ctx context.Context, in UploadPartCopyInput) (string
 		Key:             &in.Key,
 		UploadId:        &in.UploadID,
 		PartNumber:      aws.Int32(in.PartNumber),
-		CopySource:      aws.String(url.PathEscape(in.SrcBucket) + "/" + escapeKey(in.SrcKey)),
+		CopySource:      aws.String(copySource(CopyInput{SrcBucket: in.SrcBucket, SrcKey: in.SrcKey, SrcVersionID: in.SrcVersionID})),
 		CopySourceRange: aws.String(fmt.Sprintf("bytes=%d-%d", in.First, in.Last)),
 	}
 	if in.SrcIfMatch != "" {

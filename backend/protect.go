@@ -105,9 +105,10 @@ func (p Protection) sdkACL() (types.ObjectCannedACL, *string, *string, *string, 
 		optString(p.Grants["write-acp"]), optString(p.Grants["full-control"])
 }
 
-// protectCopy sets p's retention and legal hold on a copy.
+// protectCopy sets p's retention, legal hold, ACL and grants on a copy.
 func protectCopy(in *s3.CopyObjectInput, p Protection) {
 	in.ObjectLockMode, in.ObjectLockRetainUntilDate, in.ObjectLockLegalHoldStatus = p.sdkLock()
+	in.ACL, in.GrantRead, in.GrantReadACP, in.GrantWriteACP, in.GrantFullControl = p.sdkACL()
 }
 
 // lockOf is the lock a GET or HEAD answer reports.

@@ -163,6 +163,10 @@ type Envelope struct {
 	// [SealObjectMeta]); "" when there is none, which [OpenObjectMeta]
 	// refuses. Format 1 has none.
 	SealedMeta string
+	// Origin is, in format 2, the value of [MetaOrigin] (see
+	// [SealOrigin]) of a single-stream object whose bytes are a copy of
+	// another object's stream; "" for an object sealed under its own key.
+	Origin string
 	// SealedKey is, for a master key held outside s3seal (KeyID is an
 	// external id), the intermediate key as the key service sealed it;
 	// the DEK is wrapped under that key. KMSContext and BucketKey are

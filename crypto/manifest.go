@@ -10,6 +10,10 @@ import (
 
 const (
 	manifestLabel = "s3seal v1 manifest\x00"
+	// manifestV2Label starts the encoding of a manifest in which a part
+	// may be a copy of another object's stream (its Origin); the AAD keeps
+	// manifestLabel.
+	manifestV2Label = "s3seal v2 manifest\x00"
 	partLabel     = "s3seal v1 part\x00"
 
 	// MaxParts is S3's bound on the parts of one upload, and the highest
@@ -25,6 +29,20 @@ type ManifestPart struct {
 	PlainSize int64
 	PlainMD5  [16]byte
 	Checksums map[string]string // the part's checksums, as for a Binding
+	// Origin, when set, says the part's bytes are a copy of another
+	// object's stream, opened with the Origin's key as its stream; Stream
+	// then still names the part's record (its number and stream id).
+	Origin *Origin
+}
+
+// Key returns the data key and stream that open the part's bytes: the
+// object's own (dk) or its Origin's.
+func (p ManifestPart) Key(dk *DataKey) (*DataKey, Stream, error) {
+	if p.Origin == nil {
+		return dk, p.Stream, nil
+	}
+	ok, err := p.Origin.DataKey()
+	return ok, p.Origin.Stream, err
 }
 
 // Manifest describes a completed multipart object: its parts in ascending
@@ -96,6 +114,11 @@ func (m Manifest) check() error {
 		if err := checkChecksums(p.Checksums); err != nil {
 			return err
 		}
+		if p.Origin != nil {
+			if err := p.Origin.check(); err != nil {
+				return err
+			}
+		}
 	}
 	return checkChecksums(m.Checksums)
 }
@@ -110,15 +133,32 @@ func SealManifest(dk *DataKey, m Manifest) ([]byte, error) {
 	return dk.sealBlob(encodeManifest(m), dk.blobAAD(manifestLabel, nil))
 }
 
-// encodeManifest is the manifest encoding of a checked m.
+// encodeManifest is the manifest encoding of a checked m: version 1 when
+// no part has an origin (what every s3seal reads), else version 2, whose
+// parts each end in u8(0), or u8(1) and the origin's encoding.
 func encodeManifest(m Manifest) []byte {
-	b := binary.BigEndian.AppendUint32([]byte(manifestLabel), uint32(len(m.Parts)))
+	v2 := false
+	for _, p := range m.Parts {
+		v2 = v2 || p.Origin != nil
+	}
+	label := manifestLabel
+	if v2 {
+		label = manifestV2Label
+	}
+	b := binary.BigEndian.AppendUint32([]byte(label), uint32(len(m.Parts)))
 	for _, p := range m.Parts {
 		b = binary.BigEndian.AppendUint32(b, p.Stream.Part)
 		b = append(b, p.Stream.ID[:]...)
 		b = binary.BigEndian.AppendUint64(b, uint64(p.PlainSize))
 		b = append(b, p.PlainMD5[:]...)
 		b = appendChecksumBlock(b, p.Checksums)
+		switch {
+		case !v2:
+		case p.Origin == nil:
+			b = append(b, 0)
+		default:
+			b = appendOrigin(append(b, 1), *p.Origin)
+		}
 	}
 	return appendChecksumBlock(b, m.Checksums)
 }
@@ -140,7 +180,11 @@ func decodeManifest(b []byte) (Manifest, error) {
 	var err error
 	bad := newErr(ErrCorrupt, "malformed manifest")
 	rest, ok := cutPrefix(b, manifestLabel)
-	if !ok || len(rest) < 4 {
+	v2 := false
+	if !ok {
+		rest, v2 = cutPrefix(b, manifestV2Label)
+	}
+	if (!ok && !v2) || len(rest) < 4 {
 		return Manifest{}, bad
 	}
 	n := binary.BigEndian.Uint32(rest)
@@ -162,6 +206,20 @@ func decodeManifest(b []byte) (Manifest, error) {
 		if p.Checksums, rest, err = parseChecksumBlock(rest[fixed:]); err != nil {
 			return Manifest{}, err
 		}
+		if !v2 {
+			continue
+		}
+		if len(rest) < 1 || rest[0] > 1 {
+			return Manifest{}, bad
+		}
+		borrowed := rest[0] == 1
+		if rest = rest[1:]; borrowed {
+			var o Origin
+			if o, rest, err = parseOrigin(rest); err != nil {
+				return Manifest{}, err
+			}
+			p.Origin = &o
+		}
 	}
 	if m.Checksums, rest, err = parseChecksumBlock(rest); err != nil {
 		return Manifest{}, err
@@ -182,6 +240,9 @@ type PartRecord struct {
 	PlainMD5    [16]byte
 	BackendETag string // 1 to MaxETagLen printable ASCII bytes
 	Checksums   map[string]string
+	// Origin, when set, says the part is a copy the store made of another
+	// object's stream (UploadPartCopy of a whole stream).
+	Origin *Origin
 }
 
 // SealPartRecord seals r with dk: nonce || AES-256-GCM(DEK, record
@@ -194,6 +255,11 @@ func SealPartRecord(dk *DataKey, r PartRecord) ([]byte, error) {
 	if err := checkChecksums(r.Checksums); err != nil {
 		return nil, err
 	}
+	if r.Origin != nil {
+		if err := r.Origin.check(); err != nil {
+			return nil, err
+		}
+	}
 	return dk.sealBlob(encodePartRecord(r), dk.blobAAD(partLabel, binary.BigEndian.AppendUint32(nil, r.Stream.Part)))
 }
 
@@ -203,7 +269,11 @@ func encodePartRecord(r PartRecord) []byte {
 	b = append(b, r.PlainMD5[:]...)
 	b = append(b, byte(len(r.BackendETag)))
 	b = append(b, r.BackendETag...)
-	return appendChecksumBlock(b, r.Checksums)
+	b = appendChecksumBlock(b, r.Checksums)
+	if r.Origin != nil {
+		b = appendOrigin(append(b, 1), *r.Origin)
+	}
+	return b
 }
 
 // OpenPartRecord opens a record sealed by SealPartRecord for part of dk's
@@ -234,6 +304,16 @@ func decodePartRecord(part uint32, b []byte) (PartRecord, error) {
 	r.BackendETag = etag
 	if r.Checksums, rest, err = parseChecksumBlock(rest); err != nil {
 		return PartRecord{}, err
+	}
+	if len(rest) > 0 && rest[0] == 1 {
+		// A copy of another object's stream (records without it are
+		// read by every s3seal; one with it is refused by an s3seal that
+		// predates origins, as malformed).
+		var o Origin
+		if o, rest, err = parseOrigin(rest[1:]); err != nil {
+			return PartRecord{}, err
+		}
+		r.Origin = &o
 	}
 	if len(rest) != 0 {
 		return PartRecord{}, bad

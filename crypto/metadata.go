@@ -47,6 +47,9 @@ func (e Envelope) Metadata() map[string]string {
 	if e.SealedMeta != "" {
 		m[MetaObject] = e.SealedMeta
 	}
+	if e.Origin != "" {
+		m[MetaOrigin] = e.Origin
+	}
 	if e.SealedKey != nil {
 		m[MetaSealedKey] = b64url.EncodeToString(e.SealedKey)
 	}
@@ -133,7 +136,7 @@ func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err er
 			if env.Version != FormatV1 {
 				return Envelope{}, true, newErr(ErrCorrupt, "%s in a format %d object", k, env.Version)
 			}
-		case MetaObject:
+		case MetaObject, MetaOrigin:
 			if env.Version != FormatV2 {
 				return Envelope{}, true, newErr(ErrCorrupt, "%s in a format %d object", k, env.Version)
 			}
@@ -142,6 +145,10 @@ func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err er
 		}
 	}
 	env.SealedMeta = v[MetaObject]
+	env.Origin = v[MetaOrigin]
+	if _, ok := v[MetaOrigin]; ok && b64url.EncodedLen(nonceSize+OriginSize+tagSize) != len(env.Origin) {
+		return Envelope{}, true, newErr(ErrCorrupt, "%s is %d characters", MetaOrigin, len(env.Origin))
+	}
 
 	if env.KeyID, ok = v[MetaKeyID]; !ok {
 		return Envelope{}, true, missing(MetaKeyID)
@@ -164,11 +171,16 @@ func ParseMetadata(meta map[string]string) (env Envelope, encrypted bool, err er
 		if err := decodeB64(v, MetaSSEC, env.CustomerCheck); err != nil {
 			return Envelope{}, true, err
 		}
+		if env.Origin != "" {
+			return Envelope{}, true, newErr(ErrCorrupt, "customer-keyed object with %s", MetaOrigin)
+		}
 	}
 
 	mp, isMP := v[MetaMP]
 	size, hasSize := v[MetaSize]
 	switch {
+	case isMP && env.Origin != "":
+		return Envelope{}, true, newErr(ErrCorrupt, "multipart object with %s", MetaOrigin)
 	case isMP:
 		if mp != "1" {
 			return Envelope{}, true, newErr(ErrCorrupt, "%s = %q, want \"1\"", MetaMP, mp)

@@ -35,6 +35,7 @@ type vectorFile struct {
 	Manifests   []blobVector   `json:"manifests"`
 	PartRecords []blobVector   `json:"part_records"`
 	ObjectMetas []blobVector   `json:"object_metas"`
+	Origins     []blobVector   `json:"origins"`
 }
 
 type streamVector struct {
@@ -205,6 +206,32 @@ func vecPartRecord() PartRecord {
 		Checksums: map[string]string{"crc32": "AAAAAg=="}}
 }
 
+// Copies the store made: the copy's own key (vecCopyDEK, vecCopyOID)
+// seals its origin, the stream "part3-three-segments" under the vector
+// key, as the value of s3seal-src of a single-stream copy, as part 2 of a
+// manifest and in the record of a part copied into an upload.
+var (
+	vecCopyDEK = seq(0x60, KeySize)
+	vecCopyOID = [OIDSize]byte(seq(0xb0, OIDSize))
+	vecOrigin  = Origin{DEK: [KeySize]byte(vecDEK), OID: vecOID, Stream: Stream{Part: 3, ID: [8]byte(seq(0xc0, 8))}}
+)
+
+func vecCopiedManifest() Manifest {
+	o := vecOrigin
+	return Manifest{
+		Parts: []ManifestPart{
+			{Stream: Stream{Part: 1, ID: [8]byte(seq(0x10, 8))}, PlainSize: 5 << 20, PlainMD5: md5.Sum([]byte("part 1"))},
+			{Stream: Stream{Part: 2, ID: [8]byte(seq(0x40, 8))}, PlainSize: 2*SegmentSize + 1000, PlainMD5: md5.Sum(pattern(2*SegmentSize + 1000)), Origin: &o},
+		},
+	}
+}
+
+func vecCopiedPartRecord() PartRecord {
+	o := vecOrigin
+	return PartRecord{Stream: Stream{Part: 2, ID: [8]byte(seq(0x40, 8))}, PlainSize: 2*SegmentSize + 1000,
+		PlainMD5: md5.Sum(pattern(2*SegmentSize + 1000)), BackendETag: "fedcba9876543210fedcba9876543210", Origin: &o}
+}
+
 func unhex(t *testing.T, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(s)
@@ -297,17 +324,25 @@ func generateVectors(t *testing.T) (vectorFile, map[string][]byte) {
 			SealedKey: hex.EncodeToString(env.SealedKey), KMSContext: env.KMSContext, BucketKey: env.BucketKey,
 		})
 	}
-	vf.Manifests = append(vf.Manifests, blobVectorOf(t, "manifest-three-parts", vecManifest()))
-	vf.PartRecords = append(vf.PartRecords, blobVectorOf(t, "part-record", vecPartRecord()))
+	vf.Manifests = append(vf.Manifests, blobVectorOf(t, "manifest-three-parts", vecManifest()),
+		blobVectorWith(t, "manifest-copied-part", vecCopyDEK, vecCopyOID, vecCopiedManifest()))
+	vf.PartRecords = append(vf.PartRecords, blobVectorOf(t, "part-record", vecPartRecord()),
+		blobVectorWith(t, "part-record-copied", vecCopyDEK, vecCopyOID, vecCopiedPartRecord()))
+	vf.Origins = append(vf.Origins, blobVectorWith(t, "origin", vecCopyDEK, vecCopyOID, vecOrigin))
 	return vf, files
 }
 
-// blobVectorOf seals a Manifest or a PartRecord with the vector DEK and a
-// deterministic nonce.
+// blobVectorOf seals a Manifest, a PartRecord, an ObjectMeta or an Origin
+// with the vector DEK and a deterministic nonce.
 func blobVectorOf(t *testing.T, name string, v any) blobVector {
+	return blobVectorWith(t, name, vecDEK, vecOID, v)
+}
+
+// blobVectorWith is blobVectorOf with the data key dek and oid.
+func blobVectorWith(t *testing.T, name string, dek []byte, oid [OIDSize]byte, v any) blobVector {
 	nonce := make([]byte, nonceSize)
 	newDetRand("s3seal v1 test blob " + name).Read(nonce)
-	dk, err := Config{Rand: bytes.NewReader(nonce)}.DataKeyFrom(vecDEK, vecOID)
+	dk, err := Config{Rand: bytes.NewReader(nonce)}.DataKeyFrom(dek, oid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +354,13 @@ func blobVectorOf(t *testing.T, name string, v any) blobVector {
 		values = manifestJSON(v)
 	case PartRecord:
 		sealed, err = SealPartRecord(dk, v)
-		values = partJSON(v.Stream, v.PlainSize, v.PlainMD5, v.Checksums, v.BackendETag)
+		values = partJSON(v.Stream, v.PlainSize, v.PlainMD5, v.Checksums, v.BackendETag, v.Origin)
+	case Origin:
+		var s string
+		if s, err = SealOrigin(dk, v); err == nil {
+			sealed, err = b64url.DecodeString(s)
+		}
+		values = originJSON(v)
 	case ObjectMeta:
 		var s string
 		if s, err = SealObjectMeta(dk, v); err == nil {
@@ -340,23 +381,33 @@ func blobVectorOf(t *testing.T, name string, v any) blobVector {
 		label, extra = partLabel, binary.BigEndian.AppendUint32(nil, v.Stream.Part)
 	case ObjectMeta:
 		label = objectMetaLabel
+	case Origin:
+		label = originLabel
 	}
 	msg, err := dk.openBlob(sealed, dk.blobAAD(label, extra), name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return blobVector{Name: name, DEK: hex.EncodeToString(vecDEK), OID: hex.EncodeToString(vecOID[:]),
+	return blobVector{Name: name, DEK: hex.EncodeToString(dek), OID: hex.EncodeToString(oid[:]),
 		Encoding: hex.EncodeToString(msg), AAD: hex.EncodeToString(dk.blobAAD(label, extra)),
 		Nonce: hex.EncodeToString(nonce), Sealed: hex.EncodeToString(sealed), Values: js}
 }
 
-func partJSON(s Stream, size int64, sum [16]byte, cs map[string]string, etag string) map[string]any {
+func partJSON(s Stream, size int64, sum [16]byte, cs map[string]string, etag string, o *Origin) map[string]any {
 	m := map[string]any{"part": s.Part, "stream_id": hex.EncodeToString(s.ID[:]), "plain_size": size,
 		"plain_md5": hex.EncodeToString(sum[:]), "checksums": cs}
 	if etag != "" {
 		m["backend_etag"] = etag
 	}
+	if o != nil {
+		m["origin"] = originJSON(*o)
+	}
 	return m
+}
+
+func originJSON(o Origin) map[string]any {
+	return map[string]any{"dek": hex.EncodeToString(o.DEK[:]), "oid": hex.EncodeToString(o.OID[:]),
+		"part": o.Stream.Part, "stream_id": hex.EncodeToString(o.Stream.ID[:])}
 }
 
 // objectMetaJSON names the headers as HTTP does, with their ids.
@@ -378,7 +429,7 @@ func objectMetaJSON(m ObjectMeta) map[string]any {
 func manifestJSON(m Manifest) map[string]any {
 	parts := []any{}
 	for _, p := range m.Parts {
-		parts = append(parts, partJSON(p.Stream, p.PlainSize, p.PlainMD5, p.Checksums, ""))
+		parts = append(parts, partJSON(p.Stream, p.PlainSize, p.PlainMD5, p.Checksums, "", p.Origin))
 	}
 	return map[string]any{"parts": parts, "checksums": m.Checksums, "size": m.Size(),
 		"cipher_size": m.CipherSize(), "etag": m.ETag()}
@@ -436,7 +487,8 @@ func TestVectors(t *testing.T) {
 	if err := dec.Decode(&vf); err != nil {
 		t.Fatal(err)
 	}
-	if len(vf.Streams) != len(streamInputs) || len(vf.Wraps) != len(wrapInputs) || len(vf.Manifests) != 1 || len(vf.PartRecords) != 1 || len(vf.ObjectMetas) != len(objectMetaInputs) {
+	if len(vf.Streams) != len(streamInputs) || len(vf.Wraps) != len(wrapInputs) || len(vf.Manifests) != 2 || len(vf.PartRecords) != 2 ||
+		len(vf.ObjectMetas) != len(objectMetaInputs) || len(vf.Origins) != 1 {
 		t.Fatalf("%s: %d streams, %d wraps, %d manifests, %d part records", vectorsJSON, len(vf.Streams), len(vf.Wraps), len(vf.Manifests), len(vf.PartRecords))
 	}
 
@@ -446,8 +498,11 @@ func TestVectors(t *testing.T) {
 	for _, v := range vf.Wraps {
 		t.Run("wrap/"+v.Name, func(t *testing.T) { checkWrapVector(t, v) })
 	}
-	t.Run("manifest", func(t *testing.T) { checkManifestVector(t, vf.Manifests[0]) })
-	t.Run("part-record", func(t *testing.T) { checkPartRecordVector(t, vf.PartRecords[0]) })
+	t.Run("manifest", func(t *testing.T) { checkManifestVector(t, vf.Manifests[0], vecManifest()) })
+	t.Run("manifest-copied-part", func(t *testing.T) { checkManifestVector(t, vf.Manifests[1], vecCopiedManifest()) })
+	t.Run("part-record", func(t *testing.T) { checkPartRecordVector(t, vf.PartRecords[0], vecPartRecord()) })
+	t.Run("part-record-copied", func(t *testing.T) { checkPartRecordVector(t, vf.PartRecords[1], vecCopiedPartRecord()) })
+	t.Run("origin", func(t *testing.T) { checkOriginVector(t, vf.Origins[0]) })
 	for i, v := range vf.ObjectMetas {
 		t.Run("object-meta/"+v.Name, func(t *testing.T) { checkObjectMetaVector(t, v, objectMetaInputs[i].meta) })
 	}
@@ -585,10 +640,10 @@ func openBlobVector(t *testing.T, v blobVector) (*DataKey, []byte) {
 	return dk, sealed
 }
 
-func checkManifestVector(t *testing.T, v blobVector) {
+func checkManifestVector(t *testing.T, v blobVector, want Manifest) {
 	dk, sealed := openBlobVector(t, v)
 	m, err := OpenManifest(dk, sealed)
-	if err != nil || !reflect.DeepEqual(m, vecManifest()) {
+	if err != nil || !reflect.DeepEqual(m, want) {
 		t.Fatalf("open: %+v, %v", m, err)
 	}
 	var values struct {
@@ -616,15 +671,43 @@ func checkManifestVector(t *testing.T, v blobVector) {
 	}
 }
 
-func checkPartRecordVector(t *testing.T, v blobVector) {
+func checkPartRecordVector(t *testing.T, v blobVector, want PartRecord) {
 	dk, sealed := openBlobVector(t, v)
-	want := vecPartRecord()
 	r, err := OpenPartRecord(dk, want.Stream.Part, sealed)
 	if err != nil || !reflect.DeepEqual(r, want) {
 		t.Fatalf("open: %+v, %v", r, err)
 	}
 	if _, err := OpenPartRecord(dk, want.Stream.Part+1, sealed); !errors.Is(err, ErrAuth) {
 		t.Errorf("record of part %d opened as part %d: %v", want.Stream.Part, want.Stream.Part+1, err)
+	}
+}
+
+// checkOriginVector opens the origin and, with its key, the stream it
+// names, which must read back as that stream's plaintext.
+func checkOriginVector(t *testing.T, v blobVector) {
+	dk, sealed := openBlobVector(t, v)
+	o, err := OpenOrigin(dk, b64url.EncodeToString(sealed))
+	if err != nil || o != vecOrigin {
+		t.Fatalf("open: %+v, %v", o, err)
+	}
+	ct, err := os.ReadFile(filepath.Join("testdata", "vectors", "part3-three-segments.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := o.DataKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int64(2*SegmentSize + 1000)
+	r, err := NewReader(bytes.NewReader(ct), key, o.Stream, size, 0, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(r); err != nil || !bytes.Equal(got, pattern(int(size))) {
+		t.Fatalf("the origin's stream read back %d bytes, %v", len(got), err)
+	}
+	if _, err := OpenOrigin(&DataKey{oid: vecOID, aead: dk.aead}, b64url.EncodeToString(sealed)); !errors.Is(err, ErrAuth) {
+		t.Errorf("origin opened for another oid: %v", err)
 	}
 }
 

@@ -60,6 +60,7 @@ func (s *Server) copyObject(req *request) error {
 		Finalize: func() (map[string]string, error) {
 			return map[string]string{string(hasher.h.Algorithm()): hasher.h.Base64()}, nil
 		},
+		ChecksumAlgorithm: strings.ToLower(string(asked)),
 	}
 	switch d := req.r.Header.Get("X-Amz-Metadata-Directive"); d {
 	case "", "COPY":

@@ -8,8 +8,9 @@ import (
 	"github.com/s3seal/s3seal/crypto"
 )
 
-// CopyInput is a server-side copy. The copy is decrypted and sealed again
-// under a fresh data key: no two objects ever share a key.
+// CopyInput is a server-side copy. The store copies the ciphertext where it
+// can (copy_store.go); otherwise the copy is decrypted and sealed again
+// under a fresh data key.
 type CopyInput struct {
 	SrcBucket, SrcKey string
 	SrcVersionID      string // a version of the source other than the current one
@@ -32,9 +33,13 @@ type CopyInput struct {
 	Check func(src ObjectInfo) error
 	// Cond, when set, makes the copy conditional on the destination.
 	Cond *Condition
-	// Observe and Finalize are passed to the Put of the copy.
-	Observe  io.Writer
-	Finalize func() (checksums map[string]string, err error)
+	// Observe and Finalize are passed to the Put of a copy that reads
+	// the source. ChecksumAlgorithm is the algorithm (lower case) the
+	// client asked the copy to carry, "" for the source's: a copy the
+	// store makes keeps the source's value of it and calls neither.
+	Observe           io.Writer
+	Finalize          func() (checksums map[string]string, err error)
+	ChecksumAlgorithm string
 	// Protect is the copy's lock and tags (the caller resolves the tagging
 	// directive).
 	Protect backend.Protection
@@ -49,9 +54,10 @@ type CopyInput struct {
 	Record *RecordWrite
 }
 
-// Copy copies an object, re-encrypting it. A source without s3seal
-// metadata is refused like any read of it unless AllowPlaintextReads is
-// set; the copy is always encrypted.
+// Copy copies an object: the store copies its ciphertext where it can
+// (copyByStore), else it is read, decrypted and sealed again. A source
+// without s3seal metadata is refused like any read of it unless
+// AllowPlaintextReads is set; the copy is always encrypted.
 func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 	if err := CheckNewKey(in.Key); err != nil {
 		return ObjectInfo{}, err
@@ -65,6 +71,12 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 	illegal := errorf("InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	if unchanged && in.Headers.SSE == "" {
 		return ObjectInfo{}, illegal
+	}
+	if unchanged && in.DefaultSSE {
+		// Illegal when the source has the default encryption already:
+		// decided by the copy that reads it.
+	} else if info, done, err := s.copyByStore(ctx, in); done {
+		return info, err
 	}
 	src, rd, err := s.getSource(ctx, ReadInput{Bucket: in.SrcBucket, Key: in.SrcKey, VersionID: in.SrcVersionID, CustomerKey: in.SrcCustomerKey,
 		ContentID: in.SrcContentID})
@@ -80,16 +92,7 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 			return ObjectInfo{}, err
 		}
 	}
-	meta, headers := src.Meta, src.Headers
-	if in.ReplaceMeta {
-		meta, headers = in.Meta, in.Headers
-	} else {
-		headers.StorageClass, headers.WebsiteRedirectLocation = in.Headers.StorageClass, in.Headers.WebsiteRedirectLocation
-	}
-	// The backend's encryption of the copy is the request's, never the
-	// source's, as S3 has it.
-	headers.SSE, headers.SSEKMSKeyID, headers.SSEContext, headers.SSEBucketKey =
-		in.Headers.SSE, in.Headers.SSEKMSKeyID, in.Headers.SSEContext, in.Headers.SSEBucketKey
+	meta, headers := copyMetaOf(in, src)
 	return s.Put(ctx, PutInput{Bucket: in.Bucket, Key: in.Key, Body: rd, Size: src.Size,
 		Meta: meta, Headers: headers, KeyID: in.KeyID, KMSContext: in.KMSContext, BucketKey: in.BucketKey, Observe: in.Observe, Finalize: in.Finalize, Cond: in.Cond, Protect: in.Protect,
 		CustomerKey: in.CustomerKey, Record: in.Record})

@@ -258,8 +258,14 @@ func (s *Store) open(ctx context.Context, obj *backend.Object, bucket string, of
 	var plain io.Reader
 	if info.manifest != nil {
 		plain = newPartsReader(obj.Body, dk, *info.manifest, off, n, whole)
-	} else if plain, err = crypto.NewReader(obj.Body, dk, crypto.Stream{}, info.Size, off, n); err != nil {
-		return info, nil, integrityErr(bucket, info.Key, err)
+	} else {
+		key, stream, err := info.streamKey(dk)
+		if err == nil {
+			plain, err = crypto.NewReader(obj.Body, key, stream, info.Size, off, n)
+		}
+		if err != nil {
+			return info, nil, integrityErr(bucket, info.Key, err)
+		}
 	}
 	pr := &primedReader{r: plain, bucket: bucket, key: info.Key}
 	if err := pr.prime(); err != nil {

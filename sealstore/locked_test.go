@@ -24,6 +24,13 @@ func (l *lockedStore) denied(op string) error {
 	return &backend.Error{Op: op, Code: "AccessDenied", StatusCode: http.StatusForbidden, Message: "Access Denied because object protected by object lock."}
 }
 
+func (l *lockedStore) CopyObject(ctx context.Context, in backend.CopyInput) (backend.CopyOutput, error) {
+	if in.Key == l.key {
+		return backend.CopyOutput{}, l.denied("CopyObject")
+	}
+	return l.countingStore.CopyObject(ctx, in)
+}
+
 func (l *lockedStore) DeleteObject(ctx context.Context, bucket, key string) error {
 	if key == l.key {
 		return l.denied("DeleteObject")

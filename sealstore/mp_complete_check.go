@@ -48,7 +48,7 @@ func buildManifest(parts []CompletePart, cur map[uint32]crypto.PartRecord, minPa
 		if i < len(parts)-1 && r.PlainSize < minPart {
 			return m, nil, errorf("EntityTooSmall", "Your proposed upload is smaller than the minimum allowed size")
 		}
-		m.Parts = append(m.Parts, crypto.ManifestPart{Stream: r.Stream, PlainSize: r.PlainSize, PlainMD5: r.PlainMD5, Checksums: r.Checksums})
+		m.Parts = append(m.Parts, crypto.ManifestPart{Stream: r.Stream, PlainSize: r.PlainSize, PlainMD5: r.PlainMD5, Checksums: r.Checksums, Origin: r.Origin})
 		bparts = append(bparts, backend.CompletedPart{PartNumber: int32(p.PartNumber), ETag: r.BackendETag})
 	}
 	return m, bparts, nil

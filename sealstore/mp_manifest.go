@@ -194,7 +194,11 @@ func (s *Store) partsOpen(ctx context.Context, bucket, key string, dk *crypto.Da
 			if err != nil {
 				return false
 			}
-			r, err := crypto.NewReader(io.LimitReader(obj.Body, cLen), dk, p.Stream, p.PlainSize, 0, n)
+			pk, stream, err := p.Key(dk)
+			var r io.Reader
+			if err == nil {
+				r, err = crypto.NewReader(io.LimitReader(obj.Body, cLen), pk, stream, p.PlainSize, 0, n)
+			}
 			if err == nil {
 				_, err = io.Copy(io.Discard, r)
 			}

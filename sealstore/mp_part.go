@@ -78,18 +78,23 @@ func (s *Store) UploadPart(ctx context.Context, in UploadPartInput) (PartInfo, e
 	if err != nil {
 		return PartInfo{}, err
 	}
-	rec := crypto.PartRecord{Stream: stream, PlainSize: sp.size, PlainMD5: sp.md5,
-		BackendETag: strings.Trim(etag, `"`), Checksums: sp.checksums}
+	return s.recordPart(ctx, u, crypto.PartRecord{Stream: stream, PlainSize: sp.size, PlainMD5: sp.md5,
+		BackendETag: strings.Trim(etag, `"`), Checksums: sp.checksums})
+}
+
+// recordPart stores the record of a part the backend holds now, and
+// answers as UploadPart does.
+func (s *Store) recordPart(ctx context.Context, u *upload, rec crypto.PartRecord) (PartInfo, error) {
 	sealed, err := crypto.SealPartRecord(u.dk, rec)
 	if err != nil {
 		return PartInfo{}, fmt.Errorf("seal part record: %w", err)
 	}
-	rkey, rbody := recordObject(u.prefix, stream.Part, sealed)
-	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: in.Bucket, Key: rkey,
+	rkey, rbody := recordObject(u.prefix, rec.Stream.Part, sealed)
+	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: u.bucket, Key: rkey,
 		Body: bytes.NewReader(rbody), Size: int64(len(rbody))}); err != nil {
 		return PartInfo{}, err
 	}
-	return PartInfo{ETag: fmt.Sprintf("%x", sp.md5), Size: sp.size, Checksums: sp.checksums, Encryption: u.sse}, nil
+	return PartInfo{ETag: fmt.Sprintf("%x", rec.PlainMD5), Size: rec.PlainSize, Checksums: rec.Checksums, Encryption: u.sse}, nil
 }
 
 // UploadPartCopyInput copies a source object, or the plaintext range Range
@@ -112,10 +117,10 @@ type UploadPartCopyInput struct {
 	SrcCustomerKey, CustomerKey *crypto.CustomerKey
 }
 
-// UploadPartCopy reads the source through s3seal (decrypting and
-// authenticating it) and uploads it as a part sealed under the upload's
-// key: parts are never copied as ciphertext, which is bound to its own
-// object.
+// UploadPartCopy has the store copy the ciphertext when the range is a
+// whole sealed stream of the source (partCopyByStore); otherwise it reads
+// the source through s3seal (decrypting and authenticating it) and
+// uploads it as a part sealed under the upload's key.
 func (s *Store) UploadPartCopy(ctx context.Context, in UploadPartCopyInput) (PartInfo, error) {
 	if err := CheckKey(in.SrcKey); err != nil {
 		return PartInfo{}, err
@@ -126,6 +131,9 @@ func (s *Store) UploadPartCopy(ctx context.Context, in UploadPartCopyInput) (Par
 	}
 	if _, err := u.contentKey(in.CustomerKey); err != nil {
 		return PartInfo{}, err
+	}
+	if pi, done, err := s.partCopyByStore(ctx, in, u); done {
+		return pi, err
 	}
 	src, rd, err := s.getSource(ctx, ReadInput{Bucket: in.SrcBucket, Key: in.SrcKey, VersionID: in.SrcVersionID,
 		Range: in.Range, CustomerKey: in.SrcCustomerKey, ContentID: in.SrcContentID})

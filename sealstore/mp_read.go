@@ -78,7 +78,11 @@ func (r *partsReader) openNext() error {
 	pr := r.parts[0]
 	r.parts = r.parts[1:]
 	_, cLen := crypto.CipherRange(pr.part.PlainSize, pr.off, pr.n)
-	cur, err := crypto.NewReader(io.LimitReader(r.src, cLen), r.dk, pr.part.Stream, pr.part.PlainSize, pr.off, pr.n)
+	dk, stream, err := pr.part.Key(r.dk)
+	if err != nil {
+		return err
+	}
+	cur, err := crypto.NewReader(io.LimitReader(r.src, cLen), dk, stream, pr.part.PlainSize, pr.off, pr.n)
 	if err != nil {
 		return err
 	}

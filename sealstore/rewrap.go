@@ -202,10 +202,10 @@ func (s *Store) rewrapOne(ctx context.Context, bucket string, e backend.ListEntr
 		r.Status = RewrapWould
 		return r
 	}
-	// The sealed metadata is sealed with the DEK, which is kept. A format
-	// 1 object keeps its clear entries; a format 2 object has none of
-	// its own (what else the store holds is not the client's).
-	newEnv.SealedMeta = env.SealedMeta
+	// The sealed metadata and origin are sealed with the DEK, which is
+	// kept. A format 1 object keeps its clear entries; a format 2 object
+	// has none of its own (what else the store holds is not the client's).
+	newEnv.SealedMeta, newEnv.Origin = env.SealedMeta, env.Origin
 	meta := newEnv.Metadata()
 	if env.Version == crypto.FormatV1 {
 		meta = userMeta(bi.Meta)

@@ -255,6 +255,9 @@ type ObjectInfo struct {
 	backendSize int64
 	env         crypto.Envelope
 	manifest    *crypto.Manifest // multipart objects only
+	// origin is, for a single-stream object whose bytes are a copy of
+	// another object's stream, where they were sealed (crypto.Origin).
+	origin *crypto.Origin
 }
 
 // ContentID names the content of this write of the object: every write
@@ -431,6 +434,13 @@ func (s *Store) describe(ctx context.Context, bucket string, bi backend.ObjectIn
 	}
 	if err := openMeta(dk, env, bi, &info); err != nil {
 		return info, nil, integrityErr(bucket, bi.Key, err)
+	}
+	if env.Origin != "" {
+		o, err := crypto.OpenOrigin(dk, env.Origin)
+		if err != nil {
+			return info, nil, integrityErr(bucket, bi.Key, err)
+		}
+		info.origin = &o
 	}
 	kmsHeaders(env, &info.Headers)
 	if env.Multipart {

@@ -37,8 +37,9 @@ type resetReader struct{}
 
 func (resetReader) Read([]byte) (int, error) { return 0, syscall.ECONNRESET }
 
-// TestCopySourceResumes: a copy (CopyObject, UploadPartCopy) whose source
-// read is cut resumes where it broke and copies the exact bytes.
+// TestCopySourceResumes: a copy (CopyObject, UploadPartCopy) that reads its
+// source (here: one that asks for a checksum the source lacks) and whose
+// source read is cut resumes where it broke and copies the exact bytes.
 func TestCopySourceResumes(t *testing.T) {
 	f := newFixture(t)
 	cut := &resetStore{Store: f.be, cutAt: 100_000}
@@ -53,7 +54,7 @@ func TestCopySourceResumes(t *testing.T) {
 	f.put(t, "src", data)
 
 	cut.cuts.Store(2)
-	if _, err := st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "src", Bucket: bucket, Key: "dst"}); err != nil {
+	if _, err := st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "src", Bucket: bucket, Key: "dst", ChecksumAlgorithm: "sha256"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := cut.cuts.Load(); n >= 0 {
@@ -78,7 +79,7 @@ func TestCopySourceResumes(t *testing.T) {
 	// the count over, so a source cut every 100 kB still copies.)
 	cut.cuts.Store(100)
 	cut.cutAt = 0
-	if _, err := st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "src", Bucket: bucket, Key: "never"}); err == nil {
+	if _, err := st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "src", Bucket: bucket, Key: "never", ChecksumAlgorithm: "sha256"}); err == nil {
 		t.Fatal("copy with a source cut at every read succeeded")
 	}
 	if _, err := f.be.HeadObject(f.ctx, bucket, "never"); !backend.IsNotFound(err) {

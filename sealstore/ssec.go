@@ -128,3 +128,15 @@ func (s *Store) Stat(ctx context.Context, in ReadInput) (ObjectInfo, error) {
 	}
 	return info, err
 }
+
+// streamKey returns the key and stream that open a single-stream object's
+// bytes: content (the object's data key, or the key contentKey derived
+// from it and a customer key) as the zero Stream, or, for a copy of
+// another object's stream, that stream under its origin's key.
+func (info ObjectInfo) streamKey(content *crypto.DataKey) (*crypto.DataKey, crypto.Stream, error) {
+	if info.origin == nil {
+		return content, crypto.Stream{}, nil
+	}
+	dk, err := info.origin.DataKey()
+	return dk, info.origin.Stream, err
+}

@@ -347,11 +347,13 @@ func (b *fixedBackend) serveDeleteObjects(w http.ResponseWriter, r *http.Request
 	return true, writeXML(w, out)
 }
 
-// serveCopy answers CopyObject when the source names a version or either
-// bucket has versioning; otherwise it reports false (gofakes3 copies).
-// The destination's metadata is the request's, with the source's entries
-// it lacks (as gofakes3 merges them), and x-amz-copy-source-if-match is
-// decided against the source version read.
+// serveCopy answers CopyObject when the source names a version, either
+// bucket has versioning or the metadata directive is REPLACE; otherwise
+// it reports false (gofakes3 copies). The destination's metadata is the
+// request's, with the source's entries it lacks (as gofakes3 merges
+// them) but for user metadata under REPLACE, which replaces the source's
+// as on S3; x-amz-copy-source-if-match is decided against the source
+// version read.
 func (b *fixedBackend) serveCopy(w http.ResponseWriter, r *http.Request, bucket, key string) (bool, error) {
 	src := r.Header.Get("X-Amz-Copy-Source")
 	srcBucket, srcKey, ok := parseCopySource(src)
@@ -361,7 +363,8 @@ func (b *fixedBackend) serveCopy(w http.ResponseWriter, r *http.Request, bucket,
 	if !ok || (hasQ && sq.Has("versionId") && vid == "") {
 		return true, &mpError{http.StatusBadRequest, "InvalidArgument", "Copy Source must mention the source bucket and key: sourcebucket/sourcekey."}
 	}
-	if vid == "" && b.versioning(bucket) == "" && b.versioning(srcBucket) == "" {
+	replace := strings.EqualFold(r.Header.Get("X-Amz-Metadata-Directive"), "REPLACE")
+	if vid == "" && b.versioning(bucket) == "" && b.versioning(srcBucket) == "" && !replace {
 		return false, nil
 	}
 	obj, err := b.getVersion(srcBucket, srcKey, vid, nil)
@@ -390,6 +393,9 @@ func (b *fixedBackend) serveCopy(w http.ResponseWriter, r *http.Request, bucket,
 			if k == s {
 				k = stdHeaderPrefix + s
 			}
+		}
+		if replace && replacedByCopy(k) {
+			continue
 		}
 		if _, found := meta[k]; !found && k != "X-Amz-Acl" {
 			meta[k] = v
@@ -440,4 +446,16 @@ func plainRead(q url.Values) bool {
 		}
 	}
 	return true
+}
+
+// replacedByCopy reports whether a stored metadata key is what a copy's
+// REPLACE directive replaces: user metadata, the content headers, the
+// storage class and the redirect (a copy takes the last two from its
+// request only, as on S3).
+func replacedByCopy(k string) bool {
+	switch k {
+	case "Content-Type", "Content-Encoding", "Content-Disposition", "X-Amz-Website-Redirect-Location", "X-Amz-Storage-Class":
+		return true
+	}
+	return strings.HasPrefix(k, "X-Amz-Meta-") || strings.HasPrefix(k, stdHeaderPrefix)
 }

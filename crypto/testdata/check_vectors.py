@@ -165,13 +165,24 @@ def open_blob(v, label, extra):
     return msg
 
 
+def origin_encoding(o):
+    return (bytes.fromhex(o["dek"]) + bytes.fromhex(o["oid"]) + struct.pack(">I", o["part"])
+            + bytes.fromhex(o["stream_id"]))
+
+
 def check_manifest(v):
     msg = open_blob(v, b"s3seal v1 manifest\x00", b"")
     val = v["values"]
-    want = b"s3seal v1 manifest\x00" + struct.pack(">I", len(val["parts"]))
+    # Version 2 when a part is a copy of another object's stream: each part
+    # then ends in 0, or 1 and its origin.
+    copied = any("origin" in p for p in val["parts"])
+    label = b"s3seal v2 manifest\x00" if copied else b"s3seal v1 manifest\x00"
+    want = label + struct.pack(">I", len(val["parts"]))
     for p in val["parts"]:
         want += (struct.pack(">I", p["part"]) + bytes.fromhex(p["stream_id"]) + struct.pack(">Q", p["plain_size"])
                  + bytes.fromhex(p["plain_md5"]) + checksum_block(p["checksums"] or {}))
+        if copied:
+            want += b"\x01" + origin_encoding(p["origin"]) if "origin" in p else b"\x00"
     want += checksum_block(val["checksums"] or {})
     assert msg == want, "manifest encoding"
     assert val["size"] == sum(p["plain_size"] for p in val["parts"])
@@ -186,7 +197,21 @@ def check_part_record(v):
     etag = val["backend_etag"].encode()
     want = (bytes.fromhex(val["stream_id"]) + struct.pack(">Q", val["plain_size"]) + bytes.fromhex(val["plain_md5"])
             + bytes([len(etag)]) + etag + checksum_block(val["checksums"] or {}))
+    if "origin" in val:
+        want += b"\x01" + origin_encoding(val["origin"])
     assert msg == want, "part record encoding"
+
+
+def check_origin(d, v, streams):
+    """An origin opens under the copy's key, and its key opens the stream it
+    names, one of the stored streams, to that stream's plaintext."""
+    msg = open_blob(v, b"s3seal v2 origin\x00", b"")
+    o = v["values"]
+    assert msg == origin_encoding(o), "origin encoding"
+    named = [s for s in streams if s["dek"] == o["dek"] and s["oid"] == o["oid"]
+             and s["part"] == o["part"] and s["stream_id"] == o["stream_id"]]
+    assert len(named) == 1, "the origin names one stored stream"
+    check_stream(d, named[0])
 
 
 def main():
@@ -207,6 +232,9 @@ def main():
     for v in vf["part_records"]:
         check_part_record(v)
         print("ok part record", v["name"])
+    for v in vf["origins"]:
+        check_origin(d, v, vf["streams"])
+        print("ok origin", v["name"])
 
 
 if __name__ == "__main__":

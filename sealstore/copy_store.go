@@ -1,0 +1,274 @@
+package sealstore
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/crypto"
+)
+
+// A copy made by the store (docs/DESIGN.md, "Copies that move no bytes"):
+// the store copies the source's ciphertext, s3seal writes the copy's
+// envelope. The copy has a data key and oid of its own, which wrap its
+// name, seal its metadata and seal its origin: the source stream's key.
+// Its bytes stay sealed under that key, and no byte passes through s3seal.
+
+// storeSource is a copy source as the store-side copy needs it: its
+// description, its data key and the backend object the HEAD saw.
+type storeSource struct {
+	info ObjectInfo
+	dk   *crypto.DataKey
+	bi   backend.ObjectInfo
+}
+
+// statSource describes the source of a copy that the store may make: ok is
+// false when the copy must read the source instead (it is not encrypted,
+// or has a customer key); err is the source's own error (missing, its
+// integrity), which the reading copy would answer too.
+func (s *Store) statSource(ctx context.Context, bucket, key, versionID, contentID string) (src storeSource, ok bool, err error) {
+	if err := CheckKey(key); err != nil {
+		return src, false, err
+	}
+	if src.bi, err = s.headObject(ctx, bucket, key, versionID); err != nil {
+		return src, false, err
+	}
+	if src.info, src.dk, err = s.describe(ctx, bucket, src.bi, false); err != nil {
+		return src, false, err
+	}
+	if err := (ReadInput{ContentID: contentID}).checkContent(src.info); err != nil {
+		return src, false, err
+	}
+	return src, src.info.Encrypted && !src.info.CustomerKeyed, nil
+}
+
+// origin is the origin of the source's single stream: the one it carries
+// when it is itself a copy, else its own.
+func (src storeSource) origin() crypto.Origin {
+	if src.info.origin != nil {
+		return *src.info.origin
+	}
+	return crypto.OriginOf(src.dk, crypto.Stream{})
+}
+
+// plainMD5 is the source's plaintext MD5, from its ETag.
+func (src storeSource) plainMD5() ([16]byte, error) {
+	var sum [16]byte
+	b, err := hex.DecodeString(src.info.ETag)
+	if err != nil || len(b) != len(sum) {
+		return sum, fmt.Errorf("single-stream object with ETag %q", src.info.ETag)
+	}
+	copy(sum[:], b)
+	return sum, nil
+}
+
+// copyChecksums are the checksums a copy keeps: the one the client asked
+// for (alg, lower case) or, when it asked for none, the source's (none
+// for a source written without one). ok is false when the source lacks
+// the one asked for: the copy must read the bytes to compute it.
+func copyChecksums(src map[string]string, alg string) (map[string]string, bool) {
+	if alg == "" {
+		return src, true
+	}
+	v, ok := src[alg]
+	return map[string]string{alg: v}, ok
+}
+
+// storeCopies reports whether the request lets the store make the copy:
+// no customer key on either side (a copy keyed otherwise than its source
+// must be sealed again) and no condition on the destination (decided with
+// the bytes, in Put).
+func (in CopyInput) storeCopies() bool {
+	return in.CustomerKey == nil && in.SrcCustomerKey == nil && in.Cond == nil
+}
+
+// copyByStore makes the copy at the store when it can. done is false when
+// the copy must read the source instead (Copy then does); when done, err
+// is the copy's outcome.
+func (s *Store) copyByStore(ctx context.Context, in CopyInput) (info ObjectInfo, done bool, err error) {
+	if !in.storeCopies() {
+		return ObjectInfo{}, false, nil
+	}
+	src, ok, err := s.statSource(ctx, in.SrcBucket, in.SrcKey, in.SrcVersionID, in.SrcContentID)
+	if err != nil || !ok {
+		return ObjectInfo{}, err != nil, err
+	}
+	if src.info.manifest != nil {
+		return s.copyPartsByStore(ctx, in, src)
+	}
+	if src.bi.Size > backend.MaxCopySize {
+		return ObjectInfo{}, false, nil
+	}
+	checksums, ok := copyChecksums(src.info.Checksums, in.ChecksumAlgorithm)
+	if !ok {
+		return ObjectInfo{}, false, nil
+	}
+	if in.Check != nil {
+		if err := in.Check(src.info); err != nil {
+			return ObjectInfo{}, true, err
+		}
+	}
+	meta, headers := copyMetaOf(in, src.info)
+	env, err := s.copyEnvelope(ctx, in, src, meta, headers, checksums)
+	if err != nil || env.OID == ([crypto.OIDSize]byte{}) {
+		return ObjectInfo{}, err != nil, err
+	}
+	flagged := false
+	if in.Record != nil && in.Record.Body == nil {
+		if flagged, err = s.HasObjectRecords(ctx, in.Bucket); err != nil {
+			return ObjectInfo{}, true, err
+		}
+	}
+	prev := s.peekManifest(ctx, in.Bucket, in.Key)
+	old := <-prev
+	out, err := s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: in.SrcBucket, SrcKey: in.SrcKey, SrcVersionID: src.bi.VersionID,
+		SrcIfMatch: src.info.backendETag, Bucket: in.Bucket, Key: in.Key, Meta: env.Metadata(), Headers: storeHeadersFor(env, headers),
+		Lock: in.Protect, ReplaceTags: true})
+	if err != nil {
+		return ObjectInfo{}, true, sourceChanged(err)
+	}
+	if err := s.checkStoreCopy(ctx, in, src, out); err != nil {
+		return ObjectInfo{}, true, err
+	}
+	if old.replacedBy(out.VersionID) {
+		s.dropManifest(ctx, in.Bucket, in.Key, old, false)
+	}
+	kmsHeaders(env, &headers)
+	s.cache.Add(cacheKey{in.Bucket, in.Key, out.ETag, src.bi.Size}, resolved{src.info.Size, src.info.ETag, checksums})
+	info = ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: src.info.Size, ETag: src.info.ETag,
+		Meta: meta, Headers: headers, Encrypted: true, env: env, Checksums: checksums, origin: src.info.origin,
+		backendETag: out.ETag, backendSize: src.bi.Size, VersionID: out.VersionID}
+	return info, true, s.writeRecord(ctx, in.Bucket, in.Key, in.Record, flagged, info)
+}
+
+// copyMetaOf is the metadata and headers of a copy of src: the request's
+// under REPLACE, else the source's with the request's storage class and
+// redirect; the backend encryption is always the request's, as S3 has it.
+func copyMetaOf(in CopyInput, src ObjectInfo) (map[string]string, backend.Headers) {
+	meta, headers := src.Meta, src.Headers
+	if in.ReplaceMeta {
+		meta, headers = in.Meta, in.Headers
+	} else {
+		headers.StorageClass, headers.WebsiteRedirectLocation = in.Headers.StorageClass, in.Headers.WebsiteRedirectLocation
+	}
+	headers.SSE, headers.SSEKMSKeyID, headers.SSEContext, headers.SSEBucketKey =
+		in.Headers.SSE, in.Headers.SSEKMSKeyID, in.Headers.SSEContext, in.Headers.SSEBucketKey
+	return meta, headers
+}
+
+// copyEnvelope seals the envelope of a single-stream copy of src: a fresh
+// data key and oid, wrapped for the copy's name with the source's size,
+// MD5 and the kept checksums, the copy's metadata and the source's origin
+// sealed with it. A zero envelope and no error mean the envelope would
+// pass the store's metadata limit (a long origin beside long metadata):
+// the copy is sealed again instead.
+func (s *Store) copyEnvelope(ctx context.Context, in CopyInput, src storeSource, meta map[string]string, headers backend.Headers,
+	checksums map[string]string) (crypto.Envelope, error) {
+	if err := CheckMeta(meta); err != nil {
+		return crypto.Envelope{}, err
+	}
+	om := objectMeta(meta, headers)
+	if err := checkObjectMeta(om); err != nil {
+		return crypto.Envelope{}, err
+	}
+	sum, err := src.plainMD5()
+	if err != nil {
+		return crypto.Envelope{}, integrityErr(in.SrcBucket, in.SrcKey, err)
+	}
+	dk, err := crypto.NewDataKey()
+	if err != nil {
+		return crypto.Envelope{}, err
+	}
+	name := crypto.Name{Bucket: in.Bucket, Key: in.Key}
+	wk, err := s.newWrapKey(ctx, in.KeyID, name, in.KMSContext, in.BucketKey)
+	if err != nil {
+		return crypto.Envelope{}, err
+	}
+	defer wk.Close()
+	if err := checkMetaRoom(wk, om); err != nil {
+		return crypto.Envelope{}, err
+	}
+	env, err := wk.Wrap(dk, name, crypto.Binding{PlainSize: src.info.Size, PlainMD5: sum, Checksums: checksums,
+		KMSContext: in.KMSContext, BucketKey: in.BucketKey})
+	if err != nil {
+		return crypto.Envelope{}, fmt.Errorf("wrap data key: %w", err)
+	}
+	if env.SealedMeta, err = crypto.SealObjectMeta(dk, om); err != nil {
+		return crypto.Envelope{}, fmt.Errorf("seal object metadata: %w", err)
+	}
+	if env.Origin, err = crypto.SealOrigin(dk, src.origin()); err != nil {
+		return crypto.Envelope{}, fmt.Errorf("seal origin: %w", err)
+	}
+	if metaSize(env.Metadata()) > maxStoreMeta {
+		return crypto.Envelope{}, nil
+	}
+	return env, nil
+}
+
+// sourceChanged turns the store's refusal of a copy conditional on the
+// source's ETag into what it means: the source was written between its
+// HEAD and the copy, which the client may retry.
+func sourceChanged(err error) error {
+	if backend.ErrorCode(err) == "PreconditionFailed" {
+		return errorf("ConditionalRequestConflict", "A conflicting operation occurred: the copy source changed while it was copied. Retry the copy.")
+	}
+	return err
+}
+
+// checkStoreCopy makes sure the store copied the stream the envelope
+// names: a copy of an object of S3's kind has the source's ETag (the MD5
+// of the same bytes); any other answer (a store whose ETags are not MD5s,
+// or that copied another version than asked) is checked by opening the
+// copy's first segment with the origin's key, which only a copy of that
+// stream passes. A copy that fails is removed.
+func (s *Store) checkStoreCopy(ctx context.Context, in CopyInput, src storeSource, out backend.CopyOutput) error {
+	if strings.Trim(out.ETag, `"`) == src.info.backendETag {
+		return nil
+	}
+	key, stream, err := src.info.streamKey(src.dk)
+	if err == nil {
+		err = s.openFirstSegment(ctx, in.Bucket, in.Key, out, key, stream, src.info.Size)
+	}
+	if err == nil {
+		return nil
+	}
+	s.log.Warn("copy: the store's copy is not the source's stream; removed", "bucket", in.Bucket, "key", in.Key, "err", err)
+	s.removeWrongCopy(context.WithoutCancel(ctx), in.Bucket, in.Key, out.VersionID)
+	return integrityErr(in.Bucket, in.Key, fmt.Errorf("the store's copy of %s/%s is not its stream: %w", in.SrcBucket, in.SrcKey, err))
+}
+
+// openFirstSegment reads the first segment of the copy the store made
+// (pinned to its ETag and version) and opens it as stream's under key.
+func (s *Store) openFirstSegment(ctx context.Context, bucket, key string, out backend.CopyOutput, dk *crypto.DataKey,
+	stream crypto.Stream, plainSize int64) error {
+	n := min(plainSize, crypto.SegmentSize)
+	_, cLen := crypto.CipherRange(plainSize, 0, max(n, 1))
+	obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key, VersionID: out.VersionID, IfMatch: out.ETag,
+		Range: &backend.ByteRange{Off: 0, Len: cLen}})
+	if err != nil {
+		return err
+	}
+	defer obj.Body.Close()
+	r, err := crypto.NewReader(io.LimitReader(obj.Body, cLen), dk, stream, plainSize, 0, n)
+	if err == nil {
+		_, err = io.Copy(io.Discard, r)
+	}
+	return err
+}
+
+// removeWrongCopy deletes what a copy wrote (its version in a versioned
+// bucket) after it proved not to be the source's stream.
+func (s *Store) removeWrongCopy(ctx context.Context, bucket, key, versionID string) {
+	var err error
+	if versionID != "" {
+		_, err = s.be.DeleteObjectVersion(ctx, backend.DeleteInput{Bucket: bucket, Key: key, VersionID: versionID})
+	} else {
+		err = s.be.DeleteObject(ctx, bucket, key)
+	}
+	if err != nil {
+		s.log.Warn("copy: could not remove the store's wrong copy", "bucket", bucket, "key", key, "err", err)
+	}
+}
