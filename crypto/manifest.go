@@ -14,7 +14,7 @@ const (
 	// may be a copy of another object's stream (its Origin); the AAD keeps
 	// manifestLabel.
 	manifestV2Label = "s3seal v2 manifest\x00"
-	partLabel     = "s3seal v1 part\x00"
+	partLabel       = "s3seal v1 part\x00"
 
 	// MaxParts is S3's bound on the parts of one upload, and the highest
 	// part number.
