@@ -42,7 +42,8 @@
 #     writes fresh keys). The times include rclone's own start (about
 #     0.15 s a command), which weighs most on HEADs, ranges and listings.
 #     PUT 128 MiB is one PutObject (--s3-upload-cutoff 200M), PUT 256 MiB
-#     16 parts of 16 MiB, GETs are `rclone cat` (a HEAD, a listing of the
+#     16 parts of 16 MiB, COPY 128 MiB is `rclone copyto` of that object
+#     within the remote (a server-side CopyObject), GETs are `rclone cat` (a HEAD, a listing of the
 #     directory, the GET), HEAD x5 is five `rclone lsjson --stat` (two
 #     HEADs each), PUT 300 is `rclone copy` (a PutObject and a HEAD per
 #     file, 4 at once), LISTs are `rclone lsf` of the directory (one
@@ -53,6 +54,20 @@
 #   RCLONE and VERSITYGW name the binaries; versitygw is otherwise taken
 #   from ${XDG_CACHE_HOME:-~/.cache}/s3seal-bench/bin or the PATH, or
 #   installed there with go install.
+#
+#   scripts/bench.sh copy [ROUNDS]   instead: server-side copies straight
+#   to one store (versitygw posix, on disk under ${TMPDIR:-/var/tmp}) and
+#   through s3seal in front of it: `rclone copyto` of a 1 GiB object put
+#   in one PUT (a CopyObject of one sealed stream), and `aws s3 cp
+#   s3://... s3://...` of a 1 GiB and a 10 GiB object the aws CLI
+#   uploaded in its 8 MiB parts (its copy: UploadPartCopy of 8 MiB
+#   ranges, each a whole part). The table gives the direct time, s3seal's
+#   over it (min/median/max over ROUNDS rounds, default 3, one round for
+#   10 GiB), and the bytes s3seal itself read and wrote during the copy
+#   (rchar + wchar of /proc/PID/io: sockets and files alike; the goal is
+#   under 16 MiB). S3SEAL_BENCH_COPY_GIB (default "1 10") sets the sizes
+#   of the aws CLI rows; the largest needs about three times its size of
+#   free disk (source, copy, and the store's parts while it assembles).
 #
 #   scripts/bench.sh lfs-kafka [ROUNDS]   instead: 100 MiB blobs into the
 #   LFS module, alternating in each round: POSTed to /lfs/produce (curl
@@ -243,9 +258,9 @@ start_fronts() {
 }
 
 # The operations, in the order they run, and their labels in the table.
-OPS=(put128 put256 get128 range head put300 list1000cold list1000warm list300 list1000restart)
+OPS=(put128 put256 get128 range head copy128 put300 list1000cold list1000warm list300 list1000restart)
 declare -A OPLABEL=([put128]="PUT 128 MiB" [put256]="PUT 256 MiB 16M parts" [get128]="GET 128 MiB"
-	[range]="GET 1 MiB range x5" [head]="HEAD x5" [put300]="PUT 300 x 4 KiB" [list1000cold]="LIST 1000 cold"
+	[range]="GET 1 MiB range x5" [head]="HEAD x5" [copy128]="COPY 128 MiB" [put300]="PUT 300 x 4 KiB" [list1000cold]="LIST 1000 cold"
 	[list1000warm]="LIST 1000 warm" [list300]="LIST 300" [list1000restart]="LIST 1000 restarted")
 RANGES=(123 7340032 33554431 67108864 133169152) # offsets of the 1 MiB ranges in the 128 MiB object
 
@@ -260,6 +275,7 @@ op_put256() { rc copyto --no-check-dest --s3-upload-cutoff 16M --s3-chunk-size 1
 op_get128() { rc cat "$2/put128" >"$tmp/got"; }
 op_range() { local o; for o in "${RANGES[@]}"; do rc cat --offset "$o" --count 1048576 "$2/put128"; done >"$tmp/got"; }
 op_head() { local i; for i in 1 2 3 4 5; do rc lsjson --stat "$2/put128"; done >/dev/null; }
+op_copy128() { rc copyto "$2/put128" "$2/copy128" && rc lsjson --stat "$2/copy128" >"$tmp/got"; }
 op_put300() { rc copy --no-check-dest "$in/s300" "$2/s300"; }
 op_list1000cold() { rc lsf "$2/s1000/" >"$tmp/got"; }
 op_list1000warm() { rc lsf "$2/s1000/" >"$tmp/got"; }
@@ -274,6 +290,7 @@ check() {
 	range) got=$(md5sum <"$tmp/got") && [[ $got == "$md5_ranges" ]] ;;
 	list1000*) [[ $(wc -l <"$tmp/got") == 1000 ]] ;;
 	list300) [[ $(wc -l <"$tmp/got") == 300 ]] ;;
+	copy128) grep -q '"Size":134217728,' "$tmp/got" ;;
 	esac || die "run $run: $1 through ${LABEL[$2]} came back wrong"
 }
 
@@ -555,6 +572,104 @@ lfs_kafka() {
 
 # ---------------------------------------------------------------------------
 
+# ---------------------------------------------------------------------------
+# copy mode: server-side copies through s3seal against the store's own.
+# ---------------------------------------------------------------------------
+
+# copy_io: s3seal's rchar + wchar so far.
+copy_io() { awk '/^(rchar|wchar):/ {n += $2} END {printf "%d\n", n}' "/proc/${PID[s3seal]}/io"; }
+
+# copy_timed LABEL FRONT CMD...: runs CMD, appends "LABEL FRONT seconds
+# io-bytes" to $tmp/times.
+copy_timed() {
+	local label=$1 front=$2 t0 t1 io0 io1
+	shift 2
+	io0=$(copy_io)
+	t0=$EPOCHREALTIME
+	"$@" >/dev/null || die "$label through $front failed"
+	t1=$EPOCHREALTIME
+	io1=$(copy_io)
+	echo "$label|$front|$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')|$((io1 - io0))" >>"$tmp/times"
+}
+
+copy_bench() {
+	local rounds=${1:-3} gib f r n key
+	[[ $rounds =~ ^[1-9][0-9]*$ && $# -le 1 ]] || die "usage: scripts/bench.sh copy [ROUNDS]"
+	unset AWS_CA_BUNDLE # set on some machines, it breaks clients talking plain HTTP
+	export LC_ALL=C
+	command -v aws >/dev/null || die "needs the aws CLI"
+	command -v go >/dev/null || die "needs go (to build s3seal)"
+	find_rclone
+	find_versitygw
+	tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/s3seal-copybench-XXXX") || die "cannot create a directory under ${TMPDIR:-/var/tmp}"
+	trap cleanup EXIT
+	export RCLONE_CONFIG=$tmp/rclone.conf
+	: >"$RCLONE_CONFIG"
+	go build -o "$tmp/s3seal" ./cmd/s3seal || die "building s3seal failed"
+	FRONTS=(direct s3seal)
+	for f in "${FRONTS[@]}"; do PORT[$f]=$(free_port); done
+	mkdir -p "$tmp/store" "$tmp/s3seal-data"
+	head -c 32 /dev/urandom | base64 >"$tmp/master.key"
+	chmod 600 "$tmp/master.key"
+	start_front direct
+	start_front s3seal
+	printf '[default]\nregion = us-east-1\ns3 =\n    addressing_style = path\n' >"$tmp/aws.conf"
+	export AWS_CONFIG_FILE=$tmp/aws.conf AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_ACCESS_KEY_ID=$AK AWS_SECRET_ACCESS_KEY=$SK AWS_EC2_METADATA_DISABLED=true
+	awsf() { local f=$1; shift; aws --endpoint-url "http://127.0.0.1:${PORT[$f]}" "$@"; }
+	head -c 1G /dev/urandom >"$tmp/f1g"
+	for f in "${FRONTS[@]}"; do
+		s3_remote "c$f" "${PORT[$f]}"
+		awsf "$f" s3 mb "s3://copy-$f" >/dev/null || die "creating a bucket through $f failed"
+		rc copyto --no-check-dest --s3-upload-cutoff 5G "$tmp/f1g" "c$f:copy-$f/one" || die "the 1 GiB PUT through $f failed"
+		awsf "$f" s3 cp --no-progress "$tmp/f1g" "s3://copy-$f/mp1" >/dev/null || die "the 1 GiB upload through $f failed"
+	done
+	echo "s3seal at $(git describe --always --dirty 2>/dev/null || echo '?'), $("$RCLONE" version | head -1), $(aws --version 2>&1 | cut -d' ' -f1), versitygw posix on $(df --output=fstype "$tmp" | tail -1), $(nproc) CPUs"
+	for r in $(seq "$rounds"); do
+		for f in "${FRONTS[@]}"; do
+			copy_timed "rclone copyto 1 GiB (CopyObject)" "$f" rc copyto "c$f:copy-$f/one" "c$f:copy-$f/one-$r"
+			copy_timed "aws s3 cp 1 GiB (UploadPartCopy)" "$f" awsf "$f" s3 cp --no-progress "s3://copy-$f/mp1" "s3://copy-$f/mp1-$r"
+			rc deletefile "c$f:copy-$f/one-$r" && awsf "$f" s3 rm "s3://copy-$f/mp1-$r" >/dev/null
+		done
+	done
+	for gib in ${S3SEAL_BENCH_COPY_GIB:-1 10}; do
+		((gib > 1)) || continue
+		for f in "${FRONTS[@]}"; do
+			n=$((gib << 30))
+			key="s3://copy-$f/mp$gib"
+			head -c "$n" /dev/urandom | awsf "$f" s3 cp --no-progress --expected-size "$n" - "$key" >/dev/null ||
+				die "the $gib GiB upload through $f failed"
+			copy_timed "aws s3 cp $gib GiB (UploadPartCopy)" "$f" awsf "$f" s3 cp --no-progress "$key" "$key-copy"
+			[[ $(awsf "$f" s3api head-object --bucket "copy-$f" --key "mp$gib-copy" --query ContentLength) == "$n" ]] ||
+				die "the $gib GiB copy through $f has another size"
+			awsf "$f" s3 rm "$key" >/dev/null && awsf "$f" s3 rm "$key-copy" >/dev/null
+		done
+	done
+	# What came back: the 1 GiB copies read back as the file.
+	rc copyto "cs3seal:copy-s3seal/one" "$tmp/back" && cmp -s "$tmp/back" "$tmp/f1g" || die "the copy through s3seal reads back wrong"
+	echo
+	echo "server-side copies: s3seal's time over the store's own (1.00 = as fast), and what s3seal itself read and wrote"
+	awk -F'|' '
+	function stats(a, c,   i, j, x) {
+		for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }
+		return c == 1 ? sprintf("%.2f", a[1]) : sprintf("%.2f %.2f %.2f", a[1], (c % 2) ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2, a[c])
+	}
+	$2 == "direct" { d[$1, ++nd[$1]] = $3; if (!($1 in seen)) { seen[$1] = 1; order[++no] = $1 } }
+	$2 == "s3seal" { s[$1, ++ns[$1]] = $3; io[$1] = io[$1] > $4 ? io[$1] : $4 }
+	END {
+		printf "%-36s %-16s %-16s %s\n", "copy", "direct s", "s3seal/direct", "s3seal I/O (max)"
+		for (i = 1; i <= no; i++) {
+			k = order[i]; c = nd[k]
+			for (r = 1; r <= c; r++) { x[r] = d[k, r]; q[r] = s[k, r] / d[k, r] }
+			printf "%-36s %-16s %-16s %.1f MiB\n", k, stats(x, c), stats(q, c), io[k] / 1048576
+		}
+	}' "$tmp/times"
+}
+
+if [[ ${1:-} == copy ]]; then
+	shift
+	copy_bench "$@"
+	exit
+fi
 if [[ ${1:-} == lfs-kafka ]]; then
 	shift
 	lfs_kafka "$@"
