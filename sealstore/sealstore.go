@@ -56,6 +56,11 @@ type Options struct {
 	// unknown length, as it grows). Default DefaultSpoolReserve; below
 	// zero, none (bodies are admitted while they fit).
 	SpoolReserve int64
+	// MemoryBodies bounds the sealed bytes of small bodies (a declared
+	// length of at most 1 MiB) held in memory instead of a spool file, all
+	// requests together; a body past it is spooled. Default
+	// DefaultMemoryBodies; below zero, none (every body is spooled).
+	MemoryBodies int64
 	// spoolFree, when set, replaces the statfs of SpoolDir (tests).
 	spoolFree func(dir string) (int64, error)
 	// minPartSize, when set, replaces MinPartSize (tests of many parts).
@@ -129,6 +134,8 @@ type Store struct {
 	log   *slog.Logger
 	cache *lru.Cache[cacheKey, resolved]
 	space *spoolSpace
+	// memory is what small bodies sealed into memory hold (smallbody.go).
+	memory *memBudget
 	// uploads caches loaded upload state by (bucket, key, upload id), and
 	// manifests opened manifests by oid: neither ever changes.
 	uploads   *lru.Cache[uploadKey, *upload]
@@ -212,8 +219,11 @@ func New(be Backend, kr *crypto.Keyring, opt Options) (*Store, error) {
 	if opt.SpoolDir == "" {
 		opt.SpoolDir = os.TempDir()
 	}
+	if opt.MemoryBodies == 0 {
+		opt.MemoryBodies = DefaultMemoryBodies
+	}
 	return &Store{be: be, kr: kr, opt: opt, log: opt.Logger, cache: c, uploads: ups, manifests: mans, listedUploads: listed, bucketDocs: newBucketDocCache(), oldBuckets: old,
-		space: newSpoolSpace(opt.SpoolDir, opt.SpoolReserve, opt.spoolFree)}, nil
+		space: newSpoolSpace(opt.SpoolDir, opt.SpoolReserve, opt.spoolFree), memory: &memBudget{limit: max(opt.MemoryBodies, 0)}}, nil
 }
 
 // ObjectInfo describes an object in plaintext terms.
