@@ -183,6 +183,17 @@ type pendingOwner struct{ err error }
 func (p pendingOwner) Error() string { return p.err.Error() }
 func (p pendingOwner) Unwrap() error { return p.err }
 
+// writeDocs is BucketDocs for what a write keeps or skips besides its
+// object (HasObjectRecords, singlePart): a young bucket's documents are
+// what they are, owner or not.
+func (s *Store) writeDocs(ctx context.Context, bucket string) (map[string][]byte, error) {
+	docs, err := s.BucketDocs(ctx, bucket)
+	if po := (pendingOwner{}); errors.As(err, &po) && docs != nil {
+		err = nil
+	}
+	return docs, err
+}
+
 // listBucketDocs lists BucketDocPrefix and opens every document there.
 func (s *Store) listBucketDocs(ctx context.Context, bucket string) (map[string][]byte, error) {
 	docs := map[string][]byte{}
