@@ -108,6 +108,9 @@ type Options struct {
 	// BucketDocTTL is how long a bucket's documents, once read, are
 	// trusted (bucketdocs.go). Default DefaultBucketDocTTL.
 	BucketDocTTL time.Duration
+	// bucketDocWarm, when set, replaces how long an unused bucket's
+	// documents are kept fresh in the background (tests).
+	bucketDocWarm time.Duration
 }
 
 // Observer counts what a Store does. Its methods must be safe for
@@ -208,6 +211,9 @@ func New(be Backend, kr *crypto.Keyring, opt Options) (*Store, error) {
 	}
 	if opt.BucketDocTTL <= 0 {
 		opt.BucketDocTTL = DefaultBucketDocTTL
+	}
+	if opt.bucketDocWarm <= 0 {
+		opt.bucketDocWarm = defaultBucketDocWarm
 	}
 	if opt.OwnerPendingAge <= 0 {
 		opt.OwnerPendingAge = DefaultOwnerPendingAge
