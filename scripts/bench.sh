@@ -51,6 +51,20 @@
 #     written (s3seal has them in its cache from their PUTs), warm: the
 #     second, restarted: the first after every front (store included)
 #     was restarted, its caches empty.
+#   - MIXED 32 clients is no rclone command: rclone runs its transfers
+#     one file after another per directory and checks before it writes,
+#     so it cannot hold 32 requests of a mix in flight. It is
+#     scripts/smallops.go, built once per session, the same binary
+#     through every front: 32 concurrent aws-sdk-go-v2 clients with the
+#     SDK's defaults (SigV4, its checksums), each 40 rounds of PUT 4 KiB,
+#     GET (bytes checked), HEAD, LIST of its own at most 5 keys, and from
+#     the fifth round DELETE of the key 4 rounds old: 6272 operations,
+#     with as many idle connections as clients kept.
+#   After the table, the rows whose goal is the plain proxy's cost
+#   (issue 34), min median max: s3seal's time over the plain proxy's for
+#   PUT 300 x 4 KiB (goal: 1.05 or less), s3seal's operations per second
+#   over the plain proxy's in the mixed row (goal: 0.90 or more); then
+#   each front's median operations per second in the mixed row.
 #   RCLONE and VERSITYGW name the binaries; versitygw is otherwise taken
 #   from ${XDG_CACHE_HOME:-~/.cache}/s3seal-bench/bin or the PATH, or
 #   installed there with go install.
@@ -258,9 +272,9 @@ start_fronts() {
 }
 
 # The operations, in the order they run, and their labels in the table.
-OPS=(put128 put256 get128 range head copy128 put300 list1000cold list1000warm list300 list1000restart)
+OPS=(put128 put256 get128 range head copy128 put300 mixed32 list1000cold list1000warm list300 list1000restart)
 declare -A OPLABEL=([put128]="PUT 128 MiB" [put256]="PUT 256 MiB 16M parts" [get128]="GET 128 MiB"
-	[range]="GET 1 MiB range x5" [head]="HEAD x5" [copy128]="COPY 128 MiB" [put300]="PUT 300 x 4 KiB" [list1000cold]="LIST 1000 cold"
+	[range]="GET 1 MiB range x5" [head]="HEAD x5" [copy128]="COPY 128 MiB" [put300]="PUT 300 x 4 KiB" [mixed32]="MIXED 32 clients" [list1000cold]="LIST 1000 cold"
 	[list1000warm]="LIST 1000 warm" [list300]="LIST 300" [list1000restart]="LIST 1000 restarted")
 RANGES=(123 7340032 33554431 67108864 133169152) # offsets of the 1 MiB ranges in the 128 MiB object
 
@@ -277,6 +291,10 @@ op_range() { local o; for o in "${RANGES[@]}"; do rc cat --offset "$o" --count 1
 op_head() { local i; for i in 1 2 3 4 5; do rc lsjson --stat "$2/put128"; done >/dev/null; }
 op_copy128() { rc copyto "$2/put128" "$2/copy128" && rc lsjson --stat "$2/copy128" >"$tmp/got"; }
 op_put300() { rc copy --no-check-dest "$in/s300" "$2/s300"; }
+op_mixed32() {
+	"$tmp/smallops" -endpoint "http://127.0.0.1:${PORT[$1]}" -bucket "bench-$1" -prefix "r$run/mixed" \
+		-clients 32 -iter 40 -access-key "$AK" -secret-key "$SK" >"$tmp/got"
+}
 op_list1000cold() { rc lsf "$2/s1000/" >"$tmp/got"; }
 op_list1000warm() { rc lsf "$2/s1000/" >"$tmp/got"; }
 op_list300() { rc lsf "$2/s300/" >"$tmp/got"; }
@@ -291,6 +309,7 @@ check() {
 	list1000*) [[ $(wc -l <"$tmp/got") == 1000 ]] ;;
 	list300) [[ $(wc -l <"$tmp/got") == 300 ]] ;;
 	copy128) grep -q '"Size":134217728,' "$tmp/got" ;;
+	mixed32) [[ $(cut -d' ' -f1 "$tmp/got") == "$MIXED_OPS" ]] ;;
 	esac || die "run $run: $1 through ${LABEL[$2]} came back wrong"
 }
 
@@ -348,6 +367,40 @@ table() {
 	}' "$tmp/times"
 }
 
+# MIXED_OPS is the number of operations op_mixed32 makes: 32 clients of
+# 40 rounds, 4 operations each and a DELETE from the fifth round on.
+MIXED_OPS=$((32 * (40 * 4 + 40 - 4)))
+
+# against_proxy: s3seal's time over the plain proxy's for PUT 300 x 4 KiB,
+# its operations per second over the plain proxy's in the mixed row (min
+# median max), and each front's median operations per second there.
+against_proxy() {
+	awk -v fronts="${FRONTS[*]}" -v heads="$(for f in "${FRONTS[@]}"; do printf '%s ' "${LABEL[$f]}"; done)" -v ops="$MIXED_OPS" '
+	function sort(a, c,   i, j, x) { for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x } }
+	function med(a, c) { return (c % 2) ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2 }
+	{ k = $1 SUBSEP $2; t[k, ++n[k]] = $4 - $3 }
+	END {
+		nf = split(fronts, f, " "); split(heads, h, " ")
+		print "against the plain proxy (issue 34), min median max:"
+		c = n["put300", "s3seal"]
+		for (r = 1; r <= c; r++) q[r] = t["put300", "s3seal", r] / t["put300", "proxy", r]
+		sort(q, c)
+		printf "  %-58s %.2f %.2f %.2f\n", "PUT 300 x 4 KiB, s3seal time / plain proxy time (goal <= 1.05)", q[1], med(q, c), q[c]
+		c = n["mixed32", "s3seal"]
+		for (r = 1; r <= c; r++) q[r] = t["mixed32", "proxy", r] / t["mixed32", "s3seal", r]
+		sort(q, c)
+		printf "  %-58s %.2f %.2f %.2f\n", "MIXED 32 clients, s3seal ops/s / plain proxy ops/s (goal >= 0.90)", q[1], med(q, c), q[c]
+		printf "  MIXED 32 clients, operations per second (median):"
+		for (j = 1; j <= nf; j++) {
+			c = n["mixed32", f[j]]
+			for (r = 1; r <= c; r++) q[r] = ops / t["mixed32", f[j], r]
+			sort(q, c)
+			printf " %s %.0f,", h[j], med(q, c)
+		}
+		printf "\n"
+	}' "$tmp/times"
+}
+
 # check_sealed: the store holds the 128 MiB object as it was sent
 # directly, and as something else through s3seal and rclone crypt.
 check_sealed() {
@@ -385,6 +438,7 @@ compare() {
 	export RCLONE_CONFIG=$tmp/rclone.conf # empty: every remote comes from RCLONE_CONFIG_* variables
 	: >"$RCLONE_CONFIG"
 	go build -o "$tmp/s3seal" ./cmd/s3seal || die "building s3seal failed"
+	go build -o "$tmp/smallops" scripts/smallops.go || die "building scripts/smallops.go failed"
 	make_inputs
 	start_fronts
 	echo "s3seal at $(git describe --always --dirty 2>/dev/null || echo '?'), $("$RCLONE" version | head -1) ($RCLONE), versitygw $VERSITYGW, $(nproc) CPUs, $runs run(s)"
@@ -416,6 +470,7 @@ compare() {
 	echo "wall time of each client command through each front over the same command direct (1.00 = as fast as direct)"
 	echo "direct s: the direct times in seconds$( ((runs == 1)) || echo "; min median max over $runs runs")"
 	table "$runs"
+	against_proxy
 	peak_rss
 }
 

@@ -45,9 +45,21 @@ const DefaultOwnerPendingAge = 2 * time.Minute
 // effect at once.
 const DefaultBucketDocTTL = 5 * time.Second
 
+// The documents of a bucket in use are read again in the background
+// every half TTL (keepBucketDocs), so that its requests find them fresh
+// and none waits for the store's listing; a bucket unused for
+// defaultBucketDocWarm is no longer kept, and its next request reads
+// them. A reading lists the documents and opens only those whose ETag
+// changed since the last. A TTL under minKeepTTL (tests) keeps nothing.
+const (
+	defaultBucketDocWarm = time.Minute
+	minKeepTTL           = 100 * time.Millisecond
+)
+
 type bucketDocEntry struct {
-	docs map[string][]byte
-	at   time.Time
+	docs  map[string][]byte
+	etags map[string]string // each document's ETag in the listing it was read by
+	at    time.Time         // when that listing was sent
 }
 
 // bucketDocCache holds the documents of the bucketDocEntries most
@@ -62,6 +74,9 @@ type bucketDocCache struct {
 	// held are documents WithoutBucketDocs has out of the store: they
 	// decide, whatever the TTL or the LRU, until forget.
 	held map[string]map[string][]byte
+	// kept are the buckets whose documents keepBucketDocs reads in the
+	// background, each with when it was last used.
+	kept map[string]time.Time
 	// writing serializes, per bucket (striped), the changes of this
 	// process to a bucket's documents with WithoutBucketDocs, so that
 	// putting back what it read does not undo a change made meanwhile.
@@ -81,7 +96,7 @@ const bucketDocEntries = 1024
 
 func newBucketDocCache() *bucketDocCache {
 	entries, _ := lru.New[string, bucketDocEntry](bucketDocEntries)
-	return &bucketDocCache{entries: entries, fetching: map[string]chan struct{}{}}
+	return &bucketDocCache{entries: entries, fetching: map[string]chan struct{}{}, kept: map[string]time.Time{}}
 }
 
 // forget drops bucket's cached documents after a change.
@@ -118,25 +133,16 @@ func (s *Store) BucketDocs(ctx context.Context, bucket string) (map[string][]byt
 			c.mu.Unlock()
 			return docs, nil
 		}
+		if _, ok := c.kept[bucket]; ok {
+			c.kept[bucket] = time.Now()
+		}
 		if e, ok := c.entries.Get(bucket); ok && time.Since(e.at) < s.opt.BucketDocTTL {
 			c.mu.Unlock()
 			return e.docs, nil
 		}
 		wait, busy := c.fetching[bucket]
 		if !busy {
-			done := make(chan struct{})
-			c.fetching[bucket] = done
-			gen := c.gen
-			c.mu.Unlock()
-			docs, err := s.readBucketDocs(ctx, bucket)
-			c.mu.Lock()
-			delete(c.fetching, bucket)
-			close(done)
-			if err == nil && c.gen == gen {
-				c.entries.Add(bucket, bucketDocEntry{docs: docs, at: time.Now()})
-			}
-			c.mu.Unlock()
-			return docs, err
+			return s.refreshBucketDocs(ctx, bucket)
 		}
 		c.mu.Unlock()
 		select {
@@ -145,6 +151,72 @@ func (s *Store) BucketDocs(ctx context.Context, bucket string) (map[string][]byt
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// refreshBucketDocs reads bucket's documents from the store and caches
+// them, unless this process changed them meanwhile. The caller holds
+// c.mu and found no reading of bucket under way; it returns with c.mu
+// unlocked.
+func (s *Store) refreshBucketDocs(ctx context.Context, bucket string) (map[string][]byte, error) {
+	c := s.bucketDocs
+	done := make(chan struct{})
+	c.fetching[bucket] = done
+	gen := c.gen
+	prev, _ := c.entries.Peek(bucket)
+	c.mu.Unlock()
+	sent := time.Now()
+	e, err := s.readBucketDocs(ctx, bucket, prev)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.fetching, bucket)
+	close(done)
+	if err == nil && c.gen == gen {
+		e.at = sent
+		c.entries.Add(bucket, e)
+		s.keepBucketDocs(bucket)
+	}
+	return e.docs, err
+}
+
+// keepBucketDocs starts reading bucket's documents every half TTL in the
+// background, unless that is under way. The caller holds c.mu.
+func (s *Store) keepBucketDocs(bucket string) {
+	c := s.bucketDocs
+	if _, ok := c.kept[bucket]; ok || len(c.kept) >= bucketDocEntries || s.opt.BucketDocTTL < minKeepTTL {
+		return
+	}
+	c.kept[bucket] = time.Now()
+	time.AfterFunc(s.opt.BucketDocTTL/2, func() { s.keptBucketDocs(bucket) })
+}
+
+// keptBucketDocs is one background reading of a kept bucket's documents;
+// the next is due half a TTL later. A bucket unused for a minute,
+// or whose reading failed, is no longer kept: its next request reads
+// them.
+func (s *Store) keptBucketDocs(bucket string) {
+	c := s.bucketDocs
+	c.mu.Lock()
+	used, ok := c.kept[bucket]
+	if !ok || time.Since(used) > s.opt.bucketDocWarm {
+		delete(c.kept, bucket)
+		c.mu.Unlock()
+		return
+	}
+	var err error
+	if _, busy := c.fetching[bucket]; busy {
+		c.mu.Unlock()
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), s.opt.BucketDocTTL)
+		_, err = s.refreshBucketDocs(ctx, bucket)
+		cancel()
+	}
+	if err != nil {
+		c.mu.Lock()
+		delete(c.kept, bucket)
+		c.mu.Unlock()
+		return
+	}
+	time.AfterFunc(s.opt.BucketDocTTL/2, func() { s.keptBucketDocs(bucket) })
 }
 
 // BucketDoc returns one document of bucket, and whether it is there.
@@ -157,20 +229,20 @@ func (s *Store) BucketDoc(ctx context.Context, bucket, name string) ([]byte, boo
 	return d, ok, nil
 }
 
-// readBucketDocs is listBucketDocs for a decision: a bucket without an
-// owner whose owner may be on its way (ownerPending) is SlowDown, not a
-// bucket decided by the credential lists alone.
-func (s *Store) readBucketDocs(ctx context.Context, bucket string) (map[string][]byte, error) {
-	docs, err := s.listBucketDocs(ctx, bucket)
+// readBucketDocs is listBucketDocsSince for a decision: a bucket without
+// an owner whose owner may be on its way (ownerPending) is SlowDown, not
+// a bucket decided by the credential lists alone.
+func (s *Store) readBucketDocs(ctx context.Context, bucket string, prev bucketDocEntry) (bucketDocEntry, error) {
+	e, err := s.listBucketDocsSince(ctx, bucket, prev)
 	if err != nil {
-		return nil, err
+		return bucketDocEntry{}, err
 	}
-	if _, owned := docs["owner"]; !owned {
+	if _, owned := e.docs["owner"]; !owned {
 		if err := s.ownerPending(ctx, bucket); err != nil {
-			return docs, err
+			return e, err
 		}
 	}
-	return docs, nil
+	return e, nil
 }
 
 // pendingOwner is readBucketDocs's refusal to decide by a young bucket
@@ -183,23 +255,45 @@ type pendingOwner struct{ err error }
 func (p pendingOwner) Error() string { return p.err.Error() }
 func (p pendingOwner) Unwrap() error { return p.err }
 
+// writeDocs is BucketDocs for what a write keeps or skips besides its
+// object (HasObjectRecords, singlePart): a young bucket's documents are
+// what they are, owner or not.
+func (s *Store) writeDocs(ctx context.Context, bucket string) (map[string][]byte, error) {
+	docs, err := s.BucketDocs(ctx, bucket)
+	if po := (pendingOwner{}); errors.As(err, &po) && docs != nil {
+		err = nil
+	}
+	return docs, err
+}
+
 // listBucketDocs lists BucketDocPrefix and opens every document there.
 func (s *Store) listBucketDocs(ctx context.Context, bucket string) (map[string][]byte, error) {
-	docs := map[string][]byte{}
+	e, err := s.listBucketDocsSince(ctx, bucket, bucketDocEntry{})
+	return e.docs, err
+}
+
+// listBucketDocsSince is listBucketDocs that takes a document whose ETag
+// is the one in prev from prev instead of opening it again.
+func (s *Store) listBucketDocsSince(ctx context.Context, bucket string, prev bucketDocEntry) (bucketDocEntry, error) {
+	docs, etags := map[string][]byte{}, map[string]string{}
 	in := backend.ListInput{Bucket: bucket, V2: true, Prefix: BucketDocPrefix, Delimiter: "/"}
 	for page := 0; ; page++ {
 		if page == maxBucketDocPages {
 			// A few documents and one common prefix fit in one page: a
 			// listing that goes on is the store's, and is not followed.
-			return nil, errorf("InternalError", "the store's listing of %s's bucket documents did not end after %d pages", bucket, page)
+			return bucketDocEntry{}, errorf("InternalError", "the store's listing of %s's bucket documents did not end after %d pages", bucket, page)
 		}
 		out, err := s.be.ListObjects(ctx, in)
 		if err != nil {
-			return nil, err
+			return bucketDocEntry{}, err
 		}
 		for _, e := range out.Entries {
 			name := strings.TrimPrefix(e.Key, BucketDocPrefix)
 			if name == "" || strings.Contains(name, "/") {
+				continue
+			}
+			if d, ok := prev.docs[name]; ok && e.ETag != "" && prev.etags[name] == e.ETag {
+				docs[name], etags[name] = d, e.ETag
 				continue
 			}
 			d, err := s.readBucketDoc(ctx, bucket, e.Key)
@@ -207,16 +301,16 @@ func (s *Store) listBucketDocs(ctx context.Context, bucket string) (map[string][
 				continue
 			}
 			if err != nil {
-				return nil, err
+				return bucketDocEntry{}, err
 			}
-			docs[name] = d
+			docs[name], etags[name] = d, e.ETag
 		}
 		if !out.IsTruncated || out.NextContinuationToken == "" {
 			break
 		}
 		in.ContinuationToken = out.NextContinuationToken
 	}
-	return docs, nil
+	return bucketDocEntry{docs: docs, etags: etags}, nil
 }
 
 // ownerPending answers SlowDown for a bucket without an owner document

@@ -39,9 +39,16 @@ func (s *Store) HeadBucket(ctx context.Context, bucket string) error {
 }
 
 // CreateBucket makes the bucket on the store, with no document of
-// s3seal's yet: the caller keeps its owner (CreateBucketDoc).
+// s3seal's but SinglePartDoc yet: the caller keeps its owner
+// (CreateBucketDoc), which must come after, as other processes take a
+// young bucket without an owner for one being made and write nothing
+// there.
 func (s *Store) CreateBucket(ctx context.Context, bucket string) error {
-	return s.be.CreateBucket(ctx, bucket)
+	if err := s.be.CreateBucket(ctx, bucket); err != nil {
+		return err
+	}
+	s.claimSinglePart(ctx, bucket)
+	return nil
 }
 
 // UndoCreateBucket removes a bucket CreateBucket has just made, with the

@@ -94,6 +94,11 @@ func (s *Store) createMultipart(ctx context.Context, in CreateMultipartInput) (i
 	if env.SealedMeta, err = crypto.SealObjectMeta(dk, om); err != nil {
 		return "", "", fmt.Errorf("seal object metadata: %w", err)
 	}
+	// Writes elsewhere look for this upload's object once the bucket
+	// says no more that it holds none.
+	if err := s.dropSinglePart(ctx, in.Bucket); err != nil {
+		return "", "", err
+	}
 	id, err = s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: in.Bucket, Key: in.Key, Meta: env.Metadata(), Headers: storeHeadersFor(env, in.Headers), Protect: in.Protect})
 	if err != nil {
 		return "", "", err

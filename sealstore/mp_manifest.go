@@ -64,6 +64,12 @@ func (s *Store) putManifestAs(ctx context.Context, u *upload, m crypto.Manifest,
 }
 
 func (s *Store) writeManifest(ctx context.Context, u *upload, m crypto.Manifest, name string, ifNone bool) error {
+	// An upload created before its bucket said it held no multipart
+	// object (an older s3seal's, or one a store kept across a bucket
+	// created again) must not complete while it still says so.
+	if err := s.dropSinglePart(ctx, u.bucket); err != nil {
+		return err
+	}
 	if ifNone {
 		if have, err := s.readManifest(ctx, u.bucket, u.key, u.dk, manifestKey(u.env.OID, name)); err == nil {
 			if !reflect.DeepEqual(have, m) {

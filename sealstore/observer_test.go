@@ -34,7 +34,8 @@ func (o *obsRecorder) ListCache(hit bool) {
 func TestObserverSpoolAndListCache(t *testing.T) {
 	f := newFixture(t)
 	obs := &obsRecorder{}
-	st, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true, Observer: obs})
+	// Every body spooled (none in memory): the spool is what is observed.
+	st, err := New(Direct(f.be), f.kr, Options{SpoolDir: t.TempDir(), BackendChecksum: true, Observer: obs, MemoryBodies: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,8 +62,8 @@ type PutInput struct {
 	Record *RecordWrite
 }
 
-// Put seals in.Body into a spool file, checks it, and publishes it to the
-// backend in one PUT. Nothing reaches the backend unless every check passed.
+// Put seals in.Body into a spool file or memory, checks it, and publishes
+// it to the backend in one PUT. Nothing reaches the backend unless every check passed.
 func (s *Store) Put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if err := CheckNewKey(in.Key); err != nil {
 		return ObjectInfo{}, err
@@ -177,9 +177,12 @@ const bodyBufSize = 128 << 10
 
 var bodyBufs = sync.Pool{New: func() any { b := make([]byte, bodyBufSize); return &b }}
 
-// spooled is a sealed body waiting in an unlinked file.
+// spooled is a sealed body waiting to be sent, and what sealing it
+// learnt.
 type spooled struct {
-	file       *os.File
+	// file holds the ciphertext: an unlinked spool file, or memory for a
+	// small body (smallbody.go).
+	file       sealedBody
 	dk         *crypto.DataKey
 	size       int64
 	md5        [16]byte
@@ -192,10 +195,13 @@ type spooled struct {
 	checksums    map[string]string
 }
 
-// seal reads the whole body, sealing it with dk as stream into a fresh
-// spool file, and runs every check on it. The caller closes the returned
-// file.
+// seal reads the whole body, sealing it with dk as stream into memory
+// (a small body, sealInMemory) or a fresh spool file, and runs every
+// check on it. The caller closes the returned body.
 func (s *Store) seal(in PutInput, dk *crypto.DataKey, stream crypto.Stream) (*spooled, error) {
+	if sp, ok, err := s.sealInMemory(in, dk, stream); ok {
+		return sp, err
+	}
 	// A declared body is admitted whole before anything is read or
 	// written; one of unknown length as it grows.
 	room := &spaceWriter{space: s.space}
@@ -229,7 +235,7 @@ func (s *Store) seal(in PutInput, dk *crypto.DataKey, stream crypto.Stream) (*sp
 	return sp, nil
 }
 
-// close closes the spool file and releases its bytes.
+// close closes the body and releases its bytes.
 func (sp *spooled) close() error {
 	err := sp.file.Close()
 	sp.counter.release()
@@ -258,7 +264,9 @@ func (c *spoolCounter) release() {
 	}
 }
 
-func (s *Store) sealInto(f *os.File, spool io.Writer, in PutInput, dk *crypto.DataKey, stream crypto.Stream) (*spooled, error) {
+// sealInto seals the body into spool, whose bytes f holds to be sent,
+// and checks it.
+func (s *Store) sealInto(f sealedBody, spool io.Writer, in PutInput, dk *crypto.DataKey, stream crypto.Stream) (*spooled, error) {
 	// The backend checks what arrived against a checksum of the
 	// ciphertext: CRC32C, which costs a twentieth of MD5, or Content-MD5
 	// where a lock needs it (stores demand Content-MD5 for those).

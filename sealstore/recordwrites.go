@@ -2,7 +2,6 @@ package sealstore
 
 import (
 	"context"
-	"errors"
 )
 
 // The records a write leaves: sealstore writes them as part of each
@@ -41,10 +40,7 @@ func uploadContent(content string) string { return "upload:" + content }
 // HasObjectRecords reports whether some object of bucket may have a
 // record (ObjectRecordsDoc).
 func (s *Store) HasObjectRecords(ctx context.Context, bucket string) (bool, error) {
-	docs, err := s.BucketDocs(ctx, bucket)
-	if po := (pendingOwner{}); errors.As(err, &po) && docs != nil {
-		err = nil // the documents are what they are, owner or not
-	}
+	docs, err := s.writeDocs(ctx, bucket)
 	if err != nil {
 		return false, err
 	}

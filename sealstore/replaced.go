@@ -46,20 +46,19 @@ func (p prior) realVersion() bool { return p.versionID != "" && p.versionID != "
 // manifest once its own object has replaced the old one. If another writer
 // replaced the object in between, the manifest dropped is that of an object
 // already gone, and the other writer's (if it completed a multipart upload)
-// is left for s3seal gc.
+// is left for s3seal gc. A key that cannot hold a multipart object
+// (mayHoldManifest: s3seal's own, or any in a bucket that never held one)
+// is not HEADed.
 func (s *Store) peekManifest(ctx context.Context, bucket, key string) <-chan prior {
-	return s.peekVersion(ctx, bucket, key, "")
-}
-
-// peekVersion is peekManifest for one version ("" the current one).
-func (s *Store) peekVersion(ctx context.Context, bucket, key, versionID string) <-chan prior {
 	ch := make(chan prior, 1)
 	go func() {
 		var p prior
-		if bi, err := s.headObject(ctx, bucket, key, versionID); err == nil {
-			p.versionID = bi.VersionID
-			if env, enc, err := crypto.ParseMetadata(bi.Meta); err == nil && enc && env.Multipart {
-				p.manifest = manifestKey(env.OID, strings.Trim(bi.ETag, `"`))
+		if s.mayHoldManifest(ctx, bucket, key) {
+			if bi, err := s.headObject(ctx, bucket, key, ""); err == nil {
+				p.versionID = bi.VersionID
+				if env, enc, err := crypto.ParseMetadata(bi.Meta); err == nil && enc && env.Multipart {
+					p.manifest = manifestKey(env.OID, strings.Trim(bi.ETag, `"`))
+				}
 			}
 		}
 		ch <- p

@@ -56,6 +56,11 @@ type Options struct {
 	// unknown length, as it grows). Default DefaultSpoolReserve; below
 	// zero, none (bodies are admitted while they fit).
 	SpoolReserve int64
+	// MemoryBodies bounds the sealed bytes of small bodies (a declared
+	// length of at most 1 MiB) held in memory instead of a spool file, all
+	// requests together; a body past it is spooled. Default
+	// DefaultMemoryBodies; below zero, none (every body is spooled).
+	MemoryBodies int64
 	// spoolFree, when set, replaces the statfs of SpoolDir (tests).
 	spoolFree func(dir string) (int64, error)
 	// minPartSize, when set, replaces MinPartSize (tests of many parts).
@@ -103,6 +108,9 @@ type Options struct {
 	// BucketDocTTL is how long a bucket's documents, once read, are
 	// trusted (bucketdocs.go). Default DefaultBucketDocTTL.
 	BucketDocTTL time.Duration
+	// bucketDocWarm, when set, replaces how long an unused bucket's
+	// documents are kept fresh in the background (tests).
+	bucketDocWarm time.Duration
 }
 
 // Observer counts what a Store does. Its methods must be safe for
@@ -129,6 +137,8 @@ type Store struct {
 	log   *slog.Logger
 	cache *lru.Cache[cacheKey, resolved]
 	space *spoolSpace
+	// memory is what small bodies sealed into memory hold (smallbody.go).
+	memory *memBudget
 	// uploads caches loaded upload state by (bucket, key, upload id), and
 	// manifests opened manifests by oid: neither ever changes.
 	uploads   *lru.Cache[uploadKey, *upload]
@@ -202,6 +212,9 @@ func New(be Backend, kr *crypto.Keyring, opt Options) (*Store, error) {
 	if opt.BucketDocTTL <= 0 {
 		opt.BucketDocTTL = DefaultBucketDocTTL
 	}
+	if opt.bucketDocWarm <= 0 {
+		opt.bucketDocWarm = defaultBucketDocWarm
+	}
 	if opt.OwnerPendingAge <= 0 {
 		opt.OwnerPendingAge = DefaultOwnerPendingAge
 	}
@@ -212,8 +225,11 @@ func New(be Backend, kr *crypto.Keyring, opt Options) (*Store, error) {
 	if opt.SpoolDir == "" {
 		opt.SpoolDir = os.TempDir()
 	}
+	if opt.MemoryBodies == 0 {
+		opt.MemoryBodies = DefaultMemoryBodies
+	}
 	return &Store{be: be, kr: kr, opt: opt, log: opt.Logger, cache: c, uploads: ups, manifests: mans, listedUploads: listed, bucketDocs: newBucketDocCache(), oldBuckets: old,
-		space: newSpoolSpace(opt.SpoolDir, opt.SpoolReserve, opt.spoolFree)}, nil
+		space: newSpoolSpace(opt.SpoolDir, opt.SpoolReserve, opt.spoolFree), memory: &memBudget{limit: max(opt.MemoryBodies, 0)}}, nil
 }
 
 // ObjectInfo describes an object in plaintext terms.

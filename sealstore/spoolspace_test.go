@@ -236,7 +236,7 @@ func TestSpoolSpaceStatfs(t *testing.T) {
 	if _, err := freeSpace(t.TempDir() + "/missing"); err == nil {
 		t.Error("freeSpace of a missing directory succeeded")
 	}
-	st, err := New(Direct(nil), nil, Options{SpoolDir: t.TempDir(), SpoolReserve: free * 2})
+	st, err := New(Direct(nil), nil, Options{SpoolDir: t.TempDir(), SpoolReserve: free * 2, MemoryBodies: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
