@@ -1,0 +1,41 @@
+package sealstore
+
+import (
+	"bytes"
+	"testing"
+)
+
+// A multipart object copied onto itself with new metadata is made by the
+// store, reads back with its new metadata, and leaves one manifest.
+func TestStoreCopyOfMultipartOntoItself(t *testing.T) {
+	for name, f := range copyFixtures(t) {
+		t.Run(name, func(t *testing.T) {
+			p1, p2 := randBytes(MinPartSize+3, 151), randBytes(100<<10, 152)
+			whole := append(append([]byte{}, p1...), p2...)
+			id := f.create(t, "mp")
+			e1, e2 := f.part(t, f.st, "mp", id, 1, p1).ETag, f.part(t, f.st, "mp", id, 2, p2).ETag
+			if _, err := f.st.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: "mp", UploadID: id,
+				Parts: completeParts([]int{1, 2}, []string{e1, e2}), ExpectSize: -1}); err != nil {
+				t.Fatal(err)
+			}
+			st, bs := countBytes(t, f)
+			bs.moved()
+			if _, err := st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "mp", Bucket: bucket, Key: "mp", ReplaceMeta: true,
+				Meta: map[string]string{"color": "new"}}); err != nil {
+				t.Fatal(err)
+			}
+			if n := bs.moved(); n != 0 {
+				t.Errorf("moved %d bytes", n)
+			}
+			f.st.manifests.lru.Purge()
+			f.st.cache.Purge()
+			info, got, err := f.get(t, "mp", nil)
+			if err != nil || !bytes.Equal(got, whole) || info.Meta["color"] != "new" {
+				t.Fatalf("reads %d bytes, meta %v: %v", len(got), info.Meta, err)
+			}
+			if ms := f.manifestNames(t); len(ms) != 1 {
+				t.Errorf("manifests: %v", ms)
+			}
+		})
+	}
+}
