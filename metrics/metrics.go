@@ -31,6 +31,7 @@ type Metrics struct {
 	giveUps         *prometheus.CounterVec
 	spoolBytes      prometheus.Gauge
 	listCache       *prometheus.CounterVec
+	copies          *prometheus.CounterVec
 	kmsRequests     *prometheus.CounterVec
 	kmsTime         *prometheus.HistogramVec
 }
@@ -76,6 +77,9 @@ func New(version string) *Metrics {
 		listCache: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "s3seal_list_cache_lookups_total",
 			Help: "Lookups of listing entries in the cache of resolved sizes and ETags, by result (hit, miss)."},
 			[]string{"result"}),
+		copies: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "s3seal_copies_total",
+			Help: "Server-side copies (CopyObject: object, UploadPartCopy: part) by who moved the bytes: the store (copied the ciphertext) or s3seal (read the source and sealed it again)."},
+			[]string{"kind", "made_by"}),
 		kmsRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "s3seal_kms_requests_total",
 			Help: "Calls to the KMS or HSM holding master keys, each try counted, by operation (generate, decrypt, rewrap, check) and outcome (ok, unavailable, disabled, not_found, access_denied, invalid_ciphertext, failed)."},
 			[]string{"operation", "outcome"}),
@@ -87,7 +91,7 @@ func New(version string) *Metrics {
 		Help: "Always 1; the version label names the running build.", ConstLabels: prometheus.Labels{"version": version}})
 	build.Set(1)
 	m.reg.MustRegister(m.requests, m.requestTime, m.bytesIn, m.bytesOut, m.inFlight, m.slotWaits, m.integrity,
-		m.backendRequests, m.backendTime, m.retries, m.giveUps, m.spoolBytes, m.listCache, m.kmsRequests, m.kmsTime, build,
+		m.backendRequests, m.backendTime, m.retries, m.giveUps, m.spoolBytes, m.listCache, m.copies, m.kmsRequests, m.kmsTime, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -151,6 +155,18 @@ func (m *Metrics) GiveUp(op, cause string) { m.giveUps.WithLabelValues(op, cause
 
 // SpoolBytes implements sealstore.Observer.
 func (m *Metrics) SpoolBytes(delta int64) { m.spoolBytes.Add(float64(delta)) }
+
+// Copy implements sealstore.Observer.
+func (m *Metrics) Copy(part, byStore bool) {
+	kind, by := "object", "s3seal"
+	if part {
+		kind = "part"
+	}
+	if byStore {
+		by = "store"
+	}
+	m.copies.WithLabelValues(kind, by).Inc()
+}
 
 // ListCache implements sealstore.Observer.
 func (m *Metrics) ListCache(hit bool) {

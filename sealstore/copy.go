@@ -76,6 +76,9 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 		// Illegal when the source has the default encryption already:
 		// decided by the copy that reads it.
 	} else if info, done, err := s.copyByStore(ctx, in); done {
+		if err == nil {
+			s.opt.Observer.Copy(false, true)
+		}
 		return info, err
 	}
 	src, rd, err := s.getSource(ctx, ReadInput{Bucket: in.SrcBucket, Key: in.SrcKey, VersionID: in.SrcVersionID, CustomerKey: in.SrcCustomerKey,
@@ -93,7 +96,11 @@ func (s *Store) Copy(ctx context.Context, in CopyInput) (ObjectInfo, error) {
 		}
 	}
 	meta, headers := copyMetaOf(in, src)
-	return s.Put(ctx, PutInput{Bucket: in.Bucket, Key: in.Key, Body: rd, Size: src.Size,
+	info, err := s.Put(ctx, PutInput{Bucket: in.Bucket, Key: in.Key, Body: rd, Size: src.Size,
 		Meta: meta, Headers: headers, KeyID: in.KeyID, KMSContext: in.KMSContext, BucketKey: in.BucketKey, Observe: in.Observe, Finalize: in.Finalize, Cond: in.Cond, Protect: in.Protect,
 		CustomerKey: in.CustomerKey, Record: in.Record})
+	if err == nil {
+		s.opt.Observer.Copy(false, false)
+	}
+	return info, err
 }

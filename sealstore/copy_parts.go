@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/crypto"
 )
 
@@ -61,7 +62,7 @@ func (s *Store) partCopyByStore(ctx context.Context, in UploadPartCopyInput, u *
 		return PartInfo{}, false, nil
 	}
 	src, ok, err := s.statSource(ctx, in.SrcBucket, in.SrcKey, in.SrcVersionID, in.SrcContentID)
-	if err != nil || !ok {
+	if err != nil || !ok || !s.storeHonoursCopyConditions(ctx, in.Bucket) {
 		return PartInfo{}, err != nil, err
 	}
 	off, n := int64(0), src.info.Size
@@ -74,8 +75,8 @@ func (s *Store) partCopyByStore(ctx context.Context, in UploadPartCopyInput, u *
 	if !ok {
 		return PartInfo{}, false, nil
 	}
-	alg := cmp.Or(u.checksumAlg, "crc64nvme")
-	if _, ok := st.checksums[alg]; !ok && u.checksumAlg != "" {
+	cs, ok := partCopyChecksums(st.checksums, u.checksumAlg)
+	if !ok {
 		return PartInfo{}, false, nil
 	}
 	if in.Check != nil {
@@ -83,15 +84,28 @@ func (s *Store) partCopyByStore(ctx context.Context, in UploadPartCopyInput, u *
 			return PartInfo{}, true, err
 		}
 	}
-	pi, err = s.copyStreamToPart(ctx, u, int32(in.PartNumber), src, st, alg)
+	pi, err = s.copyStreamToPart(ctx, u, int32(in.PartNumber), src, st, cs)
 	return pi, true, err
+}
+
+// partCopyChecksums are the checksums the record of a part the store
+// copies keeps from the stream's: the upload's algorithm's (ok is false
+// when the stream lacks it); for an upload without one, the default
+// CRC64NVME, or when the stream has none (its upload named another
+// algorithm) the stream's own, which make the object a COMPOSITE checksum
+// of theirs (objectChecksums).
+func partCopyChecksums(stream map[string]string, uploadAlg string) (map[string]string, bool) {
+	alg := cmp.Or(uploadAlg, strings.ToLower(string(checksum.Default)))
+	if v, ok := stream[alg]; ok {
+		return map[string]string{alg: v}, true
+	}
+	return stream, uploadAlg == ""
 }
 
 // copyStreamToPart has the store copy stream st of src into part n of
 // upload u, conditional on the source's backend ETag (and version), and
-// records it with the stream's origin and its checksum of alg (none when
-// the stream has none).
-func (s *Store) copyStreamToPart(ctx context.Context, u *upload, n int32, src storeSource, st copyStream, alg string) (PartInfo, error) {
+// records it with the stream's origin and the checksums cs.
+func (s *Store) copyStreamToPart(ctx context.Context, u *upload, n int32, src storeSource, st copyStream, cs map[string]string) (PartInfo, error) {
 	sid, err := crypto.NewStreamID()
 	if err != nil {
 		return PartInfo{}, err
@@ -104,10 +118,6 @@ func (s *Store) copyStreamToPart(ctx context.Context, u *upload, n int32, src st
 		return PartInfo{}, noSuchUpload()
 	case err != nil:
 		return PartInfo{}, sourceChanged(err)
-	}
-	var cs map[string]string
-	if v, ok := st.checksums[alg]; ok {
-		cs = map[string]string{alg: v}
 	}
 	return s.recordPart(ctx, u, crypto.PartRecord{Stream: crypto.Stream{Part: uint32(n), ID: sid}, PlainSize: st.size,
 		PlainMD5: st.md5, BackendETag: strings.Trim(etag, `"`), Checksums: cs, Origin: &st.origin})
@@ -142,7 +152,7 @@ func (s *Store) copyPartsByStore(ctx context.Context, in CopyInput, src storeSou
 	meta, headers := copyMetaOf(in, src.info)
 	id, err := s.CreateMultipart(ctx, CreateMultipartInput{Bucket: in.Bucket, Key: in.Key, Meta: meta, Headers: headers,
 		KeyID: in.KeyID, KMSContext: in.KMSContext, BucketKey: in.BucketKey, ChecksumAlgorithm: alg, ChecksumType: typ,
-		Protect: in.Protect, Record: in.Record})
+		Protect: in.Protect, Record: in.Record, storeCopy: true})
 	if err != nil {
 		return ObjectInfo{}, true, err
 	}
@@ -167,7 +177,8 @@ func (s *Store) copyPartsByStore(ctx context.Context, in CopyInput, src storeSou
 		st, _ := src.streamAt(off, p.PlainSize)
 		off += p.PlainSize
 		g.Go(func() error {
-			pi, err := s.copyStreamToPart(gctx, u, int32(i+1), src, st, cmp.Or(alg, "crc64nvme"))
+			cs, _ := partCopyChecksums(st.checksums, alg)
+			pi, err := s.copyStreamToPart(gctx, u, int32(i+1), src, st, cs)
 			parts[i] = CompletePart{PartNumber: i + 1, ETag: pi.ETag}
 			return err
 		})

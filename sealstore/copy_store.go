@@ -3,9 +3,11 @@ package sealstore
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
@@ -28,7 +30,9 @@ type storeSource struct {
 // statSource describes the source of a copy that the store may make: ok is
 // false when the copy must read the source instead (it is not encrypted,
 // or has a customer key); err is the source's own error (missing, its
-// integrity), which the reading copy would answer too.
+// integrity), which the reading copy would answer too. A multipart
+// source's manifest is read whole, with the per-part checksums that the
+// cache of manifests leaves out and the copy keeps.
 func (s *Store) statSource(ctx context.Context, bucket, key, versionID, contentID string) (src storeSource, ok bool, err error) {
 	if err := CheckKey(key); err != nil {
 		return src, false, err
@@ -42,8 +46,28 @@ func (s *Store) statSource(ctx context.Context, bucket, key, versionID, contentI
 	if err := (ReadInput{ContentID: contentID}).checkContent(src.info); err != nil {
 		return src, false, err
 	}
-	return src, src.info.Encrypted && !src.info.CustomerKeyed, nil
+	if !src.info.Encrypted || src.info.CustomerKeyed {
+		return src, false, nil
+	}
+	if src.info.manifest != nil {
+		id := manifestID{src.dk.OID(), src.info.backendETag}
+		m, ok := s.copySources.Get(id)
+		if !ok {
+			if m, err = s.loadManifest(ctx, bucket, key, src.dk, src.info.backendETag, src.bi.Size); err != nil {
+				return src, false, err
+			}
+			s.copySources.Add(id, m)
+		}
+		src.info.manifest = &m
+	}
+	return src, true, nil
 }
+
+// copySourceManifests bounds the whole manifests kept for copy sources: a
+// client copying an object part by part (the aws CLI: one UploadPartCopy
+// per part) reads its manifest once. At most 10,000 parts each, with
+// their checksums: a few MB at worst.
+const copySourceManifests = 8
 
 // origin is the origin of the source's single stream: the one it carries
 // when it is itself a copy, else its own.
@@ -85,6 +109,41 @@ func (in CopyInput) storeCopies() bool {
 	return in.CustomerKey == nil && in.SrcCustomerKey == nil && in.Cond == nil
 }
 
+// copyConditions is what s3seal learnt of the store's copy conditions.
+type copyConditions struct {
+	mu       sync.Mutex
+	known    bool
+	honoured bool
+}
+
+// storeHonoursCopyConditions reports whether the store refuses a copy
+// (CopyObject, UploadPartCopy) whose x-amz-copy-source-if-match names
+// another ETag than the source's, which a copy the store makes relies on:
+// the envelope s3seal writes describes the source version its HEAD saw,
+// and only that condition makes the store copy that version or nothing.
+// It is probed once per process (CheckCopyConditions, in bucket: scratch
+// objects under the probe prefix); a store that ignores the condition
+// (moto) gets copies that read the source. A probe that fails otherwise is
+// tried again by the next copy, which reads its source meanwhile.
+func (s *Store) storeHonoursCopyConditions(ctx context.Context, bucket string) bool {
+	s.copyConds.mu.Lock()
+	defer s.copyConds.mu.Unlock()
+	if s.copyConds.known {
+		return s.copyConds.honoured
+	}
+	err := s.CheckCopyConditions(ctx, bucket)
+	switch {
+	case err == nil:
+		s.copyConds.known, s.copyConds.honoured = true, true
+	case errors.Is(err, ErrCopyConditionIgnored):
+		s.copyConds.known = true
+		s.log.Warn("copy: the object store ignores x-amz-copy-source-if-match, so copies read and seal their source again instead of having the store copy it")
+	default:
+		s.log.Debug("copy: could not probe the store's copy conditions; this copy reads its source", "bucket", bucket, "err", err)
+	}
+	return s.copyConds.honoured
+}
+
 // copyByStore makes the copy at the store when it can. done is false when
 // the copy must read the source instead (Copy then does); when done, err
 // is the copy's outcome.
@@ -93,7 +152,7 @@ func (s *Store) copyByStore(ctx context.Context, in CopyInput) (info ObjectInfo,
 		return ObjectInfo{}, false, nil
 	}
 	src, ok, err := s.statSource(ctx, in.SrcBucket, in.SrcKey, in.SrcVersionID, in.SrcContentID)
-	if err != nil || !ok {
+	if err != nil || !ok || !s.storeHonoursCopyConditions(ctx, in.Bucket) {
 		return ObjectInfo{}, err != nil, err
 	}
 	if src.info.manifest != nil {
@@ -223,7 +282,11 @@ func sourceChanged(err error) error {
 // of the same bytes); any other answer (a store whose ETags are not MD5s,
 // or that copied another version than asked) is checked by opening the
 // copy's first segment with the origin's key, which only a copy of that
-// stream passes. A copy that fails is removed.
+// stream passes. A copy that another write replaced before the check
+// (the check's read, pinned to the copy's ETag and version, finds it gone)
+// was made and then replaced, as any write may be: that is the copy's
+// success. A copy that fails the check is removed (only that version, and
+// only while the key holds it) and answers 500.
 func (s *Store) checkStoreCopy(ctx context.Context, in CopyInput, src storeSource, out backend.CopyOutput) error {
 	if strings.Trim(out.ETag, `"`) == src.info.backendETag {
 		return nil
@@ -232,11 +295,16 @@ func (s *Store) checkStoreCopy(ctx context.Context, in CopyInput, src storeSourc
 	if err == nil {
 		err = s.openFirstSegment(ctx, in.Bucket, in.Key, out, key, stream, src.info.Size)
 	}
-	if err == nil {
+	switch {
+	case err == nil:
 		return nil
+	case backend.IsNotFound(err) || backend.ErrorCode(err) == "PreconditionFailed":
+		return nil
+	case !errors.Is(err, crypto.ErrAuth) && !errors.Is(err, crypto.ErrCorrupt):
+		return err // the check could not read the copy: not a finding
 	}
 	s.log.Warn("copy: the store's copy is not the source's stream; removed", "bucket", in.Bucket, "key", in.Key, "err", err)
-	s.removeWrongCopy(context.WithoutCancel(ctx), in.Bucket, in.Key, out.VersionID)
+	s.removeWrongCopy(context.WithoutCancel(ctx), in.Bucket, in.Key, out)
 	return integrityErr(in.Bucket, in.Key, fmt.Errorf("the store's copy of %s/%s is not its stream: %w", in.SrcBucket, in.SrcKey, err))
 }
 
@@ -259,16 +327,15 @@ func (s *Store) openFirstSegment(ctx context.Context, bucket, key string, out ba
 	return err
 }
 
-// removeWrongCopy deletes what a copy wrote (its version in a versioned
-// bucket) after it proved not to be the source's stream.
-func (s *Store) removeWrongCopy(ctx context.Context, bucket, key, versionID string) {
-	var err error
-	if versionID != "" {
-		_, err = s.be.DeleteObjectVersion(ctx, backend.DeleteInput{Bucket: bucket, Key: key, VersionID: versionID})
-	} else {
-		err = s.be.DeleteObject(ctx, bucket, key)
+// removeWrongCopy deletes what a copy wrote after it proved not to be the
+// source's stream: its version in a versioned bucket, else the key while
+// it holds the copy's ETag (a write since stays).
+func (s *Store) removeWrongCopy(ctx context.Context, bucket, key string, out backend.CopyOutput) {
+	in := backend.DeleteInput{Bucket: bucket, Key: key, VersionID: out.VersionID}
+	if out.VersionID == "" {
+		in.IfMatch = out.ETag
 	}
-	if err != nil {
+	if _, err := s.be.DeleteObjectVersion(ctx, in); err != nil {
 		s.log.Warn("copy: could not remove the store's wrong copy", "bucket", bucket, "key", key, "err", err)
 	}
 }

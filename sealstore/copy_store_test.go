@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/checksum"
 	"github.com/s3seal/s3seal/crypto"
 )
 
@@ -56,7 +57,9 @@ func (c *countedBody) Read(p []byte) (int, error) {
 func (b *bytesStore) moved() int64 { return b.sent.Swap(0) + b.read.Swap(0) }
 
 // copyFixtures are a Store over the embedded store and one over moto
-// (when installed), each behind a bytesStore.
+// (when installed). moto ignores x-amz-copy-source-if-match, so its copies
+// read their source (storeHonoursCopyConditions): storeMakesCopies says
+// which fixture's copies the store makes.
 func copyFixtures(t *testing.T) map[string]*fixture {
 	fs := map[string]*fixture{"embedded": newFixture(t)}
 	if testing.Short() {
@@ -64,6 +67,21 @@ func copyFixtures(t *testing.T) map[string]*fixture {
 	}
 	fs["moto"] = motoFixture(t)
 	return fs
+}
+
+func storeMakesCopies(name string) bool { return name == "embedded" }
+
+// wantMoved checks what a copy moved through s3seal: nothing where the
+// store makes copies, at least the object's bytes where it does not.
+func wantMoved(t *testing.T, name string, bs *bytesStore, size int) {
+	t.Helper()
+	n := bs.moved()
+	if storeMakesCopies(name) && n != 0 {
+		t.Errorf("the copy moved %d object bytes through s3seal", n)
+	}
+	if !storeMakesCopies(name) && n < int64(size) {
+		t.Errorf("over a store that ignores copy conditions the copy moved %d bytes, fewer than its %d", n, size)
+	}
 }
 
 func countBytes(t *testing.T, f *fixture) (*Store, *bytesStore) {
@@ -96,14 +114,12 @@ func TestCopyOfSingleStreamMovesNoBytes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := bs.moved(); n != 0 {
-				t.Errorf("the copy moved %d object bytes through s3seal", n)
-			}
-			if info.ETag != src.ETag || info.Checksums["crc64nvme"] == "" || info.Checksums["crc64nvme"] != src.Checksums["crc64nvme"] {
+			wantMoved(t, name, bs, len(data))
+			if storeMakesCopies(name) && (info.ETag != src.ETag || info.Checksums["crc64nvme"] == "" || info.Checksums["crc64nvme"] != src.Checksums["crc64nvme"]) {
 				t.Errorf("copy ETag %s checksums %v, source %s %v", info.ETag, info.Checksums, src.ETag, src.Checksums)
 			}
 			meta := f.backendMeta(t, "dst")
-			if meta[crypto.MetaOrigin] == "" || meta[crypto.MetaOID] == f.backendMeta(t, "src")[crypto.MetaOID] {
+			if storeMakesCopies(name) && (meta[crypto.MetaOrigin] == "" || meta[crypto.MetaOID] == f.backendMeta(t, "src")[crypto.MetaOID]) {
 				t.Fatalf("the copy has no origin or the source's oid: %v", meta)
 			}
 			f.st.cache.Purge()
@@ -152,10 +168,8 @@ func TestCopyOfMultipartMovesNoBytes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := bs.moved(); n != 0 {
-				t.Errorf("the copy moved %d object bytes through s3seal", n)
-			}
-			if info.ETag != src.ETag || len(info.Checksums) != len(src.Checksums) || info.Checksums["crc64nvme"] != src.Checksums["crc64nvme"] {
+			wantMoved(t, name, bs, len(whole))
+			if storeMakesCopies(name) && (info.ETag != src.ETag || len(info.Checksums) != len(src.Checksums) || info.Checksums["crc64nvme"] != src.Checksums["crc64nvme"]) {
 				t.Errorf("copy ETag %s checksums %v, source %s %v", info.ETag, info.Checksums, src.ETag, src.Checksums)
 			}
 			single := f.put(t, "single", p2)
@@ -170,9 +184,7 @@ func TestCopyOfMultipartMovesNoBytes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := bs.moved(); n != 0 {
-				t.Errorf("the part copies moved %d object bytes through s3seal", n)
-			}
+			wantMoved(t, name, bs, len(p1)+len(p2))
 			if pa.ETag != e1 || pb.ETag != single.ETag {
 				t.Errorf("part copies answered %s %s, want %s %s", pa.ETag, pb.ETag, e1, single.ETag)
 			}
@@ -290,5 +302,30 @@ func TestCopyThatMustReadTheSource(t *testing.T) {
 		if n := bs.moved(); n < int64(len(data)) {
 			t.Errorf("%s: the copy moved %d bytes; it must read and seal the source", name, n)
 		}
+	}
+}
+
+// An upload without an algorithm made of parts the store copied from the
+// parts of an upload that named CRC32 (the aws CLI's copy of its own
+// upload) gets their COMPOSITE CRC32, as its source has; a part uploaded
+// beside them, without the default, leaves the object without one.
+func TestObjectChecksumsOfCopiedParts(t *testing.T) {
+	p1, p2 := []byte("first"), []byte("second")
+	o := &crypto.Origin{}
+	parts := []crypto.ManifestPart{
+		{Stream: crypto.Stream{Part: 1}, PlainSize: int64(len(p1)), Checksums: map[string]string{"crc32": sumOf(checksum.CRC32, p1)}, Origin: o},
+		{Stream: crypto.Stream{Part: 2}, PlainSize: int64(len(p2)), Checksums: map[string]string{"crc32": sumOf(checksum.CRC32, p2)}, Origin: o},
+	}
+	want, err := checksum.Combine(checksum.CRC32, checksum.Composite, []checksum.PartSum{
+		{Size: int64(len(p1)), Value: sumOf(checksum.CRC32, p1)}, {Size: int64(len(p2)), Value: sumOf(checksum.CRC32, p2)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := objectChecksums("", "", parts); err != nil || len(got) != 1 || got["crc32"] != want {
+		t.Errorf("copied parts with CRC32: %v %v, want crc32 %s", got, err, want)
+	}
+	parts[1].Origin = nil
+	if got, err := objectChecksums("", "", parts); err != nil || got != nil {
+		t.Errorf("a part of its own without CRC64NVME: %v %v, want no checksum", got, err)
 	}
 }

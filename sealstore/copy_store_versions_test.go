@@ -33,9 +33,7 @@ func TestStoreCopiesAcrossVersions(t *testing.T) {
 					t.Errorf("copy %s@%s: %v", src, vid, err)
 					return
 				}
-				if n := bs.moved(); n != 0 {
-					t.Errorf("copy %s@%s moved %d bytes", src, vid, n)
-				}
+				wantMoved(t, name, bs, len(want))
 				f.st.cache.Purge()
 				if _, got, err := f.get(t, dst, nil); err != nil || !bytes.Equal(got, want) {
 					t.Errorf("copy %s@%s reads %d bytes: %v", src, vid, len(got), err)

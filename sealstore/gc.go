@@ -259,11 +259,12 @@ func (s *Store) uploadGone(ctx context.Context, bucket, prefix string, cutoff ti
 	return false, err
 }
 
-// gcUploads finds backend uploads that no upload state names. It goes by
+// gcUploads finds backend uploads that no upload state names, and those of
+// copies the store was making when their s3seal stopped. It goes by
 // upload id, never by the key the backend lists: some stores list a key
 // they cannot put in XML (a carriage return) mangled.
 func (s *Store) gcUploads(ctx context.Context, bucket string, cutoff time.Time) ([]Garbage, error) {
-	stated := map[string]bool{}
+	stated, copies := map[string]bool{}, map[string]bool{}
 	err := s.listAll(ctx, bucket, uploadsPrefix, func(e backend.ListEntry) error {
 		if !strings.HasSuffix(e.Key, "/"+infoName) {
 			return nil
@@ -275,9 +276,24 @@ func (s *Store) gcUploads(ctx context.Context, bucket string, cutoff time.Time) 
 		if err != nil {
 			return err
 		}
-		if id, err := b64url.DecodeString(info.Meta[metaUploadID]); err == nil {
-			stated[string(id)] = true
+		id, err := b64url.DecodeString(info.Meta[metaUploadID])
+		if err != nil {
+			return nil
 		}
+		if info.Meta[metaStoreCopy] == "1" && !e.LastModified.After(cutoff) {
+			// A copy the store was making when its s3seal stopped: no
+			// client knows the upload, so none will complete or abort
+			// it. Only its sealed settings say so (a store could mark any
+			// upload in the clear).
+			key, kerr := b64url.DecodeString(info.Meta[metaKey])
+			if kerr == nil {
+				if u, err := s.readUpload(ctx, bucket, string(key), string(id)); err == nil && u.storeCopy {
+					copies[string(id)] = true
+					return nil
+				}
+			}
+		}
+		stated[string(id)] = true
 		return nil
 	})
 	if err != nil {
@@ -299,6 +315,10 @@ func (s *Store) gcUploads(ctx context.Context, bucket string, cutoff time.Time) 
 				continue
 			}
 			if strings.HasPrefix(u.Key, ReservedPrefix) {
+				continue
+			}
+			if copies[u.UploadID] {
+				found = append(found, Garbage{Kind: "upload", Key: u.Key, UploadID: u.UploadID, Reason: "a copy the store was making when its s3seal stopped"})
 				continue
 			}
 			found = append(found, Garbage{Kind: "upload", Key: u.Key, UploadID: u.UploadID, Reason: "no s3seal state: its parts can never be read"})

@@ -107,6 +107,9 @@ const (
 	// entries are for an earlier s3seal sharing the store.
 	metaChecksumAlg  = "checksum-algorithm"
 	metaChecksumType = "checksum-type"
+	// metaStoreCopy marks, in the clear and in the sealed settings, the
+	// upload of a copy the store makes (CreateMultipartInput.storeCopy).
+	metaStoreCopy = "store-copy"
 	// What gc needs to find the object or upload a state object belongs
 	// to: the key (base64url, keys may be any UTF-8) and the upload id.
 	metaKey      = "object-key"

@@ -3,6 +3,7 @@ package sealstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/s3seal/s3seal/backend"
@@ -62,15 +63,16 @@ func invalidPart(_ int) error {
 // of the algorithm and type the upload was created with (alg, lower-case,
 // and typ), else, as S3 does since 2025, a FULL_OBJECT checksum.Default
 // when every part has one (each part keeps it, beside the checksum it names
-// if any; a part recorded by an s3seal from before that has only the one it
-// named, and then the object has no checksum).
+// if any). A part without it was recorded by an s3seal from before that,
+// with only the one it named: then the object has no checksum. Parts that
+// are all copies the store made of streams of an upload that named
+// another algorithm give the COMPOSITE checksum of that algorithm, as
+// their source has.
 func objectChecksums(alg, typ string, parts []crypto.ManifestPart) (map[string]string, error) {
 	if alg == "" {
-		alg, typ = strings.ToLower(string(checksum.Default)), checksum.FullObject
-		for _, p := range parts {
-			if p.Checksums[alg] == "" {
-				return nil, nil
-			}
+		alg, typ = commonChecksum(parts)
+		if alg == "" {
+			return nil, nil
 		}
 	}
 	a, ok := checksum.ParseAlgorithm(alg)
@@ -90,6 +92,45 @@ func objectChecksums(alg, typ string, parts []crypto.ManifestPart) (map[string]s
 		return nil, errorf("InvalidRequest", "%s", err)
 	}
 	return map[string]string{alg: v}, nil
+}
+
+// commonChecksum is the checksum an upload created without an algorithm
+// gets from its parts (objectChecksums): FULL_OBJECT checksum.Default
+// when every part has one, else, when every part is a store copy,
+// COMPOSITE of the first algorithm (by name) every part has; "" for none.
+func commonChecksum(parts []crypto.ManifestPart) (alg, typ string) {
+	def := strings.ToLower(string(checksum.Default))
+	var common []string
+	for a := range parts[0].Checksums {
+		common = append(common, a)
+	}
+	slices.Sort(common)
+	if i := slices.Index(common, def); i > 0 {
+		common[0], common[i] = def, common[0] // the default first
+	}
+	for _, a := range common {
+		all := true
+		for _, p := range parts {
+			all = all && p.Checksums[a] != ""
+		}
+		switch {
+		case !all:
+		case a == def:
+			return a, checksum.FullObject
+		case allCopies(parts):
+			return a, checksum.Composite
+		}
+	}
+	return "", ""
+}
+
+func allCopies(parts []crypto.ManifestPart) bool {
+	for _, p := range parts {
+		if p.Origin == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // checkExpectedChecksums compares what the client states about the

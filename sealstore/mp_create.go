@@ -36,6 +36,10 @@ type CreateMultipartInput struct {
 	// Record, when its Body is set, is kept as the upload's pending
 	// record, which its completion makes the object's (recordwrites.go).
 	Record *RecordWrite
+	// storeCopy marks the upload of a copy the store makes of a multipart
+	// object (copy_parts.go): no client knows its id, so s3seal gc aborts
+	// it once it is older than gc's minimum age.
+	storeCopy bool
 }
 
 // CreateMultipart starts an upload: a fresh data key and oid for the
@@ -107,7 +111,10 @@ func (s *Store) createMultipart(ctx context.Context, in CreateMultipartInput) (i
 	if in.ChecksumAlgorithm != "" {
 		state[metaChecksumAlg], state[metaChecksumType] = in.ChecksumAlgorithm, in.ChecksumType
 	}
-	if state[metaSettings], err = sealSettings(dk, id, in.ChecksumAlgorithm, in.ChecksumType); err != nil {
+	if in.storeCopy {
+		state[metaStoreCopy] = "1"
+	}
+	if state[metaSettings], err = sealSettings(dk, id, in.ChecksumAlgorithm, in.ChecksumType, in.storeCopy); err != nil {
 		return "", "", s.abandonUpload(ctx, in.Bucket, in.Key, id, err)
 	}
 	lockMeta(state, in.Protect)
@@ -142,10 +149,13 @@ func (s *Store) abandonUpload(ctx context.Context, bucket, key, id string, err e
 
 // sealSettings seals an upload's id, checksum algorithm and type for its
 // state (uploadSettings opens them).
-func sealSettings(dk *crypto.DataKey, uploadID, alg, typ string) (string, error) {
+func sealSettings(dk *crypto.DataKey, uploadID, alg, typ string, storeCopy bool) (string, error) {
 	set := map[string]string{metaUploadID: uploadID}
 	if alg != "" {
 		set[metaChecksumAlg], set[metaChecksumType] = alg, typ
+	}
+	if storeCopy {
+		set[metaStoreCopy] = "1"
 	}
 	return crypto.SealUploadSettings(dk, set)
 }

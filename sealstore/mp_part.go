@@ -133,6 +133,9 @@ func (s *Store) UploadPartCopy(ctx context.Context, in UploadPartCopyInput) (Par
 		return PartInfo{}, err
 	}
 	if pi, done, err := s.partCopyByStore(ctx, in, u); done {
+		if err == nil {
+			s.opt.Observer.Copy(true, true)
+		}
 		return pi, err
 	}
 	src, rd, err := s.getSource(ctx, ReadInput{Bucket: in.SrcBucket, Key: in.SrcKey, VersionID: in.SrcVersionID,
@@ -146,7 +149,11 @@ func (s *Store) UploadPartCopy(ctx context.Context, in UploadPartCopyInput) (Par
 			return PartInfo{}, err
 		}
 	}
-	return s.UploadPart(ctx, UploadPartInput{Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID,
+	pi, err := s.UploadPart(ctx, UploadPartInput{Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID,
 		PartNumber: in.PartNumber, Body: rd, Size: rd.Len, Observe: in.Observe, Finalize: in.Finalize,
 		CustomerKey: in.CustomerKey})
+	if err == nil {
+		s.opt.Observer.Copy(true, false)
+	}
+	return pi, err
 }

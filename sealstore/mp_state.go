@@ -20,6 +20,7 @@ type upload struct {
 	checksumType    string             // "COMPOSITE" or "FULL_OBJECT" when checksumAlg is set
 	lock            backend.Protection // the lock asked at creation, for the manifest
 	sse             backend.Headers    // the backend encryption asked at creation (SSE fields only)
+	storeCopy       bool               // the upload of a copy the store makes (CreateMultipartInput.storeCopy)
 }
 
 type uploadKey struct{ bucket, key, id string }
@@ -74,34 +75,36 @@ func (s *Store) readUpload(ctx context.Context, bucket, key, uploadID string) (*
 	if err != nil {
 		return nil, unwrapErr(bucket, prefix+infoName, err)
 	}
-	alg, typ, err := uploadSettings(dk, bi.Meta, uploadID)
+	set, err := uploadSettings(dk, bi.Meta, uploadID)
 	if err != nil {
 		return nil, integrityErr(bucket, prefix+infoName, err)
 	}
 	return &upload{bucket: bucket, key: key, id: uploadID, prefix: prefix, dk: dk, env: env,
-		checksumAlg: alg, checksumType: typ, lock: lockOfMeta(bi.Meta), sse: sseOfState(env, bi.Meta)}, nil
+		checksumAlg: set[metaChecksumAlg], checksumType: set[metaChecksumType], storeCopy: set[metaStoreCopy] == "1",
+		lock: lockOfMeta(bi.Meta), sse: sseOfState(env, bi.Meta)}, nil
 }
 
-// uploadSettings gives the checksum algorithm and type of the upload whose
-// state metadata is meta, from its sealed settings (readUpload).
-func uploadSettings(dk *crypto.DataKey, meta map[string]string, uploadID string) (alg, typ string, err error) {
+// uploadSettings gives the settings of the upload whose state metadata is
+// meta (its checksum algorithm and type, whether it is a store copy's),
+// from its sealed settings (readUpload).
+func uploadSettings(dk *crypto.DataKey, meta map[string]string, uploadID string) (map[string]string, error) {
 	v, ok := meta[metaSettings]
 	if !ok {
 		// An earlier release's state: its plain entries, as that release
 		// read them (rolling upgrades, uploads in progress at one).
 		if id, err := b64url.DecodeString(meta[metaUploadID]); err != nil || string(id) != uploadID {
-			return "", "", errors.New("upload state without sealed settings names another upload")
+			return nil, errors.New("upload state without sealed settings names another upload")
 		}
-		return meta[metaChecksumAlg], meta[metaChecksumType], nil
+		return map[string]string{metaChecksumAlg: meta[metaChecksumAlg], metaChecksumType: meta[metaChecksumType]}, nil
 	}
 	set, err := crypto.OpenUploadSettings(dk, v)
 	if err != nil {
-		return "", "", err
+		return nil, err
 	}
 	if set[metaUploadID] != uploadID {
-		return "", "", errors.New("upload state sealed for another upload")
+		return nil, errors.New("upload state sealed for another upload")
 	}
-	return set[metaChecksumAlg], set[metaChecksumType], nil
+	return set, nil
 }
 
 // contentKey checks the customer key of a part (or a completion) against

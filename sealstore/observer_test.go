@@ -21,6 +21,8 @@ func (o *obsRecorder) SpoolBytes(d int64) {
 	o.spoolPeak = max(o.spoolPeak, o.spool)
 }
 
+func (o *obsRecorder) Copy(bool, bool) {}
+
 func (o *obsRecorder) ListCache(hit bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

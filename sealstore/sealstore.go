@@ -122,12 +122,16 @@ type Observer interface {
 	// ListCache reports one lookup of a listing entry in the cache of
 	// resolved sizes and ETags.
 	ListCache(hit bool)
+	// Copy reports one server-side copy made (of a part: UploadPartCopy),
+	// by the store (byStore) or by reading and sealing the source again.
+	Copy(part, byStore bool)
 }
 
 type nopObserver struct{}
 
 func (nopObserver) SpoolBytes(int64) {}
 func (nopObserver) ListCache(bool)   {}
+func (nopObserver) Copy(bool, bool)  {}
 
 // Store is the encrypting object layer. It is safe for concurrent use.
 type Store struct {
@@ -146,6 +150,11 @@ type Store struct {
 	// listedUploads caches the checksum of uploads that listings read
 	// themselves (UploadChecksums), apart from uploads.
 	listedUploads *lru.Cache[uploadKey, UploadChecksum]
+	// copySources holds the few manifests copy sources were last read
+	// with, whole (copy_store.go), and copyConds what the store does with
+	// a copy's source condition.
+	copySources *lru.Cache[manifestID, crypto.Manifest]
+	copyConds   copyConditions
 	// bucketDocs caches the documents s3seal keeps per bucket.
 	bucketDocs *bucketDocCache
 	// oldBuckets remembers when buckets without an owner were seen older
@@ -222,6 +231,10 @@ func New(be Backend, kr *crypto.Keyring, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	sources, err := lru.New[manifestID, crypto.Manifest](copySourceManifests)
+	if err != nil {
+		return nil, err
+	}
 	if opt.SpoolDir == "" {
 		opt.SpoolDir = os.TempDir()
 	}
@@ -229,7 +242,7 @@ func New(be Backend, kr *crypto.Keyring, opt Options) (*Store, error) {
 		opt.MemoryBodies = DefaultMemoryBodies
 	}
 	return &Store{be: be, kr: kr, opt: opt, log: opt.Logger, cache: c, uploads: ups, manifests: mans, listedUploads: listed, bucketDocs: newBucketDocCache(), oldBuckets: old,
-		space: newSpoolSpace(opt.SpoolDir, opt.SpoolReserve, opt.spoolFree), memory: &memBudget{limit: max(opt.MemoryBodies, 0)}}, nil
+		copySources: sources, space: newSpoolSpace(opt.SpoolDir, opt.SpoolReserve, opt.spoolFree), memory: &memBudget{limit: max(opt.MemoryBodies, 0)}}, nil
 }
 
 // ObjectInfo describes an object in plaintext terms.

@@ -36,6 +36,7 @@ func (d *fakeDisk) SpoolBytes(delta int64) {
 }
 
 func (d *fakeDisk) ListCache(bool) {}
+func (d *fakeDisk) Copy(bool, bool) {}
 
 func (d *fakeDisk) inUse() int64 {
 	d.mu.Lock()
