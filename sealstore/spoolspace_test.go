@@ -35,7 +35,7 @@ func (d *fakeDisk) SpoolBytes(delta int64) {
 	d.high = max(d.high, d.used)
 }
 
-func (d *fakeDisk) ListCache(bool) {}
+func (d *fakeDisk) ListCache(bool)  {}
 func (d *fakeDisk) Copy(bool, bool) {}
 
 func (d *fakeDisk) inUse() int64 {
