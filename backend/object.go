@@ -53,6 +53,20 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 		input.IfNoneMatch = aws.String("*")
 	}
 	protectPut(input, in.Protect)
+	apiOpts := []func(*s3.Options){
+		s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware),
+	}
+	if in.Headers.Expires != "" {
+		// The modelled Expires member is a time.Time; S3 keeps the raw
+		// string, so set the header itself.
+		apiOpts = append(apiOpts, s3.WithAPIOptions(smithyhttp.SetHeaderValue("Expires", in.Headers.Expires)))
+	}
+	if once, ok := in.Body.(*Once); ok {
+		// The SDK gets a reader it cannot rewind, and so sends it as it is.
+		input.Body = once.sdkBody()
+		out, err := c.api.PutObject(ctx, input, apiOpts...)
+		return putOutput(out, err)
+	}
 	if in.ContentMD5 == "" && in.Body != nil && in.Size <= smallBodyMD5 {
 		// Stores refuse PUTs without Content-MD5 (or a checksum) into
 		// buckets with Object Lock, default retention included; s3seal's
@@ -70,14 +84,6 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 		}
 		input.Body = in.Body
 	}
-	apiOpts := []func(*s3.Options){
-		s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware),
-	}
-	if in.Headers.Expires != "" {
-		// The modelled Expires member is a time.Time; S3 keeps the raw
-		// string, so set the header itself.
-		apiOpts = append(apiOpts, s3.WithAPIOptions(smithyhttp.SetHeaderValue("Expires", in.Headers.Expires)))
-	}
 	if in.Body != nil {
 		input.ChecksumCRC32C = optString(in.ContentCRC32C)
 	}
@@ -88,6 +94,10 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 		input.ContentMD5 = &md5
 		out, err = c.api.PutObject(ctx, input, apiOpts...)
 	}
+	return putOutput(out, err)
+}
+
+func putOutput(out *s3.PutObjectOutput, err error) (PutOutput, error) {
 	if err != nil {
 		return PutOutput{}, wrapErr("PutObject", err)
 	}
