@@ -24,7 +24,8 @@ const maxDeleteKeys = 1000
 // as UNSIGNED-PAYLOAD, so the body is read once per attempt and never
 // hashed with SHA-256; integrity in transit rests on those checksums and
 // TLS. The body is rewound to offset 0 first, and
-// the SDK's retryer rewinds it again before each new attempt. Headers.Expires
+// the SDK's retryer rewinds it again before each new attempt; a Once body
+// is sent as it comes, once, without either. Headers.Expires
 // is sent verbatim, even if it is not a valid HTTP date. IfMatch and
 // IfNoneMatch become the If-Match and If-None-Match headers, so the backend
 // decides the condition atomically.
