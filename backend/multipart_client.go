@@ -62,6 +62,14 @@ func (c *S3) UploadPart(ctx context.Context, in UploadPartInput) (string, error)
 		ContentLength: aws.Int64(in.Size),
 		ContentMD5:    optString(in.ContentMD5),
 	}
+	if once, ok := in.Body.(*Once); ok {
+		input.Body = once.sdkBody()
+		out, err := c.api.UploadPart(ctx, input, s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware))
+		if err != nil {
+			return "", wrapErr("UploadPart", err)
+		}
+		return unquote(aws.ToString(out.ETag)), nil
+	}
 	if in.Body != nil {
 		if _, err := in.Body.Seek(0, io.SeekStart); err != nil {
 			return "", &Error{Op: "UploadPart", Err: fmt.Errorf("rewind body: %w", err)}

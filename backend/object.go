@@ -24,7 +24,8 @@ const maxDeleteKeys = 1000
 // as UNSIGNED-PAYLOAD, so the body is read once per attempt and never
 // hashed with SHA-256; integrity in transit rests on those checksums and
 // TLS. The body is rewound to offset 0 first, and
-// the SDK's retryer rewinds it again before each new attempt. Headers.Expires
+// the SDK's retryer rewinds it again before each new attempt; a Once body
+// is sent as it comes, once, without either. Headers.Expires
 // is sent verbatim, even if it is not a valid HTTP date. IfMatch and
 // IfNoneMatch become the If-Match and If-None-Match headers, so the backend
 // decides the condition atomically.
@@ -53,6 +54,20 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 		input.IfNoneMatch = aws.String("*")
 	}
 	protectPut(input, in.Protect)
+	apiOpts := []func(*s3.Options){
+		s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware),
+	}
+	if in.Headers.Expires != "" {
+		// The modelled Expires member is a time.Time; S3 keeps the raw
+		// string, so set the header itself.
+		apiOpts = append(apiOpts, s3.WithAPIOptions(smithyhttp.SetHeaderValue("Expires", in.Headers.Expires)))
+	}
+	if once, ok := in.Body.(*Once); ok {
+		// The SDK gets a reader it cannot rewind, and so sends it as it is.
+		input.Body = once.sdkBody()
+		out, err := c.api.PutObject(ctx, input, apiOpts...)
+		return putOutput(out, err)
+	}
 	if in.ContentMD5 == "" && in.Body != nil && in.Size <= smallBodyMD5 {
 		// Stores refuse PUTs without Content-MD5 (or a checksum) into
 		// buckets with Object Lock, default retention included; s3seal's
@@ -70,14 +85,6 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 		}
 		input.Body = in.Body
 	}
-	apiOpts := []func(*s3.Options){
-		s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware),
-	}
-	if in.Headers.Expires != "" {
-		// The modelled Expires member is a time.Time; S3 keeps the raw
-		// string, so set the header itself.
-		apiOpts = append(apiOpts, s3.WithAPIOptions(smithyhttp.SetHeaderValue("Expires", in.Headers.Expires)))
-	}
 	if in.Body != nil {
 		input.ChecksumCRC32C = optString(in.ContentCRC32C)
 	}
@@ -88,6 +95,10 @@ func (c *S3) PutObject(ctx context.Context, in PutInput) (PutOutput, error) {
 		input.ContentMD5 = &md5
 		out, err = c.api.PutObject(ctx, input, apiOpts...)
 	}
+	return putOutput(out, err)
+}
+
+func putOutput(out *s3.PutObjectOutput, err error) (PutOutput, error) {
 	if err != nil {
 		return PutOutput{}, wrapErr("PutObject", err)
 	}

@@ -33,12 +33,16 @@ func (s *store) CreateMultipartUpload(ctx context.Context, in backend.CreateMult
 
 // UploadPart is retried under the part policy. The body is put back at
 // offset 0 before every attempt, so each attempt sends exactly the bytes
-// of the first, whatever a failed attempt had consumed.
+// of the first, whatever a failed attempt had consumed; a body that cannot
+// be rewound (backend.Once) is sent once.
 func (s *store) UploadPart(ctx context.Context, in backend.UploadPartInput) (etag string, err error) {
 	c := Call{Operation: "UploadPart", Bucket: in.Bucket, Key: in.Key, UploadID: in.UploadID, Part: in.PartNumber}
-	err = DoCall(ctx, s.ps.Part, c, func(int) error {
-		if err := rewind(in.Body); err != nil {
-			return err
+	once := backend.SentOnce(in.Body)
+	err = DoCall(ctx, onceFor(in.Body, s.ps.Part), c, func(int) error {
+		if !once {
+			if err := rewind(in.Body); err != nil {
+				return err
+			}
 		}
 		etag, err = s.st.UploadPart(ctx, in)
 		return err

@@ -96,6 +96,14 @@ func (s *store) BucketRegion(ctx context.Context, bucket string) (out string, er
 	return out, err
 }
 
+// onceFor is p, with one attempt for a body that cannot be replayed.
+func onceFor(body io.Reader, p Policy) Policy {
+	if backend.SentOnce(body) {
+		p.Attempts = 1
+	}
+	return p
+}
+
 // rewind puts a replayable body back at its start.
 func rewind(body io.Seeker) error {
 	if _, err := body.Seek(0, io.SeekStart); err != nil {
@@ -104,8 +112,10 @@ func rewind(body io.Seeker) error {
 	return nil
 }
 
+// PutObject sends a body it cannot rewind (backend.Once) once: its
+// failure goes back to the caller, whose own client sends it again.
 func (s *store) PutObject(ctx context.Context, in backend.PutInput) (out backend.PutOutput, err error) {
-	err = s.do(ctx, Call{Operation: "PutObject", Bucket: in.Bucket, Key: in.Key}, func(attempt int) error {
+	err = DoCall(ctx, onceFor(in.Body, s.ps.Default), Call{Operation: "PutObject", Bucket: in.Bucket, Key: in.Key}, func(attempt int) error {
 		if attempt > 1 {
 			if err := rewind(in.Body); err != nil {
 				return err

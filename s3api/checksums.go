@@ -3,6 +3,7 @@ package s3api
 import (
 	"crypto/md5"
 	"crypto/subtle"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"sort"
@@ -47,6 +48,16 @@ func (b *bodyChecks) keepDefault() {
 	if b.hasher.Algorithm() != defaultChecksum {
 		b.withDefault = checksum.NewHasher(defaultChecksum)
 	}
+}
+
+// declared is the checksum the client gave in a header, before its body,
+// as finalize will return it (nil: none, or one in the trailer): what lets
+// sealstore stream the PUT.
+func (b *bodyChecks) declared() map[string]string {
+	if b.exp.Value == nil || b.withDefault != nil {
+		return nil
+	}
+	return map[string]string{strings.ToLower(string(b.exp.Algorithm)): base64.StdEncoding.EncodeToString(b.exp.Value)}
 }
 
 // observer is the writer the body is hashed through.

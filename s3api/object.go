@@ -58,7 +58,7 @@ func (s *Server) putObject(req *request) error {
 	}
 	info, err := s.store.Put(req.r.Context(), sealstore.PutInput{
 		Bucket: req.bucket, Key: req.key, Body: req.r.Body, Size: size,
-		ContentMD5: checks.exp.ContentMD5, Meta: meta, Headers: headers,
+		ContentMD5: checks.exp.ContentMD5, Declared: checks.declared(), Meta: meta, Headers: headers,
 		KeyID: sk.keyID, KMSContext: sk.kmsContext, BucketKey: sk.bucketKey,
 		Observe: checks.hasher, Finalize: checks.finalize(req.auth.Trailer), Cond: cond, Protect: protect,
 		CustomerKey: ck, Record: record,

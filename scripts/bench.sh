@@ -10,6 +10,14 @@
 #   several minutes; S3SEAL_BENCH_UPLOADS and S3SEAL_BENCH_UPLOAD_MIB
 #   change the load).
 #
+#   scripts/bench.sh cpu   instead: s3seal's CPU seconds per GiB of
+#   plaintext (utime + stime from /proc) for a streamed single PUT, a
+#   spooled one, a multipart PUT and a GET, driven by the SDK over HTTP,
+#   beside the floor of each path: the sum of the one-core times of the
+#   hashes and the cipher it must compute, measured in the same run
+#   (BenchmarkCPUPerGiB in e2e; S3SEAL_BENCH_CPU_MIB, default 1024, is
+#   the plaintext per path; store and data dir on /dev/shm).
+#
 #   scripts/bench.sh kms   instead: PUT and GET of 4 KiB and 128 MiB
 #   through s3seal with a file key, with its key in a KMS (local-kms),
 #   the same without the check of each key the KMS makes
@@ -759,6 +767,10 @@ if [[ ${1:-} == kms ]]; then
 	  for (op in ops) printf "  %-12s %8.2f %15.2f %16.2f\n", op, median(op, "kms") / median(op, "file"), median(op, "kms-unchecked") / median(op, "file"), median(op, "kms-bucket-key") / median(op, "file")
 	}' "$out" | sort
 	exit
+fi
+if [[ ${1:-} == cpu ]]; then
+	shift
+	exec go test ./e2e -run '^$' -bench 'BenchmarkCPUPerGiB' -benchtime 1x -timeout 30m "$@"
 fi
 if [[ ${1:-} == multipart ]]; then
 	shift

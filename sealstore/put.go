@@ -30,8 +30,13 @@ type PutInput struct {
 	// ContentMD5, when set, is the 16-byte MD5 the client declared; a
 	// mismatch is refused with BadDigest.
 	ContentMD5 []byte
-	Meta       map[string]string // user metadata, lower-case keys without "x-amz-meta-"
-	Headers    backend.Headers
+	// Declared is the checksums the client gave before its body (a
+	// header's value, not a trailer's), lower-case algorithm name -> value
+	// as Finalize returns it; Finalize still checks them. With Size and
+	// ContentMD5 they let a large PUT be streamed (putstream.go).
+	Declared map[string]string
+	Meta     map[string]string // user metadata, lower-case keys without "x-amz-meta-"
+	Headers  backend.Headers
 	// KeyID names the master key for this object; "" means the primary.
 	// A key held outside s3seal (an SSE-KMS write s3seal terminates)
 	// takes KMSContext (canonical, see KMSContext) and BucketKey, and
@@ -117,19 +122,19 @@ func (s *Store) put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 		return ObjectInfo{}, err
 	}
 	prev := s.peekManifest(ctx, in.Bucket, in.Key)
+	sk := sealing{dk: dk, content: content, wk: wk, check: check, om: om}
+	if s.streams(in) {
+		return s.putStreamed(ctx, in, sk, prev)
+	}
 	sp, err := s.seal(in, content, crypto.Stream{})
 	if err != nil {
 		return ObjectInfo{}, err
 	}
 	defer sp.close()
 
-	env, err := wk.Wrap(dk, name, crypto.Binding{PlainSize: sp.size, PlainMD5: sp.md5, Checksums: sp.checksums,
-		CustomerCheck: check, KMSContext: in.KMSContext, BucketKey: in.BucketKey})
+	env, err := sk.envelope(in, sp.size, sp.md5, sp.checksums)
 	if err != nil {
-		return ObjectInfo{}, fmt.Errorf("wrap data key: %w", err)
-	}
-	if env.SealedMeta, err = crypto.SealObjectMeta(dk, om); err != nil {
-		return ObjectInfo{}, fmt.Errorf("seal object metadata: %w", err)
+		return ObjectInfo{}, err
 	}
 	if _, err := sp.file.Seek(0, io.SeekStart); err != nil {
 		return ObjectInfo{}, fmt.Errorf("rewind spool: %w", err)
@@ -155,6 +160,12 @@ func (s *Store) put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	if err != nil {
 		return ObjectInfo{}, err
 	}
+	return s.published(ctx, in, env, old, out, sp), nil
+}
+
+// published is what a PUT answers once the store took the object: the
+// multipart object it replaced dropped, the listing cache filled.
+func (s *Store) published(ctx context.Context, in PutInput, env crypto.Envelope, old prior, out backend.PutOutput, sp *spooled) ObjectInfo {
 	if old.replacedBy(out.VersionID) {
 		s.dropManifest(ctx, in.Bucket, in.Key, old, false)
 	}
@@ -165,8 +176,8 @@ func (s *Store) put(ctx context.Context, in PutInput) (ObjectInfo, error) {
 	kmsHeaders(env, &in.Headers)
 	s.cache.Add(cacheKey{in.Bucket, in.Key, out.ETag, sp.cipherSize}, resolved{sp.size, etag, sp.checksums})
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: sp.size, ETag: etag,
-		Meta: in.Meta, Headers: in.Headers, Encrypted: true, env: env, Checksums: sp.checksums, CustomerKeyed: check != nil,
-		backendETag: out.ETag, backendSize: sp.cipherSize, VersionID: out.VersionID}, nil
+		Meta: in.Meta, Headers: in.Headers, Encrypted: true, env: env, Checksums: sp.checksums, CustomerKeyed: env.CustomerCheck != nil,
+		backendETag: out.ETag, backendSize: sp.cipherSize, VersionID: out.VersionID}
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -280,6 +291,26 @@ func (s *Store) sealInto(f sealedBody, spool io.Writer, in PutInput, dk *crypto.
 		cipherCRC = crc32.New(castagnoli)
 		sink = io.MultiWriter(spool, cipherCRC)
 	}
+	sp, err := s.sealChecked(sink, in, dk, stream)
+	if err != nil {
+		return nil, err
+	}
+	sp.file = f
+	if cipherMD5 != nil {
+		sp.cipherMD5 = base64.StdEncoding.EncodeToString(cipherMD5.Sum(nil))
+	}
+	if cipherCRC != nil {
+		sp.cipherCRC32C = base64.StdEncoding.EncodeToString(cipherCRC.Sum(nil))
+	}
+	return sp, nil
+}
+
+// sealChecked seals in.Body with dk as stream into sink and runs every
+// check on it: its length, Content-MD5 and in.Finalize. The last segment,
+// which the sealer holds until its Close, goes to sink only when every
+// check has passed: a body that fails one leaves sink short of
+// CiphertextSize(in.Size), which a streamed PUT relies on.
+func (s *Store) sealChecked(sink io.Writer, in PutInput, dk *crypto.DataKey, stream crypto.Stream) (*spooled, error) {
 	cw := crypto.NewWriter(sink, dk, stream)
 	plainMD5 := md5.New()
 	var hashes io.Writer = plainMD5
@@ -297,16 +328,7 @@ func (s *Store) sealInto(f sealedBody, spool io.Writer, in PutInput, dk *crypto.
 	if in.Size >= 0 && n != in.Size {
 		return nil, errorf("IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header (%d of %d).", n, in.Size)
 	}
-	if err := cw.Close(); err != nil {
-		return nil, fmt.Errorf("seal: %w", err)
-	}
-	sp := &spooled{file: f, dk: dk, size: n, cipherSize: crypto.CiphertextSize(n)}
-	if cipherMD5 != nil {
-		sp.cipherMD5 = base64.StdEncoding.EncodeToString(cipherMD5.Sum(nil))
-	}
-	if cipherCRC != nil {
-		sp.cipherCRC32C = base64.StdEncoding.EncodeToString(cipherCRC.Sum(nil))
-	}
+	sp := &spooled{dk: dk, size: n, cipherSize: crypto.CiphertextSize(n)}
 	copy(sp.md5[:], plainMD5.Sum(nil))
 	if in.ContentMD5 != nil && subtle.ConstantTimeCompare(in.ContentMD5, sp.md5[:]) != 1 {
 		e := errorf("BadDigest", "The Content-MD5 you specified did not match what we received.")
@@ -324,6 +346,9 @@ func (s *Store) sealInto(f sealedBody, spool io.Writer, in PutInput, dk *crypto.
 			}
 			sp.checksums[strings.ToLower(name)] = v
 		}
+	}
+	if err := cw.Close(); err != nil {
+		return nil, fmt.Errorf("seal: %w", err)
 	}
 	return sp, nil
 }

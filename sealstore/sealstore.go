@@ -162,6 +162,9 @@ type Store struct {
 	oldBuckets *lru.Cache[string, time.Time]
 	// warnNoBucketAges logs once that the store does not list buckets.
 	warnNoBucketAges sync.Once
+	// spoolOnly holds the buckets whose store refused a streamed body for
+	// want of its Content-MD5: their PUTs are spooled (putstream.go).
+	spoolOnly sync.Map
 }
 
 type cacheKey struct {
