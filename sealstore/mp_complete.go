@@ -213,7 +213,7 @@ func (s *Store) completeMultipart(ctx context.Context, in CompleteInput) (Object
 	etag := m.ETag()
 	if betag != "" {
 		s.manifests.Add(manifestID{u.env.OID, betag}, m)
-		s.cache.Add(cacheKey{in.Bucket, in.Key, betag, m.CipherSize()}, resolved{m.Size(), etag, m.Checksums})
+		s.remember(cacheKey{in.Bucket, in.Key, betag, m.CipherSize()}, resolved{m.Size(), etag, m.Checksums})
 	}
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: m.Size(), ETag: etag, Encrypted: true, CompletedElsewhere: elsewhere,
 		Checksums: m.Checksums, env: u.env, Headers: u.sse, CustomerKeyed: u.env.CustomerCheck != nil, backendETag: strings.Trim(out.ETag, `"`), backendSize: m.CipherSize(), VersionID: out.VersionID}, nil

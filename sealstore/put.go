@@ -174,7 +174,7 @@ func (s *Store) published(ctx context.Context, in PutInput, env crypto.Envelope,
 		in.Headers.SSE, in.Headers.SSEKMSKeyID, in.Headers.SSEBucketKey = out.SSE, out.SSEKMSKeyID, out.SSEBucketKey
 	}
 	kmsHeaders(env, &in.Headers)
-	s.cache.Add(cacheKey{in.Bucket, in.Key, out.ETag, sp.cipherSize}, resolved{sp.size, etag, sp.checksums})
+	s.remember(cacheKey{in.Bucket, in.Key, out.ETag, sp.cipherSize}, resolved{sp.size, etag, sp.checksums})
 	return ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: sp.size, ETag: etag,
 		Meta: in.Meta, Headers: in.Headers, Encrypted: true, env: env, Checksums: sp.checksums, CustomerKeyed: env.CustomerCheck != nil,
 		backendETag: out.ETag, backendSize: sp.cipherSize, VersionID: out.VersionID}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -73,6 +74,15 @@ type Options struct {
 	// CacheEntries bounds the cache of resolved listing entries (least
 	// recently used dropped). Default DefaultCacheEntries.
 	CacheEntries int
+	// ListCacheFile, when set, keeps the cache of resolved listing
+	// entries across restarts: New loads it, SaveListCache and
+	// KeepListCache write it (listcachefile.go). It is sealed under a key
+	// derived from a local master key; a keyring without one keeps the
+	// cache in memory only. One process at a time may use the file.
+	ListCacheFile string
+	// ListCacheScope names the store the listing cache describes (serve
+	// gives the backend's endpoint): a file saved for another is ignored.
+	ListCacheScope string
 	// ManifestCacheParts bounds the cache of multipart manifests by the
 	// parts they hold in all (about 50 bytes each). Default 1,048,576
 	// (about 50 MB: a hundred 10,000-part objects, or a million small ones).
@@ -143,6 +153,11 @@ type Store struct {
 	space *spoolSpace
 	// memory is what small bodies sealed into memory hold (smallbody.go).
 	memory *memBudget
+	// cacheAdds counts the entries added to cache; savedAdds is its
+	// count at the last SaveListCache, which saveMu serializes.
+	cacheAdds atomic.Uint64
+	saveMu    sync.Mutex
+	savedAdds uint64
 	// uploads caches loaded upload state by (bucket, key, upload id), and
 	// manifests opened manifests by oid: neither ever changes.
 	uploads   *lru.Cache[uploadKey, *upload]
@@ -244,8 +259,10 @@ func New(be Backend, kr *crypto.Keyring, opt Options) (*Store, error) {
 	if opt.MemoryBodies == 0 {
 		opt.MemoryBodies = DefaultMemoryBodies
 	}
-	return &Store{be: be, kr: kr, opt: opt, log: opt.Logger, cache: c, uploads: ups, manifests: mans, listedUploads: listed, bucketDocs: newBucketDocCache(), oldBuckets: old,
-		copySources: sources, space: newSpoolSpace(opt.SpoolDir, opt.SpoolReserve, opt.spoolFree), memory: &memBudget{limit: max(opt.MemoryBodies, 0)}}, nil
+	s := &Store{be: be, kr: kr, opt: opt, log: opt.Logger, cache: c, uploads: ups, manifests: mans, listedUploads: listed, bucketDocs: newBucketDocCache(), oldBuckets: old,
+		copySources: sources, space: newSpoolSpace(opt.SpoolDir, opt.SpoolReserve, opt.spoolFree), memory: &memBudget{limit: max(opt.MemoryBodies, 0)}}
+	s.loadListCache()
+	return s, nil
 }
 
 // ObjectInfo describes an object in plaintext terms.
@@ -490,7 +507,7 @@ func (s *Store) describe(ctx context.Context, bucket string, bi backend.ObjectIn
 		info.Size, info.ETag, info.Checksums = b.PlainSize, fmt.Sprintf("%x", b.PlainMD5), b.Checksums
 	}
 	if !ranged {
-		s.cache.Add(cacheKey{bucket, bi.Key, info.backendETag, bi.Size}, resolved{info.Size, info.ETag, info.Checksums})
+		s.remember(cacheKey{bucket, bi.Key, info.backendETag, bi.Size}, resolved{info.Size, info.ETag, info.Checksums})
 	}
 	return info, dk, nil
 }
