@@ -100,6 +100,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		settings = retry.NewForwarder(fw, ps.Default)
 	}
 	store, err := sealstore.New(be, kr, sealstore.Options{KMS: ks.svc, KMSDefault: ks.kmsDefault, SpoolDir: spool, Settings: settings, SpoolReserve: reserve, CacheEntries: cfg.ListCacheEntries,
+		ListCacheFile: filepath.Join(cfg.DataDir, listCacheFile), ListCacheScope: backendName,
 		AllowPlaintextReads: cfg.AllowPlaintextReads, Logger: log, Observer: mets,
 		// Over plain HTTP nothing else protects ciphertext in transit.
 		BackendChecksum: strings.HasPrefix(strings.ToLower(cfg.BackendEndpoint), "http://")})
@@ -183,6 +184,8 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		srvs = append(srvs, msrv)
 	}
 
+	go store.KeepListCache(ctx, listCacheSaveEvery)
+
 	errc := make(chan error, 1)
 	go func() {
 		if srv.TLSConfig != nil {
@@ -199,8 +202,20 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	again := make(chan os.Signal, 1)
 	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(again)
-	return drain(log, ready, cfg.ShutdownDelay, cfg.ShutdownTimeout, again, srvs...)
+	err = drain(log, ready, cfg.ShutdownDelay, cfg.ShutdownTimeout, again, srvs...)
+	if serr := store.SaveListCache(); serr != nil {
+		log.Warn("the listing cache was not saved; the next start resolves listed objects afresh", "err", serr)
+	}
+	return err
 }
+
+// listCacheFile, in the data dir, keeps the listing cache across restarts
+// (sealstore.Options.ListCacheFile); listCacheSaveEvery is how often it is
+// written while entries are added, besides at shutdown.
+const (
+	listCacheFile      = "list-cache"
+	listCacheSaveEvery = time.Minute
+)
 
 // maxHeaderBytes bounds the request line and header net/http reads of one
 // request (it allows 4 KiB more): well above S3's 8 KiB, so that s3api
