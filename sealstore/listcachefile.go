@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/s3seal/s3seal/crypto"
@@ -265,7 +266,8 @@ func appendListCacheEntry(b []byte, k cacheKey, v resolved) []byte {
 // listCacheDecoder reads the entries appendListCacheEntry wrote.
 type listCacheDecoder struct {
 	r   *bufio.Reader
-	err error // the first error
+	err error  // the first error
+	buf []byte // the field being read
 }
 
 // entry reads the next entry; io.EOF where the entries end, at an entry's
@@ -316,9 +318,9 @@ func (d *listCacheDecoder) str() string {
 	if d.err != nil {
 		return ""
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(d.r, b); err != nil {
+	d.buf = slices.Grow(d.buf[:0], n)[:n]
+	if _, err := io.ReadFull(d.r, d.buf); err != nil {
 		d.err = io.ErrUnexpectedEOF
 	}
-	return string(b)
+	return string(d.buf)
 }
