@@ -80,6 +80,9 @@
 #   what an earlier one wrote needs it too (get128, range, head and
 #   copy128 put128's, list300 put300's). The 1000 objects the list1000
 #   rows read are written before the first of them.
+#   S3SEAL_BENCH_BASE, an s3seal binary (another build: the commit a
+#   change starts from), adds it as the front s3seal-base beside s3seal,
+#   so that a change is measured against its base in the same run.
 #   RCLONE and VERSITYGW name the binaries; versitygw is otherwise taken
 #   from ${XDG_CACHE_HOME:-~/.cache}/s3seal-bench/bin or the PATH, or
 #   installed there with go install.
@@ -134,7 +137,7 @@ die() { echo "bench.sh: $*" >&2; exit 1; }
 # The one credential pair everything here signs with (loopback only).
 AK=bench SK=bench-secret-key-0123456789
 FRONTS=(direct proxy s3seal crypt)
-declare -A LABEL=([direct]=direct [proxy]=plain-proxy [s3seal]=s3seal [crypt]=rclone-crypt)
+declare -A LABEL=([direct]=direct [proxy]=plain-proxy [s3seal]=s3seal [base]=s3seal-base [crypt]=rclone-crypt)
 declare -A PID=() PORT=()
 
 # rclone_ok BIN: BIN runs and is rclone 1.65 or later.
@@ -229,9 +232,11 @@ start_front() {
 		start proxy env ROOT_ACCESS_KEY=$AK ROOT_SECRET_KEY=$SK VGW_S3_ACCESS_KEY=$AK VGW_S3_SECRET_KEY=$SK \
 			"$VERSITYGW" --port "127.0.0.1:${PORT[proxy]}" --quiet --keep-alive \
 			s3 --endpoint "http://127.0.0.1:${PORT[direct]}" --use-path-style --disable-checksum --disable-data-integrity-check ;;
-	s3seal)
-		start s3seal env S3SEAL_BACKEND_ACCESS_KEY=$AK S3SEAL_BACKEND_SECRET_KEY=$SK S3SEAL_SECRET_KEY=$SK \
-			"$tmp/s3seal" serve --listen "127.0.0.1:${PORT[s3seal]}" --data-dir "$tmp/s3seal-data" \
+	s3seal | base)
+		local bin=$tmp/s3seal
+		[[ $1 == base ]] && bin=$S3SEAL_BENCH_BASE
+		start "$1" env S3SEAL_BACKEND_ACCESS_KEY=$AK S3SEAL_BACKEND_SECRET_KEY=$SK S3SEAL_SECRET_KEY=$SK \
+			"$bin" serve --listen "127.0.0.1:${PORT[$1]}" --data-dir "$tmp/$1-data" \
 			--backend-endpoint "http://127.0.0.1:${PORT[direct]}" --backend-path-style \
 			--key-file "$tmp/master.key" --access-key "$AK" --shutdown-delay 0s ;;
 	crypt)
@@ -261,12 +266,13 @@ note_rss() {
 start_fronts() {
 	local f
 	for f in "${FRONTS[@]}"; do PORT[$f]=$(free_port); done
-	mkdir -p "$tmp/store" "$tmp/s3seal-data"
+	mkdir -p "$tmp/store" "$tmp/s3seal-data" "$tmp/base-data"
 	head -c 32 /dev/urandom | base64 >"$tmp/master.key"
 	chmod 600 "$tmp/master.key"
 	start_front direct
 	start_front proxy
 	start_front s3seal
+	[[ -z ${S3SEAL_BENCH_BASE:-} ]] || start_front base
 	if [[ $("$RCLONE" serve s3 --help 2>/dev/null) == *--auth-key* ]]; then
 		# crypt over the store's root, names in the clear as s3seal keeps
 		# them; its own uploads use 16 MiB parts like the client's.
@@ -278,7 +284,9 @@ start_fronts() {
 		start_front crypt
 	else
 		echo "note: $RCLONE has no 'serve s3 --auth-key': the rclone-crypt front is left out" >&2
-		FRONTS=(direct proxy s3seal)
+		local rest=()
+		for f in "${FRONTS[@]}"; do [[ $f == crypt ]] || rest+=("$f"); done
+		FRONTS=("${rest[@]}")
 	fi
 	for f in "${FRONTS[@]}"; do
 		s3_remote "c$f" "${PORT[$f]}"
@@ -464,6 +472,10 @@ compare() {
 	unset AWS_CA_BUNDLE # set on some machines, it breaks clients talking plain HTTP
 	export LC_ALL=C     # a dot in $EPOCHREALTIME
 	command -v go >/dev/null || die "needs go (to build s3seal)"
+	if [[ -n ${S3SEAL_BENCH_BASE:-} ]]; then
+		[[ -x $S3SEAL_BENCH_BASE ]] || die "S3SEAL_BENCH_BASE=$S3SEAL_BENCH_BASE is not an executable"
+		FRONTS=(direct proxy s3seal base crypt)
+	fi
 	command -v python3 >/dev/null || die "needs python3 (to find free ports)"
 	find_rclone
 	find_versitygw
