@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/s3seal/s3seal/backend"
+	"github.com/s3seal/s3seal/internal/tick"
 )
 
 // SweepExpired aborts the storage uploads of expired sessions: uploads
@@ -44,20 +45,13 @@ func (h *Handler) SweepExpired(ctx context.Context) (aborted int, err error) {
 
 // RunSweeper calls SweepExpired every interval until ctx ends.
 func (h *Handler) RunSweeper(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n, err := h.SweepExpired(ctx); err != nil {
-				h.log.Warn("lfs: sweeping expired uploads failed", "err", err)
-			} else if n > 0 {
-				h.log.Info("lfs: aborted expired uploads", "count", n)
-			}
+	tick.Every(ctx, interval, func() {
+		if n, err := h.SweepExpired(ctx); err != nil {
+			h.log.Warn("lfs: sweeping expired uploads failed", "err", err)
+		} else if n > 0 {
+			h.log.Info("lfs: aborted expired uploads", "count", n)
 		}
-	}
+	})
 }
 
 // lastPart is when the upload's newest part was stored (zero for none).

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/s3seal/s3seal/crypto"
+	"github.com/s3seal/s3seal/internal/tick"
 )
 
 // The listing cache kept across restarts (Options.ListCacheFile). New
@@ -234,18 +235,11 @@ func (s *Store) writeListCache(id string, key []byte) error {
 // (serve saves it once more after draining). A failed save is logged and
 // tried again at the next tick.
 func (s *Store) KeepListCache(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.SaveListCache(); err != nil {
-				s.log.Warn("listing cache: not saved", "file", s.opt.ListCacheFile, "err", err)
-			}
+	tick.Every(ctx, every, func() {
+		if err := s.SaveListCache(); err != nil {
+			s.log.Warn("listing cache: not saved", "file", s.opt.ListCacheFile, "err", err)
 		}
-	}
+	})
 }
 
 // appendListCacheEntry appends one entry: bucket, key, backend ETag,

@@ -103,14 +103,14 @@ var layersTable = table{
 		// its session ids (crypto); backend gives the plain types
 		// sealstore's API takes (Headers, ListUploadsInput) and ErrorCode,
 		// as it does to s3api. Its tests read blobs back through s3api.
-		"lfs":         {may: []string{"backend", "crypto", "lfs/brokers", "sealstore"}, testMay: []string{"backend/embedded", "s3api"}},
+		"lfs":         {may: []string{"backend", "crypto", "internal/tick", "lfs/brokers", "sealstore"}, testMay: []string{"backend/embedded", "s3api"}},
 		"lfs/brokers": {},
 		// The Kafka front: the protocol (kmsg) toward clients, blobs
 		// through the LFS module, brokers through lfs/brokers.
-		"lfs/kafkaproxy": {may: []string{"lfs", "lfs/brokers"}, testMay: []string{"backend", "backend/embedded", "crypto", "internal/kafkatest", "s3api", "sealstore"}},
+		"lfs/kafkaproxy": {may: []string{"internal/tick", "lfs", "lfs/brokers"}, testMay: []string{"backend", "backend/embedded", "crypto", "internal/kafkatest", "s3api", "sealstore"}},
 
 		// The encrypting object layer, on the store's client.
-		"sealstore": {may: []string{"backend", "checksum", "crypto", "kms"}, testMay: []string{"backend/embedded", "retry"},
+		"sealstore": {may: []string{"backend", "checksum", "crypto", "internal/tick", "kms"}, testMay: []string{"backend/embedded", "retry"},
 			never: map[string]string{"net/http": noHTTP}},
 		"checksum": {}, // net/http for http.Header only: the declared values and trailers it reads
 		"crypto": {never: map[string]string{
@@ -130,9 +130,11 @@ var layersTable = table{
 
 		// Beside the stack: metrics implements the Observer interfaces of
 		// s3api, sealstore and retry without importing them (its tests
-		// check that it does); s3api and cmd/s3seal import reqid.
+		// check that it does); s3api and cmd/s3seal import reqid,
+		// sealstore's and lfs's periodic chores tick.
 		"metrics":         {testMay: []string{"retry", "s3api", "sealstore"}},
 		"internal/reqid":  {},
+		"internal/tick":   {},
 		"internal/layers": {},
 
 		// For tests only (helpers).

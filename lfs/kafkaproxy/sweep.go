@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/s3seal/s3seal/internal/tick"
 	"github.com/s3seal/s3seal/lfs"
 )
 
@@ -98,23 +99,16 @@ func (p *Proxy) dropUnnamed(ctx context.Context, blobs []lfs.KafkaBlob, why stri
 
 // RunSweeper sweeps every interval until ctx ends.
 func (p *Proxy) RunSweeper(ctx context.Context, interval, grace time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	tick.Every(ctx, interval, func() {
 		res, err := p.Sweep(ctx, grace)
 		if err != nil {
 			p.log.Warn("kafka listener sweep failed", "err", err)
-			continue
+			return
 		}
 		if res.Deleted > 0 {
 			p.log.Info("kafka listener sweep", "checked", res.Checked, "deleted", res.Deleted, "kept", res.Kept)
 		}
-	}
+	})
 }
 
 type topicPartition struct {
