@@ -196,7 +196,7 @@ func (s *Store) copyByStore(ctx context.Context, in CopyInput) (info ObjectInfo,
 		s.dropManifest(ctx, in.Bucket, in.Key, old, false)
 	}
 	kmsHeaders(env, &headers)
-	s.cache.Add(cacheKey{in.Bucket, in.Key, out.ETag, src.bi.Size}, resolved{src.info.Size, src.info.ETag, checksums})
+	s.remember(cacheKey{in.Bucket, in.Key, out.ETag, src.bi.Size}, resolved{src.info.Size, src.info.ETag, checksums})
 	info = ObjectInfo{Bucket: in.Bucket, Key: in.Key, Size: src.info.Size, ETag: src.info.ETag,
 		Meta: meta, Headers: headers, Encrypted: true, env: env, Checksums: checksums, origin: src.info.origin,
 		backendETag: out.ETag, backendSize: src.bi.Size, VersionID: out.VersionID}
