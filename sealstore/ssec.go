@@ -133,10 +133,10 @@ func (s *Store) Stat(ctx context.Context, in ReadInput) (ObjectInfo, error) {
 // bytes: content (the object's data key, or the key contentKey derived
 // from it and a customer key) as the zero Stream, or, for a copy of
 // another object's stream, that stream under its origin's key.
-func (info ObjectInfo) streamKey(content *crypto.DataKey) (*crypto.DataKey, crypto.Stream, error) {
-	if info.origin == nil {
+func (i ObjectInfo) streamKey(content *crypto.DataKey) (*crypto.DataKey, crypto.Stream, error) {
+	if i.origin == nil {
 		return content, crypto.Stream{}, nil
 	}
-	dk, err := info.origin.DataKey()
-	return dk, info.origin.Stream, err
+	dk, err := i.origin.DataKey()
+	return dk, i.origin.Stream, err
 }
