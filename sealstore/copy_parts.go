@@ -62,7 +62,7 @@ func (s *Store) partCopyByStore(ctx context.Context, in UploadPartCopyInput, u *
 		return PartInfo{}, false, nil
 	}
 	src, ok, err := s.statSource(ctx, in.SrcBucket, in.SrcKey, in.SrcVersionID, in.SrcContentID)
-	if err != nil || !ok || !s.storeHonoursCopyConditions(ctx, in.Bucket) {
+	if err != nil || !ok || !s.storeHonoursCopyConditions(ctx, in.Bucket, in.SrcBucket, src.bi.Key) {
 		return PartInfo{}, err != nil, err
 	}
 	off, n := int64(0), src.info.Size
@@ -153,6 +153,9 @@ func (s *Store) copyPartsByStore(ctx context.Context, in CopyInput, src storeSou
 	id, err := s.CreateMultipart(ctx, CreateMultipartInput{Bucket: in.Bucket, Key: in.Key, Meta: meta, Headers: headers,
 		KeyID: in.KeyID, KMSContext: in.KMSContext, BucketKey: in.BucketKey, ChecksumAlgorithm: alg, ChecksumType: typ,
 		Protect: in.Protect, Record: in.Record, storeCopy: true})
+	if isCode(err, "KeyTooLongError") {
+		return ObjectInfo{}, false, nil // the upload's state would not fit: a single PUT does
+	}
 	if err != nil {
 		return ObjectInfo{}, true, err
 	}

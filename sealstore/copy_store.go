@@ -2,12 +2,14 @@ package sealstore
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
@@ -114,34 +116,99 @@ type copyConditions struct {
 	mu       sync.Mutex
 	known    bool
 	honoured bool
+	probing  bool
+	retry    time.Time // no probe before this, after one that failed
 }
 
+// copyProbeRetry is how long copies read their source after a probe of
+// the store's copy conditions failed, before the next copy probes again.
+const copyProbeRetry = time.Minute
+
 // storeHonoursCopyConditions reports whether the store refuses a copy
-// (CopyObject, UploadPartCopy) whose x-amz-copy-source-if-match names
+// (UploadPartCopy, CopyObject) whose x-amz-copy-source-if-match names
 // another ETag than the source's, which a copy the store makes relies on:
 // the envelope s3seal writes describes the source version its HEAD saw,
 // and only that condition makes the store copy that version or nothing.
-// It is probed once per process (CheckCopyConditions, in bucket: scratch
-// objects under the probe prefix); a store that ignores the condition
-// (moto) gets copies that read the source. A probe that fails otherwise is
-// tried again by the next copy, which reads its source meanwhile.
-func (s *Store) storeHonoursCopyConditions(ctx context.Context, bucket string) bool {
-	s.copyConds.mu.Lock()
-	defer s.copyConds.mu.Unlock()
-	if s.copyConds.known {
-		return s.copyConds.honoured
+// It is probed once per process (probeSourceConditions, with the source
+// of the copy at hand), by the first copy; copies that come while it
+// runs, or within copyProbeRetry of a probe that failed, read their
+// source and do not wait. A store that ignores the condition (moto) gets
+// copies that read their source, and one WARN.
+func (s *Store) storeHonoursCopyConditions(ctx context.Context, bucket, srcBucket, srcKey string) bool {
+	c := &s.copyConds
+	c.mu.Lock()
+	if c.known || c.probing || time.Now().Before(c.retry) {
+		defer c.mu.Unlock()
+		return c.known && c.honoured
 	}
-	err := s.CheckCopyConditions(ctx, bucket)
+	c.probing = true
+	c.mu.Unlock()
+	honoured, err := s.probeSourceConditions(ctx, bucket, srcBucket, srcKey)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.probing = false
+	switch {
+	case err != nil:
+		c.retry = time.Now().Add(copyProbeRetry)
+		s.log.Warn("copy: could not probe the store's copy conditions; copies read their source for a minute", "bucket", bucket, "err", err)
+		return false
+	case !honoured:
+		s.log.Warn("copy: the object store ignores x-amz-copy-source-if-match, so copies read and seal their source again instead of having the store copy it")
+	}
+	c.known, c.honoured = true, honoured
+	return honoured
+}
+
+// probeSourceConditions asks the store for copies of an existing source
+// that name a source ETag it does not have: an UploadPartCopy of its first
+// byte into a scratch upload under the probe prefix (aborted after) and,
+// when that is refused, a CopyObject to a scratch key. A store that
+// honours the condition refuses both, and nothing is written; one that
+// ignores it writes a part, which the abort removes, or a scratch object,
+// removed at once or, if a lock keeps it, by s3seal gc later.
+func (s *Store) probeSourceConditions(ctx context.Context, bucket, srcBucket, srcKey string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return false, err
+	}
+	key := probePrefix + hex.EncodeToString(rnd[:])
+	const wrongETag = "00000000000000000000000000000000"
+	id, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: bucket, Key: key})
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := s.be.AbortMultipartUpload(actx, bucket, key, id); err != nil {
+			s.log.Warn("copy: could not abort the probe's upload; s3seal gc removes it", "bucket", bucket, "key", key, "err", err)
+		}
+	}()
+	_, err = s.be.UploadPartCopy(ctx, backend.UploadPartCopyInput{Bucket: bucket, Key: key, UploadID: id, PartNumber: 1,
+		SrcBucket: srcBucket, SrcKey: srcKey, SrcIfMatch: wrongETag, First: 0, Last: 0})
+	if honoured, err := refusedByCondition(err); err != nil || !honoured {
+		return honoured, err
+	}
+	_, err = s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: srcBucket, SrcKey: srcKey, Bucket: bucket, Key: key, SrcIfMatch: wrongETag})
+	honoured, err := refusedByCondition(err)
+	if err == nil && !honoured {
+		s.dropKeys(context.WithoutCancel(ctx), bucket, []string{key})
+	}
+	return honoured, err
+}
+
+// refusedByCondition reads a probe copy's answer: refused as its
+// condition asks (true), done anyway (false), or another error.
+func refusedByCondition(err error) (bool, error) {
 	switch {
 	case err == nil:
-		s.copyConds.known, s.copyConds.honoured = true, true
-	case errors.Is(err, ErrCopyConditionIgnored):
-		s.copyConds.known = true
-		s.log.Warn("copy: the object store ignores x-amz-copy-source-if-match, so copies read and seal their source again instead of having the store copy it")
-	default:
-		s.log.Debug("copy: could not probe the store's copy conditions; this copy reads its source", "bucket", bucket, "err", err)
+		return false, nil
+	case backend.ErrorCode(err) == "PreconditionFailed":
+		return true, nil
 	}
-	return s.copyConds.honoured
+	return false, err
 }
 
 // copyByStore makes the copy at the store when it can. done is false when
@@ -152,7 +219,7 @@ func (s *Store) copyByStore(ctx context.Context, in CopyInput) (info ObjectInfo,
 		return ObjectInfo{}, false, nil
 	}
 	src, ok, err := s.statSource(ctx, in.SrcBucket, in.SrcKey, in.SrcVersionID, in.SrcContentID)
-	if err != nil || !ok || !s.storeHonoursCopyConditions(ctx, in.Bucket) {
+	if err != nil || !ok || !s.storeHonoursCopyConditions(ctx, in.Bucket, in.SrcBucket, src.bi.Key) {
 		return ObjectInfo{}, err != nil, err
 	}
 	if src.info.manifest != nil {
@@ -189,7 +256,7 @@ func (s *Store) copyByStore(ctx context.Context, in CopyInput) (info ObjectInfo,
 	if err != nil {
 		return ObjectInfo{}, true, sourceChanged(err)
 	}
-	if err := s.checkStoreCopy(ctx, in, src, out); err != nil {
+	if err := s.checkStoreCopy(ctx, in, src, out, env.OID); err != nil {
 		return ObjectInfo{}, true, err
 	}
 	if old.replacedBy(out.VersionID) {
@@ -283,11 +350,13 @@ func sourceChanged(err error) error {
 // or that copied another version than asked) is checked by opening the
 // copy's first segment with the origin's key, which only a copy of that
 // stream passes. A copy that another write replaced before the check
-// (the check's read, pinned to the copy's ETag and version, finds it gone)
-// was made and then replaced, as any write may be: that is the copy's
-// success. A copy that fails the check is removed (only that version, and
-// only while the key holds it) and answers 500.
-func (s *Store) checkStoreCopy(ctx context.Context, in CopyInput, src storeSource, out backend.CopyOutput) error {
+// (the check's read, pinned to the copy's ETag and version, finds it gone,
+// and the key holds no object with the copy's oid) was made and then
+// replaced, as any write may be: that is the copy's success. A store that
+// reads the copy under another ETag than its copy answered has it read
+// unpinned. A copy that fails the check is removed (only that version,
+// and only while the key holds it) and answers 500.
+func (s *Store) checkStoreCopy(ctx context.Context, in CopyInput, src storeSource, out backend.CopyOutput, oid [crypto.OIDSize]byte) error {
 	if strings.Trim(out.ETag, `"`) == src.info.backendETag {
 		return nil
 	}
@@ -295,10 +364,20 @@ func (s *Store) checkStoreCopy(ctx context.Context, in CopyInput, src storeSourc
 	if err == nil {
 		err = s.openFirstSegment(ctx, in.Bucket, in.Key, out, key, stream, src.info.Size)
 	}
+	if backend.IsNotFound(err) || backend.ErrorCode(err) == "PreconditionFailed" {
+		bi, herr := s.headObject(ctx, in.Bucket, in.Key, out.VersionID)
+		if herr != nil && !backend.IsNotFound(herr) {
+			return herr
+		}
+		env, _, perr := crypto.ParseMetadata(bi.Meta)
+		if herr != nil || perr != nil || env.OID != oid {
+			return nil // replaced by another write
+		}
+		out.ETag = strings.Trim(bi.ETag, `"`) // still the copy, under another ETag
+		err = s.openFirstSegment(ctx, in.Bucket, in.Key, out, key, stream, src.info.Size)
+	}
 	switch {
 	case err == nil:
-		return nil
-	case backend.IsNotFound(err) || backend.ErrorCode(err) == "PreconditionFailed":
 		return nil
 	case !errors.Is(err, crypto.ErrAuth) && !errors.Is(err, crypto.ErrCorrupt):
 		return err // the check could not read the copy: not a finding

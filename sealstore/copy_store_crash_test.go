@@ -63,7 +63,7 @@ func TestGCRemovesMultipartCopyOfKilledProcess(t *testing.T) {
 	// The probe of the store's copy conditions makes part copies of its
 	// own: s3seal dies at the second part copy of the copy itself.
 	ds.calls.Store(-10)
-	if !st.storeHonoursCopyConditions(f.ctx, bucket) {
+	if !st.storeHonoursCopyConditions(f.ctx, bucket, bucket, "mp") {
 		t.Fatal("the embedded store does not honour copy conditions")
 	}
 	ds.calls.Store(0)
