@@ -1,7 +1,6 @@
 package sealstore
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"sync"
@@ -138,5 +137,4 @@ func TestFailingProbeRunsOnEveryCopy(t *testing.T) {
 	if n := pb.probes.Load(); n > 2 {
 		t.Errorf("%d copies over a store refusing the probe ran the probe %d times", copies, n)
 	}
-	_ = bytes.Equal
 }
