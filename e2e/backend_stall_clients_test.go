@@ -206,6 +206,9 @@ func TestBackendStallsLeaveNothing(t *testing.T) {
 			end = gs[k+1][0]
 		}
 		st := dump[g[0]:end]
+		if strings.Contains(st, "s3seal/internal/tick.Every") {
+			continue // a loop of the process's life (the listing cache's saver)
+		}
 		if strings.Contains(st, "s3seal/backend.") || strings.Contains(st, "s3seal/retry.") || strings.Contains(st, "s3seal/sealstore.") || strings.Contains(st, "s3seal/s3api.") {
 			stuck = append(stuck, st)
 		}

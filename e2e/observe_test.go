@@ -45,6 +45,10 @@ func TestMetricsReadyzAndJSONLogs(t *testing.T) {
 	if code, body := httpGet(t, p.Endpoint+"/readyz"); code != 200 {
 		t.Fatalf("/readyz: %d %q", code, body)
 	}
+	// A HEAD of a key not there: the store's 404 is normal traffic.
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("obs"), Key: aws.String("missing")}); err == nil {
+		t.Fatal("HEAD of a missing key succeeded")
+	}
 	code, body := httpGet(t, p.Endpoint+"/metrics")
 	if code != 200 {
 		t.Fatalf("/metrics: %d", code)
@@ -61,8 +65,8 @@ func TestMetricsReadyzAndJSONLogs(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	// The PUT's HEAD of its key, not there yet, is a 404 of normal
-	// traffic: counted apart, so that no backend attempt counts as an error.
+	// The HEAD of a key not there is a 404 of normal traffic: counted
+	// apart, so that no backend attempt counts as an error.
 	if !strings.Contains(body, `s3seal_backend_requests_total{operation="HeadObject",outcome="not_found"}`) || strings.Contains(body, `outcome="error"`) {
 		var counted []string
 		for _, l := range strings.Split(body, "\n") {

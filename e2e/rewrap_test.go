@@ -58,7 +58,7 @@ func TestRewrapCommandOnMoto(t *testing.T) {
 	}
 	code, out = rewrap("--no-concurrent-writers")
 	// Two: the object and the bucket's sealed owner document.
-	if code != 0 || !strings.Contains(out, "rot/ under new: 2 rewrapped") {
+	if code != 0 || !strings.Contains(out, "rot/ under new: 3 rewrapped") {
 		t.Fatalf("rewrap --no-concurrent-writers: exit %d\n%s", code, out)
 	}
 

@@ -28,7 +28,7 @@ func TestGCKeepsClientUploadWithForgedStoreCopyState(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds.calls.Store(-10)
-	st.storeHonoursCopyConditions(f.ctx, bucket)
+	st.storeHonoursCopyConditions(f.ctx, bucket, bucket, "mp")
 	ds.calls.Store(0)
 	if _, err := st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "mp", Bucket: bucket, Key: "k"}); err == nil {
 		t.Fatal("the copy completed")

@@ -52,16 +52,23 @@ func (s *Store) singlePart(ctx context.Context, bucket string) bool {
 }
 
 // dropSinglePart removes SinglePartDoc before a multipart object can be
-// made in bucket.
+// made in bucket. When this process's documents lack it, it is deleted at
+// the store all the same (a request, no listing): they may predate a
+// document another replica wrote since (the bucket deleted and made
+// again), which would otherwise outlive the multipart object.
 func (s *Store) dropSinglePart(ctx context.Context, bucket string) error {
 	docs, err := s.writeDocs(ctx, bucket)
 	if err != nil {
 		return err
 	}
-	if _, ok := docs[SinglePartDoc]; !ok {
+	if _, ok := docs[SinglePartDoc]; ok {
+		return s.DeleteBucketDoc(ctx, bucket, SinglePartDoc)
+	}
+	err = s.be.DeleteObject(ctx, bucket, BucketDocPrefix+SinglePartDoc)
+	if backend.IsNotFound(err) {
 		return nil
 	}
-	return s.DeleteBucketDoc(ctx, bucket, SinglePartDoc)
+	return err
 }
 
 // mayHoldManifest reports whether a write of key in bucket may replace a

@@ -450,12 +450,12 @@ func plainRead(q url.Values) bool {
 
 // replacedByCopy reports whether a stored metadata key is what a copy's
 // REPLACE directive replaces: user metadata, the content headers, the
-// storage class and the redirect (a copy takes the last two from its
-// request only, as on S3).
+// storage class, the redirect and the encryption (a copy takes the last
+// three from its request only, as on S3).
 func replacedByCopy(k string) bool {
 	switch k {
 	case "Content-Type", "Content-Encoding", "Content-Disposition", "X-Amz-Website-Redirect-Location", "X-Amz-Storage-Class":
 		return true
 	}
-	return strings.HasPrefix(k, "X-Amz-Meta-") || strings.HasPrefix(k, stdHeaderPrefix)
+	return strings.HasPrefix(k, "X-Amz-Meta-") || strings.HasPrefix(k, stdHeaderPrefix) || strings.HasPrefix(k, "X-Amz-Server-Side-Encryption")
 }
