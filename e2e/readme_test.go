@@ -68,7 +68,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 		t.Fatalf("README walkthrough: %v\nstdout:\n%s\nstderr:\n%s\nserve.log:\n%s", err, out, errOut, serveLog)
 	}
 	// Three objects: the two files and the bucket's sealed owner document.
-	for _, want := range []string{"0 differences found", "backups/ under k2: 4 rewrapped", "bytes checked in backups: 3 ok, 0 problem(s)"} {
+	for _, want := range []string{"0 differences found", "backups/ under k2: 4 rewrapped", "bytes checked in backups: 4 ok, 0 problem(s)"} {
 		if !strings.Contains(out+errOut, want) {
 			t.Errorf("walkthrough output lacks %q:\n%s\n%s", want, out, errOut)
 		}
