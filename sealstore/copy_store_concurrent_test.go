@@ -13,12 +13,7 @@ func TestConcurrentStoreCopiesToOneKey(t *testing.T) {
 	f := newFixture(t)
 	p1, p2 := randBytes(MinPartSize+3, 141), randBytes(100<<10, 142)
 	whole := append(append([]byte{}, p1...), p2...)
-	id := f.create(t, "mp")
-	e1, e2 := f.part(t, f.st, "mp", id, 1, p1).ETag, f.part(t, f.st, "mp", id, 2, p2).ETag
-	if _, err := f.st.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: "mp", UploadID: id,
-		Parts: completeParts([]int{1, 2}, []string{e1, e2}), ExpectSize: -1}); err != nil {
-		t.Fatal(err)
-	}
+	f.twoParts(t, "mp", p1, p2)
 	single := randBytes(200<<10, 143)
 	f.put(t, "single", single)
 	for round := 0; round < 5; round++ {

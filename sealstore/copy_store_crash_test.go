@@ -42,6 +42,24 @@ func (d *dyingStore) DeleteObjects(ctx context.Context, bucket string, keys []st
 	return d.Store.DeleteObjects(ctx, bucket, keys)
 }
 
+// dyingCopier is a Store over a dyingStore of f's store that has probed
+// its copy conditions already (the probe makes part copies of its own):
+// it dies at the second part copy of its first multipart copy of "mp".
+func (f *fixture) dyingCopier(t *testing.T) *Store {
+	t.Helper()
+	ds := &dyingStore{Store: f.be}
+	st, err := New(Direct(ds), f.kr, Options{SpoolDir: t.TempDir(), OwnerPendingAge: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.calls.Store(-10)
+	if !st.storeHonoursCopyConditions(f.ctx, bucket, bucket, "mp") {
+		t.Fatal("the embedded store does not honour copy conditions")
+	}
+	ds.calls.Store(0)
+	return st
+}
+
 // A CopyObject of a multipart source is a multipart upload the client
 // never asked for and cannot know the id of: when s3seal dies in the
 // middle of it, s3seal gc must find what it left (the backend upload and
@@ -49,25 +67,9 @@ func (d *dyingStore) DeleteObjects(ctx context.Context, bucket string, keys []st
 func TestGCRemovesMultipartCopyOfKilledProcess(t *testing.T) {
 	f := newFixture(t)
 	p1, p2 := randBytes(MinPartSize+3, 91), randBytes(100<<10, 92)
-	id := f.create(t, "mp")
-	e1, e2 := f.part(t, f.st, "mp", id, 1, p1).ETag, f.part(t, f.st, "mp", id, 2, p2).ETag
-	if _, err := f.st.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: "mp", UploadID: id,
-		Parts: completeParts([]int{1, 2}, []string{e1, e2}), ExpectSize: -1}); err != nil {
-		t.Fatal(err)
-	}
-	ds := &dyingStore{Store: f.be}
-	st, err := New(Direct(ds), f.kr, Options{SpoolDir: t.TempDir(), OwnerPendingAge: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The probe of the store's copy conditions makes part copies of its
-	// own: s3seal dies at the second part copy of the copy itself.
-	ds.calls.Store(-10)
-	if !st.storeHonoursCopyConditions(f.ctx, bucket, bucket, "mp") {
-		t.Fatal("the embedded store does not honour copy conditions")
-	}
-	ds.calls.Store(0)
-	_, err = st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "mp", Bucket: bucket, Key: "mpcopy"})
+	f.twoParts(t, "mp", p1, p2)
+	st := f.dyingCopier(t)
+	_, err := st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "mp", Bucket: bucket, Key: "mpcopy"})
 	if err == nil {
 		t.Fatal("the copy completed")
 	}

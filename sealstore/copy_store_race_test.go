@@ -35,12 +35,7 @@ func TestCopyOfSourceOverwrittenDuringStoreCopy(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p1, p2 := randBytes(MinPartSize+3, 61), randBytes(100<<10, 62)
 			whole := append(append([]byte{}, p1...), p2...)
-			id := f.create(t, "mp")
-			e1, e2 := f.part(t, f.st, "mp", id, 1, p1).ETag, f.part(t, f.st, "mp", id, 2, p2).ETag
-			if _, err := f.st.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: "mp", UploadID: id,
-				Parts: completeParts([]int{1, 2}, []string{e1, e2}), ExpectSize: -1}); err != nil {
-				t.Fatal(err)
-			}
+			f.twoParts(t, "mp", p1, p2)
 			single := randBytes(200<<10, 63)
 			f.put(t, "single", single)
 			newer := randBytes(len(whole)+(1<<20), 64)

@@ -155,13 +155,8 @@ func TestCopyOfMultipartMovesNoBytes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st, bs := countBytes(t, f)
 			p1, p2 := randBytes(MinPartSize+3, 42), randBytes(100<<10, 43)
-			id := f.create(t, "mp")
-			e1, e2 := f.part(t, f.st, "mp", id, 1, p1).ETag, f.part(t, f.st, "mp", id, 2, p2).ETag
-			src, err := f.st.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: "mp", UploadID: id,
-				Parts: completeParts([]int{1, 2}, []string{e1, e2}), ExpectSize: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			src := f.twoParts(t, "mp", p1, p2)
+			e1 := md5hex(p1)
 			whole := append(append([]byte{}, p1...), p2...)
 			bs.moved()
 			info, err := st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "mp", Bucket: bucket, Key: "mpcopy"})
@@ -328,4 +323,17 @@ func TestObjectChecksumsOfCopiedParts(t *testing.T) {
 	if got, err := objectChecksums("", "", parts); err != nil || got != nil {
 		t.Errorf("a part of its own without CRC64NVME: %v %v, want no checksum", got, err)
 	}
+}
+
+// twoParts completes a multipart object of the parts p1 and p2 at key.
+func (f *fixture) twoParts(t *testing.T, key string, p1, p2 []byte) ObjectInfo {
+	t.Helper()
+	id := f.create(t, key)
+	e1, e2 := f.part(t, f.st, key, id, 1, p1).ETag, f.part(t, f.st, key, id, 2, p2).ETag
+	info, err := f.st.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: key, UploadID: id,
+		Parts: completeParts([]int{1, 2}, []string{e1, e2}), ExpectSize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
 }

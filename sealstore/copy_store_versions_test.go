@@ -17,13 +17,7 @@ func TestStoreCopiesAcrossVersions(t *testing.T) {
 			cur := randBytes(90<<10, 82)
 			f.put(t, "src", cur)
 			p1, p2 := randBytes(MinPartSize+1, 83), randBytes(1000, 84)
-			id := f.create(t, "mp")
-			e1, e2 := f.part(t, f.st, "mp", id, 1, p1).ETag, f.part(t, f.st, "mp", id, 2, p2).ETag
-			mp1, err := f.st.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: "mp", UploadID: id,
-				Parts: completeParts([]int{1, 2}, []string{e1, e2}), ExpectSize: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			mp1 := f.twoParts(t, "mp", p1, p2)
 			f.put(t, "mp", cur) // the multipart version is no longer current
 			st, bs := countBytes(t, f)
 			cp := func(src, vid, dst string, want []byte) {

@@ -15,21 +15,9 @@ import (
 func TestGCKeepsClientUploadWithForgedStoreCopyState(t *testing.T) {
 	f := newFixture(t)
 	p1, p2 := randBytes(MinPartSize+3, 1), randBytes(100<<10, 2)
-	id := f.create(t, "mp")
-	e1, e2 := f.part(t, f.st, "mp", id, 1, p1).ETag, f.part(t, f.st, "mp", id, 2, p2).ETag
-	if _, err := f.st.CompleteMultipart(f.ctx, CompleteInput{Bucket: bucket, Key: "mp", UploadID: id,
-		Parts: completeParts([]int{1, 2}, []string{e1, e2}), ExpectSize: -1}); err != nil {
-		t.Fatal(err)
-	}
+	f.twoParts(t, "mp", p1, p2)
 	// A copy to "k" that s3seal died in: its upload and state stay.
-	ds := &dyingStore{Store: f.be}
-	st, err := New(Direct(ds), f.kr, Options{SpoolDir: t.TempDir(), OwnerPendingAge: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds.calls.Store(-10)
-	st.storeHonoursCopyConditions(f.ctx, bucket, bucket, "mp")
-	ds.calls.Store(0)
+	st := f.dyingCopier(t)
 	if _, err := st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "mp", Bucket: bucket, Key: "k"}); err == nil {
 		t.Fatal("the copy completed")
 	}
