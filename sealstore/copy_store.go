@@ -116,9 +116,13 @@ type copyConditions struct {
 	mu       sync.Mutex
 	known    bool
 	honoured bool
-	probing  bool
-	retry    time.Time // no probe before this, after one that failed
+	probing  chan struct{} // closed when the probe running ends; nil when none runs
+	retry    time.Time     // no probe before this, after one that failed
 }
+
+// copyProbeWait bounds how long a copy waits for another copy's probe
+// before it reads its source (as it does at once if its own context ends).
+const copyProbeWait = 10 * time.Second
 
 // copyProbeRetry is how long copies read their source after a probe of
 // the store's copy conditions failed, before the next copy probes again.
@@ -130,23 +134,37 @@ const copyProbeRetry = time.Minute
 // the envelope s3seal writes describes the source version its HEAD saw,
 // and only that condition makes the store copy that version or nothing.
 // It is probed once per process (probeSourceConditions, with the source
-// of the copy at hand), by the first copy; copies that come while it
-// runs, or within copyProbeRetry of a probe that failed, read their
-// source and do not wait. A store that ignores the condition (moto) gets
+// of the copy at hand), by the first copy. Copies that come while it runs
+// wait for its verdict at most copyProbeWait, or until their own context
+// ends, and then read their source; so do copies within copyProbeRetry of
+// a probe that failed. A store that ignores the condition (moto) gets
 // copies that read their source, and one WARN.
 func (s *Store) storeHonoursCopyConditions(ctx context.Context, bucket, srcBucket, srcKey string) bool {
 	c := &s.copyConds
 	c.mu.Lock()
-	if c.known || c.probing || time.Now().Before(c.retry) {
+	if running := c.probing; running != nil {
+		c.mu.Unlock()
+		select {
+		case <-running:
+		case <-ctx.Done():
+		case <-time.After(copyProbeWait):
+		}
+		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.known && c.honoured
 	}
-	c.probing = true
+	if c.known || time.Now().Before(c.retry) {
+		defer c.mu.Unlock()
+		return c.known && c.honoured
+	}
+	running := make(chan struct{})
+	c.probing = running
 	c.mu.Unlock()
 	honoured, err := s.probeSourceConditions(ctx, bucket, srcBucket, srcKey)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.probing = false
+	c.probing = nil
+	defer close(running)
 	switch {
 	case err != nil:
 		c.retry = time.Now().Add(copyProbeRetry)
