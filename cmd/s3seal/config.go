@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -59,6 +60,20 @@ func flagError(fs *flag.FlagSet, err error, command string) string {
 		return "unknown flag --" + strings.TrimPrefix(rest, "-") + " (s3seal " + command + " -h lists the flags)"
 	}
 	return msg
+}
+
+// pathStyleHost reports whether an object store endpoint can only be
+// addressed path-style: its host is an IP address or localhost, which no
+// bucket name can be put in front of (bucket.127.0.0.1 and
+// bucket.localhost do not resolve). The SDKs and minio-go decide so too;
+// --backend-path-style given either way wins.
+func pathStyleHost(endpoint string) bool {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	return net.ParseIP(h) != nil || h == "localhost" || strings.HasSuffix(h, ".localhost")
 }
 
 // src names where the value of a flag came from: --name, or its
@@ -263,6 +278,9 @@ func parseCommandConfigHelp(name string, args []string, getenv func(string) stri
 	})
 	if envErr != nil {
 		return nil, envErr
+	}
+	if _, fromEnv := c.fromEnv["backend-path-style"]; !set["backend-path-style"] && !fromEnv && pathStyleHost(c.BackendEndpoint) {
+		c.BackendPathStyle = true
 	}
 	for _, kv := range environ() {
 		k, _, _ := strings.Cut(kv, "=")

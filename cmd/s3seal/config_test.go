@@ -299,3 +299,35 @@ func TestKeysAndCredentialsFiles(t *testing.T) {
 		}
 	}
 }
+
+// An endpoint whose host is an IP address or localhost is addressed
+// path-style unless --backend-path-style (or its variable) says otherwise:
+// bucket.127.0.0.1 and bucket.localhost resolve nowhere.
+func TestPathStyleForIPAndLocalhostEndpoints(t *testing.T) {
+	creds := []string{"--backend-access-key", "a", "--backend-secret-key", "b", "--key", "k", "--access-key", "x", "--secret-key", "y"}
+	for _, tc := range []struct {
+		endpoint string
+		extra    []string
+		envs     map[string]string
+		want     bool
+	}{
+		{"http://127.0.0.1:9000", nil, nil, true},
+		{"http://[::1]:9000", nil, nil, true},
+		{"http://localhost:9000", nil, nil, true},
+		{"http://minio.localhost", nil, nil, true},
+		{"https://s3.eu-central-1.amazonaws.com", nil, nil, false},
+		{"https://fsn1.your-objectstorage.com", nil, nil, false},
+		{"http://127.0.0.1:9000", []string{"--backend-path-style=false"}, nil, false},
+		{"http://127.0.0.1:9000", nil, map[string]string{"S3SEAL_BACKEND_PATH_STYLE": "false"}, false},
+		{"https://s3.example.com", []string{"--backend-path-style"}, nil, true},
+	} {
+		args := append(append([]string{"--backend-endpoint", tc.endpoint}, creds...), tc.extra...)
+		c, err := parseConfig(args, env(tc.envs))
+		if err != nil {
+			t.Fatalf("%s %v: %v", tc.endpoint, tc.extra, err)
+		}
+		if c.BackendPathStyle != tc.want {
+			t.Errorf("%s %v %v: path-style %v, want %v", tc.endpoint, tc.extra, tc.envs, c.BackendPathStyle, tc.want)
+		}
+	}
+}
