@@ -380,7 +380,7 @@ func (s *Store) checkStoreCopy(ctx context.Context, in CopyInput, src storeSourc
 	}
 	key, stream, err := src.info.streamKey(src.dk)
 	if err == nil {
-		err = s.openFirstSegment(ctx, in.Bucket, in.Key, out, key, stream, src.info.Size)
+		err = s.openFirstSegment(ctx, backend.GetInput{Bucket: in.Bucket, Key: in.Key, VersionID: out.VersionID, IfMatch: out.ETag}, 0, key, stream, src.info.Size)
 	}
 	if backend.IsNotFound(err) || backend.ErrorCode(err) == "PreconditionFailed" {
 		bi, herr := s.headObject(ctx, in.Bucket, in.Key, out.VersionID)
@@ -392,7 +392,7 @@ func (s *Store) checkStoreCopy(ctx context.Context, in CopyInput, src storeSourc
 			return nil // replaced by another write
 		}
 		out.ETag = strings.Trim(bi.ETag, `"`) // still the copy, under another ETag
-		err = s.openFirstSegment(ctx, in.Bucket, in.Key, out, key, stream, src.info.Size)
+		err = s.openFirstSegment(ctx, backend.GetInput{Bucket: in.Bucket, Key: in.Key, VersionID: out.VersionID, IfMatch: out.ETag}, 0, key, stream, src.info.Size)
 	}
 	switch {
 	case err == nil:
@@ -405,14 +405,17 @@ func (s *Store) checkStoreCopy(ctx context.Context, in CopyInput, src storeSourc
 	return integrityErr(in.Bucket, in.Key, fmt.Errorf("the store's copy of %s/%s is not its stream: %w", in.SrcBucket, in.SrcKey, err))
 }
 
-// openFirstSegment reads the first segment of the copy the store made
-// (pinned to its ETag and version) and opens it as stream's under key.
-func (s *Store) openFirstSegment(ctx context.Context, bucket, key string, out backend.CopyOutput, dk *crypto.DataKey,
+// openFirstSegment reads the first segment of a stream of plainSize bytes
+// that starts at ciphertext offset start of the object in names (pinned
+// by its IfMatch and VersionID), and opens it as stream's under dk: only
+// that stream's first segment opens so (for an empty stream, its one
+// empty segment).
+func (s *Store) openFirstSegment(ctx context.Context, in backend.GetInput, start int64, dk *crypto.DataKey,
 	stream crypto.Stream, plainSize int64) error {
 	n := min(plainSize, crypto.SegmentSize)
-	_, cLen := crypto.CipherRange(plainSize, 0, max(n, 1))
-	obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key, VersionID: out.VersionID, IfMatch: out.ETag,
-		Range: &backend.ByteRange{Off: 0, Len: cLen}})
+	cOff, cLen := crypto.CipherRange(plainSize, 0, n)
+	in.Range = &backend.ByteRange{Off: start + cOff, Len: cLen}
+	obj, err := s.be.GetObject(ctx, in)
 	if err != nil {
 		return err
 	}

@@ -74,3 +74,21 @@ func TestCopyCheckKeepsConcurrentWriteOfDestination(t *testing.T) {
 		t.Fatalf("dst reads %d bytes of neither write", len(got))
 	}
 }
+
+// The check of a copy whose ETag is not its source's opens the copy's
+// first segment: for an empty object, its one empty segment.
+func TestCopyCheckOfEmptyObject(t *testing.T) {
+	f := newFixture(t)
+	f.put(t, "empty", nil)
+	oe := &opaqueCopyETags{Store: f.be, real: map[string]string{}}
+	st, err := New(Direct(oe), f.kr, Options{SpoolDir: t.TempDir(), OwnerPendingAge: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Copy(f.ctx, CopyInput{SrcBucket: bucket, SrcKey: "empty", Bucket: bucket, Key: "dst"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, got, err := f.get(t, "dst", nil); err != nil || len(got) != 0 {
+		t.Fatalf("the copy of an empty object reads %d bytes: %v", len(got), err)
+	}
+}

@@ -193,22 +193,10 @@ func (s *Store) partsOpen(ctx context.Context, bucket, key string, dk *crypto.Da
 			differs = differs || len(o.Parts) != len(m.Parts) || o.Parts[i].Stream != p.Stream
 		}
 		if differs {
-			n := min(p.PlainSize, crypto.SegmentSize)
-			cOff, cLen := crypto.CipherRange(p.PlainSize, 0, n)
-			obj, err := s.be.GetObject(ctx, backend.GetInput{Bucket: bucket, Key: key, IfMatch: etag,
-				Range: &backend.ByteRange{Off: cstart + cOff, Len: cLen}})
-			if err != nil {
-				return false
-			}
 			pk, stream, err := p.Key(dk)
-			var r io.Reader
 			if err == nil {
-				r, err = crypto.NewReader(io.LimitReader(obj.Body, cLen), pk, stream, p.PlainSize, 0, n)
+				err = s.openFirstSegment(ctx, backend.GetInput{Bucket: bucket, Key: key, IfMatch: etag}, cstart, pk, stream, p.PlainSize)
 			}
-			if err == nil {
-				_, err = io.Copy(io.Discard, r)
-			}
-			obj.Body.Close()
 			if err != nil {
 				return false
 			}
