@@ -2,7 +2,6 @@ package sealstore
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -187,12 +186,10 @@ func (s *Store) storeHonoursCopyConditions(ctx context.Context, bucket, srcBucke
 func (s *Store) probeSourceConditions(ctx context.Context, bucket, srcBucket, srcKey string) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	var rnd [8]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
+	key, err := probeKey()
+	if err != nil {
 		return false, err
 	}
-	key := probePrefix + hex.EncodeToString(rnd[:])
-	const wrongETag = "00000000000000000000000000000000"
 	id, err := s.be.CreateMultipartUpload(ctx, backend.CreateMultipartInput{Bucket: bucket, Key: key})
 	if err != nil {
 		return false, err
@@ -205,11 +202,11 @@ func (s *Store) probeSourceConditions(ctx context.Context, bucket, srcBucket, sr
 		}
 	}()
 	_, err = s.be.UploadPartCopy(ctx, backend.UploadPartCopyInput{Bucket: bucket, Key: key, UploadID: id, PartNumber: 1,
-		SrcBucket: srcBucket, SrcKey: srcKey, SrcIfMatch: wrongETag, First: 0, Last: 0})
+		SrcBucket: srcBucket, SrcKey: srcKey, SrcIfMatch: probeETag, First: 0, Last: 0})
 	if honoured, err := refusedByCondition(err); err != nil || !honoured {
 		return honoured, err
 	}
-	_, err = s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: srcBucket, SrcKey: srcKey, Bucket: bucket, Key: key, SrcIfMatch: wrongETag})
+	_, err = s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: srcBucket, SrcKey: srcKey, Bucket: bucket, Key: key, SrcIfMatch: probeETag})
 	honoured, err := refusedByCondition(err)
 	if err == nil && !honoured {
 		s.dropKeys(context.WithoutCancel(ctx), bucket, []string{key})

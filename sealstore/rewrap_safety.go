@@ -22,10 +22,23 @@ import (
 // meanwhile.
 var ErrCopyConditionIgnored = errors.New("the object store ignores x-amz-copy-source-if-match or If-Match on a copy")
 
-// probePrefix names rewrap's scratch objects and uploads; a probe lives
-// for seconds, so s3seal gc removes any older than its MinAge (left by a
-// killed run or a failed clean-up).
+// probePrefix names the scratch objects and uploads of the probes of the
+// store's copy conditions (rewrap's, and the one store copies rely on); a
+// probe lives for seconds, so s3seal gc removes any older than its MinAge
+// (left by a killed run or a failed clean-up).
 const probePrefix = ReservedPrefix + "rewrap-probe-"
+
+// probeETag is the ETag the probes' conditions name: no object has it.
+const probeETag = "00000000000000000000000000000000"
+
+// probeKey is a fresh scratch key under probePrefix.
+func probeKey() (string, error) {
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return "", err
+	}
+	return probePrefix + hex.EncodeToString(rnd[:]), nil
+}
 
 // CheckCopyConditions checks, with a scratch object under ReservedPrefix
 // (a random name, so that two runs do not meet; removed at once), that
@@ -37,12 +50,10 @@ const probePrefix = ReservedPrefix + "rewrap-probe-"
 // anything; a dry run, which does not, may call it to tell whether the
 // real run will need NoWriters.
 func (s *Store) CheckCopyConditions(ctx context.Context, bucket string) error {
-	var rnd [8]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
+	key, err := probeKey()
+	if err != nil {
 		return err
 	}
-	key := probePrefix + hex.EncodeToString(rnd[:])
-	const wrongETag = "00000000000000000000000000000000"
 	body := []byte("s3seal rewrap probe")
 	if _, err := s.be.PutObject(ctx, backend.PutInput{Bucket: bucket, Key: key, Body: bytes.NewReader(body), Size: int64(len(body))}); err != nil {
 		return err
@@ -50,16 +61,14 @@ func (s *Store) CheckCopyConditions(ctx context.Context, bucket string) error {
 	dctx := context.WithoutCancel(ctx)
 	defer s.dropKeys(dctx, bucket, []string{key})
 	refused := func(err error) error {
-		switch {
-		case err == nil:
+		honoured, err := refusedByCondition(err)
+		if err == nil && !honoured {
 			return ErrCopyConditionIgnored
-		case backend.ErrorCode(err) == "PreconditionFailed":
-			return nil
 		}
 		return err
 	}
-	_, err := s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: key, Bucket: bucket, Key: key,
-		SrcIfMatch: wrongETag, Meta: map[string]string{"probe": "1"}})
+	_, err = s.be.CopyObject(ctx, backend.CopyInput{SrcBucket: bucket, SrcKey: key, Bucket: bucket, Key: key,
+		SrcIfMatch: probeETag, Meta: map[string]string{"probe": "1"}})
 	if err := refused(err); err != nil {
 		return err
 	}
@@ -73,7 +82,7 @@ func (s *Store) CheckCopyConditions(ctx context.Context, bucket string) error {
 		}
 	}()
 	part := backend.UploadPartCopyInput{Bucket: bucket, Key: key, UploadID: id, PartNumber: 1,
-		SrcBucket: bucket, SrcKey: key, SrcIfMatch: wrongETag, First: 0, Last: int64(len(body)) - 1}
+		SrcBucket: bucket, SrcKey: key, SrcIfMatch: probeETag, First: 0, Last: int64(len(body)) - 1}
 	_, err = s.be.UploadPartCopy(ctx, part)
 	if err := refused(err); err != nil {
 		return err
@@ -84,7 +93,7 @@ func (s *Store) CheckCopyConditions(ctx context.Context, bucket string) error {
 		return err
 	}
 	_, err = s.be.CompleteMultipartUpload(ctx, backend.CompleteMultipartInput{Bucket: bucket, Key: key, UploadID: id,
-		Parts: []backend.CompletedPart{{PartNumber: 1, ETag: pe}}, IfMatch: wrongETag})
+		Parts: []backend.CompletedPart{{PartNumber: 1, ETag: pe}}, IfMatch: probeETag})
 	return refused(err)
 }
 
