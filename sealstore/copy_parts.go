@@ -201,12 +201,11 @@ func (s *Store) copyPartsByStore(ctx context.Context, in CopyInput, src storeSou
 // that ends in "-N", else FULL_OBJECT) of an object's checksum; "" when it
 // has none.
 func objectChecksumKind(cs map[string]string) (alg, typ string) {
-	for a, v := range cs {
-		typ = "FULL_OBJECT"
-		if i := strings.LastIndexByte(v, '-'); i > 0 {
-			typ = "COMPOSITE"
+	for a := range cs {
+		if compositeChecksums(cs) {
+			return a, checksum.Composite
 		}
-		return a, typ
+		return a, checksum.FullObject
 	}
 	return "", ""
 }
