@@ -35,16 +35,8 @@ type storeSource struct {
 // source's manifest is read whole, with the per-part checksums that the
 // cache of manifests leaves out and the copy keeps.
 func (s *Store) statSource(ctx context.Context, bucket, key, versionID, contentID string) (src storeSource, ok bool, err error) {
-	if err := CheckKey(key); err != nil {
-		return src, false, err
-	}
-	if src.bi, err = s.headObject(ctx, bucket, key, versionID); err != nil {
-		return src, false, err
-	}
-	if src.info, src.dk, err = s.describe(ctx, bucket, src.bi, false); err != nil {
-		return src, false, err
-	}
-	if err := (ReadInput{ContentID: contentID}).checkContent(src.info); err != nil {
+	src.bi, src.info, src.dk, err = s.headDescribed(ctx, ReadInput{Bucket: bucket, Key: key, VersionID: versionID, ContentID: contentID})
+	if err != nil {
 		return src, false, err
 	}
 	if !src.info.Encrypted || src.info.CustomerKeyed {

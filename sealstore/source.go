@@ -12,19 +12,9 @@ import (
 // one: a copy of many GB survives a cut connection without starting over.
 func (s *Store) getSource(ctx context.Context, in ReadInput) (ObjectInfo, *Reader, error) {
 	bucket, key, versionID, rng := in.Bucket, in.Key, in.VersionID, in.Range
-	if err := CheckKey(key); err != nil {
-		return ObjectInfo{}, nil, err
-	}
-	bi, err := s.headObject(ctx, bucket, key, versionID)
-	if err != nil {
-		return ObjectInfo{}, nil, err
-	}
-	info, _, err := s.describe(ctx, bucket, bi, false)
+	bi, info, _, err := s.headDescribed(ctx, in)
 	if err != nil {
 		return info, nil, err
-	}
-	if err := in.checkContent(info); err != nil {
-		return ObjectInfo{}, nil, err
 	}
 	off, n := int64(0), info.Size
 	if rng != nil {

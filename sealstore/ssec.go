@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
 )
 
@@ -100,19 +101,9 @@ func sealKey(dk *crypto.DataKey, ck *crypto.CustomerKey) (*crypto.DataKey, []byt
 // Stat is Head that checks the client's customer key as a GET would: the
 // answer of HEAD to a client. Internal reads use HeadVersion.
 func (s *Store) Stat(ctx context.Context, in ReadInput) (ObjectInfo, error) {
-	if err := CheckKey(in.Key); err != nil {
-		return ObjectInfo{}, err
-	}
-	bi, err := s.headObject(ctx, in.Bucket, in.Key, in.VersionID)
-	if err != nil {
-		return ObjectInfo{}, err
-	}
-	info, dk, err := s.describe(ctx, in.Bucket, bi, false)
+	_, info, dk, err := s.headDescribed(ctx, in)
 	if err != nil {
 		return info, err
-	}
-	if err := in.checkContent(info); err != nil {
-		return ObjectInfo{}, err
 	}
 	if !info.Encrypted {
 		if in.CustomerKey != nil {
@@ -127,6 +118,27 @@ func (s *Store) Stat(ctx context.Context, in ReadInput) (ObjectInfo, error) {
 		info.PartChecksums, err = s.partChecksums(ctx, in.Bucket, in.Key, info, dk, in.Range.Part)
 	}
 	return info, err
+}
+
+// headDescribed HEADs the object in names (its version, if named) and
+// describes it, checking its key and, with in.ContentID, its content. On
+// the description's own failure the partial description comes back too.
+func (s *Store) headDescribed(ctx context.Context, in ReadInput) (backend.ObjectInfo, ObjectInfo, *crypto.DataKey, error) {
+	if err := CheckKey(in.Key); err != nil {
+		return backend.ObjectInfo{}, ObjectInfo{}, nil, err
+	}
+	bi, err := s.headObject(ctx, in.Bucket, in.Key, in.VersionID)
+	if err != nil {
+		return bi, ObjectInfo{}, nil, err
+	}
+	info, dk, err := s.describe(ctx, in.Bucket, bi, false)
+	if err != nil {
+		return bi, info, nil, err
+	}
+	if err := in.checkContent(info); err != nil {
+		return bi, ObjectInfo{}, nil, err
+	}
+	return bi, info, dk, nil
 }
 
 // streamKey returns the key and stream that open a single-stream object's
