@@ -43,20 +43,27 @@ func sendWithin(t *testing.T, addr string, req kmsg.Request, wait time.Duration)
 	return out, err
 }
 
-// A Fetch naming a hundred thousand partitions the topic does not have is
-// answered at once: the brokers are asked for the topic's metadata once,
-// not once per partition.
-func TestFetchOfManyMissingPartitionsAsksOnce(t *testing.T) {
+// metadataCounted is a harness whose topic "few" has one record, and the
+// count of Metadata requests its brokers answer from then on.
+func metadataCounted(t *testing.T) (*harness, *atomic.Int64) {
 	h := newHarness(t, 1, nil)
 	if err := produceOne(t, h.client(), "few"); err != nil {
 		t.Fatal(err)
 	}
-	var asked atomic.Int64
+	asked := new(atomic.Int64)
 	h.kafka.ControlKey(kmsg.Metadata.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
 		h.kafka.KeepControl()
 		asked.Add(1)
 		return nil, nil, false
 	})
+	return h, asked
+}
+
+// A Fetch naming a hundred thousand partitions the topic does not have is
+// answered at once: the brokers are asked for the topic's metadata once,
+// not once per partition.
+func TestFetchOfManyMissingPartitionsAsksOnce(t *testing.T) {
+	h, asked := metadataCounted(t)
 	req := kmsg.NewPtrFetchRequest()
 	req.SetVersion(11)
 	req.MaxWaitMillis, req.MaxBytes = 0, 1<<20
@@ -97,16 +104,7 @@ func TestFetchOfManyMissingPartitionsAsksOnce(t *testing.T) {
 // have: each is answered UNKNOWN_TOPIC_OR_PARTITION after one Metadata
 // request.
 func TestProduceToManyMissingPartitionsAsksOnce(t *testing.T) {
-	h := newHarness(t, 1, nil)
-	if err := produceOne(t, h.client(), "few"); err != nil {
-		t.Fatal(err)
-	}
-	var asked atomic.Int64
-	h.kafka.ControlKey(kmsg.Metadata.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
-		h.kafka.KeepControl()
-		asked.Add(1)
-		return nil, nil, false
-	})
+	h, asked := metadataCounted(t)
 	req := kmsg.NewPtrProduceRequest()
 	req.SetVersion(8)
 	req.Acks, req.TimeoutMillis = 1, 5000
