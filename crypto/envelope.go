@@ -345,7 +345,9 @@ func (kr *Keyring) Unwrap(ctx context.Context, e Envelope, name Name) (*DataKey,
 		kr.svc.Forget(e.KeyRequest(name), e.SealedKey)
 	}
 	if err != nil {
-		return nil, Binding{}, newErr(ErrAuth, "wrapped data key (key id %q)", e.KeyID)
+		err := newErr(ErrAuth, "wrapped data key (key id %q)", e.KeyID)
+		err.KeyID, err.wrap = e.KeyID, true
+		return nil, Binding{}, err
 	}
 	b := Binding{Version: e.Version, Multipart: e.Multipart, PlainSize: e.PlainSize, CustomerCheck: e.CustomerCheck,
 		KMSContext: e.KMSContext, BucketKey: e.BucketKey}
@@ -379,7 +381,9 @@ func (kr *Keyring) openKEK(ctx context.Context, e Envelope, name Name) ([]byte, 
 		}
 		kek, ok := kr.keys[e.KeyID]
 		if !ok {
-			return nil, newErr(ErrUnknownKey, "%q", e.KeyID)
+			err := newErr(ErrUnknownKey, "%q", e.KeyID)
+			err.KeyID = e.KeyID
+			return nil, err
 		}
 		return kek, nil
 	}
@@ -387,7 +391,9 @@ func (kr *Keyring) openKEK(ctx context.Context, e Envelope, name Name) ([]byte, 
 		return nil, newErr(ErrCorrupt, "sealed key of %d bytes, encryption context of %d", len(e.SealedKey), len(e.KMSContext))
 	}
 	if kr.svc == nil {
-		return nil, newErr(ErrUnknownKey, "%q (no key service is configured)", e.KeyID)
+		err := newErr(ErrUnknownKey, "%q (no key service is configured)", e.KeyID)
+		err.KeyID = e.KeyID
+		return nil, err
 	}
 	kek, err := kr.svc.OpenKey(ctx, e.KeyRequest(name), e.SealedKey)
 	if err != nil {

@@ -13,6 +13,12 @@ import (
 type Error struct {
 	Kind error  // ErrAuth, ErrCorrupt, ErrUnknownKey, ErrVersion, ErrKeyring or ErrCustomerKey
 	Msg  string // detail, e.g. which segment failed
+	// KeyID is the master key id the envelope names, on an ErrUnknownKey
+	// and on an ErrAuth of the wrapped data key (which then also matches
+	// ErrKeyMismatch).
+	KeyID string
+	// wrap marks an ErrAuth of the wrapped data key.
+	wrap bool
 }
 
 type sentinel string
@@ -46,6 +52,15 @@ var (
 	// ErrCustomerKey: the customer key (SSE-C) given to read an object is
 	// not the one it was sealed with.
 	ErrCustomerKey error = sentinel("wrong customer key")
+
+	// ErrKeyMismatch is matched (besides ErrAuth and ErrCorrupt) by the
+	// failure to open a wrapped data key under the master key of the id
+	// its envelope names: the keyring holds a different key under that
+	// id (a wrong key file, a key replaced), or the wrapped key was
+	// altered. One object cannot tell the two apart; many objects of a
+	// store of which none opens can (docs/DESIGN.md, "A wrong master
+	// key").
+	ErrKeyMismatch error = sentinel("the master key does not open the wrapped data key")
 )
 
 func (e *Error) Error() string {
@@ -58,9 +73,20 @@ func (e *Error) Error() string {
 // Unwrap returns e.Kind.
 func (e *Error) Unwrap() error { return e.Kind }
 
-// Is reports that an authentication failure is also corruption.
+// Is reports that an authentication failure is also corruption, and a
+// wrapped key's is also ErrKeyMismatch.
 func (e *Error) Is(target error) bool {
-	return target == ErrCorrupt && e.Kind == ErrAuth
+	return target == ErrCorrupt && e.Kind == ErrAuth || target == ErrKeyMismatch && e.wrap
+}
+
+// KeyIDOf is the master key id an ErrUnknownKey or ErrKeyMismatch error
+// names, "" for any other error.
+func KeyIDOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.KeyID
+	}
+	return ""
 }
 
 // Misuse of a stream; not about the data, so not an *Error.
