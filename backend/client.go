@@ -101,6 +101,9 @@ func newS3(cfg S3Config, extra ...func(*s3.Options)) (*S3, error) {
 	} else {
 		awsCfg.HTTPClient = newHTTPClient(cfg.Timeouts)
 	}
+	if !cfg.PathStyle {
+		awsCfg.HTTPClient = virtualHostHint{next: awsCfg.HTTPClient, host: u.Hostname()}
+	}
 	optFns := append([]func(*s3.Options){func(o *s3.Options) {
 		o.UsePathStyle = cfg.PathStyle
 		o.APIOptions = append(o.APIOptions, addError200)

@@ -194,3 +194,24 @@ func NewStore(dataDir string, opts ...Option) (backend.Store, io.Closer, error) 
 	}
 	return st, e, nil
 }
+
+// Buckets returns the names of the buckets an embedded store in dataDir
+// holds, read from its files without starting it (none when there is no
+// store there yet). s3seal asks before it makes a development key: a
+// store with buckets was sealed under a key given before.
+func Buckets(dataDir string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(dataDir, "objects", "buckets"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
