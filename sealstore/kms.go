@@ -149,14 +149,26 @@ func kmsErr(err error) error {
 		Message: fmt.Sprintf("The KMS (%s) refused the request for key %s.", service, name)}
 }
 
-// unwrapErr answers a failure to open an object's data key.
-func unwrapErr(bucket, key string, err error) error {
+// unwrapErr answers a failure to open an object's data key. A key the
+// keyring lacks, or one that does not open the wrapped key, is named, and
+// counted: /readyz then looks again at whether the keyring opens the
+// store's objects at all (CheckKeyring).
+func (s *Store) unwrapErr(bucket, key string, err error) error {
 	if e := kmsErr(err); e != nil {
 		return e
 	}
-	if errors.Is(err, crypto.ErrUnknownKey) {
-		return &Error{Code: "InternalError",
-			Message: "the object was encrypted with a master key that is not in s3seal's keyring", Err: err}
+	switch {
+	case errors.Is(err, crypto.ErrUnknownKey):
+		s.keyFailures.Add(1)
+		return &Error{Code: "InternalError", Err: err,
+			Message: fmt.Sprintf("The object was sealed under master key %q, which is not in s3seal's keyring (it has %s).",
+				crypto.KeyIDOf(err), strings.Join(s.kr.IDs(), ", "))}
+	case errors.Is(err, crypto.ErrKeyMismatch):
+		s.keyFailures.Add(1)
+		return &Error{Code: "InternalError", Err: fmt.Errorf("%w: %s/%s: %w", ErrIntegrity, bucket, key, err),
+			Message: fmt.Sprintf("The object does not open under s3seal's master key %q: s3seal was given another key under that id "+
+				"than the one the object was sealed with (GET /readyz says whether it opens none of the store's objects), "+
+				"or the object was altered at the store. s3seal refuses to return it.", crypto.KeyIDOf(err))}
 	}
 	return integrityErr(bucket, key, err)
 }
@@ -209,7 +221,7 @@ func (s *Store) openedByKMS(ctx context.Context, env crypto.Envelope, name crypt
 	}
 	s.opt.KMS.Forget(env.KeyRequest(name), env.SealedKey)
 	if _, _, err := s.kr.Unwrap(ctx, env, name); err != nil {
-		return unwrapErr(name.Bucket, name.Key, err)
+		return s.unwrapErr(name.Bucket, name.Key, err)
 	}
 	return nil
 }

@@ -73,7 +73,7 @@ func (s *Store) readUpload(ctx context.Context, bucket, key, uploadID string) (*
 	}
 	dk, _, err := s.kr.Unwrap(ctx, env, crypto.Name{Bucket: bucket, Key: key})
 	if err != nil {
-		return nil, unwrapErr(bucket, prefix+infoName, err)
+		return nil, s.unwrapErr(bucket, prefix+infoName, err)
 	}
 	set, err := uploadSettings(dk, bi.Meta, uploadID)
 	if err != nil {

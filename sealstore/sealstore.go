@@ -180,6 +180,12 @@ type Store struct {
 	// spoolOnly holds the buckets whose store refused a streamed body for
 	// want of its Content-MD5: their PUTs are spooled (putstream.go).
 	spoolOnly sync.Map
+	// keyFailures counts the data keys the keyring did not open because
+	// it lacks their master key or holds another under its id
+	// (unwrapErr); configcheck.go's checks read it.
+	keyFailures atomic.Uint64
+	// creds caches the last check of the store's credentials.
+	creds credentialCheck
 }
 
 type cacheKey struct {
@@ -479,7 +485,7 @@ func (s *Store) describe(ctx context.Context, bucket string, bi backend.ObjectIn
 	}
 	dk, b, err := s.kr.Unwrap(ctx, env, crypto.Name{Bucket: bucket, Key: bi.Key})
 	if err != nil {
-		return info, nil, unwrapErr(bucket, bi.Key, err)
+		return info, nil, s.unwrapErr(bucket, bi.Key, err)
 	}
 	if err := openMeta(dk, env, bi, &info); err != nil {
 		return info, nil, integrityErr(bucket, bi.Key, err)

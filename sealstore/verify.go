@@ -17,8 +17,13 @@ import (
 const (
 	VerifyOK         = "ok"
 	VerifyPlaintext  = "plaintext"   // no s3seal metadata
-	VerifyUnknownKey = "unknown-key" // wrapped under a key not in the keyring
-	VerifyCorrupt    = "corrupt"     // metadata, wrapped key, manifest or data failed authentication
+	VerifyUnknownKey = "unknown-key" // wrapped under a key id not in the keyring
+	// VerifyWrongKey: the wrapped data key does not open under the
+	// keyring's key of the id it names. Sealed under a key this keyring
+	// lacks (another key under that id), or its wrapped key was altered;
+	// when no object under that id opens, the keyring is wrong.
+	VerifyWrongKey = "wrong-key"
+	VerifyCorrupt  = "corrupt" // metadata, manifest or data failed authentication
 )
 
 // VerifyResult is Verify's finding for one object.
@@ -128,6 +133,9 @@ func (s *Store) verifyOne(ctx context.Context, bucket string, e backend.ListEntr
 		r.Status, r.Err = VerifyPlaintext, ErrNotEncrypted
 	case errors.Is(err, crypto.ErrUnknownKey):
 		r.Status, r.Err = VerifyUnknownKey, err
+	case errors.Is(err, crypto.ErrKeyMismatch):
+		r.Status, r.Err = VerifyWrongKey, err
+		r.KeyID = crypto.KeyIDOf(err)
 	case errors.Is(err, ErrIntegrity):
 		r.Status, r.Err = VerifyCorrupt, err
 	default:

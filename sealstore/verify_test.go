@@ -10,7 +10,8 @@ import (
 
 // verifyFixture stores under "v/": a good object, one whose last segment
 // was flipped at the backend, one wrapped under a key this keyring lacks,
-// one without s3seal metadata, a good multipart object and one whose
+// one wrapped under another key of this keyring's key id, one without
+// s3seal metadata, a good multipart object and one whose
 // manifest is gone; and one object outside the prefix.
 func verifyFixture(t *testing.T) *fixture {
 	f := newFixture(t)
@@ -24,6 +25,15 @@ func verifyFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	if _, err := st2.Put(f.ctx, PutInput{Bucket: bucket, Key: "v/unknown", Body: bytes.NewReader([]byte("x")), Size: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// Sealed under another key that has the id of this keyring's.
+	sameID, _ := crypto.NewKeyring("k1", map[string][]byte{"k1": other})
+	st3, err := New(Direct(f.be), sameID, Options{SpoolDir: t.TempDir(), BackendChecksum: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st3.Put(f.ctx, PutInput{Bucket: bucket, Key: "v/wrong-key", Body: bytes.NewReader([]byte("x")), Size: 1}); err != nil {
 		t.Fatal(err)
 	}
 	f.putBare(t, "v/plain", []byte("before s3seal"))
@@ -60,7 +70,7 @@ func runVerify(t *testing.T, f *fixture, deep bool) map[string]VerifyResult {
 func TestVerify(t *testing.T) {
 	f := verifyFixture(t)
 	want := map[string]string{
-		"v/good": VerifyOK, "v/tampered": VerifyOK, "v/unknown": VerifyUnknownKey,
+		"v/good": VerifyOK, "v/tampered": VerifyOK, "v/unknown": VerifyUnknownKey, "v/wrong-key": VerifyWrongKey,
 		"v/plain": VerifyPlaintext, "v/mp": VerifyOK, "v/mp-lost": VerifyCorrupt,
 	}
 	check := func(deep bool) {
@@ -75,7 +85,7 @@ func TestVerify(t *testing.T) {
 		if !maps.Equal(status, want) {
 			t.Errorf("deep=%v: got %v, want %v", deep, status, want)
 		}
-		if got["v/unknown"].KeyID != "k2" || got["v/good"].KeyID != "k1" {
+		if got["v/unknown"].KeyID != "k2" || got["v/good"].KeyID != "k1" || got["v/wrong-key"].KeyID != "k1" {
 			t.Errorf("deep=%v: key ids %+v", deep, got)
 		}
 	}
