@@ -84,8 +84,15 @@ func fromBackend(be *sealstore.StoreError) *s3err.Error {
 	if ae := sizeRefusal(be); ae != nil {
 		return ae
 	}
+	if code := sealstore.CredentialRefusal(be); code != "" {
+		return s3err.New(s3err.ServiceUnavailable, credentialWords(code))
+	}
 	switch code := s3err.Code(be.Code); code {
 	case "":
+		if sealstore.IsVirtualHostFailure(be) {
+			return s3err.New(s3err.ServiceUnavailable, "The object store's name for this bucket (bucket.host) does not resolve: "+
+				"s3seal addresses the store virtual-hosted style, and a store that serves buckets by path needs s3seal's --backend-path-style.")
+		}
 		return s3err.New(s3err.ServiceUnavailable, "The object store did not answer. Please try again.")
 	case "NotFound": // a HEAD's 404, which has no body to name a code
 		return s3err.New(s3err.NoSuchKey, "")
@@ -106,6 +113,17 @@ func fromBackend(be *sealstore.StoreError) *s3err.Error {
 		return s3err.New(s3err.ServiceUnavailable, "The object store failed ("+be.Code+"). Please try again.")
 	}
 	return s3err.New(s3err.InternalError, "The object store refused the request ("+be.Code+").")
+}
+
+// credentialWords is the answer to a store's refusal of s3seal's own
+// credentials (code, sealstore.CredentialRefusal): the client's request
+// was fine; s3seal's configuration is not.
+func credentialWords(code string) string {
+	if code == "RequestTimeTooSkewed" {
+		return "The object store refused s3seal's requests (RequestTimeTooSkewed): the clock of s3seal's machine is too far from the store's."
+	}
+	return "The object store refused the backend credentials s3seal signs with (" + code + "): " +
+		"check s3seal's --backend-access-key and --backend-secret-key-file (and --backend-region). Your own credentials were accepted."
 }
 
 // storeRefusal passes a store's 4xx refusal on with its code and status.
@@ -175,6 +193,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	noteErr(r, err)
 	reqID := w.Header().Get("x-amz-request-id")
 	switch {
+	case sealstore.CredentialRefusal(err) != "":
+		slog.WarnContext(r.Context(), "the object store refuses s3seal's backend credentials; check --backend-access-key and --backend-secret-key-file",
+			"code", sealstore.CredentialRefusal(err), "method", r.Method, "path", r.URL.Path, "request_id", reqID, "err", err)
 	case ae.Code == s3err.InternalError || ae.StatusCode >= 500:
 		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "request_id", reqID, "err", err)
 	case errors.Is(err, sealstore.ErrIntegrity):

@@ -72,6 +72,12 @@ func (s *Server) existingBucket(req *request, plain bool) (existed bool, err err
 	case sealstore.StoreCode(err) == "NoSuchBucket" || sealstore.IsNotFound(err):
 		return false, nil
 	case sealstore.StoreCode(err) == "AccessDenied" || sealstore.StoreCode(err) == "Forbidden":
+		// A bucket s3seal's credentials may not reach is someone else's,
+		// unless the store refuses those credentials outright: a
+		// bodiless HEAD cannot say, a signed listing can.
+		if cerr := s.store.CheckCredentials(req.r.Context()); cerr != nil {
+			return false, cerr
+		}
 		return false, s3err.New(s3err.BucketAlreadyExists, "")
 	case err != nil:
 		return false, err

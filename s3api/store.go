@@ -16,6 +16,9 @@ type ObjectStore interface {
 	// Buckets (sealstore/buckets.go).
 	ListBuckets(ctx context.Context) ([]sealstore.Bucket, error)
 	HeadBucket(ctx context.Context, bucket string) error
+	// CheckCredentials tells a store that refuses s3seal's credentials
+	// from one that refuses a bucket (sealstore/configcheck.go).
+	CheckCredentials(ctx context.Context) error
 	CreateBucket(ctx context.Context, bucket string) error
 	CreateLockedBucket(ctx context.Context, bucket string, body []byte) error
 	UndoCreateBucket(ctx context.Context, bucket string) error
