@@ -12,6 +12,7 @@ import (
 	"github.com/s3seal/s3seal/backend"
 	"github.com/s3seal/s3seal/crypto"
 	"github.com/s3seal/s3seal/kms"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // readiness answers /readyz: can s3seal serve? It asks the backend for its
@@ -39,10 +40,18 @@ type readiness struct {
 	kmsDefault string
 	// kafka, when set, checks the LFS Kafka listener's brokers: a
 	// replica whose Kafka clients would find no broker is not ready.
-	kafka   func(context.Context) error
-	log     *slog.Logger
-	ttl     time.Duration
-	timeout time.Duration
+	kafka func(context.Context) error
+	// store, when set, is asked whether the keyring opens the store's
+	// objects (sealstore.Store.CheckKeyring): at the first probe, then
+	// only after a data key failed to open (KeyFailures moved), so that
+	// a keyring fixed or found wrong is seen within one ttl.
+	store    keyChecker
+	keysAt   uint64 // KeyFailures when the keyring was last checked
+	keysErr  error  // what that check found
+	keysDone bool
+	log      *slog.Logger
+	ttl      time.Duration
+	timeout  time.Duration
 
 	// stopping is set on SIGTERM: /readyz answers 503 from then on, so
 	// that load balancers stop sending before the listener closes.
@@ -67,6 +76,8 @@ var (
 	errNotReadyStore   = errors.New("object store: unreachable or refusing s3seal's requests (see the log)")
 	errNotReadyKafka   = errors.New("kafka: no broker of the LFS Kafka listener answers (see the log)")
 	errNotReadyKMS     = errors.New("kms: the KMS or HSM holding the master key cannot be reached or refuses the key (see the log)")
+	errNotReadyCreds   = errors.New("object store: it refuses s3seal's backend credentials (--backend-access-key, --backend-secret-key-file; see the log)")
+	errNotReadyVHost   = errors.New("object store: a bucket's virtual-hosted name (bucket.host) does not resolve: set --backend-path-style if the store serves buckets by path (see the log)")
 	errShuttingDown    = errors.New("shutting down")
 )
 
@@ -132,8 +143,22 @@ func (r *readiness) probe(ctx context.Context) (public, err error) {
 			return errNotReadyKeyring, fmt.Errorf("keyring: %w", err)
 		}
 	}
-	if _, err := r.be.ListBuckets(ctx); err != nil {
+	buckets, err := r.be.ListBuckets(ctx)
+	if code := backend.CredentialRefusal(err); code != "" {
+		return errNotReadyCreds, fmt.Errorf("object store: it refuses s3seal's backend credentials (%s): %w", code, err)
+	}
+	if err != nil {
 		return errNotReadyStore, fmt.Errorf("object store: %w", err)
+	}
+	if len(buckets) > 0 {
+		// The endpoint answered; a bucket is addressed by another name
+		// unless path-style.
+		if err := r.be.HeadBucket(ctx, buckets[0].Name); backend.IsVirtualHostFailure(err) {
+			return errNotReadyVHost, fmt.Errorf("object store: %w", err)
+		}
+	}
+	if public, err := r.checkStoreKeys(ctx); err != nil {
+		return public, err
 	}
 	if r.kafka != nil {
 		if err := r.kafka(ctx); err != nil {
@@ -165,4 +190,32 @@ func (r *readiness) checkKeyring() error {
 func isExternal(kr *crypto.Keyring) bool {
 	_, ok := kr.External(kr.Primary())
 	return ok
+}
+
+// keyChecker is what readiness asks of the object layer about the
+// keyring (sealstore.Store).
+type keyChecker interface {
+	CheckKeyring(context.Context) error
+	KeyFailures() uint64
+}
+
+// checkStoreKeys is the keyring check against the store's objects, run
+// again only when a data key failed to open since the last. Its public
+// reason names the key ids, which the store holds in the clear, never
+// the buckets sampled.
+func (r *readiness) checkStoreKeys(ctx context.Context) (public, err error) {
+	if r.store == nil {
+		return nil, nil
+	}
+	if n := r.store.KeyFailures(); !r.keysDone || n != r.keysAt {
+		r.keysErr = r.store.CheckKeyring(ctx)
+		r.keysAt, r.keysDone = r.store.KeyFailures(), true
+	}
+	var km *sealstore.KeyringMismatch
+	if !errors.As(r.keysErr, &km) {
+		return nil, nil
+	}
+	shown := *km
+	shown.Buckets = nil
+	return errors.New("keyring: " + shown.Error() + " (see the log)"), fmt.Errorf("keyring: %w", r.keysErr)
 }

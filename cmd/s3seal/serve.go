@@ -107,6 +107,16 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ready.store = store
+	kctx, kcancel := context.WithTimeout(ctx, 10*time.Second)
+	ready.keysErr, ready.keysAt, ready.keysDone = store.CheckKeyring(kctx), store.KeyFailures(), true
+	kcancel()
+	if err := ready.keysErr; err != nil {
+		// Served all the same, not ready (/readyz): what the keyring does
+		// not open is refused, and a replica with a wrong key drops out
+		// of its load balancer.
+		log.Error("the master key is wrong: " + err.Error() + "; give the key the store's objects were sealed with (--key-file, --keys-file)")
+	}
 	if cfg.AllowPlaintextReads {
 		log.Warn("--allow-plaintext-reads: objects without s3seal metadata are served as they are, unauthenticated; turn it off once the bucket is migrated")
 	}
@@ -325,12 +335,36 @@ func devKeyring(cfg *config, loopback bool) (*crypto.Keyring, error) {
 		return nil, usagef("no master key given: the development key is only used on a loopback --listen address; give --key-file or --keys-file")
 	}
 	path := filepath.Join(cfg.DataDir, devKeyFile)
+	if err := checkDevKeyFits(cfg.DataDir, path); err != nil {
+		return nil, err
+	}
 	key, err := readOrCreateDevKey(path)
 	if err != nil {
 		return nil, err
 	}
 	slog.Warn("using the development master key; give --key-file or --keys-file for real data", "path", path)
 	return crypto.NewKeyring("dev", map[string][]byte{"dev": key})
+}
+
+// checkDevKeyFits refuses to make a development key beside an embedded
+// store that already holds buckets: their objects were sealed under a
+// master key given before (--key or --key-file), which was forgotten this
+// time. Serving with a new key would answer every request with an
+// integrity failure. A development key that is there already is used.
+func checkDevKeyFits(dataDir, keyPath string) error {
+	if _, err := os.Stat(keyPath); !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	buckets, err := embedded.Buckets(dataDir)
+	if err != nil {
+		return err
+	}
+	if len(buckets) == 0 {
+		return nil
+	}
+	return usagef("no master key given, and the data directory %s holds an embedded store with %d bucket(s) (%s) sealed under a master key that is not there: "+
+		"give the key they were sealed with (--key-file, --key or --keys-file; S3SEAL_KEY_FILE). "+
+		"s3seal makes a development key only for an empty data directory", dataDir, len(buckets), strings.Join(buckets[:min(len(buckets), 3)], ", "))
 }
 
 func readOrCreateDevKey(path string) ([]byte, error) {

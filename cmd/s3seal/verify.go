@@ -35,7 +35,7 @@ type verifyReport struct {
 
 type verifyProblem struct {
 	Key    string `json:"key"`
-	Status string `json:"status"` // plaintext, unknown-key or corrupt
+	Status string `json:"status"` // plaintext, unknown-key, wrong-key or corrupt
 	KeyID  string `json:"key_id,omitempty"`
 	Error  string `json:"error"`
 }
@@ -87,7 +87,7 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 		rep.Problems = append(rep.Problems, verifyProblem{Key: r.Key, Status: r.Status, KeyID: r.KeyID, Error: r.Err.Error()})
 		if !asJSON {
-			fmt.Fprintf(stdout, "%s %s/%s: %v\n", r.Status, bucket, r.Key, r.Err)
+			fmt.Fprintf(stdout, "%s %s/%s: %s\n", r.Status, bucket, r.Key, problemWords(r))
 		}
 	})
 	prog.done()
@@ -112,6 +112,9 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 		for _, k := range slices.Sorted(maps.Keys(rep.Keys)) {
 			fmt.Fprintf(stdout, "under %s: %d object(s)\n", k, rep.Keys[k])
 		}
+		for _, line := range wrongKeyring(rep) {
+			fmt.Fprintln(stdout, line)
+		}
 		if rep.CustomerKeyed > 0 {
 			fmt.Fprintf(stdout, "%d object(s) sealed with a customer key (SSE-C): metadata, wrapped key and manifest checked; their content needs the customer's key and was not read\n", rep.CustomerKeyed)
 		}
@@ -120,4 +123,34 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 		return 1
 	}
 	return 0
+}
+
+// problemWords says what verify found of an object that is not ok.
+func problemWords(r sealstore.VerifyResult) string {
+	switch r.Status {
+	case sealstore.VerifyUnknownKey:
+		return fmt.Sprintf("sealed under master key %q, which this keyring lacks (%v)", r.KeyID, r.Err)
+	case sealstore.VerifyWrongKey:
+		return fmt.Sprintf("sealed under a key this keyring lacks: its key %q does not open the wrapped data key (another key under that id, or the wrapped key was altered)", r.KeyID)
+	}
+	return r.Err.Error()
+}
+
+// wrongKeyring names each master key id under which objects were found
+// and none opened: then the keyring, not the objects, is wrong.
+func wrongKeyring(rep verifyReport) []string {
+	bad := map[string]int{}
+	for _, p := range rep.Problems {
+		if p.Status == sealstore.VerifyUnknownKey || p.Status == sealstore.VerifyWrongKey {
+			bad[p.KeyID]++
+		}
+	}
+	var out []string
+	for _, id := range slices.Sorted(maps.Keys(bad)) {
+		if rep.Keys[id] > bad[id] {
+			continue // some objects under id opened: those that did not are the objects' problem
+		}
+		out = append(out, fmt.Sprintf("no object under master key %q opens with this keyring (%d object(s)): it is not the key they were sealed with; give the one they were sealed with (--key-file, --keys-file), then verify again", id, bad[id]))
+	}
+	return out
 }

@@ -106,3 +106,27 @@ func TestVerifyCommandNoSuchBucket(t *testing.T) {
 		t.Fatalf("exit %d, %v: %s", code, err, out.String())
 	}
 }
+
+// TestVerifyCommandWrongKey: run with another key under the id the
+// objects were sealed with, verify says each is sealed under a key this
+// keyring lacks, not corrupt, and that the keyring is the wrong one.
+func TestVerifyCommandWrongKey(t *testing.T) {
+	dir, _ := toolFixture(t, func(ctx context.Context, be backend.Store, st *sealstore.Store) {
+		putObj(t, ctx, st, "a/one", "first")
+		putObj(t, ctx, st, "a/two", "second")
+	})
+	other, _ := crypto.GenerateKey()
+	env := func(k string) string {
+		if k == "S3SEAL_KEY" {
+			return base64.StdEncoding.EncodeToString(other)
+		}
+		return ""
+	}
+	var out, errOut bytes.Buffer
+	code := run([]string{"verify", "--data-dir", dir, "--bucket", "bkt"}, env, &out, &errOut)
+	got := out.String()
+	if code != 1 || !strings.Contains(got, "wrong-key bkt/a/one: sealed under a key this keyring lacks") || strings.Contains(got, "corrupt") ||
+		!strings.Contains(got, `no object under master key "default" opens with this keyring (2 object(s)): it is not the key they were sealed with`) {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, got, errOut.String())
+	}
+}
