@@ -211,7 +211,7 @@ func commandFlags(name string, extra func(*flag.FlagSet)) (*config, *flag.FlagSe
 	str(&c.BackendAccessKey, "backend-access-key", "", "access key for the object store")
 	str(&c.BackendSecretKey, "backend-secret-key", "", "secret key for the object store (for tests: prefer S3SEAL_BACKEND_SECRET_KEY or --backend-secret-key-file)")
 	str(&c.BackendSecretKeyFile, "backend-secret-key-file", "", "file holding the secret key for the object store (mode 600)")
-	fs.BoolVar(&c.BackendPathStyle, "backend-path-style", false, "address the object store path-style")
+	fs.BoolVar(&c.BackendPathStyle, "backend-path-style", false, "address the object store path-style (default: true for an endpoint whose host is an IP address or localhost, false otherwise)")
 	dt := backend.DefaultTimeouts
 	fs.DurationVar(&c.BackendConnectTimeout, "backend-connect-timeout", dt.Connect, "bound on connecting to the object store (TCP and TLS); 0: the system's")
 	fs.DurationVar(&c.BackendResponseTimeout, "backend-response-timeout", dt.Response, "bound on the wait for the object store's answer once a request is sent (a stalled attempt is retried once); 0: none")
