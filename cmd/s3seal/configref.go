@@ -57,8 +57,7 @@ func configReferenceCommand(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if len(args) == 0 {
-		_, err := io.WriteString(stdout, b.String())
-		if err != nil {
+		if _, err := io.WriteString(stdout, b.String()); err != nil {
 			return 1
 		}
 		return 0
