@@ -185,34 +185,43 @@ func parseCommandConfig(name string, args []string, getenv func(string) string, 
 	return parseCommandConfigHelp(name, args, getenv, extra, io.Discard)
 }
 
-// parseCommandConfigHelp is parseCommandConfig writing the usage to help
-// when the flags ask for it (-h, --help).
-func parseCommandConfigHelp(name string, args []string, getenv func(string) string, extra func(*flag.FlagSet), help io.Writer) (*config, error) {
+// commandFlags defines the flags of command name on a new FlagSet: extra's
+// (the command's own) first, then those every command shares (the LFS
+// ones for serve alone). It returns the config they set, the FlagSet and
+// the group each flag is listed under in docs/CONFIGURATION.md: a flag
+// belongs to the group of the last g.start before it, extra's to none
+// (""). A flag added among others joins their group.
+func commandFlags(name string, extra func(*flag.FlagSet)) (*config, *flag.FlagSet, *flagGroups) {
 	c := &config{tool: name != "serve"}
 	fs := flag.NewFlagSet("s3seal "+name, flag.ContinueOnError)
+	g := newFlagGroups(fs)
 	if extra != nil {
 		extra(fs)
 	}
 	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, def, usage) }
+	g.start("Listener, TLS and data directory")
 	str(&c.Listen, "listen", "127.0.0.1:7070", "address to serve the S3 API on")
-	str(&c.DataDir, "data-dir", "./s3seal-data", "directory for the embedded store, dev key and spool files")
-	str(&c.TLSCert, "tls-cert", "", "PEM certificate; with --tls-key, serve HTTPS")
+	str(&c.DataDir, "data-dir", "./s3seal-data", "directory for spool files, the listing cache kept across restarts (list-cache, sealed) and, without --backend-endpoint, the embedded store and the development key")
+	str(&c.TLSCert, "tls-cert", "", "PEM certificate; with --tls-key, serve HTTPS (HTTP/1.1 and HTTP/2)")
 	str(&c.TLSKey, "tls-key", "", "PEM private key for --tls-cert")
 	str(&c.Domains, "domains", "localhost", "comma-separated host names for virtual-hosted-style requests")
+	g.start("Object store (backend)")
 	str(&c.BackendEndpoint, "backend-endpoint", "", "URL of the S3 object store; empty = embedded store in --data-dir")
 	str(&c.BackendRegion, "backend-region", "us-east-1", "region of the object store")
 	str(&c.BackendAccessKey, "backend-access-key", "", "access key for the object store")
 	str(&c.BackendSecretKey, "backend-secret-key", "", "secret key for the object store (for tests: prefer S3SEAL_BACKEND_SECRET_KEY or --backend-secret-key-file)")
 	str(&c.BackendSecretKeyFile, "backend-secret-key-file", "", "file holding the secret key for the object store (mode 600)")
-	fs.BoolVar(&c.BackendPathStyle, "backend-path-style", false, "address the object store path-style")
+	fs.BoolVar(&c.BackendPathStyle, "backend-path-style", false, "address the object store path-style (default: true for an endpoint whose host is an IP address or localhost, false otherwise)")
 	dt := backend.DefaultTimeouts
 	fs.DurationVar(&c.BackendConnectTimeout, "backend-connect-timeout", dt.Connect, "bound on connecting to the object store (TCP and TLS); 0: the system's")
 	fs.DurationVar(&c.BackendResponseTimeout, "backend-response-timeout", dt.Response, "bound on the wait for the object store's answer once a request is sent (a stalled attempt is retried once); 0: none")
 	fs.DurationVar(&c.BackendIdleTimeout, "backend-idle-timeout", dt.Idle, "bound on the time no byte of a request or response body moves to or from the object store; 0: none")
+	g.start("Clients and access")
 	str(&c.AccessKey, "access-key", "", "the access key clients sign with")
 	str(&c.SecretKey, "secret-key", "", "the secret key clients sign with (for tests: prefer S3SEAL_SECRET_KEY or --secret-key-file)")
 	str(&c.SecretKeyFile, "secret-key-file", "", "file holding the secret key clients sign with (mode 600)")
 	str(&c.CredentialsFile, "credentials-file", "", "JSON file of client credentials (instead of --access-key/--secret-key)")
+	g.start("Master keys and KMS")
 	str(&c.Key, "key", "", "master key, base64 of 32 bytes (key id \"default\"; for tests: prefer S3SEAL_KEY or --key-file)")
 	str(&c.KeyFile, "key-file", "", "file holding the master key as s3seal keygen prints it (mode 600)")
 	str(&c.KeysFile, "keys-file", "", "JSON keyring file (instead of --key)")
@@ -222,30 +231,43 @@ func parseCommandConfigHelp(name string, args []string, getenv func(string) stri
 	fs.DurationVar(&c.KMSBucketKeyTTL, "kms-bucket-key-ttl", 5*time.Minute, "how long one bucket key seals new objects of a bucket before the KMS makes a new one (SSE-KMS with bucket keys)")
 	fs.BoolVar(&c.KMSCheckWrites, "kms-check-writes", true, "open every key the KMS makes before sealing with it (one more KMS call per object written without a bucket key; bucket keys are always checked): a KMS that answers a key its sealed form does not hold fails the write instead of losing the object")
 	fs.DurationVar(&c.KMSTimeout, "kms-timeout", 5*time.Second, "bound on one KMS call; a call the KMS does not answer is tried 3 times in all")
+	g.start("Clients and access")
 	fs.BoolVar(&c.AllowAnonymous, "allow-anonymous", false, "serve unsigned (anonymous) requests, allowed only what a bucket's public ACL grants or policy allows to everyone")
 	fs.BoolVar(&c.AllowPlaintextReads, "allow-plaintext-reads", false, "serve objects without s3seal metadata as they are (migrating a bucket; each such read is logged at WARN)")
+	g.start("Limits and timeouts")
 	fs.IntVar(&c.MaxRequests, "max-requests", 256, "S3 requests served at once, and LFS requests on their own listener; more wait up to 10 s, then get 503 (S3 SlowDown, LFS proxy_busy)")
 	fs.IntVar(&c.MaxRequestsKey, "max-requests-per-key", 0, "S3 requests of one access key served at once (default: half of --max-requests)")
 	fs.DurationVar(&c.TransferTimeout, "transfer-timeout", 30*time.Second, "cut a client whose request body or response moves less than --transfer-min-bytes in this time (0: never)")
 	fs.Int64Var(&c.TransferMinBytes, "transfer-min-bytes", 16<<10, "bytes a client must move within every --transfer-timeout")
-	fs.DurationVar(&c.HeaderTimeout, "header-timeout", 30*time.Second, "close a connection whose request line and header have not all arrived in this time (1s to 10m)")
+	fs.DurationVar(&c.HeaderTimeout, "header-timeout", 30*time.Second, "close a connection whose request line and header have not all arrived in this time (1s to 10m); a header section past 8 KiB is refused (400 RequestHeaderSectionTooLarge), one past 64 KiB is not read (431)")
 	fs.Int64Var(&c.SpoolReserve, "spool-reserve", sealstore.DefaultSpoolReserve, "bytes of --data-dir's filesystem that spool files leave free: a PUT or part that would take them gets 503 SlowDown before its body is read (0: none)")
-	fs.IntVar(&c.ListCacheEntries, "list-cache-entries", sealstore.DefaultCacheEntries, "listing entries whose plaintext size and ETag are kept in memory (least recently used dropped; about 320 bytes each)")
-	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.IntVar(&c.ListCacheEntries, "list-cache-entries", sealstore.DefaultCacheEntries, "listing entries whose plaintext size and ETag are kept in memory (least recently used dropped; about 320 bytes each), and across restarts in --data-dir")
+	g.start("Logging, metrics and profiling")
+	str(&c.LogLevel, "log-level", "info", "debug, info, warn or error (debug adds an access log, without query strings or headers)")
 	str(&c.LogFormat, "log-format", "text", "text or json")
 	str(&c.MetricsListen, "metrics-listen", "", "serve /metrics and /readyz on this address instead of beside the S3 API (/healthz answers on both)")
 	fs.BoolVar(&c.PProf, "pprof", false, "serve Go's profiles (net/http/pprof) under /debug/pprof/ on --metrics-listen, which it needs")
+	g.start("Graceful shutdown")
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, keep serving this long with /readyz answering 503, then close the listener")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 60*time.Second, "then wait this long for requests in flight before cutting them")
+	g.start("Object store retries")
 	fs.IntVar(&c.CompleteRetryAttempts, "complete-retry-attempts", 4, "attempts of a backend CompleteMultipartUpload, the first included")
-	fs.DurationVar(&c.CompleteRetryBackoff, "complete-retry-backoff", 500*time.Millisecond, "first backoff ceiling between completion attempts (doubles, full jitter)")
+	fs.DurationVar(&c.CompleteRetryBackoff, "complete-retry-backoff", 500*time.Millisecond, "first backoff ceiling between completion attempts (doubles per attempt up to 8s; each wait drawn at random below it)")
 	fs.IntVar(&c.PartRetryAttempts, "part-retry-attempts", 4, "attempts of a backend UploadPart, the first included")
 	fs.DurationVar(&c.PartRetryBackoff, "part-retry-backoff", 500*time.Millisecond, "first backoff ceiling between UploadPart attempts")
 	fs.IntVar(&c.SourceReadAttempts, "source-read-attempts", 4, "attempts to read a copy source at one offset (reopened where it broke)")
 	fs.DurationVar(&c.SourceReadBackoff, "source-read-backoff", 500*time.Millisecond, "first backoff ceiling between copy-source reopens")
 	if name == "serve" {
-		c.LFS.flags(fs)
+		c.LFS.flags(fs, g.start)
 	}
+	g.end()
+	return c, fs, g
+}
+
+// parseCommandConfigHelp is parseCommandConfig writing the usage to help
+// when the flags ask for it (-h, --help).
+func parseCommandConfigHelp(name string, args []string, getenv func(string) string, extra func(*flag.FlagSet), help io.Writer) (*config, error) {
+	c, fs, _ := commandFlags(name, extra)
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " [" + envName(f.Name) + "]" })
 	// The flag package would print errors and the usage itself: run
 	// prints the error once, and the usage goes to the writer of -h.

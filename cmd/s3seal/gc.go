@@ -21,6 +21,13 @@ type gcFlags struct {
 	minAge  time.Duration
 }
 
+// define defines gc's own flags on fs.
+func (gf *gcFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&gf.buckets, "bucket", "", "comma-separated buckets to collect (default: every bucket)")
+	fs.BoolVar(&gf.del, "delete", false, "remove what is found (default: only print it)")
+	fs.DurationVar(&gf.minAge, "min-age", 24*time.Hour, "leave alone anything younger (uploads and completions in progress); 0s only while no s3seal serves the buckets")
+}
+
 // gc finds (and with --delete removes) what s3seal left in the backend that
 // nothing refers to: manifests of objects that are gone, state of uploads
 // that are gone, backend uploads without state. A dry run by default: it
@@ -29,11 +36,7 @@ type gcFlags struct {
 // summary says).
 func gc(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var gf gcFlags
-	cfg, err := parseCommandConfigHelp("gc", args, getenv, func(fs *flag.FlagSet) {
-		fs.StringVar(&gf.buckets, "bucket", "", "comma-separated buckets to collect (default: every bucket)")
-		fs.BoolVar(&gf.del, "delete", false, "remove what is found (default: only print it)")
-		fs.DurationVar(&gf.minAge, "min-age", 24*time.Hour, "leave alone anything younger (uploads and completions in progress); 0s only while no s3seal serves the buckets")
-	}, stdout)
+	cfg, err := parseCommandConfigHelp("gc", args, getenv, gf.define, stdout)
 	if err != nil {
 		return usageExit(err, stderr)
 	}

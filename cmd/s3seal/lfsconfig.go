@@ -46,17 +46,23 @@ type lfsConfig struct {
 	PublicURL string
 }
 
-func (l *lfsConfig) flags(fs *flag.FlagSet) {
+// flags defines the LFS flags on fs, each after the group (start) it is
+// listed under in docs/CONFIGURATION.md.
+func (l *lfsConfig) flags(fs *flag.FlagSet, start func(group string)) {
+	start("LFS: HTTP API")
 	fs.BoolVar(&l.Enabled, "lfs", false, "serve the Kafka LFS HTTP API on --lfs-listen")
 	fs.StringVar(&l.Listen, "lfs-listen", "127.0.0.1:7071", "address of the LFS HTTP API (a listener of its own)")
 	fs.StringVar(&l.Bucket, "lfs-bucket", "lfs", "bucket holding LFS blobs (created if missing)")
 	fs.StringVar(&l.Namespace, "lfs-namespace", "default", "first component of every LFS object key")
-	fs.StringVar(&l.Brokers, "lfs-brokers", "", "comma-separated Kafka brokers (wins over --lfs-etcd-endpoints)")
-	fs.StringVar(&l.EtcdEndpoints, "lfs-etcd-endpoints", "", "comma-separated etcd endpoints to discover KafScale brokers from")
-	fs.DurationVar(&l.CacheTTL, "lfs-backend-cache-ttl", 60*time.Second, "how long brokers found in etcd are used while etcd cannot be read")
 	fs.Int64Var(&l.MaxBlobSize, "lfs-max-blob-size", 5<<30, "largest LFS blob, in bytes")
 	fs.StringVar(&l.APIKey, "lfs-api-key", "", "API key LFS clients must send (X-API-Key or Bearer; prefer S3SEAL_LFS_API_KEY); required on a non-loopback --lfs-listen")
 	fs.BoolVar(&l.AllowUnauthenticated, "lfs-allow-unauthenticated", false, "serve the LFS API without --lfs-api-key on a non-loopback --lfs-listen (only where the network authenticates every client)")
+	fs.StringVar(&l.PublicURL, "lfs-public-url", "", "URL of the S3 API as LFS clients reach it (an ingress or load balancer: scheme://host[:port]), named by presigned downloads; default the S3 listener's address")
+	start("LFS: Kafka brokers")
+	fs.StringVar(&l.Brokers, "lfs-brokers", "", "comma-separated Kafka brokers (wins over --lfs-etcd-endpoints)")
+	fs.StringVar(&l.EtcdEndpoints, "lfs-etcd-endpoints", "", "comma-separated etcd endpoints to discover KafScale brokers from")
+	fs.DurationVar(&l.CacheTTL, "lfs-backend-cache-ttl", 60*time.Second, "how long brokers found in etcd are used while etcd cannot be read")
+	fs.StringVar(&l.DevKafka, "lfs-dev-kafka", "127.0.0.1:9092", "address of the in-process Kafka started when neither --lfs-brokers nor --lfs-etcd-endpoints is set")
 	fs.BoolVar(&l.KafkaTLS, "lfs-kafka-tls", false, "connect to the Kafka brokers over TLS (implied by the other --lfs-kafka-tls-* flags)")
 	fs.StringVar(&l.KafkaTLSCAFile, "lfs-kafka-tls-ca-file", "", "PEM file of the CA certificates the brokers' certificates are checked against (default: the system's)")
 	fs.StringVar(&l.KafkaTLSCertFile, "lfs-kafka-tls-cert-file", "", "PEM client certificate for brokers that require one (with --lfs-kafka-tls-key-file)")
@@ -66,7 +72,7 @@ func (l *lfsConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&l.KafkaSASLUser, "lfs-kafka-sasl-user", "", "SASL user name toward the brokers")
 	fs.StringVar(&l.KafkaSASLPassword, "lfs-kafka-sasl-password", "", "SASL password (prefer S3SEAL_LFS_KAFKA_SASL_PASSWORD or --lfs-kafka-sasl-password-file)")
 	fs.StringVar(&l.KafkaSASLPasswordFile, "lfs-kafka-sasl-password-file", "", "file holding the SASL password (mode 600)")
-	fs.StringVar(&l.PublicURL, "lfs-public-url", "", "URL of the S3 API as LFS clients reach it (an ingress or load balancer: scheme://host[:port]), named by presigned downloads; default the S3 listener's address")
+	start("LFS: Kafka listener")
 	fs.StringVar(&l.KafkaListen, "lfs-kafka-listen", "", "address of a Kafka listener: producers put it in bootstrap.servers and mark large records with the header LFS_BLOB (needs --lfs)")
 	fs.StringVar(&l.KafkaAdvertise, "lfs-kafka-advertise", "", "host:port clients are told to connect to (default --lfs-kafka-listen's address; required when it listens on every interface)")
 	fs.StringVar(&l.KafkaListenTLSCert, "lfs-kafka-listen-tls-cert-file", "", "PEM certificate of the Kafka listener's TLS toward clients (with --lfs-kafka-listen-tls-key-file)")
@@ -74,7 +80,6 @@ func (l *lfsConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&l.KafkaListenSASL, "lfs-kafka-listen-sasl", "", "SASL mechanisms clients of the Kafka listener authenticate with (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, comma-separated): user = an s3seal access key, password = its secret key; topics from the credential's kafka_topics")
 	fs.IntVar(&l.KafkaMaxRequest, "lfs-kafka-max-request", 64<<20, "largest Kafka request taken, in bytes (producers raise max.request.size / message.max.bytes to it)")
 	fs.IntVar(&l.KafkaMaxInFlight, "lfs-kafka-max-inflight", 8, "Kafka requests held at once; memory is about twice --lfs-kafka-max-request times this")
-	fs.StringVar(&l.DevKafka, "lfs-dev-kafka", "127.0.0.1:9092", "address of the in-process Kafka started when neither --lfs-brokers nor --lfs-etcd-endpoints is set")
 }
 
 func (l *lfsConfig) validate() error {

@@ -101,6 +101,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		}
 		fmt.Fprintln(stdout, base64.StdEncoding.EncodeToString(key))
 		return 0
+	case "config-reference": // hidden: writes docs/CONFIGURATION.md (configref.go)
+		return configReferenceCommand(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "s3seal", buildVersion())
 		return 0

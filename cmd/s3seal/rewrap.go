@@ -42,31 +42,43 @@ type rewrapProblem struct {
 	Error  string `json:"error,omitempty"`
 }
 
+// rewrapFlags are s3seal rewrap's own flags, besides serve's backend and
+// key flags.
+type rewrapFlags struct {
+	bucket, prefix, to             string
+	dry, asJSON, noWriters, latest bool
+	every, conc                    int
+	maxCopy                        int64
+}
+
+// define defines rewrap's own flags on fs.
+func (rf *rewrapFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&rf.bucket, "bucket", "", "bucket to rewrap (required)")
+	fs.StringVar(&rf.prefix, "prefix", "", "rewrap only the keys under this prefix")
+	fs.StringVar(&rf.to, "to", "", "id of the master key to wrap every data key under: a keyring id, or a KMS key (aws-kms:<ARN>, ...); it must be in the keyring (this or --latest is required)")
+	fs.BoolVar(&rf.latest, "latest", false, "keep every object under its KMS key and have the KMS seal its key under the key's current version (AWS ReEncrypt, Transit rewrap, inside the HSM), after a rotation in the KMS; no data key leaves the KMS")
+	fs.BoolVar(&rf.dry, "dry-run", false, "print what would be rewrapped, and whether the real run needs --no-concurrent-writers (told by a scratch object under .s3seal/, removed at once); change no object")
+	fs.BoolVar(&rf.asJSON, "json", false, "print a JSON summary on stdout instead of a line per object")
+	fs.IntVar(&rf.every, "progress-every", 1000, "print a progress line on stderr every N objects when stderr is not a terminal (0: never)")
+	fs.IntVar(&rf.conc, "concurrency", 8, "objects rewrapped at once")
+	fs.BoolVar(&rf.noWriters, "no-concurrent-writers", false, "promise that no client writes to the bucket during the run; needed only on an object store that ignores x-amz-copy-source-if-match")
+	fs.Int64Var(&rf.maxCopy, "max-copy-size", backend.MaxCopySize, "largest object the backend copies in one request; larger ones are copied part by part")
+}
+
 // rewrap wraps every object's data key under another master key
 // (sealstore.Store.Rewrap) and prints what it did and a summary: exit code
 // 0 when every encrypted object is (or, with --dry-run, would be) under
 // --to, 1 when some failed or were left alone or the run stopped, 2 for
 // a usage mistake.
 func rewrap(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	var bucket, prefix, to string
-	var dry, asJSON, noWriters, latest bool
-	var every, conc int
-	var maxCopy int64
-	cfg, err := parseCommandConfigHelp("rewrap", args, getenv, func(fs *flag.FlagSet) {
-		fs.StringVar(&bucket, "bucket", "", "bucket to rewrap (required)")
-		fs.StringVar(&prefix, "prefix", "", "rewrap only the keys under this prefix")
-		fs.StringVar(&to, "to", "", "id of the master key to wrap every data key under: a keyring id, or a KMS key (aws-kms:<ARN>, ...); it must be in the keyring (this or --latest is required)")
-		fs.BoolVar(&latest, "latest", false, "keep every object under its KMS key and have the KMS seal its key under the key's current version (AWS ReEncrypt, Transit rewrap, inside the HSM), after a rotation in the KMS; no data key leaves the KMS")
-		fs.BoolVar(&dry, "dry-run", false, "print what would be rewrapped, and whether the real run needs --no-concurrent-writers (told by a scratch object under .s3seal/, removed at once); change no object")
-		fs.BoolVar(&asJSON, "json", false, "print a JSON summary on stdout instead of a line per object")
-		fs.IntVar(&every, "progress-every", 1000, "print a progress line on stderr every N objects when stderr is not a terminal (0: never)")
-		fs.IntVar(&conc, "concurrency", 8, "objects rewrapped at once")
-		fs.BoolVar(&noWriters, "no-concurrent-writers", false, "promise that no client writes to the bucket during the run; needed only on an object store that ignores x-amz-copy-source-if-match")
-		fs.Int64Var(&maxCopy, "max-copy-size", backend.MaxCopySize, "largest object the backend copies in one request; larger ones are copied part by part")
-	}, stdout)
+	var rf rewrapFlags
+	cfg, err := parseCommandConfigHelp("rewrap", args, getenv, rf.define, stdout)
 	if err != nil {
 		return usageExit(err, stderr)
 	}
+	bucket, prefix, to := rf.bucket, rf.prefix, rf.to
+	dry, asJSON, noWriters, latest := rf.dry, rf.asJSON, rf.noWriters, rf.latest
+	every, conc, maxCopy := rf.every, rf.conc, rf.maxCopy
 	if bucket == "" || (to == "") == !latest {
 		return usageExit(usagef("--bucket and one of --to and --latest are required"), stderr)
 	}

@@ -40,24 +40,34 @@ type verifyProblem struct {
 	Error  string `json:"error"`
 }
 
+// verifyFlags are s3seal verify's own flags, besides serve's backend and
+// key flags.
+type verifyFlags struct {
+	bucket, prefix string
+	deep, asJSON   bool
+	every, conc    int
+}
+
+// define defines verify's own flags on fs.
+func (vf *verifyFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&vf.bucket, "bucket", "", "bucket to verify (required)")
+	fs.StringVar(&vf.prefix, "prefix", "", "verify only the keys under this prefix")
+	fs.BoolVar(&vf.deep, "deep", false, "read every object and authenticate every segment (default: metadata, wrapped key and manifest only)")
+	fs.BoolVar(&vf.asJSON, "json", false, "print a JSON report on stdout")
+	fs.IntVar(&vf.every, "progress-every", 1000, "print a progress line on stderr every N objects when stderr is not a terminal (0: never)")
+	fs.IntVar(&vf.conc, "concurrency", 8, "objects checked at once")
+}
+
 // verify checks every object of a bucket (sealstore.Store.Verify): exit
 // code 0 when all are good, 1 when problems were found or the backend
 // failed, 2 for a usage mistake.
 func verify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	var bucket, prefix string
-	var deep, asJSON bool
-	var every, conc int
-	cfg, err := parseCommandConfigHelp("verify", args, getenv, func(fs *flag.FlagSet) {
-		fs.StringVar(&bucket, "bucket", "", "bucket to verify (required)")
-		fs.StringVar(&prefix, "prefix", "", "verify only the keys under this prefix")
-		fs.BoolVar(&deep, "deep", false, "read every object and authenticate every segment (default: metadata, wrapped key and manifest only)")
-		fs.BoolVar(&asJSON, "json", false, "print a JSON report on stdout")
-		fs.IntVar(&every, "progress-every", 1000, "print a progress line on stderr every N objects when stderr is not a terminal (0: never)")
-		fs.IntVar(&conc, "concurrency", 8, "objects checked at once")
-	}, stdout)
+	var vf verifyFlags
+	cfg, err := parseCommandConfigHelp("verify", args, getenv, vf.define, stdout)
 	if err != nil {
 		return usageExit(err, stderr)
 	}
+	bucket, prefix, deep, asJSON, every, conc := vf.bucket, vf.prefix, vf.deep, vf.asJSON, vf.every, vf.conc
 	if bucket == "" {
 		return usageExit(usagef("--bucket is required"), stderr)
 	}
