@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks what the Dockerfile and the examples under deploy/ promise, with
-no container engine and no cluster at hand (scripts/lint-deploy.sh runs it).
+no container engine and no cluster at hand (scripts/lint-deploy.sh runs it),
+and that promtool parses every expression of the Grafana dashboard.
 Prints every problem found and exits 1 if there is one."""
 
 import glob

@@ -32,11 +32,15 @@ if ((${#need[@]})); then
 	apt-get install -y -q --no-install-recommends "${need[@]}" || die "apt-get install ${need[*]} failed"
 fi
 
-# helm v4, pinned; go install puts it in $(go env GOPATH)/bin.
+# helm v4, pinned; go install puts it in GOBIN, else the first GOPATH's bin.
+# One of another version there (go version -m reads the module's) is
+# replaced.
 helm_version=v4.3.2
 command -v go >/dev/null 2>&1 || die "missing go, which installs helm $helm_version (go install helm.sh/helm/v4/cmd/helm@$helm_version)"
-HELM="$(go env GOPATH)/bin/helm"
-if [[ ! -x $HELM ]]; then
+gobin=$(go env GOBIN)
+[[ -n $gobin ]] || gobin="$(go env GOPATH | cut -d: -f1)/bin"
+HELM="$gobin/helm"
+if [[ ! -x $HELM ]] || ! go version -m "$HELM" 2>/dev/null | grep -q "helm.sh/helm/v4[[:space:]]*$helm_version"; then
 	echo "lint-deploy.sh: installing helm $helm_version (go install)"
 	go install "helm.sh/helm/v4/cmd/helm@$helm_version" || die "missing helm: go install helm.sh/helm/v4/cmd/helm@$helm_version failed"
 	[[ -x $HELM ]] || die "missing helm: go install helm.sh/helm/v4/cmd/helm@$helm_version left no $HELM"
