@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Checks what the Dockerfile and the examples under deploy/ promise, with
-no container engine and no cluster at hand (scripts/lint-deploy.sh runs it).
+no container engine and no cluster at hand (scripts/lint-deploy.sh runs it),
+and that promtool parses every expression of the Grafana dashboard.
 Prints every problem found and exits 1 if there is one."""
 
 import glob
+import json
 import os
 import re
+import subprocess
 import sys
+import tempfile
 
 import yaml
 
@@ -168,6 +172,38 @@ for kind in ("Service", "PodDisruptionBudget"):
     sel = docs.get(kind, {}).get("spec", {}).get("selector", {})
     sel = sel.get("matchLabels", sel)
     check(sel and all(labels.get(k) == v for k, v in sel.items()), f"kubernetes: the {kind}'s selector does not match the pods")
+
+# --- deploy/grafana: every expression of the dashboard is PromQL that
+# promtool parses (its interval variables replaced by durations, the
+# label_values of its variables by their series), given as recording rules.
+# cmd/s3seal/monitoring_test.go checks the series and labels they name.
+dash = json.loads(read("deploy/grafana/s3seal-dashboard.json"))
+exprs = []
+
+
+def panel_exprs(panels):
+    for p in panels:
+        panel_exprs(p.get("panels", []))
+        exprs.extend(t["expr"] for t in p.get("targets", []) if t.get("expr"))
+
+
+panel_exprs(dash.get("panels", []))
+for v in dash.get("templating", {}).get("list", []):
+    if v.get("type") == "query":
+        q = v["query"]["query"] if isinstance(v["query"], dict) else v["query"]
+        m = re.fullmatch(r"label_values\((.+),\s*\w+\)", q)
+        check(m, f"grafana: variable {v.get('name')}: {q!r} is not label_values(series, label)")
+        if m:
+            exprs.append(m.group(1))
+check(len(exprs) >= 30, f"grafana: only {len(exprs)} expressions found in the dashboard")
+for var, dur in (("$__rate_interval", "5m"), ("$__interval", "1m"), ("$__range", "1h")):
+    exprs = [e.replace(var, dur) for e in exprs]
+rules = {"groups": [{"name": "dashboard", "rules": [{"record": f"dashboard:expr_{i}", "expr": e} for i, e in enumerate(exprs)]}]}
+with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+    yaml.safe_dump(rules, f)
+out = subprocess.run(["promtool", "check", "rules", f.name], capture_output=True, text=True)
+os.unlink(f.name)
+check(out.returncode == 0, f"grafana: promtool does not parse the dashboard's expressions:\n{out.stdout}{out.stderr}")
 
 for p in problems:
     print("lint-deploy:", p, file=sys.stderr)
