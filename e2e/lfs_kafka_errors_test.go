@@ -18,8 +18,8 @@ import (
 )
 
 // The refusals a producer sees from the Kafka listener, a test for each
-// row of README's table ("What a producer sees when s3seal refuses a
-// record"), each with kcat (librdkafka's words) and kgo (the Kafka error).
+// row of docs/LFS.md's table ("What a producer sees when s3seal refuses
+// a record"), each with kcat (librdkafka's words) and kgo (the Kafka error).
 
 // refusalSetup is one s3seal for the refusals: real brokers (kfake) that
 // do not create topics, with topics "events" and "secret"; SASL
@@ -83,7 +83,7 @@ func (s *refusalSetup) kgoProduce(t *testing.T, topic, sum string, blob []byte, 
 	return cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: blob, Headers: []kgo.RecordHeader{{Key: "LFS_BLOB", Value: []byte(sum)}}}).FirstErr()
 }
 
-// TestLFSKafkaRefusals: each refusal of README's table that one s3seal
+// TestLFSKafkaRefusals: each refusal of docs/LFS.md's table that one s3seal
 // can show (all but the store down, below), as kcat and kgo see it:
 // a topic the brokers do not have and do not create, a blob over
 // --lfs-max-blob-size, a request over --lfs-kafka-max-request, a topic the

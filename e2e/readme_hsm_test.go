@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// TestReadmePKCS11 runs the README's PKCS#11 block as a bash script (set
+// TestReadmePKCS11 runs docs/KMS.md's PKCS#11 block as a bash script (set
 // -euo pipefail) from the repository's root, as a reader in the checkout
 // would, with a free port for 7070 and a temporary directory for
 // ~/hsm-demo: a build with -tags pkcs11, a SoftHSM2 token and key made
@@ -33,7 +33,7 @@ func TestReadmePKCS11(t *testing.T) {
 	for _, tool := range []string{"aws", "curl", "go"} {
 		requireTool(t, tool)
 	}
-	script := readmeBlock(t, "### A walk with a PKCS#11 HSM")
+	script := readmeBlock(t, "docs/KMS.md", "## A walk with a PKCS#11 HSM")
 	demo := filepath.Join(t.TempDir(), "hsm-demo")
 	script = strings.ReplaceAll(script, "127.0.0.1:7070", "127.0.0.1:"+strconv.Itoa(freePort(t)))
 	script = strings.ReplaceAll(script, "~/hsm-demo", demo)
@@ -63,7 +63,7 @@ func TestReadmePKCS11(t *testing.T) {
 	out, errOut := stdout.String(), stderr.String()
 	if err != nil || !strings.Contains(out, "PKCS11-DONE") {
 		serveLog, _ := os.ReadFile(filepath.Join(demo, "serve.log"))
-		t.Fatalf("README PKCS#11 block: %v\nstdout:\n%s\nstderr:\n%s\nserve.log:\n%s", err, out, errOut, serveLog)
+		t.Fatalf("PKCS#11 block (docs/KMS.md): %v\nstdout:\n%s\nstderr:\n%s\nserve.log:\n%s", err, out, errOut, serveLog)
 	}
 	for _, want := range []string{`"ServerSideEncryption": "aws:kms"`, `"SSEKMSKeyId": "tenant-a"`} {
 		if !strings.Contains(out, want) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestReadmeLFSKafkaWay runs README's "The Kafka way" block as a bash
+// TestReadmeLFSKafkaWay runs docs/LFS.md's "The Kafka way" block as a bash
 // script (set -euo pipefail), with the s3seal built for these tests first
 // on PATH, free ports for 7070, 7071, 9092 (the development Kafka) and
 // 9093 (the Kafka listener) and a temporary directory for
@@ -21,11 +21,11 @@ func TestReadmeLFSKafkaWay(t *testing.T) {
 	for _, tool := range []string{"curl", "kcat", "jq"} {
 		requireTool(t, tool)
 	}
-	script := readmeBlock(t, "### The Kafka way")
+	script := readmeBlock(t, "docs/LFS.md", "## The Kafka way")
 	demo := filepath.Join(t.TempDir(), "lfs-kafka-demo")
 	for _, addr := range []string{"127.0.0.1:7070", "127.0.0.1:7071", "127.0.0.1:9092", "127.0.0.1:9093"} {
 		if !strings.Contains(script, addr) {
-			t.Fatalf("README's Kafka way block does not name %s", addr)
+			t.Fatalf("docs/LFS.md's Kafka way block does not name %s", addr)
 		}
 		script = strings.ReplaceAll(script, addr, "127.0.0.1:"+strconv.Itoa(freePort(t)))
 	}
@@ -36,7 +36,7 @@ func TestReadmeLFSKafkaWay(t *testing.T) {
 	out, errOut, err := tryTool(t, env, "bash", path)
 	if err != nil || !strings.Contains(out, "LFS-KAFKA-WAY-DONE") {
 		serveLog, _ := os.ReadFile(filepath.Join(demo, "serve.log"))
-		t.Fatalf("README's Kafka way: %v\nstdout:\n%s\nstderr:\n%s\nserve.log:\n%s", err, out, errOut, serveLog)
+		t.Fatalf("docs/LFS.md's Kafka way: %v\nstdout:\n%s\nstderr:\n%s\nserve.log:\n%s", err, out, errOut, serveLog)
 	}
 	// jq printed the envelope the broker holds: the blob's size, its
 	// content type from the record's header, the sealed key.

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestReadmeLFSWalkthrough runs the README's LFS block as a bash script
+// TestReadmeLFSWalkthrough runs docs/LFS.md's round trip as a bash script
 // (set -euo pipefail), with the s3seal built for these tests first on
 // PATH, free ports for 7070, 7071 and 9092 (the development Kafka of
 // --lfs-dev-kafka) and a temporary directory for ~/lfs-demo: serve --lfs,
@@ -20,7 +20,7 @@ func TestReadmeLFSWalkthrough(t *testing.T) {
 	for _, tool := range []string{"curl", "kcat", "jq"} {
 		requireTool(t, tool)
 	}
-	script := readmeBlock(t, "## Kafka large blobs (LFS)")
+	script := readmeBlock(t, "docs/LFS.md", "## A round trip over HTTP")
 	demo := filepath.Join(t.TempDir(), "lfs-demo")
 	for _, addr := range []string{"127.0.0.1:7070", "127.0.0.1:7071", "127.0.0.1:9092"} {
 		script = strings.ReplaceAll(script, addr, "127.0.0.1:"+strconv.Itoa(freePort(t)))
@@ -32,7 +32,7 @@ func TestReadmeLFSWalkthrough(t *testing.T) {
 	out, errOut, err := tryTool(t, env, "bash", path)
 	if err != nil || !strings.Contains(out, "LFS-WALKTHROUGH-DONE") {
 		serveLog, _ := os.ReadFile(filepath.Join(demo, "serve.log"))
-		t.Fatalf("README LFS walkthrough: %v\nstdout:\n%s\nstderr:\n%s\nserve.log:\n%s", err, out, errOut, serveLog)
+		t.Fatalf("LFS round trip (docs/LFS.md): %v\nstdout:\n%s\nstderr:\n%s\nserve.log:\n%s", err, out, errOut, serveLog)
 	}
 	for _, want := range []string{`"content_type": "application/octet-stream"`, `"size": 5000000`, `order-1 {"kfs_lfs":1`} {
 		if !strings.Contains(out, want) {

@@ -9,12 +9,13 @@ import (
 	"testing"
 )
 
-// readmeBlock returns the first indented code block under the README
-// heading (## or ###) that starts with heading, without its four-space
+// readmeBlock returns the first indented code block under the heading
+// (## or ###) that starts with heading in file, a path from the
+// repository's root (README.md, docs/KMS.md), without its four-space
 // indent.
-func readmeBlock(t *testing.T, heading string) string {
+func readmeBlock(t *testing.T, file, heading string) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "README.md"))
+	f, err := os.Open(filepath.Join("..", filepath.FromSlash(file)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,37 +36,40 @@ func readmeBlock(t *testing.T, heading string) string {
 		}
 	}
 	if len(block) == 0 {
-		t.Fatalf("README.md: no code block under %q", heading)
+		t.Fatalf("%s: no code block under %q", file, heading)
 	}
 	return strings.Join(block, "\n") + "\n"
 }
 
-// TestReadmeWalkthrough is the newcomer's journey: it runs the README's
-// walkthrough block as a bash script (set -euo pipefail), with the s3seal
+// TestReadmeWalkthrough is the newcomer's journey: it runs the
+// walkthrough block of docs/OPERATIONS.md (which the README points to) as
+// a bash script (set -euo pipefail), with the s3seal
 // built for these tests first on PATH, a free port for 7070 and a
 // temporary directory for ~/s3seal-demo: a key, serve on the embedded
 // store, a first backup with rclone checked by rclone, a request counter
 // on /metrics, a rotation with rewrap and a deep verify with the new key
 // alone. Any step failing fails the test with the script's output.
+// AWS_CA_BUNDLE is left as the machine has it: the block unsets it for
+// rclone, as the README tells users to.
 func TestReadmeWalkthrough(t *testing.T) {
 	t.Parallel()
 	requireBinary(t)
 	for _, tool := range []string{"rclone", "curl"} {
 		requireTool(t, tool)
 	}
-	script := readmeBlock(t, "## Walkthrough")
+	script := readmeBlock(t, "docs/OPERATIONS.md", "## Walkthrough")
 	demo := filepath.Join(t.TempDir(), "demo")
 	port := strconv.Itoa(freePort(t))
 	script = strings.ReplaceAll(script, "127.0.0.1:7070", "127.0.0.1:"+port)
 	script = strings.ReplaceAll(script, "~/s3seal-demo", demo)
 	path := writeFile(t, t.TempDir(), "walkthrough.sh", []byte("set -euo pipefail\nset -x\n"+script+"echo WALKTHROUGH-DONE\n"))
 	home := t.TempDir() // rclone config create writes under $HOME/.config
-	env := cleanEnv([]string{"AWS_CA_BUNDLE", "HOME", "PATH", "XDG_CONFIG_HOME"},
+	env := cleanEnv([]string{"HOME", "PATH", "XDG_CONFIG_HOME"},
 		"HOME="+home, "PATH="+filepath.Dir(s3sealBin)+":"+os.Getenv("PATH"))
 	out, errOut, err := tryTool(t, env, "bash", path)
 	if err != nil || !strings.Contains(out, "WALKTHROUGH-DONE") {
 		serveLog, _ := os.ReadFile(filepath.Join(demo, "serve.log"))
-		t.Fatalf("README walkthrough: %v\nstdout:\n%s\nstderr:\n%s\nserve.log:\n%s", err, out, errOut, serveLog)
+		t.Fatalf("walkthrough (docs/OPERATIONS.md): %v\nstdout:\n%s\nstderr:\n%s\nserve.log:\n%s", err, out, errOut, serveLog)
 	}
 	// Three objects: the two files and the bucket's sealed owner document.
 	for _, want := range []string{"0 differences found", "backups/ under k2: 4 rewrapped", "bytes checked in backups: 4 ok, 0 problem(s)"} {
@@ -75,7 +79,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 	}
 }
 
-// TestReadmeKMSWalk runs the README's AWS KMS walk as a bash script: moto
+// TestReadmeKMSWalk runs docs/KMS.md's AWS KMS walk as a bash script: moto
 // as the KMS, s3seal with its master key there and none in its data dir,
 // an object sealed under the primary KMS key and one under the key its
 // SSE-KMS names, each HEAD naming its key.
@@ -85,7 +89,7 @@ func TestReadmeKMSWalk(t *testing.T) {
 	for _, tool := range []string{"aws", "curl", "moto_server"} {
 		requireTool(t, tool)
 	}
-	script := readmeBlock(t, "### A walk with AWS KMS")
+	script := readmeBlock(t, "docs/KMS.md", "## A walk with AWS KMS")
 	dir := t.TempDir()
 	script = strings.ReplaceAll(script, "127.0.0.1:7070", "127.0.0.1:"+strconv.Itoa(freePort(t)))
 	script = strings.ReplaceAll(script, "5055", strconv.Itoa(freePort(t)))
@@ -96,7 +100,7 @@ func TestReadmeKMSWalk(t *testing.T) {
 	out, errOut, err := tryTool(t, env, "bash", path)
 	if err != nil || !strings.Contains(out, "WALK-DONE") {
 		serveLog, _ := os.ReadFile(filepath.Join(dir, "serve.log"))
-		t.Fatalf("README KMS walk: %v\nstdout:\n%s\nstderr:\n%s\nserve.log:\n%s", err, out, errOut, serveLog)
+		t.Fatalf("KMS walk (docs/KMS.md): %v\nstdout:\n%s\nstderr:\n%s\nserve.log:\n%s", err, out, errOut, serveLog)
 	}
 	var key, other string
 	for _, l := range strings.Split(out, "\n") {
@@ -114,7 +118,7 @@ func TestReadmeKMSWalk(t *testing.T) {
 	}
 }
 
-// TestReadmeVaultWalk runs the README's Vault walk as a bash script with
+// TestReadmeVaultWalk runs docs/KMS.md's Vault walk as a bash script with
 // the Vault binary scripts/vault-dev.sh built (skipped without it, as
 // the other Vault tests are): Transit enabled, s3seal's key there, an
 // object sealed under it, a rotation in Vault and a write after it.
@@ -125,7 +129,7 @@ func TestReadmeVaultWalk(t *testing.T) {
 		requireTool(t, tool)
 	}
 	startVaultDev(t) // skips without a Vault binary; this test starts its own below
-	script := readmeBlock(t, "### A walk with Vault Transit")
+	script := readmeBlock(t, "docs/KMS.md", "## A walk with Vault Transit")
 	repo, _ := filepath.Abs("..")
 	dir := t.TempDir()
 	script = strings.ReplaceAll(script, "scripts/vault-dev.sh", filepath.Join(repo, "scripts", "vault-dev.sh"))
@@ -139,7 +143,7 @@ func TestReadmeVaultWalk(t *testing.T) {
 	out, errOut, err := tryTool(t, env, "bash", path)
 	if err != nil || !strings.Contains(out, "WALK-DONE") {
 		serveLog, _ := os.ReadFile(filepath.Join(dir, "serve.log"))
-		t.Fatalf("README Vault walk: %v\nstdout:\n%s\nstderr:\n%s\nserve.log:\n%s", err, out, errOut, serveLog)
+		t.Fatalf("Vault walk (docs/KMS.md): %v\nstdout:\n%s\nstderr:\n%s\nserve.log:\n%s", err, out, errOut, serveLog)
 	}
 	if !strings.Contains(out, "aws:kms\ts3seal") {
 		t.Errorf("the HEAD does not name the Transit key:\n%s", out)
