@@ -115,7 +115,7 @@ func TestDeleteVersionedBucket(t *testing.T) {
 // the current versions are rewrapped, older ones stay under the old key.
 // With both keys in the keyring every version reads by id; with only the
 // new key the current ones read and an older one is 500 InternalError
-// (its key is not in the keyring), as README says.
+// (its key is not in the keyring), as docs/OPERATIONS.md says.
 func TestRewrapVersionedBucket(t *testing.T) {
 	t.Parallel()
 	moto := startMoto(t)

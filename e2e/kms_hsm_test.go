@@ -23,7 +23,7 @@ import (
 // -tags pkcs11 (cgo) whose master key is on it.
 
 // softHSMModule is where Debian's softhsm2 (its libsofthsm2) puts the
-// module, the path the README and kms/pkcs11/doc.go name.
+// module, the path docs/KMS.md and kms/pkcs11/doc.go name.
 const softHSMModule = "/usr/lib/softhsm/libsofthsm2.so"
 
 // The token's label and PINs.

@@ -23,8 +23,8 @@ type vaultDev struct {
 // enabled. It skips without a Vault binary (S3SEAL_VAULT_BIN, or the one
 // scripts/vault-dev.sh leaves in the user cache), unless
 // S3SEAL_REQUIRE_VAULT is set: building Vault takes about 20 minutes,
-// more than the suite may, so it is a command of its own (README,
-// "Master keys in a KMS or an HSM").
+// more than the suite may, so it is a command of its own (docs/KMS.md,
+// "A walk with Vault Transit").
 func startVaultDev(t *testing.T) *vaultDev {
 	t.Helper()
 	bin := os.Getenv("S3SEAL_VAULT_BIN")

@@ -15,7 +15,7 @@ export PATH="$PATH:/usr/sbin"
 # Debian packages the e2e tests need, by command name -> package name.
 declare -A debs=([gcc]=gcc [rclone]=rclone [s3cmd]=s3cmd [restic]=restic [curl]=curl [kcat]=kcat [jq]=jq [haproxy]=haproxy [python3]=python3
 	[softhsm2-util]=softhsm2 [pkcs11-tool]=opensc)
-# The SoftHSM2 module the PKCS#11 tests (and the README) load.
+# The SoftHSM2 module the PKCS#11 tests (and docs/KMS.md) load.
 softhsm_module=/usr/lib/softhsm/libsofthsm2.so
 missing=()
 for cmd in "${!debs[@]}"; do

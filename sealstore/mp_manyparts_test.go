@@ -60,7 +60,7 @@ func inParallel(n int, f func(i int) error) error {
 
 // scaleEnv, set to 1, runs the scale tests at full size (10,000 parts,
 // 100,000 objects: minutes); else they run at a size the default suite
-// affords. README (Two commands) names the command.
+// affords. docs/TESTING.md (Scale tests) names the command.
 const scaleEnv = "S3SEAL_SCALE"
 
 // scaleCount is n, or full when scaleEnv is set.

@@ -19,7 +19,8 @@ import (
 // ETags and read by version id (after a gc too), and with only the new
 // key the current versions read while an
 // older one is refused as sealed under a key not in the keyring (what
-// README says: keep the old key while older versions must stay readable).
+// docs/OPERATIONS.md says: keep the old key while older versions must stay
+// readable).
 func TestRewrapLeavesOlderVersionsOnMoto(t *testing.T) {
 	f := motoFixture(t)
 	f.enableVersioning(t)

@@ -219,7 +219,7 @@ func TestKeyRecreated(t *testing.T) {
 	wantKind(t, "Decrypt of what the destroyed key sealed", err, kms.Invalid)
 }
 
-// TestNotExtractable: the value of a key the README's command makes
+// TestNotExtractable: the value of a key docs/KMS.md's command makes
 // never leaves the token, and SoftHSM refuses to make it extractable.
 func TestNotExtractable(t *testing.T) {
 	a := newAdmin(t)

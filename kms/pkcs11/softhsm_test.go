@@ -19,7 +19,7 @@ import (
 
 // The tests run against SoftHSM2 tokens made in a temporary directory
 // before the module is loaded (it reads SOFTHSM2_CONF once, when
-// initialised): "s3seal" (user PIN 1234), with the keys the README's
+// initialised): "s3seal" (user PIN 1234), with the keys docs/KMS.md's
 // commands make, and "other" (user PIN 4321), which only the test of a
 // wrong PIN logs in to.
 const (
