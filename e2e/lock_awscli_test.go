@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// TestLockWorkflowAWSCLI is README's Object Lock workflow as an operator
+// TestLockWorkflowAWSCLI is an Object Lock workflow as an operator
 // runs it with the aws CLI on moto: an admin credential creates a bucket
 // with Object Lock and gives it a default retention (a non-admin may read
 // it, not change it); a non-admin writes, copies (the copy is locked by
