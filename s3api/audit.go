@@ -1,6 +1,7 @@
 package s3api
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 
@@ -60,7 +61,8 @@ func (s *Server) audit(r *http.Request, p access.Principal, op, bucket, key stri
 // decides, and returns err (or the trail's own failure).
 func (s *Server) auditRefusal(r *http.Request, p access.Principal, op, bucket, key, rule string, err error) error {
 	reason := ""
-	if ae, ok := err.(*s3err.Error); ok {
+	var ae *s3err.Error
+	if errors.As(err, &ae) {
 		reason = ae.Why
 		if reason == "" {
 			reason = ae.Message
