@@ -51,8 +51,9 @@ type Writer struct {
 	seq  uint64            // the last line's
 	size int64             // of the current file
 	err  error             // sticky: the first write that failed
-	buf  []byte
-	done chan struct{} // closed by Close: stops the flusher
+	buf  []byte            // the body being sealed
+	line []byte            // the line being written
+	done chan struct{}     // closed by Close: stops the flusher
 	wg   sync.WaitGroup
 }
 
@@ -163,9 +164,9 @@ func (w *Writer) appendLocked(enc []byte) error {
 	b = strconv.AppendUint(b, seq, 10)
 	b = append(b, enc[len(`{"seq":0`):]...)
 	mac := w.ch.next(w.mac, b)
-	b = appendLine(b[:0:0], b, mac)
-	w.buf = b[:0]
-	n, err := w.bw.Write(b)
+	w.line = appendLine(w.line[:0], b, mac)
+	w.buf = b
+	n, err := w.bw.Write(w.line)
 	w.size += int64(n)
 	if err == nil && w.opt.Sync {
 		err = w.syncLocked()
