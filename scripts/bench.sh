@@ -353,14 +353,21 @@ check() {
 	esac || die "run $run: $1 through ${LABEL[$2]} came back wrong"
 }
 
-# timed OP FRONT: runs op_OP through FRONT, appends "OP FRONT start end"
-# (seconds) to $tmp/times, and checks what came back.
+# cpu_ticks NAME: the CPU time (utime + stime, clock ticks) the front's
+# process has used so far.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/${PID[$1]}/stat" 2>/dev/null || echo 0; }
+
+# timed OP FRONT: runs op_OP through FRONT, appends "OP FRONT start end
+# cpu" (seconds, and the front's CPU ticks during it) to $tmp/times, and
+# checks what came back.
 timed() {
-	local t0 t1 remote="c$2:bench-$2/r$run"
+	local t0 t1 c0 c1 remote="c$2:bench-$2/r$run"
+	c0=$(cpu_ticks "$2")
 	t0=$EPOCHREALTIME
 	"op_$1" "$2" "$remote" || die "run $run: $1 through ${LABEL[$2]} failed"
 	t1=$EPOCHREALTIME
-	echo "$1 $2 $t0 $t1" >>"$tmp/times"
+	c1=$(cpu_ticks "$2")
+	echo "$1 $2 $t0 $t1 $((c1 - c0))" >>"$tmp/times"
 	check "$1" "$2"
 }
 
@@ -444,23 +451,30 @@ against_proxy() {
 	}' "$tmp/times"
 }
 
-# against_s3seal: with the s3seal-audit front, its time over s3seal's
-# for each row run (min median max), then `s3seal audit verify` of the
-# trail it wrote (every rotated file: each restart continued it).
+# against_s3seal: with the s3seal-audit front, its time and its CPU time
+# (its process's utime + stime during the row) over s3seal's, for each
+# row run (min median max), then `s3seal audit verify` of the trail it
+# wrote (each restart continued it). On a busy machine the wall time is
+# mostly the other processes' noise; the CPU time is the process's own.
 against_s3seal() {
 	[[ " ${FRONTS[*]} " == *" audit "* ]] || return 0
-	echo "the audit trail's cost: s3seal --audit-log time / s3seal time, min median max (goal for PUT 4 KiB x 32 clients: <= 1.03):"
+	echo "the audit trail's cost: s3seal --audit-log over s3seal, min median max (goal for PUT 4 KiB x 32 clients: <= 1.03):"
 	awk -v ops="${OPS[*]}" -v labels="$(for o in "${OPS[@]}"; do printf '%s;' "${OPLABEL[$o]}"; done)" '
 	function sort(a, c,   i, j, x) { for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x } }
 	function med(a, c) { return (c % 2) ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2 }
-	{ k = $1 SUBSEP $2; t[k, ++n[k]] = $4 - $3 }
+	{ k = $1 SUBSEP $2; t[k, ++n[k]] = $4 - $3; cpu[k, n[k]] = $5 }
 	END {
 		no = split(ops, o, " "); split(labels, l, ";")
 		for (i = 1; i <= no; i++) {
 			c = n[o[i], "audit"]
 			for (r = 1; r <= c; r++) q[r] = t[o[i], "audit", r] / t[o[i], "s3seal", r]
 			sort(q, c)
-			printf "  %-26s %.3f %.3f %.3f\n", l[i], q[1], med(q, c), q[c]
+			printf "  %-26s wall time %.3f %.3f %.3f", l[i], q[1], med(q, c), q[c]
+			m = 0
+			for (r = 1; r <= c; r++) if (cpu[o[i], "s3seal", r] > 0) q[++m] = cpu[o[i], "audit", r] / cpu[o[i], "s3seal", r]
+			sort(q, m)
+			if (m) printf ", CPU time %.3f %.3f %.3f", q[1], med(q, m), q[m]
+			printf "\n"
 		}
 	}' "$tmp/times"
 	"$tmp/s3seal" audit verify --audit-key-file "$tmp/audit.key" "$tmp/audit-data/audit.log" ||
