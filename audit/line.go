@@ -148,19 +148,6 @@ func splitLine(line []byte) (body []byte, mac [sha256.Size]byte, l Line, err err
 	return body, mac, l, nil
 }
 
-// body returns l's body: l encoded without its MAC and closing brace,
-// seq first. A Line's encoding cannot fail: it holds strings and numbers.
-func (l Line) body(dst []byte) []byte {
-	l.MAC = ""
-	enc, err := json.Marshal(l)
-	if err != nil {
-		panic(err)
-	}
-	// enc ends with `,"mac":""}`: cut it.
-	enc = enc[:len(enc)-len(`,"mac":""}`)]
-	return append(dst, enc...)
-}
-
 // parseMAC reads a MAC in hex ("" is the zero MAC).
 func parseMAC(s string) ([sha256.Size]byte, error) {
 	var m [sha256.Size]byte
