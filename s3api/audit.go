@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 
 	"github.com/s3seal/s3seal/access"
 	"github.com/s3seal/s3seal/audit"
@@ -39,7 +40,10 @@ func (s *Server) audit(r *http.Request, p access.Principal, op, bucket, key stri
 	if s.cfg.Audit == nil {
 		return nil
 	}
-	q := r.URL.Query()
+	var q url.Values
+	if r.URL.RawQuery != "" {
+		q = r.URL.Query()
+	}
 	action, _ := access.ActionOf(op, bucket, key, q.Has("versionId"))
 	if action == "" {
 		action = op // no action of its own (DeleteObjects decides each key)
