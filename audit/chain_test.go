@@ -330,3 +330,25 @@ func TestParseKey(t *testing.T) {
 		t.Fatalf("%v %x", err, k)
 	}
 }
+
+// TestTrailSplice: a line lifted from another trail under the same key,
+// with the same sequence number and a MAC valid where it was, fails: each
+// MAC covers the one before it.
+func TestTrailSplice(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
+	writeTrail(t, a, 4)
+	w, err := Open(b, testKey, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		w.Access(Access{AccessKey: "AK", Op: "s3:PutObject", Bucket: "b", Key: "other", Allow: true, Rule: "owner"})
+	}
+	w.Close()
+	la, lb := lines(t, a), lines(t, b)
+	la[2] = lb[2]
+	writeLines(t, a, la)
+	_, err = verifyFiles(t, "", a)
+	failsAt(t, err, 3, "a line of another trail")
+}
