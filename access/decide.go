@@ -37,6 +37,13 @@ type Decision struct {
 	Effect Effect
 	// Reason names the rule that decided, for the log.
 	Reason string
+	// Rule is the rule that decided, for the audit trail: short and
+	// stable ("owner", "bucket-acl", "object-acl", "lists", "no-owner",
+	// "policy-allow", "policy-deny", "policy-unreadable",
+	// "never-anonymous", "service", "service-lists", "service-refused",
+	// "default-deny"), a policy's followed by the statement that decided
+	// (`policy-deny Sid "x"`, `policy-allow statement 2`).
+	Rule string
 	// BoundTo, on an Allow that an object record gave (the object's owner
 	// or a grant in its ACL), is the content the record was kept for
 	// (Record.For): the request may act on that content and no other.
@@ -103,7 +110,7 @@ type Request struct {
 // so.
 func Decide(b Bucket, r Request) Decision {
 	if r.Who.Anonymous() && NeverAnonymous(r.Op) {
-		return Decision{Effect: Deny, Reason: "S3 refuses it to anonymous callers, whatever the bucket grants"}
+		return Decision{Effect: Deny, Rule: "never-anonymous", Reason: "S3 refuses it to anonymous callers, whatever the bucket grants"}
 	}
 	if r.Op == "GetObjectAttributes" {
 		// S3 decides it as s3:GetObject (GetObjectVersion) and
@@ -128,11 +135,11 @@ func decide(b Bucket, r Request) Decision {
 	if b.Owner != nil && b.Owner.Service != "" {
 		return serviceBucket(b, r)
 	}
-	switch policyDecision(b, r) {
+	switch e, rule := policyDecision(b, r); e {
 	case Deny:
-		return Decision{Effect: Deny, Reason: "the bucket policy denies it"}
+		return Decision{Effect: Deny, Rule: rule, Reason: "the bucket policy denies it"}
 	case Allow:
-		return Decision{Effect: Allow, Reason: "the bucket policy allows it"}
+		return Decision{Effect: Allow, Rule: rule, Reason: "the bucket policy allows it"}
 	}
 	// The owner first: an allow by an object's ACL binds the request to
 	// the content its record was kept for, which the bucket's owner
@@ -143,24 +150,25 @@ func decide(b Bucket, r Request) Decision {
 	if d := aclDecision(b, r); d.Effect == Allow {
 		return d
 	}
-	return Decision{Effect: Deny, Reason: "neither the bucket's owner, nor allowed by its policy or ACL"}
+	return Decision{Effect: Deny, Rule: "default-deny", Reason: "neither the bucket's owner, nor allowed by its policy or ACL"}
 }
 
-// policyDecision is what the bucket's policy says of r.
-func policyDecision(b Bucket, r Request) Effect {
+// policyDecision is what the bucket's policy says of r, and the rule
+// that said it (Decision.Rule).
+func policyDecision(b Bucket, r Request) (Effect, string) {
 	if b.Policy == nil && !b.PolicyUnreadable {
-		return None
+		return None, ""
 	}
 	action, resource := ActionOf(r.Op, r.Bucket, r.Key, r.Version)
 	if action == "" {
-		return None
+		return None, ""
 	}
 	owner := func() bool { return ownerDecision(b, r).Effect == Allow }
 	if policyOps[r.Op] && !r.Who.Anonymous() && owner() {
-		return None
+		return None, ""
 	}
 	if b.PolicyUnreadable {
-		return Deny
+		return Deny, "policy-unreadable"
 	}
 	var skip func(policy.Statement) bool
 	if b.Block.RestrictPublicBuckets && b.Policy.IsPublic() {
@@ -169,13 +177,13 @@ func policyDecision(b Bucket, r Request) Effect {
 		skip = func(st policy.Statement) bool { return st.Public() && !isOwner }
 	}
 	pr := policy.Request{Who: r.Who.policyWho(), Action: action, Resource: resource, Values: r.Values}
-	switch b.Policy.Evaluate(pr, skip) {
+	switch e, i := b.Policy.Decide(pr, skip); e {
 	case policy.Deny:
-		return Deny
+		return Deny, "policy-deny " + b.Policy.Name(i)
 	case policy.Allow:
-		return Allow
+		return Allow, "policy-allow " + b.Policy.Name(i)
 	}
-	return None
+	return None, ""
 }
 
 // ownerDecision allows the bucket's owner (and its account), and a
@@ -184,11 +192,11 @@ func policyDecision(b Bucket, r Request) Effect {
 func ownerDecision(b Bucket, r Request) Decision {
 	switch {
 	case b.Owner == nil && !r.Who.Anonymous():
-		return Decision{Effect: Allow, Reason: "the bucket has no owner: the credential's lists decide"}
+		return Decision{Effect: Allow, Rule: "no-owner", Reason: "the bucket has no owner: the credential's lists decide"}
 	case b.Owner != nil && b.Owner.OwnedBy(r.Who):
-		return Decision{Effect: Allow, Reason: "the bucket's owner"}
+		return Decision{Effect: Allow, Rule: "owner", Reason: "the bucket's owner"}
 	case b.Owner != nil && namesBucket(r):
-		return Decision{Effect: Allow, Reason: "the credential's lists name the bucket"}
+		return Decision{Effect: Allow, Rule: "lists", Reason: "the credential's lists name the bucket"}
 	}
 	return Decision{}
 }
@@ -228,7 +236,7 @@ func aclDecision(b Bucket, r Request) Decision {
 		if owner || rec.ACL.Gives(r.Who, perm, ignorePublic) {
 			// Allowed on the content the record was kept for, and no
 			// other: an overwrite landing before the read is not it.
-			return Decision{Effect: Allow, Reason: "the object's ACL grants it", BoundTo: rec.For}
+			return Decision{Effect: Allow, Rule: "object-acl", Reason: "the object's ACL grants it", BoundTo: rec.For}
 		}
 		return Decision{}
 	}
@@ -237,7 +245,7 @@ func aclDecision(b Bucket, r Request) Decision {
 		return Decision{}
 	}
 	if b.ACL.Gives(r.Who, perm, ignorePublic) {
-		return Decision{Effect: Allow, Reason: "the bucket's ACL grants it"}
+		return Decision{Effect: Allow, Rule: "bucket-acl", Reason: "the bucket's ACL grants it"}
 	}
 	return Decision{}
 }
@@ -278,9 +286,9 @@ func serviceBucket(b Bucket, r Request) Decision {
 	o := b.Owner
 	switch {
 	case !r.Who.Anonymous() && o.ID == r.Who.CanonicalID:
-		return Decision{Effect: Allow, Reason: "the service's own credential"}
+		return Decision{Effect: Allow, Rule: "service", Reason: "the service's own credential"}
 	case namesBucket(r) && (r.Key != "" || serviceBucketOps[r.Op]):
-		return Decision{Effect: Allow, Reason: "the credential's lists name the service's bucket"}
+		return Decision{Effect: Allow, Rule: "service-lists", Reason: "the credential's lists name the service's bucket"}
 	}
-	return Decision{Effect: Deny, Reason: "the bucket is s3seal's own (" + o.Service + "); only s3seal, and credentials whose lists name it, reach it"}
+	return Decision{Effect: Deny, Rule: "service-refused", Reason: "the bucket is s3seal's own (" + o.Service + "); only s3seal, and credentials whose lists name it, reach it"}
 }

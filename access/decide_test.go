@@ -317,11 +317,11 @@ func ptr[T any](v T) *T { return &v }
 func TestRestrictPublicBuckets(t *testing.T) {
 	b := Bucket{Policy: pol(t, `{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::bkt/*"}`)}
 	r := Request{Op: "GetObject", Bucket: "bkt", Key: "k"}
-	if got := policyDecision(b, r); got != Allow {
+	if got, _ := policyDecision(b, r); got != Allow {
 		t.Fatalf("a public policy without a block: %v", got)
 	}
 	b.Block = DecodePublicAccessBlock([]byte(`<PublicAccessBlockConfiguration><RestrictPublicBuckets>true</RestrictPublicBuckets></PublicAccessBlockConfiguration>`))
-	if got := policyDecision(b, r); got != None {
+	if got, _ := policyDecision(b, r); got != None {
 		t.Fatalf("a public policy under RestrictPublicBuckets, for an anonymous caller: %v", got)
 	}
 }

@@ -210,6 +210,8 @@ type WrapKey struct {
 	kmsCtx    string
 	bucketKey bool
 	external  bool
+	// used tells the keyring's WithKeyUses of the wrap.
+	used func(error)
 }
 
 // NewWrapKey returns the key that wraps the DEK of an object at name
@@ -239,7 +241,7 @@ func (kr *Keyring) NewWrapKey(ctx context.Context, keyID string, name Name, kmsC
 		if kmsContext != "" || bucketKey {
 			return nil, newErr(ErrKeyring, "an encryption context or a bucket key needs a master key held outside s3seal, not %q", keyID)
 		}
-		return &WrapKey{keyID: keyID, kek: kek}, nil
+		return &WrapKey{keyID: keyID, kek: kek, used: kr.wrapUse(ctx, keyID, name)}, nil
 	}
 	req := KeyRequest{KeyID: ext, Name: name, Context: kmsContext, BucketKey: bucketKey}
 	kek, sealed, canonical, err := kr.svc.NewKey(ctx, req)
@@ -250,7 +252,17 @@ func (kr *Keyring) NewWrapKey(ctx context.Context, keyID string, name Name, kmsC
 		clear(kek)
 		return nil, newErr(ErrKeyring, "the key service answered a %d-byte key, %d sealed bytes and key id %q", len(kek), len(sealed), canonical)
 	}
-	return &WrapKey{keyID: canonical, kek: kek, sealed: sealed, kmsCtx: kmsContext, bucketKey: bucketKey, external: true}, nil
+	return &WrapKey{keyID: canonical, kek: kek, sealed: sealed, kmsCtx: kmsContext, bucketKey: bucketKey, external: true,
+		used: kr.wrapUse(ctx, canonical, name)}, nil
+}
+
+// wrapUse is what a WrapKey of kr calls once it wrapped a data key (or
+// failed to): nil without WithKeyUses.
+func (kr *Keyring) wrapUse(ctx context.Context, keyID string, name Name) func(error) {
+	if kr.uses == nil {
+		return nil
+	}
+	return func(err error) { kr.uses(ctx, KeyUse{Op: "wrap", KeyID: keyID, Name: name, Err: err}) }
 }
 
 // KeyID is the id of the master key the envelope will name.
@@ -267,7 +279,10 @@ func (wk *WrapKey) Close() {
 // KMSContext and BucketKey must be those the key was made for). The
 // 12-byte wrap nonce comes from dk's Config.Rand (crypto/rand by
 // default). It fails with [ErrCorrupt] for an invalid name or binding.
-func (wk *WrapKey) Wrap(dk *DataKey, name Name, b Binding) (Envelope, error) {
+func (wk *WrapKey) Wrap(dk *DataKey, name Name, b Binding) (env Envelope, err error) {
+	if wk.used != nil {
+		defer func() { wk.used(err) }()
+	}
 	if dk.derived {
 		return Envelope{}, newErr(ErrKeyring, "a content key derived from a customer key is never wrapped")
 	}
@@ -288,7 +303,7 @@ func (wk *WrapKey) Wrap(dk *DataKey, name Name, b Binding) (Envelope, error) {
 	if version == 0 {
 		version = FormatV2
 	}
-	env := Envelope{Version: version, KeyID: wk.keyID, OID: dk.oid, Multipart: b.Multipart, PlainSize: b.PlainSize, CustomerCheck: b.CustomerCheck}
+	env = Envelope{Version: version, KeyID: wk.keyID, OID: dk.oid, Multipart: b.Multipart, PlainSize: b.PlainSize, CustomerCheck: b.CustomerCheck}
 	if wk.external {
 		env.SealedKey, env.KMSContext, env.BucketKey = wk.sealed, wk.kmsCtx, wk.bucketKey
 	}
@@ -312,7 +327,14 @@ func (wk *WrapKey) Wrap(dk *DataKey, name Name, b Binding) (Envelope, error) {
 // s3seal it asks the key service to open the intermediate key (which may
 // answer from its cache) and fails with the service's error, wrapped,
 // when it cannot.
-func (kr *Keyring) Unwrap(ctx context.Context, e Envelope, name Name) (*DataKey, Binding, error) {
+func (kr *Keyring) Unwrap(ctx context.Context, e Envelope, name Name) (dk *DataKey, b Binding, err error) {
+	if kr.uses != nil {
+		defer func() { kr.uses(ctx, KeyUse{Op: "unwrap", KeyID: e.KeyID, Name: name, Err: err}) }()
+	}
+	return kr.unwrap(ctx, e, name)
+}
+
+func (kr *Keyring) unwrap(ctx context.Context, e Envelope, name Name) (*DataKey, Binding, error) {
 	if len(e.Wrapped) < wrappedMin || len(e.Wrapped) > wrappedMax || (e.Multipart && len(e.Wrapped) != wrappedMin) {
 		return nil, Binding{}, newErr(ErrCorrupt, "wrapped data key is %d bytes", len(e.Wrapped))
 	}

@@ -1,6 +1,7 @@
 package crypto
 
 import (
+	"context"
 	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
@@ -29,6 +30,28 @@ type Keyring struct {
 	// svc; svc is nil when the keyring has no external keys.
 	aliases map[string]string
 	svc     KeyService
+	// uses, when set, is told of every wrap and unwrap (WithKeyUses).
+	uses func(context.Context, KeyUse)
+}
+
+// KeyUse is one use of a master key: a data key wrapped or unwrapped
+// under it, told to the function WithKeyUses gives (the audit trail).
+// It holds no key material.
+type KeyUse struct {
+	Op    string // "wrap" or "unwrap"
+	KeyID string // the master key's id, as the envelope names it
+	Name  Name   // the object's
+	Err   error  // nil when the key wrapped or opened the data key
+}
+
+// WithKeyUses returns a keyring that is kr and tells f of every use of
+// a master key: each data key wrapped (WrapKey.Wrap) or unwrapped
+// (Unwrap), with the context of the call that made it. f must be safe
+// for concurrent use, and quick.
+func (kr *Keyring) WithKeyUses(f func(context.Context, KeyUse)) *Keyring {
+	out := *kr
+	out.uses = f
+	return &out
 }
 
 // NewKeyring returns a keyring of copies of keys (id -> 32-byte key) whose
@@ -70,7 +93,7 @@ func (kr *Keyring) WithService(svc KeyService, primary string, aliases map[strin
 	}
 	out := &Keyring{keys: map[string][]byte{}, aliases: map[string]string{}, svc: svc}
 	if kr != nil {
-		out.primary, out.keys = kr.primary, kr.keys
+		out.primary, out.keys, out.uses = kr.primary, kr.keys, kr.uses
 	}
 	for alias, ext := range aliases {
 		if !ValidKeyID(alias) {

@@ -104,6 +104,20 @@ type Service struct {
 	// sealed document).
 	downMu sync.Mutex
 	down   map[string]time.Time
+
+	// calls, when set, is told of every call (AuditCalls).
+	calls func(ctx context.Context, op, keyID, outcome string)
+}
+
+// AuditCalls has the service tell f of every call it makes to a key
+// service, once the call is over (its tries included): the operation
+// ("generate", "decrypt", "rewrap", "check"), the master key's external
+// id and the outcome ("ok" or the failure's kind), with the context of
+// the request that made it (the first one, when several wait on one
+// call). Call it before the service is used; f must be safe for
+// concurrent use, and quick.
+func (s *Service) AuditCalls(f func(ctx context.Context, op, keyID, outcome string)) {
+	s.calls = f
 }
 
 type bucketKey struct {
@@ -397,7 +411,19 @@ func (s *Service) Check(ctx context.Context, keyID string) error {
 
 // call runs f with a timeout per try, retrying what the service did not
 // answer, and reports each try.
-func (s *Service) call(ctx context.Context, op, keyID string, f func(context.Context) error) error {
+func (s *Service) call(ctx context.Context, op, keyID string, f func(context.Context) error) (err error) {
+	if s.calls != nil {
+		defer func() {
+			outcome := "ok"
+			var ke *Error
+			if errors.As(err, &ke) {
+				outcome = strings.ReplaceAll(ke.Kind.String(), " ", "_")
+			} else if err != nil {
+				outcome = "error"
+			}
+			s.calls(ctx, op, keyID, outcome)
+		}()
+	}
 	scheme, _, _ := strings.Cut(keyID, ":")
 	s.downMu.Lock()
 	until := s.down[scheme]
@@ -408,7 +434,6 @@ func (s *Service) call(ctx context.Context, op, keyID string, f func(context.Con
 			Err: fmt.Errorf("the KMS did not answer its last call; not asked again before %s", until.UTC().Format(time.TimeOnly))}
 	}
 	ceiling := s.opt.Backoff
-	var err error
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, s.opt.Timeout)
 		start := time.Now()

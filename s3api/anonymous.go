@@ -23,7 +23,7 @@ import (
 // branch).
 func (s *Server) serveAnonymous(w http.ResponseWriter, r *http.Request, op, bucket, key string, h handler) {
 	if !s.cfg.AllowAnonymous || access.NeverAnonymous(op) || bucket == "" {
-		writeError(w, r, anonymousRefusal(op, r))
+		writeError(w, r, s.auditRefusal(r, access.Principal{}, op, bucket, key, ruleAnonymous, anonymousRefusal(op, r)))
 		return
 	}
 	switch mode := r.Header.Get("X-Amz-Content-Sha256"); mode {
@@ -31,11 +31,11 @@ func (s *Server) serveAnonymous(w http.ResponseWriter, r *http.Request, op, buck
 	default:
 		// A signed stream cannot be verified, and S3 refuses it; an
 		// unsigned trailer s3seal does not decode without a signature.
-		writeError(w, r, anonymousRefusal(op, r))
+		writeError(w, r, s.auditRefusal(r, access.Principal{}, op, bucket, key, ruleAnonymous, anonymousRefusal(op, r)))
 		return
 	}
 	if (op == "GetObject" || op == "HeadObject") && hasResponseOverride(r) {
-		writeError(w, r, anonymousRefusal(op, r))
+		writeError(w, r, s.auditRefusal(r, access.Principal{}, op, bucket, key, ruleAnonymous, anonymousRefusal(op, r)))
 		return
 	}
 	release, err := s.acquire(r, "")
@@ -47,7 +47,7 @@ func (s *Server) serveAnonymous(w http.ResponseWriter, r *http.Request, op, buck
 	res := &sigv4.Result{PayloadMode: sigv4.UnsignedPayload, DecodedLength: r.ContentLength}
 	req := &request{w: w, r: r, bucket: bucket, key: key, auth: res}
 	if err := checkExpectedOwner(r, ""); err != nil {
-		writeError(w, r, err)
+		writeError(w, r, s.auditRefusal(r, access.Principal{}, op, bucket, key, ruleExpectedOwner, err))
 		return
 	}
 	if err := s.authorize(req, op); err != nil {

@@ -26,10 +26,11 @@ import (
 // binds req to the content the record was kept for (request.boundTo).
 func (s *Server) authorize(req *request, op string) error {
 	if req.bucket == "" || op == "CreateBucket" {
-		return nil
+		return s.audit(req.r, req.who, op, req.bucket, req.key, true, ruleCredential, "")
 	}
 	if _, busy := s.creating.Load(req.bucket); busy {
-		return refusedBy("the bucket is being created and has no owner yet")
+		return s.auditRefusal(req.r, req.who, op, req.bucket, req.key, ruleBeingCreated,
+			refusedBy("the bucket is being created and has no owner yet"))
 	}
 	docs, err := s.store.BucketDocs(req.r.Context(), req.bucket)
 	if sealstore.StoreCode(err) == "NoSuchBucket" {
@@ -37,14 +38,17 @@ func (s *Server) authorize(req *request, op string) error {
 			// The operation is not run: a store that says so here and
 			// serves the bucket to the operation would let an anonymous
 			// request, which no lists bound, past every document.
-			return err
+			return s.auditRefusal(req.r, req.who, op, req.bucket, req.key, ruleNoSuchBucket, err)
 		}
-		return nil
+		return s.audit(req.r, req.who, op, req.bucket, req.key, true, ruleNoSuchBucket, "")
 	}
 	if err != nil {
 		return err
 	}
 	d := access.Decide(bucketState(docs), s.accessRequest(req, op))
+	if err := s.audit(req.r, req.who, op, req.bucket, req.key, d.Effect == access.Allow, d.Rule, d.Reason); err != nil {
+		return err
+	}
 	if d.Effect != access.Allow {
 		return refusedBy(d.Reason)
 	}

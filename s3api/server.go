@@ -81,6 +81,9 @@ type Config struct {
 	// 16 KiB; a negative TransferTimeout disables the check.
 	TransferTimeout  time.Duration
 	TransferMinBytes int64
+	// Audit, when set, is told of every access decision (audit.go): the
+	// audit trail. A request whose decision it cannot record is refused.
+	Audit Auditor
 	// Region is the object store's region, where s3seal creates buckets:
 	// reported by HeadBucket and ListBuckets, and the only
 	// LocationConstraint CreateBucket takes. Default us-east-1.
@@ -274,7 +277,7 @@ func (s *Server) serve(op string, need bucketNeed, h handler) http.HandlerFunc {
 			err = checkPayloadMode(op, res)
 		}
 		if err != nil {
-			writeError(w, r, err)
+			writeError(w, r, s.auditRefusal(r, access.Principal{}, op, bucket, key, ruleSignature, err))
 			return
 		}
 		if ri != nil {
@@ -291,12 +294,12 @@ func (s *Server) serve(op string, need bucketNeed, h handler) http.HandlerFunc {
 		}
 		cred := s.cfg.Credentials[res.AccessKey]
 		if err := cred.check(need, bucket); err != nil {
-			writeError(w, r, err)
+			writeError(w, r, s.auditRefusal(r, cred.principal(), op, bucket, key, ruleCredLists, err))
 			return
 		}
 		req := &request{w: w, r: r, bucket: bucket, key: key, auth: res, cred: cred, who: cred.principal()}
 		if err := checkExpectedOwner(r, res.AccessKey); err != nil {
-			writeError(w, r, err)
+			writeError(w, r, s.auditRefusal(r, req.who, op, bucket, key, ruleExpectedOwner, err))
 			return
 		}
 		if err := s.authorize(req, op); err != nil {

@@ -80,6 +80,15 @@
 #   what an earlier one wrote needs it too (get128, range, head and
 #   copy128 put128's, list300 put300's). The 1000 objects the list1000
 #   rows read are written before the first of them.
+#   PUT 4 KiB x 32 clients is scripts/smallops.go with -only-put: 32
+#   clients of 100 PUTs of 4 KiB each, nothing else (3200 PUTs).
+#   S3SEAL_BENCH_AUDIT=1 adds the front s3seal-audit: the same s3seal
+#   with --audit-log (its trail on the same tmpfs, buffered, no fsync:
+#   the default), and after the table the cost of the trail: its time
+#   over s3seal's for each row run (goal for the small PUTs: 1.03 or
+#   less), and `s3seal audit verify` of the trail it wrote. Measure it
+#   with S3SEAL_BENCH_OPS="put32" S3SEAL_BENCH_AUDIT=1 scripts/bench.sh
+#   compare 5.
 #   S3SEAL_BENCH_BASE, an s3seal binary (another build: the commit a
 #   change starts from), adds it as the front s3seal-base beside s3seal,
 #   so that a change is measured against its base in the same run.
@@ -137,7 +146,7 @@ die() { echo "bench.sh: $*" >&2; exit 1; }
 # The one credential pair everything here signs with (loopback only).
 AK=bench SK=bench-secret-key-0123456789
 FRONTS=(direct proxy s3seal crypt)
-declare -A LABEL=([direct]=direct [proxy]=plain-proxy [s3seal]=s3seal [base]=s3seal-base [crypt]=rclone-crypt)
+declare -A LABEL=([direct]=direct [proxy]=plain-proxy [s3seal]=s3seal [base]=s3seal-base [audit]=s3seal-audit [crypt]=rclone-crypt)
 declare -A PID=() PORT=()
 
 # rclone_ok BIN: BIN runs and is rclone 1.65 or later.
@@ -232,13 +241,14 @@ start_front() {
 		start proxy env ROOT_ACCESS_KEY=$AK ROOT_SECRET_KEY=$SK VGW_S3_ACCESS_KEY=$AK VGW_S3_SECRET_KEY=$SK \
 			"$VERSITYGW" --port "127.0.0.1:${PORT[proxy]}" --quiet --keep-alive \
 			s3 --endpoint "http://127.0.0.1:${PORT[direct]}" --use-path-style --disable-checksum --disable-data-integrity-check ;;
-	s3seal | base)
-		local bin=$tmp/s3seal
+	s3seal | base | audit)
+		local bin=$tmp/s3seal extra=()
 		[[ $1 == base ]] && bin=$S3SEAL_BENCH_BASE
+		[[ $1 == audit ]] && extra=(--audit-log "$tmp/audit-data/audit.log" --audit-key-file "$tmp/audit.key")
 		start "$1" env S3SEAL_BACKEND_ACCESS_KEY=$AK S3SEAL_BACKEND_SECRET_KEY=$SK S3SEAL_SECRET_KEY=$SK \
 			"$bin" serve --listen "127.0.0.1:${PORT[$1]}" --data-dir "$tmp/$1-data" \
 			--backend-endpoint "http://127.0.0.1:${PORT[direct]}" --backend-path-style \
-			--key-file "$tmp/master.key" --access-key "$AK" --shutdown-delay 0s ;;
+			--key-file "$tmp/master.key" --access-key "$AK" --shutdown-delay 0s "${extra[@]}" ;;
 	crypt)
 		start crypt "$RCLONE" serve s3 --addr "127.0.0.1:${PORT[crypt]}" --auth-key "$AK,$SK" sealed: ;;
 	esac
@@ -266,13 +276,15 @@ note_rss() {
 start_fronts() {
 	local f
 	for f in "${FRONTS[@]}"; do PORT[$f]=$(free_port); done
-	mkdir -p "$tmp/store" "$tmp/s3seal-data" "$tmp/base-data"
+	mkdir -p "$tmp/store" "$tmp/s3seal-data" "$tmp/base-data" "$tmp/audit-data"
 	head -c 32 /dev/urandom | base64 >"$tmp/master.key"
-	chmod 600 "$tmp/master.key"
+	head -c 32 /dev/urandom | base64 >"$tmp/audit.key"
+	chmod 600 "$tmp/master.key" "$tmp/audit.key"
 	start_front direct
 	start_front proxy
 	start_front s3seal
 	[[ -z ${S3SEAL_BENCH_BASE:-} ]] || start_front base
+	[[ ${S3SEAL_BENCH_AUDIT:-} != 1 ]] || start_front audit
 	if [[ $("$RCLONE" serve s3 --help 2>/dev/null) == *--auth-key* ]]; then
 		# crypt over the store's root, names in the clear as s3seal keeps
 		# them; its own uploads use 16 MiB parts like the client's.
@@ -295,9 +307,9 @@ start_fronts() {
 }
 
 # The operations, in the order they run, and their labels in the table.
-OPS=(put128 put256 get128 range head copy128 put300 mixed32 list1000cold list1000warm list300 list1000restart)
+OPS=(put128 put256 get128 range head copy128 put300 put32 mixed32 list1000cold list1000warm list300 list1000restart)
 declare -A OPLABEL=([put128]="PUT 128 MiB" [put256]="PUT 256 MiB 16M parts" [get128]="GET 128 MiB"
-	[range]="GET 1 MiB range x5" [head]="HEAD x5" [copy128]="COPY 128 MiB" [put300]="PUT 300 x 4 KiB" [mixed32]="MIXED 32 clients" [list1000cold]="LIST 1000 cold"
+	[range]="GET 1 MiB range x5" [head]="HEAD x5" [copy128]="COPY 128 MiB" [put300]="PUT 300 x 4 KiB" [put32]="PUT 4 KiB x 32 clients" [mixed32]="MIXED 32 clients" [list1000cold]="LIST 1000 cold"
 	[list1000warm]="LIST 1000 warm" [list300]="LIST 300" [list1000restart]="LIST 1000 restarted")
 RANGES=(123 7340032 33554431 67108864 133169152) # offsets of the 1 MiB ranges in the 128 MiB object
 
@@ -318,6 +330,10 @@ op_mixed32() {
 	"$tmp/smallops" -endpoint "http://127.0.0.1:${PORT[$1]}" -bucket "bench-$1" -prefix "r$run/mixed" \
 		-clients 32 -iter 40 -access-key "$AK" -secret-key "$SK" >"$tmp/got"
 }
+op_put32() {
+	"$tmp/smallops" -endpoint "http://127.0.0.1:${PORT[$1]}" -bucket "bench-$1" -prefix "r$run/put" \
+		-clients 32 -iter 100 -only-put -access-key "$AK" -secret-key "$SK" >"$tmp/got"
+}
 op_list1000cold() { rc lsf "$2/s1000/" >"$tmp/got"; }
 op_list1000warm() { rc lsf "$2/s1000/" >"$tmp/got"; }
 op_list300() { rc lsf "$2/s300/" >"$tmp/got"; }
@@ -333,17 +349,25 @@ check() {
 	list300) [[ $(wc -l <"$tmp/got") == 300 ]] ;;
 	copy128) grep -Eq '"Size": ?134217728\b' "$tmp/got" ;;
 	mixed32) [[ $(cut -d' ' -f1 "$tmp/got") == "$MIXED_OPS" ]] ;;
+	put32) [[ $(cut -d' ' -f1 "$tmp/got") == 3200 ]] ;;
 	esac || die "run $run: $1 through ${LABEL[$2]} came back wrong"
 }
 
-# timed OP FRONT: runs op_OP through FRONT, appends "OP FRONT start end"
-# (seconds) to $tmp/times, and checks what came back.
+# cpu_ticks NAME: the CPU time (utime + stime, clock ticks) the front's
+# process has used so far.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/${PID[$1]}/stat" 2>/dev/null || echo 0; }
+
+# timed OP FRONT: runs op_OP through FRONT, appends "OP FRONT start end
+# cpu" (seconds, and the front's CPU ticks during it) to $tmp/times, and
+# checks what came back.
 timed() {
-	local t0 t1 remote="c$2:bench-$2/r$run"
+	local t0 t1 c0 c1 remote="c$2:bench-$2/r$run"
+	c0=$(cpu_ticks "$2")
 	t0=$EPOCHREALTIME
 	"op_$1" "$2" "$remote" || die "run $run: $1 through ${LABEL[$2]} failed"
 	t1=$EPOCHREALTIME
-	echo "$1 $2 $t0 $t1" >>"$tmp/times"
+	c1=$(cpu_ticks "$2")
+	echo "$1 $2 $t0 $t1 $((c1 - c0))" >>"$tmp/times"
 	check "$1" "$2"
 }
 
@@ -427,6 +451,36 @@ against_proxy() {
 	}' "$tmp/times"
 }
 
+# against_s3seal: with the s3seal-audit front, its time and its CPU time
+# (its process's utime + stime during the row) over s3seal's, for each
+# row run (min median max), then `s3seal audit verify` of the trail it
+# wrote (each restart continued it). On a busy machine the wall time is
+# mostly the other processes' noise; the CPU time is the process's own.
+against_s3seal() {
+	[[ " ${FRONTS[*]} " == *" audit "* ]] || return 0
+	echo "the audit trail's cost: s3seal --audit-log over s3seal, min median max (goal for PUT 4 KiB x 32 clients: <= 1.03):"
+	awk -v ops="${OPS[*]}" -v labels="$(for o in "${OPS[@]}"; do printf '%s;' "${OPLABEL[$o]}"; done)" '
+	function sort(a, c,   i, j, x) { for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x } }
+	function med(a, c) { return (c % 2) ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2 }
+	{ k = $1 SUBSEP $2; t[k, ++n[k]] = $4 - $3; cpu[k, n[k]] = $5 }
+	END {
+		no = split(ops, o, " "); split(labels, l, ";")
+		for (i = 1; i <= no; i++) {
+			c = n[o[i], "audit"]
+			for (r = 1; r <= c; r++) q[r] = t[o[i], "audit", r] / t[o[i], "s3seal", r]
+			sort(q, c)
+			printf "  %-26s wall time %.3f %.3f %.3f", l[i], q[1], med(q, c), q[c]
+			m = 0
+			for (r = 1; r <= c; r++) if (cpu[o[i], "s3seal", r] > 0) q[++m] = cpu[o[i], "audit", r] / cpu[o[i], "s3seal", r]
+			sort(q, m)
+			if (m) printf ", CPU time %.3f %.3f %.3f", q[1], med(q, m), q[m]
+			printf "\n"
+		}
+	}' "$tmp/times"
+	"$tmp/s3seal" audit verify --audit-key-file "$tmp/audit.key" "$tmp/audit-data/audit.log" ||
+		die "the trail s3seal-audit wrote does not verify"
+}
+
 # check_sealed: the store holds the 128 MiB object as it was sent
 # directly, and as something else through s3seal and rclone crypt.
 check_sealed() {
@@ -476,6 +530,14 @@ compare() {
 		[[ -x $S3SEAL_BENCH_BASE ]] || die "S3SEAL_BENCH_BASE=$S3SEAL_BENCH_BASE is not an executable"
 		FRONTS=(direct proxy s3seal base crypt)
 	fi
+	if [[ ${S3SEAL_BENCH_AUDIT:-} == 1 ]]; then
+		local fs=()
+		for f in "${FRONTS[@]}"; do
+			fs+=("$f")
+			[[ $f == s3seal ]] && fs+=(audit)
+		done
+		FRONTS=("${fs[@]}")
+	fi
 	command -v python3 >/dev/null || die "needs python3 (to find free ports)"
 	find_rclone
 	find_versitygw
@@ -520,6 +582,7 @@ compare() {
 	echo "direct s: the direct times in seconds$( ((runs == 1)) || echo "; min median max over $runs runs")"
 	table "$runs"
 	against_proxy
+	against_s3seal
 	peak_rss
 }
 

@@ -8,7 +8,8 @@
 // aws-sdk-go-v2 client with its defaults (SigV4, the SDK's checksums),
 // path-style, with as many idle connections as clients, so that no
 // front pays for connections the client closed. It prints the number of
-// operations and the seconds they took; any failure exits 1.
+// operations and the seconds they took; any failure exits 1. With
+// -only-put each round is its PUT alone (the small-PUT row).
 //
 //	go run scripts/smallops.go -endpoint http://127.0.0.1:PORT -bucket B -prefix P
 package main
@@ -40,6 +41,7 @@ func main() {
 	size := flag.Int("size", 4096, "object size")
 	ak := flag.String("access-key", "", "access key")
 	sk := flag.String("secret-key", "", "secret key")
+	onlyPut := flag.Bool("only-put", false, "each round is one PUT, nothing else")
 	flag.Parse()
 	if *endpoint == "" || *bucket == "" {
 		fmt.Fprintln(os.Stderr, "smallops: -endpoint and -bucket are needed")
@@ -61,7 +63,7 @@ func main() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := client(ctx, cl, *bucket, fmt.Sprintf("%s/c%02d/", *prefix, c), *iter, *size, &ops); err != nil {
+			if err := client(ctx, cl, *bucket, fmt.Sprintf("%s/c%02d/", *prefix, c), *iter, *size, *onlyPut, &ops); err != nil {
 				errs <- fmt.Errorf("client %d: %w", c, err)
 			}
 		}()
@@ -81,13 +83,17 @@ func main() {
 }
 
 // client runs one client's rounds over the keys under dir.
-func client(ctx context.Context, cl *s3.Client, bucket, dir string, iter, size int, ops *atomic.Int64) error {
+func client(ctx context.Context, cl *s3.Client, bucket, dir string, iter, size int, onlyPut bool, ops *atomic.Int64) error {
 	data := make([]byte, size)
 	for i := range iter {
 		key := fmt.Sprintf("%sk%04d", dir, i)
 		rand.Read(data)
 		if _, err := cl.PutObject(ctx, &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(data)}); err != nil {
 			return fmt.Errorf("PUT %s: %w", key, err)
+		}
+		if onlyPut {
+			ops.Add(1)
+			continue
 		}
 		out, err := cl.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key})
 		if err != nil {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -42,11 +43,19 @@ func (e Effect) String() string {
 // not nil, leaves out the Allow statements it returns true for (a public
 // access block's RestrictPublicBuckets).
 func (p *Policy) Evaluate(r Request, skipAllow func(Statement) bool) Effect {
+	e, _ := p.Decide(r, skipAllow)
+	return e
+}
+
+// Decide is Evaluate, with the index in p.Statements of the statement
+// that decided (the Deny that applies, else the first Allow that
+// applies; -1 with NoOpinion).
+func (p *Policy) Decide(r Request, skipAllow func(Statement) bool) (Effect, int) {
 	if r.Values == nil {
 		r.Values = func(string) ([]string, bool) { return nil, false }
 	}
-	out := NoOpinion
-	for _, st := range p.Statements {
+	out, by := NoOpinion, -1
+	for i, st := range p.Statements {
 		if !st.Deny && (out == Allow || skipAllow != nil && skipAllow(st)) {
 			continue
 		}
@@ -54,11 +63,23 @@ func (p *Policy) Evaluate(r Request, skipAllow func(Statement) bool) Effect {
 			continue
 		}
 		if st.Deny {
-			return Deny
+			return Deny, i
 		}
-		out = Allow
+		out, by = Allow, i
 	}
-	return out
+	return out, by
+}
+
+// Name names the statement for a log: its Sid, else its place in the
+// policy (index from 0).
+func (p *Policy) Name(i int) string {
+	if i < 0 || i >= len(p.Statements) {
+		return ""
+	}
+	if sid := p.Statements[i].Sid; sid != "" {
+		return "Sid " + strconv.Quote(sid)
+	}
+	return "statement " + strconv.Itoa(i)
 }
 
 // applies reports whether the statement covers the request.

@@ -133,6 +133,10 @@ type config struct {
 	PProf               bool // net/http/pprof on the metrics listener
 	// Graceful shutdown: serving on after SIGTERM, then draining.
 	ShutdownDelay, ShutdownTimeout time.Duration
+	// The audit trail (audit.go).
+	AuditLog, AuditKeyFile string
+	AuditLogMaxSize        int64
+	AuditLogSync           bool
 
 	// fromEnv maps each flag whose value came from the environment to
 	// its variable, so that messages name where a value came from.
@@ -259,6 +263,8 @@ func commandFlags(name string, extra func(*flag.FlagSet)) (*config, *flag.FlagSe
 	fs.DurationVar(&c.SourceReadBackoff, "source-read-backoff", 500*time.Millisecond, "first backoff ceiling between copy-source reopens")
 	if name == "serve" {
 		c.LFS.flags(fs, g.start)
+		g.start("Audit trail")
+		c.auditFlags(fs)
 	}
 	g.end()
 	return c, fs, g
@@ -418,6 +424,9 @@ func (c *config) validate() error {
 	}
 	if c.PProf && c.MetricsListen == "" && !c.tool {
 		return usagef("%s needs --metrics-listen: the profiles are served on the metrics listener only, never beside the S3 API, which faces clients", c.src("pprof"))
+	}
+	if err := c.validateAudit(); err != nil {
+		return err
 	}
 	if c.ListCacheEntries < 1 {
 		return usagef("%s: %d is below 1; give at least 1", c.src("list-cache-entries"), c.ListCacheEntries)

@@ -38,6 +38,12 @@ type flagCommand struct {
 // flaglessCommands are the commands of usage that take no flags.
 var flaglessCommands = []string{"keygen", "version"}
 
+// aloneCommands parse their own flags alone, none of serve's, and read
+// no S3SEAL_* variable but those their help names in brackets.
+var aloneCommands = []flagCommand{
+	{"audit verify", func(fs *flag.FlagSet) { new(auditVerifyFlags).define(fs) }},
+}
+
 // configRefTemplate is docs/CONFIGURATION.md's prose around the tables,
 // which {{.Commands}} stands for.
 //
@@ -124,6 +130,20 @@ func writeConfigReference(w io.Writer) error {
 			cmds.WriteString("\n")
 		}
 		fmt.Fprintf(&cmds, "`s3seal %s` also takes `s3seal serve`'s flags of these groups, with the same variables and defaults: %s.\n", c.name, strings.Join(shared, ", "))
+	}
+	for _, c := range aloneCommands {
+		fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+		c.own(fs)
+		fmt.Fprintf(&cmds, "\n## s3seal %s\n\nIt takes none of `s3seal serve`'s flags, and reads only the variables named in its flags' help.\n\n", c.name)
+		fmt.Fprintln(&cmds, "| flag | default | meaning |")
+		fmt.Fprintln(&cmds, "|---|---|---|")
+		fs.VisitAll(func(f *flag.Flag) {
+			def := "*(empty)*"
+			if f.DefValue != "" {
+				def = "`" + f.DefValue + "`"
+			}
+			fmt.Fprintf(&cmds, "| `--%s` | %s | %s |\n", f.Name, def, helpMarkdown(f.Usage))
+		})
 	}
 	var flagless []string
 	for _, n := range flaglessCommands {

@@ -30,6 +30,10 @@ commands:
            --deep, every segment (s3seal verify -h)
   rewrap   wrap every object's data key under another master key, without
            rewriting the data (s3seal rewrap -h)
+  audit verify FILE...
+           prove an audit trail (--audit-log) was not edited: no line
+           changed, removed or reordered, across rotated files given in
+           order (s3seal audit verify -h)
   version  print the version and commit s3seal was built from (also --version)
 `
 
@@ -85,6 +89,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		return rewrap(ctx, args[1:], getenv, stdout, stderr)
+	case "audit":
+		return auditCommand(args[1:], getenv, stdout, stderr)
 	case "keygen":
 		if len(args) > 1 {
 			if a := args[1]; a == "-h" || a == "-help" || a == "--help" {

@@ -70,6 +70,14 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		return err
 	}
 	kr := ks.kr
+	trail, err := openAudit(cfg, log)
+	if err != nil {
+		return err
+	}
+	if trail != nil {
+		defer trail.close()
+		kr = trail.keyring(kr, ks.svc)
+	}
 	creds, err := loadCredentials(cfg, loopback)
 	if err != nil {
 		return err
@@ -134,6 +142,9 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		MaxInFlight: cfg.MaxRequests, MaxInFlightPerKey: cfg.MaxRequestsKey,
 		TransferTimeout: transferTimeout, TransferMinBytes: cfg.TransferMinBytes,
 		Observer: mets, AllowAnonymous: cfg.AllowAnonymous}
+	if trail != nil {
+		apiCfg.Audit = trail.w
+	}
 	if cfg.AllowAnonymous {
 		log.Warn("--allow-anonymous: unsigned requests are served, allowed what a bucket's public ACL or policy grants everyone")
 	}
