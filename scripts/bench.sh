@@ -136,7 +136,9 @@
 #   upload's and the restore's seconds and restore over upload (goal:
 #   1.5 or less, issue 35). S3SEAL_BENCH_BASE, an s3seal binary (the
 #   commit a change starts from), runs the same beside it, on a data dir
-#   of its own.
+#   of its own. Then BenchmarkListPage (backend/embedded): the first and
+#   the last page of 1000 of a bucket of 15,000 keys, and last over first
+#   (1.00: a page costs the same wherever it is).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -842,6 +844,18 @@ restore_bench() {
 			'BEGIN {printf "%-14s %10.1f %10.1f %16.2f\n", f, b - a, c - b, (c - b) / (b - a)}'
 	done
 	echo "goal (issue 35): restore/upload 1.5 or less"
+	echo
+	echo "one listing page of 1000 in a bucket of 15,000 keys on the embedded store (BenchmarkListPage, median of 5 runs):"
+	go test ./backend/embedded -run '^$' -bench 'BenchmarkListPage' -benchtime 20x -count 5 >"$tmp/listpage" ||
+		die "BenchmarkListPage failed: $(tail -5 "$tmp/listpage")"
+	awk '
+	/^BenchmarkListPage\// { split($1, p, "/"); sub(/-[0-9]+$/, "", p[2]); v[p[2], ++n[p[2]]] = $3 }
+	function median(k,   i, j, t, c, a) {
+		c = n[k]; for (i = 1; i <= c; i++) a[i] = v[k, i]
+		for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return a[int((c + 1) / 2)]
+	}
+	END { printf "  first page %.1f ms, last page %.1f ms, last/first %.2f\n", median("first") / 1e6, median("last") / 1e6, median("last") / median("first") }' "$tmp/listpage"
 }
 
 if [[ ${1:-} == restore ]]; then
