@@ -1,6 +1,8 @@
 package embedded
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/spf13/afero"
 )
@@ -82,13 +85,17 @@ func (x *dirIndex) list(dir string) []dirEnt {
 	x.dirs[dir] = mine
 	x.mu.Unlock()
 
-	ents := x.read(dir)
+	ents, whole := x.read(dir)
 
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.dirs[dir] != mine {
+	if x.dirs[dir] != mine || !whole {
 		// Dropped by a change meanwhile (or replaced by another reader):
-		// what was read may predate the change, so it is not kept.
+		// what was read may predate the change, so it is not kept; nor
+		// is a listing the disk did not give whole.
+		if x.dirs[dir] == mine {
+			delete(x.dirs, dir)
+		}
 		return ents
 	}
 	if x.held+len(ents) > maxIndexedEntries {
@@ -100,11 +107,13 @@ func (x *dirIndex) list(dir string) []dirEnt {
 	return ents
 }
 
-// read lists dir from disk, sorted by rel.
-func (x *dirIndex) read(dir string) []dirEnt {
+// read lists dir from disk, sorted by rel, and reports whether the
+// listing is whole: a directory that does not exist (or is a file) is
+// empty, any other error leaves what was read, not to be kept.
+func (x *dirIndex) read(dir string) ([]dirEnt, bool) {
 	des, err := os.ReadDir(filepath.Join(x.root, filepath.FromSlash(dir)))
-	if err != nil && len(des) == 0 {
-		return nil
+	if err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {
+		return nil, true
 	}
 	ents := make([]dirEnt, 0, len(des))
 	for _, de := range des {
@@ -119,7 +128,7 @@ func (x *dirIndex) read(dir string) []dirEnt {
 	}
 	x.entriesRead.Add(int64(len(ents)))
 	sort.Slice(ents, func(i, j int) bool { return ents[i].rel < ents[j].rel })
-	return ents
+	return ents, err == nil
 }
 
 // dropLocked forgets the listing of dir, if held.
@@ -137,10 +146,10 @@ func (x *dirIndex) dropLocked(dir string) {
 // p is or was a directory, p's own. With subtree, also every listing
 // under p (p removed or moved whole).
 func (x *dirIndex) changed(p string, subtree bool) {
-	p = cleanPath(p)
-	if p != "buckets" && !strings.HasPrefix(p, "buckets/") {
+	if !inBuckets(p) {
 		return
 	}
+	p = cleanPath(p)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.dropLocked(path.Dir(p))
@@ -152,6 +161,13 @@ func (x *dirIndex) changed(p string, subtree bool) {
 			}
 		}
 	}
+}
+
+// inBuckets reports whether p (a path under the root) is in the bucket
+// tree.
+func inBuckets(p string) bool {
+	p = cleanPath(p)
+	return p == "buckets" || strings.HasPrefix(p, "buckets/")
 }
 
 // cleanPath is p as the index keys it: slash-separated, relative to the
@@ -209,10 +225,12 @@ func (f indexFs) RemoveAll(name string) error {
 // under both names.
 func (f indexFs) Rename(oldname, newname string) error {
 	err := f.Fs.Rename(oldname, newname)
-	st, serr := f.Fs.Stat(newname)
-	tree := serr == nil && st.IsDir()
-	f.ix.changed(oldname, tree)
-	f.ix.changed(newname, tree)
+	if inBuckets(oldname) || inBuckets(newname) {
+		st, serr := f.Fs.Stat(newname)
+		tree := serr == nil && st.IsDir()
+		f.ix.changed(oldname, tree)
+		f.ix.changed(newname, tree)
+	}
 	return err
 }
 
