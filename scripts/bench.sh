@@ -134,6 +134,20 @@
 #   envelope's size and SHA-256, read back through the Kafka listener for
 #   the Kafka phases, and one blob of each phase downloaded whole. Needs
 #   go, curl, kcat, jq and python3, and about 2 GB of /dev/shm (5 rounds).
+#   scripts/bench.sh restore [FILES]   instead: a tree of FILES small
+#   files (default 15000, in directories of 5 under 30 top-level ones, 8
+#   KiB each; S3SEAL_BENCH_RESTORE_KIB sets the size) uploaded with
+#   `rclone copy` to s3seal on its embedded store (no --backend-endpoint;
+#   data dir under ${TMPDIR:-/var/tmp}) and restored with `rclone copy`
+#   back, checked byte for byte. rclone lists each directory once on each
+#   side (a ListObjectsV2 with delimiter "/"), so the restore costs the
+#   store one listing a directory beside the GETs. The table gives the
+#   upload's and the restore's seconds and restore over upload (goal:
+#   1.5 or less, issue 35). S3SEAL_BENCH_BASE, an s3seal binary (the
+#   commit a change starts from), runs the same beside it, on a data dir
+#   of its own. Then BenchmarkListPage (backend/embedded): the first and
+#   the last page of 1000 of a bucket of 15,000 keys, and last over first
+#   (1.00: a page costs the same wherever it is).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -837,6 +851,81 @@ copy_bench() {
 	}' "$tmp/times"
 }
 
+# ---------------------------------------------------------------------------
+# restore mode: a tree of small files up to s3seal on its embedded store
+# and back, with rclone.
+# ---------------------------------------------------------------------------
+
+# restore_front NAME BIN: starts BIN on its embedded store as front NAME.
+restore_front() {
+	PORT[$1]=$(free_port)
+	mkdir -p "$tmp/$1-data"
+	start "$1" env S3SEAL_SECRET_KEY=$SK "$2" serve --listen "127.0.0.1:${PORT[$1]}" --data-dir "$tmp/$1-data" \
+		--key-file "$tmp/master.key" --access-key "$AK" --shutdown-delay 0s
+	s3_remote "c$1" "${PORT[$1]}"
+	"$RCLONE" mkdir "c$1:restore" || die "creating the bucket through $1 failed"
+}
+
+restore_bench() {
+	local files=${1:-15000} kib=${S3SEAL_BENCH_RESTORE_KIB:-8} f i d t0 t1 t2
+	[[ $files =~ ^[1-9][0-9]*$ && $# -le 1 ]] || die "usage: scripts/bench.sh restore [FILES]"
+	unset AWS_CA_BUNDLE # set on some machines, it breaks clients talking plain HTTP
+	command -v go >/dev/null || die "needs go (to build s3seal)"
+	find_rclone
+	tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/s3seal-restorebench-XXXX") || die "cannot create a directory under ${TMPDIR:-/var/tmp}"
+	trap cleanup EXIT
+	export RCLONE_CONFIG=$tmp/rclone.conf
+	: >"$RCLONE_CONFIG"
+	go build -o "$tmp/s3seal" ./cmd/s3seal || die "building s3seal failed"
+	head -c 32 /dev/urandom | base64 >"$tmp/master.key"
+	chmod 600 "$tmp/master.key"
+	# The tree: 30 top-level directories, directories of 5 files under them.
+	python3 - "$tmp/tree" "$files" "$kib" <<-'PY' || die "making the tree failed"
+		import os, sys
+		root, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) * 1024
+		for i in range(n):
+		    d = os.path.join(root, "t%02d" % (i % 30), "d%04d" % (i // 150))
+		    os.makedirs(d, exist_ok=True)
+		    with open(os.path.join(d, "f%05d.bin" % i), "wb") as f:
+		        f.write(os.urandom(size))
+	PY
+	FRONTS=(s3seal)
+	[[ -z ${S3SEAL_BENCH_BASE:-} ]] || FRONTS+=(base)
+	restore_front s3seal "$tmp/s3seal"
+	[[ -z ${S3SEAL_BENCH_BASE:-} ]] || restore_front base "$S3SEAL_BENCH_BASE"
+	echo "s3seal at $(git describe --always --dirty 2>/dev/null || echo '?'), $("$RCLONE" version | head -1), $files files of $kib KiB in $(find "$tmp/tree" -mindepth 1 -type d | wc -l) directories, data dir on $(df --output=fstype "$tmp" | tail -1), $(nproc) CPUs"
+	printf '%-14s %10s %10s %16s\n' front "upload s" "restore s" "restore/upload"
+	for f in "${FRONTS[@]}"; do
+		t0=$EPOCHREALTIME
+		rc copy "$tmp/tree" "c$f:restore/tree" || die "the upload through ${LABEL[$f]} failed"
+		t1=$EPOCHREALTIME
+		rc copy "c$f:restore/tree" "$tmp/back-$f" || die "the restore through ${LABEL[$f]} failed"
+		t2=$EPOCHREALTIME
+		diff -r "$tmp/tree" "$tmp/back-$f" >/dev/null || die "the restore through ${LABEL[$f]} differs from the tree"
+		rm -rf "$tmp/back-$f"
+		awk -v f="${LABEL[$f]}" -v a="$t0" -v b="$t1" -v c="$t2" \
+			'BEGIN {printf "%-14s %10.1f %10.1f %16.2f\n", f, b - a, c - b, (c - b) / (b - a)}'
+	done
+	echo "goal (issue 35): restore/upload 1.5 or less"
+	echo
+	echo "one listing page of 1000 in a bucket of 15,000 keys on the embedded store (BenchmarkListPage, median of 5 runs):"
+	go test ./backend/embedded -run '^$' -bench 'BenchmarkListPage' -benchtime 20x -count 5 >"$tmp/listpage" ||
+		die "BenchmarkListPage failed: $(tail -5 "$tmp/listpage")"
+	awk '
+	/^BenchmarkListPage\// { split($1, p, "/"); sub(/-[0-9]+$/, "", p[2]); v[p[2], ++n[p[2]]] = $3 }
+	function median(k,   i, j, t, c, a) {
+		c = n[k]; for (i = 1; i <= c; i++) a[i] = v[k, i]
+		for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return a[int((c + 1) / 2)]
+	}
+	END { printf "  first page %.1f ms, last page %.1f ms, last/first %.2f\n", median("first") / 1e6, median("last") / 1e6, median("last") / median("first") }' "$tmp/listpage"
+}
+
+if [[ ${1:-} == restore ]]; then
+	shift
+	restore_bench "$@"
+	exit
+fi
 if [[ ${1:-} == copy ]]; then
 	shift
 	copy_bench "$@"

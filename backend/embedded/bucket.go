@@ -2,10 +2,6 @@ package embedded
 
 import (
 	"net/http"
-	"os"
-	"path"
-	"path/filepath"
-	"strings"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/spf13/afero"
@@ -48,38 +44,6 @@ func (b *fixedBackend) ListBuckets() ([]gofakes3.BucketInfo, error) {
 		out = append(out, gofakes3.BucketInfo{Name: e.Name(), CreationDate: gofakes3.NewContentTime(e.ModTime())})
 	}
 	return out, nil
-}
-
-// listAll lists every object of bucket whose file name starts with prefix,
-// unpaged. s3afero's ListBucket refuses bucket names its own check
-// refuses, so for those (made by createLaxBucket) the files are walked
-// here, with each object's hash read as s3afero reads it.
-func (b *fixedBackend) listAll(bucket, prefix string) (*gofakes3.ObjectList, error) {
-	if gofakes3.ValidateBucketName(bucket) == nil {
-		return b.MultiBucketBackend.ListBucket(bucket, &gofakes3.Prefix{HasPrefix: prefix != "", Prefix: prefix}, gofakes3.ListBucketPage{})
-	}
-	root := path.Join("buckets", bucket)
-	if st, err := b.fs.Stat(root); err != nil || !st.IsDir() {
-		return nil, gofakes3.BucketNotFound(bucket)
-	}
-	out := gofakes3.NewObjectList()
-	err := afero.Walk(b.fs, root, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
-			return err
-		}
-		name := strings.TrimPrefix(filepath.ToSlash(p), root+"/")
-		if !strings.HasPrefix(name, prefix) {
-			return nil
-		}
-		obj, err := b.MultiBucketBackend.HeadObject(bucket, name)
-		if err != nil {
-			return nil // removed while listing
-		}
-		out.Add(&gofakes3.Content{Key: name, LastModified: gofakes3.NewContentTime(info.ModTime()),
-			ETag: gofakes3.FormatETag(obj.Hash), Size: info.Size()})
-		return nil
-	})
-	return out, err
 }
 
 // DeleteBucket holds the tree lock, so that a PUT committing meanwhile

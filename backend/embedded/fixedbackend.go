@@ -6,7 +6,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 
@@ -72,8 +71,9 @@ func sseHeader(k string) bool {
 //
 //   - ListBucket: s3afero ignores max-keys, markers and continuation
 //     tokens (it returns everything, untruncated), reports empty directories
-//     as common prefixes and ignores delimiters other than "/". Here the
-//     matching keys are listed in full and paged in S3 order.
+//     as common prefixes and ignores delimiters other than "/". Here a page
+//     seeks to its marker in a sorted index of the bucket tree's
+//     directories and reads its own entries only (listing.go, dirindex.go).
 //   - PutObject: s3afero writes the body straight over the old object and
 //     merges the old object's metadata into the new one; here a staged
 //     body and its metadata replace it by rename (put.go).
@@ -96,7 +96,8 @@ func sseHeader(k string) bool {
 //     are answered by serveVersions and serveRead.
 type fixedBackend struct {
 	*s3afero.MultiBucketBackend
-	fs afero.Fs // the Fs given to MultiBucket; buckets live in "buckets/"
+	fs afero.Fs  // the Fs given to MultiBucket (an indexFs); buckets live in "buckets/"
+	ix *dirIndex // the bucket tree's sorted directory listings (dirindex.go)
 
 	// tree is held exclusively while a PUT checks its path and renames
 	// its body and metadata into place (commit), while pruning directories
@@ -122,7 +123,8 @@ func newFixedBackend(root string) (*fixedBackend, error) {
 	if err := os.Mkdir(staging, 0o700); err != nil {
 		return nil, err
 	}
-	fs := afero.NewBasePathFs(afero.NewOsFs(), root)
+	ix := newDirIndex(root)
+	fs := indexFs{afero.NewBasePathFs(afero.NewOsFs(), root), ix}
 	if err := fs.MkdirAll("metadata", 0o700); err != nil {
 		return nil, err
 	}
@@ -130,7 +132,7 @@ func newFixedBackend(root string) (*fixedBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fixedBackend{MultiBucketBackend: mb, fs: fs, staging: staging}, nil
+	return &fixedBackend{MultiBucketBackend: mb, fs: fs, ix: ix, staging: staging}, nil
 }
 
 // validKey reports whether key maps onto a file path without aliasing
@@ -273,76 +275,4 @@ func (b *fixedBackend) pruneLocked(bucket, key string) {
 			}
 		}
 	}
-}
-
-// ListBucket lists in S3 order with prefix, delimiter, marker and max-keys
-// applied here. Cost: every key under the prefix is read (with its metadata
-// file) for each page.
-func (b *fixedBackend) ListBucket(bucket string, prefix *gofakes3.Prefix, page gofakes3.ListBucketPage) (*gofakes3.ObjectList, error) {
-	var p gofakes3.Prefix
-	if prefix != nil {
-		p = *prefix
-	}
-	b.tree.RLock()
-	defer b.tree.RUnlock()
-	all, err := b.listAll(bucket, p.Prefix)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range all.Contents {
-		c.Key = s3Key(c.Key)
-	}
-	sort.Slice(all.Contents, func(i, j int) bool { return all.Contents[i].Key < all.Contents[j].Key })
-
-	out := gofakes3.NewObjectList()
-	marker := ""
-	if page.HasMarker {
-		marker = page.Marker
-	}
-	n, lastPrefix, last := int64(0), "", ""
-	for _, c := range all.Contents {
-		if c.Key <= marker || (p.HasPrefix && !strings.HasPrefix(c.Key, p.Prefix)) {
-			continue
-		}
-		item, isPrefix := c.Key, false
-		if p.HasDelimiter {
-			rest := c.Key[len(p.Prefix):]
-			if i := strings.Index(rest, p.Delimiter); i >= 0 {
-				item, isPrefix = p.Prefix+rest[:i+len(p.Delimiter)], true
-				if item <= marker || item == lastPrefix {
-					continue
-				}
-			}
-		}
-		if n >= page.MaxKeys {
-			out.IsTruncated = true
-			out.NextMarker = last
-			break
-		}
-		n++
-		last = item
-		if isPrefix {
-			lastPrefix = item
-			out.AddPrefix(item)
-		} else {
-			out.Add(b.withPartsETag(bucket, c))
-		}
-	}
-	return out, nil
-}
-
-// withPartsETag gives a listed object assembled from parts its multipart
-// ETag and its storage class (one metadata read per listed object).
-func (b *fixedBackend) withPartsETag(bucket string, c *gofakes3.Content) *gofakes3.Content {
-	obj, err := b.MultiBucketBackend.HeadObject(bucket, fsKey(c.Key))
-	if err != nil {
-		return c
-	}
-	if v := obj.Metadata[etagMetaKey]; v != "" {
-		c.ETag = `"` + v + `"`
-	}
-	if v := obj.Metadata["X-Amz-Storage-Class"]; v != "" {
-		c.StorageClass = gofakes3.StorageClass(v)
-	}
-	return c
 }

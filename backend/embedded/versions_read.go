@@ -117,29 +117,26 @@ type versionRow struct {
 
 // allVersions lists every version and delete marker of bucket under
 // prefix, in S3's order: by key, newest first. Cost: every object and
-// version record under the prefix is read, for each page.
+// version record under the prefix is read, for each page (the records are
+// kept by the hash of their key, in no order a page could seek in).
 func (b *fixedBackend) allVersions(bucket, prefix string) ([]versionRow, error) {
 	b.tree.RLock()
 	defer b.tree.RUnlock()
-	all, err := b.listAll(bucket, prefix)
-	if err != nil {
-		return nil, err
+	if !b.bucketDir(bucket) {
+		return nil, gofakes3.BucketNotFound(bucket)
 	}
 	var rows []versionRow
 	currentID := map[string]string{}
-	for _, ct := range all.Contents {
-		key := s3Key(ct.Key)
-		if !strings.HasPrefix(key, prefix) {
-			continue
-		}
+	b.eachKey(bucket, prefix, func(key string) bool {
 		c, err := b.currentOf(bucket, key)
 		if err != nil || !c.exists {
-			continue
+			return true // removed meanwhile
 		}
 		currentID[key] = c.id
 		rows = append(rows, versionRow{Key: key, VersionID: c.id, seq: c.seq, IsLatest: true, Size: c.meta.Size,
 			ETag: storedETag(c.meta), LastModified: c.meta.ModTime, StorageClass: c.meta.Meta["X-Amz-Storage-Class"]})
-	}
+		return true
+	})
 	root := b.versionsRoot(bucket)
 	dirs, _ := afero.ReadDir(b.fs, root)
 	for _, d := range dirs {
