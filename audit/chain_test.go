@@ -296,17 +296,26 @@ func TestTrailWriteFailure(t *testing.T) {
 	w.mu.Lock()
 	w.file.Close() // every write from now on fails
 	w.mu.Unlock()
+	if w.Err() != nil {
+		t.Fatalf("Err before any failure: %v", w.Err())
+	}
 	if err := w.Access(Access{Op: "s3:GetObject"}); err == nil {
 		t.Fatal("a failed write was acknowledged")
 	}
 	if err := w.KeyUse(KeyUse{Op: "wrap"}); err == nil {
 		t.Fatal("a record after a failed write was acknowledged")
 	}
+	if w.Err() == nil {
+		t.Fatal("Err does not report the failure (/readyz would say ready)")
+	}
 	if err := os.Rename(p, p+".1"); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Rotate(); err != nil {
 		t.Fatal(err)
+	}
+	if w.Err() != nil {
+		t.Fatalf("Err after the rotation reopened the trail: %v", w.Err())
 	}
 	if err := w.Access(Access{Op: "s3:GetObject"}); err != nil {
 		t.Fatalf("after the rotation: %v", err)

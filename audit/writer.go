@@ -173,6 +173,15 @@ func (w *Writer) appendLocked(l Line) error {
 	return nil
 }
 
+// Err is the failure every record now fails with, nil while the trail is
+// written (and after a Rotate opened a file again): /readyz reports it,
+// so that a replica refusing every request leaves its load balancer.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
 // fail makes err the writer's sticky error.
 func (w *Writer) fail(err error) error {
 	if w.err == nil {

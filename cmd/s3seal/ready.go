@@ -41,6 +41,9 @@ type readiness struct {
 	// kafka, when set, checks the LFS Kafka listener's brokers: a
 	// replica whose Kafka clients would find no broker is not ready.
 	kafka func(context.Context) error
+	// audit, when set, is the audit trail's failure (audit.Writer.Err):
+	// while it cannot be written every request is refused.
+	audit func() error
 	// store, when set, is asked whether the keyring opens the store's
 	// objects (sealstore.Store.CheckKeyring): at the first probe, then
 	// only after a data key failed to open (KeyFailures moved), so that
@@ -79,6 +82,7 @@ var (
 	errNotReadyCreds   = errors.New("object store: it refuses s3seal's backend credentials (--backend-access-key, --backend-secret-key-file; see the log)")
 	errNotReadyVHost   = errors.New("object store: a bucket's virtual-hosted name (bucket.host) does not resolve: set --backend-path-style if the store serves buckets by path (see the log)")
 	errShuttingDown    = errors.New("shutting down")
+	errNotReadyAudit   = errors.New("audit trail: it cannot be written, and every request is refused until SIGHUP reopens it (see the log)")
 )
 
 // shutdown makes every later check answer "shutting down", at once and
@@ -119,6 +123,11 @@ func (r *readiness) check(ctx context.Context) error {
 
 // probe returns the public reason and the error behind it.
 func (r *readiness) probe(ctx context.Context) (public, err error) {
+	if r.audit != nil {
+		if err := r.audit(); err != nil {
+			return errNotReadyAudit, err
+		}
+	}
 	primary := ""
 	if r.kr != nil {
 		primary, _ = r.kr.External(r.kr.Primary())

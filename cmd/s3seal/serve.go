@@ -143,6 +143,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 		TransferTimeout: transferTimeout, TransferMinBytes: cfg.TransferMinBytes,
 		Observer: mets, AllowAnonymous: cfg.AllowAnonymous}
 	if trail != nil {
+		ready.audit = trail.w.Err
 		apiCfg.Audit = trail.w
 	}
 	if cfg.AllowAnonymous {
