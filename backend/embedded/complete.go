@@ -91,7 +91,7 @@ func (m *mpStore) complete(bucket, key, id string, named []backend.CompletedPart
 	if err != nil {
 		return "", "", err
 	}
-	if err := os.RemoveAll(filepath.Join(m.dir, id)); err != nil {
+	if err := m.removeDir(filepath.Join(m.dir, id)); err != nil {
 		return "", "", err
 	}
 	return etag, string(res.VersionID), nil

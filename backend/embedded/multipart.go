@@ -45,6 +45,13 @@ type mpStore struct {
 	// locks serialise the changes of one upload (striped by upload id):
 	// a part's commit, completion and abort.
 	locks [64]sync.Mutex
+
+	// removeDir removes an ended upload's directory (os.RemoveAll), and
+	// partsRead, when set, runs in parts between reading an upload's
+	// directory and statting its files: tests stop a removal or a
+	// listing half-way there.
+	removeDir func(dir string) error
+	partsRead func(id string)
 }
 
 // mpUpload is upload.json.
@@ -88,7 +95,7 @@ func newMPStore(dir string, fb *fixedBackend) (*mpStore, error) {
 	for _, f := range leftovers {
 		os.Remove(f)
 	}
-	return &mpStore{dir: dir, fb: fb}, nil
+	return &mpStore{dir: dir, fb: fb, removeDir: os.RemoveAll}, nil
 }
 
 func (m *mpStore) lock(id string) *sync.Mutex {
@@ -245,6 +252,9 @@ func (m *mpStore) parts(id string) ([]mpPart, error) {
 	} else if err != nil {
 		return nil, err
 	}
+	if m.partsRead != nil {
+		m.partsRead(id)
+	}
 	byNum := map[int32]mpPart{}
 	for _, e := range entries {
 		num, sum, ok := strings.Cut(e.Name(), ".")
@@ -277,7 +287,7 @@ func (m *mpStore) abort(bucket, key, id string) error {
 	if _, err := m.load(bucket, key, id); err != nil {
 		return err
 	}
-	return os.RemoveAll(filepath.Join(m.dir, id))
+	return m.removeDir(filepath.Join(m.dir, id))
 }
 
 // dropBucket removes the uploads of a deleted bucket.
@@ -289,7 +299,7 @@ func (m *mpStore) dropBucket(bucket string) {
 	for _, up := range ups {
 		mu := m.lock(up.ID)
 		mu.Lock()
-		os.RemoveAll(filepath.Join(m.dir, up.ID))
+		m.removeDir(filepath.Join(m.dir, up.ID))
 		mu.Unlock()
 	}
 }
