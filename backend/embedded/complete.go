@@ -9,7 +9,6 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -91,7 +90,7 @@ func (m *mpStore) complete(bucket, key, id string, named []backend.CompletedPart
 	if err != nil {
 		return "", "", err
 	}
-	if err := os.RemoveAll(filepath.Join(m.dir, id)); err != nil {
+	if err := m.end(id); err != nil {
 		return "", "", err
 	}
 	return etag, string(res.VersionID), nil

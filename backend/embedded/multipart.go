@@ -36,6 +36,10 @@ const (
 // "<part number>.<md5 hex>"; uploads survive a restart. Completion streams
 // the part files into fixedBackend, so memory stays bounded whatever the
 // object's size.
+//
+// An upload that ends (completed, aborted, its bucket deleted) is renamed
+// <dir>/<uploadID>.ended, then removed (end): its readers, which take no
+// lock, find all of it or none of it.
 type mpStore struct {
 	dir string
 	fb  *fixedBackend
@@ -45,6 +49,13 @@ type mpStore struct {
 	// locks serialise the changes of one upload (striped by upload id):
 	// a part's commit, completion and abort.
 	locks [64]sync.Mutex
+
+	// removeDir removes an ended upload's renamed directory (os.RemoveAll),
+	// and partsRead, when set, runs in parts between reading an upload's
+	// directory and statting its files: tests stop a removal or a
+	// listing half-way there.
+	removeDir func(dir string) error
+	partsRead func(id string)
 }
 
 // mpUpload is upload.json.
@@ -88,7 +99,35 @@ func newMPStore(dir string, fb *fixedBackend) (*mpStore, error) {
 	for _, f := range leftovers {
 		os.Remove(f)
 	}
-	return &mpStore{dir: dir, fb: fb}, nil
+	ended, _ := filepath.Glob(filepath.Join(dir, "*"+endedSuffix))
+	for _, d := range ended {
+		os.RemoveAll(d)
+	}
+	return &mpStore{dir: dir, fb: fb, removeDir: os.RemoveAll}, nil
+}
+
+// endedSuffix names the directory of an upload being removed (end); no
+// upload id has it (validUploadID), so nothing reads it as an upload.
+const endedSuffix = ".ended"
+
+// end removes upload id, which was completed or aborted or whose bucket
+// was deleted; the caller holds the upload's lock. One rename takes the
+// whole upload out of its readers' reach, then its files are removed.
+// Readers take no lock (ListParts, ListMultipartUploads, the first check
+// of a part): removed in place, file by file, the upload was seen half
+// gone, upload.json with some of its parts (or none), and a ListParts
+// beside a completion answered a part list short of the parts completed.
+// s3seal completing the same upload on another process took that for
+// parts never uploaded: InvalidPart instead of NoSuchUpload or the
+// object. A failure to remove the renamed files leaves them to the next
+// start (newMPStore); the upload is gone all the same.
+func (m *mpStore) end(id string) error {
+	dir := filepath.Join(m.dir, id)
+	if err := os.Rename(dir, dir+endedSuffix); err != nil {
+		return err
+	}
+	m.removeDir(dir + endedSuffix)
+	return nil
 }
 
 func (m *mpStore) lock(id string) *sync.Mutex {
@@ -237,13 +276,18 @@ func (m *mpStore) uploadPart(bucket, key, id string, n int32, body io.Reader, si
 }
 
 // parts lists the upload's parts in part order. Should a crash have left
-// two files for one part, the newer one counts.
+// two files for one part, the newer one counts. An upload that ended while
+// its files were read (end) is NoSuchUpload: its files can no longer be
+// statted where they were listed.
 func (m *mpStore) parts(id string) ([]mpPart, error) {
 	entries, err := os.ReadDir(filepath.Join(m.dir, id))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, errNoSuchUpload()
 	} else if err != nil {
 		return nil, err
+	}
+	if m.partsRead != nil {
+		m.partsRead(id)
 	}
 	byNum := map[int32]mpPart{}
 	for _, e := range entries {
@@ -265,6 +309,14 @@ func (m *mpStore) parts(id string) ([]mpPart, error) {
 	for _, p := range byNum {
 		out = append(out, p)
 	}
+	// The directory read above is the upload's as a whole, not one
+	// renamed away meanwhile, if upload.json is still there (an upload id
+	// is never reused).
+	if _, err := os.Stat(filepath.Join(m.dir, id, "upload.json")); errors.Is(err, os.ErrNotExist) {
+		return nil, errNoSuchUpload()
+	} else if err != nil {
+		return nil, err
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
 	return out, nil
 }
@@ -277,7 +329,7 @@ func (m *mpStore) abort(bucket, key, id string) error {
 	if _, err := m.load(bucket, key, id); err != nil {
 		return err
 	}
-	return os.RemoveAll(filepath.Join(m.dir, id))
+	return m.end(id)
 }
 
 // dropBucket removes the uploads of a deleted bucket.
@@ -289,7 +341,7 @@ func (m *mpStore) dropBucket(bucket string) {
 	for _, up := range ups {
 		mu := m.lock(up.ID)
 		mu.Lock()
-		os.RemoveAll(filepath.Join(m.dir, up.ID))
+		m.end(up.ID)
 		mu.Unlock()
 	}
 }
