@@ -55,6 +55,9 @@ type RewrapOptions struct {
 	// CopyObject; larger ones are copied part by part (UploadPartCopy).
 	// Default backend.MaxCopySize (S3's 5 GiB); tests set it small.
 	MaxCopySize int64
+	// Listed, when set, is told of the listing's progress. Rewrap reports
+	// the uploads in progress too, which are not listed objects.
+	Listed ListProgress
 }
 
 // RewrapResult is Rewrap's outcome for one object.
@@ -110,10 +113,16 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opt.Concurrency)
+	listed, listedBytes := 0, int64(0)
 	err = s.listAll(gctx, bucket, opt.Prefix, func(e backend.ListEntry) error {
 		if strings.HasPrefix(e.Key, ReservedPrefix) && !strings.HasPrefix(e.Key, BucketDocPrefix) {
 			// Bucket documents are sealed objects like any other (bucketdocs.go).
 			return nil
+		}
+		listed++
+		listedBytes += e.Size
+		if opt.Listed != nil {
+			opt.Listed(listed, listedBytes, false)
 		}
 		g.Go(func() error {
 			r := s.rewrapOne(gctx, bucket, e, opt)
@@ -124,6 +133,9 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 		})
 		return gctx.Err()
 	})
+	if err == nil && opt.Listed != nil {
+		opt.Listed(listed, listedBytes, true)
+	}
 	if werr := g.Wait(); err == nil {
 		err = werr
 	}

@@ -52,6 +52,8 @@ type VerifyOptions struct {
 	Deep bool
 	// Concurrency bounds the objects checked at once. Default 8.
 	Concurrency int
+	// Listed, when set, is told of the listing's progress.
+	Listed ListProgress
 }
 
 // Verify checks every object of bucket under opt.Prefix (s3seal's own keys
@@ -66,10 +68,16 @@ func (s *Store) Verify(ctx context.Context, bucket string, opt VerifyOptions, re
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opt.Concurrency)
+	listed, listedBytes := 0, int64(0)
 	err := s.listAll(gctx, bucket, opt.Prefix, func(e backend.ListEntry) error {
 		if strings.HasPrefix(e.Key, ReservedPrefix) && !strings.HasPrefix(e.Key, BucketDocPrefix) {
 			// Bucket documents are sealed objects like any other (bucketdocs.go).
 			return nil
+		}
+		listed++
+		listedBytes += e.Size
+		if opt.Listed != nil {
+			opt.Listed(listed, listedBytes, false)
 		}
 		g.Go(func() error {
 			r, err := s.verifyOne(gctx, bucket, e, opt.Deep)
@@ -86,6 +94,9 @@ func (s *Store) Verify(ctx context.Context, bucket string, opt VerifyOptions, re
 		})
 		return gctx.Err()
 	})
+	if err == nil && opt.Listed != nil {
+		opt.Listed(listed, listedBytes, true)
+	}
 	if werr := g.Wait(); err == nil || errors.Is(err, context.Canceled) && werr != nil {
 		err = werr
 	}

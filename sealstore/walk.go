@@ -10,6 +10,13 @@ import (
 // Walks of the store's keys and versions that several of sealstore's
 // parts make (bucket documents, manifests, recovery, rewrap, verify, gc).
 
+// ListProgress, when a run over a bucket's objects is given one (Rewrap,
+// Verify), is told as its listing proceeds how many objects it has found
+// that the run will report, and their backend bytes, so far; once more,
+// with complete, when the listing has ended. It is called from the
+// listing's goroutine, after each object: it should only count.
+type ListProgress func(objects int, bytes int64, complete bool)
+
 // listAll calls fn for every object under prefix.
 func (s *Store) listAll(ctx context.Context, bucket, prefix string, fn func(backend.ListEntry) error) error {
 	in := backend.ListInput{Bucket: bucket, V2: true, Prefix: prefix}
