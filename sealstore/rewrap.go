@@ -99,6 +99,8 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 	if opt.MaxCopySize <= 0 {
 		opt.MaxCopySize = backend.MaxCopySize
 	}
+	count := s.startCount(ctx, bucket, opt.Prefix, opt.Listed)
+	defer count.stop(false)
 	if !opt.DryRun && !opt.NoWriters {
 		if err := s.CheckCopyConditions(ctx, bucket); err != nil {
 			return err
@@ -113,17 +115,11 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opt.Concurrency)
-	listed, listedBytes := 0, int64(0)
 	err = s.listAll(gctx, bucket, opt.Prefix, func(e backend.ListEntry) error {
-		if strings.HasPrefix(e.Key, ReservedPrefix) && !strings.HasPrefix(e.Key, BucketDocPrefix) {
-			// Bucket documents are sealed objects like any other (bucketdocs.go).
+		if !walkedObject(e.Key) {
 			return nil
 		}
-		listed++
-		listedBytes += e.Size
-		if opt.Listed != nil {
-			opt.Listed(listed, listedBytes, false)
-		}
+		count.add(e)
 		g.Go(func() error {
 			r := s.rewrapOne(gctx, bucket, e, opt)
 			mu.Lock()
@@ -133,9 +129,7 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 		})
 		return gctx.Err()
 	})
-	if err == nil && opt.Listed != nil {
-		opt.Listed(listed, listedBytes, true)
-	}
+	count.stop(err == nil)
 	if werr := g.Wait(); err == nil {
 		err = werr
 	}

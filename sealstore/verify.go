@@ -65,20 +65,16 @@ func (s *Store) Verify(ctx context.Context, bucket string, opt VerifyOptions, re
 	if opt.Concurrency <= 0 {
 		opt.Concurrency = 8
 	}
+	count := s.startCount(ctx, bucket, opt.Prefix, opt.Listed)
+	defer count.stop(false)
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opt.Concurrency)
-	listed, listedBytes := 0, int64(0)
 	err := s.listAll(gctx, bucket, opt.Prefix, func(e backend.ListEntry) error {
-		if strings.HasPrefix(e.Key, ReservedPrefix) && !strings.HasPrefix(e.Key, BucketDocPrefix) {
-			// Bucket documents are sealed objects like any other (bucketdocs.go).
+		if !walkedObject(e.Key) {
 			return nil
 		}
-		listed++
-		listedBytes += e.Size
-		if opt.Listed != nil {
-			opt.Listed(listed, listedBytes, false)
-		}
+		count.add(e)
 		g.Go(func() error {
 			r, err := s.verifyOne(gctx, bucket, e, opt.Deep)
 			if err != nil {
@@ -94,9 +90,7 @@ func (s *Store) Verify(ctx context.Context, bucket string, opt VerifyOptions, re
 		})
 		return gctx.Err()
 	})
-	if err == nil && opt.Listed != nil {
-		opt.Listed(listed, listedBytes, true)
-	}
+	count.stop(err == nil)
 	if werr := g.Wait(); err == nil || errors.Is(err, context.Canceled) && werr != nil {
 		err = werr
 	}
