@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/s3seal/s3seal/internal/progress"
+	"github.com/s3seal/s3seal/sealstore"
 )
 
 // The progress of rewrap, verify and gc on stderr, as rclone and restic
@@ -86,6 +87,7 @@ type progressSetup struct {
 // cmdProgress is a command's progress display.
 type cmdProgress struct {
 	r       *progress.Reporter
+	off     bool // nothing shown
 	ownsTTY bool // drawn in place: lines to the same terminal go through r
 }
 
@@ -102,14 +104,20 @@ func newProgress(stderr io.Writer, getenv func(string) string, pf progressFlag, 
 	case s.every > 0:
 		opt.Mode = progress.Lines
 	}
-	return &cmdProgress{r: progress.Start(stderr, opt), ownsTTY: opt.Mode == progress.Live}
+	return &cmdProgress{r: progress.Start(stderr, opt), off: opt.Mode == progress.Off, ownsTTY: opt.Mode == progress.Live}
 }
 
 // add counts one object (or entry) done, of size bytes.
 func (p *cmdProgress) add(size int64) { p.r.Add(1, size) }
 
-// listed is the sealstore.ListProgress of the run's listing.
-func (p *cmdProgress) listed(n int, bytes int64, complete bool) { p.r.Listed(n, bytes, complete) }
+// listing is the run's sealstore.ListProgress: nil when nothing is shown,
+// which spares the store the count's listing.
+func (p *cmdProgress) listing() sealstore.ListProgress {
+	if p.off {
+		return nil
+	}
+	return p.r.Listed
+}
 
 // examined counts one entry gc looked at.
 func (p *cmdProgress) examined() { p.r.Add(1, 0) }

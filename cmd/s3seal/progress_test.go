@@ -12,7 +12,9 @@ import (
 
 // TestProgressWithoutTerminal: with stderr no terminal, verify draws
 // nothing in place: no line of progress at all below --progress-every,
-// a line each --progress-every objects (with the total once listed),
+// a line each --progress-every objects (its total, "of N", depends on
+// how far the count beside the run has got: internal/progress's tests
+// show it),
 // none with --no-progress; --progress draws in place all the same and
 // leaves its last frame. The summary on stdout is the same each time.
 func TestProgressWithoutTerminal(t *testing.T) {
@@ -37,7 +39,7 @@ func TestProgressWithoutTerminal(t *testing.T) {
 	}
 	_, stderr := verifyRun("--progress-every", "2")
 	if lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n"); len(lines) != 1 || strings.Contains(stderr, "\r") ||
-		!strings.HasPrefix(lines[0], "progress: 2 objects, ") || !strings.Contains(lines[0], " of ") || !strings.HasSuffix(lines[0], "(verify bkt)") {
+		!strings.HasPrefix(lines[0], "progress: 2 objects, ") || !strings.HasSuffix(lines[0], "(verify bkt)") {
 		t.Errorf("--progress-every 2: %q", stderr)
 	}
 	if _, stderr := verifyRun("--progress-every", "1", "--no-progress"); stderr != "" {

@@ -105,7 +105,7 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 		sum.To = "their KMS keys' current versions"
 	}
 	opt := sealstore.RewrapOptions{Prefix: prefix, To: to, Latest: latest, DryRun: dry, Concurrency: conc, MaxCopySize: maxCopy, NoWriters: noWriters,
-		Listed: prog.listed}
+		Listed: prog.listing()}
 	err = st.Rewrap(ctx, bucket, opt, func(r sealstore.RewrapResult) {
 		prog.add(r.Size)
 		sum.Objects++

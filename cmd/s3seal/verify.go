@@ -84,7 +84,7 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 	rep := verifyReport{Bucket: bucket, Prefix: prefix, Deep: deep, Problems: []verifyProblem{}, Keys: map[string]int{}}
 	prog := newProgress(stderr, getenv, vf.prog, progressSetup{label: "verify " + bucket, bytes: true, byBytes: deep, every: every})
 	stdout = prog.writer(stdout)
-	err = st.Verify(ctx, bucket, sealstore.VerifyOptions{Prefix: prefix, Deep: deep, Concurrency: conc, Listed: prog.listed}, func(r sealstore.VerifyResult) {
+	err = st.Verify(ctx, bucket, sealstore.VerifyOptions{Prefix: prefix, Deep: deep, Concurrency: conc, Listed: prog.listing()}, func(r sealstore.VerifyResult) {
 		prog.add(r.Size)
 		rep.Objects++
 		rep.Bytes += r.Size
