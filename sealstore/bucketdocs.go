@@ -462,7 +462,7 @@ func (s *Store) DeleteBucketDoc(ctx context.Context, bucket, name string) error 
 // gcBucketDocs finds every document of the bucket, whatever its age: a
 // step of DeleteBucket's clean-up only (a bucket that goes takes its
 // documents with it), never of GC.
-func (s *Store) gcBucketDocs(ctx context.Context, bucket string, _ time.Time) ([]Garbage, error) {
+func (s *Store) gcBucketDocs(ctx context.Context, bucket string, _ time.Time, _ func()) ([]Garbage, error) {
 	var found []Garbage
 	err := s.listAll(ctx, bucket, BucketDocPrefix, func(e backend.ListEntry) error {
 		found = append(found, Garbage{Kind: "bucket-doc", Key: e.Key, Reason: "a document of the bucket being deleted"})

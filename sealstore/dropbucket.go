@@ -139,7 +139,7 @@ func (s *Store) cleanBucket(ctx context.Context, bucket string) error {
 	if versioned {
 		steps = append(steps, s.gcHidden)
 	}
-	found, err := s.findGarbage(ctx, bucket, cutoff, steps...)
+	found, err := s.findGarbage(ctx, bucket, cutoff, nil, steps...)
 	if err != nil {
 		return err
 	}

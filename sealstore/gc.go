@@ -21,6 +21,11 @@ type GCOptions struct {
 	Delete bool
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Examined, when set, is called once for each entry a step has
+	// looked at (a manifest, an upload's state object, a backend upload,
+	// a probe, a key's versions), from GC's goroutine: a count of the
+	// work done, for a progress display.
+	Examined func()
 }
 
 // Garbage is one thing GC found that nothing refers to.
@@ -67,20 +72,26 @@ func (s *Store) GC(ctx context.Context, bucket string, opt GCOptions) ([]Garbage
 	if versioned {
 		steps = append(steps, s.gcHidden)
 	}
-	found, err := s.findGarbage(ctx, bucket, opt.Now().Add(-opt.MinAge), steps...)
+	found, err := s.findGarbage(ctx, bucket, opt.Now().Add(-opt.MinAge), opt.Examined, steps...)
 	if err != nil || !opt.Delete {
 		return found, err
 	}
 	return found, s.removeGarbage(ctx, bucket, found, versioned)
 }
 
-type gcStep func(context.Context, string, time.Time) ([]Garbage, error)
+// gcStep looks for one kind of garbage older than cutoff, calling seen
+// for each entry it looked at.
+type gcStep func(ctx context.Context, bucket string, cutoff time.Time, seen func()) ([]Garbage, error)
 
-// findGarbage runs the steps in order and collects what they found.
-func (s *Store) findGarbage(ctx context.Context, bucket string, cutoff time.Time, steps ...gcStep) ([]Garbage, error) {
+// findGarbage runs the steps in order and collects what they found;
+// seen (nil: none) is told of each entry a step looked at.
+func (s *Store) findGarbage(ctx context.Context, bucket string, cutoff time.Time, seen func(), steps ...gcStep) ([]Garbage, error) {
+	if seen == nil {
+		seen = func() {}
+	}
 	var found []Garbage
 	for _, step := range steps {
-		g, err := step(ctx, bucket, cutoff)
+		g, err := step(ctx, bucket, cutoff, seen)
 		if err != nil {
 			return found, err
 		}
@@ -126,9 +137,10 @@ func (s *Store) removeGarbage(ctx context.Context, bucket string, found []Garbag
 // no completion can use them any more, and the object at their key is not
 // made of their parts (it is gone, or another object, or this upload's
 // object made of other parts whose own manifest is there).
-func (s *Store) gcManifests(ctx context.Context, bucket string, cutoff time.Time) ([]Garbage, error) {
+func (s *Store) gcManifests(ctx context.Context, bucket string, cutoff time.Time, seen func()) ([]Garbage, error) {
 	var found []Garbage
 	err := s.listAll(ctx, bucket, manifestsPrefix, func(e backend.ListEntry) error {
+		seen()
 		if e.LastModified.After(cutoff) {
 			return nil
 		}
@@ -210,11 +222,12 @@ func (s *Store) manifestGarbage(ctx context.Context, bucket, mkey string, meta m
 	return "its upload is over and no version at " + string(key) + " is made of its parts", nil
 }
 
-func (s *Store) gcUploadState(ctx context.Context, bucket string, cutoff time.Time) ([]Garbage, error) {
+func (s *Store) gcUploadState(ctx context.Context, bucket string, cutoff time.Time, seen func()) ([]Garbage, error) {
 	var found []Garbage
 	var cur string // the upload prefix being looked at, and whether it is dead
 	dead := false
 	err := s.listAll(ctx, bucket, uploadsPrefix, func(e backend.ListEntry) error {
+		seen()
 		rest := strings.TrimPrefix(e.Key, uploadsPrefix)
 		dir, _, _ := strings.Cut(rest, "/")
 		prefix := uploadsPrefix + dir + "/"
@@ -263,9 +276,10 @@ func (s *Store) uploadGone(ctx context.Context, bucket, prefix string, cutoff ti
 // copies the store was making when their s3seal stopped. It goes by
 // upload id, never by the key the backend lists: some stores list a key
 // they cannot put in XML (a carriage return) mangled.
-func (s *Store) gcUploads(ctx context.Context, bucket string, cutoff time.Time) ([]Garbage, error) {
+func (s *Store) gcUploads(ctx context.Context, bucket string, cutoff time.Time, seen func()) ([]Garbage, error) {
 	stated, copies := map[string]bool{}, map[string]bool{}
 	err := s.listAll(ctx, bucket, uploadsPrefix, func(e backend.ListEntry) error {
+		seen()
 		if !strings.HasSuffix(e.Key, "/"+infoName) {
 			return nil
 		}
@@ -307,6 +321,7 @@ func (s *Store) gcUploads(ctx context.Context, bucket string, cutoff time.Time) 
 			return found, err
 		}
 		for _, u := range out.Uploads {
+			seen()
 			if u.Initiated.After(cutoff) || stated[u.UploadID] {
 				continue
 			}
@@ -331,9 +346,10 @@ func (s *Store) gcUploads(ctx context.Context, bucket string, cutoff time.Time) 
 }
 
 // gcProbes finds the scratch objects of rewrap probes older than cutoff.
-func (s *Store) gcProbes(ctx context.Context, bucket string, cutoff time.Time) ([]Garbage, error) {
+func (s *Store) gcProbes(ctx context.Context, bucket string, cutoff time.Time, seen func()) ([]Garbage, error) {
 	var found []Garbage
 	err := s.listAll(ctx, bucket, probePrefix, func(e backend.ListEntry) error {
+		seen()
 		if !e.LastModified.After(cutoff) {
 			found = append(found, Garbage{Kind: "probe", Key: e.Key, Reason: "a rewrap probe's scratch object"})
 		}

@@ -40,7 +40,7 @@ func (s *Store) bucketVersioned(ctx context.Context, bucket string) (bool, error
 //     there, so a deleted one is never read again;
 //   - manifests, when no upload or version needs them (manifestGarbage,
 //     on the newest version's metadata); one still needed is left alone.
-func (s *Store) gcHidden(ctx context.Context, bucket string, cutoff time.Time) ([]Garbage, error) {
+func (s *Store) gcHidden(ctx context.Context, bucket string, cutoff time.Time, seen func()) ([]Garbage, error) {
 	var found []Garbage
 	var group []backend.VersionEntry // one key's entries, latest first
 	flush := func() error {
@@ -49,6 +49,7 @@ func (s *Store) gcHidden(ctx context.Context, bucket string, cutoff time.Time) (
 		}
 		g, ok, err := s.judgeHidden(ctx, bucket, cutoff, group)
 		group = nil
+		seen()
 		if ok {
 			found = append(found, g)
 		}

@@ -55,6 +55,9 @@ type RewrapOptions struct {
 	// CopyObject; larger ones are copied part by part (UploadPartCopy).
 	// Default backend.MaxCopySize (S3's 5 GiB); tests set it small.
 	MaxCopySize int64
+	// Listed, when set, is told of the listing's progress. Rewrap reports
+	// the uploads in progress too, which are not listed objects.
+	Listed ListProgress
 }
 
 // RewrapResult is Rewrap's outcome for one object.
@@ -96,6 +99,8 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 	if opt.MaxCopySize <= 0 {
 		opt.MaxCopySize = backend.MaxCopySize
 	}
+	count := s.startCount(ctx, bucket, opt.Prefix, opt.Listed)
+	defer count.stop(false)
 	if !opt.DryRun && !opt.NoWriters {
 		if err := s.CheckCopyConditions(ctx, bucket); err != nil {
 			return err
@@ -111,10 +116,10 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opt.Concurrency)
 	err = s.listAll(gctx, bucket, opt.Prefix, func(e backend.ListEntry) error {
-		if strings.HasPrefix(e.Key, ReservedPrefix) && !strings.HasPrefix(e.Key, BucketDocPrefix) {
-			// Bucket documents are sealed objects like any other (bucketdocs.go).
+		if !walkedObject(e.Key) {
 			return nil
 		}
+		count.add(e)
 		g.Go(func() error {
 			r := s.rewrapOne(gctx, bucket, e, opt)
 			mu.Lock()
@@ -124,6 +129,7 @@ func (s *Store) Rewrap(ctx context.Context, bucket string, opt RewrapOptions, re
 		})
 		return gctx.Err()
 	})
+	count.stop(err == nil)
 	if werr := g.Wait(); err == nil {
 		err = werr
 	}

@@ -52,6 +52,8 @@ type VerifyOptions struct {
 	Deep bool
 	// Concurrency bounds the objects checked at once. Default 8.
 	Concurrency int
+	// Listed, when set, is told of the listing's progress.
+	Listed ListProgress
 }
 
 // Verify checks every object of bucket under opt.Prefix (s3seal's own keys
@@ -63,14 +65,16 @@ func (s *Store) Verify(ctx context.Context, bucket string, opt VerifyOptions, re
 	if opt.Concurrency <= 0 {
 		opt.Concurrency = 8
 	}
+	count := s.startCount(ctx, bucket, opt.Prefix, opt.Listed)
+	defer count.stop(false)
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(opt.Concurrency)
 	err := s.listAll(gctx, bucket, opt.Prefix, func(e backend.ListEntry) error {
-		if strings.HasPrefix(e.Key, ReservedPrefix) && !strings.HasPrefix(e.Key, BucketDocPrefix) {
-			// Bucket documents are sealed objects like any other (bucketdocs.go).
+		if !walkedObject(e.Key) {
 			return nil
 		}
+		count.add(e)
 		g.Go(func() error {
 			r, err := s.verifyOne(gctx, bucket, e, opt.Deep)
 			if err != nil {
@@ -86,6 +90,7 @@ func (s *Store) Verify(ctx context.Context, bucket string, opt VerifyOptions, re
 		})
 		return gctx.Err()
 	})
+	count.stop(err == nil)
 	if werr := g.Wait(); err == nil || errors.Is(err, context.Canceled) && werr != nil {
 		err = werr
 	}

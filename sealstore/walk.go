@@ -10,6 +10,87 @@ import (
 // Walks of the store's keys and versions that several of sealstore's
 // parts make (bucket documents, manifests, recovery, rewrap, verify, gc).
 
+// ListProgress is told, when a run over a bucket's objects is given one
+// (Rewrap, Verify), how many objects the run takes and their backend
+// bytes: as a listing of its own (countObjects) proceeds, then, with
+// complete, the total; last, once the run's listing has ended, the exact
+// total of what it listed. It is called from one goroutine at a time and
+// should only count.
+type ListProgress func(objects int, bytes int64, complete bool)
+
+// walkedObject reports whether a run over a bucket's objects (Rewrap,
+// Verify) takes key: not s3seal's own keys, except the bucket's
+// documents, which are sealed objects like any other (bucketdocs.go).
+func walkedObject(key string) bool {
+	return !strings.HasPrefix(key, ReservedPrefix) || strings.HasPrefix(key, BucketDocPrefix)
+}
+
+// countObjects tells told, as it lists them, how many objects under prefix
+// a run takes, and their bytes, then with complete the total. Beside the
+// run it tells the total long before the run's own listing, which waits
+// for the work, reaches the end (for a progress display's time left), for
+// one more LIST per 1000 objects. It stops at the first failure (told no
+// total) or when ctx ends.
+func (s *Store) countObjects(ctx context.Context, bucket, prefix string, told ListProgress) {
+	n, b := 0, int64(0)
+	err := s.listAll(ctx, bucket, prefix, func(e backend.ListEntry) error {
+		if walkedObject(e.Key) {
+			n++
+			b += e.Size
+			told(n, b, false)
+		}
+		return nil
+	})
+	if err == nil {
+		told(n, b, true)
+	}
+}
+
+// objectCount is a run's count of the objects it takes: countObjects
+// beside it, then its own total.
+type objectCount struct {
+	told   ListProgress // nil: no count
+	n      int
+	bytes  int64
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startCount starts countObjects beside a run when told is set.
+func (s *Store) startCount(ctx context.Context, bucket, prefix string, told ListProgress) *objectCount {
+	c := &objectCount{told: told}
+	if told == nil {
+		return c
+	}
+	ctx, c.cancel = context.WithCancel(ctx)
+	c.done = make(chan struct{})
+	go func() {
+		defer close(c.done)
+		s.countObjects(ctx, bucket, prefix, told)
+	}()
+	return c
+}
+
+// add counts an object the run's listing found.
+func (c *objectCount) add(e backend.ListEntry) {
+	c.n++
+	c.bytes += e.Size
+}
+
+// stop ends the count beside the run; with listed (the run's listing
+// ended) it tells the run's own total.
+func (c *objectCount) stop(listed bool) {
+	if c.told == nil || c.cancel == nil {
+		return
+	}
+	c.cancel()
+	<-c.done
+	c.cancel = nil
+	if listed {
+		c.told(c.n, c.bytes, true)
+	}
+}
+
 // listAll calls fn for every object under prefix.
 func (s *Store) listAll(ctx context.Context, bucket, prefix string, fn func(backend.ListEntry) error) error {
 	in := backend.ListInput{Bucket: bucket, V2: true, Prefix: prefix}

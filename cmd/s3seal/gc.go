@@ -19,6 +19,7 @@ type gcFlags struct {
 	buckets string
 	del     bool
 	minAge  time.Duration
+	prog    progressFlag
 }
 
 // define defines gc's own flags on fs.
@@ -26,6 +27,7 @@ func (gf *gcFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&gf.buckets, "bucket", "", "comma-separated buckets to collect (default: every bucket)")
 	fs.BoolVar(&gf.del, "delete", false, "remove what is found (default: only print it)")
 	fs.DurationVar(&gf.minAge, "min-age", 24*time.Hour, "leave alone anything younger (uploads and completions in progress); 0s only while no s3seal serves the buckets")
+	gf.prog.register(fs, false)
 }
 
 // gc finds (and with --delete removes) what s3seal left in the backend that
@@ -83,8 +85,11 @@ func gc(ctx context.Context, args []string, getenv func(string) string, stdout, 
 	}
 	total, failed := 0, false
 	var missing []string // "bucket B does not exist", for each such bucket
-	for _, b := range buckets {
-		found, err := st.GC(ctx, b, sealstore.GCOptions{MinAge: gf.minAge, Delete: gf.del})
+	prog := newProgress(stderr, getenv, gf.prog, progressSetup{unit: "entries"})
+	stdout, stderr = prog.writer(stdout), prog.writer(stderr)
+	for i, b := range buckets {
+		prog.r.SetLabel(fmt.Sprintf("gc %s (bucket %d of %d)", b, i+1, len(buckets)))
+		found, err := st.GC(ctx, b, sealstore.GCOptions{MinAge: gf.minAge, Delete: gf.del, Examined: prog.examined})
 		for _, g := range found {
 			if gf.del && !g.Removed {
 				fmt.Fprintf(stderr, "s3seal: could not remove %s %s/%s: %v\n", g.Kind, b, g.Key, g.Err)
@@ -108,6 +113,8 @@ func gc(ctx context.Context, args []string, getenv func(string) string, stdout, 
 			}
 		}
 	}
+	prog.r.SetLabel(fmt.Sprintf("gc of %d bucket(s)", len(buckets)))
+	prog.done()
 	fmt.Fprintf(stdout, "%d %s in %d bucket(s)", total, map[bool]string{true: "removed", false: "to remove"}[gf.del], len(buckets)-len(missing))
 	for _, m := range missing {
 		fmt.Fprintf(stdout, "; %s", m)

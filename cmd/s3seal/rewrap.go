@@ -49,6 +49,7 @@ type rewrapFlags struct {
 	dry, asJSON, noWriters, latest bool
 	every, conc                    int
 	maxCopy                        int64
+	prog                           progressFlag
 }
 
 // define defines rewrap's own flags on fs.
@@ -63,6 +64,7 @@ func (rf *rewrapFlags) define(fs *flag.FlagSet) {
 	fs.IntVar(&rf.conc, "concurrency", 8, "objects rewrapped at once")
 	fs.BoolVar(&rf.noWriters, "no-concurrent-writers", false, "promise that no client writes to the bucket during the run; needed only on an object store that ignores x-amz-copy-source-if-match")
 	fs.Int64Var(&rf.maxCopy, "max-copy-size", backend.MaxCopySize, "largest object the backend copies in one request; larger ones are copied part by part")
+	rf.prog.register(fs, true)
 }
 
 // rewrap wraps every object's data key under another master key
@@ -97,11 +99,13 @@ func rewrap(ctx context.Context, args []string, getenv func(string) string, stdo
 		return usageExit(usagef("--to: key id %q is not in the keyring", to), stderr)
 	}
 	sum := rewrapSummary{Bucket: bucket, Prefix: prefix, To: to, DryRun: dry, Counts: map[string]int{}, Problems: []rewrapProblem{}}
-	prog := newProgress(stderr, every)
+	prog := newProgress(stderr, getenv, rf.prog, progressSetup{label: "rewrap " + bucket, bytes: true, every: every})
+	stdout = prog.writer(stdout)
 	if latest {
 		sum.To = "their KMS keys' current versions"
 	}
-	opt := sealstore.RewrapOptions{Prefix: prefix, To: to, Latest: latest, DryRun: dry, Concurrency: conc, MaxCopySize: maxCopy, NoWriters: noWriters}
+	opt := sealstore.RewrapOptions{Prefix: prefix, To: to, Latest: latest, DryRun: dry, Concurrency: conc, MaxCopySize: maxCopy, NoWriters: noWriters,
+		Listed: prog.listing()}
 	err = st.Rewrap(ctx, bucket, opt, func(r sealstore.RewrapResult) {
 		prog.add(r.Size)
 		sum.Objects++

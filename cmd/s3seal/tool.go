@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -59,43 +58,4 @@ func lockEmbedded(cfg *config) (unlock func(), err error) {
 		return func() {}, nil
 	}
 	return lockDataDir(cfg.DataDir)
-}
-
-// progress writes "N objects, B bytes" to w: rewritten in place on a
-// terminal at most every 1000 objects, as a line every `every` objects
-// otherwise (0: never).
-type progress struct {
-	w       io.Writer
-	tty     bool
-	every   int
-	objects int
-	bytes   int64
-}
-
-func newProgress(w io.Writer, every int) *progress {
-	p := &progress{w: w, every: every}
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
-	}
-	return p
-}
-
-func (p *progress) add(size int64) {
-	p.objects++
-	p.bytes += size
-	switch {
-	case p.tty && (p.objects%100 == 0 || p.objects < 100):
-		fmt.Fprintf(p.w, "\r%d objects, %d bytes", p.objects, p.bytes)
-	case !p.tty && p.every > 0 && p.objects%p.every == 0:
-		fmt.Fprintf(p.w, "progress: %d objects, %d bytes\n", p.objects, p.bytes)
-	}
-}
-
-// done ends the line a terminal progress was drawing on.
-func (p *progress) done() {
-	if p.tty && p.objects > 0 {
-		fmt.Fprintf(p.w, "\r%d objects, %d bytes\n", p.objects, p.bytes)
-	}
 }

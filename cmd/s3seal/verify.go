@@ -46,6 +46,7 @@ type verifyFlags struct {
 	bucket, prefix string
 	deep, asJSON   bool
 	every, conc    int
+	prog           progressFlag
 }
 
 // define defines verify's own flags on fs.
@@ -56,6 +57,7 @@ func (vf *verifyFlags) define(fs *flag.FlagSet) {
 	fs.BoolVar(&vf.asJSON, "json", false, "print a JSON report on stdout")
 	fs.IntVar(&vf.every, "progress-every", 1000, "print a progress line on stderr every N objects when stderr is not a terminal (0: never)")
 	fs.IntVar(&vf.conc, "concurrency", 8, "objects checked at once")
+	vf.prog.register(fs, true)
 }
 
 // verify checks every object of a bucket (sealstore.Store.Verify): exit
@@ -80,8 +82,9 @@ func verify(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	defer closeStore()
 	rep := verifyReport{Bucket: bucket, Prefix: prefix, Deep: deep, Problems: []verifyProblem{}, Keys: map[string]int{}}
-	prog := newProgress(stderr, every)
-	err = st.Verify(ctx, bucket, sealstore.VerifyOptions{Prefix: prefix, Deep: deep, Concurrency: conc}, func(r sealstore.VerifyResult) {
+	prog := newProgress(stderr, getenv, vf.prog, progressSetup{label: "verify " + bucket, bytes: true, byBytes: deep, every: every})
+	stdout = prog.writer(stdout)
+	err = st.Verify(ctx, bucket, sealstore.VerifyOptions{Prefix: prefix, Deep: deep, Concurrency: conc, Listed: prog.listing()}, func(r sealstore.VerifyResult) {
 		prog.add(r.Size)
 		rep.Objects++
 		rep.Bytes += r.Size

@@ -81,7 +81,7 @@ const noAccessHTTP = "access decides from plain inputs: s3api reads the request 
 var layersTable = table{
 	rows: map[string]rule{
 		// The binary: configuration and start-up build every piece.
-		"cmd/s3seal": {may: []string{"audit", "backend", "backend/embedded", "crypto", "internal/reqid", "kms", "kms/awskms", "kms/pkcs11", "kms/vault",
+		"cmd/s3seal": {may: []string{"audit", "backend", "backend/embedded", "crypto", "internal/progress", "internal/reqid", "kms", "kms/awskms", "kms/pkcs11", "kms/vault",
 			"lfs", "lfs/brokers", "lfs/kafkaproxy", "metrics", "retry", "s3api", "sealstore"}},
 
 		// The S3 front reaches the store only through sealstore. Its tests build the whole stack on the
@@ -131,11 +131,13 @@ var layersTable = table{
 		// Beside the stack: metrics implements the Observer interfaces of
 		// s3api, sealstore and retry without importing them (its tests
 		// check that it does); s3api and cmd/s3seal import reqid,
-		// sealstore's and lfs's periodic chores tick.
-		"metrics":         {testMay: []string{"retry", "s3api", "sealstore"}},
-		"internal/reqid":  {},
-		"internal/tick":   {},
-		"internal/layers": {},
+		// sealstore's and lfs's periodic chores tick, the commands over a
+		// bucket show progress.
+		"metrics":           {testMay: []string{"retry", "s3api", "sealstore"}},
+		"internal/reqid":    {},
+		"internal/tick":     {},
+		"internal/progress": {},
+		"internal/layers":   {},
 
 		// The audit trail: its writer and verifier, on plain records that
 		// s3api and cmd/s3seal hand it; nothing of the module.
@@ -158,10 +160,11 @@ var layersTable = table{
 		// with it (presign.go).
 		"github.com/aws/aws-sdk-go-v2":      {"backend", "lfs", "kms/awskms"},
 		"github.com/aws/smithy-go":          {"backend", "kms/awskms"},
-		"github.com/johannesboyne/gofakes3": {"backend/embedded"}, // the embedded store's engine
-		"github.com/xdg-go/scram":           {"lfs/kafkaproxy"},   // the Kafka listener's SCRAM server
-		"github.com/miekg/pkcs11":           {"kms/pkcs11"},       // cgo: linked only into a PKCS#11 build
-		"github.com/hashicorp/vault/api":    {"kms/vault"},        // Vault's client, for Transit
+		"github.com/johannesboyne/gofakes3": {"backend/embedded"},  // the embedded store's engine
+		"github.com/xdg-go/scram":           {"lfs/kafkaproxy"},    // the Kafka listener's SCRAM server
+		"github.com/miekg/pkcs11":           {"kms/pkcs11"},        // cgo: linked only into a PKCS#11 build
+		"github.com/hashicorp/vault/api":    {"kms/vault"},         // Vault's client, for Transit
+		"golang.org/x/term":                 {"internal/progress"}, // whether stderr is a terminal, and its width
 	},
 	known: knownViolations,
 }
