@@ -83,6 +83,11 @@ type Line struct {
 	MAC     string `json:"mac"`
 }
 
+// reasonRotation is the reason of a rotation's checkpoint, which Verify
+// tells from a clean stop's ("shutdown"): the trail goes on in the next
+// file.
+const reasonRotation = "rotation"
+
 // macSuffix opens the last field of every line: `,"mac":"` then 64 hex
 // digits, `"}` and a newline.
 var macSuffix = []byte(`,"mac":"`)
@@ -126,7 +131,7 @@ func appendLine(dst, body []byte, mac [sha256.Size]byte) []byte {
 }
 
 // errNotLine is the error of a line that is no audit line.
-var errNotLine = errors.New(`not an audit line: want a JSON object ending in ,"mac":"<64 hex digits>"}`)
+var errNotLine = errors.New(`not an audit line: want a JSON object ending in ,"mac":"<64 lower-case hex digits>"}`)
 
 // splitLine parses one line (without its newline): its body, its MAC and
 // its fields.
@@ -139,7 +144,11 @@ func splitLine(line []byte) (body []byte, mac [sha256.Size]byte, l Line, err err
 	if !bytes.Equal(line[len(body):len(body)+len(macSuffix)], macSuffix) {
 		return nil, mac, l, errNotLine
 	}
-	if _, err := hex.Decode(mac[:], line[len(body)+len(macSuffix):len(line)-2]); err != nil {
+	digits := line[len(body)+len(macSuffix) : len(line)-2]
+	if bytes.ContainsAny(digits, "ABCDEF") { // the MAC's own bytes are not malleable
+		return nil, mac, l, errNotLine
+	}
+	if _, err := hex.Decode(mac[:], digits); err != nil {
 		return nil, mac, l, errNotLine
 	}
 	if err := json.Unmarshal(line, &l); err != nil {

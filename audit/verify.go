@@ -29,10 +29,15 @@ type Result struct {
 	// anchor (PrevSeq) is known.
 	Genesis bool
 	PrevSeq uint64
-	// Checkpoint says the last line is a checkpoint: the trail was closed
-	// (a clean stop or a rotation) there. Without it, lines written
-	// after the last one may have been cut, or s3seal is still writing.
+	// Checkpoint says the last line is a clean stop's checkpoint: the
+	// trail was closed there. Without it, lines written after the last
+	// one may have been cut, or s3seal is still writing.
 	Checkpoint bool
+	// Rotated says the last line is a rotation's checkpoint: the file
+	// after it was not given, or was removed. The trail is not closed
+	// (Checkpoint is false): a rotation's checkpoint is always followed
+	// by the next file's start line.
+	Rotated bool
 	// LastMAC is the last line's MAC, hex.
 	LastMAC string
 }
@@ -49,8 +54,8 @@ func (f *Failure) Error() string {
 	return fmt.Sprintf("%s:%d: %s", f.File, f.Line, f.Reason)
 }
 
-// maxLine bounds a line Verify reads (a record's key is at most 1024
-// bytes; its other fields are short).
+// maxLine bounds a line Verify reads (the writer cuts every field at
+// maxField bytes, at most six bytes each written).
 const maxLine = 1 << 20
 
 // Verify checks the files of a trail, in order, under the chain key:
@@ -118,7 +123,8 @@ func Verify(key []byte, files []File, lastMAC string) (Result, error) {
 			}
 			prev, res.LastSeq = mac, l.Seq
 			res.Lines++
-			res.Checkpoint = l.Type == TypeCheckpoint
+			res.Rotated = l.Type == TypeCheckpoint && l.Reason == reasonRotation
+			res.Checkpoint = l.Type == TypeCheckpoint && !res.Rotated
 		}
 	}
 	if !begun {

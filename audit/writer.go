@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sync"
 	"time"
@@ -161,7 +162,16 @@ func (w *Writer) appendLocked(l Line) error {
 	w.buf = appendBody(w.buf[:0], l, w.opt.Now())
 	mac := w.ch.next(w.mac, w.buf)
 	w.line = appendLine(w.line[:0], w.buf, mac)
-	n, err := w.bw.Write(w.line)
+	var err error
+	if len(w.line) > w.bw.Available() && w.bw.Buffered() > 0 {
+		// The file only ever ends at a line's end: a reader of the live
+		// file (audit verify, a shipper) never finds a cut line.
+		err = w.bw.Flush()
+	}
+	n := 0
+	if err == nil {
+		n, err = w.bw.Write(w.line)
+	}
 	w.size += int64(n)
 	if err == nil && w.opt.Sync {
 		err = w.syncLocked()
@@ -228,7 +238,7 @@ func (w *Writer) Rotate() error {
 func (w *Writer) rotateLocked(rename bool) error {
 	reason := "rotated"
 	if w.err == nil {
-		cp := Line{Type: TypeCheckpoint, Reason: "rotation"}
+		cp := Line{Type: TypeCheckpoint, Reason: reasonRotation}
 		if err := w.appendLocked(cp); err == nil {
 			if err := w.syncLocked(); err != nil {
 				w.fail(err)
@@ -241,7 +251,9 @@ func (w *Writer) rotateLocked(rename bool) error {
 	w.file.Close()
 	if rename {
 		aside := w.path + "." + w.opt.Now().UTC().Format("20060102T150405.000000000Z")
-		if err := os.Rename(w.path, aside); err != nil {
+		// Moved aside already (logrotate, its SIGHUP still to come): the
+		// checkpoint ended it, and a new file begins as well.
+		if err := os.Rename(w.path, aside); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return w.fail(err)
 		}
 	}
@@ -344,8 +356,8 @@ func (w *Writer) openFile(resume bool) (string, error) {
 }
 
 // tailWindow is how much of a file's end resumeTail reads: more than two
-// lines of any record s3seal writes.
-const tailWindow = 64 << 10
+// lines of any record s3seal writes (maxField bounds each field).
+const tailWindow = 256 << 10
 
 // resumeTail reads the end of f (size bytes): the last complete line
 // gives the chain's seq and MAC, once checked under the key; a line cut
