@@ -1,0 +1,48 @@
+package s3api
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// TestAuditPostRefusals: a browser POST upload's refusals before access
+// decides are access decisions as a PUT's are (DESIGN.md, The audit
+// trail): a signature that does not verify, with the access key the form
+// claims, and the credential's lists, each a deny line.
+func TestAuditPostRefusals(t *testing.T) {
+	rec := &recordingAuditor{}
+	creds := Credentials{
+		postAK:   {AccessKey: postAK, SecretKey: postSK, Read: []string{"*"}, Write: []string{"*"}},
+		"reader": {AccessKey: "reader", SecretKey: "reader-secret", Read: []string{"*"}},
+	}
+	url := newTestServerWith(t, Config{Credentials: creds, Audit: rec}).URL
+	if _, err := sdkClient(url, postAK, postSK).CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(postBucket)}); err != nil {
+		t.Fatal(err)
+	}
+	rec.take()
+	now := time.Now()
+	key := [2]string{"key", "up/x"}
+	conds := []any{map[string]string{"bucket": postBucket}, []any{"starts-with", "$key", "up/"}}
+	for _, tc := range []struct {
+		name, ak, sk, rule string
+	}{
+		{"a wrong secret", postAK, "not-the-secret", ruleSignature},
+		{"an unknown access key", "nobody", "x", ruleSignature},
+		{"a reader's lists", "reader", "reader-secret", ruleCredLists},
+	} {
+		p := postSigner{ak: tc.ak, sk: tc.sk, now: now}
+		b64, sig := p.policy(t, now.Add(time.Hour), conds...)
+		ctype, body := formBody(t, append(p.fields(b64, sig), key), "f", []byte("abc"))
+		if r := sendPost(t, url, ctype, body); r.status != 403 {
+			t.Fatalf("%s: %d %s", tc.name, r.status, r.body)
+		}
+		got := rec.take()
+		if len(got) != 1 || got[0].Allow || got[0].Rule != tc.rule || got[0].AccessKey != tc.ak || got[0].Bucket != postBucket {
+			t.Errorf("%s: the refused POST's lines: %+v, want one deny by %s for %s", tc.name, got, tc.rule, tc.ak)
+		}
+	}
+}
