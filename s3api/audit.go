@@ -28,6 +28,7 @@ const (
 	ruleBeingCreated  = "bucket-being-created"
 	ruleNoSuchBucket  = "no-such-bucket" // the bucket does not exist: the operation answers NoSuchBucket
 	ruleExpectedOwner = "expected-bucket-owner"
+	rulePostPolicy    = "post-policy" // a POST upload's form, refused by its signed policy (expired, a condition failed)
 )
 
 // audit records one access decision on the trail: who (p, or the

@@ -12,7 +12,8 @@ import (
 // TestAuditPostRefusals: a browser POST upload's refusals before access
 // decides are access decisions as a PUT's are (DESIGN.md, The audit
 // trail): a signature that does not verify, with the access key the form
-// claims, and the credential's lists, each a deny line.
+// claims, the credential's lists, and the form's signed policy, each a
+// deny line.
 func TestAuditPostRefusals(t *testing.T) {
 	rec := &recordingAuditor{}
 	creds := Credentials{
@@ -29,13 +30,19 @@ func TestAuditPostRefusals(t *testing.T) {
 	conds := []any{map[string]string{"bucket": postBucket}, []any{"starts-with", "$key", "up/"}}
 	for _, tc := range []struct {
 		name, ak, sk, rule string
+		exp                time.Duration
 	}{
+		{"an expired policy", postAK, postSK, rulePostPolicy, -time.Second},
 		{"a wrong secret", postAK, "not-the-secret", ruleSignature},
 		{"an unknown access key", "nobody", "x", ruleSignature},
 		{"a reader's lists", "reader", "reader-secret", ruleCredLists},
 	} {
 		p := postSigner{ak: tc.ak, sk: tc.sk, now: now}
-		b64, sig := p.policy(t, now.Add(time.Hour), conds...)
+		exp := tc.exp
+		if exp == 0 {
+			exp = time.Hour
+		}
+		b64, sig := p.policy(t, now.Add(exp), conds...)
 		ctype, body := formBody(t, append(p.fields(b64, sig), key), "f", []byte("abc"))
 		if r := sendPost(t, url, ctype, body); r.status != 403 {
 			t.Fatalf("%s: %d %s", tc.name, r.status, r.body)
