@@ -33,9 +33,9 @@ func TestAuditPostRefusals(t *testing.T) {
 		exp                time.Duration
 	}{
 		{"an expired policy", postAK, postSK, rulePostPolicy, -time.Second},
-		{"a wrong secret", postAK, "not-the-secret", ruleSignature},
-		{"an unknown access key", "nobody", "x", ruleSignature},
-		{"a reader's lists", "reader", "reader-secret", ruleCredLists},
+		{"a wrong secret", postAK, "not-the-secret", ruleSignature, 0},
+		{"an unknown access key", "nobody", "x", ruleSignature, 0},
+		{"a reader's lists", "reader", "reader-secret", ruleCredLists, 0},
 	} {
 		p := postSigner{ak: tc.ak, sk: tc.sk, now: now}
 		exp := tc.exp
