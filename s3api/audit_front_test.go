@@ -53,3 +53,21 @@ func TestAuditPostRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditSignatureRefusalSaysWhy: a signature refusal's line says why
+// (a wrong signature, an unknown access key), as the log's "access
+// refused" does: sigv4's errors are the front's too.
+func TestAuditSignatureRefusalSaysWhy(t *testing.T) {
+	rec := &recordingAuditor{}
+	url := newTestServerWith(t, Config{Credentials: aclCreds(), Audit: rec}).URL
+	ctx := context.Background()
+	for _, c := range []*s3.Client{sdkClient(url, "bob", "wrong"), sdkClient(url, "nobody", "x")} {
+		if _, err := c.ListBuckets(ctx, &s3.ListBucketsInput{}); err == nil {
+			t.Fatal("a wrong secret was served")
+		}
+		got := rec.take()
+		if len(got) != 1 || got[0].Rule != ruleSignature || got[0].Reason == "" {
+			t.Errorf("a refused signature's line: %+v, want its reason", got)
+		}
+	}
+}
