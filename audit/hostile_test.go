@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -237,5 +238,51 @@ func TestLongFieldsAreCut(t *testing.T) {
 	want := strings.Repeat("a", maxField-1) + fmt.Sprintf("…[cut, %d bytes]", len(key))
 	if got.Key != want {
 		t.Fatalf("cut to %q", got.Key)
+	}
+}
+
+// TestReopenAfterFailureInPlace: the disk filled mid-write (a line cut
+// in the file), the operator made room and sent SIGHUP without moving
+// the file (OPERATIONS.md says only that SIGHUP reopens it). The new
+// lines must not be glued to the cut one, in a file that then fails
+// verification at that point for ever: the failed file is moved aside,
+// and the new one verifies from its anchor.
+func TestReopenAfterFailureInPlace(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "audit.log")
+	w, err := Open(p, testKey, Options{Sync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Access(Access{Op: "s3:GetObject", Bucket: "b", Key: "k", Allow: true, Rule: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"seq":3,"time":"2026-`) // the short write of a full disk
+	f.Close()
+	w.mu.Lock()
+	w.fail(errors.New("no space left on device"))
+	w.mu.Unlock()
+	if err := w.Rotate(); err != nil { // SIGHUP, the file left in place
+		t.Fatal(err)
+	}
+	if err := w.Access(Access{Op: "s3:GetObject", Bucket: "b", Key: "k2", Allow: true, Rule: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verifyFiles(t, "", p); err != nil {
+		t.Fatalf("the file reopened after the failure: %v", err)
+	}
+	aside, _ := filepath.Glob(p + ".*")
+	if len(aside) != 1 {
+		t.Fatalf("the failed file is not kept aside: %v", aside)
+	}
+	if _, err := verifyFiles(t, "", aside[0]); err == nil {
+		t.Fatal("the failed file, cut, verifies")
 	}
 }
