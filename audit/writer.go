@@ -247,6 +247,12 @@ func (w *Writer) rotateLocked(rename bool) error {
 	}
 	if w.err != nil {
 		reason = fmt.Sprintf("reopened after a failed write (%v): the file before may lack lines up to seq %d", w.err, w.seq)
+		// Left in place (SIGHUP once room was made), the failed file may
+		// end in a cut line: it is moved aside, as a size rotation
+		// would, so that the new lines begin a file of their own.
+		if !rename && w.stillAtPath() {
+			rename = true
+		}
 	}
 	w.file.Close()
 	if rename {
@@ -271,6 +277,17 @@ func (w *Writer) rotateLocked(rename bool) error {
 		return w.fail(err)
 	}
 	return nil
+}
+
+// stillAtPath reports whether the file being written is still the one
+// at its path (not moved aside by the operator).
+func (w *Writer) stillAtPath() bool {
+	a, err := w.file.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(w.path)
+	return err == nil && os.SameFile(a, b)
 }
 
 // Close ends the trail with a checkpoint line, flushes, fsyncs and
