@@ -286,3 +286,32 @@ func TestReopenAfterFailureInPlace(t *testing.T) {
 		t.Fatal("the failed file, cut, verifies")
 	}
 }
+
+// TestVerifyReportsUnclosedRestart: an insider cuts the tail of a
+// stopped trail (its shutdown checkpoint and the lines before it), then
+// s3seal starts again and goes on from the cut. The chain is whole and
+// the kept anchor is no longer at the end to check with --last-mac; the
+// restart's start line is the only trace, and verify must report it
+// rather than say the trail is whole and closed.
+func TestVerifyReportsUnclosedRestart(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "audit.log")
+	writeTrail(t, p, 5)
+	ls := lines(t, p)
+	writeLines(t, p, ls[:len(ls)-3]) // two decisions and the checkpoint cut
+	writeTrail(t, p, 1)
+	res, err := verifyFiles(t, "", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restart := uint64(len(ls)-3) + 1 // the seq of the restart's start line
+	if len(res.Unclosed) != 1 || res.Unclosed[0] != restart {
+		t.Fatalf("a restart after an end with no checkpoint is not reported: %+v (want seq %d)", res, restart)
+	}
+	// A clean restart is no news.
+	q := filepath.Join(t.TempDir(), "audit.log")
+	writeTrail(t, q, 2)
+	writeTrail(t, q, 2)
+	if res, err := verifyFiles(t, "", q); err != nil || len(res.Unclosed) != 0 {
+		t.Fatalf("a clean restart: %+v %v", res, err)
+	}
+}

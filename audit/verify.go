@@ -38,6 +38,11 @@ type Result struct {
 	// (Checkpoint is false): a rotation's checkpoint is always followed
 	// by the next file's start line.
 	Rotated bool
+	// Unclosed are the sequence numbers of the start lines that follow,
+	// in the files given, a line that is no checkpoint: s3seal restarted
+	// after a crash, or after lines before the restart were cut (an
+	// anchor kept from before then is the way to tell).
+	Unclosed []uint64
 	// LastMAC is the last line's MAC, hex.
 	LastMAC string
 }
@@ -113,6 +118,8 @@ func Verify(key []byte, files []File, lastMAC string) (Result, error) {
 				} else if anchor != prev || l.PrevSeq != res.LastSeq {
 					return res, fail(l.Seq, "start line anchored on seq %d (mac %.16s…), but the line before is seq %d (mac %.16s…): lines are missing or out of order between them",
 						l.PrevSeq, l.PrevMAC, res.LastSeq, hex.EncodeToString(prev[:]))
+				} else if !res.Checkpoint && !res.Rotated {
+					res.Unclosed = append(res.Unclosed, l.Seq)
 				}
 			}
 			if l.Seq != res.LastSeq+1 {

@@ -108,5 +108,9 @@ func auditCommand(args []string, getenv func(string) string, stdout, stderr io.W
 	}
 	fmt.Fprintf(stdout, "ok: %d lines in %d files, seq %d to %d; %s; %s; last mac %s\n",
 		res.Lines, len(files), res.FirstSeq, res.LastSeq, from, end, res.LastMAC)
+	if len(res.Unclosed) > 0 {
+		fmt.Fprintf(stdout, "note: %d restarts after a line that is no checkpoint (a crash, or the lines before the restart were cut): start lines seq %v; an anchor kept from before each tells which\n",
+			len(res.Unclosed), res.Unclosed)
+	}
 	return 0
 }
