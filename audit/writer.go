@@ -34,6 +34,10 @@ type Options struct {
 	OnError func(error)
 	// Now gives the lines' time. Default time.Now.
 	Now func() time.Time
+	// AnchorFile, when set, keeps the last line's seq and MAC (written
+	// at start, at each rotation and at a clean stop) where the trail's
+	// files are not: in s3seal's own data directory.
+	AnchorFile string
 }
 
 // Writer appends an audit trail to a file (or a stream) and rotates it.
