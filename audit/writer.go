@@ -72,16 +72,90 @@ func Open(path string, key []byte, opt Options) (*Writer, error) {
 		return nil, err
 	}
 	w.path = path
+	kept, hasAnchor, err := readAnchor(opt.AnchorFile)
+	if err != nil {
+		return nil, err
+	}
 	reason, err := w.openFile(true)
 	if err != nil {
 		return nil, err
+	}
+	if hasAnchor {
+		reason = w.checkAnchor(reason, kept)
 	}
 	if err := w.begin(reason); err != nil {
 		w.file.Close()
 		return nil, err
 	}
+	if err := w.keepAnchor(); err != nil {
+		w.file.Close()
+		return nil, err
+	}
 	w.startFlusher()
 	return w, nil
+}
+
+// anchor is a line's seq and MAC, as Options.AnchorFile keeps them.
+type anchor struct {
+	seq uint64
+	mac [sha256.Size]byte
+}
+
+// readAnchor reads the anchor file ("" or missing: none).
+func readAnchor(path string) (a anchor, ok bool, err error) {
+	if path == "" {
+		return a, false, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return a, false, nil
+	}
+	if err != nil {
+		return a, false, err
+	}
+	var mac string
+	if _, err := fmt.Sscanf(string(b), "%d %s\n", &a.seq, &mac); err != nil {
+		return a, false, fmt.Errorf("%s: not an audit anchor (seq and mac): %v", path, err)
+	}
+	if a.mac, err = parseMAC(mac); err != nil {
+		return a, false, fmt.Errorf("%s: not an audit anchor: %v", path, err)
+	}
+	return a, true, nil
+}
+
+// checkAnchor compares what the file holds (w.seq, w.mac, after
+// openFile) with the anchor s3seal kept when it last wrote the trail,
+// and returns the start line's reason: an empty or missing file goes on
+// from the anchor (moved aside, or removed, while s3seal was stopped); a
+// file that ends before the anchor was cut.
+func (w *Writer) checkAnchor(reason string, kept anchor) string {
+	switch {
+	case w.seq == 0:
+		w.seq, w.mac = kept.seq, kept.mac
+		return fmt.Sprintf("the trail's file was missing or empty: continued from the anchor s3seal kept (seq %d); its earlier files were moved aside or removed", kept.seq)
+	case w.seq < kept.seq:
+		return reason + fmt.Sprintf("; the anchor s3seal kept is seq %d: lines were cut after seq %d", kept.seq, w.seq)
+	case w.seq == kept.seq && w.mac != kept.mac:
+		return reason + fmt.Sprintf("; the anchor s3seal kept at seq %d has another MAC: the file was replaced", kept.seq)
+	}
+	return reason
+}
+
+// keepAnchor writes the last line's seq and MAC to the anchor file, when
+// there is one, atomically.
+func (w *Writer) keepAnchor() error {
+	if w.opt.AnchorFile == "" {
+		return nil
+	}
+	tmp := w.opt.AnchorFile + ".tmp"
+	text := fmt.Sprintf("%d %s\n", w.seq, hex.EncodeToString(w.mac[:]))
+	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
+		return fmt.Errorf("the audit anchor: %w", err)
+	}
+	if err := os.Rename(tmp, w.opt.AnchorFile); err != nil {
+		return fmt.Errorf("the audit anchor: %w", err)
+	}
+	return nil
 }
 
 // NewStream writes a new trail to out (standard output, for `--audit-log
@@ -280,7 +354,7 @@ func (w *Writer) rotateLocked(rename bool) error {
 	if err := w.syncLocked(); err != nil {
 		return w.fail(err)
 	}
-	return nil
+	return w.keepAnchor()
 }
 
 // stillAtPath reports whether the file being written is still the one
@@ -308,6 +382,9 @@ func (w *Writer) Close() error {
 		cp := Line{Type: TypeCheckpoint, Reason: "shutdown"}
 		if err = w.appendLocked(cp); err == nil {
 			err = w.syncLocked()
+		}
+		if err == nil {
+			err = w.keepAnchor()
 		}
 	} else {
 		err = w.err
