@@ -102,22 +102,25 @@ var zeroMAC [sha256.Size]byte
 // of the previous line's MAC (32 bytes) followed by the line's body, its
 // bytes up to the `,"mac":"` that ends them.
 type chain struct {
-	h hash.Hash
+	h   hash.Hash
+	sum []byte // Sum's buffer, reused: a line allocates nothing
 }
 
 func newChain(key []byte) (*chain, error) {
 	if len(key) != KeySize {
 		return nil, fmt.Errorf("the audit chain key is %d bytes, want %d", len(key), KeySize)
 	}
-	return &chain{h: hmac.New(sha256.New, key)}, nil
+	return &chain{h: hmac.New(sha256.New, key), sum: make([]byte, 0, 2*sha256.Size)}, nil
 }
 
 // next returns the MAC of body after prev.
 func (c *chain) next(prev [sha256.Size]byte, body []byte) (out [sha256.Size]byte) {
 	c.h.Reset()
-	c.h.Write(prev[:])
+	c.sum = append(c.sum[:0], prev[:]...) // prev[:] itself would escape
+	c.h.Write(c.sum)
 	c.h.Write(body)
-	c.h.Sum(out[:0])
+	c.sum = c.h.Sum(c.sum[:0])
+	copy(out[:], c.sum)
 	return out
 }
 
