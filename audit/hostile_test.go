@@ -315,3 +315,18 @@ func TestVerifyReportsUnclosedRestart(t *testing.T) {
 		t.Fatalf("a clean restart: %+v %v", res, err)
 	}
 }
+
+// TestVerifyLastMACAnyCase: the anchor an operator copies from a log
+// line may come back in upper case or with a newline: it is the same
+// MAC, not a cut trail.
+func TestVerifyLastMACAnyCase(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "audit.log")
+	writeTrail(t, p, 2)
+	res, err := verifyFiles(t, "", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verifyFiles(t, strings.ToUpper(res.LastMAC)+"\n", p); err != nil {
+		t.Fatalf("the last MAC in upper case: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // File is one file of a trail, for Verify: its name (for messages) and
@@ -138,6 +139,7 @@ func Verify(key []byte, files []File, lastMAC string) (Result, error) {
 		return res, errors.New("no file to verify")
 	}
 	res.LastMAC = hex.EncodeToString(prev[:])
+	lastMAC = strings.ToLower(strings.TrimSpace(lastMAC)) // as copied from a log
 	if lastMAC != "" && lastMAC != res.LastMAC {
 		return res, &Failure{File: files[len(files)-1].Name, Line: 0, Seq: res.LastSeq,
 			Reason: fmt.Sprintf("the last line (seq %d) is not the anchor given (mac %.16s…): the trail's end was cut, or lines follow it", res.LastSeq, lastMAC)}
