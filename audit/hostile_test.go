@@ -330,3 +330,46 @@ func TestVerifyLastMACAnyCase(t *testing.T) {
 		t.Fatalf("the last MAC in upper case: %v", err)
 	}
 }
+
+// TestFileRemovedWhileWriting: whoever can write the trail's directory
+// removes the file s3seal is writing. Its lines must not go on into the
+// removed file unseen until the next SIGHUP: within a flush the writer
+// begins a new file at the path, whose start line is anchored on the
+// last line it wrote (so the loss shows at the junction).
+func TestFileRemovedWhileWriting(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "audit.log")
+	w, err := Open(p, testKey, Options{FlushEvery: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Access(Access{Op: "s3:GetObject", Bucket: "b", Key: "before", Allow: true, Rule: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := os.Stat(p); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the removed file is not begun again: every line goes to a file nobody can read")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := w.Access(Access{Op: "s3:GetObject", Bucket: "b", Key: "after", Allow: true, Rule: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	res, err := verifyFiles(t, "", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	if res.Genesis || !strings.Contains(string(b), `"key":"after"`) || !strings.Contains(string(b), "moved or removed") {
+		t.Fatalf("the new file: %+v\n%s", res, b)
+	}
+}
