@@ -227,7 +227,7 @@ func (w *Writer) write(l Line) error {
 		return err
 	}
 	if w.opt.MaxSize > 0 && w.file != nil && w.size >= w.opt.MaxSize {
-		return w.rotateLocked(true)
+		return w.rotateLocked(true, "")
 	}
 	return nil
 }
@@ -308,13 +308,17 @@ func (w *Writer) Rotate() error {
 		}
 		return w.bw.Flush()
 	}
-	return w.rotateLocked(false)
+	return w.rotateLocked(false, "")
 }
 
 // rotateLocked closes the current file with a checkpoint (renaming it
-// aside when rename is set) and begins the next.
-func (w *Writer) rotateLocked(rename bool) error {
+// aside when rename is set) and begins the next, whose start line says
+// why ("rotated" when why is "").
+func (w *Writer) rotateLocked(rename bool, why string) error {
 	reason := "rotated"
+	if why != "" {
+		reason = why
+	}
 	if w.err == nil {
 		cp := Line{Type: TypeCheckpoint, Reason: reasonRotation}
 		if err := w.appendLocked(cp); err == nil {
@@ -355,6 +359,21 @@ func (w *Writer) rotateLocked(rename bool) error {
 		return w.fail(err)
 	}
 	return w.keepAnchor()
+}
+
+// goneFromPath reports whether the path no longer names the file being
+// written: removed, or another file put there. Any other failure to
+// tell is not taken for it.
+func (w *Writer) goneFromPath() bool {
+	b, err := os.Stat(w.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	a, err := w.file.Stat()
+	return err == nil && !os.SameFile(a, b)
 }
 
 // stillAtPath reports whether the file being written is still the one
@@ -418,6 +437,12 @@ func (w *Writer) startFlusher() {
 				if err := w.bw.Flush(); err != nil {
 					w.fail(err)
 				}
+			}
+			if w.err == nil && w.file != nil && w.goneFromPath() {
+				// Moved or removed without a SIGHUP: lines must not go on
+				// into a file nobody may read. (logrotate's own SIGHUP,
+				// if one follows, rotates the new file once more.)
+				_ = w.rotateLocked(false, "rotated: the file before was moved or removed without SIGHUP")
 			}
 			w.mu.Unlock()
 		}
