@@ -35,7 +35,14 @@ func appendBody(dst []byte, l Line, now time.Time) []byte {
 	return appendField(dst, "prev_mac", l.PrevMAC)
 }
 
-// appendField appends `,"name":"v"`, nothing when v is empty.
+// maxField bounds a field's bytes (an S3 key's limit): a client names
+// the key, bucket, version and access key a refusal records, as long as
+// its request line (64 KiB, each control byte written as 6), and a line
+// must stay short enough for a restart to read back and for Verify.
+const maxField = 1024
+
+// appendField appends `,"name":"v"`, nothing when v is empty; v longer
+// than maxField is cut there and says so ("…[cut, N bytes]").
 func appendField(dst []byte, name, v string) []byte {
 	if v == "" {
 		return dst
@@ -43,7 +50,17 @@ func appendField(dst []byte, name, v string) []byte {
 	dst = append(dst, ',', '"')
 	dst = append(dst, name...)
 	dst = append(dst, '"', ':')
-	return appendString(dst, v)
+	if len(v) <= maxField {
+		return appendString(dst, v)
+	}
+	n := maxField
+	for i := 0; i < utf8.UTFMax-1 && n > 0 && !utf8.RuneStart(v[n]); i++ {
+		n--
+	}
+	dst = appendString(dst, v[:n])
+	dst = append(dst[:len(dst)-1], "…[cut, "...)
+	dst = strconv.AppendInt(dst, int64(len(v)), 10)
+	return append(dst, ` bytes]"`...)
 }
 
 const hexDigits = "0123456789abcdef"

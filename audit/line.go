@@ -83,6 +83,11 @@ type Line struct {
 	MAC     string `json:"mac"`
 }
 
+// reasonRotation is the reason of a rotation's checkpoint, which Verify
+// tells from a clean stop's ("shutdown"): the trail goes on in the next
+// file.
+const reasonRotation = "rotation"
+
 // macSuffix opens the last field of every line: `,"mac":"` then 64 hex
 // digits, `"}` and a newline.
 var macSuffix = []byte(`,"mac":"`)
@@ -97,22 +102,25 @@ var zeroMAC [sha256.Size]byte
 // of the previous line's MAC (32 bytes) followed by the line's body, its
 // bytes up to the `,"mac":"` that ends them.
 type chain struct {
-	h hash.Hash
+	h   hash.Hash
+	sum []byte // Sum's buffer, reused: a line allocates nothing
 }
 
 func newChain(key []byte) (*chain, error) {
 	if len(key) != KeySize {
 		return nil, fmt.Errorf("the audit chain key is %d bytes, want %d", len(key), KeySize)
 	}
-	return &chain{h: hmac.New(sha256.New, key)}, nil
+	return &chain{h: hmac.New(sha256.New, key), sum: make([]byte, 0, 2*sha256.Size)}, nil
 }
 
 // next returns the MAC of body after prev.
 func (c *chain) next(prev [sha256.Size]byte, body []byte) (out [sha256.Size]byte) {
 	c.h.Reset()
-	c.h.Write(prev[:])
+	c.sum = append(c.sum[:0], prev[:]...) // prev[:] itself would escape
+	c.h.Write(c.sum)
 	c.h.Write(body)
-	c.h.Sum(out[:0])
+	c.sum = c.h.Sum(c.sum[:0])
+	copy(out[:], c.sum)
 	return out
 }
 
@@ -126,7 +134,7 @@ func appendLine(dst, body []byte, mac [sha256.Size]byte) []byte {
 }
 
 // errNotLine is the error of a line that is no audit line.
-var errNotLine = errors.New(`not an audit line: want a JSON object ending in ,"mac":"<64 hex digits>"}`)
+var errNotLine = errors.New(`not an audit line: want a JSON object ending in ,"mac":"<64 lower-case hex digits>"}`)
 
 // splitLine parses one line (without its newline): its body, its MAC and
 // its fields.
@@ -139,7 +147,11 @@ func splitLine(line []byte) (body []byte, mac [sha256.Size]byte, l Line, err err
 	if !bytes.Equal(line[len(body):len(body)+len(macSuffix)], macSuffix) {
 		return nil, mac, l, errNotLine
 	}
-	if _, err := hex.Decode(mac[:], line[len(body)+len(macSuffix):len(line)-2]); err != nil {
+	digits := line[len(body)+len(macSuffix) : len(line)-2]
+	if bytes.ContainsAny(digits, "ABCDEF") { // the MAC's own bytes are not malleable
+		return nil, mac, l, errNotLine
+	}
+	if _, err := hex.Decode(mac[:], digits); err != nil {
 		return nil, mac, l, errNotLine
 	}
 	if err := json.Unmarshal(line, &l); err != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // File is one file of a trail, for Verify: its name (for messages) and
@@ -29,10 +30,20 @@ type Result struct {
 	// anchor (PrevSeq) is known.
 	Genesis bool
 	PrevSeq uint64
-	// Checkpoint says the last line is a checkpoint: the trail was closed
-	// (a clean stop or a rotation) there. Without it, lines written
-	// after the last one may have been cut, or s3seal is still writing.
+	// Checkpoint says the last line is a clean stop's checkpoint: the
+	// trail was closed there. Without it, lines written after the last
+	// one may have been cut, or s3seal is still writing.
 	Checkpoint bool
+	// Rotated says the last line is a rotation's checkpoint: the file
+	// after it was not given, or was removed. The trail is not closed
+	// (Checkpoint is false): a rotation's checkpoint is always followed
+	// by the next file's start line.
+	Rotated bool
+	// Unclosed are the sequence numbers of the start lines that follow,
+	// in the files given, a line that is no checkpoint: s3seal restarted
+	// after a crash, or after lines before the restart were cut (an
+	// anchor kept from before then is the way to tell).
+	Unclosed []uint64
 	// LastMAC is the last line's MAC, hex.
 	LastMAC string
 }
@@ -49,8 +60,8 @@ func (f *Failure) Error() string {
 	return fmt.Sprintf("%s:%d: %s", f.File, f.Line, f.Reason)
 }
 
-// maxLine bounds a line Verify reads (a record's key is at most 1024
-// bytes; its other fields are short).
+// maxLine bounds a line Verify reads (the writer cuts every field at
+// maxField bytes, at most six bytes each written).
 const maxLine = 1 << 20
 
 // Verify checks the files of a trail, in order, under the chain key:
@@ -108,6 +119,8 @@ func Verify(key []byte, files []File, lastMAC string) (Result, error) {
 				} else if anchor != prev || l.PrevSeq != res.LastSeq {
 					return res, fail(l.Seq, "start line anchored on seq %d (mac %.16s…), but the line before is seq %d (mac %.16s…): lines are missing or out of order between them",
 						l.PrevSeq, l.PrevMAC, res.LastSeq, hex.EncodeToString(prev[:]))
+				} else if !res.Checkpoint && !res.Rotated {
+					res.Unclosed = append(res.Unclosed, l.Seq)
 				}
 			}
 			if l.Seq != res.LastSeq+1 {
@@ -118,13 +131,15 @@ func Verify(key []byte, files []File, lastMAC string) (Result, error) {
 			}
 			prev, res.LastSeq = mac, l.Seq
 			res.Lines++
-			res.Checkpoint = l.Type == TypeCheckpoint
+			res.Rotated = l.Type == TypeCheckpoint && l.Reason == reasonRotation
+			res.Checkpoint = l.Type == TypeCheckpoint && !res.Rotated
 		}
 	}
 	if !begun {
 		return res, errors.New("no file to verify")
 	}
 	res.LastMAC = hex.EncodeToString(prev[:])
+	lastMAC = strings.ToLower(strings.TrimSpace(lastMAC)) // as copied from a log
 	if lastMAC != "" && lastMAC != res.LastMAC {
 		return res, &Failure{File: files[len(files)-1].Name, Line: 0, Seq: res.LastSeq,
 			Reason: fmt.Sprintf("the last line (seq %d) is not the anchor given (mac %.16s…): the trail's end was cut, or lines follow it", res.LastSeq, lastMAC)}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sync"
 	"time"
@@ -33,6 +34,10 @@ type Options struct {
 	OnError func(error)
 	// Now gives the lines' time. Default time.Now.
 	Now func() time.Time
+	// AnchorFile, when set, keeps the last line's seq and MAC (written
+	// at start, at each rotation and at a clean stop) where the trail's
+	// files are not: in s3seal's own data directory.
+	AnchorFile string
 }
 
 // Writer appends an audit trail to a file (or a stream) and rotates it.
@@ -67,16 +72,90 @@ func Open(path string, key []byte, opt Options) (*Writer, error) {
 		return nil, err
 	}
 	w.path = path
+	kept, hasAnchor, err := readAnchor(opt.AnchorFile)
+	if err != nil {
+		return nil, err
+	}
 	reason, err := w.openFile(true)
 	if err != nil {
 		return nil, err
+	}
+	if hasAnchor {
+		reason = w.checkAnchor(reason, kept)
 	}
 	if err := w.begin(reason); err != nil {
 		w.file.Close()
 		return nil, err
 	}
+	if err := w.keepAnchor(); err != nil {
+		w.file.Close()
+		return nil, err
+	}
 	w.startFlusher()
 	return w, nil
+}
+
+// anchor is a line's seq and MAC, as Options.AnchorFile keeps them.
+type anchor struct {
+	seq uint64
+	mac [sha256.Size]byte
+}
+
+// readAnchor reads the anchor file ("" or missing: none).
+func readAnchor(path string) (a anchor, ok bool, err error) {
+	if path == "" {
+		return a, false, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return a, false, nil
+	}
+	if err != nil {
+		return a, false, err
+	}
+	var mac string
+	if _, err := fmt.Sscanf(string(b), "%d %s\n", &a.seq, &mac); err != nil {
+		return a, false, fmt.Errorf("%s: not an audit anchor (seq and mac): %v", path, err)
+	}
+	if a.mac, err = parseMAC(mac); err != nil {
+		return a, false, fmt.Errorf("%s: not an audit anchor: %v", path, err)
+	}
+	return a, true, nil
+}
+
+// checkAnchor compares what the file holds (w.seq, w.mac, after
+// openFile) with the anchor s3seal kept when it last wrote the trail,
+// and returns the start line's reason: an empty or missing file goes on
+// from the anchor (moved aside, or removed, while s3seal was stopped); a
+// file that ends before the anchor was cut.
+func (w *Writer) checkAnchor(reason string, kept anchor) string {
+	switch {
+	case w.seq == 0:
+		w.seq, w.mac = kept.seq, kept.mac
+		return fmt.Sprintf("the trail's file was missing or empty: continued from the anchor s3seal kept (seq %d); its earlier files were moved aside or removed", kept.seq)
+	case w.seq < kept.seq:
+		return reason + fmt.Sprintf("; the anchor s3seal kept is seq %d: lines were cut after seq %d", kept.seq, w.seq)
+	case w.seq == kept.seq && w.mac != kept.mac:
+		return reason + fmt.Sprintf("; the anchor s3seal kept at seq %d has another MAC: the file was replaced", kept.seq)
+	}
+	return reason
+}
+
+// keepAnchor writes the last line's seq and MAC to the anchor file, when
+// there is one, atomically.
+func (w *Writer) keepAnchor() error {
+	if w.opt.AnchorFile == "" {
+		return nil
+	}
+	tmp := w.opt.AnchorFile + ".tmp"
+	text := fmt.Sprintf("%d %s\n", w.seq, hex.EncodeToString(w.mac[:]))
+	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
+		return fmt.Errorf("the audit anchor: %w", err)
+	}
+	if err := os.Rename(tmp, w.opt.AnchorFile); err != nil {
+		return fmt.Errorf("the audit anchor: %w", err)
+	}
+	return nil
 }
 
 // NewStream writes a new trail to out (standard output, for `--audit-log
@@ -148,7 +227,7 @@ func (w *Writer) write(l Line) error {
 		return err
 	}
 	if w.opt.MaxSize > 0 && w.file != nil && w.size >= w.opt.MaxSize {
-		return w.rotateLocked(true)
+		return w.rotateLocked(true, "")
 	}
 	return nil
 }
@@ -161,7 +240,16 @@ func (w *Writer) appendLocked(l Line) error {
 	w.buf = appendBody(w.buf[:0], l, w.opt.Now())
 	mac := w.ch.next(w.mac, w.buf)
 	w.line = appendLine(w.line[:0], w.buf, mac)
-	n, err := w.bw.Write(w.line)
+	var err error
+	if len(w.line) > w.bw.Available() && w.bw.Buffered() > 0 {
+		// The file only ever ends at a line's end: a reader of the live
+		// file (audit verify, a shipper) never finds a cut line.
+		err = w.bw.Flush()
+	}
+	n := 0
+	if err == nil {
+		n, err = w.bw.Write(w.line)
+	}
 	w.size += int64(n)
 	if err == nil && w.opt.Sync {
 		err = w.syncLocked()
@@ -229,15 +317,19 @@ func (w *Writer) Rotate() error {
 		}
 		return w.bw.Flush()
 	}
-	return w.rotateLocked(false)
+	return w.rotateLocked(false, "")
 }
 
 // rotateLocked closes the current file with a checkpoint (renaming it
-// aside when rename is set) and begins the next.
-func (w *Writer) rotateLocked(rename bool) error {
+// aside when rename is set) and begins the next, whose start line says
+// why ("rotated" when why is "").
+func (w *Writer) rotateLocked(rename bool, why string) error {
 	reason := "rotated"
+	if why != "" {
+		reason = why
+	}
 	if w.err == nil {
-		cp := Line{Type: TypeCheckpoint, Reason: "rotation"}
+		cp := Line{Type: TypeCheckpoint, Reason: reasonRotation}
 		if err := w.appendLocked(cp); err == nil {
 			if err := w.syncLocked(); err != nil {
 				w.fail(err)
@@ -246,11 +338,19 @@ func (w *Writer) rotateLocked(rename bool) error {
 	}
 	if w.err != nil {
 		reason = fmt.Sprintf("reopened after a failed write (%v): the file before may lack lines up to seq %d", w.err, w.seq)
+		// Left in place (SIGHUP once room was made), the failed file may
+		// end in a cut line: it is moved aside, as a size rotation
+		// would, so that the new lines begin a file of their own.
+		if !rename && w.stillAtPath() {
+			rename = true
+		}
 	}
 	w.file.Close()
 	if rename {
 		aside := w.path + "." + w.opt.Now().UTC().Format("20060102T150405.000000000Z")
-		if err := os.Rename(w.path, aside); err != nil {
+		// Moved aside already (logrotate, its SIGHUP still to come): the
+		// checkpoint ended it, and a new file begins as well.
+		if err := os.Rename(w.path, aside); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return w.fail(err)
 		}
 	}
@@ -267,7 +367,33 @@ func (w *Writer) rotateLocked(rename bool) error {
 	if err := w.syncLocked(); err != nil {
 		return w.fail(err)
 	}
-	return nil
+	return w.keepAnchor()
+}
+
+// goneFromPath reports whether the path no longer names the file being
+// written: removed, or another file put there. Any other failure to
+// tell is not taken for it.
+func (w *Writer) goneFromPath() bool {
+	b, err := os.Stat(w.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	a, err := w.file.Stat()
+	return err == nil && !os.SameFile(a, b)
+}
+
+// stillAtPath reports whether the file being written is still the one
+// at its path (not moved aside by the operator).
+func (w *Writer) stillAtPath() bool {
+	a, err := w.file.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(w.path)
+	return err == nil && os.SameFile(a, b)
 }
 
 // Close ends the trail with a checkpoint line, flushes, fsyncs and
@@ -284,6 +410,9 @@ func (w *Writer) Close() error {
 		cp := Line{Type: TypeCheckpoint, Reason: "shutdown"}
 		if err = w.appendLocked(cp); err == nil {
 			err = w.syncLocked()
+		}
+		if err == nil {
+			err = w.keepAnchor()
 		}
 	} else {
 		err = w.err
@@ -317,6 +446,12 @@ func (w *Writer) startFlusher() {
 				if err := w.bw.Flush(); err != nil {
 					w.fail(err)
 				}
+			}
+			if w.err == nil && w.file != nil && w.goneFromPath() {
+				// Moved or removed without a SIGHUP: lines must not go on
+				// into a file nobody may read. (logrotate's own SIGHUP,
+				// if one follows, rotates the new file once more.)
+				_ = w.rotateLocked(false, "rotated: the file before was moved or removed without SIGHUP")
 			}
 			w.mu.Unlock()
 		}
@@ -353,8 +488,8 @@ func (w *Writer) openFile(resume bool) (string, error) {
 }
 
 // tailWindow is how much of a file's end resumeTail reads: more than two
-// lines of any record s3seal writes.
-const tailWindow = 64 << 10
+// lines of any record s3seal writes (maxField bounds each field).
+const tailWindow = 256 << 10
 
 // resumeTail reads the end of f (size bytes): the last complete line
 // gives the chain's seq and MAC, once checked under the key; a line cut

@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -28,6 +27,7 @@ const (
 	ruleBeingCreated  = "bucket-being-created"
 	ruleNoSuchBucket  = "no-such-bucket" // the bucket does not exist: the operation answers NoSuchBucket
 	ruleExpectedOwner = "expected-bucket-owner"
+	rulePostPolicy    = "post-policy" // a POST upload's form, refused by its signed policy (expired, a condition failed)
 )
 
 // audit records one access decision on the trail: who (p, or the
@@ -64,13 +64,12 @@ func (s *Server) audit(r *http.Request, p access.Principal, op, bucket, key stri
 // auditRefusal records a refusal the front took before package access
 // decides, and returns err (or the trail's own failure).
 func (s *Server) auditRefusal(r *http.Request, p access.Principal, op, bucket, key, rule string, err error) error {
-	reason := ""
-	var ae *s3err.Error
-	if errors.As(err, &ae) {
-		reason = ae.Why
-		if reason == "" {
-			reason = ae.Message
-		}
+	// As the client is answered (sigv4's errors included) and as the
+	// log's "access refused" says it.
+	ae := toAPIError(err)
+	reason := ae.Why
+	if reason == "" {
+		reason = ae.Message
 	}
 	if aerr := s.audit(r, p, op, bucket, key, false, rule, reason); aerr != nil {
 		return aerr

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/s3seal/s3seal/access"
 	"github.com/s3seal/s3seal/s3api/postpolicy"
 	"github.com/s3seal/s3seal/s3api/s3err"
 	"github.com/s3seal/s3seal/s3api/sigv4"
@@ -44,11 +45,18 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	if form.get("key") == "" {
 		return missingPostField("key")
 	}
-	if ri != nil { // the access key the form names, verified or not
-		ri.accessKey, _, _ = strings.Cut(form.get("x-amz-credential"), "/")
-		if ri.accessKey == "" {
-			ri.accessKey = form.get("awsaccesskeyid")
-		}
+	// the access key the form names, verified or not
+	claimed, _, _ := strings.Cut(form.get("x-amz-credential"), "/")
+	if claimed == "" {
+		claimed = form.get("awsaccesskeyid")
+	}
+	if ri != nil {
+		ri.accessKey = claimed
+	}
+	// refuse records a refusal taken before access decides, as serve's
+	// are: the POST is the PutObject of the form's key.
+	refuse := func(who access.Principal, rule string, err error) error {
+		return s.auditRefusal(r, who, "PutObject", bucket, form.get("key"), rule, err)
 	}
 	// An unsigned form (no signature field, no policy) is an anonymous
 	// upload (anonymous.go): served only with AllowAnonymous, and only
@@ -57,7 +65,11 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	res := &sigv4.Result{}
 	if !anon {
 		if res, err = s.verifier.VerifyPOST(form.auth()); err != nil {
-			return err
+			rule := ruleSignature
+			if anonymousForm(form) {
+				rule = ruleAnonymous
+			}
+			return refuse(access.Principal{AccessKey: claimed}, rule, err)
 		}
 	}
 	release, err := s.acquire(r, res.AccessKey)
@@ -68,7 +80,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 	cred := s.cfg.Credentials[res.AccessKey]
 	if !anon {
 		if err := cred.check(accWrite, bucket); err != nil {
-			return err
+			return refuse(cred.principal(), ruleCredLists, err)
 		}
 	}
 	rng := postpolicy.SizeRange{Max: -1}
@@ -78,11 +90,11 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if !time.Now().Before(pol.Expiration) {
-			return postpolicy.Denied("Policy expired.")
+			return refuse(cred.principal(), rulePostPolicy, postpolicy.Denied("Policy expired."))
 		}
 		form.expandFilename(file)
 		if rng, err = pol.Check(form, bucket); err != nil {
-			return err
+			return refuse(cred.principal(), rulePostPolicy, err)
 		}
 	} else {
 		form.expandFilename(file)

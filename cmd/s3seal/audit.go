@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -42,6 +43,10 @@ func (c *config) validateAudit() error {
 	return nil
 }
 
+// auditAnchorFile, in the data dir, keeps the audit trail's last anchor
+// (audit.Options.AnchorFile).
+const auditAnchorFile = "audit-anchor"
+
 // auditTrail is serve's audit trail: the writer and its SIGHUP watch.
 type auditTrail struct {
 	w   *audit.Writer
@@ -70,6 +75,13 @@ func openAudit(cfg *config, log *slog.Logger) (*auditTrail, error) {
 	if cfg.AuditLog == "-" {
 		w, err = audit.NewStream(os.Stdout, key, opt)
 	} else {
+		// The last line's seq and MAC, kept in the data directory at
+		// start, rotation and stop: a file moved aside or removed while
+		// s3seal was stopped is continued from it, and a cut told.
+		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+		opt.AnchorFile = filepath.Join(cfg.DataDir, auditAnchorFile)
 		w, err = audit.Open(cfg.AuditLog, key, opt)
 	}
 	if err != nil {

@@ -70,3 +70,34 @@ func TestAuditVerifyCommand(t *testing.T) {
 		t.Fatalf("no file: %d %s", code, out)
 	}
 }
+
+// TestAuditVerifySaysNewestFileMissing: the rotated files without the
+// newest one end on a rotation's checkpoint; audit verify must not call
+// that trail closed (the newest file removed, or forgotten, is news).
+func TestAuditVerifySaysNewestFileMissing(t *testing.T) {
+	dir := t.TempDir()
+	keyText := "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=\n"
+	keyFile := filepath.Join(dir, "audit.key")
+	if err := os.WriteFile(keyFile, []byte(keyText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := audit.ParseKey([]byte(keyText))
+	trail := filepath.Join(dir, "audit.log")
+	w, err := audit.Open(trail, key, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(trail, trail+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Rotate(); err != nil {
+		t.Fatal(err)
+	}
+	w.Access(audit.Access{AccessKey: "ak", Op: "s3:DeleteObject", Bucket: "b", Key: "k", Allow: true, Rule: "owner"})
+	w.Close()
+	var out, errOut bytes.Buffer
+	code := run([]string{"audit", "verify", trail + ".1"}, env(map[string]string{"S3SEAL_AUDIT_KEY_FILE": keyFile}), &out, &errOut)
+	if code != 0 || strings.Contains(out.String(), "closed by a checkpoint") || !strings.Contains(out.String(), "NOT closed") {
+		t.Fatalf("the rotated file alone: %d %s%s", code, out.String(), errOut.String())
+	}
+}

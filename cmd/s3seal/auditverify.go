@@ -100,10 +100,17 @@ func auditCommand(args []string, getenv func(string) string, stdout, stderr io.W
 		from = fmt.Sprintf("continuing seq %d (its earlier files not given)", res.PrevSeq)
 	}
 	end := "closed by a checkpoint"
-	if !res.Checkpoint {
+	switch {
+	case res.Rotated:
+		end = "NOT closed: it ends on a rotation's checkpoint, so the file after it is not given (or was removed)"
+	case !res.Checkpoint:
 		end = "NOT closed by a checkpoint: s3seal is still writing it, stopped without closing it, or its last lines were cut"
 	}
 	fmt.Fprintf(stdout, "ok: %d lines in %d files, seq %d to %d; %s; %s; last mac %s\n",
 		res.Lines, len(files), res.FirstSeq, res.LastSeq, from, end, res.LastMAC)
+	if len(res.Unclosed) > 0 {
+		fmt.Fprintf(stdout, "note: %d restarts after a line that is no checkpoint (a crash, or the lines before the restart were cut): start lines seq %v; an anchor kept from before each tells which\n",
+			len(res.Unclosed), res.Unclosed)
+	}
 	return 0
 }
