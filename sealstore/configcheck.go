@@ -170,7 +170,9 @@ func (s *Store) sampleKeys(ctx context.Context, bucket string) (opened, failed m
 		switch {
 		case err == nil:
 			rd.Close()
-			if info.Encrypted && !info.env.External() {
+			// A document a KMS key opened counts as one a local key
+			// opened: either says the keyring is the store's.
+			if info.Encrypted {
 				opened[info.env.KeyID]++
 			}
 		case errors.Is(err, crypto.ErrUnknownKey), errors.Is(err, crypto.ErrKeyMismatch):
