@@ -85,7 +85,8 @@ func (e *KeyringMismatch) Error() string {
 	msg := fmt.Sprintf("this keyring is not the one the store's objects were sealed with: they were sealed under master key(s) %s; the keyring has %s",
 		strings.Join(e.Expected, ", "), strings.Join(e.Has, ", "))
 	if len(same) > 0 {
-		msg += fmt.Sprintf(" (its key %s is another key under the same id)", strings.Join(same, ", "))
+		msg += fmt.Sprintf(" (its key %s is another key under the same id, or the objects were copied at the store from another bucket: "+
+			"s3seal binds each object to its bucket and key, so a replica or a copy made with the store's own tools does not open)", strings.Join(same, ", "))
 	}
 	if len(e.Buckets) > 0 {
 		msg += "; sampled bucket(s): " + strings.Join(e.Buckets, ", ")
