@@ -1,6 +1,8 @@
 package sealstore
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	"github.com/s3seal/s3seal/crypto"
@@ -62,4 +64,57 @@ func TestCheckKeyringCountsDocumentsAKMSKeyOpens(t *testing.T) {
 		t.Errorf("the KMS key opens two buckets' documents, k1's bucket alone fails: CheckKeyring calls the keyring wrong: %v", err)
 	}
 
+}
+
+// downKMS is generateLiar that, while down, does not answer.
+type downKMS struct {
+	*generateLiar
+	down bool
+}
+
+func (d *downKMS) Decrypt(ctx context.Context, key string, sealed []byte, ec map[string]string) ([]byte, error) {
+	if d.down {
+		return nil, &kms.ProviderError{Kind: kms.Unavailable, Err: errors.New("connection refused")}
+	}
+	return d.generateLiar.Decrypt(ctx, key, sealed, ec)
+}
+
+// A KMS that does not answer while s3seal starts (or while /readyz asks)
+// says nothing about the keyring: CheckKeyring finds no wrong keyring,
+// however many documents it could not open.
+func TestCheckKeyringKMSDownIsNoWrongKeyring(t *testing.T) {
+	f := newFixture(t)
+	d := &downKMS{generateLiar: &generateLiar{keys: map[string][]byte{}}}
+	svc, err := kms.NewService(kms.Options{}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr, err := f.kr.WithService(svc, "liar:master", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := New(Direct(f.be), kr, Options{SpoolDir: t.TempDir(), KMS: svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutBucketDoc(f.ctx, bucket, "policy", []byte(`{"Version":"2012-10-17","Statement":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	d.down = true
+	// A new process: nothing cached.
+	svc2, _ := kms.NewService(kms.Options{}, d)
+	kr2, _ := f.kr.WithService(svc2, "liar:master", nil)
+	st2, err := New(Direct(f.be), kr2, Options{SpoolDir: t.TempDir(), KMS: svc2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st2.Read(f.ctx, ReadInput{Bucket: bucket, Key: BucketDocPrefix + "policy", own: true}); !IsKMSUnavailable(err) {
+		t.Fatalf("the document read with the KMS down: %v", err)
+	}
+	if err := st2.CheckKeyring(f.ctx); err != nil {
+		t.Fatalf("the KMS down: CheckKeyring = %v", err)
+	}
+	if n := st2.KeyFailures(); n != 0 {
+		t.Errorf("the KMS down counted %d key failures", n)
+	}
 }
