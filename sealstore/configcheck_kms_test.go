@@ -3,6 +3,7 @@ package sealstore
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/s3seal/s3seal/crypto"
@@ -116,5 +117,36 @@ func TestCheckKeyringKMSDownIsNoWrongKeyring(t *testing.T) {
 	}
 	if n := st2.KeyFailures(); n != 0 {
 		t.Errorf("the KMS down counted %d key failures", n)
+	}
+}
+
+// A keyring whose keys a KMS holds alone, over documents sealed under a
+// local key it lacks: the finding says what the keyring has, not
+// "the keyring has ;" with nothing named.
+func TestKeyringMismatchOfAKMSOnlyKeyringSaysWhatItHas(t *testing.T) {
+	f := newFixture(t)
+	if err := f.st.PutBucketDoc(f.ctx, bucket, "policy", []byte(`{"Version":"2012-10-17","Statement":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := kms.NewService(kms.Options{}, &generateLiar{keys: map[string][]byte{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var none *crypto.Keyring
+	kmsOnly, err := none.WithService(svc, "liar:master", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := New(Direct(f.be), kmsOnly, Options{SpoolDir: t.TempDir(), KMS: svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.CheckKeyring(f.ctx)
+	var km *KeyringMismatch
+	if !errors.As(err, &km) {
+		t.Fatalf("documents under a local key a KMS-only keyring lacks: %v", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "the keyring has ;") || strings.Contains(msg, "the keyring has  ") || !strings.Contains(msg, "KMS") {
+		t.Errorf("the finding names nothing the keyring has: %q", msg)
 	}
 }
