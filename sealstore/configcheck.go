@@ -82,8 +82,14 @@ func (e *KeyringMismatch) Error() string {
 			same = append(same, id)
 		}
 	}
+	has := strings.Join(e.Has, ", ")
+	if has == "" {
+		// Its keys are held by a KMS, whose ids (ARNs and the like) are
+		// not for /readyz's unauthenticated answer.
+		has = "no local key, only keys a KMS holds"
+	}
 	msg := fmt.Sprintf("this keyring is not the one the store's objects were sealed with: they were sealed under master key(s) %s; the keyring has %s",
-		strings.Join(e.Expected, ", "), strings.Join(e.Has, ", "))
+		strings.Join(e.Expected, ", "), has)
 	if len(same) > 0 {
 		msg += fmt.Sprintf(" (its key %s is another key under the same id, or the objects were copied at the store from another bucket: "+
 			"s3seal binds each object to its bucket and key, so a replica or a copy made with the store's own tools does not open)", strings.Join(same, ", "))
