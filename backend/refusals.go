@@ -62,8 +62,10 @@ func IsVirtualHostFailure(err error) bool {
 	return errors.As(err, &ve)
 }
 
-// virtualHostHint is the HTTP client of a virtual-hosted backend: a DNS
-// failure for a name other than the endpoint's own is a VirtualHostError.
+// virtualHostHint is the HTTP client of a virtual-hosted backend: a name
+// other than the endpoint's own that the resolver says does not exist is
+// a VirtualHostError. A resolver that timed out or failed for a moment
+// says nothing about the name, and is passed on as it is.
 type virtualHostHint struct {
 	next aws.HTTPClient
 	host string // the endpoint's host name
@@ -72,7 +74,7 @@ type virtualHostHint struct {
 func (c virtualHostHint) Do(req *http.Request) (*http.Response, error) {
 	resp, err := c.next.Do(req)
 	var de *net.DNSError
-	if err != nil && errors.As(err, &de) && !errors.Is(err, context.Canceled) {
+	if err != nil && errors.As(err, &de) && de.IsNotFound && !errors.Is(err, context.Canceled) {
 		if h := req.URL.Hostname(); !strings.EqualFold(h, c.host) && strings.HasSuffix(strings.ToLower(h), "."+strings.ToLower(c.host)) {
 			return resp, &VirtualHostError{Host: h, Err: err}
 		}

@@ -82,10 +82,17 @@ func (e *KeyringMismatch) Error() string {
 			same = append(same, id)
 		}
 	}
+	has := strings.Join(e.Has, ", ")
+	if has == "" {
+		// Its keys are held by a KMS, whose ids (ARNs and the like) are
+		// not for /readyz's unauthenticated answer.
+		has = "no local key, only keys a KMS holds"
+	}
 	msg := fmt.Sprintf("this keyring is not the one the store's objects were sealed with: they were sealed under master key(s) %s; the keyring has %s",
-		strings.Join(e.Expected, ", "), strings.Join(e.Has, ", "))
+		strings.Join(e.Expected, ", "), has)
 	if len(same) > 0 {
-		msg += fmt.Sprintf(" (its key %s is another key under the same id)", strings.Join(same, ", "))
+		msg += fmt.Sprintf(" (its key %s is another key under the same id, or the objects were copied at the store from another bucket: "+
+			"s3seal binds each object to its bucket and key, so a replica or a copy made with the store's own tools does not open)", strings.Join(same, ", "))
 	}
 	if len(e.Buckets) > 0 {
 		msg += "; sampled bucket(s): " + strings.Join(e.Buckets, ", ")
@@ -170,7 +177,9 @@ func (s *Store) sampleKeys(ctx context.Context, bucket string) (opened, failed m
 		switch {
 		case err == nil:
 			rd.Close()
-			if info.Encrypted && !info.env.External() {
+			// A document a KMS key opened counts as one a local key
+			// opened: either says the keyring is the store's.
+			if info.Encrypted {
 				opened[info.env.KeyID]++
 			}
 		case errors.Is(err, crypto.ErrUnknownKey), errors.Is(err, crypto.ErrKeyMismatch):

@@ -168,7 +168,7 @@ func (s *Store) unwrapErr(bucket, key string, err error) error {
 		return &Error{Code: "InternalError", Err: fmt.Errorf("%w: %s/%s: %w", ErrIntegrity, bucket, key, err),
 			Message: fmt.Sprintf("The object does not open under s3seal's master key %q: s3seal was given another key under that id "+
 				"than the one the object was sealed with (GET /readyz says whether it opens none of the store's objects), "+
-				"or the object was altered at the store. s3seal refuses to return it.", crypto.KeyIDOf(err))}
+				"or the object was altered at the store, or copied there from another bucket or key (s3seal binds each object to its name). s3seal refuses to return it.", crypto.KeyIDOf(err))}
 	}
 	return integrityErr(bucket, key, err)
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -170,7 +171,7 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	}
 	srv := newAPIServer(api, cfg.HeaderTimeout, slog.NewLogLogger(log.Handler(), slog.LevelWarn), tlsCfg)
 	log.Info(fmt.Sprintf("s3seal listening on %s://%s", scheme, ln.Addr()),
-		"version", buildVersion(), "backend", backendName, "primary_key", kr.Primary(), "data_dir", cfg.DataDir)
+		"version", buildVersion(), "backend", loggedEndpoint(backendName), "primary_key", kr.Primary(), "data_dir", cfg.DataDir)
 	srvs := []*http.Server{srv} // drained on SIGTERM
 	if cfg.LFS.Enabled {
 		mod, err := startLFS(ctx, cfg, store, kr, creds, presign, scheme+"://"+ln.Addr().String(), log)
@@ -444,4 +445,14 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// loggedEndpoint is the backend's name as logged: an endpoint URL's
+// password (user:password@host) is replaced by xxxxx.
+func loggedEndpoint(name string) string {
+	u, err := url.Parse(name)
+	if err != nil || u.User == nil {
+		return name
+	}
+	return u.Redacted()
 }

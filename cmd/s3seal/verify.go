@@ -144,7 +144,7 @@ func problemWords(r sealstore.VerifyResult) string {
 	case sealstore.VerifyUnknownKey:
 		return fmt.Sprintf("sealed under master key %q, which this keyring lacks (%v)", r.KeyID, r.Err)
 	case sealstore.VerifyWrongKey:
-		return fmt.Sprintf("sealed under a key this keyring lacks: its key %q does not open the wrapped data key (another key under that id, or the wrapped key was altered)", r.KeyID)
+		return fmt.Sprintf("sealed under a key this keyring lacks: its key %q does not open the wrapped data key (another key under that id, the wrapped key altered, or the object copied at the store from another bucket or key: s3seal binds each object to its name)", r.KeyID)
 	}
 	return r.Err.Error()
 }
@@ -152,10 +152,13 @@ func problemWords(r sealstore.VerifyResult) string {
 // wrongKeyring names each master key id under which objects were found
 // and none opened: then the keyring, not the objects, is wrong.
 func wrongKeyring(rep verifyReport) []string {
-	bad := map[string]int{}
+	bad, wrong := map[string]int{}, map[string]bool{}
 	for _, p := range rep.Problems {
 		if p.Status == sealstore.VerifyUnknownKey || p.Status == sealstore.VerifyWrongKey {
 			bad[p.KeyID]++
+		}
+		if p.Status == sealstore.VerifyWrongKey {
+			wrong[p.KeyID] = true
 		}
 	}
 	var out []string
@@ -163,7 +166,11 @@ func wrongKeyring(rep verifyReport) []string {
 		if rep.Keys[id] > bad[id] {
 			continue // some objects under id opened: those that did not are the objects' problem
 		}
-		out = append(out, fmt.Sprintf("no object under master key %q opens with this keyring (%d object(s)): it is not the key they were sealed with; give the one they were sealed with (--key-file, --keys-file), then verify again", id, bad[id]))
+		line := fmt.Sprintf("no object under master key %q opens with this keyring (%d object(s)): it is not the key they were sealed with; give the one they were sealed with (--key-file, --keys-file), then verify again", id, bad[id])
+		if wrong[id] {
+			line += " (unless they were copied here at the store from another bucket: s3seal binds each object to its bucket and key, and no key opens such a copy)"
+		}
+		out = append(out, line)
 	}
 	return out
 }
