@@ -71,8 +71,9 @@ func TestForgottenKeyOnEmbeddedData(t *testing.T) {
 	}
 }
 
-// Another valid key under the id the data was sealed with: /readyz says
-// the keyring is not the one, naming the ids; a GET names the master key;
+// Another valid key under the id the data was sealed with: the start
+// logs it; a GET names the master key, and from then on /readyz says the
+// keyring is not the one, naming the ids;
 // verify says "sealed under a key this keyring lacks", not corrupt. The
 // right key makes it ready again.
 func TestWrongMasterKeyIsNamed(t *testing.T) {
@@ -91,19 +92,20 @@ func TestWrongMasterKeyIsNamed(t *testing.T) {
 	p.Stop()
 
 	p = startS3seal(t, sealOpts{DataDir: dir, Args: []string{"--key", wrong}})
+	if !strings.Contains(p.Log(), "the master key looks wrong") {
+		t.Fatalf("nothing logged at start:\n%s", p.Log())
+	}
+	_, err := sdkFor(t, p).GetObject(ctxT(t), &s3.GetObjectInput{Bucket: aws.String("sealed"), Key: aws.String("obj")})
+	if err == nil || !strings.Contains(err.Error(), `master key "default"`) || !strings.Contains(err.Error(), "another key under that id") {
+		t.Fatalf("GET with a wrong key: %v", err)
+	}
+	// Once a request failed on the key, /readyz names the keyring.
 	body := waitReadyz(t, p, http.StatusServiceUnavailable)
 	if !strings.Contains(body, "sealed under master key(s) default; the keyring has default") || !strings.Contains(body, "another key under the same id") {
 		t.Fatalf("/readyz with a wrong key: %q", body)
 	}
 	if strings.Contains(body, "sealed\n") || strings.Contains(body, "bucket(s): sealed") {
 		t.Fatalf("/readyz names a bucket: %q", body)
-	}
-	if !strings.Contains(p.Log(), "the master key is wrong") {
-		t.Fatalf("nothing logged at start:\n%s", p.Log())
-	}
-	_, err := sdkFor(t, p).GetObject(ctxT(t), &s3.GetObjectInput{Bucket: aws.String("sealed"), Key: aws.String("obj")})
-	if err == nil || !strings.Contains(err.Error(), `master key "default"`) || !strings.Contains(err.Error(), "another key under that id") {
-		t.Fatalf("GET with a wrong key: %v", err)
 	}
 	p.Stop()
 
@@ -117,7 +119,7 @@ func TestWrongMasterKeyIsNamed(t *testing.T) {
 	waitReadyz(t, p, http.StatusOK)
 }
 
-// A wrong backend secret: creating a bucket answers a 503 naming s3seal's
+// A wrong backend secret: creating a bucket answers a 403 naming s3seal's
 // backend credentials (never BucketAlreadyExists), through the aws CLI as
 // through the SDK; it is logged at WARN and /readyz names it.
 func TestWrongBackendSecretIsNamed(t *testing.T) {
@@ -127,7 +129,7 @@ func TestWrongBackendSecretIsNamed(t *testing.T) {
 		"--backend-endpoint", store.Endpoint, "--backend-path-style", "--backend-region", "us-east-1",
 		"--backend-access-key", store.AccessKey, "--backend-secret-key", "not-" + store.SecretKey}})
 
-	out := newAWSCLI(t, p).fails("ServiceUnavailable", "s3", "mb", "s3://wrongsecret")
+	out := newAWSCLI(t, p).fails("AccessDenied", "s3", "mb", "s3://wrongsecret")
 	if !strings.Contains(out, "backend credentials") || !strings.Contains(out, "SignatureDoesNotMatch") || strings.Contains(out, "BucketAlreadyExists") {
 		t.Fatalf("aws s3 mb with a wrong backend secret:\n%s", out)
 	}
@@ -146,7 +148,7 @@ func TestWrongBackendSecretIsNamed(t *testing.T) {
 	p = startS3seal(t, sealOpts{AccessKey: "client", SecretKey: "client-secret-key", Args: []string{"--key", randomKey(t),
 		"--backend-endpoint", store.Endpoint, "--backend-path-style",
 		"--backend-access-key", "nobody", "--backend-secret-key", store.SecretKey}})
-	out = newAWSCLI(t, p).fails("ServiceUnavailable", "s3", "mb", "s3://wrongkey")
+	out = newAWSCLI(t, p).fails("AccessDenied", "s3", "mb", "s3://wrongkey")
 	if !strings.Contains(out, "InvalidAccessKeyId") || !strings.Contains(out, "backend credentials") {
 		t.Fatalf("aws s3 mb with an unknown backend access key:\n%s", out)
 	}

@@ -85,12 +85,15 @@ func fromBackend(be *sealstore.StoreError) *s3err.Error {
 		return ae
 	}
 	if code := sealstore.CredentialRefusal(be); code != "" {
-		return s3err.New(s3err.ServiceUnavailable, credentialWords(code))
+		// A 403, not a 5xx: every client retries a 5xx, rclone for many
+		// minutes (aws-sdk-go v1 backs off up to 300 s an attempt), and
+		// no retry mends a wrong setting; a 403's words are shown at once.
+		return s3err.New(s3err.AccessDenied, credentialWords(code))
 	}
 	switch code := s3err.Code(be.Code); code {
 	case "":
 		if sealstore.IsVirtualHostFailure(be) {
-			return s3err.New(s3err.ServiceUnavailable, "The object store's name for this bucket (bucket.host) does not resolve: "+
+			return s3err.New(s3err.InternalError, "The object store's name for this bucket (bucket.host) does not resolve: "+
 				"s3seal addresses the store virtual-hosted style, and a store that serves buckets by path needs s3seal's --backend-path-style.")
 		}
 		return s3err.New(s3err.ServiceUnavailable, "The object store did not answer. Please try again.")
@@ -115,15 +118,34 @@ func fromBackend(be *sealstore.StoreError) *s3err.Error {
 	return s3err.New(s3err.InternalError, "The object store refused the request ("+be.Code+").")
 }
 
+// confirmCredentialRefusal is err, unless it is the store's refusal of
+// the request's signature (sealstore.CredentialRefusal) while the store
+// takes s3seal's credentials for others: that request alone was refused
+// (a store's bug with an unusual key, or a hostile store), and the
+// answer must not send the operator after a secret that is right.
+func confirmCredentialRefusal(r *http.Request, err error) error {
+	code := sealstore.CredentialRefusal(err)
+	if code == "" {
+		return err
+	}
+	ri := infoFrom(r.Context())
+	if ri == nil || ri.credentials == nil || ri.credentials(r.Context()) != nil {
+		return err
+	}
+	slog.WarnContext(r.Context(), "the object store refused one request's signature while it takes s3seal's credentials for others",
+		"code", code, "method", r.Method, "path", r.URL.Path, "err", err)
+	return s3err.New(s3err.InternalError, "The object store refused this request ("+code+"), though it takes s3seal's credentials for others.")
+}
+
 // credentialWords is the answer to a store's refusal of s3seal's own
 // credentials (code, sealstore.CredentialRefusal): the client's request
 // was fine; s3seal's configuration is not.
 func credentialWords(code string) string {
 	if code == "RequestTimeTooSkewed" {
-		return "The object store refused s3seal's requests (RequestTimeTooSkewed): the clock of s3seal's machine is too far from the store's."
+		return "The object store refused s3seal's requests (RequestTimeTooSkewed): the clock of s3seal's machine is too far from the store's. Your own request was accepted."
 	}
 	return "The object store refused the backend credentials s3seal signs with (" + code + "): " +
-		"check s3seal's --backend-access-key and --backend-secret-key-file (and --backend-region). Your own credentials were accepted."
+		"check s3seal's --backend-access-key and --backend-secret-key-file (and --backend-region). Your own credentials were accepted; this is s3seal's configuration."
 }
 
 // storeRefusal passes a store's 4xx refusal on with its code and status.
@@ -189,6 +211,7 @@ func storeDenial(be *sealstore.StoreError) *s3err.Error {
 
 // writeError renders err as an S3 XML error body.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	err = confirmCredentialRefusal(r, err)
 	ae := toAPIError(err)
 	noteErr(r, err)
 	reqID := w.Header().Get("x-amz-request-id")

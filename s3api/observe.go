@@ -45,6 +45,10 @@ type reqInfo struct {
 	// bucket and accessKey (once the signature is verified) name the
 	// request in the log of a refusal.
 	bucket, accessKey string
+	// credentials asks the store whether it refuses s3seal's own
+	// credentials (sealstore.Store.CheckCredentials), before an answer
+	// names them.
+	credentials func(context.Context) error
 }
 
 type infoKey struct{}

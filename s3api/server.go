@@ -162,7 +162,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// its answer. Answer as S3 does: 100 Continue first.
 		w.WriteHeader(http.StatusContinue)
 	}
-	ri := &reqInfo{}
+	ri := &reqInfo{credentials: s.store.CheckCredentials}
 	// However many backend calls the request makes, the store's stalls
 	// cost it at most 2.5 backend timeouts in all (sealstore.WithStallBudget).
 	r = r.WithContext(context.WithValue(sealstore.WithStallBudget(reqid.With(r.Context(), id)), infoKey{}, ri))

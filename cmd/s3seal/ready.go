@@ -45,13 +45,15 @@ type readiness struct {
 	// while it cannot be written every request is refused.
 	audit func() error
 	// store, when set, is asked whether the keyring opens the store's
-	// objects (sealstore.Store.CheckKeyring): at the first probe, then
-	// only after a data key failed to open (KeyFailures moved), so that
-	// a keyring fixed or found wrong is seen within one ttl.
-	store    keyChecker
-	keysAt   uint64 // KeyFailures when the keyring was last checked
-	keysErr  error  // what that check found
-	keysDone bool
+	// objects (sealstore.Store.CheckKeyring) whenever a request failed to
+	// open a data key since the last check (KeyFailures moved). Only then
+	// can the verdict make s3seal not ready: the sample may be of another
+	// deployment's buckets on the same store account, sealed under its
+	// own key, which this one never serves. The check at start only logs.
+	store     keyChecker
+	keysAt    uint64 // KeyFailures when the keyring was last checked
+	keysErr   error  // what that check found
+	keysFailed bool   // a request failed to open a data key since start
 	log      *slog.Logger
 	ttl      time.Duration
 	timeout  time.Duration
@@ -209,19 +211,20 @@ type keyChecker interface {
 }
 
 // checkStoreKeys is the keyring check against the store's objects, run
-// again only when a data key failed to open since the last. Its public
+// again only when a request failed to open a data key since the last; it
+// makes s3seal not ready only after such a failure. Its public
 // reason names the key ids, which the store holds in the clear, never
 // the buckets sampled.
 func (r *readiness) checkStoreKeys(ctx context.Context) (public, err error) {
 	if r.store == nil {
 		return nil, nil
 	}
-	if n := r.store.KeyFailures(); !r.keysDone || n != r.keysAt {
+	if n := r.store.KeyFailures(); n != r.keysAt {
 		r.keysErr = r.store.CheckKeyring(ctx)
-		r.keysAt, r.keysDone = r.store.KeyFailures(), true
+		r.keysAt, r.keysFailed = r.store.KeyFailures(), true
 	}
 	var km *sealstore.KeyringMismatch
-	if !errors.As(r.keysErr, &km) {
+	if !r.keysFailed || !errors.As(r.keysErr, &km) {
 		return nil, nil
 	}
 	shown := *km

@@ -67,3 +67,24 @@ func TestReadinessKeyCheckBoundedWhenTheStoreStalls(t *testing.T) {
 		t.Fatalf("/readyz answer: %q", s)
 	}
 }
+
+// A keyring check that finds the sampled buckets sealed under another key
+// makes s3seal not ready only once one of its own requests failed to open
+// a data key: the buckets may be another deployment's on the same store
+// account, which this one never serves.
+func TestReadinessWaitsForARequestThatFailedOnTheKey(t *testing.T) {
+	key, _ := crypto.GenerateKey()
+	kr, _ := crypto.NewKeyring("k", map[string][]byte{"k": key})
+	keys := &stallingKeys{}
+	r := newReadiness(&flakyLister{}, kr, nil)
+	r.store, r.ttl = keys, 0
+	// As serve does at start: the check's finding, the counter after it.
+	r.keysErr, r.keysAt = keys.CheckKeyring(context.Background()), keys.KeyFailures()
+	if err := r.check(context.Background()); err != nil {
+		t.Fatalf("ready with no request refused yet: %v", err)
+	}
+	keys.failures.Add(1)
+	if err := r.check(context.Background()); err == nil || !strings.Contains(err.Error(), "keyring") {
+		t.Fatalf("after a request failed on the key: %v", err)
+	}
+}

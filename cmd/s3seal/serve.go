@@ -118,13 +118,15 @@ func serve(ctx context.Context, cfg *config, logOut io.Writer) error {
 	}
 	ready.store = store
 	kctx, kcancel := context.WithTimeout(ctx, 10*time.Second)
-	ready.keysErr, ready.keysAt, ready.keysDone = store.CheckKeyring(kctx), store.KeyFailures(), true
+	ready.keysErr, ready.keysAt = store.CheckKeyring(kctx), store.KeyFailures()
 	kcancel()
 	if err := ready.keysErr; err != nil {
-		// Served all the same, not ready (/readyz): what the keyring does
-		// not open is refused, and a replica with a wrong key drops out
-		// of its load balancer.
-		log.Error("the master key is wrong: " + err.Error() + "; give the key the store's objects were sealed with (--key-file, --keys-file)")
+		// Served all the same: what the keyring does not open is refused,
+		// and once a request was, /readyz answers 503 and a replica with
+		// a wrong key drops out of its load balancer. Not before: the
+		// buckets sampled may be another deployment's on the same store
+		// account, under its own key.
+		log.Error("the master key looks wrong: " + err.Error() + "; give the key the store's objects were sealed with (--key-file, --keys-file), unless those buckets belong to another s3seal with a key of its own")
 	}
 	if cfg.AllowPlaintextReads {
 		log.Warn("--allow-plaintext-reads: objects without s3seal metadata are served as they are, unauthenticated; turn it off once the bucket is migrated")
