@@ -50,13 +50,13 @@ type readiness struct {
 	// can the verdict make s3seal not ready: the sample may be of another
 	// deployment's buckets on the same store account, sealed under its
 	// own key, which this one never serves. The check at start only logs.
-	store     keyChecker
-	keysAt    uint64 // KeyFailures when the keyring was last checked
-	keysErr   error  // what that check found
+	store      keyChecker
+	keysAt     uint64 // KeyFailures when the keyring was last checked
+	keysErr    error  // what that check found
 	keysFailed bool   // a request failed to open a data key since start
-	log      *slog.Logger
-	ttl      time.Duration
-	timeout  time.Duration
+	log        *slog.Logger
+	ttl        time.Duration
+	timeout    time.Duration
 
 	// stopping is set on SIGTERM: /readyz answers 503 from then on, so
 	// that load balancers stop sending before the listener closes.
