@@ -161,8 +161,7 @@ func (s *Store) unwrapErr(bucket, key string, err error) error {
 	case errors.Is(err, crypto.ErrUnknownKey):
 		s.keyFailures.Add(1)
 		return &Error{Code: "InternalError", Err: err,
-			Message: fmt.Sprintf("The object was sealed under master key %q, which is not in s3seal's keyring (it has %s).",
-				crypto.KeyIDOf(err), strings.Join(s.kr.IDs(), ", "))}
+			Message: fmt.Sprintf("The object was sealed under master key %q, which is not in s3seal's keyring.", crypto.KeyIDOf(err))}
 	case errors.Is(err, crypto.ErrKeyMismatch):
 		s.keyFailures.Add(1)
 		return &Error{Code: "InternalError", Err: fmt.Errorf("%w: %s/%s: %w", ErrIntegrity, bucket, key, err),
