@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// TestReadmeBackups runs the README's three backup blocks (rclone, restic,
-// the aws CLI) as bash scripts (set -euo pipefail), as they are, against
+// TestReadmeBackups runs the README's quick start and its three backup
+// blocks (rclone, restic, the aws CLI) as bash scripts (set -euo pipefail), as they are, against
 // one s3seal started as the README's "Two commands" starts it: `s3seal
 // serve` on its embedded default (its data directory, development key and
 // credentials in the working directory), on a free port in place of 7070.
@@ -85,6 +85,8 @@ func TestReadmeBackups(t *testing.T) {
 		{"rclone", "### rclone", "0 differences found"},
 		{"restic", "### restic", "snapshot"},
 		{"aws", "### aws CLI", "make_bucket: aws-backups"},
+		// The quick start copies a cat.jpg of the reader's own.
+		{"quickstart", "## Quick start with the aws CLI", "make_bucket: photos"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			script := readmeBlock(t, "README.md", c.heading)
@@ -99,7 +101,12 @@ func TestReadmeBackups(t *testing.T) {
 				big[i] = byte(i * 7 / 3)
 			}
 			writeFile(t, dir, "photos/2026/b.bin", big)
-			path := writeFile(t, t.TempDir(), c.name+".sh", []byte("set -euo pipefail\nset -x\ncd "+dir+"\n"+script+"echo BACKUP-DONE\n"))
+			writeFile(t, dir, "cat.jpg", big[:300<<10])
+			check := ""
+			if c.name == "quickstart" {
+				check = "cmp cat.jpg copy.jpg\n"
+			}
+			path := writeFile(t, t.TempDir(), c.name+".sh", []byte("set -euo pipefail\nset -x\ncd "+dir+"\n"+script+check+"echo BACKUP-DONE\n"))
 
 			var env []string
 			for _, kv := range cleanEnv([]string{"HOME", "AWS_CA_BUNDLE", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"},
