@@ -188,3 +188,45 @@ func TestListingPagedEmbeddedMatchesMoto(t *testing.T) {
 	}
 	t.Logf("%d listings where moto differs from the embedded store", motoDiffers)
 }
+
+// TestListingMaxKeysZeroEmbeddedMatchesMoto: max-keys 0 (V1 and V2, with
+// and without a delimiter) answers as moto does through s3seal.
+func TestListingMaxKeysZeroEmbeddedMatchesMoto(t *testing.T) {
+	t.Parallel()
+	emb := sdkFor(t, startS3seal(t, sealOpts{}))
+	moto := sdkFor(t, startS3seal(t, sealOpts{Backend: startMoto(t)}))
+	const bucket = "zero"
+	for _, c := range []*s3.Client{emb, moto} {
+		mustCreateBucket(t, c, bucket)
+		for _, k := range []string{"a", "b/c", "d"} {
+			putObj(t, c, bucket, k, []byte(k))
+		}
+	}
+	ctx := ctxT(t)
+	for _, delim := range []string{"", "/"} {
+		var answers [2]string
+		for i, c := range []*s3.Client{emb, moto} {
+			v1, err := c.ListObjects(ctx, &s3.ListObjectsInput{Bucket: aws.String(bucket), MaxKeys: aws.Int32(0), Delimiter: optStr(delim)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v2, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket), MaxKeys: aws.Int32(0), Delimiter: optStr(delim)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			answers[i] = fmt.Sprintf("V1 %d items truncated %v next %q; V2 %d items keycount %d truncated %v token %v",
+				len(v1.Contents)+len(v1.CommonPrefixes), aws.ToBool(v1.IsTruncated), aws.ToString(v1.NextMarker),
+				len(v2.Contents)+len(v2.CommonPrefixes), aws.ToInt32(v2.KeyCount), aws.ToBool(v2.IsTruncated), v2.NextContinuationToken != nil)
+		}
+		if answers[0] != answers[1] {
+			t.Errorf("delimiter %q, max-keys 0:\nembedded %s\nmoto     %s", delim, answers[0], answers[1])
+		}
+	}
+}
+
+func optStr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
