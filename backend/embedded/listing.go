@@ -1,6 +1,9 @@
 package embedded
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
@@ -79,7 +82,11 @@ func (b *fixedBackend) ListBucket(bucket string, prefix *gofakes3.Prefix, page g
 				continue
 			}
 		}
-		if c := b.listedObject(bucket, key); c != nil {
+		c, err := b.listedObject(bucket, key)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
 			if n >= page.MaxKeys {
 				out.IsTruncated, out.NextMarker = true, last
 				break
@@ -154,16 +161,28 @@ func (b *fixedBackend) firstIn(dir, p, lo string) (string, bool) {
 // listedObject is key as a listing shows it, or nil when it is gone
 // (deleted since the index was read): size and time of its file, its S3
 // ETag (a multipart object's is kept in its metadata) and storage class.
-func (b *fixedBackend) listedObject(bucket, key string) *gofakes3.Content {
+// An object that is there but cannot be read (its metadata file missing
+// after a crash between commit's two renames, or unreadable) is an error:
+// left out, a listing would tell clients it was deleted (rclone sync and
+// backup tools then delete their copy), where an error makes them retry
+// or stop.
+func (b *fixedBackend) listedObject(bucket, key string) (*gofakes3.Content, error) {
 	b.ix.objectsRead.Add(1)
 	fk := fsKey(key)
 	st, err := b.fs.Stat(path.Join("buckets", bucket, fk))
-	if err != nil || st.IsDir() {
-		return nil
+	if errors.Is(err, fs.ErrNotExist) || pathClash(err) || (err == nil && st.IsDir()) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
 	}
 	obj, err := b.MultiBucketBackend.HeadObject(bucket, fk)
-	if err != nil {
-		return nil
+	if gofakes3.HasErrorCode(err, gofakes3.ErrNoSuchKey) {
+		return nil, nil
+	} else if err != nil {
+		if _, serr := b.fs.Stat(path.Join("buckets", bucket, fk)); errors.Is(serr, fs.ErrNotExist) {
+			return nil, nil // deleted between the two reads
+		}
+		return nil, fmt.Errorf("listing %s/%s: %w", bucket, key, err)
 	}
 	c := &gofakes3.Content{Key: key, LastModified: gofakes3.NewContentTime(st.ModTime()),
 		ETag: gofakes3.FormatETag(obj.Hash), Size: st.Size()}
@@ -173,7 +192,7 @@ func (b *fixedBackend) listedObject(bucket, key string) *gofakes3.Content {
 	if v := obj.Metadata["X-Amz-Storage-Class"]; v != "" {
 		c.StorageClass = gofakes3.StorageClass(v)
 	}
-	return c
+	return c, nil
 }
 
 // eachKey calls fn with every key of bucket that starts with prefix, in
