@@ -74,29 +74,32 @@ func newDirIndex(root string) *dirIndex {
 }
 
 // list is the sorted listing of dir (a path under the root), read from
-// disk unless held. A directory that does not exist is empty.
-func (x *dirIndex) list(dir string) []dirEnt {
+// disk unless held. A directory that does not exist is empty; one the
+// disk did not list whole is an error (its keys are there all the same:
+// a listing that went on without them would tell clients they were
+// deleted).
+func (x *dirIndex) list(dir string) ([]dirEnt, error) {
 	x.mu.Lock()
 	if l := x.dirs[dir]; l != nil && l.ready {
 		x.mu.Unlock()
-		return l.ents
+		return l.ents, nil
 	}
 	mine := &dirListing{}
 	x.dirs[dir] = mine
 	x.mu.Unlock()
 
-	ents, whole := x.read(dir)
+	ents, err := x.read(dir)
 
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.dirs[dir] != mine || !whole {
+	if x.dirs[dir] != mine || err != nil {
 		// Dropped by a change meanwhile (or replaced by another reader):
 		// what was read may predate the change, so it is not kept; nor
 		// is a listing the disk did not give whole.
 		if x.dirs[dir] == mine {
 			delete(x.dirs, dir)
 		}
-		return ents
+		return ents, err
 	}
 	if x.held+len(ents) > maxIndexedEntries {
 		x.dirs = map[string]*dirListing{dir: mine}
@@ -104,16 +107,16 @@ func (x *dirIndex) list(dir string) []dirEnt {
 	}
 	mine.ents, mine.ready = ents, true
 	x.held += len(ents)
-	return ents
+	return ents, nil
 }
 
-// read lists dir from disk, sorted by rel, and reports whether the
-// listing is whole: a directory that does not exist (or is a file) is
-// empty, any other error leaves what was read, not to be kept.
-func (x *dirIndex) read(dir string) ([]dirEnt, bool) {
+// read lists dir from disk, sorted by rel: a directory that does not
+// exist (or is a file) is empty; any other error is returned with what
+// was read, not to be kept.
+func (x *dirIndex) read(dir string) ([]dirEnt, error) {
 	des, err := os.ReadDir(filepath.Join(x.root, filepath.FromSlash(dir)))
 	if err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {
-		return nil, true
+		return nil, nil
 	}
 	ents := make([]dirEnt, 0, len(des))
 	for _, de := range des {
@@ -128,7 +131,7 @@ func (x *dirIndex) read(dir string) ([]dirEnt, bool) {
 	}
 	x.entriesRead.Add(int64(len(ents)))
 	sort.Slice(ents, func(i, j int) bool { return ents[i].rel < ents[j].rel })
-	return ents, err == nil
+	return ents, err
 }
 
 // dropLocked forgets the listing of dir, if held.

@@ -57,7 +57,10 @@ func (b *fixedBackend) ListBucket(bucket string, prefix *gofakes3.Prefix, page g
 	out := gofakes3.NewObjectList()
 	n, last := int64(0), ""
 	for {
-		key, ok := b.firstKey(bucket, lo)
+		key, ok, err := b.firstKey(bucket, lo)
+		if err != nil {
+			return nil, err
+		}
 		if !ok || !strings.HasPrefix(key, p.Prefix) {
 			break
 		}
@@ -119,14 +122,17 @@ func prefixEnd(p string) (string, bool) {
 
 // firstKey is the smallest key of bucket at or after lo, if any. The
 // caller holds the tree lock (shared).
-func (b *fixedBackend) firstKey(bucket, lo string) (string, bool) {
+func (b *fixedBackend) firstKey(bucket, lo string) (string, bool, error) {
 	return b.firstIn(path.Join("buckets", bucket), "", lo)
 }
 
 // firstIn is the smallest key at or after lo among the keys of dir, whose
 // keys all start with p; lo starts with p, or is "" (no bound).
-func (b *fixedBackend) firstIn(dir, p, lo string) (string, bool) {
-	ents := b.ix.list(dir)
+func (b *fixedBackend) firstIn(dir, p, lo string) (string, bool, error) {
+	ents, err := b.ix.list(dir)
+	if err != nil {
+		return "", false, err
+	}
 	rel := ""
 	if len(lo) > len(p) {
 		rel = lo[len(p):]
@@ -145,17 +151,17 @@ func (b *fixedBackend) firstIn(dir, p, lo string) (string, bool) {
 			if p == "" && e.rel == "" {
 				continue // a marker file at the bucket's root holds no key
 			}
-			return p + e.rel, true
+			return p + e.rel, true, nil
 		}
 		sub, sublo := p+e.rel, ""
 		if strings.HasPrefix(lo, sub) {
 			sublo = lo
 		}
-		if k, ok := b.firstIn(path.Join(dir, e.rel), sub, sublo); ok {
-			return k, true
+		if k, ok, err := b.firstIn(path.Join(dir, e.rel), sub, sublo); ok || err != nil {
+			return k, ok, err
 		}
 	}
-	return "", false
+	return "", false, nil
 }
 
 // listedObject is key as a listing shows it, or nil when it is gone
@@ -196,13 +202,13 @@ func (b *fixedBackend) listedObject(bucket, key string) (*gofakes3.Content, erro
 }
 
 // eachKey calls fn with every key of bucket that starts with prefix, in
-// S3's order, until fn returns false. The caller holds the tree lock
-// (shared).
-func (b *fixedBackend) eachKey(bucket, prefix string, fn func(key string) bool) {
+// S3's order, until fn returns false; it fails when a directory cannot be
+// read. The caller holds the tree lock (shared).
+func (b *fixedBackend) eachKey(bucket, prefix string, fn func(key string) bool) error {
 	for lo := prefix; ; {
-		key, ok := b.firstKey(bucket, lo)
-		if !ok || !strings.HasPrefix(key, prefix) || !fn(key) {
-			return
+		key, ok, err := b.firstKey(bucket, lo)
+		if err != nil || !ok || !strings.HasPrefix(key, prefix) || !fn(key) {
+			return err
 		}
 		lo = key + "\x00"
 	}
