@@ -2,9 +2,12 @@ package embedded
 
 import (
 	"fmt"
+	"maps"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -49,9 +52,57 @@ func TestDirIndexMemoryBoundWithLongKeys(t *testing.T) {
 		t.Fatalf("%d keys walked, want 5000", n)
 	}
 	grown := float64(after.HeapAlloc) - float64(before.HeapAlloc)
-	atLimit := grown * float64(maxIndexedEntries) / float64(b.ix.held)
-	t.Logf("heap +%.1f MiB for %d held; at the limit %.0f MiB", grown/(1<<20), b.ix.held, atLimit/(1<<20))
+	atLimit := grown * float64(b.ix.limit) / float64(b.ix.held)
+	t.Logf("heap +%.1f MiB for %d bytes held; at the limit %.0f MiB", grown/(1<<20), b.ix.held, atLimit/(1<<20))
 	if atLimit > 128<<20 {
 		t.Fatalf("the index would take %.0f MiB at its limit, want at most 128 MiB", atLimit/(1<<20))
+	}
+}
+
+// TestDirIndexStartingAgainKeepsPagesRight: with a limit so small that
+// the index starts again empty many times within each page (a listing
+// held by one walk dropped under another), every page still matches the
+// brute-force model, writes between pages included.
+func TestDirIndexStartingAgainKeepsPagesRight(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	b, err := newFixedBackend(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.ix.limit = 600 // a few small directories
+	if err := b.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string]bool{}
+	for round := 0; round < 3; round++ {
+		for i := 0; i < 80; i++ {
+			k := randomKey(r)
+			if putKey(t, b, "bkt", k) == nil {
+				stored[k] = true
+			}
+		}
+		keys := slices.Sorted(maps.Keys(stored))
+		for _, k := range keys[:len(keys)/4] {
+			if _, err := b.DeleteObject("bkt", k); err != nil {
+				t.Fatal(err)
+			}
+			delete(stored, k)
+		}
+		keys = slices.Sorted(maps.Keys(stored))
+		for _, prefix := range []string{"", "a", "a/", "é"} {
+			for _, delim := range []string{"", "/", "-"} {
+				for _, start := range []string{"", "a/", keys[r.Intn(len(keys))]} {
+					for _, maxKeys := range []int64{1, 3, 1000} {
+						pageAll(t, b, "bkt", keys, prefix, delim, start, maxKeys)
+					}
+				}
+			}
+		}
+		b.ix.mu.Lock()
+		held, dirs := b.ix.held, len(b.ix.dirs)
+		b.ix.mu.Unlock()
+		if held > b.ix.limit+4096 || dirs > 20 {
+			t.Fatalf("round %d: %d bytes in %d listings held, limit %d", round, held, dirs, b.ix.limit)
+		}
 	}
 }
