@@ -31,10 +31,30 @@ import (
 //   - Nothing is kept on disk: a restart, or a crash, starts from the
 //     files. A change made to the data directory behind a running store
 //     (by hand) is not seen by its listings until it restarts.
-//   - The index holds at most maxIndexedEntries entries; past that it
-//     starts again empty, so its memory stays bounded whatever the store
-//     holds (about 100 bytes an entry).
-const maxIndexedEntries = 1 << 20
+//   - The index holds at most maxIndexedBytes (its listings' paths and
+//     names, with what Go spends on each entry and each directory); past
+//     that it starts again empty, so its memory stays bounded whatever the
+//     store holds. Counted in entries, a bound would not hold: an entry of
+//     a deep tree of long names costs 700 bytes and more (the directory's
+//     path, its name), one of short names about 40.
+const maxIndexedBytes = 100 << 20
+
+// What a held listing costs beside its strings, as measured
+// (TestDirIndexMemoryBoundWithLongKeys): per directory (the map's entry,
+// dirListing) and per entry (dirEnt, the allocation of its name).
+const (
+	dirCost = 128
+	entCost = 32
+)
+
+// listingCost is what holding ents as dir's listing costs, in bytes.
+func listingCost(dir string, ents []dirEnt) int {
+	n := dirCost + len(dir)
+	for _, e := range ents {
+		n += entCost + len(e.rel)
+	}
+	return n
+}
 
 // dirEnt is one entry of a directory of the bucket tree. rel is the
 // part of the S3 keys it holds after the directory's own prefix: a
@@ -50,6 +70,7 @@ type dirEnt struct {
 // the reader that made the entry has filled it (ready).
 type dirListing struct {
 	ents  []dirEnt
+	cost  int // listingCost, once ready
 	ready bool
 }
 
@@ -58,9 +79,10 @@ type dirListing struct {
 type dirIndex struct {
 	root string // the store's root on disk
 
-	mu   sync.Mutex
-	dirs map[string]*dirListing
-	held int // entries in ready listings
+	mu    sync.Mutex
+	dirs  map[string]*dirListing
+	held  int // bytes of ready listings (listingCost)
+	limit int // most bytes held (maxIndexedBytes; tests lower it)
 
 	// Work counters, for tests and benchmarks: entries read from disk,
 	// entries a listing stepped through, objects a listing read.
@@ -70,50 +92,54 @@ type dirIndex struct {
 }
 
 func newDirIndex(root string) *dirIndex {
-	return &dirIndex{root: root, dirs: map[string]*dirListing{}}
+	return &dirIndex{root: root, dirs: map[string]*dirListing{}, limit: maxIndexedBytes}
 }
 
 // list is the sorted listing of dir (a path under the root), read from
-// disk unless held. A directory that does not exist is empty.
-func (x *dirIndex) list(dir string) []dirEnt {
+// disk unless held. A directory that does not exist is empty; one the
+// disk did not list whole is an error (its keys are there all the same:
+// a listing that went on without them would tell clients they were
+// deleted).
+func (x *dirIndex) list(dir string) ([]dirEnt, error) {
 	x.mu.Lock()
 	if l := x.dirs[dir]; l != nil && l.ready {
 		x.mu.Unlock()
-		return l.ents
+		return l.ents, nil
 	}
 	mine := &dirListing{}
 	x.dirs[dir] = mine
 	x.mu.Unlock()
 
-	ents, whole := x.read(dir)
+	ents, err := x.read(dir)
 
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.dirs[dir] != mine || !whole {
+	if x.dirs[dir] != mine || err != nil {
 		// Dropped by a change meanwhile (or replaced by another reader):
 		// what was read may predate the change, so it is not kept; nor
 		// is a listing the disk did not give whole.
 		if x.dirs[dir] == mine {
 			delete(x.dirs, dir)
 		}
-		return ents
+		return ents, err
 	}
-	if x.held+len(ents) > maxIndexedEntries {
+	cost := listingCost(dir, ents)
+	if x.held+cost > x.limit {
 		x.dirs = map[string]*dirListing{dir: mine}
 		x.held = 0
 	}
-	mine.ents, mine.ready = ents, true
-	x.held += len(ents)
-	return ents
+	mine.ents, mine.cost, mine.ready = ents, cost, true
+	x.held += cost
+	return ents, nil
 }
 
-// read lists dir from disk, sorted by rel, and reports whether the
-// listing is whole: a directory that does not exist (or is a file) is
-// empty, any other error leaves what was read, not to be kept.
-func (x *dirIndex) read(dir string) ([]dirEnt, bool) {
+// read lists dir from disk, sorted by rel: a directory that does not
+// exist (or is a file) is empty; any other error is returned with what
+// was read, not to be kept.
+func (x *dirIndex) read(dir string) ([]dirEnt, error) {
 	des, err := os.ReadDir(filepath.Join(x.root, filepath.FromSlash(dir)))
 	if err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {
-		return nil, true
+		return nil, nil
 	}
 	ents := make([]dirEnt, 0, len(des))
 	for _, de := range des {
@@ -128,14 +154,14 @@ func (x *dirIndex) read(dir string) ([]dirEnt, bool) {
 	}
 	x.entriesRead.Add(int64(len(ents)))
 	sort.Slice(ents, func(i, j int) bool { return ents[i].rel < ents[j].rel })
-	return ents, err == nil
+	return ents, err
 }
 
 // dropLocked forgets the listing of dir, if held.
 func (x *dirIndex) dropLocked(dir string) {
 	if l := x.dirs[dir]; l != nil {
 		if l.ready {
-			x.held -= len(l.ents)
+			x.held -= l.cost
 		}
 		delete(x.dirs, dir)
 	}

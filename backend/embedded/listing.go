@@ -1,6 +1,9 @@
 package embedded
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
@@ -54,7 +57,10 @@ func (b *fixedBackend) ListBucket(bucket string, prefix *gofakes3.Prefix, page g
 	out := gofakes3.NewObjectList()
 	n, last := int64(0), ""
 	for {
-		key, ok := b.firstKey(bucket, lo)
+		key, ok, err := b.firstKey(bucket, lo)
+		if err != nil {
+			return nil, err
+		}
 		if !ok || !strings.HasPrefix(key, p.Prefix) {
 			break
 		}
@@ -79,7 +85,11 @@ func (b *fixedBackend) ListBucket(bucket string, prefix *gofakes3.Prefix, page g
 				continue
 			}
 		}
-		if c := b.listedObject(bucket, key); c != nil {
+		c, err := b.listedObject(bucket, key)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
 			if n >= page.MaxKeys {
 				out.IsTruncated, out.NextMarker = true, last
 				break
@@ -112,14 +122,17 @@ func prefixEnd(p string) (string, bool) {
 
 // firstKey is the smallest key of bucket at or after lo, if any. The
 // caller holds the tree lock (shared).
-func (b *fixedBackend) firstKey(bucket, lo string) (string, bool) {
+func (b *fixedBackend) firstKey(bucket, lo string) (string, bool, error) {
 	return b.firstIn(path.Join("buckets", bucket), "", lo)
 }
 
 // firstIn is the smallest key at or after lo among the keys of dir, whose
 // keys all start with p; lo starts with p, or is "" (no bound).
-func (b *fixedBackend) firstIn(dir, p, lo string) (string, bool) {
-	ents := b.ix.list(dir)
+func (b *fixedBackend) firstIn(dir, p, lo string) (string, bool, error) {
+	ents, err := b.ix.list(dir)
+	if err != nil {
+		return "", false, err
+	}
 	rel := ""
 	if len(lo) > len(p) {
 		rel = lo[len(p):]
@@ -138,32 +151,44 @@ func (b *fixedBackend) firstIn(dir, p, lo string) (string, bool) {
 			if p == "" && e.rel == "" {
 				continue // a marker file at the bucket's root holds no key
 			}
-			return p + e.rel, true
+			return p + e.rel, true, nil
 		}
 		sub, sublo := p+e.rel, ""
 		if strings.HasPrefix(lo, sub) {
 			sublo = lo
 		}
-		if k, ok := b.firstIn(path.Join(dir, e.rel), sub, sublo); ok {
-			return k, true
+		if k, ok, err := b.firstIn(path.Join(dir, e.rel), sub, sublo); ok || err != nil {
+			return k, ok, err
 		}
 	}
-	return "", false
+	return "", false, nil
 }
 
 // listedObject is key as a listing shows it, or nil when it is gone
 // (deleted since the index was read): size and time of its file, its S3
 // ETag (a multipart object's is kept in its metadata) and storage class.
-func (b *fixedBackend) listedObject(bucket, key string) *gofakes3.Content {
+// An object that is there but cannot be read (its metadata file missing
+// after a crash between commit's two renames, or unreadable) is an error:
+// left out, a listing would tell clients it was deleted (rclone sync and
+// backup tools then delete their copy), where an error makes them retry
+// or stop.
+func (b *fixedBackend) listedObject(bucket, key string) (*gofakes3.Content, error) {
 	b.ix.objectsRead.Add(1)
 	fk := fsKey(key)
 	st, err := b.fs.Stat(path.Join("buckets", bucket, fk))
-	if err != nil || st.IsDir() {
-		return nil
+	if errors.Is(err, fs.ErrNotExist) || pathClash(err) || (err == nil && st.IsDir()) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
 	}
 	obj, err := b.MultiBucketBackend.HeadObject(bucket, fk)
-	if err != nil {
-		return nil
+	if gofakes3.HasErrorCode(err, gofakes3.ErrNoSuchKey) {
+		return nil, nil
+	} else if err != nil {
+		if _, serr := b.fs.Stat(path.Join("buckets", bucket, fk)); errors.Is(serr, fs.ErrNotExist) {
+			return nil, nil // deleted between the two reads
+		}
+		return nil, fmt.Errorf("listing %s/%s: %w", bucket, key, err)
 	}
 	c := &gofakes3.Content{Key: key, LastModified: gofakes3.NewContentTime(st.ModTime()),
 		ETag: gofakes3.FormatETag(obj.Hash), Size: st.Size()}
@@ -173,17 +198,17 @@ func (b *fixedBackend) listedObject(bucket, key string) *gofakes3.Content {
 	if v := obj.Metadata["X-Amz-Storage-Class"]; v != "" {
 		c.StorageClass = gofakes3.StorageClass(v)
 	}
-	return c
+	return c, nil
 }
 
 // eachKey calls fn with every key of bucket that starts with prefix, in
-// S3's order, until fn returns false. The caller holds the tree lock
-// (shared).
-func (b *fixedBackend) eachKey(bucket, prefix string, fn func(key string) bool) {
+// S3's order, until fn returns false; it fails when a directory cannot be
+// read. The caller holds the tree lock (shared).
+func (b *fixedBackend) eachKey(bucket, prefix string, fn func(key string) bool) error {
 	for lo := prefix; ; {
-		key, ok := b.firstKey(bucket, lo)
-		if !ok || !strings.HasPrefix(key, prefix) || !fn(key) {
-			return
+		key, ok, err := b.firstKey(bucket, lo)
+		if err != nil || !ok || !strings.HasPrefix(key, prefix) || !fn(key) {
+			return err
 		}
 		lo = key + "\x00"
 	}

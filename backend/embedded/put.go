@@ -3,7 +3,9 @@ package embedded
 import (
 	"crypto/md5"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -139,13 +141,17 @@ func (b *fixedBackend) stageMeta(m storedMeta) (string, error) {
 }
 
 // commit moves the staged body (data) and metadata (meta) of key into
-// place. It holds the tree lock exclusively from the conflict check to the
+// place: a new key's metadata first (see below), an existing key's body
+// first. It holds the tree lock exclusively from the conflict check to the
 // renames, so no PUT of another key can make a path of key a file or a
 // directory in between (the check and the creation are one step), and no
 // reader sees the new body with the old metadata. A refused or failed
-// commit leaves no directory behind. If the metadata rename fails after
-// the body's (an I/O error), the object has the new body and s3afero
-// recomputes its hash on the next read.
+// commit leaves no directory behind. If an existing key's metadata rename
+// fails after the body's (an I/O error, a crash), the object has the new
+// body beside the old metadata, whose size and time do not match it:
+// s3afero recomputes the hash on the next read (of the metadata file, not
+// the body: the ETag is then not the body's MD5). A new key's
+// metadata rename comes first, so that step leaves no body behind.
 func (b *fixedBackend) commit(bucket, key, fk, data, meta string, before func() error) error {
 	b.tree.Lock()
 	defer b.tree.Unlock()
@@ -161,12 +167,28 @@ func (b *fixedBackend) commit(bucket, key, fk, data, meta string, before func() 
 	}
 	dst := path.Join(root, fk)
 	mp := metaPath(bucket, fk)
+	_, serr := b.fs.Stat(dst)
+	isNew := errors.Is(serr, fs.ErrNotExist)
 	err := b.fs.MkdirAll(path.Dir(dst), 0o700)
 	if err == nil {
 		err = b.fs.MkdirAll(path.Dir(mp), 0o700)
 	}
-	if err == nil {
+	if err == nil && isNew {
+		// A new key's metadata goes first: a body without metadata
+		// cannot be read (s3afero recomputes a missing hash from the
+		// metadata's own path, and fails), so HEAD, GET and every
+		// listing through it would fail, while metadata without a body
+		// is no object at all.
+		if err = b.fs.Rename(meta, mp); err == nil {
+			if err = b.fs.Rename(data, dst); err != nil {
+				b.fs.Remove(mp)
+			}
+		}
+	} else if err == nil {
 		err = b.fs.Rename(data, dst)
+		if err == nil {
+			return b.fs.Rename(meta, mp)
+		}
 	}
 	if err != nil {
 		b.pruneLocked(bucket, fk)
@@ -175,7 +197,7 @@ func (b *fixedBackend) commit(bucket, key, fk, data, meta string, before func() 
 		}
 		return err
 	}
-	return b.fs.Rename(meta, mp)
+	return nil
 }
 
 // checkPut decides a PUT's conditions against the object as it is now; the

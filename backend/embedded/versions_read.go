@@ -127,7 +127,7 @@ func (b *fixedBackend) allVersions(bucket, prefix string) ([]versionRow, error) 
 	}
 	var rows []versionRow
 	currentID := map[string]string{}
-	b.eachKey(bucket, prefix, func(key string) bool {
+	err := b.eachKey(bucket, prefix, func(key string) bool {
 		c, err := b.currentOf(bucket, key)
 		if err != nil || !c.exists {
 			return true // removed meanwhile
@@ -137,6 +137,9 @@ func (b *fixedBackend) allVersions(bucket, prefix string) ([]versionRow, error) 
 			ETag: storedETag(c.meta), LastModified: c.meta.ModTime, StorageClass: c.meta.Meta["X-Amz-Storage-Class"]})
 		return true
 	})
+	if err != nil {
+		return nil, err
+	}
 	root := b.versionsRoot(bucket)
 	dirs, _ := afero.ReadDir(b.fs, root)
 	for _, d := range dirs {
