@@ -30,19 +30,8 @@ func listKeys(t *testing.T, b *fixedBackend, bucket string) []string {
 // the same keys (the index is rebuilt from the disk).
 func TestListingAfterBucketRecreatedAndRestart(t *testing.T) {
 	root := t.TempDir()
-	b, err := newFixedBackend(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.CreateBucket("bkt"); err != nil {
-		t.Fatal(err)
-	}
 	old := []string{"a/", "a/b", "c/d/e", "f"}
-	for _, k := range old {
-		if err := putKey(t, b, "bkt", k); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := bucketWithKeys(t, root, old...)
 	if got := listKeys(t, b, "bkt"); !slices.Equal(got, old) {
 		t.Fatalf("listed %q, want %q", got, old)
 	}
@@ -87,22 +76,8 @@ func TestListingAfterBucketRecreatedAndRestart(t *testing.T) {
 // brings it back, in directories the index already holds.
 func TestListingFollowsVersionRestores(t *testing.T) {
 	ctx := context.Background()
-	e, err := Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	st, err := backend.NewS3(e.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
 	const bucket = "vers"
-	if err := st.CreateBucket(ctx, bucket); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.PutBucketVersioning(ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	st := versionedBucket(t, bucket)
 	put := func(key string) string {
 		out, err := st.PutObject(ctx, backend.PutInput{Bucket: bucket, Key: key, Body: strings.NewReader(key), Size: int64(len(key))})
 		if err != nil {
@@ -156,4 +131,27 @@ func TestListingFollowsVersionRestores(t *testing.T) {
 	if got := list(); !slices.Equal(got, want) {
 		t.Fatalf("after the delete marker's delete listed %q, want %q", got, want)
 	}
+}
+
+// versionedBucket starts a store over HTTP (with opts) holding bucket,
+// versioning enabled, and a client of it.
+func versionedBucket(t *testing.T, bucket string, opts ...Option) *backend.S3 {
+	t.Helper()
+	e, err := Start(t.TempDir(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	st, err := backend.NewS3(e.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := st.CreateBucket(ctx, bucket); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutBucketVersioning(ctx, bucket, "Enabled"); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

@@ -19,19 +19,9 @@ func TestListingKeepsObjectWhoseMetadataIsUnreadable(t *testing.T) {
 	for _, damage := range []string{"missing", "corrupt"} {
 		t.Run(damage, func(t *testing.T) {
 			root := t.TempDir()
-			b, err := newFixedBackend(root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.CreateBucket("bkt"); err != nil {
-				t.Fatal(err)
-			}
-			for _, k := range []string{"a", "b", "c"} {
-				if err := putKey(t, b, "bkt", k); err != nil {
-					t.Fatal(err)
-				}
-			}
+			b := bucketWithKeys(t, root, "a", "b", "c")
 			mp := filepath.Join(root, filepath.FromSlash(metaPath("bkt", "b")))
+			var err error
 			if damage == "missing" {
 				err = os.Remove(mp)
 			} else {
@@ -62,21 +52,10 @@ func TestListingKeepsObjectWhoseMetadataIsUnreadable(t *testing.T) {
 // were paged, such a listing failed.
 func TestListingFailsWhenADirectoryCannotBeRead(t *testing.T) {
 	root := t.TempDir()
-	b, err := newFixedBackend(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.CreateBucket("bkt"); err != nil {
-		t.Fatal(err)
-	}
 	keys := []string{"a", "d/x", "d/y", "e"}
-	for _, k := range keys {
-		if err := putKey(t, b, "bkt", k); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bucketWithKeys(t, root, keys...)
 	// A fresh store on the same files: its index reads every directory.
-	b, err = newFixedBackend(root)
+	b, err := newFixedBackend(root)
 	if err != nil {
 		t.Fatal(err)
 	}

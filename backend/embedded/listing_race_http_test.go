@@ -22,22 +22,8 @@ import (
 // listed exactly once per listing, in order.
 func TestListingOverHTTPWhileOverwritingCompletingAndDeleting(t *testing.T) {
 	ctx := context.Background()
-	e, err := Start(t.TempDir(), WithMinPartSize(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	st, err := backend.NewS3(e.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
 	const bucket = "race"
-	if err := st.CreateBucket(ctx, bucket); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.PutBucketVersioning(ctx, bucket, "Enabled"); err != nil {
-		t.Fatal(err)
-	}
+	st := versionedBucket(t, bucket, WithMinPartSize(1))
 	put := func(key, body string) error {
 		_, err := st.PutObject(ctx, backend.PutInput{Bucket: bucket, Key: key, Body: strings.NewReader(body), Size: int64(len(body))})
 		return err

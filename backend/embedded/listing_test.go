@@ -81,6 +81,25 @@ func putKey(t testing.TB, b *fixedBackend, bucket, key string) error {
 	return err
 }
 
+// bucketWithKeys starts a store on the files under root with the bucket
+// "bkt" holding keys (each key's body is its name).
+func bucketWithKeys(t testing.TB, root string, keys ...string) *fixedBackend {
+	t.Helper()
+	b, err := newFixedBackend(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if err := putKey(t, b, "bkt", k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
 // pageAll lists bucket page by page as a client does (the next marker:
 // NextMarker, or the last key of a page without one) and checks each page
 // against the model.
@@ -185,19 +204,7 @@ func TestListingPagesMatchModel(t *testing.T) {
 // TestListingSkipsEmptyDirectories: a directory left empty (a crash
 // between a delete and its pruning) holds no key and is no common prefix.
 func TestListingSkipsEmptyDirectories(t *testing.T) {
-	root := t.TempDir()
-	b, err := newFixedBackend(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.CreateBucket("bkt"); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"a/x", "c"} {
-		if err := putKey(t, b, "bkt", k); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := bucketWithKeys(t, t.TempDir(), "a/x", "c")
 	if err := b.fs.MkdirAll("buckets/bkt/b/empty/deeper", 0o700); err != nil {
 		t.Fatal(err)
 	}
