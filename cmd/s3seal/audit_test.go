@@ -37,18 +37,7 @@ func TestAuditFlags(t *testing.T) {
 // TestAuditVerifyCommand: exit 0 for a trail that verifies, 1 naming
 // the line for one edited, 2 for a usage mistake.
 func TestAuditVerifyCommand(t *testing.T) {
-	dir := t.TempDir()
-	keyText := "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=\n"
-	keyFile := filepath.Join(dir, "audit.key")
-	if err := os.WriteFile(keyFile, []byte(keyText), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	key, _ := audit.ParseKey([]byte(keyText))
-	trail := filepath.Join(dir, "audit.log")
-	w, err := audit.Open(trail, key, audit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keyFile, trail, w := openTrail(t)
 	w.Access(audit.Access{AccessKey: "ak", Op: "s3:GetObject", Bucket: "b", Key: "k", Allow: false, Rule: "default-deny"})
 	w.Close()
 	run := func(args ...string) (int, string) {
@@ -75,18 +64,7 @@ func TestAuditVerifyCommand(t *testing.T) {
 // newest one end on a rotation's checkpoint; audit verify must not call
 // that trail closed (the newest file removed, or forgotten, is news).
 func TestAuditVerifySaysNewestFileMissing(t *testing.T) {
-	dir := t.TempDir()
-	keyText := "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=\n"
-	keyFile := filepath.Join(dir, "audit.key")
-	if err := os.WriteFile(keyFile, []byte(keyText), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	key, _ := audit.ParseKey([]byte(keyText))
-	trail := filepath.Join(dir, "audit.log")
-	w, err := audit.Open(trail, key, audit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keyFile, trail, w := openTrail(t)
 	if err := os.Rename(trail, trail+".1"); err != nil {
 		t.Fatal(err)
 	}
@@ -100,4 +78,25 @@ func TestAuditVerifySaysNewestFileMissing(t *testing.T) {
 	if code != 0 || strings.Contains(out.String(), "closed by a checkpoint") || !strings.Contains(out.String(), "NOT closed") {
 		t.Fatalf("the rotated file alone: %d %s%s", code, out.String(), errOut.String())
 	}
+}
+
+// openTrail opens a new audit trail in a temporary directory, its key in
+// a file beside it.
+func openTrail(t *testing.T) (keyFile, trail string, w *audit.Writer) {
+	t.Helper()
+	dir := t.TempDir()
+	keyText := "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=\n"
+	keyFile = filepath.Join(dir, "audit.key")
+	if err := os.WriteFile(keyFile, []byte(keyText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	key, err := audit.ParseKey([]byte(keyText))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trail = filepath.Join(dir, "audit.log")
+	if w, err = audit.Open(trail, key, audit.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return keyFile, trail, w
 }
