@@ -92,9 +92,9 @@
 #   S3SEAL_BENCH_BASE, an s3seal binary (another build: the commit a
 #   change starts from), adds it as the front s3seal-base beside s3seal,
 #   so that a change is measured against its base in the same run.
-#   RCLONE and VERSITYGW name the binaries; versitygw is otherwise taken
-#   from ${XDG_CACHE_HOME:-~/.cache}/s3seal-bench/bin or the PATH, or
-#   installed there with go install.
+#   RCLONE and VERSITYGW name the binaries; both are otherwise taken
+#   from ${XDG_CACHE_HOME:-~/.cache}/s3seal-bench/bin or the PATH (rclone
+#   1.65 or later), and versitygw is installed there with go install.
 #
 #   scripts/bench.sh copy [ROUNDS]   instead: server-side copies straight
 #   to one store (versitygw posix, on disk under ${TMPDIR:-/var/tmp}) and
@@ -170,18 +170,19 @@ rclone_ok() {
 	[[ -n $maj ]] && ((maj > 1 || (maj == 1 && min >= 65)))
 }
 
-# find_rclone: RCLONE, else the rclone on the PATH if it is 1.65 or later
-# (Debian's is older: `go install github.com/rclone/rclone@latest` and
-# RCLONE=$(go env GOPATH)/bin/rclone).
+# find_rclone: RCLONE, else the cached or PATH rclone if it is 1.65 or
+# later (Debian's is older: `GOBIN=~/.cache/s3seal-bench/bin go install
+# github.com/rclone/rclone@v1.76.0` puts one in the cache).
 find_rclone() {
+	local cache=${XDG_CACHE_HOME:-$HOME/.cache}/s3seal-bench/bin c
 	if [[ -n ${RCLONE:-} ]]; then
 		rclone_ok "$RCLONE" || die "RCLONE=$RCLONE is not rclone >= 1.65: $("$RCLONE" version 2>&1 | head -1)"
 		return
 	fi
-	local c
-	c=$(command -v rclone || true)
-	if [[ -n $c ]] && rclone_ok "$c"; then RCLONE=$c && return; fi
-	die "the client is rclone >= 1.65, and none was found (PATH has: $(rclone version 2>&1 | head -1)); set RCLONE=/path/to/rclone"
+	for c in "$cache/rclone" "$(command -v rclone || true)"; do
+		if [[ -x $c ]] && rclone_ok "$c"; then RCLONE=$c && return; fi
+	done
+	die "the client is rclone >= 1.65, and none was found (PATH has: $(rclone version 2>&1 | head -1)); set RCLONE=/path/to/rclone, or GOBIN=$cache go install github.com/rclone/rclone@v1.76.0"
 }
 
 # find_versitygw: VERSITYGW, else the cached or PATH one, else go install it.
