@@ -199,6 +199,39 @@ func (c *cutConn) Read(p []byte) (int, error) {
 // quiet sends the listener's log nowhere: every cut logs.
 func quietLog(c *Config) { c.Logger = slog.New(slog.DiscardHandler) }
 
+// keptBlobsLog keeps the listener's lines about blobs it kept, deleted
+// or could not judge, and writes them to the test's log if it fails:
+// they say why a blob outlived its transaction.
+func keptBlobsLog(t *testing.T) func(*Config) {
+	var (
+		mu    sync.Mutex
+		lines []string
+	)
+	t.Cleanup(func() {
+		if t.Failed() {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, l := range lines {
+				t.Log(l)
+			}
+		}
+	})
+	return func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+			if l := string(p); strings.Contains(l, "blob") || strings.Contains(l, "sweep") || strings.Contains(l, "transaction") {
+				mu.Lock()
+				lines = append(lines, strings.TrimSpace(l))
+				mu.Unlock()
+			}
+			return len(p), nil
+		}), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
 // blobValue is the value produced under a record key: 1 to 4 KiB, derived
 // from the key so that it need not be kept.
 func blobValue(key string) []byte {
@@ -498,7 +531,7 @@ func TestCutAfterWriteTransactions(t *testing.T) {
 	cuts.cut(kmsg.EndTxn, 0.4, endTxnCuts)
 	cuts.cut(kmsg.AddPartitionsToTxn, 0.1, math.MaxInt)
 	cuts.cut(kmsg.Metadata, 0.1, math.MaxInt)
-	h := newHarnessDial(t, 3, cuts.dial, quietLog, kfake.SeedTopics(partitions, topic))
+	h := newHarnessDial(t, 3, cuts.dial, keptBlobsLog(t), kfake.SeedTopics(partitions, topic))
 
 	var (
 		mu          sync.Mutex

@@ -13,7 +13,8 @@ import (
 // replica. Committed records past the last stable offset are not yet
 // readable with read_committed, but they are committed: aborting the same
 // producer's next transaction through this replica must keep the blobs
-// they name.
+// they name, and delete its own when EndTxn answers, not leave them to
+// the sweep while the other transaction stays open.
 func TestAbortKeepsBlobsOfACommitPastTheStableOffset(t *testing.T) {
 	h := newHarness(t, 1, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -43,6 +44,9 @@ func TestAbortKeepsBlobsOfACommitPastTheStableOffset(t *testing.T) {
 	}
 	transactElsewhere(t, h, cl, topic, 0, true)
 	transactElsewhere(t, h, cl, topic, 10, false)
+	if n := len(h.blobKeys()); n != 2 {
+		t.Fatalf("%d blobs right after the abort, another transaction still open; want the committed transaction's 2", n)
+	}
 	if err := other.EndTransaction(ctx, kgo.TryAbort); err != nil {
 		t.Fatal(err)
 	}

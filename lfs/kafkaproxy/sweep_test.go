@@ -1,6 +1,7 @@
 package kafkaproxy
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -130,5 +131,57 @@ func TestSweepReadsFromTheLogStartAfterRetention(t *testing.T) {
 		if k == orphan.Key {
 			t.Fatal("the orphan stored after the log start was kept")
 		}
+	}
+}
+
+// A transaction still open on a partition holds its last stable offset
+// back: the sweep keeps that transaction's blobs (it may still commit)
+// and still judges the blobs after them, deleting those of another
+// producer's transaction aborted where s3seal did not see it, instead of
+// keeping every blob of the partition until the open one ends.
+func TestSweepPastAnOpenTransaction(t *testing.T) {
+	h := newHarness(t, 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const topic = "sweep-open"
+	onto0 := func(i int) *kgo.Record {
+		r := lfsRecord(topic, i)
+		r.Partition = 0
+		return r
+	}
+	manual := kgo.RecordPartitioner(kgo.ManualPartitioner())
+	open := h.client(kgo.TransactionalID("sweep-open"), manual)
+	aborted := h.client(kgo.TransactionalID("sweep-aborted"), manual)
+	for _, cl := range []*kgo.Client{open, aborted} {
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := open.ProduceSync(ctx, onto0(1)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := aborted.ProduceSync(ctx, onto0(2), onto0(3)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	h.proxy.txns = newTxnBook() // the abort goes through another replica
+	if err := aborted.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.blobKeys()); n != 3 {
+		t.Fatalf("%d blobs before the sweep, want 3", n)
+	}
+	res, err := h.proxy.Sweep(ctx, -time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Checked != 3 || res.Deleted != 2 {
+		t.Fatalf("sweep %+v, want the aborted transaction's 2 of 3 deleted", res)
+	}
+	if err := open.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	recs := h.consume(topic, 1, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if got := h.readBlob(h.envelope(recs[0]).Key); !bytes.Equal(got, onto0(1).Value) {
+		t.Fatal("the blob of the transaction open during the sweep does not read back after its commit")
 	}
 }

@@ -188,8 +188,10 @@ func (c *conn) endTxn(ctx context.Context, r *kmsg.EndTxnRequest) kmsg.Response 
 // dropAborted deletes the blobs of an aborted transaction, but those a
 // committed envelope names: up to EndTxn v4 a producer's consecutive
 // transactions share its id and epoch, and an earlier one may have
-// committed through another replica, its blobs still in the book.
+// committed through another replica, its blobs still in the book. Its
+// records are not yet followed by their abort marker, perhaps: records of
+// a transaction still open name nothing (lognames.go).
 func (c *conn) dropAborted(ctx context.Context, blobs []lfs.KafkaBlob, why string) {
-	deleted, _ := c.p.dropUnnamed(ctx, blobs, why)
+	deleted, _ := c.p.dropUnnamed(ctx, blobs, false, why)
 	c.p.metrics.abortedBlobs.Add(float64(deleted))
 }
