@@ -18,6 +18,12 @@ source scripts/test-tools.sh
 echo "test.sh: go vet ./..."
 go vet ./...
 
+# A merge's conflict markers left in a tracked file (a doc once kept both
+# sides of one, committed).
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && git grep -nE '^(<<<<<<<|>>>>>>>) '; then
+	die "merge conflict markers are left in the lines above"
+fi
+
 # staticcheck, every check (staticcheck.conf), at a pinned version.
 bash scripts/lint-go.sh
 
