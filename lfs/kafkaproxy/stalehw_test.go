@@ -170,3 +170,31 @@ func abortBehindLaggingLeader(t *testing.T, lag func(first, marker int64) int64)
 		t.Fatalf("%d blobs after the abort, want the committed transaction's 2", n)
 	}
 }
+
+// A leader answering the sweep's read with a high watermark below the
+// offset asked (-1 here: an odd broker; a lagging new leader's, or a log
+// truncated after an unclean election, lie below some blobs' offsets)
+// shows none of the records at or after it: the blobs of those records
+// are kept, not judged unnamed.
+func TestSweepKeepsBlobsPastTheHighWatermark(t *testing.T) {
+	h := newHarness(t, 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const topic = "sweep-hw"
+	r := lfsRecord(topic, 1)
+	r.Partition = 0
+	cl := h.client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	staleLeader(h, topicPartition{topic, 0}, nil, -1, 1)
+	res, err := h.proxy.Sweep(ctx, -time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Checked != 1 || res.Deleted != 0 {
+		t.Fatalf("sweep %+v: the blob of a committed record past the high watermark was deleted", res)
+	}
+	recs := h.consume(topic, 1)
+	h.readBlob(h.envelope(recs[0]).Key)
+}
