@@ -25,18 +25,29 @@ import (
 // every other producer's transaction on the partition had ended.
 
 // namedKeys reads tp from offset from to its high watermark and returns
-// the blob keys that the envelopes of committed records there name, and
-// the partition's log start offset (blobs whose offset lies below it may
-// have lost their record to retention). Records of a transaction with no
-// marker yet name their blobs when openNames is set (the sweep: the
-// transaction may still commit); an abort clears it, since the only open
-// transaction that can name its blobs is the one it just aborted, whose
-// markers may not be written yet (a producer's next transaction cannot
-// write before the previous one's markers are in the log).
-func (p *Proxy) namedKeys(ctx context.Context, tp topicPartition, from int64, openNames bool) (map[string]bool, int64, error) {
+// the blob keys that the envelopes there name, in committed records or in
+// those of a transaction with no marker yet (it may still commit), the
+// partition's log start offset (blobs whose offset lies below it may have
+// lost their record to retention), and the high watermark the read ended
+// at (records at or past it were not read).
+//
+// An abort (judged set) reads on, for a short while, past the first
+// answer's high watermark while it has not passed every judged blob's
+// offset or a judged key is still in a transaction with no marker: the
+// aborted transaction's markers may not be written yet (Kafka writes them
+// after answering EndTxn), and a leader just elected answers with a high
+// watermark that lags the one its predecessor acknowledged records and
+// markers below, for one fetch of its followers, so a transaction that
+// committed through another replica before this one began may show its
+// records without their marker, or not at all. Once the read has passed
+// them, only the aborted transaction's own records can be left without a
+// marker: a producer's next transaction cannot write before the previous
+// one's markers are in the log.
+func (p *Proxy) namedKeys(ctx context.Context, tp topicPartition, from int64, judged *judgedBlobs) (map[string]bool, int64, int64, error) {
 	names := newLogNames(p.cfg.Blobs.Bucket(), from)
-	read, empty := 0, 0
+	read, empty, waits := 0, 0, 0
 	start, end := int64(-1), int64(0)
+	reach := false // take the next answer's high watermark as the end
 	for {
 		req := kmsg.NewPtrFetchRequest()
 		req.SetVersion(p.fetchVersion(ctx))
@@ -55,7 +66,7 @@ func (p *Proxy) namedKeys(ctx context.Context, tp topicPartition, from int64, op
 			// are gone).
 			leader, lerr := p.cfg.Brokers.Leader(ctx, tp.topic, tp.partition)
 			if lerr != nil {
-				return nil, 0, lerr
+				return nil, 0, 0, lerr
 			}
 			if ls := p.listOffset(ctx, tp.topic, tp.partition, leader, -2); ls > names.from {
 				names.from = ls
@@ -63,42 +74,67 @@ func (p *Proxy) namedKeys(ctx context.Context, tp topicPartition, from int64, op
 			}
 		}
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		if start < 0 {
 			start, end = fp.LogStartOffset, fp.HighWatermark
 			if start > names.from {
 				names.from = start // an older offset's records are gone: only newer ones are read
 			}
+		} else if reach {
+			end = max(end, fp.HighWatermark)
 		}
+		reach = false
 		// The read ends at the high watermark of the first answer:
 		// records written after it belong to transactions that began
 		// after the judgement started, or to the one just aborted.
 		if names.from >= end {
-			return names.result(openNames), start, nil
+			if judged != nil && (end <= judged.logEnd || names.holdsOpen(judged.keys)) && waits < len(judgeWaits) {
+				if !sleepCtx(ctx, judgeWaits[waits]) {
+					return nil, 0, 0, ctx.Err()
+				}
+				waits++
+				reach = true
+				continue
+			}
+			return names.result(), start, end, nil
 		}
 		if len(fp.RecordBatches) == 0 {
 			if empty++; empty > 3 {
-				return nil, 0, fmt.Errorf("no records at offset %d below the high watermark %d", names.from, end)
+				return nil, 0, 0, fmt.Errorf("no records at offset %d below the high watermark %d", names.from, end)
 			}
 			if !sleepCtx(ctx, time.Duration(empty)*50*time.Millisecond) {
-				return nil, 0, ctx.Err()
+				return nil, 0, 0, ctx.Err()
 			}
 			continue
 		}
 		read += len(fp.RecordBatches)
 		if read > maxSweepRead {
-			return nil, 0, errors.New("more to read than one sweep reads")
+			return nil, 0, 0, errors.New("more to read than one sweep reads")
 		}
 		before := names.from
 		if err := names.add(fp.RecordBatches, p.cfg.MaxRequest); err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		if names.from <= before {
-			return nil, 0, fmt.Errorf("no progress at offset %d", before)
+			return nil, 0, 0, fmt.Errorf("no progress at offset %d", before)
 		}
 	}
 }
+
+// judgedBlobs is what an abort judges on one partition: its blobs' keys,
+// and the highest of their offsets.
+type judgedBlobs struct {
+	keys   map[string]bool
+	logEnd int64
+}
+
+// judgeWaits are the pauses an abort's read makes, one after another, for
+// the markers of the transactions it judges and for the high watermark
+// to pass its blobs' offsets (1.2 s in all); then the blobs still in
+// doubt are kept, for the sweep.
+var judgeWaits = []time.Duration{20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond,
+	200 * time.Millisecond, 350 * time.Millisecond, 500 * time.Millisecond}
 
 // fetchOne sends a Fetch of tp to its leader, asking again (up to three
 // times) when the leader cannot be found or reached, or says it no longer
@@ -238,14 +274,25 @@ func (n *logNames) marker(pid int64, recs []byte, num int32, lim batchLimits) {
 	delete(n.open, pid)
 }
 
-// result is the keys named, with those of transactions still open when
-// openNames is set.
-func (n *logNames) result(openNames bool) map[string]bool {
-	if openNames {
-		for _, keys := range n.open {
-			for _, k := range keys {
-				n.named[k] = true
+// holdsOpen reports whether one of keys is named by a transaction with no
+// marker read yet.
+func (n *logNames) holdsOpen(keys map[string]bool) bool {
+	for _, open := range n.open {
+		for _, k := range open {
+			if keys[k] {
+				return true
 			}
+		}
+	}
+	return false
+}
+
+// result is the keys named, those of transactions still open included:
+// they may yet commit.
+func (n *logNames) result() map[string]bool {
+	for _, keys := range n.open {
+		for _, k := range keys {
+			n.named[k] = true
 		}
 	}
 	return n.named

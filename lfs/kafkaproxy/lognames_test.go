@@ -63,24 +63,25 @@ func envelopeValue(t *testing.T, key string) []byte {
 }
 
 // readNames reads the batches raw from offset from, as a fetch answer,
-// and returns the keys named with and without the open transactions'
-// names, and the offset after the last batch.
-func readNames(t *testing.T, raw []byte, from int64) (withOpen, withoutOpen []string, next int64) {
+// and returns the keys named (those of open transactions included), the
+// keys still in a transaction with no marker, and the offset after the
+// last batch.
+func readNames(t *testing.T, raw []byte, from int64) (named, open []string, next int64) {
 	t.Helper()
-	for _, open := range []bool{true, false} {
-		n := newLogNames(testBucket, from)
-		if err := n.add(raw, 1<<20); err != nil {
-			t.Fatal(err)
-		}
-		keys := slices.Sorted(maps.Keys(n.result(open)))
-		if open {
-			withOpen = keys
-		} else {
-			withoutOpen = keys
-		}
-		next = n.from
+	n := newLogNames(testBucket, from)
+	if err := n.add(raw, 1<<20); err != nil {
+		t.Fatal(err)
 	}
-	return withOpen, withoutOpen, next
+	for _, keys := range n.open {
+		for _, k := range keys {
+			if !n.holdsOpen(map[string]bool{k: true}) {
+				t.Fatalf("%s is open, and holdsOpen does not say so", k)
+			}
+			open = append(open, k)
+		}
+	}
+	slices.Sort(open)
+	return slices.Sorted(maps.Keys(n.result())), open, n.from
 }
 
 // A fetch answer may start before the offset asked (a broker answers from
@@ -94,14 +95,12 @@ func TestLogNamesStartAtTheOffsetAsked(t *testing.T) {
 	recs = append(recs, logBatch(t, 11, pid, abort)...)
 	recs = append(recs, logBatch(t, 12, pid, data, envelopeValue(t, "committed"))...)
 	recs = append(recs, logBatch(t, 13, pid, commit)...)
-	withOpen, withoutOpen, next := readNames(t, recs, 12)
+	named, open, next := readNames(t, recs, 12)
 	if next != 14 {
 		t.Errorf("next offset %d, want 14", next)
 	}
-	for _, got := range [][]string{withOpen, withoutOpen} {
-		if !slices.Equal(got, []string{"committed"}) {
-			t.Fatalf("named %v, want only the committed transaction's envelope", got)
-		}
+	if !slices.Equal(named, []string{"committed"}) || len(open) != 0 {
+		t.Fatalf("named %v, open %v, want only the committed transaction's envelope named", named, open)
 	}
 }
 
@@ -109,7 +108,8 @@ func TestLogNamesStartAtTheOffsetAsked(t *testing.T) {
 // commit names its records' blobs, an abort does not, another producer's
 // marker ends nothing of this one, and a transaction with no marker yet
 // (still open, or just aborted with its marker not yet written) names its
-// blobs only when open transactions are asked to. A record outside any
+// blobs, and says they are open (an abort waits for their marker). A
+// record outside any
 // transaction names its blob at once, and a marker whose type cannot be
 // read counts as a commit (keeping is the safe side).
 func TestLogNamesFollowMarkersPerProducer(t *testing.T) {
@@ -123,15 +123,15 @@ func TestLogNamesFollowMarkersPerProducer(t *testing.T) {
 	recs = append(recs, logBatch(t, 17, 9, commit)...)
 	recs = append(recs, logBatch(t, 18, 10, data, envelopeValue(t, "cut10"))...)
 	recs = append(recs, logBatch(t, 19, 10, cutMarker)...)
-	withOpen, withoutOpen, next := readNames(t, recs, 10)
+	named, open, next := readNames(t, recs, 10)
 	if next != 20 {
 		t.Errorf("next offset %d, want 20", next)
 	}
-	if want := []string{"committed9a", "committed9b", "cut10", "open7", "plain"}; !slices.Equal(withOpen, want) {
-		t.Errorf("with open transactions: named %v, want %v", withOpen, want)
+	if want := []string{"committed9a", "committed9b", "cut10", "open7", "plain"}; !slices.Equal(named, want) {
+		t.Errorf("named %v, want %v", named, want)
 	}
-	if want := []string{"committed9a", "committed9b", "cut10", "plain"}; !slices.Equal(withoutOpen, want) {
-		t.Errorf("without open transactions: named %v, want %v", withoutOpen, want)
+	if want := []string{"open7"}; !slices.Equal(open, want) {
+		t.Errorf("open %v, want %v", open, want)
 	}
 }
 
@@ -146,7 +146,7 @@ func TestLogNamesRecordsWhateverTheirOffsetDelta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if withOpen, _, _ := readNames(t, raw, 12); !slices.Equal(withOpen, []string{"named"}) {
-		t.Fatalf("named %v: the record's envelope was not read", withOpen)
+	if named, _, _ := readNames(t, raw, 12); !slices.Equal(named, []string{"named"}) {
+		t.Fatalf("named %v: the record's envelope was not read", named)
 	}
 }

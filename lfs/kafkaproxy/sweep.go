@@ -47,17 +47,20 @@ func (p *Proxy) Sweep(ctx context.Context, grace time.Duration) (SweepResult, er
 	if err != nil {
 		return res, err
 	}
-	res.Deleted, res.Kept = p.dropUnnamed(ctx, blobs, true, "no committed record names it")
+	res.Deleted, res.Kept = p.dropUnnamed(ctx, blobs, false, "no committed record names it")
 	p.metrics.swept.Add(float64(res.Deleted))
 	return res, nil
 }
 
-// dropUnnamed deletes the blobs no committed envelope names (nor, with
-// openNames, one of a transaction still open), reading each partition
-// from the lowest of its blobs' offsets. It keeps a blob whose offset is
-// unknown or below the log start, and those of a partition that cannot
-// be read to its end.
-func (p *Proxy) dropUnnamed(ctx context.Context, blobs []lfs.KafkaBlob, openNames bool, why string) (deleted, kept int) {
+// dropUnnamed deletes the blobs no envelope names in a committed record
+// or in one of a transaction still open, reading each partition from the
+// lowest of its blobs' offsets (abort: for the blobs of a transaction
+// just aborted, whose markers may not be in the log yet). It keeps a
+// blob whose offset is unknown or below the log start, or not below the
+// high watermark the read ended at (the sweep: past it; its record, if
+// any, was not read), and those of a partition that cannot be read to
+// its end.
+func (p *Proxy) dropUnnamed(ctx context.Context, blobs []lfs.KafkaBlob, abort bool, why string) (deleted, kept int) {
 	byPartition := map[topicPartition][]lfs.KafkaBlob{}
 	for _, b := range blobs {
 		if b.LogEnd < 0 {
@@ -71,10 +74,18 @@ func (p *Proxy) dropUnnamed(ctx context.Context, blobs []lfs.KafkaBlob, openName
 	}
 	for tp, blobs := range byPartition {
 		from := blobs[0].LogEnd
+		var judged *judgedBlobs
+		if abort {
+			judged = &judgedBlobs{keys: map[string]bool{}, logEnd: from}
+		}
 		for _, b := range blobs {
 			from = min(from, b.LogEnd)
+			if judged != nil {
+				judged.keys[b.Key] = true
+				judged.logEnd = max(judged.logEnd, b.LogEnd)
+			}
 		}
-		named, start, err := p.namedKeys(ctx, tp, from, openNames)
+		named, start, end, err := p.namedKeys(ctx, tp, from, judged)
 		if err != nil {
 			p.log.Info("kafka listener: a partition could not be read to its end; its blobs wait for the sweep", "topic", tp.topic,
 				"partition", tp.partition, "err", err)
@@ -82,7 +93,11 @@ func (p *Proxy) dropUnnamed(ctx context.Context, blobs []lfs.KafkaBlob, openName
 			continue
 		}
 		for _, b := range blobs {
-			if named[b.Key] || b.LogEnd < start {
+			if named[b.Key] || b.LogEnd < start || b.LogEnd > end || (abort && b.LogEnd == end) {
+				if !named[b.Key] && b.LogEnd >= start {
+					p.log.Info("kafka listener: a blob past the high watermark read is kept", "key", b.Key, "topic", tp.topic,
+						"partition", tp.partition, "offset", b.LogEnd, "high_watermark", end, "why_judged", why)
+				}
 				kept++
 				continue
 			}

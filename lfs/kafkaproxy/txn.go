@@ -189,9 +189,10 @@ func (c *conn) endTxn(ctx context.Context, r *kmsg.EndTxnRequest) kmsg.Response 
 // committed envelope names: up to EndTxn v4 a producer's consecutive
 // transactions share its id and epoch, and an earlier one may have
 // committed through another replica, its blobs still in the book. Its
-// records are not yet followed by their abort marker, perhaps: records of
-// a transaction still open name nothing (lognames.go).
+// records are not yet followed by their abort marker, perhaps: the read
+// waits a little for the markers of the transactions it judges
+// (lognames.go), and keeps the blobs still in doubt for the sweep.
 func (c *conn) dropAborted(ctx context.Context, blobs []lfs.KafkaBlob, why string) {
-	deleted, _ := c.p.dropUnnamed(ctx, blobs, false, why)
+	deleted, _ := c.p.dropUnnamed(ctx, blobs, true, why)
 	c.p.metrics.abortedBlobs.Add(float64(deleted))
 }
