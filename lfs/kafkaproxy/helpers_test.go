@@ -193,3 +193,19 @@ func (h *harness) rawObject(key string) []byte {
 	b, _ := io.ReadAll(obj.Body)
 	return b
 }
+
+// onlyCommittedBlobs checks that the n committed records of topic (read
+// with read_committed) each have their blob in the store, and that the
+// bucket holds no other blob.
+func (h *harness) onlyCommittedBlobs(ctx context.Context, topic string, n int) {
+	h.t.Helper()
+	for _, r := range h.consume(topic, n, kgo.FetchIsolationLevel(kgo.ReadCommitted())) {
+		env := h.envelope(r)
+		if _, err := h.store().Head(ctx, testBucket, env.Key); err != nil {
+			h.t.Fatalf("the blob %s of a committed record was deleted: %v", env.Key, err)
+		}
+	}
+	if got := len(h.blobKeys()); got != n {
+		h.t.Fatalf("%d blobs, want the committed records' %d", got, n)
+	}
+}

@@ -159,16 +159,7 @@ func abortBehindLaggingLeader(t *testing.T, lag func(first, marker int64) int64)
 		t.Fatal(err)
 	}
 
-	recs := h.consume(topic, 2, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	for _, r := range recs {
-		env := h.envelope(r)
-		if _, err := h.store().Head(ctx, testBucket, env.Key); err != nil {
-			t.Fatalf("the blob %s of a committed record was deleted by the next transaction's abort: %v", env.Key, err)
-		}
-	}
-	if n := len(h.blobKeys()); n != 2 {
-		t.Fatalf("%d blobs after the abort, want the committed transaction's 2", n)
-	}
+	h.onlyCommittedBlobs(ctx, topic, 2)
 }
 
 // A leader answering the sweep's read with a high watermark below the

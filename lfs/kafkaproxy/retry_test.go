@@ -166,16 +166,7 @@ func TestAbortKeepsBlobsOfACommitSeenElsewhere(t *testing.T) {
 	cl := h.client(kgo.TransactionalID("elsewhere"), kgo.DefaultProduceTopic("elsewhere"))
 	transactElsewhere(t, h, cl, "elsewhere", 0, true)
 	transactElsewhere(t, h, cl, "elsewhere", 10, false)
-	recs := h.consume("elsewhere", 2, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	for _, r := range recs {
-		env := h.envelope(r)
-		if _, err := h.store().Head(ctx, testBucket, env.Key); err != nil {
-			t.Fatalf("the committed record's blob %s: %v", env.Key, err)
-		}
-	}
-	if n := len(h.blobKeys()); n != 2 {
-		t.Fatalf("%d blobs, want the committed transaction's 2", n)
-	}
+	h.onlyCommittedBlobs(ctx, "elsewhere", 2)
 }
 
 // A broker answering a partition twice, once OK, once refused, has its
